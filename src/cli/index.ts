@@ -1,0 +1,47 @@
+// `postlane <command>`: JSON on stdout with --json, readable text otherwise; errors on stderr
+// with a non-zero exit (operations.md "Administration CLI").
+import { ConfigError } from '../config.ts';
+import { WorkspaceError } from '../resources/workspaces/service.ts';
+import { serveCommand, migrateCommand } from './serve.ts';
+import { workspaceCommand } from './workspace.ts';
+
+export type Command = (args: string[]) => Promise<number>;
+
+const commands: Record<string, Command> = {
+  serve: serveCommand,
+  migrate: migrateCommand,
+  workspace: workspaceCommand,
+};
+
+export class UsageError extends Error {}
+
+const USAGE = `usage: postlane <command>
+  serve [--role api|worker|smtp|all]   run the service (what npm start runs)
+  migrate                              apply database migrations and exit
+  workspace create --name N [--plan payg|pro|business|custom] [--credits N] [--verified] [--member EMAIL]… [--json]
+  workspace list [--json]
+  workspace update ID [--plan P] [--credits N] [--add-credits N] [--verified true|false] [--member EMAIL]…
+                      [--send-rate N] [--daily-limit N] [--feature NAME]… [--json]`;
+
+export async function runCli(argv: string[]): Promise<number> {
+  const [name, ...args] = argv;
+  const command = name ? commands[name] : undefined;
+  if (!command) {
+    process.stderr.write(`${name && name !== 'help' && name !== '--help' ? `unknown command "${name}"\n` : ''}${USAGE}\n`);
+    return name === 'help' || name === '--help' ? 0 : 2;
+  }
+  try {
+    return await command(args);
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof ConfigError || error instanceof WorkspaceError) {
+      process.stderr.write(`postlane ${name}: ${error.message}\n`);
+      return 2;
+    }
+    if (error instanceof Error && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`postlane ${name}: ${error.message}\n${USAGE}\n`);
+      return 2;
+    }
+    process.stderr.write(`postlane ${name}: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,44 @@
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.ts';
+import { openDatabase } from '../platform/db/database.ts';
+import { migrateToLatest } from '../platform/db/migrate.ts';
+import { startPostlane, ALL_ROLES } from '../server.ts';
+import type { Role } from '../resources/index.ts';
+import { UsageError } from './index.ts';
+
+export async function serveCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' } } });
+  const role = values.role!;
+  if (role !== 'all' && !(ALL_ROLES as string[]).includes(role)) throw new UsageError('--role must be api, worker, smtp or all');
+  const config = loadConfig();
+  const running = await startPostlane(config, {
+    roles: role === 'all' ? ALL_ROLES : [role as Role],
+    announceDefaultKey: (key) => {
+      process.stdout.write(
+        `\nCreated the "default" workspace. Its API key (shown once, keep it safe):\n\n  ${key}\n\n` +
+          `Try: curl -H "Authorization: Bearer ${key}" http://localhost:${config.httpPort}/v2/api-keys\n\n`,
+      );
+    },
+  });
+  if (running.url) running.ctx.log.info(`Postlane API listening on ${running.url} (v2 at /v2)`);
+  await new Promise<void>((resolve) => {
+    const shutdown = () => resolve();
+    process.once('SIGINT', shutdown);
+    process.once('SIGTERM', shutdown);
+  });
+  running.ctx.log.info('shutting down');
+  await running.close();
+  return 0;
+}
+
+export async function migrateCommand(args: string[]): Promise<number> {
+  parseArgs({ args, options: {} });
+  const database = openDatabase(loadConfig().databaseUrl);
+  try {
+    const applied = await migrateToLatest(database.db);
+    process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
+    return 0;
+  } finally {
+    await database.close();
+  }
+}

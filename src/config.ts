@@ -1,0 +1,103 @@
+// Environment to a typed config, validated once at start. Names are the fixed contract of
+// shared/design/operations.md; add options freely, never rename these.
+import { resolve, join } from 'node:path';
+
+export interface Config {
+  httpHost: string;
+  httpPort: number;
+  dataDir: string;
+  databaseUrl: string;
+  publicUrl: string;
+  smtpSubmissionPort: number;
+  smtpSubmissionTlsPort: number | null;
+  smtpTlsCert: string | null;
+  smtpTlsKey: string | null;
+  smtpInboundPort: number;
+  mailHostname: string;
+  dnsServers: string[];
+  mxPort: number;
+  smarthostUrl: string | null;
+  allowPrivateUrls: boolean;
+  dkimSelector: string;
+  returnPathHost: string;
+  spfIncludeHost: string;
+  trackingCnameTarget: string;
+  inboundMxHost: string;
+  rdapUrl: string | null;
+  contentRetentionDays: number;
+  logLevel: string;
+  /** How long a delivery keeps being retried after a temporary failure. */
+  deliveryRetryWindowHours: number;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min = 0, max = 65535): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function text(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  return raw === undefined || raw.trim() === '' ? fallback : raw.trim();
+}
+
+function optional(env: Env, name: string): string | null {
+  const raw = env[name];
+  return raw === undefined || raw.trim() === '' ? null : raw.trim();
+}
+
+function flag(env: Env, name: string): boolean {
+  const raw = (env[name] ?? '').trim().toLowerCase();
+  if (raw === '' || raw === 'false' || raw === '0' || raw === 'no') return false;
+  if (raw === 'true' || raw === '1' || raw === 'yes') return true;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const dataDir = resolve(text(env, 'DATA_DIR', './data'));
+  const httpPort = integer(env, 'HTTP_PORT', 3000);
+  const mailHostname = text(env, 'MAIL_HOSTNAME', 'localhost');
+  const databaseUrl = text(env, 'DATABASE_URL', `sqlite:${join(dataDir, 'postlane.db')}`);
+  if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must start with postgres://, postgresql:// or sqlite:');
+  }
+  const dnsServers = (optional(env, 'DNS_SERVERS') ?? '')
+    .split(',')
+    .map((server) => server.trim())
+    .filter(Boolean);
+  const tlsPort = integer(env, 'SMTP_SUBMISSION_TLS_PORT', 0);
+  return {
+    httpHost: text(env, 'HTTP_HOST', '0.0.0.0'),
+    httpPort,
+    dataDir,
+    databaseUrl,
+    publicUrl: text(env, 'PUBLIC_URL', `http://localhost:${httpPort}`).replace(/\/+$/, ''),
+    smtpSubmissionPort: integer(env, 'SMTP_SUBMISSION_PORT', 2587),
+    smtpSubmissionTlsPort: tlsPort === 0 ? null : tlsPort,
+    smtpTlsCert: optional(env, 'SMTP_TLS_CERT'),
+    smtpTlsKey: optional(env, 'SMTP_TLS_KEY'),
+    smtpInboundPort: integer(env, 'SMTP_INBOUND_PORT', 2525),
+    mailHostname,
+    dnsServers,
+    mxPort: integer(env, 'MX_PORT', 25, 1),
+    smarthostUrl: optional(env, 'SMARTHOST_URL'),
+    allowPrivateUrls: flag(env, 'ALLOW_PRIVATE_URLS'),
+    dkimSelector: text(env, 'DKIM_SELECTOR', 'postlane'),
+    returnPathHost: text(env, 'RETURN_PATH_HOST', `bounces.${mailHostname}`),
+    spfIncludeHost: text(env, 'SPF_INCLUDE_HOST', `_spf.${mailHostname}`),
+    trackingCnameTarget: text(env, 'TRACKING_CNAME_TARGET', `track.${mailHostname}`),
+    inboundMxHost: text(env, 'INBOUND_MX_HOST', `inbound.${mailHostname}`),
+    rdapUrl: optional(env, 'RDAP_URL'),
+    contentRetentionDays: integer(env, 'CONTENT_RETENTION_DAYS', 30, 1, 3650),
+    logLevel: text(env, 'LOG_LEVEL', 'info'),
+    deliveryRetryWindowHours: integer(env, 'DELIVERY_RETRY_WINDOW_HOURS', 72, 1, 24 * 30),
+  };
+}

@@ -1,0 +1,27 @@
+// Migrations live as files in ./migrations, applied in name order on both engines. Each
+// resource adds its own file (named `NNNN_resource.ts`), so no shared list needs editing.
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
+import type { Db } from './database.ts';
+
+const migrationsDir = join(import.meta.dirname, 'migrations');
+
+const provider: MigrationProvider = {
+  async getMigrations() {
+    const files = (await readdir(migrationsDir)).filter((f) => f.endsWith('.ts')).sort();
+    const migrations: Record<string, Migration> = {};
+    for (const file of files) {
+      migrations[file.replace(/\.ts$/, '')] = await import(pathToFileURL(join(migrationsDir, file)).href);
+    }
+    return migrations;
+  },
+};
+
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  const migrator = new Migrator({ db, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,45 @@
+// Kysely's SQLite dialect expects a better-sqlite3-like handle. Node's built-in node:sqlite is
+// close enough that a thin wrapper does: statements take parameters as an array, `reader`
+// means "returns rows", and booleans are bound as 0/1 (node:sqlite refuses JS booleans).
+// We use node:sqlite rather than better-sqlite3 so that nothing native is compiled at install.
+import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
+import type { SqliteDatabase, SqliteStatement } from 'kysely';
+
+function bindable(parameters: ReadonlyArray<unknown>): SQLInputValue[] {
+  return parameters.map((value) => {
+    if (typeof value === 'boolean') return value ? 1 : 0;
+    if (value === undefined) return null;
+    if (value instanceof Date) return value.toISOString();
+    return value as SQLInputValue;
+  });
+}
+
+export function openSqlite(path: string): { handle: DatabaseSync; kyselyDatabase: SqliteDatabase } {
+  const handle = new DatabaseSync(path);
+  // WAL lets readers run beside the writer; NORMAL sync is durable across process crashes
+  // (only an OS crash or power loss can drop the last commits); busy_timeout covers a second
+  // process (the CLI) writing at the same time.
+  handle.exec('PRAGMA journal_mode = WAL');
+  handle.exec('PRAGMA synchronous = NORMAL');
+  handle.exec('PRAGMA foreign_keys = ON');
+  handle.exec('PRAGMA busy_timeout = 5000');
+  handle.exec('PRAGMA temp_store = MEMORY');
+  handle.exec('PRAGMA cache_size = -32000');
+
+  const kyselyDatabase: SqliteDatabase = {
+    close: () => handle.close(),
+    prepare(sql: string): SqliteStatement {
+      const statement = handle.prepare(sql);
+      return {
+        reader: statement.columns().length > 0,
+        all: (parameters) => statement.all(...bindable(parameters)),
+        run: (parameters) => {
+          const result = statement.run(...bindable(parameters));
+          return { changes: result.changes, lastInsertRowid: result.lastInsertRowid };
+        },
+        iterate: (parameters) => statement.iterate(...bindable(parameters)) as IterableIterator<unknown>,
+      };
+    },
+  };
+  return { handle, kyselyDatabase };
+}

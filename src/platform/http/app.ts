@@ -1,0 +1,135 @@
+// The Fastify application: JSON parsing, validation, error shapes, authentication, the
+// OpenAPI document, health, and every resource's routes under /v2 (and /v1 where legacy).
+import Fastify, { LogController, type FastifyInstance, type FastifyError, type FastifyRequest } from 'fastify';
+import swagger from '@fastify/swagger';
+import { Ajv, type Options as AjvOptions } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import secureJson from 'secure-json-parse';
+import { sql } from 'kysely';
+import type { AppContext } from '../context.ts';
+import { bearerSecret, type Principal, type Scope } from './auth.ts';
+import { ApiError, forbiddenScope, frameworkError, invalidJson, reasonPhrase, standardValidationError, unauthorized } from './errors.ts';
+import { resources } from '../../resources/index.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal;
+  }
+  interface FastifyContextConfig {
+    /** `sending` opens a route to sending keys too; `public` needs no key. Default: `full`. */
+    scope?: Scope | 'public';
+  }
+}
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+// Bodies are validated strictly (a number is not silently a string); query strings and
+// path parameters are text on the wire, so they are coerced.
+function makeAjv(options: AjvOptions): Ajv {
+  const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, removeAdditional: false, ...options });
+  addFormats(ajv);
+  return ajv;
+}
+
+export const BODY_LIMIT = 50 * 1024 * 1024;
+
+export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: ctx.log,
+    bodyLimit: BODY_LIMIT,
+    logController: new LogController({ disableRequestLogging: ctx.config.logLevel !== 'debug' && ctx.config.logLevel !== 'trace' }),
+    trustProxy: false,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+
+  const bodyAjv = makeAjv({ coerceTypes: false });
+  const textAjv = makeAjv({ coerceTypes: 'array' });
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
+
+  // Empty bodies are allowed (e.g. POST …/regenerate with a JSON content type);
+  // anything else must parse, or it is the spec's `Invalid JSON in request body`.
+  app.removeContentTypeParser(['application/json']);
+  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json/, { parseAs: 'string' }, (_request, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, secureJson.parse(text, null, { protoAction: 'remove', constructorAction: 'remove' }));
+    } catch {
+      done(invalidJson() as unknown as FastifyError, undefined);
+    }
+  });
+
+  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    if (error instanceof ApiError) {
+      return reply.code(error.status).headers(error.headers).send(error.body);
+    }
+    if (error.validation) {
+      const details = error.validation.map(({ instancePath, schemaPath, keyword, params, message }) => ({
+        instancePath,
+        schemaPath,
+        keyword,
+        params: params as Record<string, unknown>,
+        message: message ?? '',
+      }));
+      const body = standardValidationError(error.message, details);
+      return reply.code(400).send(body.body);
+    }
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      const message = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'Request body is larger than 50 MB' : error.message;
+      return reply.code(status).send(frameworkError(status, message).body);
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.code(500).send({ statusCode: 500, error: reasonPhrase(500), message: 'Internal server error' });
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `Route ${request.method} ${request.url.split('?')[0]} not found` });
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Postlane API', version: '2.0.0', description: 'Email Delivery Service API (Emailit-compatible)' },
+      servers: [{ url: ctx.config.publicUrl }],
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key (secret_…)' } } },
+      security: [{ bearer: [] }],
+    },
+  });
+
+  app.get('/healthz', { schema: { hide: true }, config: { scope: 'public' } }, async (_request, reply) => {
+    try {
+      await sql`select 1`.execute(ctx.db);
+      return { status: 'ok' };
+    } catch {
+      return reply.code(503).send({ status: 'unavailable' });
+    }
+  });
+  app.get('/openapi.json', { schema: { hide: true }, config: { scope: 'public' } }, async () => app.swagger());
+
+  const authenticate = async (request: FastifyRequest) => {
+    const required = request.routeOptions.config.scope ?? 'full';
+    if (required === 'public') return;
+    const principal = await ctx.auth.authenticate(bearerSecret(request.headers.authorization));
+    if (!principal) throw unauthorized();
+    if (required === 'full' && principal.scope !== 'full') throw forbiddenScope('full');
+    request.principal = principal;
+  };
+
+  for (const resource of resources) {
+    if (resource.v2) {
+      await app.register(async (scoped) => {
+        scoped.addHook('onRequest', authenticate);
+        await resource.v2!(scoped, ctx);
+      }, { prefix: '/v2' });
+    }
+    if (resource.v1) {
+      await app.register(async (scoped) => {
+        scoped.addHook('onRequest', authenticate);
+        await resource.v1!(scoped, ctx);
+      }, { prefix: '/v1' });
+    }
+    if (resource.public) await app.register(async (scoped) => resource.public!(scoped, ctx));
+  }
+  return app as unknown as FastifyInstance;
+}

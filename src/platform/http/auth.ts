@@ -1,0 +1,111 @@
+// Bearer API keys: `Authorization: Bearer secret_…`. Secrets are 190 random bits, so a plain
+// SHA-256 is a safe stored form (no slow hash needed) and lets us look a key up by its hash.
+// Lookups are cached for a moment; deleting or regenerating a key drops it from this
+// process's cache at once (other processes see the change within CACHE_MS).
+// last_used_at is written at once on a key's first use, then in batches (not one write per
+// request under load).
+import { createHash } from 'node:crypto';
+import type { Db } from '../db/database.ts';
+import { nowIso } from '../clock.ts';
+
+export type Scope = 'full' | 'sending';
+
+export interface Principal {
+  keyId: string;
+  keyHash: string;
+  workspaceId: string;
+  scope: Scope;
+  sendingDomainId: string | null;
+}
+
+const CACHE_MS = 1000;
+const FLUSH_MS = 2000;
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+export function bearerSecret(header: string | undefined): string | null {
+  if (!header) return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1] : null;
+}
+
+interface CachedKey {
+  principal: Principal;
+  expires: number;
+  stamped: boolean; // last_used_at already persisted once for this secret
+}
+
+export class Authenticator {
+  private readonly cache = new Map<string, CachedKey>();
+  private readonly pendingUse = new Map<string, { hash: string; at: string }>();
+  private timer: NodeJS.Timeout | null = null;
+  private readonly db: Db;
+  constructor(db: Db) {
+    this.db = db;
+  }
+
+  async authenticate(secret: string | null): Promise<Principal | null> {
+    if (!secret || !secret.startsWith('secret_') || secret.length > 200) return null;
+    const hash = hashSecret(secret);
+    const now = Date.now();
+    let cached = this.cache.get(hash);
+    if (!cached || cached.expires < now) {
+      const row = await this.db
+        .selectFrom('api_keys')
+        .select(['id', 'workspace_id', 'scope', 'sending_domain_id', 'last_used_at'])
+        .where('key_hash', '=', hash)
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst();
+      if (!row) {
+        this.cache.delete(hash);
+        return null;
+      }
+      cached = {
+        principal: { keyId: row.id, keyHash: hash, workspaceId: row.workspace_id, scope: row.scope as Scope, sendingDomainId: row.sending_domain_id },
+        expires: now + CACHE_MS,
+        stamped: cached?.stamped || row.last_used_at !== null,
+      };
+      this.cache.set(hash, cached);
+    }
+    await this.recordUse(cached);
+    return cached.principal;
+  }
+
+  private async recordUse(cached: CachedKey): Promise<void> {
+    const { keyId, keyHash } = cached.principal;
+    if (!cached.stamped) {
+      cached.stamped = true;
+      await this.writeUse(keyId, keyHash, nowIso());
+      return;
+    }
+    this.pendingUse.set(keyId, { hash: keyHash, at: nowIso() });
+    this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
+  }
+
+  private async writeUse(keyId: string, keyHash: string, at: string): Promise<void> {
+    // Matching the hash too: a use recorded before a regeneration must not stamp the new secret.
+    await this.db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', keyId).where('key_hash', '=', keyHash).execute();
+  }
+
+  async flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const batch = [...this.pendingUse];
+    this.pendingUse.clear();
+    for (const [keyId, use] of batch) {
+      try {
+        await this.writeUse(keyId, use.hash, use.at);
+      } catch {
+        // Losing a last_used_at stamp is harmless; the next use records it again.
+      }
+    }
+  }
+
+  /** Called when a key is deleted or regenerated: its old secret must fail at once. */
+  forgetKey(keyId: string): void {
+    for (const [hash, cached] of this.cache) if (cached.principal.keyId === keyId) this.cache.delete(hash);
+    this.pendingUse.delete(keyId);
+  }
+}

@@ -1,0 +1,75 @@
+// Every error body shape of spec 000 "Errors", as something a service can throw. The HTTP
+// error handler sends `status` and `body` as they are; a service never formats responses.
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly body: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+  constructor(status: number, body: Record<string, unknown>, headers: Record<string, string> = {}) {
+    super(String(body.message ?? body.error ?? `HTTP ${status}`));
+    this.status = status;
+    this.body = body;
+    this.headers = headers;
+  }
+}
+
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  500: 'Internal Server Error',
+};
+
+export function reasonPhrase(status: number): string {
+  return REASONS[status] ?? 'Error';
+}
+
+/** `{error}`: many 400, 404, 409, 422 cases. */
+export const plainError = (status: number, error: string) => new ApiError(status, { error });
+
+/** `{error, message}`: 402, 403, 404, 413, 429, 409 idempotency, 503. */
+export const messageError = (status: number, error: string, message: string, extra: Record<string, unknown> = {}) =>
+  new ApiError(status, { error, message, ...extra });
+
+/** `{error, existing}`: 409 duplicate name, address or email. */
+export const conflictError = (error: string, existing: Record<string, unknown>) =>
+  new ApiError(409, { error, existing });
+
+/** `{statusCode, error, message}`: errors raised before the endpoint runs (auth, permission, JSON). */
+export const frameworkError = (status: number, message: string) =>
+  new ApiError(status, { statusCode: status, error: reasonPhrase(status), message });
+
+export interface ValidationDetail {
+  instancePath: string;
+  schemaPath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message: string;
+}
+
+/** The standard validation error (400) with Ajv-style `details`. */
+export const standardValidationError = (message: string, details: ValidationDetail[]) =>
+  new ApiError(400, { statusCode: 400, error: 'Bad Request', message, details });
+
+/** `{message:'Validation failed', errors:{field:[text]}}`: field validation (400 templates, 422 MJML). */
+export const fieldValidationError = (errors: Record<string, string[]>, status = 400, extra: Record<string, unknown> = {}) =>
+  new ApiError(status, { message: 'Validation failed', errors, ...extra });
+
+/** `{error:'Validation failed', validation_errors:[text]}`: send and forward validation (400). */
+export const sendValidationError = (validationErrors: string[]) =>
+  new ApiError(400, { error: 'Validation failed', validation_errors: validationErrors });
+
+/** `{error:'plan_required', required_plan}`: 403 plan-gated feature. */
+export const planRequiredError = (requiredPlan: string, message?: string) =>
+  new ApiError(403, { error: 'plan_required', required_plan: requiredPlan, ...(message ? { message } : {}) });
+
+export const unauthorized = () => frameworkError(401, 'Invalid API key');
+
+export const forbiddenScope = (permission: string) =>
+  frameworkError(403, `This API key does not have the "${permission}" permission required for this endpoint`);
+
+export const invalidJson = () => frameworkError(400, 'Invalid JSON in request body');

@@ -1,0 +1,220 @@
+// The durable job queue: a `jobs` table in the service's own database.
+// - enqueueJob runs inside the caller's transaction (outbox): the job exists iff the data does.
+// - A worker claims due jobs with a lease (locked_until). A worker that dies leaves its lease
+//   to expire, and the job runs again; handlers must therefore be idempotent.
+// - A failing job is retried with exponential backoff until max_attempts, then kept as dead.
+// - On PostgreSQL, many workers claim concurrently with FOR UPDATE SKIP LOCKED.
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Db, Executor } from './db/database.ts';
+import { dialectOf } from './db/database.ts';
+import { nowIso, nowMs } from './clock.ts';
+import type { JobsTable } from './db/schema.ts';
+import type { Selectable } from 'kysely';
+
+export type JobRow = Selectable<JobsTable>;
+
+export interface Job<P = any> {
+  id: number;
+  type: string;
+  payload: P;
+  attempts: number;
+  maxAttempts: number;
+}
+
+export interface EnqueueOptions {
+  /** Epoch ms when the job becomes due (default: now). */
+  runAt?: number;
+  maxAttempts?: number;
+}
+
+export async function enqueueJob(tx: Executor, type: string, payload: unknown, options: EnqueueOptions = {}): Promise<number> {
+  const row = await tx
+    .insertInto('jobs')
+    .values({
+      type,
+      payload: JSON.stringify(payload ?? null),
+      run_at: Math.floor(options.runAt ?? nowMs()),
+      attempts: 0,
+      max_attempts: options.maxAttempts ?? 10,
+      created_at: nowIso(),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  jobsEnqueued.notify();
+  return Number(row.id);
+}
+
+/** Claims up to `limit` due jobs of the given types, leasing them for `leaseMs`. */
+export async function claimDueJobs(db: Db, types: string[], limit: number, leaseMs: number, workerId: string): Promise<Job[]> {
+  const now = Math.floor(nowMs());
+  const due = db
+    .selectFrom('jobs')
+    .select('id')
+    .where('type', 'in', types)
+    .where('dead_at', 'is', null)
+    .where('run_at', '<=', now)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
+    .orderBy('run_at')
+    .orderBy('id')
+    .limit(limit);
+  const rows = await db
+    .updateTable('jobs')
+    .set({ locked_until: now + leaseMs, locked_by: workerId, attempts: sql`attempts + 1` })
+    .where('id', 'in', dialectOf(db) === 'postgres' ? due.forUpdate().skipLocked() : due)
+    .returningAll()
+    .execute();
+  return rows
+    .sort((a, b) => a.run_at - b.run_at || Number(a.id) - Number(b.id))
+    .map((row) => ({
+      id: Number(row.id),
+      type: row.type,
+      payload: JSON.parse(row.payload),
+      attempts: row.attempts,
+      maxAttempts: row.max_attempts,
+    }));
+}
+
+/** A finished job is deleted; only the worker holding the lease may finish it. */
+export async function completeJob(db: Executor, job: Job, workerId: string): Promise<boolean> {
+  const result = await db.deleteFrom('jobs').where('id', '=', job.id).where('locked_by', '=', workerId).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+export function backoffMs(attempt: number, baseMs = 1000, capMs = 60 * 60 * 1000): number {
+  const exponential = Math.min(capMs, baseMs * 2 ** Math.max(0, attempt - 1));
+  return Math.round(exponential / 2 + Math.random() * (exponential / 2));
+}
+
+/** Records a failure: retried later with backoff, or dead once its attempts are used up. */
+export async function failJob(db: Executor, job: Job, error: string, retryAtMs?: number): Promise<'retry' | 'dead'> {
+  if (retryAtMs === undefined && job.attempts >= job.maxAttempts) {
+    await db.updateTable('jobs').set({ dead_at: nowIso(), last_error: error, locked_until: null, locked_by: null }).where('id', '=', job.id).execute();
+    return 'dead';
+  }
+  const runAt = Math.floor(retryAtMs ?? nowMs() + backoffMs(job.attempts));
+  await db.updateTable('jobs').set({ run_at: runAt, last_error: error, locked_until: null, locked_by: null }).where('id', '=', job.id).execute();
+  return 'retry';
+}
+
+/** Wakes idle workers in this process when a job is enqueued (other processes poll). */
+class Signal {
+  private waiters: Array<() => void> = [];
+  notify(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
+  }
+  wait(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const self = this;
+      function done() {
+        clearTimeout(timer);
+        self.waiters = self.waiters.filter((w) => w !== done);
+        resolve();
+      }
+      this.waiters.push(done);
+    });
+  }
+}
+const jobsEnqueued = new Signal();
+
+/** What a handler may ask for instead of success: run again at a time of its choosing. */
+export class RetryJobAt extends Error {
+  readonly runAtMs: number;
+  constructor(runAtMs: number, reason: string) {
+    super(reason);
+    this.runAtMs = runAtMs;
+  }
+}
+
+export interface JobHandlerOptions {
+  concurrency?: number;
+  leaseMs?: number;
+}
+
+type Handler = (job: Job, db: Db) => Promise<void>;
+interface Registered extends Required<JobHandlerOptions> {
+  handler: Handler;
+}
+const handlers = new Map<string, Registered>();
+
+export function registerJobHandler(type: string, handler: Handler, options: JobHandlerOptions = {}): void {
+  handlers.set(type, { handler, concurrency: options.concurrency ?? 4, leaseMs: options.leaseMs ?? 60_000 });
+}
+
+export interface JobRunnerOptions {
+  pollMs?: number;
+  log?: { error(obj: unknown, msg?: string): void };
+  types?: string[];
+}
+
+/** Runs registered handlers until stopped: one loop per job type, each with its own concurrency. */
+export class JobRunner {
+  private stopping = false;
+  private loops: Promise<void>[] = [];
+  private readonly workerId = randomUUID();
+  private readonly db: Db;
+  private readonly options: JobRunnerOptions;
+  constructor(db: Db, options: JobRunnerOptions = {}) {
+    this.db = db;
+    this.options = options;
+  }
+
+  start(): void {
+    for (const [type, registered] of handlers) {
+      if (this.options.types && !this.options.types.includes(type)) continue;
+      this.loops.push(this.loop(type, registered));
+    }
+  }
+
+  private async loop(type: string, registered: Registered): Promise<void> {
+    const running = new Set<Promise<void>>();
+    const pollMs = this.options.pollMs ?? 500;
+    while (!this.stopping) {
+      const free = registered.concurrency - running.size;
+      let claimed: Job[] = [];
+      if (free > 0) {
+        try {
+          claimed = await claimDueJobs(this.db, [type], free, registered.leaseMs, this.workerId);
+        } catch (error) {
+          if (!this.stopping) this.options.log?.error({ err: error, type }, 'claiming jobs failed');
+        }
+      }
+      for (const job of claimed) {
+        const run = this.run(job, registered).finally(() => running.delete(run));
+        running.add(run);
+      }
+      if (claimed.length === 0 || running.size >= registered.concurrency) {
+        await Promise.race([jobsEnqueued.wait(pollMs), ...(running.size >= registered.concurrency ? running : [])]);
+      }
+    }
+    await Promise.allSettled(running);
+  }
+
+  private async run(job: Job, registered: Registered): Promise<void> {
+    try {
+      await registered.handler(job, this.db);
+      await completeJob(this.db, job, this.workerId);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      try {
+        if (error instanceof RetryJobAt) await failJob(this.db, job, message, error.runAtMs);
+        else {
+          const outcome = await failJob(this.db, job, message);
+          if (outcome === 'dead') this.options.log?.error({ err: error, jobId: job.id, type: job.type }, 'job failed permanently');
+        }
+      } catch (recordError) {
+        // The lease will expire and the job run again.
+        if (!this.stopping) this.options.log?.error({ err: recordError, jobId: job.id }, 'recording a job failure failed');
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    jobsEnqueued.notify();
+    await Promise.allSettled(this.loops);
+  }
+}

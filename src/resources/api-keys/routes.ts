@@ -1,0 +1,41 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { Resource } from '../index.ts';
+import type { Query } from '../../platform/http/lists.ts';
+import { pageLimitQuery } from '../../platform/http/lists.ts';
+import { createApiKey, deleteApiKey, getApiKey, listApiKeys, regenerateApiKey, renameApiKey } from './service.ts';
+
+const tags = ['API keys'];
+const IdParams = Type.Object({ id: Type.String({ description: 'key_ id or name' }) });
+const CreateBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 255 }),
+  scope: Type.Optional(Type.Union([Type.Literal('full'), Type.Literal('sending')])),
+  sending_domain_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+});
+const RenameBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }) });
+type Id = Static<typeof IdParams>;
+
+export const apiKeysResource: Resource = {
+  name: 'api-keys',
+  v2(app, ctx) {
+    app.post('/api-keys', { schema: { tags, body: CreateBody } }, async (request, reply) => {
+      const body = request.body as Static<typeof CreateBody>;
+      const key = await ctx.db.transaction().execute((tx) => createApiKey(tx, request.principal.workspaceId, body));
+      return reply.code(201).send(key);
+    });
+    app.get('/api-keys', { schema: { tags, querystring: pageLimitQuery(10) } }, async (request) =>
+      listApiKeys(ctx.db, request.principal.workspaceId, request.query as Query, request.url),
+    );
+    app.get('/api-keys/:id', { schema: { tags, params: IdParams } }, async (request) =>
+      getApiKey(ctx.db, request.principal.workspaceId, (request.params as Id).id),
+    );
+    app.post('/api-keys/:id', { schema: { tags, params: IdParams, body: RenameBody } }, async (request) =>
+      renameApiKey(ctx.db, request.principal.workspaceId, (request.params as Id).id, (request.body as Static<typeof RenameBody>).name),
+    );
+    app.post('/api-keys/:id/regenerate', { schema: { tags, params: IdParams } }, async (request) =>
+      regenerateApiKey(ctx.db, ctx.auth, request.principal.workspaceId, (request.params as Id).id),
+    );
+    app.delete('/api-keys/:id', { schema: { tags, params: IdParams } }, async (request) =>
+      deleteApiKey(ctx.db, ctx.auth, request.principal.workspaceId, (request.params as Id).id),
+    );
+  },
+};

@@ -1,0 +1,89 @@
+// A running Postlane: database, HTTP API, workers and listeners, by role.
+import type { FastifyInstance } from 'fastify';
+import { pino, type Logger } from 'pino';
+import type { Config } from './config.ts';
+import { openDatabase, type DatabaseHandle } from './platform/db/database.ts';
+import { migrateToLatest } from './platform/db/migrate.ts';
+import { Authenticator } from './platform/http/auth.ts';
+import { buildApp } from './platform/http/app.ts';
+import { JobRunner } from './platform/jobs.ts';
+import type { AppContext } from './platform/context.ts';
+import { resources, type Role } from './resources/index.ts';
+import { ensureDefaultWorkspace } from './resources/workspaces/service.ts';
+
+export const ALL_ROLES: Role[] = ['api', 'worker', 'smtp'];
+
+export interface StartOptions {
+  roles?: Role[];
+  /** Print the first-start key of the `default` workspace (the CLI does; tests do not). */
+  announceDefaultKey?: (key: string) => void;
+  logger?: Logger;
+  /** PostgreSQL schema to use (tests). */
+  schema?: string;
+  jobPollMs?: number;
+}
+
+export interface RunningPostlane {
+  ctx: AppContext;
+  app: FastifyInstance | null;
+  url: string | null;
+  close(): Promise<void>;
+}
+
+export function createLogger(config: Config): Logger {
+  return pino({
+    level: config.logLevel,
+    // Secrets never reach the log: redact credentials wherever a request or object carries them.
+    redact: ['req.headers.authorization', '*.key', '*.secret', '*.password', '*.private_key', '*.dkim_private_key'],
+  });
+}
+
+export async function startPostlane(config: Config, options: StartOptions = {}): Promise<RunningPostlane> {
+  const roles = new Set<Role>(options.roles ?? ALL_ROLES);
+  const log = options.logger ?? createLogger(config);
+  const database: DatabaseHandle = openDatabase(config.databaseUrl, { schema: options.schema });
+  const ctx: AppContext = { config, db: database.db, dialect: database.dialect, log, auth: new Authenticator(database.db) };
+  const stops: Array<() => Promise<void>> = [];
+  try {
+    await migrateToLatest(ctx.db);
+    const created = await ensureDefaultWorkspace(ctx.db);
+    if (created && options.announceDefaultKey) options.announceDefaultKey(created.apiKey);
+
+    for (const resource of resources) resource.registerJobs?.(ctx);
+    for (const resource of resources) {
+      const stop = await resource.start?.(ctx, roles);
+      if (stop) stops.push(stop);
+    }
+
+    let app: FastifyInstance | null = null;
+    let url: string | null = null;
+    if (roles.has('api')) {
+      app = await buildApp(ctx);
+      await app.listen({ host: config.httpHost, port: config.httpPort });
+      const address = app.server.address();
+      const port = typeof address === 'object' && address ? address.port : config.httpPort;
+      url = `http://${config.httpHost === '0.0.0.0' ? '127.0.0.1' : config.httpHost}:${port}`;
+    }
+    let runner: JobRunner | null = null;
+    if (roles.has('worker')) {
+      runner = new JobRunner(ctx.db, { log, pollMs: options.jobPollMs });
+      runner.start();
+    }
+    return {
+      ctx,
+      app,
+      url,
+      async close() {
+        await app?.close();
+        await runner?.stop();
+        for (const stop of stops.reverse()) await stop();
+        await ctx.auth.flush();
+        await database.close();
+      },
+    };
+  } catch (error) {
+    for (const stop of stops.reverse()) await stop().catch(() => {});
+    await database.close();
+    throw error;
+  }
+}
