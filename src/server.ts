@@ -8,7 +8,7 @@ import { Authenticator } from './platform/http/auth.ts';
 import { buildApp } from './platform/http/app.ts';
 import { JobRunner } from './platform/jobs.ts';
 import type { AppContext } from './platform/context.ts';
-import { resources, type Role } from './resources/index.ts';
+import { loadResources, type Role } from './resources/index.ts';
 import { ensureDefaultWorkspace } from './resources/workspaces/service.ts';
 
 export const ALL_ROLES: Role[] = ['api', 'worker', 'smtp'];
@@ -49,6 +49,7 @@ export async function startPostlane(config: Config, options: StartOptions = {}):
     const created = await ensureDefaultWorkspace(ctx.db);
     if (created && options.announceDefaultKey) options.announceDefaultKey(created.apiKey);
 
+    const resources = await loadResources();
     for (const resource of resources) resource.registerJobs?.(ctx);
     for (const resource of resources) {
       const stop = await resource.start?.(ctx, roles);

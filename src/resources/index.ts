@@ -1,23 +1,27 @@
-// Every API resource, registered once. A resource brings its routes (v2, legacy v1, public
-// pages) and the job handlers its workers run.
-import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../platform/context.ts';
-import { apiKeysResource } from './api-keys/routes.ts';
+// Every API resource is a folder here whose routes.ts exports `resource`. They are found at
+// start (in name order), so adding a resource never means editing a shared list.
+import { readdirSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Resource } from '../platform/resource.ts';
 
-export interface Resource {
-  name: string;
-  v2?: (app: FastifyInstance, ctx: AppContext) => Promise<void> | void;
-  v1?: (app: FastifyInstance, ctx: AppContext) => Promise<void> | void;
-  /** Routes outside the authenticated API (tracking pixels, hosted pages). */
-  public?: (app: FastifyInstance, ctx: AppContext) => Promise<void> | void;
-  /** Registers the job handlers this resource's workers run. */
-  registerJobs?: (ctx: AppContext) => void;
-  /** Starts long-running listeners or schedules for a role; returns how to stop them. */
-  start?: (ctx: AppContext, roles: ReadonlySet<Role>) => Promise<(() => Promise<void>) | void>;
+export type { Resource, Role } from '../platform/resource.ts';
+
+let loaded: Promise<Resource[]> | null = null;
+
+export function loadResources(): Promise<Resource[]> {
+  loaded ??= (async () => {
+    const folders = readdirSync(import.meta.dirname, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() && existsSync(join(import.meta.dirname, entry.name, 'routes.ts')))
+      .map((entry) => entry.name)
+      .sort();
+    const resources: Resource[] = [];
+    for (const folder of folders) {
+      const module = (await import(pathToFileURL(join(import.meta.dirname, folder, 'routes.ts')).href)) as { resource?: Resource };
+      if (!module.resource) throw new Error(`src/resources/${folder}/routes.ts does not export \`resource\``);
+      resources.push(module.resource);
+    }
+    return resources;
+  })();
+  return loaded;
 }
-
-export type Role = 'api' | 'worker' | 'smtp';
-
-export const resources: Resource[] = [
-  apiKeysResource,
-];

@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import type { AppContext } from '../context.ts';
 import { bearerSecret, type Principal, type Scope } from './auth.ts';
 import { ApiError, forbiddenScope, frameworkError, invalidJson, reasonPhrase, standardValidationError, unauthorized } from './errors.ts';
-import { resources } from '../../resources/index.ts';
+import { loadResources } from '../../resources/index.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -116,7 +116,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     request.principal = principal;
   };
 
-  for (const resource of resources) {
+  for (const resource of await loadResources()) {
     if (resource.v2) {
       await app.register(async (scoped) => {
         scoped.addHook('onRequest', authenticate);

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { Resource } from '../index.ts';
+import type { Resource } from '../../platform/resource.ts';
 import type { Query } from '../../platform/http/lists.ts';
 import { pageLimitQuery } from '../../platform/http/lists.ts';
 import { createApiKey, deleteApiKey, getApiKey, listApiKeys, regenerateApiKey, renameApiKey } from './service.ts';
@@ -14,7 +14,7 @@ const CreateBody = Type.Object({
 const RenameBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }) });
 type Id = Static<typeof IdParams>;
 
-export const apiKeysResource: Resource = {
+export const resource: Resource = {
   name: 'api-keys',
   v2(app, ctx) {
     app.post('/api-keys', { schema: { tags, body: CreateBody } }, async (request, reply) => {
