@@ -26,6 +26,8 @@ export interface Config {
   rdapUrl: string | null;
   contentRetentionDays: number;
   logLevel: string;
+  /** 64 hex characters sealing stored secrets; unset: DATA_DIR/encryption.key. */
+  encryptionKey: string | null;
   /** How long a delivery keeps being retried after a temporary failure. */
   deliveryRetryWindowHours: number;
 }
@@ -98,6 +100,7 @@ export function loadConfig(env: Env = process.env): Config {
     rdapUrl: optional(env, 'RDAP_URL'),
     contentRetentionDays: integer(env, 'CONTENT_RETENTION_DAYS', 30, 1, 3650),
     logLevel: text(env, 'LOG_LEVEL', 'info'),
+    encryptionKey: optional(env, 'ENCRYPTION_KEY'),
     deliveryRetryWindowHours: integer(env, 'DELIVERY_RETRY_WINDOW_HOURS', 72, 1, 24 * 30),
   };
 }

@@ -9,6 +9,7 @@ import { buildApp } from './platform/http/app.ts';
 import { JobRunner } from './platform/jobs.ts';
 import type { AppContext } from './platform/context.ts';
 import { loadResources, type Role } from './resources/index.ts';
+import { createSealer, loadEncryptionKey } from './platform/secrets.ts';
 import { ensureDefaultWorkspace } from './resources/workspaces/service.ts';
 
 export const ALL_ROLES: Role[] = ['api', 'worker', 'smtp'];
@@ -42,7 +43,14 @@ export async function startPostlane(config: Config, options: StartOptions = {}):
   const roles = new Set<Role>(options.roles ?? ALL_ROLES);
   const log = options.logger ?? createLogger(config);
   const database: DatabaseHandle = openDatabase(config.databaseUrl, { schema: options.schema });
-  const ctx: AppContext = { config, db: database.db, dialect: database.dialect, log, auth: new Authenticator(database.db) };
+  const ctx: AppContext = {
+    config,
+    db: database.db,
+    dialect: database.dialect,
+    log,
+    auth: new Authenticator(database.db),
+    secrets: createSealer(loadEncryptionKey(config.dataDir, config.encryptionKey ?? undefined)),
+  };
   const stops: Array<() => Promise<void>> = [];
   try {
     await migrateToLatest(ctx.db);

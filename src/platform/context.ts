@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Db, Dialect } from './db/database.ts';
 import type { Authenticator } from './http/auth.ts';
+import type { Sealer } from './secrets.ts';
 
 export interface AppContext {
   config: Config;
@@ -11,4 +12,6 @@ export interface AppContext {
   dialect: Dialect;
   log: Logger;
   auth: Authenticator;
+  /** Seals secrets stored at rest (DKIM private keys, webhook secrets). */
+  secrets: Sealer;
 }
