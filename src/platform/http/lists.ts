@@ -199,7 +199,10 @@ export function applyListQuery<QB extends SelectQueryBuilder<any, any, any>>(qb:
   }
 
   const sortKeys: Record<string, Expression<any>> = {};
-  for (const [key, field] of Object.entries(spec.fields)) sortKeys[key] = fieldRef(key, field);
+  // Text sorts case-insensitively, the same on SQLite and PostgreSQL whatever the collation.
+  for (const [key, field] of Object.entries(spec.fields)) {
+    sortKeys[key] = field.type === 'string' ? sql`lower(${fieldRef(key, field)})` : fieldRef(key, field);
+  }
   for (const [key, column] of Object.entries(spec.extraSortKeys ?? {})) sortKeys[key] = sql.ref(column);
   const [sortParam, directionParam] = spec.sortConvention === 'order-direction' ? ['order', 'direction'] : ['sort', 'order'];
   const sortKey = first(query[sortParam]);
