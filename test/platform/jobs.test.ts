@@ -1,0 +1,138 @@
+// The durable queue on the engine under test: delayed jobs, leases that expire (a crashed
+// worker's job runs again), retries with backoff, dead jobs, and concurrent claimers.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { freshDatabase, eventually } from '../helpers/app.ts';
+import { openDatabase, type Db } from '../../src/platform/db/database.ts';
+import { migrateToLatest } from '../../src/platform/db/migrate.ts';
+import { backoffMs, claimDueJobs, completeJob, enqueueJob, failJob, JobRunner, registerJobHandler, RetryJobAt } from '../../src/platform/jobs.ts';
+import { nowMs } from '../../src/platform/clock.ts';
+
+let db: Db;
+let cleanup: () => Promise<void>;
+before(async () => {
+  const database = await freshDatabase();
+  const handle = openDatabase(database.url, { schema: database.schema });
+  db = handle.db;
+  await migrateToLatest(db);
+  cleanup = async () => {
+    await handle.close();
+    await database.drop();
+  };
+});
+after(() => cleanup());
+
+async function jobRow(id: number) {
+  return db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+test('a job enqueued in a rolled-back transaction does not exist', async () => {
+  await assert.rejects(
+    db.transaction().execute(async (tx) => {
+      await enqueueJob(tx, 'rollback.test', { a: 1 });
+      throw new Error('abort');
+    }),
+  );
+  assert.deepEqual(await claimDueJobs(db, ['rollback.test'], 10, 1000, 'w'), []);
+});
+
+test('delayed jobs are not claimed before their time', async () => {
+  const id = await enqueueJob(db, 'delayed.test', { n: 1 }, { runAt: nowMs() + 60_000 });
+  assert.deepEqual(await claimDueJobs(db, ['delayed.test'], 10, 1000, 'w'), []);
+  await db.updateTable('jobs').set({ run_at: Math.floor(nowMs()) - 1 }).where('id', '=', id).execute();
+  const [job] = await claimDueJobs(db, ['delayed.test'], 10, 1000, 'w');
+  assert.equal(job.id, id);
+  assert.deepEqual(job.payload, { n: 1 });
+  assert.equal(job.attempts, 1);
+});
+
+test('a leased job is invisible to other workers until its lease expires (crash recovery)', async () => {
+  const id = await enqueueJob(db, 'lease.test', { x: true });
+  const [first] = await claimDueJobs(db, ['lease.test'], 10, 60_000, 'worker-a');
+  assert.equal(first.id, id);
+  assert.deepEqual(await claimDueJobs(db, ['lease.test'], 10, 60_000, 'worker-b'), [], 'still leased');
+
+  // worker-a "crashes": it never completes. Once the lease has run out, worker-b gets it.
+  await db.updateTable('jobs').set({ locked_until: Math.floor(nowMs()) - 1 }).where('id', '=', id).execute();
+  const [again] = await claimDueJobs(db, ['lease.test'], 10, 60_000, 'worker-b');
+  assert.equal(again.id, id);
+  assert.equal(again.attempts, 2);
+  // The crashed worker cannot complete a job it no longer holds.
+  assert.equal(await completeJob(db, first, 'worker-a'), false);
+  assert.equal(await completeJob(db, again, 'worker-b'), true);
+  assert.equal(await jobRow(id), undefined);
+});
+
+test('failures retry with backoff, then the job is kept as dead', async () => {
+  const id = await enqueueJob(db, 'fail.test', {}, { maxAttempts: 2 });
+  const [attempt1] = await claimDueJobs(db, ['fail.test'], 1, 60_000, 'w');
+  const before = nowMs();
+  assert.equal(await failJob(db, attempt1, 'boom 1'), 'retry');
+  const row = (await jobRow(id))!;
+  assert.ok(row.run_at >= before, 'retried later, not at once');
+  assert.equal(row.last_error, 'boom 1');
+  assert.equal(row.locked_until, null);
+
+  await db.updateTable('jobs').set({ run_at: 0 }).where('id', '=', id).execute();
+  const [attempt2] = await claimDueJobs(db, ['fail.test'], 1, 60_000, 'w');
+  assert.equal(attempt2.attempts, 2);
+  assert.equal(await failJob(db, attempt2, 'boom 2'), 'dead');
+  const dead = (await jobRow(id))!;
+  assert.ok(dead.dead_at);
+  assert.equal(dead.last_error, 'boom 2');
+  await db.updateTable('jobs').set({ run_at: 0 }).where('id', '=', id).execute();
+  assert.deepEqual(await claimDueJobs(db, ['fail.test'], 1, 60_000, 'w'), [], 'dead jobs are never claimed');
+});
+
+test('backoff grows exponentially with jitter and a cap', () => {
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    const full = 1000 * 2 ** (attempt - 1);
+    for (let i = 0; i < 20; i++) {
+      const delay = backoffMs(attempt);
+      assert.ok(delay >= full / 2 && delay <= full, `attempt ${attempt}: ${delay}`);
+    }
+  }
+  assert.ok(backoffMs(40) <= 60 * 60 * 1000);
+});
+
+test('concurrent claimers never get the same job', async () => {
+  const ids = new Set<number>();
+  for (let i = 0; i < 40; i++) ids.add(await enqueueJob(db, 'race.test', { i }));
+  const claims = await Promise.all(Array.from({ length: 8 }, (_, w) => claimDueJobs(db, ['race.test'], 10, 60_000, `w${w}`)));
+  const claimed = claims.flat().map((j) => j.id);
+  assert.equal(new Set(claimed).size, claimed.length, 'no job claimed twice');
+  assert.equal(claimed.length, 40);
+  assert.deepEqual(new Set(claimed), ids);
+});
+
+test('the runner runs handlers, retries failures, honours RetryJobAt and recovers leased jobs', async () => {
+  const seen: number[] = [];
+  let failOnce = true;
+  registerJobHandler('runner.test', async (job) => {
+    if (job.payload.n === 2 && failOnce) {
+      failOnce = false;
+      throw new Error('transient');
+    }
+    if (job.payload.n === 3 && job.attempts === 1) throw new RetryJobAt(nowMs() + 10, 'later, please');
+    seen.push(job.payload.n);
+  }, { concurrency: 2, leaseMs: 30_000 });
+
+  // A job a crashed worker had leased (lease already run out) is picked up too.
+  const orphan = await enqueueJob(db, 'runner.test', { n: 4 });
+  await claimDueJobs(db, ['runner.test'], 1, 1, 'dead-worker');
+  await new Promise((r) => setTimeout(r, 5));
+  assert.ok((await jobRow(orphan))!.locked_by === 'dead-worker');
+
+  const runner = new JobRunner(db, { pollMs: 20, types: ['runner.test'] });
+  runner.start();
+  try {
+    for (const n of [1, 2, 3]) await enqueueJob(db, 'runner.test', { n });
+    // The transient failure is retried after its backoff (about a second).
+    await eventually(async () => seen.length === 4, 10_000);
+    assert.deepEqual([...seen].sort(), [1, 2, 3, 4]);
+    const left = await db.selectFrom('jobs').select('id').where('type', '=', 'runner.test').execute();
+    assert.deepEqual(left, [], 'completed jobs are removed');
+  } finally {
+    await runner.stop();
+  }
+});
