@@ -28,7 +28,9 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
     const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
     migrationTableSchema = rows[0]?.schema ?? undefined;
   }
-  const migrator = new Migrator({ db, provider, migrationTableSchema });
+  // Each resource owns its migration files, and they do not depend on one another, so a
+  // migration merged with a lower number than one already applied still runs.
+  const migrator = new Migrator({ db, provider, migrationTableSchema, allowUnorderedMigrations: true });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
