@@ -1,0 +1,56 @@
+// Workspace credits: one per recipient of a send or forward, one per retry (spec 000
+// "Limits"). The balance is `workspaces.credits`; spending is one conditional UPDATE, so
+// concurrent spenders (any number of processes on PostgreSQL) can never take it below zero:
+// each UPDATE locks the row and re-checks `credits >= n` against the latest committed value.
+import type { Executor } from './db/database.ts';
+import { messageError, type ApiError } from './http/errors.ts';
+
+/** The 402 `{error:'Insufficient credits', message}`, stating required and available. */
+export function insufficientCreditsError(required: number, available: number): ApiError {
+  return messageError(
+    402,
+    'Insufficient credits',
+    `This request needs ${required} ${required === 1 ? 'credit' : 'credits'} but the workspace has ${available} available.`,
+  );
+}
+
+/**
+ * Takes `n` credits in the caller's transaction and returns the balance left. When the
+ * balance is short it throws the 402 and changes nothing (the caller's transaction then rolls
+ * back whatever else it wrote).
+ */
+export async function spendCredits(tx: Executor, workspaceId: string, n: number): Promise<number> {
+  checkAmount(n);
+  const row = await tx
+    .updateTable('workspaces')
+    .set((eb) => ({ credits: eb('credits', '-', n) }))
+    .where('id', '=', workspaceId)
+    .where('credits', '>=', n)
+    .returning('credits')
+    .executeTakeFirst();
+  if (row) return Number(row.credits);
+  throw insufficientCreditsError(n, await getCredits(tx, workspaceId));
+}
+
+/** Gives `n` credits back (e.g. a send that could not go out); returns the new balance. */
+export async function refundCredits(tx: Executor, workspaceId: string, n: number): Promise<number> {
+  checkAmount(n);
+  const row = await tx
+    .updateTable('workspaces')
+    .set((eb) => ({ credits: eb('credits', '+', n) }))
+    .where('id', '=', workspaceId)
+    .returning('credits')
+    .executeTakeFirst();
+  if (!row) throw new Error(`no workspace with id ${workspaceId}`);
+  return Number(row.credits);
+}
+
+/** The workspace's balance (0 for an unknown workspace). */
+export async function getCredits(db: Executor, workspaceId: string): Promise<number> {
+  const row = await db.selectFrom('workspaces').select('credits').where('id', '=', workspaceId).executeTakeFirst();
+  return Number(row?.credits ?? 0);
+}
+
+function checkAmount(n: number): void {
+  if (!Number.isInteger(n) || n < 0) throw new TypeError(`a credit amount must be a whole number of at least 0, got ${n}`);
+}
