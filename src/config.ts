@@ -15,6 +15,8 @@ export interface Config {
   smtpInboundPort: number;
   mailHostname: string;
   dnsServers: string[];
+  /** Time one DNS query waits for an answer before a retry (DNS_TIMEOUT_MS); two tries. */
+  dnsTimeoutMs: number;
   mxPort: number;
   smarthostUrl: string | null;
   allowPrivateUrls: boolean;
@@ -89,6 +91,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpInboundPort: integer(env, 'SMTP_INBOUND_PORT', 2525),
     mailHostname,
     dnsServers,
+    dnsTimeoutMs: integer(env, 'DNS_TIMEOUT_MS', 2000, 50, 60_000),
     mxPort: integer(env, 'MX_PORT', 25, 1),
     smarthostUrl: optional(env, 'SMARTHOST_URL'),
     allowPrivateUrls: flag(env, 'ALLOW_PRIVATE_URLS'),
