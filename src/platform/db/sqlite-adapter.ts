@@ -2,7 +2,7 @@
 // close enough that a thin wrapper does: statements take parameters as an array, `reader`
 // means "returns rows", and booleans are bound as 0/1 (node:sqlite refuses JS booleans).
 // We use node:sqlite rather than better-sqlite3 so that nothing native is compiled at install.
-import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
+import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
 
 function bindable(parameters: ReadonlyArray<unknown>): SQLInputValue[] {
@@ -26,20 +26,34 @@ export function openSqlite(path: string): { handle: DatabaseSync; kyselyDatabase
   handle.exec('PRAGMA temp_store = MEMORY');
   handle.exec('PRAGMA cache_size = -32000');
 
+  // Kysely prepares every query anew; compiling SQL is a large share of a small query's cost,
+  // so prepared statements are kept per SQL text (bounded, oldest dropped first).
+  const prepared = new Map<string, SqliteStatement>();
   const kyselyDatabase: SqliteDatabase = {
     close: () => handle.close(),
     prepare(sql: string): SqliteStatement {
-      const statement = handle.prepare(sql);
-      return {
-        reader: statement.columns().length > 0,
-        all: (parameters) => statement.all(...bindable(parameters)),
-        run: (parameters) => {
-          const result = statement.run(...bindable(parameters));
-          return { changes: result.changes, lastInsertRowid: result.lastInsertRowid };
-        },
-        iterate: (parameters) => statement.iterate(...bindable(parameters)) as IterableIterator<unknown>,
-      };
+      let cached = prepared.get(sql);
+      if (!cached) {
+        cached = wrap(handle.prepare(sql));
+        if (prepared.size >= STATEMENT_CACHE_SIZE) prepared.delete(prepared.keys().next().value!);
+        prepared.set(sql, cached);
+      }
+      return cached;
     },
   };
   return { handle, kyselyDatabase };
+}
+
+const STATEMENT_CACHE_SIZE = 500;
+
+function wrap(statement: StatementSync): SqliteStatement {
+  return {
+    reader: statement.columns().length > 0,
+    all: (parameters) => statement.all(...bindable(parameters)),
+    run: (parameters) => {
+      const result = statement.run(...bindable(parameters));
+      return { changes: result.changes, lastInsertRowid: result.lastInsertRowid };
+    },
+    iterate: (parameters) => statement.iterate(...bindable(parameters)) as IterableIterator<unknown>,
+  };
 }

@@ -1,0 +1,109 @@
+// Shared pieces of the benchmark scenarios: child-process servers and autocannon runs.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer } from 'node:net';
+import autocannon from 'autocannon';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export interface ChildServer {
+  url: string;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** Starts `node <script> <args>` and waits until `readyPath` answers 200 on `port`. */
+export async function startChild(script: string, args: string[], env: Record<string, string>, port: number, readyPath: string): Promise<ChildServer> {
+  const child: ChildProcess = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${script} exited early:\n${output}`);
+    try {
+      if ((await fetch(url + readyPath)).ok) break;
+    } catch {
+      // not yet
+    }
+    if (Date.now() > deadline) throw new Error(`${script} not ready:\n${output}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    output: () => output,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** A Postlane server on a fresh SQLite file (or BENCH_DATABASE_URL) in a child process. */
+export async function startPostlane(env: Record<string, string> = {}): Promise<ChildServer & { key: string }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'postlane-bench-'));
+  const port = await freePort();
+  const server = await startChild(join(import.meta.dirname, '..', 'src', 'main.ts'), ['serve'], {
+    DATA_DIR: dataDir,
+    HTTP_PORT: String(port),
+    HTTP_HOST: '127.0.0.1',
+    SMTP_SUBMISSION_PORT: '0',
+    SMTP_INBOUND_PORT: '0',
+    LOG_LEVEL: 'warn',
+    ...(process.env.BENCH_DATABASE_URL ? { DATABASE_URL: process.env.BENCH_DATABASE_URL } : {}),
+    ...env,
+  }, port, '/healthz');
+  const key = /secret_[A-Za-z0-9]{32}/.exec(server.output())?.[0];
+  if (!key) throw new Error(`no key printed (BENCH_DATABASE_URL must name an empty database):\n${server.output()}`);
+  return {
+    ...server,
+    key,
+    async stop() {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface LoadResult {
+  requestsPerSecond: number;
+  latencyP50: number;
+  latencyP99: number;
+  errors: number;
+  non2xx: number;
+}
+
+export async function load(url: string, options: { seconds: number; connections: number; headers?: Record<string, string>; method?: string; body?: string }): Promise<LoadResult> {
+  const result = await autocannon({
+    url,
+    duration: options.seconds,
+    connections: options.connections,
+    headers: options.headers,
+    method: (options.method ?? 'GET') as 'GET',
+    body: options.body,
+  });
+  return {
+    requestsPerSecond: result.requests.average,
+    latencyP50: result.latency.p50,
+    latencyP99: result.latency.p99,
+    errors: result.errors,
+    non2xx: result.non2xx,
+  };
+}
+
+export function describeLoad(label: string, r: LoadResult): string {
+  return `${label.padEnd(34)} ${r.requestsPerSecond.toFixed(0).padStart(7)} req/s   p50 ${r.latencyP50} ms   p99 ${r.latencyP99} ms   errors ${r.errors}   non-2xx ${r.non2xx}`;
+}
