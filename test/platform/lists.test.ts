@@ -54,7 +54,7 @@ const spec: ListSpec = {
 
 async function ids(query: Query, listSpec: ListSpec = spec): Promise<string[]> {
   const result = await applyListQuery(db.selectFrom('items').selectAll(), query, listSpec).execute();
-  return result.map((r: { id: string }) => r.id);
+  return result.map((r) => String(r.id));
 }
 
 test('default order is newest first', async () => {
@@ -127,12 +127,12 @@ test('sorting: order+direction and sort+order conventions; unknown sort keys fal
 
 test('page envelopes', async () => {
   const query = { limit: '3', 'status.in': 'sent,draft,failed' };
-  const first = await pageLimitList(applyListQuery(db.selectFrom('items').selectAll(), query, spec), query, '/v2/items?limit=3&status.in=sent,draft,failed', 10, (r: { id: string }) => r.id);
+  const first = await pageLimitList(applyListQuery(db.selectFrom('items').selectAll(), query, spec), query, '/v2/items?limit=3&status.in=sent,draft,failed', 10, (r) => String(r.id));
   assert.deepEqual(first, { data: ['r4', 'r3', 'r2'], next_page_url: '/v2/items?limit=3&status.in=sent%2Cdraft%2Cfailed&page=2', previous_page_url: null });
 
   const perPageQuery = { page: '2', per_page: '3' };
   const base = applyListQuery(db.selectFrom('items').selectAll(), perPageQuery, spec);
-  const second = await perPageList(base, db.selectFrom('items'), perPageQuery, (r: { id: string }) => r.id);
+  const second = await perPageList(base, db.selectFrom('items'), perPageQuery, (r) => String(r.id));
   assert.deepEqual(second, { data: ['r1'], total_records: 4, per_page: 3, current_page: 2, total_pages: 2 });
 });
 
