@@ -68,7 +68,7 @@ export async function checkSendLimits(db: Executor, workspace: SendLimitsOf, now
         .selectFrom('send_window_counts')
         .select((s) => s.fn.coalesce(s.fn.sum<number>('units'), s.lit(0)).as('units'))
         .where('workspace_id', '=', workspace.id)
-        .where('bucket', '>', now - SEND_WINDOW_MS)
+        .where('bucket', '>', Math.floor(now) - SEND_WINDOW_MS) // integer slots: same as > now - 1000
         .as('second'),
       eb
         .selectFrom('send_daily_counts')
@@ -174,7 +174,7 @@ export async function checkForwardLimit(db: Executor, workspaceId: string, now: 
     .selectFrom('forward_counts')
     .select(['bucket', 'units'])
     .where('workspace_id', '=', workspaceId)
-    .where('bucket', '>', now - FORWARD_WINDOW_MS)
+    .where('bucket', '>', Math.floor(now) - FORWARD_WINDOW_MS)
     .orderBy('bucket')
     .execute();
   const limit = FORWARDS_PER_HOUR;
@@ -213,6 +213,7 @@ export async function countForward(tx: Executor, workspaceId: string, now: numbe
 
 /** Deletes counter rows no window can reach any more (the last minute of slots is kept). */
 export async function pruneLimitCounters(db: Executor, now: number = nowMs()): Promise<void> {
+  now = Math.floor(now);
   await db.deleteFrom('send_window_counts').where('bucket', '<=', now - 60 * SEND_WINDOW_MS).execute();
   await db.deleteFrom('forward_counts').where('bucket', '<=', now - FORWARD_WINDOW_MS).execute();
   // Yesterday is kept: processes whose clocks straddle midnight still read it.
