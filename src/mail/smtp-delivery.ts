@@ -1,0 +1,316 @@
+// Hands one signed message for one recipient to the next hop: the recipient domain's MX hosts
+// (preference order, on MX_PORT, opportunistic STARTTLS) or the SMARTHOST_URL relay. Connections
+// are pooled per destination address (nodemailer's pooled SMTP transport: reuse, idle close,
+// requeue when a reused connection turns out to be dead) with a per-destination connection
+// cap. DNS goes through our resolver and nodemailer connects to the resolved IP.
+//
+// Outcomes: 2xx → delivered; 5xx → permanent (the recipient's server refused for good); 4xx,
+// network errors, timeouts, DNS failures → temporary (retry later). Temporary and connection
+// failures move on to the next address / MX host first.
+import type { Resolver } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { domainToASCII } from 'node:url';
+import nodemailer from 'nodemailer';
+import type { Config } from '../config.ts';
+import { resolveAddresses, resolveMx, type MxOptions } from './mx.ts';
+
+export type DeliveryKind = 'delivered' | 'temporary' | 'permanent';
+
+export interface HostAttempt {
+  kind: DeliveryKind;
+  /** SMTP reply code, null for network / DNS failures. */
+  code: number | null;
+  /** RFC 3463 code from the reply (e.g. 5.1.1), or ours for failures without a reply. */
+  enhancedCode: string | null;
+  response: string;
+  /** MX (or smarthost) host name; null when DNS failed before any host was known. */
+  mxHost: string | null;
+  /** IP address connected to. */
+  address: string | null;
+}
+
+export interface DeliveryOutcome extends HostAttempt {
+  /** Every host tried, in order; the outcome is the decisive one. */
+  attempts: HostAttempt[];
+}
+
+export interface OutboundMessage {
+  /** Envelope sender (MAIL FROM), e.g. the VERP address; '' for the null sender. */
+  from: string;
+  /** One recipient (RCPT TO). */
+  to: string;
+  /** Signed RFC 5322 message. */
+  raw: Buffer;
+}
+
+export interface SmtpDeliveryOptions {
+  resolver: Resolver;
+  /** EHLO name (MAIL_HOSTNAME). */
+  heloName: string;
+  /** Port of every MX host (MX_PORT). */
+  mxPort?: number;
+  /** `smtp://user:pass@host:port` or `smtps://…`; `?tls.rejectUnauthorized=false` accepts any certificate. */
+  smarthostUrl?: string | null;
+  /** Open connections per destination address at most (default 5). */
+  maxConnectionsPerDestination?: number;
+  /** Messages per connection before it is replaced (default 100). */
+  maxMessagesPerConnection?: number;
+  /** An unused connection is closed after this long (default 10 s). */
+  idleTimeoutMs?: number;
+  connectionTimeoutMs?: number;
+  greetingTimeoutMs?: number;
+  socketTimeoutMs?: number;
+  /** Addresses tried per message across all MX hosts (default 6). */
+  maxAddressesPerMessage?: number;
+  random?: MxOptions['random'];
+}
+
+interface Destination {
+  key: string;
+  transport: ReturnType<typeof nodemailer.createTransport>;
+  inFlight: number;
+  lastUsed: number;
+}
+
+interface Hop {
+  host: string;
+  address: string;
+  port: number;
+  secure: boolean;
+  /** Skip STARTTLS (after a failed TLS handshake with this host). */
+  plain: boolean;
+  auth?: { user: string; pass: string };
+  verifyCertificate: boolean;
+}
+
+const ENHANCED_CODE = /^\d{3}[ -]([245]\.\d{1,3}\.\d{1,3})\b/;
+// Errors about the host as a whole (greeting, EHLO, TLS, login): another MX may do better.
+const HOST_LEVEL_COMMANDS = new Set(['CONN', 'EHLO', 'HELO', 'LHLO', 'STARTTLS']);
+
+export function enhancedCodeOf(response: string | undefined | null): string | null {
+  return ENHANCED_CODE.exec((response ?? '').trim())?.[1] ?? null;
+}
+
+function replyCodeOf(response: string | undefined | null): number | null {
+  const match = /^([2-5]\d\d)\b/.exec((response ?? '').trim());
+  return match ? Number(match[1]) : null;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\r?\n\s*/g, ' ').trim();
+}
+
+type SmtpError = Error & { code?: string; responseCode?: number; response?: string; command?: string };
+
+/** What a nodemailer error means for this message. `hostLevel`: worth trying another host. */
+export function classifySmtpError(error: SmtpError): Omit<HostAttempt, 'mxHost' | 'address'> & { hostLevel: boolean } {
+  const code = typeof error.responseCode === 'number' && error.responseCode >= 200 ? error.responseCode : null;
+  if (code !== null) {
+    const response = oneLine(error.response || error.message);
+    // 503 is a session-state error, not a verdict on the message.
+    const permanent = code >= 500 && code !== 503;
+    const hostLevel = HOST_LEVEL_COMMANDS.has(error.command ?? '') || error.code === 'EAUTH';
+    // A refused login at a smarthost is our configuration, not the recipient: retry later.
+    const kind: DeliveryKind = permanent && error.code !== 'EAUTH' ? 'permanent' : 'temporary';
+    return { kind, code, enhancedCode: enhancedCodeOf(response) ?? (kind === 'permanent' ? '5.0.0' : '4.0.0'), response, hostLevel };
+  }
+  // No reply: the connection failed, timed out or broke.
+  const connectFailure = error.command === 'CONN' && error.code !== 'ETLS';
+  return {
+    kind: 'temporary',
+    code: null,
+    enhancedCode: connectFailure ? '4.4.1' : '4.4.2',
+    response: oneLine(error.message),
+    hostLevel: true,
+  };
+}
+
+/** A parsed SMARTHOST_URL. */
+export function parseSmarthostUrl(url: string): { host: string; port: number; secure: boolean; auth?: { user: string; pass: string }; verifyCertificate: boolean } {
+  const parsed = new URL(url);
+  if (parsed.protocol !== 'smtp:' && parsed.protocol !== 'smtps:') throw new Error('SMARTHOST_URL must start with smtp:// or smtps://');
+  const secure = parsed.protocol === 'smtps:';
+  const user = decodeURIComponent(parsed.username);
+  const pass = decodeURIComponent(parsed.password);
+  return {
+    host: parsed.hostname.replace(/^\[|\]$/g, ''),
+    port: parsed.port ? Number(parsed.port) : secure ? 465 : 587,
+    secure,
+    ...(user || pass ? { auth: { user, pass } } : {}),
+    verifyCertificate: parsed.searchParams.get('tls.rejectUnauthorized') !== 'false',
+  };
+}
+
+export class SmtpDelivery {
+  readonly options: Required<Omit<SmtpDeliveryOptions, 'smarthostUrl' | 'random'>> & Pick<SmtpDeliveryOptions, 'random'>;
+  private readonly smarthost: ReturnType<typeof parseSmarthostUrl> | null;
+  private readonly destinations = new Map<string, Destination>();
+  private readonly sweeper: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(options: SmtpDeliveryOptions) {
+    this.options = {
+      resolver: options.resolver,
+      heloName: options.heloName,
+      mxPort: options.mxPort ?? 25,
+      maxConnectionsPerDestination: options.maxConnectionsPerDestination ?? 5,
+      maxMessagesPerConnection: options.maxMessagesPerConnection ?? 100,
+      idleTimeoutMs: options.idleTimeoutMs ?? 10_000,
+      connectionTimeoutMs: options.connectionTimeoutMs ?? 30_000,
+      greetingTimeoutMs: options.greetingTimeoutMs ?? 60_000,
+      socketTimeoutMs: options.socketTimeoutMs ?? 120_000,
+      maxAddressesPerMessage: options.maxAddressesPerMessage ?? 6,
+      random: options.random,
+    };
+    this.smarthost = options.smarthostUrl ? parseSmarthostUrl(options.smarthostUrl) : null;
+    // Drops pools nobody used for a while, so the map does not grow with every domain ever seen.
+    this.sweeper = setInterval(() => this.sweep(), Math.max(1000, this.options.idleTimeoutMs)).unref();
+  }
+
+  /** Delivers `message` to its one recipient; never throws for delivery failures. */
+  async deliver(message: OutboundMessage): Promise<DeliveryOutcome> {
+    if (this.closed) throw new Error('SmtpDelivery is closed');
+    const attempts: HostAttempt[] = [];
+    const finish = (decisive: HostAttempt): DeliveryOutcome => ({ ...decisive, attempts });
+    const fail = (kind: DeliveryKind, enhancedCode: string, response: string, mxHost: string | null): DeliveryOutcome => {
+      const attempt: HostAttempt = { kind, code: null, enhancedCode, response, mxHost, address: null };
+      attempts.push(attempt);
+      return finish(attempt);
+    };
+
+    let hosts: Array<{ host: string; port: number; secure: boolean; auth?: { user: string; pass: string }; verifyCertificate: boolean }>;
+    if (this.smarthost) {
+      hosts = [this.smarthost];
+    } else {
+      const at = message.to.lastIndexOf('@');
+      const domain = at > 0 ? domainToASCII(message.to.slice(at + 1).toLowerCase()) : '';
+      if (!domain) return fail('permanent', '5.1.3', `Bad recipient address syntax: ${message.to}`, null);
+      const mx = await resolveMx(domain, this.options.resolver, { random: this.options.random });
+      if (mx.kind !== 'hosts') return fail(mx.kind, mx.enhancedCode, mx.reason, null);
+      hosts = mx.hosts.map((mxHost) => ({ host: mxHost.exchange, port: this.options.mxPort, secure: false, verifyCertificate: false }));
+    }
+
+    let budget = this.options.maxAddressesPerMessage;
+    for (const target of hosts) {
+      if (budget <= 0) break;
+      const resolved = await this.addressesOf(target.host);
+      if (resolved.kind !== 'addresses') {
+        attempts.push({ kind: 'temporary', code: null, enhancedCode: resolved.kind === 'none' ? '4.4.4' : '4.4.3', response: resolved.reason, mxHost: target.host, address: null });
+        continue;
+      }
+      for (const address of resolved.addresses) {
+        if (budget-- <= 0) break;
+        const hop: Hop = { ...target, address, plain: false };
+        let attempt = await this.attempt(hop, message);
+        // A STARTTLS handshake that fails is retried in clear text: TLS here is opportunistic.
+        if (attempt.tlsFailed && !this.smarthost) attempt = await this.attempt({ ...hop, plain: true }, message);
+        attempts.push(attempt.result);
+        if (attempt.result.kind === 'delivered') return finish(attempt.result);
+        if (attempt.result.kind === 'permanent' && !attempt.hostLevel) return finish(attempt.result);
+      }
+    }
+    if (attempts.length === 0) return fail('temporary', '4.4.3', 'No delivery host could be tried', null);
+    // Nothing delivered: a permanent answer from any host wins, else the last answer with an
+    // SMTP reply (more telling than a later connection failure), else the last attempt.
+    const decisive =
+      attempts.find((a) => a.kind === 'permanent') ??
+      [...attempts].reverse().find((a) => a.code !== null) ??
+      attempts[attempts.length - 1];
+    return finish(decisive);
+  }
+
+  /** Closes every pooled connection (in-flight messages finish first). */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.sweeper);
+    for (const destination of this.destinations.values()) destination.transport.close();
+    this.destinations.clear();
+  }
+
+  private async addressesOf(host: string) {
+    // RFC 6761: "localhost" is always loopback, whatever DNS says (local smarthosts).
+    if (this.smarthost && host.toLowerCase() === 'localhost') return { kind: 'addresses' as const, addresses: ['127.0.0.1'] };
+    return resolveAddresses(host, this.options.resolver);
+  }
+
+  private async attempt(hop: Hop, message: OutboundMessage): Promise<{ result: HostAttempt; hostLevel: boolean; tlsFailed: boolean }> {
+    const destination = this.destinationFor(hop);
+    destination.inFlight++;
+    try {
+      const info = await destination.transport.sendMail({
+        envelope: { from: message.from || '', to: [message.to] },
+        raw: message.raw,
+      });
+      const response = oneLine(info.response ?? '');
+      const code = replyCodeOf(response) ?? 250;
+      return {
+        result: { kind: 'delivered', code, enhancedCode: enhancedCodeOf(response), response, mxHost: hop.host, address: hop.address },
+        hostLevel: false,
+        tlsFailed: false,
+      };
+    } catch (error) {
+      const { hostLevel, ...classified } = classifySmtpError(error as SmtpError);
+      return {
+        result: { ...classified, mxHost: hop.host, address: hop.address },
+        hostLevel,
+        tlsFailed: (error as SmtpError).code === 'ETLS' && !hop.plain && !hop.secure,
+      };
+    } finally {
+      destination.inFlight--;
+      destination.lastUsed = Date.now();
+    }
+  }
+
+  private destinationFor(hop: Hop): Destination {
+    // Keyed by address, not MX name: domains sharing MX hosts share connections and the cap.
+    const key = `${hop.address}|${hop.port}|${hop.secure ? 'tls' : hop.plain ? 'plain' : 'starttls'}`;
+    let destination = this.destinations.get(key);
+    if (!destination) {
+      const servername = isIP(hop.host) ? undefined : hop.host;
+      const transport = nodemailer.createTransport({
+        pool: true,
+        host: hop.address,
+        port: hop.port,
+        secure: hop.secure,
+        name: this.options.heloName,
+        ignoreTLS: hop.plain,
+        opportunisticTLS: true,
+        servername,
+        tls: { rejectUnauthorized: hop.verifyCertificate, servername },
+        auth: hop.auth,
+        maxConnections: this.options.maxConnectionsPerDestination,
+        maxMessages: this.options.maxMessagesPerConnection,
+        idleTimeout: this.options.idleTimeoutMs,
+        connectionTimeout: this.options.connectionTimeoutMs,
+        greetingTimeout: this.options.greetingTimeoutMs,
+        socketTimeout: this.options.socketTimeoutMs,
+        logger: false,
+        disableFileAccess: true,
+        disableUrlAccess: true,
+      });
+      transport.on('error', () => {}); // failures reach the sendMail callers
+      destination = { key, transport, inFlight: 0, lastUsed: Date.now() };
+      this.destinations.set(key, destination);
+    }
+    return destination;
+  }
+
+  private sweep(): void {
+    const cutoff = Date.now() - this.options.idleTimeoutMs;
+    for (const [key, destination] of this.destinations) {
+      if (destination.inFlight === 0 && destination.lastUsed < cutoff) {
+        destination.transport.close();
+        this.destinations.delete(key);
+      }
+    }
+  }
+}
+
+/** A delivery client configured from the environment (MAIL_HOSTNAME, MX_PORT, SMARTHOST_URL). */
+export function createSmtpDelivery(
+  config: Pick<Config, 'mailHostname' | 'mxPort' | 'smarthostUrl'>,
+  resolver: Resolver,
+  overrides: Partial<SmtpDeliveryOptions> = {},
+): SmtpDelivery {
+  return new SmtpDelivery({ resolver, heloName: config.mailHostname, mxPort: config.mxPort, smarthostUrl: config.smarthostUrl, ...overrides });
+}
