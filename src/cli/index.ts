@@ -11,6 +11,7 @@ const commands: Record<string, Command> = {
   serve: serveCommand,
   migrate: migrateCommand,
   workspace: workspaceCommand,
+  domain: async (args) => (await import('./domain.ts')).domainCommand(args),
 };
 
 export class UsageError extends Error {}
@@ -21,7 +22,8 @@ const USAGE = `usage: postlane <command>
   workspace create --name N [--plan payg|pro|business|custom] [--credits N] [--verified] [--member EMAIL]… [--json]
   workspace list [--json]
   workspace update ID [--plan P] [--credits N] [--add-credits N] [--verified true|false] [--member EMAIL]…
-                      [--send-rate N] [--daily-limit N] [--feature NAME]… [--json]`;
+                      [--send-rate N] [--daily-limit N] [--feature NAME]… [--json]
+  domain approve WORKSPACE_ID DOMAIN [--json]   manual review approval (manually_verified_at), then a DNS check`;
 
 export async function runCli(argv: string[]): Promise<number> {
   const [name, ...args] = argv;

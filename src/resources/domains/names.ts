@@ -1,0 +1,59 @@
+// Domain names and subdomain labels. A sending domain is a registrable apex under an ICANN
+// public suffix (tldts reads the Public Suffix List); no regex can know that `co.uk` is a
+// suffix and `example.co.uk` an apex.
+import { domainToASCII } from 'node:url';
+import { parse } from 'tldts';
+
+export type NameCheck = { ok: true; name: string } | { ok: false; error: string };
+
+const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/** Validates a POST /domains `name`: the lowercase ASCII apex, or a reason for the 400. */
+export function checkApexName(input: string): NameCheck {
+  const raw = input.trim();
+  if (raw === '') return { ok: false, error: 'Domain name is required' };
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) {
+    return { ok: false, error: `Domain name must not include a scheme: use the bare domain, such as ${suggest(raw)}` };
+  }
+  if (/[/?#@:\s]/.test(raw)) {
+    return { ok: false, error: 'Domain name must be a bare domain such as example.com, without path, port, user or spaces' };
+  }
+  // International names are stored in their ASCII (punycode) form, as DNS uses them.
+  const ascii = domainToASCII(raw.replace(/\.$/, '')).toLowerCase();
+  if (ascii === '' || ascii.length > 253 || !ascii.split('.').every((label) => LABEL.test(label))) {
+    return { ok: false, error: `"${raw}" is not a valid domain name` };
+  }
+  if (ascii.startsWith('www.')) {
+    return { ok: false, error: `Domain name must not start with www.: use the apex domain ${ascii.slice(4)}` };
+  }
+  const parsed = parse(ascii, { allowPrivateDomains: false });
+  if (parsed.isIp) return { ok: false, error: 'Domain name must be a domain, not an IP address' };
+  if (!parsed.isIcann) return { ok: false, error: `"${ascii}" does not end in a known public suffix (top-level domain)` };
+  if (!parsed.domain) return { ok: false, error: `"${ascii}" is a public suffix, not a registrable domain` };
+  if (parsed.domain !== ascii) {
+    return { ok: false, error: `"${ascii}" is not an apex domain: add the registrable domain ${parsed.domain}` };
+  }
+  return { ok: true, name: ascii };
+}
+
+function suggest(raw: string): string {
+  const host = raw.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').split(/[/?#:]/)[0].replace(/^www\./i, '').toLowerCase();
+  return host || 'example.com';
+}
+
+export type LabelCheck = { ok: true; label: string | null } | { ok: false; error: string };
+
+/** `tracking_key` / `inbound_key`: one DNS label of letters, digits and hyphens; null = default. */
+export function checkLabel(field: string, value: string | null | undefined): LabelCheck {
+  if (value === null || value === undefined) return { ok: true, label: null };
+  const label = value.trim().toLowerCase();
+  if (!LABEL.test(label)) {
+    return { ok: false, error: `${field} must be one DNS label of letters, digits and hyphens (at most 63, not starting or ending with a hyphen)` };
+  }
+  return { ok: true, label };
+}
+
+/** The exact name every `from` address of this domain must use (case-insensitive). */
+export function normalizeHost(host: string): string {
+  return host.trim().replace(/\.$/, '').toLowerCase();
+}
