@@ -390,3 +390,9 @@ test('addAutomaticSuppression upserts without suppression.created; an expired on
   assert.deepEqual(kept, { ...future, reason: 'complained' }, 'a future expiry set by the user is kept');
   assert.deepEqual((await activeSuppressions(db, id, ['c@example.com'])).map((s) => s.id), [expired.id]);
 });
+
+test('the routes are in the OpenAPI document', async () => {
+  const doc = (await app.as(null).get('/openapi.json')).body;
+  assert.ok(doc.paths['/v2/suppressions'].post && doc.paths['/v2/suppressions'].get);
+  assert.ok(doc.paths['/v2/suppressions/{id}'].get && doc.paths['/v2/suppressions/{id}'].post && doc.paths['/v2/suppressions/{id}'].delete);
+});

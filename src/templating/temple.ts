@@ -26,10 +26,11 @@ export class TempleSyntaxError extends Error {
   /** 0-based offset and length of the tag in the source. */
   readonly offset: number;
   readonly length: number;
-  /** The message without its position. */
+  /** The same as `message` (which leaves the position to `line` and `column`, so callers
+   *  can place it in their own wording). */
   readonly reason: string;
   constructor(code: TempleErrorCode, reason: string, line: number, column: number, offset: number, length: number) {
-    super(`${reason} at line ${line}, column ${column}`);
+    super(reason);
     this.name = 'TempleSyntaxError';
     this.code = code;
     this.reason = reason;
