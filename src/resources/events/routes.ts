@@ -1,0 +1,37 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { Resource } from '../../platform/resource.ts';
+import { pageLimitQuery, perPageQuery, type Query } from '../../platform/http/lists.ts';
+import { EVENTS_DEFAULT_LIMIT, getEvent, getLegacyEvent, listEvents, listLegacyEvents } from './service.ts';
+
+const tags = ['Events'];
+const IdParams = Type.Object({ id: Type.String({ description: 'evt_ id' }) });
+type Id = Static<typeof IdParams>;
+
+const TypeParam = Type.Union([Type.String(), Type.Array(Type.String())], { description: 'one event type or a comma-separated list' });
+const ListQuery = pageLimitQuery(EVENTS_DEFAULT_LIMIT, {
+  type: Type.Optional(TypeParam),
+  include_data: Type.Optional(Type.Boolean({ default: false, description: 'include each event\'s data' })),
+  order: Type.Optional(Type.String()),
+  direction: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
+});
+const LegacyListQuery = perPageQuery({ 'filter[type]': Type.Optional(TypeParam) });
+
+export const resource: Resource = {
+  name: 'events',
+  v2(app, ctx) {
+    app.get('/events', { schema: { tags, querystring: ListQuery } }, async (request) =>
+      listEvents(ctx.db, request.principal.workspaceId, request.query as Query, request.url),
+    );
+    app.get('/events/:id', { schema: { tags, params: IdParams } }, async (request) =>
+      getEvent(ctx.db, request.principal.workspaceId, (request.params as Id).id),
+    );
+  },
+  v1(app, ctx) {
+    app.get('/events', { schema: { tags: ['Events (v1)'], querystring: LegacyListQuery } }, async (request) =>
+      listLegacyEvents(ctx.db, request.principal.workspaceId, request.query as Query),
+    );
+    app.get('/events/:id', { schema: { tags: ['Events (v1)'], params: IdParams } }, async (request) =>
+      getLegacyEvent(ctx.db, request.principal.workspaceId, (request.params as Id).id),
+    );
+  },
+};

@@ -1,0 +1,336 @@
+// The delivery worker (addendum §5): for each enabled webhook with work, take its lease (one
+// request in flight per webhook, across every worker process), then send its due retries and
+// its queued events, oldest first, in batches of up to 100. Every attempt is recorded; a
+// failure is retried on the schedule of policy.ts, then marked failed; a webhook with no
+// success for 3 days is disabled.
+//
+// Crash safety: a batch is moved from the outbox into a `pending` request in one transaction
+// before it is sent; a worker that dies leaves its lease to expire and the request due, so it
+// is sent again (same event ids: receivers de-duplicate with event_id).
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { AppContext } from '../../platform/context.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { newId } from '../../platform/ids.ts';
+import { isoFromMs, nowIso, nowMs } from '../../platform/clock.ts';
+import {
+  BATCH_SIZE,
+  batchBody,
+  batchItem,
+  failureBackoffMs,
+  REQUEST_TIMEOUT_MS,
+  RESEND_WINDOW_MS,
+  retryDelayMs,
+  shouldDisable,
+} from './policy.ts';
+import { onWebhookWork, stopDeliveries } from './queue.ts';
+import { sendBatch, type SendOutcome } from './send.ts';
+import type { WebhookRequestRow, WebhookRow } from './tables.ts';
+
+const LEASE_MS = REQUEST_TIMEOUT_MS + 30_000;
+/** Batches sent per turn before the webhook's lease is given back (fairness between webhooks). */
+const BATCHES_PER_TURN = 50;
+/** Webhook requests are kept this long; their bodies only while they can be resent. */
+const REQUEST_RETENTION_MS = 30 * 24 * 3600_000;
+const MAINTENANCE_EVERY_MS = 3600_000;
+
+export interface DispatcherOptions {
+  pollMs?: number;
+  concurrency?: number;
+}
+
+export class WebhookDispatcher {
+  private readonly ctx: AppContext;
+  private readonly db: Db;
+  private readonly owner = randomUUID();
+  private readonly pollMs: number;
+  private readonly concurrency: number;
+  private readonly running = new Map<string, Promise<void>>();
+  private stopping = false;
+  private loopDone: Promise<void> | null = null;
+  private wakeUp: (() => void) | null = null;
+  private pendingWake = false;
+  private unsubscribe: (() => void) | null = null;
+  private lastMaintenance = 0;
+
+  constructor(ctx: AppContext, options: DispatcherOptions = {}) {
+    this.ctx = ctx;
+    this.db = ctx.db;
+    this.pollMs = options.pollMs ?? 1000;
+    this.concurrency = options.concurrency ?? 16;
+  }
+
+  start(): void {
+    this.unsubscribe = onWebhookWork(() => this.wake());
+    this.loopDone = this.loop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.unsubscribe?.();
+    this.wake();
+    await this.loopDone;
+    await Promise.allSettled(this.running.values());
+  }
+
+  private wake(): void {
+    this.pendingWake = true;
+    this.wakeUp?.();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.pendingWake) {
+      this.pendingWake = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const self = this;
+      function done() {
+        clearTimeout(timer);
+        self.wakeUp = null;
+        self.pendingWake = false;
+        resolve();
+      }
+      this.wakeUp = done;
+    });
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopping) {
+      try {
+        await this.dispatchDue();
+        if (Date.now() - this.lastMaintenance > MAINTENANCE_EVERY_MS) {
+          this.lastMaintenance = Date.now();
+          await pruneWebhookRequests(this.db);
+        }
+      } catch (error) {
+        if (!this.stopping) this.ctx.log.error({ err: error }, 'webhook dispatch failed');
+      }
+      await this.sleep(this.pollMs);
+    }
+  }
+
+  /** Starts a turn for each webhook with due work that no worker holds. */
+  private async dispatchDue(): Promise<void> {
+    const free = this.concurrency - this.running.size;
+    if (free <= 0) return;
+    const now = Math.floor(nowMs());
+    const hooks = await this.db
+      .selectFrom('webhooks as w')
+      .select('w.id')
+      .where('w.enabled', '=', 1)
+      .where((eb) => eb.or([eb('w.lock_until', 'is', null), eb('w.lock_until', '<', now)]))
+      .where((eb) => eb.or([eb('w.backoff_until', 'is', null), eb('w.backoff_until', '<=', now)]))
+      .where((eb) =>
+        eb.or([
+          eb.exists(eb.selectFrom('webhook_outbox as o').select(sql`1`.as('one')).whereRef('o.webhook_id', '=', 'w.id')),
+          eb.exists(
+            eb.selectFrom('webhook_requests as r').select(sql`1`.as('one')).whereRef('r.webhook_id', '=', 'w.id').where('r.next_attempt_at', '<=', now),
+          ),
+        ]),
+      )
+      .limit(free + this.running.size)
+      .execute();
+    for (const { id } of hooks) {
+      if (this.running.size >= this.concurrency) break;
+      if (this.running.has(id)) continue;
+      const turn = this.turn(id)
+        .catch((error) => {
+          if (!this.stopping) this.ctx.log.error({ err: error, webhookId: id }, 'webhook delivery turn failed');
+        })
+        .finally(() => {
+          this.running.delete(id);
+          this.wake();
+        });
+      this.running.set(id, turn);
+    }
+  }
+
+  private async lease(id: string): Promise<boolean> {
+    const now = Math.floor(nowMs());
+    const result = await this.db
+      .updateTable('webhooks')
+      .set({ lock_until: now + LEASE_MS, lock_owner: this.owner })
+      .where('id', '=', id)
+      .where('enabled', '=', 1)
+      .where((eb) => eb.or([eb('lock_until', 'is', null), eb('lock_until', '<', now), eb('lock_owner', '=', this.owner)]))
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** One webhook's turn: while holding its lease, send due requests and new batches in order. */
+  private async turn(id: string): Promise<void> {
+    if (!(await this.lease(id))) return;
+    try {
+      for (let sent = 0; sent < BATCHES_PER_TURN && !this.stopping; sent++) {
+        const hook = await this.db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
+        const now = Math.floor(nowMs());
+        if (!hook || hook.enabled !== 1 || (hook.backoff_until !== null && hook.backoff_until > now)) return;
+        const request = (await this.dueRequest(id, now)) ?? (await openBatch(this.db, hook));
+        if (!request) return;
+        const ok = await this.attempt(hook, request);
+        if (!ok || !(await this.lease(id))) return;
+      }
+    } finally {
+      await this.db.updateTable('webhooks').set({ lock_until: null, lock_owner: null }).where('id', '=', id).where('lock_owner', '=', this.owner).execute();
+    }
+  }
+
+  private async dueRequest(webhookId: string, now: number): Promise<WebhookRequestRow | undefined> {
+    return this.db
+      .selectFrom('webhook_requests')
+      .selectAll()
+      .where('webhook_id', '=', webhookId)
+      .where('next_attempt_at', '<=', now)
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirst();
+  }
+
+  /** Sends one request and records the attempt; true on success. */
+  private async attempt(hook: WebhookRow, request: WebhookRequestRow): Promise<boolean> {
+    if (request.body === null) {
+      await recordOutcome(this.ctx, hook, request, { success: false, status: null, excerpt: null, error: 'The request body is no longer available', durationMs: 0 }, true);
+      return false;
+    }
+    const outcome = await sendBatch(this.ctx, hook.url, this.ctx.secrets.open(hook.secret), request.body);
+    await recordOutcome(this.ctx, hook, request, outcome, false);
+    return outcome.success;
+  }
+}
+
+/** Moves up to 100 of a webhook's oldest queued events into a new pending request. */
+export async function openBatch(db: Db, hook: WebhookRow): Promise<WebhookRequestRow | undefined> {
+  return db.transaction().execute(async (tx) => {
+    const queued = await tx
+      .selectFrom('webhook_outbox as o')
+      .leftJoin('events as e', 'e.id', 'o.event_id')
+      .select(['o.id as outbox_id', 'o.event_id', 'e.type', 'e.data'])
+      .where('o.webhook_id', '=', hook.id)
+      .orderBy('o.id')
+      .limit(BATCH_SIZE)
+      .execute();
+    if (queued.length === 0) return undefined;
+    await tx.deleteFrom('webhook_outbox').where('id', 'in', queued.map((q) => q.outbox_id)).execute();
+    const events = queued.filter((q) => q.type !== null && q.data !== null); // an event removed since: nothing to send
+    if (events.length === 0) return undefined;
+    const now = nowIso();
+    const request: WebhookRequestRow = {
+      id: newId('whr'),
+      webhook_id: hook.id,
+      workspace_id: hook.workspace_id,
+      status: 'pending',
+      attempts: 0,
+      manual: 0,
+      event_ids: JSON.stringify(events.map((e) => e.event_id)),
+      event_count: events.length,
+      body: batchBody(events.map((e) => batchItem(e.event_id, e.type!, e.data!))),
+      response_status: null,
+      response_body: null,
+      duration_ms: null,
+      error: null,
+      next_attempt_at: Math.floor(nowMs()),
+      last_attempt_at: null,
+      delivered_at: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await tx.insertInto('webhook_requests').values(request).execute();
+    return request;
+  });
+}
+
+/**
+ * Records one attempt: the request's new state (delivered; retrying at the next time of the
+ * schedule; failed once attempts run out or after a resend by hand), the attempt itself, and
+ * the webhook's health (last_used_at on success; disabled after 3 days without one).
+ */
+export async function recordOutcome(ctx: AppContext, hook: WebhookRow, request: WebhookRequestRow, outcome: SendOutcome, final: boolean): Promise<void> {
+  const nowMsValue = Math.floor(nowMs());
+  const now = isoFromMs(nowMsValue);
+  const attempt = request.attempts + 1;
+  let state: Pick<WebhookRequestRow, 'status' | 'next_attempt_at' | 'delivered_at'>;
+  if (outcome.success) state = { status: 'delivered', next_attempt_at: null, delivered_at: now };
+  else {
+    const wait = final || request.manual === 1 ? null : retryDelayMs(attempt);
+    state = wait === null ? { status: 'failed', next_attempt_at: null, delivered_at: request.delivered_at } : { status: 'retrying', next_attempt_at: nowMsValue + wait, delivered_at: request.delivered_at };
+  }
+  await ctx.db.transaction().execute(async (tx) => {
+    const current = await tx.selectFrom('webhooks').select(['failing_since', 'consecutive_failures', 'enabled']).where('id', '=', hook.id).executeTakeFirst();
+    if (!current) return; // deleted meanwhile: its requests went with it
+    // Disabled while this attempt was in flight: nothing more is tried.
+    if (current.enabled !== 1 && state.status === 'retrying') state = { ...state, status: 'failed', next_attempt_at: null };
+    const updated = await tx
+      .updateTable('webhook_requests')
+      .set({
+        ...state,
+        attempts: attempt,
+        manual: 0,
+        response_status: outcome.status,
+        response_body: outcome.excerpt,
+        duration_ms: outcome.durationMs,
+        error: outcome.error,
+        last_attempt_at: now,
+        updated_at: now,
+      })
+      .where('id', '=', request.id)
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) return;
+    await tx
+      .insertInto('webhook_request_attempts')
+      .values({
+        request_id: request.id,
+        attempt,
+        manual: request.manual,
+        response_status: outcome.status,
+        response_body: outcome.excerpt,
+        duration_ms: outcome.durationMs,
+        error: outcome.error,
+        created_at: now,
+      })
+      .execute();
+    if (outcome.success) {
+      await tx
+        .updateTable('webhooks')
+        .set({ last_used_at: now, failing_since: null, consecutive_failures: 0, backoff_until: null })
+        .where('id', '=', hook.id)
+        .execute();
+      return;
+    }
+    const failingSince = current.failing_since ?? nowMsValue;
+    const failures = current.consecutive_failures + 1;
+    if (attempt === 3 && !request.manual) {
+      ctx.log.warn({ webhookId: hook.id, requestId: request.id, workspaceId: hook.workspace_id }, 'webhook request failed for the third time');
+    }
+    if (current.enabled === 1 && shouldDisable(failingSince, nowMsValue)) {
+      await tx
+        .updateTable('webhooks')
+        .set({ enabled: 0, disabled_reason: 'failing', failing_since: failingSince, consecutive_failures: failures, backoff_until: null, updated_at: now })
+        .where('id', '=', hook.id)
+        .execute();
+      await stopDeliveries(tx, hook.id, 'Webhook was disabled after 3 days without a successful delivery');
+      ctx.log.warn({ webhookId: hook.id, workspaceId: hook.workspace_id }, 'webhook disabled after 3 days without a successful delivery');
+      return;
+    }
+    await tx
+      .updateTable('webhooks')
+      .set({ failing_since: failingSince, consecutive_failures: failures, backoff_until: nowMsValue + failureBackoffMs(failures) })
+      .where('id', '=', hook.id)
+      .execute();
+  });
+}
+
+/** Retention: bodies are dropped once a request can no longer be resent; requests after 30 days. */
+export async function pruneWebhookRequests(db: Db): Promise<void> {
+  const now = nowMs();
+  await db
+    .updateTable('webhook_requests')
+    .set({ body: null })
+    .where('created_at', '<', isoFromMs(now - RESEND_WINDOW_MS))
+    .where('next_attempt_at', 'is', null)
+    .where('body', 'is not', null)
+    .execute();
+  await db.deleteFrom('webhook_requests').where('created_at', '<', isoFromMs(now - REQUEST_RETENTION_MS)).execute();
+}

@@ -1,0 +1,45 @@
+// One signed POST of a batch to a webhook's URL (addendum §5.1): the hostname is resolved and
+// checked again at every attempt and the connection pinned to the checked address; 30 s for
+// the whole exchange; redirects are not followed and count as failures.
+import type { AppContext } from '../../platform/context.ts';
+import { nowMs } from '../../platform/clock.ts';
+import { fetchPinned, parseHttpUrl, resolvePublicAddress } from '../../platform/net.ts';
+import { deliveryHeaders, isSuccessStatus, REQUEST_TIMEOUT_MS, RESPONSE_EXCERPT_CHARS } from './policy.ts';
+import { resolverFor } from './service.ts';
+
+export interface SendOutcome {
+  success: boolean;
+  /** The endpoint's HTTP status, null when no response came. */
+  status: number | null;
+  /** The start of the endpoint's answer. */
+  excerpt: string | null;
+  /** Why it failed, null on success. */
+  error: string | null;
+  durationMs: number;
+}
+
+export async function sendBatch(ctx: AppContext, url: string, secret: string, body: string): Promise<SendOutcome> {
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  try {
+    const target = parseHttpUrl(url);
+    const address = await resolvePublicAddress(resolverFor(ctx), target.hostname, ctx.config.allowPrivateUrls);
+    const response = await fetchPinned(target, address, {
+      method: 'POST',
+      headers: deliveryHeaders(secret, body, Math.floor(nowMs() / 1000)),
+      body,
+      timeoutMs: Math.max(1000, REQUEST_TIMEOUT_MS - elapsed()),
+      maxBytes: RESPONSE_EXCERPT_CHARS * 4,
+      truncate: true,
+    });
+    const excerpt = response.body.toString('utf8').slice(0, RESPONSE_EXCERPT_CHARS);
+    const success = isSuccessStatus(response.status);
+    let error: string | null = null;
+    if (!success) {
+      error = response.status >= 300 && response.status < 400 ? `Redirect (HTTP ${response.status}) not followed` : `HTTP ${response.status}`;
+    }
+    return { success, status: response.status, excerpt, error, durationMs: elapsed() };
+  } catch (error) {
+    return { success: false, status: null, excerpt: null, error: (error as Error).message, durationMs: elapsed() };
+  }
+}
