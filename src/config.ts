@@ -32,6 +32,8 @@ export interface Config {
   encryptionKey: string | null;
   /** How long a delivery keeps being retried after a temporary failure. */
   deliveryRetryWindowHours: number;
+  /** How often webhook workers look for due deliveries queued by other processes (ms). */
+  webhookPollMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -105,5 +107,6 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: text(env, 'LOG_LEVEL', 'info'),
     encryptionKey: optional(env, 'ENCRYPTION_KEY'),
     deliveryRetryWindowHours: integer(env, 'DELIVERY_RETRY_WINDOW_HOURS', 72, 1, 24 * 30),
+    webhookPollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 10, 60_000),
   };
 }

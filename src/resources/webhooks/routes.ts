@@ -75,7 +75,13 @@ export const resource: Resource = {
     app.post('/webhooks/:id/reset-secret', { schema: { tags, params: IdParams } }, async (request) =>
       resetWebhookSecret(ctx, request.principal.workspaceId, (request.params as Id).id),
     );
-    app.post('/webhooks/:id/test', { schema: { tags, params: IdParams, body: TestBody } }, async (request, reply) => {
+    app.post('/webhooks/:id/test', {
+      schema: { tags, params: IdParams, body: TestBody },
+      // The body is optional: no body means the default sample type.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+    }, async (request, reply) => {
       const decision = testLimiter.hit(request.ip);
       if (!decision.allowed) {
         const body = { error: 'Rate limit exceeded', message: 'Too many webhook tests: at most 5 per minute', limit: decision.limit, current: decision.limit, retry_after: decision.retryAfter };
@@ -102,7 +108,7 @@ export const resource: Resource = {
   },
   async start(ctx, roles) {
     if (!roles.has('worker')) return;
-    const dispatcher = new WebhookDispatcher(ctx);
+    const dispatcher = new WebhookDispatcher(ctx, { pollMs: ctx.config.webhookPollMs });
     dispatcher.start();
     return () => dispatcher.stop();
   },
