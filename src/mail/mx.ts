@@ -28,18 +28,14 @@ const isNoData = (error: unknown) => errorCode(error) === 'ENODATA';
 
 const normalizeHost = (name: string) => name.trim().replace(/\.$/, '').toLowerCase();
 
-/** Sorts by priority (lowest first) and shuffles hosts of equal priority; drops duplicates. */
+/** Sorts by priority (lowest first) and shuffles hosts of equal priority; a repeated host keeps its best priority. */
 export function orderMxHosts(records: Array<{ exchange: string; priority: number }>, random: () => number = Math.random): MxHost[] {
+  const hosts = records
+    .map((record) => ({ exchange: normalizeHost(record.exchange), priority: record.priority, tiebreak: random() }))
+    .filter((host) => host.exchange !== '')
+    .sort((a, b) => a.priority - b.priority || a.tiebreak - b.tiebreak);
   const seen = new Set<string>();
-  const hosts: Array<MxHost & { tiebreak: number }> = [];
-  for (const record of records) {
-    const exchange = normalizeHost(record.exchange);
-    if (!exchange || seen.has(exchange)) continue;
-    seen.add(exchange);
-    hosts.push({ exchange, priority: record.priority, tiebreak: random() });
-  }
-  hosts.sort((a, b) => a.priority - b.priority || a.tiebreak - b.tiebreak);
-  return hosts.map(({ exchange, priority }) => ({ exchange, priority }));
+  return hosts.filter((host) => !seen.has(host.exchange) && seen.add(host.exchange)).map(({ exchange, priority }) => ({ exchange, priority }));
 }
 
 function dnsFailure(error: unknown, name: string, type: string): MxResolution {

@@ -12,7 +12,7 @@ import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
 import nodemailer from 'nodemailer';
 import type { Config } from '../config.ts';
-import { resolveAddresses, resolveMx, type MxOptions } from './mx.ts';
+import { orderMxHosts, resolveAddresses, resolveMx, type MxOptions } from './mx.ts';
 
 export type DeliveryKind = 'delivered' | 'temporary' | 'permanent';
 
@@ -62,6 +62,8 @@ export interface SmtpDeliveryOptions {
   socketTimeoutMs?: number;
   /** Addresses tried per message across all MX hosts (default 6). */
   maxAddressesPerMessage?: number;
+  /** How long MX and address answers are reused (default 60 s; 0 looks up every time). */
+  dnsCacheMs?: number;
   random?: MxOptions['random'];
 }
 
@@ -100,7 +102,12 @@ function oneLine(text: string): string {
   return text.replace(/\s*\r?\n\s*/g, ' ').trim();
 }
 
-type SmtpError = Error & { code?: string; responseCode?: number; response?: string; command?: string };
+type SmtpError = Error & { code?: string; responseCode?: number; response?: string; command?: string; library?: string };
+
+/** A failed TLS handshake or certificate check (nodemailer reports most as ESOCKET). */
+export function isTlsFailure(error: SmtpError): boolean {
+  return error.code === 'ETLS' || error.library === 'SSL routines' || /SSL routines|certificate|TLS handshake|tlsv1 alert/i.test(error.message);
+}
 
 /** What a nodemailer error means for this message. `hostLevel`: worth trying another host. */
 export function classifySmtpError(error: SmtpError): Omit<HostAttempt, 'mxHost' | 'address'> & { hostLevel: boolean } {
@@ -114,12 +121,13 @@ export function classifySmtpError(error: SmtpError): Omit<HostAttempt, 'mxHost' 
     const kind: DeliveryKind = permanent && error.code !== 'EAUTH' ? 'permanent' : 'temporary';
     return { kind, code, enhancedCode: enhancedCodeOf(response) ?? (kind === 'permanent' ? '5.0.0' : '4.0.0'), response, hostLevel };
   }
-  // No reply: the connection failed, timed out or broke.
-  const connectFailure = error.command === 'CONN' && error.code !== 'ETLS';
+  // No reply: TLS failed (X.7.5 cryptographic failure), the connection failed or timed out
+  // (X.4.1 no answer from host), or it broke midway (X.4.2 bad connection).
+  const tls = isTlsFailure(error);
   return {
     kind: 'temporary',
     code: null,
-    enhancedCode: connectFailure ? '4.4.1' : '4.4.2',
+    enhancedCode: tls ? '4.7.5' : error.command === 'CONN' ? '4.4.1' : '4.4.2',
     response: oneLine(error.message),
     hostLevel: true,
   };
@@ -141,10 +149,37 @@ export function parseSmarthostUrl(url: string): { host: string; port: number; se
   };
 }
 
+/** Successful DNS answers, kept briefly: a burst to one domain costs one lookup, not thousands. */
+class AnswerCache<T> {
+  private readonly entries = new Map<string, { expires: number; value: Promise<T> }>();
+  private readonly ttlMs: number;
+  constructor(ttlMs: number) {
+    this.ttlMs = ttlMs;
+  }
+
+  /** The cached answer for `key`, or `load()`'s; answers failing `keep` are not cached. */
+  get(key: string, load: () => Promise<T>, keep: (value: T) => boolean): Promise<T> {
+    if (this.ttlMs <= 0) return load();
+    const now = Date.now();
+    const hit = this.entries.get(key);
+    if (hit && hit.expires > now) return hit.value;
+    if (this.entries.size >= 10_000) this.entries.clear();
+    // The promise itself is cached, so concurrent lookups of one name share a query.
+    const value = load().then((answer) => {
+      if (!keep(answer)) this.entries.delete(key);
+      return answer;
+    });
+    this.entries.set(key, { expires: now + this.ttlMs, value });
+    return value;
+  }
+}
+
 export class SmtpDelivery {
   readonly options: Required<Omit<SmtpDeliveryOptions, 'smarthostUrl' | 'random'>> & Pick<SmtpDeliveryOptions, 'random'>;
   private readonly smarthost: ReturnType<typeof parseSmarthostUrl> | null;
   private readonly destinations = new Map<string, Destination>();
+  private readonly mxCache: AnswerCache<Awaited<ReturnType<typeof resolveMx>>>;
+  private readonly addressCache: AnswerCache<Awaited<ReturnType<typeof resolveAddresses>>>;
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
 
@@ -160,8 +195,11 @@ export class SmtpDelivery {
       greetingTimeoutMs: options.greetingTimeoutMs ?? 60_000,
       socketTimeoutMs: options.socketTimeoutMs ?? 120_000,
       maxAddressesPerMessage: options.maxAddressesPerMessage ?? 6,
+      dnsCacheMs: options.dnsCacheMs ?? 60_000,
       random: options.random,
     };
+    this.mxCache = new AnswerCache(this.options.dnsCacheMs);
+    this.addressCache = new AnswerCache(this.options.dnsCacheMs);
     this.smarthost = options.smarthostUrl ? parseSmarthostUrl(options.smarthostUrl) : null;
     // Drops pools nobody used for a while, so the map does not grow with every domain ever seen.
     this.sweeper = setInterval(() => this.sweep(), Math.max(1000, this.options.idleTimeoutMs)).unref();
@@ -185,9 +223,10 @@ export class SmtpDelivery {
       const at = message.to.lastIndexOf('@');
       const domain = at > 0 ? domainToASCII(message.to.slice(at + 1).toLowerCase()) : '';
       if (!domain) return fail('permanent', '5.1.3', `Bad recipient address syntax: ${message.to}`, null);
-      const mx = await resolveMx(domain, this.options.resolver, { random: this.options.random });
+      const mx = await this.mxCache.get(domain, () => resolveMx(domain, this.options.resolver, { random: this.options.random }), (answer) => answer.kind === 'hosts');
       if (mx.kind !== 'hosts') return fail(mx.kind, mx.enhancedCode, mx.reason, null);
-      hosts = mx.hosts.map((mxHost) => ({ host: mxHost.exchange, port: this.options.mxPort, secure: false, verifyCertificate: false }));
+      // Ties are reshuffled per message, also when the answer came from the cache.
+      hosts = orderMxHosts(mx.hosts, this.options.random).map((mxHost) => ({ host: mxHost.exchange, port: this.options.mxPort, secure: false, verifyCertificate: false }));
     }
 
     let budget = this.options.maxAddressesPerMessage;
@@ -230,7 +269,7 @@ export class SmtpDelivery {
   private async addressesOf(host: string) {
     // RFC 6761: "localhost" is always loopback, whatever DNS says (local smarthosts).
     if (this.smarthost && host.toLowerCase() === 'localhost') return { kind: 'addresses' as const, addresses: ['127.0.0.1'] };
-    return resolveAddresses(host, this.options.resolver);
+    return this.addressCache.get(host, () => resolveAddresses(host, this.options.resolver), (answer) => answer.kind === 'addresses');
   }
 
   private async attempt(hop: Hop, message: OutboundMessage): Promise<{ result: HostAttempt; hostLevel: boolean; tlsFailed: boolean }> {
@@ -253,7 +292,7 @@ export class SmtpDelivery {
       return {
         result: { ...classified, mxHost: hop.host, address: hop.address },
         hostLevel,
-        tlsFailed: (error as SmtpError).code === 'ETLS' && !hop.plain && !hop.secure,
+        tlsFailed: isTlsFailure(error as SmtpError) && !hop.plain && !hop.secure,
       };
     } finally {
       destination.inFlight--;

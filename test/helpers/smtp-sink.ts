@@ -45,6 +45,11 @@ export interface SmtpSinkOptions {
   randomFailures?: { temporary?: number; permanent?: number; random?: () => number };
   /** SIZE limit in bytes. */
   size?: number;
+  /** Answer every connection with this reply and close (e.g. 554 at the greeting). */
+  rejectConnections?: SinkReply;
+  /** Extra TLS server options (e.g. ciphers no client accepts, to break STARTTLS). */
+  tls?: import('node:tls').TlsOptions;
+  /** Loopback address to listen on (127.0.0.x lets two sinks share one port). */
   host?: string;
   port?: number;
   /** Keep raw messages (default true; benchmarks may only count). */
@@ -145,6 +150,7 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
   }
 
   const server = new SMTPServer({
+    ...options.tls,
     secure: options.secure ?? false,
     hideSTARTTLS: options.starttls === false,
     disabledCommands: options.auth ? [] : ['AUTH'],
@@ -154,11 +160,12 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
     size: options.size,
     logger: false,
     banner: 'Postlane test sink',
+    closeTimeout: 200, // close() drops clients that are still connected instead of waiting 10 s
     onConnect(_session, callback) {
       sink.connections++;
       sink.openConnections++;
       sink.maxOpenConnections = Math.max(sink.maxOpenConnections, sink.openConnections);
-      callback();
+      callback(options.rejectConnections ? smtpError(options.rejectConnections) : undefined);
     },
     onClose() {
       sink.openConnections--;
