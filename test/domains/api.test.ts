@@ -263,6 +263,16 @@ test('plan domain limits: 3 on Pay as you go, 100 on Pro, 1,000 on Business, non
   assert.deepEqual([customList.body.domain_limit, customList.body.domain_count, customList.body.plan_name], [null, 1001, 'Custom']);
 });
 
+test('concurrent creates of one name: one 201, the others 409 with that domain as `existing`', async () => {
+  const { api } = await workspace('pro');
+  const responses = await Promise.all(Array.from({ length: 4 }, () => api.post('/v2/domains', { name: 'same-example.com' })));
+  const created = responses.filter((r) => r.status === 201);
+  assert.equal(created.length, 1);
+  for (const conflict of responses.filter((r) => r.status !== 201)) {
+    assert.deepEqual([conflict.status, conflict.body], [409, { error: 'Domain already exists', existing: { object: 'domain', id: created[0].body.id, name: 'same-example.com' } }]);
+  }
+});
+
 test('concurrent creates cannot exceed the plan limit', async () => {
   const payg = await workspace('payg');
   const responses = await Promise.all(

@@ -108,62 +108,64 @@ export async function createDomain(ctx: AppContext, workspaceId: string, input: 
   if (early) throw duplicate(early);
 
   const key = await generateDkimKey();
-  return ctx.db.transaction().execute(async (tx) => {
-    await lockWorkspace(tx, workspaceId);
-    const existing = await findByName(tx, workspaceId, name);
-    if (existing) throw duplicate(existing);
-    const current = await requireWorkspace(tx, workspaceId);
-    const limit = DOMAIN_LIMITS[current.plan];
-    if (limit !== null && (await countDomains(tx, workspaceId)) >= limit) {
-      throw plainError(422, `Domain limit reached: the ${PLAN_NAMES[current.plan]} plan allows ${limit} domain${limit === 1 ? '' : 's'}`);
-    }
-    const now = nowIso();
-    const row: DomainRow = {
-      id: newId('dom'),
-      workspace_id: workspaceId,
-      name,
-      // Pay as you go domains wait in review until their first DNS check decides (spec 002).
-      verification_status: current.plan === 'payg' ? 'pending_review' : 'pending',
-      verified_at: null,
-      manual_review_required: 0,
-      manually_verified_at: null,
-      dns_checked_at: null,
-      next_check_at: Math.floor(nowMs() + CHECK_INTERVAL_MS),
-      registered_at: null,
-      spf_status: 'pending',
-      spf_error: null,
-      dkim_status: 'pending',
-      dkim_error: null,
-      return_path_status: 'pending',
-      return_path_error: null,
-      dmarc_status: 'pending',
-      dmarc_error: null,
-      tracking_status: 'pending',
-      tracking_error: null,
-      inbound_status: 'pending',
-      inbound_error: null,
-      tracking_key: trackingKey,
-      inbound_key: inboundKey,
-      track_loads: 0,
-      track_clicks: 0,
-      dmarc_reports: input.dmarc_reports ? 1 : 0,
-      dmarc_address: `dmarc-${randomBytes(8).toString('hex')}@${ctx.config.mailHostname}`,
-      verification_token: randomAlphanumeric(32),
-      dkim_selector: selector,
-      dkim_public_key: key.publicKeyBase64,
-      dkim_private_key: ctx.secrets.seal(key.privateKeyPem),
-      created_at: now,
-      updated_at: now,
-    };
-    try {
+  try {
+    return await ctx.db.transaction().execute(async (tx) => {
+      await lockWorkspace(tx, workspaceId);
+      const existing = await findByName(tx, workspaceId, name);
+      if (existing) throw duplicate(existing);
+      const current = await requireWorkspace(tx, workspaceId);
+      const limit = DOMAIN_LIMITS[current.plan];
+      if (limit !== null && (await countDomains(tx, workspaceId)) >= limit) {
+        throw plainError(422, `Domain limit reached: the ${PLAN_NAMES[current.plan]} plan allows ${limit} domain${limit === 1 ? '' : 's'}`);
+      }
+      const now = nowIso();
+      const row: DomainRow = {
+        id: newId('dom'),
+        workspace_id: workspaceId,
+        name,
+        // Pay as you go domains wait in review until their first DNS check decides (spec 002).
+        verification_status: current.plan === 'payg' ? 'pending_review' : 'pending',
+        verified_at: null,
+        manual_review_required: 0,
+        manually_verified_at: null,
+        dns_checked_at: null,
+        next_check_at: Math.floor(nowMs() + CHECK_INTERVAL_MS),
+        registered_at: null,
+        spf_status: 'pending',
+        spf_error: null,
+        dkim_status: 'pending',
+        dkim_error: null,
+        return_path_status: 'pending',
+        return_path_error: null,
+        dmarc_status: 'pending',
+        dmarc_error: null,
+        tracking_status: 'pending',
+        tracking_error: null,
+        inbound_status: 'pending',
+        inbound_error: null,
+        tracking_key: trackingKey,
+        inbound_key: inboundKey,
+        track_loads: 0,
+        track_clicks: 0,
+        dmarc_reports: input.dmarc_reports ? 1 : 0,
+        dmarc_address: `dmarc-${randomBytes(8).toString('hex')}@${ctx.config.mailHostname}`,
+        verification_token: randomAlphanumeric(32),
+        dkim_selector: selector,
+        dkim_public_key: key.publicKeyBase64,
+        dkim_private_key: ctx.secrets.seal(key.privateKeyPem),
+        created_at: now,
+        updated_at: now,
+      };
       await tx.insertInto('domains').values(row).execute();
-    } catch (error) {
-      if (isUniqueViolation(error)) throw duplicate((await findByName(ctx.db, workspaceId, name)) ?? { id: '', name });
-      throw error;
-    }
-    await emitEvent(tx, workspaceId, 'domain.created', createdEventObject(row, ctx.config));
-    return domainObject(row, ctx.config);
-  });
+      await emitEvent(tx, workspaceId, 'domain.created', createdEventObject(row, ctx.config));
+      return domainObject(row, ctx.config);
+    });
+  } catch (error) {
+    // Another process inserted the same name between our check and insert (the transaction
+    // is over, so the winner can be read).
+    const winner = isUniqueViolation(error) ? await findByName(ctx.db, workspaceId, name) : undefined;
+    throw winner ? duplicate(winner) : error;
+  }
 }
 
 async function countDomains(db: Executor, workspaceId: string): Promise<number> {
