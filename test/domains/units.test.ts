@@ -19,6 +19,9 @@ test('domain names: only a registrable apex under an ICANN suffix, lowercase ASC
   assert.deepEqual(checkApexName('example.com.'), { ok: true, name: 'example.com' });
   assert.deepEqual(checkApexName('example.co.uk'), { ok: true, name: 'example.co.uk' });
   assert.deepEqual(checkApexName('münchen.de'), { ok: true, name: 'xn--mnchen-3ya.de' });
+  // The reserved testing names (RFC 2606 / 6761) work like a public suffix, for labs and demos.
+  assert.deepEqual(checkApexName('acme.test'), { ok: true, name: 'acme.test' });
+  assert.deepEqual(checkApexName('Docs.Example'), { ok: true, name: 'docs.example' });
   const refused: Array<[string, RegExp]> = [
     ['https://example.com', /scheme/],
     ['http://www.example.com/path', /scheme.*example\.com/],
@@ -29,6 +32,9 @@ test('domain names: only a registrable apex under an ICANN suffix, lowercase ASC
     ['com', /public suffix/],
     ['example.notatld', /public suffix/],
     ['localhost', /public suffix/],
+    ['example.local', /public suffix/],
+    ['test', /public suffix/],
+    ['mail.acme.test', /not an apex domain.*acme\.test/],
     ['1.2.3.4', /IP address/],
     ['example.com/path', /bare domain/],
     ['example.com:25', /bare domain/],

@@ -8,6 +8,10 @@ export type NameCheck = { ok: true; name: string } | { ok: false; error: string 
 
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
+// RFC 2606 / 6761 reserve these top-level names for testing and documentation; they are never
+// delegated, so nobody can abuse them, and they let a lab or `postlane demo` use example.test.
+const TESTING_SUFFIXES = new Set(['test', 'example']);
+
 /** Validates a POST /domains `name`: the lowercase ASCII apex, or a reason for the 400. */
 export function checkApexName(input: string): NameCheck {
   const raw = input.trim();
@@ -25,6 +29,12 @@ export function checkApexName(input: string): NameCheck {
   }
   if (ascii.startsWith('www.')) {
     return { ok: false, error: `Domain name must not start with www.: use the apex domain ${ascii.slice(4)}` };
+  }
+  const labels = ascii.split('.');
+  if (TESTING_SUFFIXES.has(labels[labels.length - 1])) {
+    if (labels.length === 1) return { ok: false, error: `"${ascii}" is a public suffix, not a registrable domain` };
+    const apex = labels.slice(-2).join('.');
+    return apex === ascii ? { ok: true, name: ascii } : { ok: false, error: `"${ascii}" is not an apex domain: add the registrable domain ${apex}` };
   }
   const parsed = parse(ascii, { allowPrivateDomains: false });
   if (parsed.isIp) return { ok: false, error: 'Domain name must be a domain, not an IP address' };
