@@ -102,7 +102,6 @@ export async function composeMessage(input: ComposeInput): Promise<Buffer> {
         ? { cid: attachment.contentId.replace(/^<|>$/g, ''), contentDisposition: 'inline' }
         : {}),
     })),
-    newline: 'win',
     // Everything is given as content: never read a path or URL named in the request.
     disableFileAccess: true,
     disableUrlAccess: true,
@@ -110,5 +109,15 @@ export async function composeMessage(input: ComposeInput): Promise<Buffer> {
   const message = composer.compile();
   // Added after compile so they follow From/To/Subject/Message-ID/Date instead of leading.
   for (const header of headers) message.addHeader(header.key, header.value);
-  return message.build();
+  return toCrlf(await message.build());
+}
+
+/**
+ * Every line ending as CRLF, as SMTP sends it, so the DKIM signature covers the bytes that go
+ * out. (Cheaper than nodemailer's `newline: 'win'` stream, which costs a third of the build.)
+ */
+function toCrlf(raw: Buffer): Buffer {
+  const text = raw.toString('latin1');
+  if (!/\r(?!\n)|(?<!\r)\n/.test(text)) return raw;
+  return Buffer.from(text.replace(/\r\n|\r|\n/g, '\r\n'), 'latin1');
 }

@@ -242,7 +242,12 @@ export class SmtpDelivery {
         const hop: Hop = { ...target, address, plain: false };
         let attempt = await this.attempt(hop, message);
         // A STARTTLS handshake that fails is retried in clear text: TLS here is opportunistic.
-        if (attempt.tlsFailed && !this.smarthost) attempt = await this.attempt({ ...hop, plain: true }, message);
+        if (attempt.tlsFailed && !this.smarthost) {
+          attempts.push(attempt.result);
+          attempt = await this.attempt({ ...hop, plain: true }, message);
+        }
+        // A relay that refuses us as a whole (greeting, login) is our configuration, not the recipient.
+        if (this.smarthost && attempt.hostLevel && attempt.result.kind === 'permanent') attempt.result.kind = 'temporary';
         attempts.push(attempt.result);
         if (attempt.result.kind === 'delivered') return finish(attempt.result);
         if (attempt.result.kind === 'permanent' && !attempt.hostLevel) return finish(attempt.result);

@@ -87,6 +87,10 @@ test('550 → permanent, 451 → temporary and then delivered, 5xx after DATA �
   assert.deepEqual([rejected.kind, rejected.code, rejected.enhancedCode], ['permanent', 554, '5.7.1']);
 
   assert.deepEqual(sink.messages.map((m) => m.rcptTo[0]), ['greylisted@rcpt.test']);
+
+  // The null sender (for messages that must never bounce back) goes out as MAIL FROM:<>.
+  assert.equal((await delivery.deliver({ from: '', to: 'notify@rcpt.test', raw })).kind, 'delivered');
+  assert.equal(sink.messages[1].mailFrom, '');
 });
 
 test('MX hosts are tried in preference order: refused, unresolvable and 4xx hosts give way to the next', async (t) => {
@@ -171,6 +175,7 @@ test('without STARTTLS on offer, or when the TLS handshake fails, the message st
   const broken = await setup(t, { tls: { ciphers: 'NULL-SHA256', maxVersion: 'TLSv1.2' } });
   const retried = await broken.delivery.deliver({ from: 'b@acme.test', to: 'x@rcpt.test', raw: await message() });
   assert.equal(retried.kind, 'delivered', JSON.stringify(retried));
+  assert.deepEqual(retried.attempts.map((a) => [a.kind, a.enhancedCode]), [['temporary', '4.7.5'], ['delivered', '2.0.0']]);
   assert.equal(broken.sink.messages.length, 1);
   assert.equal(broken.sink.messages[0].secure, false);
 });
@@ -242,6 +247,14 @@ test('SMARTHOST_URL: every message goes through the relay with AUTH, whatever th
   t.after(() => badAuth.close());
   const denied = await badAuth.deliver({ from: 'b@acme.test', to: 'x@y.test', raw });
   assert.deepEqual([denied.kind, denied.code], ['temporary', 535]);
+
+  // A relay that refuses us at the greeting: also ours to fix, so temporary.
+  const closedRelay = await startSmtpSink({ rejectConnections: { code: 554, message: '5.7.1 Relay access denied' } });
+  t.after(() => closedRelay.close());
+  const viaClosed = createSmtpDelivery({ mailHostname: 'mta.postlane.test', mxPort: 25, smarthostUrl: `smtp://127.0.0.1:${closedRelay.port}` }, resolver);
+  t.after(() => viaClosed.close());
+  const closedOutcome = await viaClosed.deliver({ from: 'b@acme.test', to: 'x@y.test', raw });
+  assert.deepEqual([closedOutcome.kind, closedOutcome.code], ['temporary', 554]);
 
   // Certificates are verified by default: the sink's self-signed one is refused.
   const strict = createSmtpDelivery({ mailHostname: 'mta.postlane.test', mxPort: 25, smarthostUrl: `smtp://relay-user:x@relay.test:${relay.port}` }, resolver);
