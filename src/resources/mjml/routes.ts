@@ -1,0 +1,46 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import type { Resource } from '../../platform/resource.ts';
+import { warmUpMjml } from './pool.ts';
+import { checkRenderLimit, mjmlReference, renderSource, requireMjmlAccess, validateSource } from './service.ts';
+
+const tags = ['MJML'];
+const Source = Type.Unknown({ description: 'MJML markup, MJML JSON, or a stored MJML document (string or object, at most 2 MB)' });
+const ValidateBody = Type.Object({ source: Type.Optional(Source) });
+const RenderBody = Type.Object({
+  source: Type.Optional(Source),
+  variables: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Temple variables; nothing is auto-filled' })),
+});
+
+export const resource: Resource = {
+  name: 'mjml',
+  v2(app, ctx) {
+    // Access comes before anything about the request itself: without the alpha feature every
+    // request is 403 mjml_alpha, whatever its body.
+    const access = async (request: FastifyRequest) => {
+      await requireMjmlAccess(ctx.db, request.principal.workspaceId);
+      request.body ??= {}; // no body at all is "missing source" (422), not a schema error
+    };
+    app.post('/mjml/validate', { schema: { tags, body: ValidateBody }, preValidation: access }, async (request) =>
+      validateSource((request.body as Static<typeof ValidateBody>).source),
+    );
+    app.post(
+      '/mjml/render',
+      {
+        schema: { tags, body: RenderBody },
+        preValidation: async (request) => {
+          await access(request);
+          checkRenderLimit(request.principal.workspaceId);
+        },
+      },
+      async (request) => {
+        const body = request.body as Static<typeof RenderBody>;
+        return renderSource(body.source, body.variables);
+      },
+    );
+    app.get('/mjml/reference', { schema: { tags }, preValidation: access }, async () => mjmlReference());
+  },
+  async start(_ctx, roles) {
+    if (roles.has('api')) warmUpMjml();
+  },
+};

@@ -1,0 +1,119 @@
+// The MJML tools (spec 000 "MJML tools (alpha)") and what templates need from them: access
+// (the workspace's `mjml` feature), the 2 MB source limit, the render limit, validation and
+// compilation. Checking and compiling run in worker threads (pool.ts).
+import type { Executor } from '../../platform/db/database.ts';
+import { ApiError, fieldValidationError, messageError } from '../../platform/http/errors.ts';
+import { SlidingWindowLimiter } from '../../platform/http/rate-limit.ts';
+import { getWorkspace, hasFeature } from '../workspaces/service.ts';
+import { MJML_VERSION } from './engine.ts';
+import { processMjml } from './pool.ts';
+import { DOCUMENT_SCHEMA_VERSION } from './reference.ts';
+import type { Diagnostic, SourceFormat } from './types.ts';
+
+export { MJML_VERSION } from './engine.ts';
+export { mjmlReference } from './reference.ts';
+export type { Diagnostic } from './types.ts';
+
+export const MAX_SOURCE_BYTES = 2 * 1024 * 1024;
+export const RENDERS_PER_MINUTE = 120;
+
+/** Per workspace, in this process (spec: a fixed per-endpoint limit). */
+const renderLimiter = new SlidingWindowLimiter(RENDERS_PER_MINUTE, 60_000);
+
+export const mjmlAlphaError = () =>
+  messageError(403, 'mjml_alpha', 'MJML is in alpha and is not enabled for this workspace; ask the operator for the mjml feature.');
+
+export async function hasMjmlAccess(db: Executor, workspaceId: string): Promise<boolean> {
+  const workspace = await getWorkspace(db, workspaceId);
+  return workspace !== null && hasFeature(workspace, 'mjml');
+}
+
+export async function requireMjmlAccess(db: Executor, workspaceId: string): Promise<void> {
+  if (!(await hasMjmlAccess(db, workspaceId))) throw mjmlAlphaError();
+}
+
+export function checkRenderLimit(workspaceId: string): void {
+  const decision = renderLimiter.hit(workspaceId);
+  if (decision.allowed) return;
+  throw new ApiError(
+    429,
+    {
+      error: 'Rate limit exceeded',
+      message: `At most ${RENDERS_PER_MINUTE} MJML renders per minute; retry in ${decision.retryAfter} seconds.`,
+      limit: decision.limit,
+      current: decision.limit,
+      retry_after: decision.retryAfter,
+    },
+    { 'retry-after': String(decision.retryAfter), 'ratelimit-limit': String(decision.limit), 'ratelimit-remaining': '0', 'ratelimit-reset': String(decision.retryAfter) },
+  );
+}
+
+/** Size of a source as stored or sent: UTF-8 bytes of the text, or of an object's JSON. */
+function sourceBytes(source: string | object): number {
+  return Buffer.byteLength(typeof source === 'string' ? source : JSON.stringify(source), 'utf8');
+}
+
+/** The 422 field errors for a source that cannot be checked at all (missing, blank, too big). */
+export function sourceProblem(source: unknown): string | null {
+  if (source === undefined || source === null || (typeof source === 'string' && source.trim() === '')) return 'The source field is required.';
+  if (typeof source !== 'string' && (typeof source !== 'object' || Array.isArray(source))) return 'The source must be a string or an object.';
+  if (sourceBytes(source as string | object) > MAX_SOURCE_BYTES) return 'The source may not be greater than 2 MB.';
+  return null;
+}
+
+function requireSource(source: unknown): asserts source is string | object {
+  const problem = sourceProblem(source);
+  if (problem) throw fieldValidationError({ source: [problem] }, 422);
+}
+
+export async function validateSource(source: unknown) {
+  requireSource(source);
+  const result = await processMjml({ source, compile: false });
+  return { valid: result.valid, mjml_version: MJML_VERSION, format: result.format, diagnostics: result.diagnostics };
+}
+
+export async function renderSource(source: unknown, variables: Record<string, unknown> | undefined) {
+  requireSource(source);
+  const result = await processMjml({ source, compile: true, variables });
+  const html = result.valid ? result.html : null;
+  return {
+    valid: result.valid,
+    mjml_version: MJML_VERSION,
+    html,
+    html_bytes: html === null ? 0 : Buffer.byteLength(html, 'utf8'),
+    diagnostics: result.diagnostics,
+    ...(variables !== undefined ? { rendered_html: html === null ? null : result.rendered_html } : {}),
+  };
+}
+
+/** What an MJML template stores about its document (the template's `mjml` object). */
+export interface MjmlDocumentInfo {
+  document_schema_version: number;
+  mjml_version: string;
+  format: SourceFormat | null;
+  compiled_at: string;
+  warnings: number;
+}
+
+/** Compiles a template's source: its HTML, or 422 with `errors.source` and `diagnostics`. */
+export async function compileTemplateSource(source: unknown, compiledAt: string): Promise<{ html: string; mjml: MjmlDocumentInfo; diagnostics: Diagnostic[] }> {
+  const problem = sourceProblem(source);
+  if (problem) throw fieldValidationError({ source: [problem] }, 422, { diagnostics: [] });
+  const result = await processMjml({ source, compile: true });
+  if (!result.valid || result.html === null) {
+    const errors = result.diagnostics.filter((d) => d.severity === 'error');
+    const messages = errors.slice(0, 10).map((d) => (d.line ? `Line ${d.line}, column ${d.column}: ${d.message}` : d.message));
+    throw fieldValidationError({ source: messages.length ? messages : ['The source is not a valid MJML document.'] }, 422, { diagnostics: result.diagnostics });
+  }
+  return {
+    html: result.html,
+    diagnostics: result.diagnostics,
+    mjml: {
+      document_schema_version: DOCUMENT_SCHEMA_VERSION,
+      mjml_version: MJML_VERSION,
+      format: result.format,
+      compiled_at: compiledAt,
+      warnings: result.diagnostics.filter((d) => d.severity === 'warning').length,
+    },
+  };
+}
