@@ -36,7 +36,10 @@ export interface BounceReport {
 
 const STATUS_CODE = /(?<![\w.])([245])\.(\d{1,3})\.(\d{1,3})(?![\w]|\.\d)/;
 const SMTP_REPLY = /(?<![\w.])([45]\d\d)[ -](?=\S)/;
-const ADDRESS = /[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+/;
+// Bounded quantifiers (RFC 5321 lengths) keep the scan linear on hostile input.
+const ADDRESS = /[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,10}[A-Za-z][A-Za-z0-9-]{0,62}/;
+// Bounce explanations sit at the top; the returned copy after them can be large.
+const HEURISTIC_TEXT_LIMIT = 64 * 1024;
 // ARF types that mean "this recipient does not want this mail" (RFC 5965 §7.3).
 const COMPLAINT_TYPES = new Set(['abuse', 'fraud', 'virus', 'other']);
 
@@ -117,8 +120,8 @@ function originalHeaders(mail: ParsedMail, rawText: string): string | null {
 }
 
 function readDsn(mail: ParsedMail, rawText: string, statusText: string): BounceReport {
-  const [, ...recipientBlocks] = parseFieldBlocks(statusText);
-  const recipients: RecipientStatus[] = recipientBlocks
+  // The first block is per-message (Reporting-MTA…); some MTAs omit it, so blocks are picked by content.
+  const recipients: RecipientStatus[] = parseFieldBlocks(statusText)
     .filter((block) => block.has('final-recipient') || block.has('original-recipient') || block.has('action'))
     .map((block) => {
       const diagnosticField = block.get('diagnostic-code') ?? null;
@@ -207,8 +210,10 @@ function lineAround(text: string, index: number, fromIndex = false): string {
 
 /** The part of a non-standard bounce before the returned copy of the message. */
 function explanationOf(text: string): { explanation: string; copy: string } {
-  const marker = /^.*(this is a copy of the message|below this line is a copy|original message (follows|headers)|returned message follows|--- ?original message|the original message was received|message headers follow|unsent message below).*$/im.exec(text);
-  return marker ? { explanation: text.slice(0, marker.index), copy: text.slice(marker.index) } : { explanation: text, copy: '' };
+  const marker = /this is a copy of the message|below this line is a copy|original message (follows|headers)|returned message follows|--- ?original message|the original message was received|message headers follow|unsent message below/i.exec(text);
+  if (!marker) return { explanation: text, copy: '' };
+  const lineStart = text.lastIndexOf('\n', marker.index) + 1;
+  return { explanation: text.slice(0, lineStart), copy: text.slice(lineStart) };
 }
 
 function readHeuristic(mail: ParsedMail, rawText: string): BounceReport {
@@ -220,7 +225,7 @@ function readHeuristic(mail: ParsedMail, rawText: string): BounceReport {
   if (!fromDaemon && !BOUNCE_SUBJECT.test(subject) && !failedHeader) return empty();
   if (!fromDaemon && AUTO_REPLY_SUBJECT.test(subject)) return empty();
 
-  const text = (mail.text ?? '').replace(/\r\n?/g, '\n');
+  const text = (mail.text ?? '').slice(0, HEURISTIC_TEXT_LIMIT).replace(/\r\n?/g, '\n');
   const { explanation, copy } = explanationOf(text);
   const own = new Set([from, firstAddress(mail.to)].filter(Boolean));
 

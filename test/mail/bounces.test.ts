@@ -42,11 +42,11 @@ test('DSN delays and soft failures are told apart from hard bounces', async () =
 });
 
 test('a DSN with several recipients reports the failed one; a success DSN is not a bounce', async () => {
-  const dsn = (blocks: string) => [
+  const dsn = (blocks: string, perMessage = 'Reporting-MTA: dns; mx.example.net\r\n\r\n') => [
     'From: MAILER-DAEMON@mx.example.net', 'To: b+em_x.0000000000000000@postlane.acme.test', 'Subject: Delivery report',
     'MIME-Version: 1.0', 'Content-Type: multipart/report; report-type=delivery-status; boundary="b"', '',
     '--b', 'Content-Type: text/plain', '', 'Report.', '',
-    '--b', 'Content-Type: message/delivery-status', '', 'Reporting-MTA: dns; mx.example.net', '', blocks, '',
+    '--b', 'Content-Type: message/delivery-status', '', perMessage + blocks, '',
     '--b--', '',
   ].join('\r\n');
   const mixed = await parseBounce(dsn([
@@ -63,6 +63,9 @@ test('a DSN with several recipients reports the failed one; a success DSN is not
   // No Status field: the SMTP reply in the diagnostic gives the class.
   const noStatus = await parseBounce(dsn(['Final-Recipient: rfc822; x@example.net', 'Action: failed', 'Diagnostic-Code: smtp; 554 rejected'].join('\r\n')));
   assert.deepEqual([noStatus.kind, noStatus.status, noStatus.hard], ['bounce', '5.0.0', true]);
+  // No per-message block at all (seen from some appliances): the recipient block is still read.
+  const bare = await parseBounce(dsn(['Final-Recipient: rfc822; y@example.net', 'Action: failed', 'Status: 5.1.1'].join('\r\n'), ''));
+  assert.deepEqual([bare.kind, bare.recipient, bare.status], ['bounce', 'y@example.net', '5.1.1']);
 });
 
 test('non-standard bounces: Exim, qmail and an appliance without codes', async () => {
