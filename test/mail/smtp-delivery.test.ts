@@ -7,8 +7,8 @@ import { dkimRecordValue, generateDkimKeyPair, signMessage } from '../../src/mai
 import { classifySmtpError, parseSmarthostUrl, SmtpDelivery, createSmtpDelivery } from '../../src/mail/smtp-delivery.ts';
 import { deriveVerpSecret, parseVerpAddress, returnPathDomain, verpAddress } from '../../src/mail/verp.ts';
 import { createResolver } from '../../src/platform/dns.ts';
-import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts';
+import { startDnsServer } from '../helpers/dns-server.ts';
+import { startSmtpSink } from '../helpers/smtp-sink.ts';
 
 async function setup(t: import('node:test').TestContext, sinkOptions: Parameters<typeof startSmtpSink>[0] = {}) {
   const dns = await startDnsServer();
@@ -291,6 +291,3 @@ test('SMTP error classification and smarthost URLs', () => {
   assert.equal(parseSmarthostUrl('smtp://[::1]').host, '::1');
   assert.throws(() => parseSmarthostUrl('http://relay.example.com'), /smtp:\/\/ or smtps:\/\//);
 });
-
-// Keep the helper types exported by the sink in use for type checking.
-export type { SmtpSink, TestDnsServer };
