@@ -40,7 +40,10 @@ export const resource: Resource = {
     );
     app.get('/mjml/reference', { schema: { tags }, preValidation: access }, async () => mjmlReference());
   },
-  async start(_ctx, roles) {
-    if (roles.has('api')) warmUpMjml();
+  async start(ctx, roles) {
+    // Loading mjml takes a few seconds of CPU: done ahead only where MJML is in use.
+    if (!roles.has('api')) return;
+    const users = await ctx.db.selectFrom('workspaces').select('id').where('features', 'like', '%"mjml"%').limit(1).execute();
+    if (users.length > 0) warmUpMjml();
   },
 };

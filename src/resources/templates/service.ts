@@ -260,14 +260,14 @@ export async function listTemplates(db: Db, workspaceId: string, query: Query & 
 // ---------------------------------------------------------------------------------------
 // Writes
 
-/** Runs `work` in a transaction, once more if it lost a race on a unique index. */
+/** Runs `work` in a transaction, again (twice at most) if it lost a race on a unique index. */
 async function withRetry<T>(db: Db, work: (tx: Executor) => Promise<T>, onSecondConflict: () => ApiError): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await db.transaction().execute(work);
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
-      if (attempt >= 1) throw onSecondConflict();
+      if (attempt >= 2) throw onSecondConflict();
     }
   }
 }
@@ -398,6 +398,13 @@ export async function publishTemplate(db: Db, workspaceId: string, id: string) {
   const published = await withRetry(
     db,
     async (tx) => {
+      const found = await findVersion(tx, workspaceId, id);
+      if (!found) throw notFound();
+      // Concurrent publishes of one alias queue here (PostgreSQL row locks; SQLite runs one
+      // writer at a time), and each then reads what the previous one committed.
+      if (dialectOf(tx) === 'postgres') {
+        await tx.selectFrom('templates').select('id').where('workspace_id', '=', workspaceId).where('alias', '=', found.alias).forUpdate().execute();
+      }
       const row = await findVersion(tx, workspaceId, id);
       if (!row) throw notFound();
       if (row.published_at !== null) return { row, changed: false };
