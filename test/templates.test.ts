@@ -214,11 +214,11 @@ test('publish: one published version per alias; publish state otherwise never ch
 test('concurrent publishes and creates leave exactly one published version per alias', async () => {
   const { id: ws, api } = await workspace();
   const created = await Promise.all(Array.from({ length: 6 }, (_, i) => api.post('/v2/templates', { name: `c${i}`, alias: 'race' })));
-  assert.deepEqual(created.map((r) => r.status), Array(6).fill(201));
+  assert.deepEqual(created.map((r) => r.status), Array(6).fill(201), JSON.stringify(created.map((r) => r.body)));
   assert.equal(created.filter((r) => r.body.data.published_at !== null).length, 1);
   const ids = created.map((r) => r.body.data.id);
   const published = await Promise.all(ids.map((id) => api.post(`/v2/templates/${id}/publish`)));
-  assert.deepEqual(published.map((r) => r.status), Array(6).fill(200));
+  assert.deepEqual(published.map((r) => r.status), Array(6).fill(200), JSON.stringify(published.map((r) => r.body)));
   const rows = await app.running.ctx.db.selectFrom('templates').select('id').where('workspace_id', '=', ws).where('published_at', 'is not', null).execute();
   assert.equal(rows.length, 1);
 });

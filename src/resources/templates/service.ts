@@ -403,7 +403,7 @@ export async function publishTemplate(db: Db, workspaceId: string, id: string) {
       // Concurrent publishes of one alias queue here (PostgreSQL row locks; SQLite runs one
       // writer at a time), and each then reads what the previous one committed.
       if (dialectOf(tx) === 'postgres') {
-        await tx.selectFrom('templates').select('id').where('workspace_id', '=', workspaceId).where('alias', '=', found.alias).forUpdate().execute();
+        await tx.selectFrom('templates').select('id').where('workspace_id', '=', workspaceId).where('alias', '=', found.alias).orderBy('id').forUpdate().execute();
       }
       const row = await findVersion(tx, workspaceId, id);
       if (!row) throw notFound();
