@@ -1,0 +1,184 @@
+// Accepting a message for delivery: the one pipeline behind POST /emails, forwards, retries
+// and the SMTP relay. It applies the sending rules in the spec's order (domain, key
+// restriction, workspace verification, size, suppressions, limits, credits) and then writes
+// everything of the request — content, one email row per unique recipient, events, deliver
+// jobs, limit counters — in one transaction, so an accepted email is never lost or half-made.
+import type { AppContext } from '../../platform/context.ts';
+import type { Executor } from '../../platform/db/database.ts';
+import type { Principal } from '../../platform/http/auth.ts';
+import { ApiError, messageError, plainError } from '../../platform/http/errors.ts';
+import { newId, randomAlphanumeric } from '../../platform/ids.ts';
+import { isoFromDate, nowIso, nowMs } from '../../platform/clock.ts';
+import { emitEvent } from '../../platform/events.ts';
+import { enqueueJob } from '../../platform/jobs.ts';
+import { spendCredits } from '../../platform/credits.ts';
+import { checkSendLimits, countSends, rateLimitHeaders, type SendLimitState } from '../../platform/limits.ts';
+import { getWorkspace, type Workspace } from '../workspaces/service.ts';
+import { findSendingDomain, type SendingDomain } from '../domains/service.ts';
+import { activeSuppressions } from '../suppressions/service.ts';
+import { domainOf } from './addresses.ts';
+import { MAX_MESSAGE_BYTES, messageSize, type StoredMessage } from './content.ts';
+import { emailEventObject, type EmailRow } from './objects.ts';
+
+export const DELIVER_JOB = 'email.deliver';
+
+export type TrackingRequest = boolean | { loads?: boolean; clicks?: boolean } | undefined;
+
+export interface AcceptRequest {
+  message: StoredMessage;
+  /** The From header as sent (display name included). */
+  fromHeader: string;
+  meta: Record<string, string> | null;
+  scheduledAt: Date | null;
+  tracking: TrackingRequest;
+  source: 'api' | 'smtp' | 'forward' | 'retry';
+  originalId?: string | null;
+  /** Raw MIME as submitted (SMTP relay), stored for reads. */
+  raw?: string | null;
+  /** Runs inside the transaction after the rows are written (idempotency, forward counter). */
+  inTransaction?: (tx: Executor, rows: EmailRow[]) => Promise<void>;
+}
+
+export interface Accepted {
+  rows: EmailRow[];
+  limits: SendLimitState;
+  counted: number;
+  headers: Record<string, string>;
+}
+
+export interface Recipient {
+  address: string;
+  kind: 'to' | 'cc' | 'bcc';
+}
+
+/** One entry per unique address across to, cc and bcc (case-insensitive), first kind wins. */
+export function uniqueRecipients(message: Pick<StoredMessage, 'to' | 'cc' | 'bcc'>): Recipient[] {
+  const seen = new Set<string>();
+  const out: Recipient[] = [];
+  for (const kind of ['to', 'cc', 'bcc'] as const) {
+    for (const { address } of message[kind]) {
+      const key = address.toLowerCase();
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push({ address, kind });
+    }
+  }
+  return out;
+}
+
+export const domainNotVerified = () => plainError(422, 'Domain not verified');
+
+/** The workspace's verified sending domain for `fromAddress`, honouring a key's restriction. */
+export async function authorizedSendingDomain(ctx: AppContext, principal: Principal, fromAddress: string): Promise<SendingDomain> {
+  const domain = await findSendingDomain(ctx.db, ctx.secrets, principal.workspaceId, domainOf(fromAddress));
+  if (principal.sendingDomainId && domain?.id !== principal.sendingDomainId) {
+    throw messageError(403, 'Domain not authorized', `This API key may only send from its own sending domain, not from ${domainOf(fromAddress)}.`);
+  }
+  if (!domain || !domain.verified) throw domainNotVerified();
+  return domain;
+}
+
+function resolveTracking(requested: TrackingRequest, domain: SendingDomain): { loads: boolean; clicks: boolean } {
+  let loads = domain.trackLoads;
+  let clicks = domain.trackClicks;
+  if (typeof requested === 'boolean') loads = clicks = requested;
+  else if (requested) {
+    if (typeof requested.loads === 'boolean') loads = requested.loads;
+    if (typeof requested.clicks === 'boolean') clicks = requested.clicks;
+  }
+  // Tracking works only through a verified tracking CNAME; otherwise it is off.
+  if (!domain.trackingVerified) loads = clicks = false;
+  return { loads, clicks };
+}
+
+function checkMembers(workspace: Workspace, recipients: Recipient[]): void {
+  if (workspace.verified) return;
+  const members = new Set(workspace.members);
+  const blocked = recipients.map((r) => r.address.toLowerCase()).filter((address) => !members.has(address));
+  if (blocked.length === 0) return;
+  throw new ApiError(403, {
+    code: 'unverified_workspace_recipient',
+    error: 'Recipient not allowed',
+    message: "This workspace is not verified yet: it can send only to its members' account emails.",
+    blocked_recipients: blocked,
+  });
+}
+
+export async function acceptMessage(ctx: AppContext, principal: Principal, request: AcceptRequest): Promise<Accepted> {
+  const { message } = request;
+  const workspace = await getWorkspace(ctx.db, principal.workspaceId);
+  if (!workspace) throw plainError(404, 'Workspace not found');
+  const domain = await authorizedSendingDomain(ctx, principal, message.from.address);
+  const recipients = uniqueRecipients(message);
+  checkMembers(workspace, recipients);
+  const size = messageSize(message);
+  if (size > MAX_MESSAGE_BYTES) {
+    throw messageError(413, 'Message too large', `The message is ${size} bytes; at most ${MAX_MESSAGE_BYTES} bytes (40 MB) including attachments are allowed.`);
+  }
+  const suppressed = new Set(
+    (await activeSuppressions(ctx.db, workspace.id, recipients.map((r) => r.address), ['recipient'])).map((s) => s.email),
+  );
+
+  const check = await checkSendLimits(ctx.db, workspace);
+  if (!check.ok) throw check.error;
+
+  const tracking = resolveTracking(request.tracking, domain);
+  const now = nowIso();
+  const scheduledAt = request.scheduledAt ? isoFromDate(request.scheduledAt) : null;
+  const contentId = newId('emc');
+  const rows: EmailRow[] = recipients.map(({ address, kind }) => {
+    const token = randomAlphanumeric(32);
+    const isSuppressed = suppressed.has(address.toLowerCase());
+    return {
+      id: newId('em'),
+      workspace_id: workspace.id,
+      type: 'outbound',
+      source: request.source,
+      token,
+      message_id: `<${token}@${domain.name}>`,
+      content_id: contentId,
+      from: request.fromHeader,
+      from_address: message.from.address,
+      to: address,
+      recipient_kind: kind,
+      subject: message.subject,
+      status: isSuppressed ? 'suppressed' : scheduledAt ? 'scheduled' : 'accepted',
+      scheduled_at: scheduledAt,
+      api_key_id: principal.keyId,
+      sending_domain_id: domain.id,
+      tag: null,
+      spam_score: null,
+      size,
+      meta: request.meta ? JSON.stringify(request.meta) : null,
+      track_loads: tracking.loads ? 1 : 0,
+      track_clicks: tracking.clicks ? 1 : 0,
+      original_id: request.originalId ?? null,
+      status_detail: isSuppressed ? 'The recipient is on the suppression list' : null,
+      delivered_at: null,
+      created_at: now,
+      updated_at: now,
+    };
+  });
+  const billable = rows.filter((row) => row.status !== 'suppressed');
+  const units = recipients.length;
+  const runAt = request.scheduledAt ? request.scheduledAt.getTime() : nowMs();
+  // SMTP sends and retries do not emit email.accepted (addendum §1.3).
+  const quietAccept = request.source === 'smtp' || request.source === 'retry';
+
+  await ctx.db.transaction().execute(async (tx) => {
+    if (billable.length > 0) await spendCredits(tx, workspace.id, billable.length);
+    await tx
+      .insertInto('email_contents')
+      .values({ id: contentId, workspace_id: workspace.id, message: JSON.stringify(message), raw: request.raw ?? null, size, created_at: now, purged_at: null })
+      .execute();
+    await tx.insertInto('emails').values(rows).execute();
+    for (const row of rows) {
+      const type = `email.${row.status}`;
+      if (!(quietAccept && type === 'email.accepted')) await emitEvent(tx, workspace.id, type, emailEventObject(row, type));
+      if (row.status !== 'suppressed') await enqueueJob(tx, DELIVER_JOB, { email_id: row.id }, { runAt, maxAttempts: 1_000_000 });
+    }
+    await countSends(tx, workspace.id, units);
+    await request.inTransaction?.(tx, rows);
+  });
+  return { rows, limits: check.state, counted: units, headers: rateLimitHeaders(check.state, units) };
+}

@@ -1,0 +1,58 @@
+// The shapes emails take in responses and event payloads (spec 000 "Email object",
+// addendum §1.2 and §6.4).
+import type { Selectable } from 'kysely';
+import type { EmailsTable } from './tables.ts';
+
+export type EmailRow = Selectable<EmailsTable>;
+
+export function parseMeta(meta: string | null): Record<string, string> | null {
+  return meta ? (JSON.parse(meta) as Record<string, string>) : null;
+}
+
+/** The event object of email.* status events (addendum §6.4). */
+export function emailEventObject(row: EmailRow, type: string): Record<string, unknown> {
+  const base = { id: row.id, object: 'email', from: row.from, to: row.to, subject: row.subject };
+  if (type === 'email.accepted') return { ...base, meta: parseMeta(row.meta), timestamp: row.created_at };
+  if (type === 'email.scheduled') return { ...base, meta: parseMeta(row.meta), scheduled_at: row.scheduled_at, timestamp: row.created_at, created_at: row.created_at };
+  if (type === 'email.received') return { ...base, created_at: row.created_at };
+  return { ...base, status: row.status, meta: parseMeta(row.meta), updated_at: row.updated_at, created_at: row.created_at };
+}
+
+/** An item of GET /emails (addendum §1.2). */
+export function emailListItem(row: EmailRow) {
+  return {
+    object: 'email' as const,
+    id: row.id,
+    type: row.type,
+    from: row.from,
+    to: row.to,
+    subject: row.subject,
+    status: row.status,
+    size: Number(row.size),
+    scheduled_at: row.scheduled_at,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    meta: parseMeta(row.meta),
+  };
+}
+
+/** The send response: the first recipient's email, plus `ids` when there are several. */
+export function sendResponse(rows: EmailRow[], recipients: { to: string[]; cc: string[]; bcc: string[] }) {
+  const first = rows[0];
+  return {
+    object: 'email' as const,
+    id: first.id,
+    ...(rows.length > 1 ? { ids: Object.fromEntries(rows.map((row) => [row.to, row.id])) } : {}),
+    token: first.token,
+    message_id: first.message_id,
+    from: first.from,
+    to: recipients.to,
+    ...(recipients.cc.length ? { cc: recipients.cc } : {}),
+    ...(recipients.bcc.length ? { bcc: recipients.bcc } : {}),
+    subject: first.subject,
+    status: first.status,
+    scheduled_at: first.scheduled_at,
+    created_at: first.created_at,
+    tracking: { loads: first.track_loads === 1, clicks: first.track_clicks === 1 },
+  };
+}
