@@ -497,3 +497,11 @@ test('sending helpers: a domain by exact from-domain or id, and the domain a hos
   assert.deepEqual(await host('helpers-example.com'), [domain.id, 'apex']);
   assert.equal(await host('other.helpers-example.com'), null);
 });
+
+test('the domain routes are in the OpenAPI document', async () => {
+  const paths = (await app.as(null).get('/openapi.json')).body.paths;
+  assert.ok(paths['/v2/domains'].post && paths['/v2/domains'].get);
+  assert.ok(paths['/v2/domains/{id}'].get && paths['/v2/domains/{id}'].patch && paths['/v2/domains/{id}'].delete);
+  assert.ok(paths['/v2/domains/{id}/verify'].post);
+  assert.equal(paths['/v2/domains/{id}'].post, undefined);
+});

@@ -9,6 +9,11 @@ import { startDomainApp, publish, REQUIRED, HOSTS, type DomainTestApp } from './
 import { startRdapServer, type TestRdapServer } from '../helpers/rdap-server.ts';
 import { usingPostgres } from '../helpers/app.ts';
 import { updateWorkspace } from '../../src/resources/workspaces/service.ts';
+import { lookupRegistration } from '../../src/resources/domains/rdap.ts';
+import { approveDomain } from '../../src/resources/domains/service.ts';
+import { domainCommand } from '../../src/cli/domain.ts';
+import { UsageError } from '../../src/cli/index.ts';
+import { createResolver } from '../../src/platform/dns.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
 const daysAgo = (days: number) => new Date(Date.now() - days * DAY);
@@ -114,13 +119,11 @@ test('`domain approve` errors: unknown domain or workspace (exit 1), bad usage (
   const unknown = await cli(['approve', ws.id, 'nope-example.com']);
   assert.equal(unknown.code, 1);
   assert.equal(unknown.stderr, `postlane domain: no domain "nope-example.com" in workspace ${ws.id}\n`);
-  const noWorkspace = await cli(['approve', 'wsp_missing', 'nope-example.com']);
-  assert.equal(noWorkspace.code, 1);
-  assert.equal(noWorkspace.stderr, 'postlane domain: no workspace with id wsp_missing\n');
-  const usage = await cli(['approve', ws.id]);
-  assert.equal(usage.code, 2);
-  assert.match(usage.stderr, /domain approve takes a workspace id and a domain/);
-  assert.equal((await cli(['frobnicate'])).code, 2);
+  const deps = { db: app.running.ctx.db, config: app.config };
+  await assert.rejects(approveDomain(deps, 'wsp_missing', 'nope-example.com'), { message: 'no workspace with id wsp_missing' });
+  // Usage errors are UsageError, which the CLI turns into exit code 2.
+  await assert.rejects(domainCommand(['approve', ws.id]), (e: Error) => e instanceof UsageError && /takes a workspace id and a domain/.test(e.message));
+  await assert.rejects(domainCommand(['frobnicate']), UsageError);
 });
 
 test('other plans skip the review, and leaving Pay as you go releases a held domain', async () => {
@@ -176,4 +179,16 @@ test('without RDAP_URL the age rule is skipped: a Pay as you go domain verifies 
   } finally {
     await plain.close();
   }
+});
+
+test('the RDAP host name is resolved through DNS_SERVERS', async () => {
+  const port = new URL(rdap.url).port;
+  app.dns.set('rdap.registry.test', 'A', ['127.0.0.1']);
+  rdap.register('hosted-example.com', '2001-02-03T04:05:06Z');
+  const resolver = createResolver([app.dns.address], { timeoutMs: 300, tries: 2 });
+  const result = await lookupRegistration(`http://rdap.registry.test:${port}`, 'hosted-example.com', { resolver });
+  assert.deepEqual(result, { kind: 'registered', registeredAt: '2001-02-03T04:05:06.000Z' });
+  assert.ok(app.dns.queries.some((q) => q.name === 'rdap.registry.test' && q.type === 'A'));
+  const unresolvable = await lookupRegistration(`http://nowhere.registry.test:${port}`, 'hosted-example.com', { resolver });
+  assert.deepEqual(unresolvable, { kind: 'failed', reason: 'RDAP lookup failed: cannot resolve nowhere.registry.test' });
 });

@@ -32,6 +32,10 @@ export function openSqlite(path: string): { handle: DatabaseSync; kyselyDatabase
   const kyselyDatabase: SqliteDatabase = {
     close: () => handle.close(),
     prepare(sql: string): SqliteStatement {
+      // A deferred transaction that reads and then writes fails at once ("database is
+      // locked", busy_timeout does not apply) when another process (the CLI, a second
+      // server) committed in between; BEGIN IMMEDIATE takes the write lock first, waiting.
+      if (sql === 'begin') sql = 'begin immediate';
       let cached = prepared.get(sql);
       if (!cached) {
         cached = wrap(handle.prepare(sql));

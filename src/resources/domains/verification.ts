@@ -98,6 +98,7 @@ export async function reviewDecision(deps: DomainDeps, row: DomainRow): Promise<
   if (!registeredAt) {
     const result = await lookupRegistration(config.rdapUrl, row.name, {
       resolver: config.dnsServers.length > 0 ? domainResolver(config) : null,
+      timeoutMs: 5000,
     });
     if (result.kind === 'failed') {
       deps.log?.warn({ domain: row.name, reason: result.reason }, 'RDAP lookup failed; the review decision waits for the next check');
