@@ -10,6 +10,7 @@ import { JobRunner } from './platform/jobs.ts';
 import type { AppContext } from './platform/context.ts';
 import { loadResources, type Role } from './resources/index.ts';
 import { createSealer, loadEncryptionKey } from './platform/secrets.ts';
+import { deriveVerpSecret } from './mail/verp.ts';
 import { ensureDefaultWorkspace } from './resources/workspaces/service.ts';
 
 export const ALL_ROLES: Role[] = ['api', 'worker', 'smtp'];
@@ -43,13 +44,15 @@ export async function startPostlane(config: Config, options: StartOptions = {}):
   const roles = new Set<Role>(options.roles ?? ALL_ROLES);
   const log = options.logger ?? createLogger(config);
   const database: DatabaseHandle = openDatabase(config.databaseUrl, { schema: options.schema });
+  const encryptionKey = loadEncryptionKey(config.dataDir, config.encryptionKey ?? undefined);
   const ctx: AppContext = {
     config,
     db: database.db,
     dialect: database.dialect,
     log,
     auth: new Authenticator(database.db),
-    secrets: createSealer(loadEncryptionKey(config.dataDir, config.encryptionKey ?? undefined)),
+    secrets: createSealer(encryptionKey),
+    verpSecret: deriveVerpSecret(encryptionKey),
   };
   const stops: Array<() => Promise<void>> = [];
   try {

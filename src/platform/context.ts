@@ -14,4 +14,6 @@ export interface AppContext {
   auth: Authenticator;
   /** Seals secrets stored at rest (DKIM private keys, webhook secrets). */
   secrets: Sealer;
+  /** Key of the HMAC in VERP return-path addresses (derived from the encryption key). */
+  verpSecret: Buffer;
 }
