@@ -35,6 +35,9 @@ export interface AcceptRequest {
   originalId?: string | null;
   /** Raw MIME as submitted (SMTP relay), stored for reads. */
   raw?: string | null;
+  /** Units counted against the sending limits; default one per unique recipient (API). The
+   *  SMTP relay counts one per transaction (addendum §14). */
+  limitUnits?: number;
   /** Runs inside the transaction after the rows are written (idempotency, forward counter). */
   inTransaction?: (tx: Executor, rows: EmailRow[]) => Promise<void>;
 }
@@ -160,7 +163,7 @@ export async function acceptMessage(ctx: AppContext, principal: Principal, reque
     };
   });
   const billable = rows.filter((row) => row.status !== 'suppressed');
-  const units = recipients.length;
+  const units = request.limitUnits ?? recipients.length;
   const runAt = request.scheduledAt ? request.scheduledAt.getTime() : nowMs();
   // SMTP sends and retries do not emit email.accepted (addendum §1.3).
   const quietAccept = request.source === 'smtp' || request.source === 'retry';
