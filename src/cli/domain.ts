@@ -3,6 +3,11 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig } from '../config.ts';
+import type { AppContext } from '../platform/context.ts';
+import { dialectOf } from '../platform/db/database.ts';
+import { Authenticator } from '../platform/http/auth.ts';
+import { createSealer, loadEncryptionKey } from '../platform/secrets.ts';
+import { deriveVerpSecret } from '../mail/verp.ts';
 import { loadResources } from '../resources/index.ts';
 import { approveDomain } from '../resources/domains/service.ts';
 import { domainObject } from '../resources/domains/objects.ts';
@@ -16,11 +21,23 @@ export async function domainCommand(args: string[]): Promise<number> {
   if (positionals.length !== 2) throw new UsageError('domain approve takes a workspace id and a domain (name or id)');
   const [workspaceId, domain] = positionals;
   const config = loadConfig();
-  // Resources subscribe to events (webhook fan-out) when loaded: the approval's
-  // domain.updated must reach them as it would from the server.
-  await loadResources();
-  const log = pino({ level: config.logLevel }, process.stderr);
-  const row = await withDatabase((db) => approveDomain({ db, config, log }, workspaceId, domain));
+  const row = await withDatabase(async (db) => {
+    // The same context the server builds (src/server.ts).
+    const encryptionKey = loadEncryptionKey(config.dataDir, config.encryptionKey ?? undefined);
+    const ctx: AppContext = {
+      config,
+      db,
+      dialect: dialectOf(db),
+      log: pino({ level: config.logLevel }, process.stderr),
+      auth: new Authenticator(db),
+      secrets: createSealer(encryptionKey),
+      verpSecret: deriveVerpSecret(encryptionKey),
+    };
+    // Event subscribers (webhook fan-out) register here, as in the server, so the approval's
+    // domain.updated reaches them in its own transaction.
+    for (const resource of await loadResources()) resource.registerJobs?.(ctx);
+    return approveDomain(ctx, workspaceId, domain);
+  });
   if (values.json) {
     process.stdout.write(`${JSON.stringify(domainObject(row, config))}\n`);
   } else {

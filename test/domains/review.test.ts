@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { startDomainApp, publish, REQUIRED, HOSTS, type DomainTestApp } from './helpers.ts';
 import { startRdapServer, type TestRdapServer } from '../helpers/rdap-server.ts';
-import { usingPostgres } from '../helpers/app.ts';
+import { eventually, usingPostgres } from '../helpers/app.ts';
+import { createServer } from 'node:http';
 import { updateWorkspace } from '../../src/resources/workspaces/service.ts';
 import { lookupRegistration } from '../../src/resources/domains/rdap.ts';
 import { approveDomain } from '../../src/resources/domains/service.ts';
@@ -22,7 +23,7 @@ let app: DomainTestApp;
 let rdap: TestRdapServer;
 before(async () => {
   rdap = await startRdapServer();
-  app = await startDomainApp({ env: { RDAP_URL: `${rdap.url}/` } });
+  app = await startDomainApp({ env: { RDAP_URL: `${rdap.url}/`, ALLOW_PRIVATE_URLS: 'true' } });
 });
 after(async () => {
   await app.close();
@@ -87,9 +88,29 @@ test('a Pay as you go domain registered under 30 days ago waits for manual revie
   body = await verify(api, domain.id);
   assert.equal(body.verification_status, 'pending_review', 'verify again does not release it');
 
+  // A webhook subscribed to domain.updated hears about the approval made by the CLI process.
+  const received: string[] = [];
+  const receiver = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => (body += chunk));
+    request.on('end', () => {
+      received.push(body);
+      response.end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const port = (receiver.address() as { port: number }).port;
+  const hook = await api.post('/v2/webhooks', { name: 'domains', url: `http://127.0.0.1:${port}/hook`, events: ['domain.updated'] });
+  assert.equal(hook.status, 201, hook.text);
+
   const approved = await cli(['approve', ws.id, name, '--json']);
   assert.equal(approved.code, 0, approved.stderr);
   const printed = JSON.parse(approved.stdout);
+  try {
+    await eventually(async () => received.some((body) => body.includes('domain.updated') && body.includes(printed.manually_verified_at)), 15_000);
+  } finally {
+    receiver.close();
+  }
   assert.equal(printed.id, domain.id);
   assert.deepEqual([printed.verification_status, printed.manual_review_required], ['verified', false]);
   assert.match(printed.manually_verified_at, /^\d{4}-\d{2}-\d{2}T.*Z$/);

@@ -21,7 +21,7 @@ import { dialectOf, isUniqueViolation } from '../../platform/db/database.ts';
 import { emitEvent } from '../../platform/events.ts';
 import { nowIso, nowMs } from '../../platform/clock.ts';
 import { newId, randomAlphanumeric } from '../../platform/ids.ts';
-import { conflictError, plainError, planRequiredError } from '../../platform/http/errors.ts';
+import { ApiError, conflictError, plainError, planRequiredError } from '../../platform/http/errors.ts';
 import { applyListQuery, countRows, pageLimitList, type ListSpec, type Query } from '../../platform/http/lists.ts';
 import type { Sealer } from '../../platform/secrets.ts';
 import { getWorkspace, PLAN_NAMES, type Plan, type Workspace } from '../workspaces/service.ts';
@@ -290,12 +290,9 @@ export class DomainError extends Error {}
 export async function approveDomain(deps: DomainDeps, workspaceId: string, idOrName: string): Promise<DomainRow> {
   if (!(await getWorkspace(deps.db, workspaceId))) throw new DomainError(`no workspace with id ${workspaceId}`);
   const approved = await deps.db.transaction().execute(async (tx) => {
-    let row: DomainRow;
-    try {
-      row = await findDomain(tx, workspaceId, idOrName, true);
-    } catch {
-      throw new DomainError(`no domain "${idOrName}" in workspace ${workspaceId}`);
-    }
+    const row = await findDomain(tx, workspaceId, idOrName, true).catch((error) => {
+      throw error instanceof ApiError && error.status === 404 ? new DomainError(`no domain "${idOrName}" in workspace ${workspaceId}`) : error;
+    });
     const now = nowIso();
     await tx.updateTable('domains').set({ manually_verified_at: now, manual_review_required: 0, updated_at: now }).where('id', '=', row.id).execute();
     return row;
