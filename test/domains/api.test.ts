@@ -338,6 +338,8 @@ test('GET /domains lists newest first with domain_limit, domain_count, plan_name
   assert.deepEqual(await names_('name.starts_with=a&name.starts_with=b&match=or&order=name'), ['alpha-example.com', 'bravo-example.com']);
   assert.deepEqual(await names_('order=name&direction=desc&limit=2'), ['delta-example.net', 'charlie-example.com']);
   assert.deepEqual(await names_('order=name'), names, 'order without direction sorts ascending');
+  assert.deepEqual(await names_('order=name&direction=sideways'), names, 'an unknown direction is ignored');
+  assert.deepEqual(await names_('order=nonsense'), [...names].reverse(), 'an unknown sort key is ignored (newest first)');
   assert.deepEqual(await names_('verification_status.exact=verified'), []);
   assert.equal((await names_('verification_status.exact=pending')).length, 4);
   assert.equal((await names_('dkim_status.in=pending,ok')).length, 4);

@@ -38,8 +38,9 @@ const UpdateBody = Type.Object({
 });
 
 const ListQuery = pageLimitQuery(10, {
-  order: Type.Optional(Type.String({ description: 'sort key: any filter key' })),
-  direction: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
+  // Documented here; values that do not apply are ignored by the list module, not rejected.
+  order: Type.Optional(Type.String({ description: 'sort key: any filter key (name, created_at, verification_status, …)' })),
+  direction: Type.Optional(Type.String({ description: 'asc or desc (order without direction sorts ascending)' })),
 });
 
 export const resource: Resource = {
