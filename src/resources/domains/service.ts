@@ -16,7 +16,7 @@
 import { randomBytes } from 'node:crypto';
 import { domainToASCII } from 'node:url';
 import type { AppContext } from '../../platform/context.ts';
-import type { Db, Executor } from '../../platform/db/database.ts';
+import type { Executor } from '../../platform/db/database.ts';
 import { dialectOf, isUniqueViolation } from '../../platform/db/database.ts';
 import { emitEvent } from '../../platform/events.ts';
 import { nowIso, nowMs } from '../../platform/clock.ts';
@@ -30,7 +30,7 @@ import { DEFAULT_INBOUND_KEY, DEFAULT_TRACKING_KEY, inboundHost, returnPathDomai
 import { checkApexName, checkLabel, normalizeHost } from './names.ts';
 import { createdEventObject, domainObject, updatedEventObject, verifiedDomainObject, type DomainRow } from './objects.ts';
 import type { DomainsTable } from './tables.ts';
-import { CHECK_INTERVAL_MS, checkDomain, lockDomain, type DomainDeps } from './verification.ts';
+import { CHECK_INTERVAL_MS, checkDomain, type DomainDeps } from './verification.ts';
 
 /** Domains per plan (spec 002 "Limits"); null is unlimited. Pay as you go rises to 25 after a
  *  first credit purchase, which Postlane has no record of yet (credits are set by the operator). */
