@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { AppContext } from '../../platform/context.ts';
-import type { Db } from '../../platform/db/database.ts';
+import type { Db, Executor } from '../../platform/db/database.ts';
 import { newId } from '../../platform/ids.ts';
 import { isoFromMs, nowIso, nowMs } from '../../platform/clock.ts';
 import {
@@ -19,11 +19,10 @@ import {
   batchItem,
   failureBackoffMs,
   REQUEST_TIMEOUT_MS,
-  RESEND_WINDOW_MS,
   retryDelayMs,
   shouldDisable,
 } from './policy.ts';
-import { onWebhookWork, stopDeliveries } from './queue.ts';
+import { forgetSubscriptions, onWebhookWork, stopDeliveries } from './queue.ts';
 import { sendBatch, type SendOutcome } from './send.ts';
 import type { WebhookRequestRow, WebhookRow } from './tables.ts';
 
@@ -147,99 +146,118 @@ export class WebhookDispatcher {
     }
   }
 
-  private async lease(id: string): Promise<boolean> {
+  /** Takes (or renews) the webhook's lease; the webhook row when held, enabled and not pausing. */
+  private async lease(db: Executor, id: string): Promise<WebhookRow | undefined> {
     const now = Math.floor(nowMs());
-    const result = await this.db
+    const hook = await db
       .updateTable('webhooks')
       .set({ lock_until: now + LEASE_MS, lock_owner: this.owner })
       .where('id', '=', id)
       .where('enabled', '=', 1)
       .where((eb) => eb.or([eb('lock_until', 'is', null), eb('lock_until', '<', now), eb('lock_owner', '=', this.owner)]))
+      .returningAll()
       .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    if (!hook || (hook.backoff_until !== null && hook.backoff_until > now)) return undefined;
+    return hook;
   }
 
-  /** One webhook's turn: while holding its lease, send due requests and new batches in order. */
+  /**
+   * One webhook's turn: while holding its lease, send due requests, then new batches, oldest
+   * first. Picking the next batch is one transaction (lease renewed, due request or new batch),
+   * recording its outcome another: two database round trips per batch sent.
+   */
   private async turn(id: string): Promise<void> {
-    if (!(await this.lease(id))) return;
+    if (!(await this.lease(this.db, id))) return;
     try {
       for (let sent = 0; sent < BATCHES_PER_TURN && !this.stopping; sent++) {
-        const hook = await this.db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
-        const now = Math.floor(nowMs());
-        if (!hook || hook.enabled !== 1 || (hook.backoff_until !== null && hook.backoff_until > now)) return;
-        const request = (await this.dueRequest(id, now)) ?? (await openBatch(this.db, hook));
-        if (!request) return;
-        const ok = await this.attempt(hook, request);
-        if (!ok || !(await this.lease(id))) return;
+        const work = await this.db.transaction().execute(async (tx) => {
+          const hook = await this.lease(tx, id);
+          if (!hook) return undefined;
+          const due = await dueRequest(tx, id, Math.floor(nowMs()));
+          const batch = due ? { request: due, body: await batchBodyOf(tx, due) } : await openBatch(tx, hook);
+          return batch ? { hook, ...batch } : undefined;
+        });
+        if (!work) return;
+        if (!(await this.attempt(work.hook, work.request, work.body))) return;
       }
     } finally {
       await this.db.updateTable('webhooks').set({ lock_until: null, lock_owner: null }).where('id', '=', id).where('lock_owner', '=', this.owner).execute();
     }
   }
 
-  private async dueRequest(webhookId: string, now: number): Promise<WebhookRequestRow | undefined> {
-    return this.db
-      .selectFrom('webhook_requests')
-      .selectAll()
-      .where('webhook_id', '=', webhookId)
-      .where('next_attempt_at', '<=', now)
-      .orderBy('created_at')
-      .orderBy('id')
-      .limit(1)
-      .executeTakeFirst();
-  }
-
   /** Sends one request and records the attempt; true on success. */
-  private async attempt(hook: WebhookRow, request: WebhookRequestRow): Promise<boolean> {
-    if (request.body === null) {
-      await recordOutcome(this.ctx, hook, request, { success: false, status: null, excerpt: null, error: 'The request body is no longer available', durationMs: 0 }, true);
+  private async attempt(hook: WebhookRow, request: WebhookRequestRow, body: string | null): Promise<boolean> {
+    if (body === null) {
+      await recordOutcome(this.ctx, hook, request, { success: false, status: null, excerpt: null, error: 'The events of this request are no longer stored', durationMs: 0 }, true);
       return false;
     }
-    const outcome = await sendBatch(this.ctx, hook.url, this.ctx.secrets.open(hook.secret), request.body);
+    const outcome = await sendBatch(this.ctx, hook.url, this.ctx.secrets.open(hook.secret), body);
     await recordOutcome(this.ctx, hook, request, outcome, false);
     return outcome.success;
   }
 }
 
+/**
+ * The body of a request, rebuilt from the stored events (they never change, so every attempt
+ * sends the same items); null when its events are no longer stored.
+ */
+export async function batchBodyOf(db: Executor, request: WebhookRequestRow): Promise<string | null> {
+  const ids = JSON.parse(request.event_ids) as string[];
+  const rows = await db.selectFrom('events').select(['id', 'type', 'data']).where('id', 'in', ids).execute();
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  const items = ids.filter((id) => byId.has(id)).map((id) => batchItem(id, byId.get(id)!.type, byId.get(id)!.data));
+  return items.length === 0 ? null : batchBody(items);
+}
+
 /** Moves up to 100 of a webhook's oldest queued events into a new pending request. */
-export async function openBatch(db: Db, hook: WebhookRow): Promise<WebhookRequestRow | undefined> {
-  return db.transaction().execute(async (tx) => {
-    const queued = await tx
-      .selectFrom('webhook_outbox as o')
-      .leftJoin('events as e', 'e.id', 'o.event_id')
-      .select(['o.id as outbox_id', 'o.event_id', 'e.type', 'e.data'])
-      .where('o.webhook_id', '=', hook.id)
-      .orderBy('o.id')
-      .limit(BATCH_SIZE)
-      .execute();
-    if (queued.length === 0) return undefined;
-    await tx.deleteFrom('webhook_outbox').where('id', 'in', queued.map((q) => q.outbox_id)).execute();
-    const events = queued.filter((q) => q.type !== null && q.data !== null); // an event removed since: nothing to send
-    if (events.length === 0) return undefined;
-    const now = nowIso();
-    const request: WebhookRequestRow = {
-      id: newId('whr'),
-      webhook_id: hook.id,
-      workspace_id: hook.workspace_id,
-      status: 'pending',
-      attempts: 0,
-      manual: 0,
-      event_ids: JSON.stringify(events.map((e) => e.event_id)),
-      event_count: events.length,
-      body: batchBody(events.map((e) => batchItem(e.event_id, e.type!, e.data!))),
-      response_status: null,
-      response_body: null,
-      duration_ms: null,
-      error: null,
-      next_attempt_at: Math.floor(nowMs()),
-      last_attempt_at: null,
-      delivered_at: null,
-      created_at: now,
-      updated_at: now,
-    };
-    await tx.insertInto('webhook_requests').values(request).execute();
-    return request;
-  });
+export async function openBatch(tx: Executor, hook: WebhookRow): Promise<{ request: WebhookRequestRow; body: string } | undefined> {
+  const queued = await tx
+    .selectFrom('webhook_outbox as o')
+    .leftJoin('events as e', 'e.id', 'o.event_id')
+    .select(['o.id as outbox_id', 'o.event_id', 'e.type', 'e.data'])
+    .where('o.webhook_id', '=', hook.id)
+    .orderBy('o.id')
+    .limit(BATCH_SIZE)
+    .execute();
+  if (queued.length === 0) return undefined;
+  await tx.deleteFrom('webhook_outbox').where('id', 'in', queued.map((q) => q.outbox_id)).execute();
+  const events = queued.filter((q) => q.type !== null && q.data !== null); // an event removed since: nothing to send
+  if (events.length === 0) return undefined;
+  const now = nowIso();
+  const request: WebhookRequestRow = {
+    id: newId('whr'),
+    webhook_id: hook.id,
+    workspace_id: hook.workspace_id,
+    status: 'pending',
+    attempts: 0,
+    manual: 0,
+    event_ids: JSON.stringify(events.map((e) => e.event_id)),
+    event_count: events.length,
+    response_status: null,
+    response_body: null,
+    duration_ms: null,
+    error: null,
+    next_attempt_at: Math.floor(nowMs()),
+    last_attempt_at: null,
+    delivered_at: null,
+    created_at: now,
+    updated_at: now,
+  };
+  await tx.insertInto('webhook_requests').values(request).execute();
+  return { request, body: batchBody(events.map((e) => batchItem(e.event_id, e.type!, e.data!))) };
+}
+
+/** The webhook's request due first (retries and resends, oldest first). */
+async function dueRequest(db: Executor, webhookId: string, now: number): Promise<WebhookRequestRow | undefined> {
+  return db
+    .selectFrom('webhook_requests')
+    .selectAll()
+    .where('webhook_id', '=', webhookId)
+    .where('next_attempt_at', '<=', now)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
 }
 
 /**
@@ -257,7 +275,7 @@ export async function recordOutcome(ctx: AppContext, hook: WebhookRow, request: 
     const wait = final || request.manual === 1 ? null : retryDelayMs(attempt);
     state = wait === null ? { status: 'failed', next_attempt_at: null, delivered_at: request.delivered_at } : { status: 'retrying', next_attempt_at: nowMsValue + wait, delivered_at: request.delivered_at };
   }
-  await ctx.db.transaction().execute(async (tx) => {
+  const disabled = await ctx.db.transaction().execute(async (tx) => {
     const current = await tx.selectFrom('webhooks').select(['failing_since', 'consecutive_failures', 'enabled']).where('id', '=', hook.id).executeTakeFirst();
     if (!current) return; // deleted meanwhile: its requests went with it
     // Disabled while this attempt was in flight: nothing more is tried.
@@ -312,25 +330,27 @@ export async function recordOutcome(ctx: AppContext, hook: WebhookRow, request: 
         .execute();
       await stopDeliveries(tx, hook.id, 'Webhook was disabled after 3 days without a successful delivery');
       ctx.log.warn({ webhookId: hook.id, workspaceId: hook.workspace_id }, 'webhook disabled after 3 days without a successful delivery');
-      return;
+      return true;
     }
     await tx
       .updateTable('webhooks')
       .set({ failing_since: failingSince, consecutive_failures: failures, backoff_until: nowMsValue + failureBackoffMs(failures) })
       .where('id', '=', hook.id)
       .execute();
+    return false;
   });
+  if (disabled) forgetSubscriptions(hook.workspace_id);
 }
 
-/** Retention: bodies are dropped once a request can no longer be resent; requests after 30 days. */
+/**
+ * Retention: requests are kept 30 days (resendable for 7); queued rows of webhooks deleted or
+ * disabled meanwhile (never to be sent) are dropped.
+ */
 export async function pruneWebhookRequests(db: Db): Promise<void> {
   const now = nowMs();
   await db
-    .updateTable('webhook_requests')
-    .set({ body: null })
-    .where('created_at', '<', isoFromMs(now - RESEND_WINDOW_MS))
-    .where('next_attempt_at', 'is', null)
-    .where('body', 'is not', null)
+    .deleteFrom('webhook_outbox')
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('webhooks as w').select(sql`1`.as('one')).whereRef('w.id', '=', 'webhook_outbox.webhook_id').where('w.enabled', '=', 1))))
     .execute();
   await db.deleteFrom('webhook_requests').where('created_at', '<', isoFromMs(now - REQUEST_RETENTION_MS)).execute();
 }

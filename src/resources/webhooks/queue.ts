@@ -2,38 +2,59 @@
 // own transaction, and one outbox row per matching webhook is written there too (outbox), so
 // an event is queued exactly when it exists. A disabled webhook gets nothing: events that
 // happen while it is disabled are never sent.
+//
+// Emitting must stay cheap (a campaign emits thousands of events), so each process keeps the
+// workspaces' subscriptions for a second: a workspace without matching webhooks costs no query,
+// one with matching webhooks one INSERT. Changes made in this process apply at once; changes
+// made by another process within SUBSCRIPTIONS_TTL_MS. A row queued meanwhile for a webhook
+// another process disabled or deleted is never sent: workers only serve enabled webhooks,
+// enabling one again drops what was queued, and rows of deleted webhooks are pruned.
 import type { Executor } from '../../platform/db/database.ts';
 import type { EmittedEvent } from '../../platform/events.ts';
 import { nowIso } from '../../platform/clock.ts';
 import { isCustomEventType, NOT_IN_ALL_EVENTS } from '../events/payloads.ts';
 import { matchesFilter, type WebhookFilter } from './filter.ts';
 
+export const SUBSCRIPTIONS_TTL_MS = 1000;
+
 interface Subscription {
-  updatedAt: string;
+  id: string;
   allEvents: boolean;
   events: Set<string>;
+  /** null when there is none, or when the plan ignores filters (Pay as you go). */
   filter: WebhookFilter | null;
 }
 
-// Parsed subscriptions, keyed by webhook id and refreshed when the row's updated_at changes.
-const parsed = new Map<string, Subscription>();
-
-export function forgetWebhook(id: string): void {
-  parsed.delete(id);
+interface WorkspaceSubscriptions {
+  loadedAt: number;
+  hooks: Subscription[];
 }
 
-function subscriptionOf(row: { id: string; updated_at: string; all_events: number; events: string; filter: string | null }): Subscription {
-  const cached = parsed.get(row.id);
-  if (cached && cached.updatedAt === row.updated_at) return cached;
-  const subscription = {
-    updatedAt: row.updated_at,
-    allEvents: row.all_events === 1,
-    events: new Set(JSON.parse(row.events) as string[]),
-    filter: row.filter === null ? null : (JSON.parse(row.filter) as WebhookFilter),
+const subscriptions = new Map<string, WorkspaceSubscriptions>();
+
+/** Drops a workspace's cached subscriptions (after any change to its webhooks). */
+export function forgetSubscriptions(workspaceId: string): void {
+  subscriptions.delete(workspaceId);
+}
+
+async function loadSubscriptions(tx: Executor, workspaceId: string): Promise<WorkspaceSubscriptions> {
+  const rows = await tx
+    .selectFrom('webhooks')
+    .innerJoin('workspaces', 'workspaces.id', 'webhooks.workspace_id')
+    .select(['webhooks.id', 'webhooks.all_events', 'webhooks.events', 'webhooks.filter', 'workspaces.plan'])
+    .where('webhooks.workspace_id', '=', workspaceId)
+    .where('webhooks.enabled', '=', 1)
+    .execute();
+  return {
+    loadedAt: Date.now(),
+    hooks: rows.map((row) => ({
+      id: row.id,
+      allEvents: row.all_events === 1,
+      events: new Set(JSON.parse(row.events) as string[]),
+      // On Pay as you go, existing filters are ignored (addendum §5.5).
+      filter: row.filter === null || row.plan === 'payg' ? null : (JSON.parse(row.filter) as WebhookFilter),
+    })),
   };
-  if (parsed.size > 10_000) parsed.clear();
-  parsed.set(row.id, subscription);
-  return subscription;
 }
 
 /** Whether a webhook subscribes to an event type (`all_events` covers system types only). */
@@ -45,24 +66,20 @@ export function subscribesTo(subscription: Pick<Subscription, 'allEvents' | 'eve
 
 /** The event subscriber: queue the event for every enabled webhook it matches. */
 export async function queueEventForWebhooks(tx: Executor, event: EmittedEvent): Promise<void> {
-  const hooks = await tx
-    .selectFrom('webhooks')
-    .innerJoin('workspaces', 'workspaces.id', 'webhooks.workspace_id')
-    .select(['webhooks.id', 'webhooks.updated_at', 'webhooks.all_events', 'webhooks.events', 'webhooks.filter', 'workspaces.plan'])
-    .where('webhooks.workspace_id', '=', event.workspaceId)
-    .where('webhooks.enabled', '=', 1)
-    .execute();
-  if (hooks.length === 0) return;
-  const rows = [];
-  for (const hook of hooks) {
-    const subscription = subscriptionOf(hook);
-    if (!subscribesTo(subscription, event.type)) continue;
-    // On Pay as you go, existing filters are ignored (addendum §5.5).
-    if (subscription.filter && hook.plan !== 'payg' && !matchesFilter(subscription.filter, event.object)) continue;
-    rows.push({ webhook_id: hook.id, event_id: event.id, created_at: event.createdAt });
+  let current = subscriptions.get(event.workspaceId);
+  if (!current || Date.now() - current.loadedAt > SUBSCRIPTIONS_TTL_MS) {
+    current = await loadSubscriptions(tx, event.workspaceId);
+    if (subscriptions.size > 10_000) subscriptions.clear();
+    subscriptions.set(event.workspaceId, current);
   }
-  if (rows.length === 0) return;
-  await tx.insertInto('webhook_outbox').values(rows).execute();
+  const matching = current.hooks
+    .filter((hook) => subscribesTo(hook, event.type) && (hook.filter === null || matchesFilter(hook.filter, event.object)))
+    .map((hook) => hook.id);
+  if (matching.length === 0) return;
+  await tx
+    .insertInto('webhook_outbox')
+    .values(matching.map((id) => ({ webhook_id: id, event_id: event.id, created_at: event.createdAt })))
+    .execute();
   nudgeDispatchers();
 }
 
@@ -83,10 +100,12 @@ export async function stopDeliveries(tx: Executor, webhookId: string, reason: st
 }
 
 // Wakes the dispatchers of this process. The subscriber runs before the event's transaction
-// commits, so a second wake follows shortly after; other processes find the work by polling.
+// commits, and a burst of events needs one wake, not one per event: the wake comes a few
+// milliseconds later, once per burst. Other processes find the work by polling.
 type Waker = () => void;
 const wakers = new Set<Waker>();
-let delayed: NodeJS.Timeout | null = null;
+let scheduled: NodeJS.Timeout | null = null;
+const WAKE_DELAY_MS = 10;
 
 export function onWebhookWork(waker: Waker): () => void {
   wakers.add(waker);
@@ -94,10 +113,10 @@ export function onWebhookWork(waker: Waker): () => void {
 }
 
 export function nudgeDispatchers(): void {
-  for (const wake of wakers) wake();
-  delayed ??= setTimeout(() => {
-    delayed = null;
+  if (scheduled || wakers.size === 0) return;
+  scheduled = setTimeout(() => {
+    scheduled = null;
     for (const wake of wakers) wake();
-  }, 20);
-  delayed.unref?.();
+  }, WAKE_DELAY_MS);
+  scheduled.unref?.();
 }

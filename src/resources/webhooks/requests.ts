@@ -8,6 +8,7 @@ import { ApiError, plainError } from '../../platform/http/errors.ts';
 import { applyListQuery, pageLimitList, type ListSpec, type Query } from '../../platform/http/lists.ts';
 import { isCustomEventType, PAYLOAD_SHAPES, sampleEventObject } from '../events/payloads.ts';
 import { batchBody, batchItem, MAX_ATTEMPTS, RESEND_WINDOW_MS } from './policy.ts';
+import { batchBodyOf } from './dispatcher.ts';
 import { nudgeDispatchers } from './queue.ts';
 import { sendBatch } from './send.ts';
 import { resolveWebhook } from './service.ts';
@@ -60,14 +61,15 @@ async function findRequest(db: Db, webhookId: string, requestId: string): Promis
   return row;
 }
 
-/** One request with every attempt (oldest first) and, while it can be resent, the body sent. */
+/** One request with every attempt (oldest first) and the items it carries. */
 export async function getWebhookRequest(db: Db, workspaceId: string, idOrName: string, requestId: string) {
   const hook = await resolveWebhook(db, workspaceId, idOrName);
   const row = await findRequest(db, hook.id, requestId);
   const attempts = await db.selectFrom('webhook_request_attempts').selectAll().where('request_id', '=', row.id).orderBy('id').execute();
+  const body = await batchBodyOf(db, row);
   return {
     ...webhookRequestObject(row),
-    payload: row.body === null ? null : JSON.parse(row.body),
+    payload: body === null ? null : JSON.parse(body),
     attempt_history: attempts.map((a) => ({
       attempt: a.attempt,
       manual: a.manual === 1,
@@ -87,7 +89,7 @@ export async function getWebhookRequest(db: Db, workspaceId: string, idOrName: s
 export async function resendWebhookRequest(db: Db, workspaceId: string, idOrName: string, requestId: string) {
   const hook = await resolveWebhook(db, workspaceId, idOrName);
   const row = await findRequest(db, hook.id, requestId);
-  if (nowMs() - Date.parse(row.created_at) > RESEND_WINDOW_MS || row.body === null) {
+  if (nowMs() - Date.parse(row.created_at) > RESEND_WINDOW_MS) {
     throw plainError(422, 'Webhook requests can be resent only within 7 days of their creation');
   }
   if (hook.enabled !== 1) throw plainError(422, 'The webhook is disabled; enable it before resending requests');

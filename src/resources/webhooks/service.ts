@@ -14,7 +14,7 @@ import { parseHttpUrl, resolvePublicAddress, UrlRefusedError } from '../../platf
 import { getWorkspace, type Plan, type Workspace } from '../workspaces/service.ts';
 import { FilterError, normalizeFilter, type WebhookFilter } from './filter.ts';
 import { newWebhookSecret } from './policy.ts';
-import { forgetWebhook, stopDeliveries } from './queue.ts';
+import { forgetSubscriptions, stopDeliveries } from './queue.ts';
 import type { WebhookRow } from './tables.ts';
 
 /** Webhook endpoints per plan (addendum §5.5). */
@@ -177,6 +177,7 @@ export async function createWebhook(ctx: AppContext, workspaceId: string, input:
       throw error;
     }
   });
+  forgetSubscriptions(workspaceId);
   return webhookObject(row, workspace.plan, secret);
 }
 
@@ -208,7 +209,7 @@ export async function updateWebhook(ctx: AppContext, workspaceId: string, idOrNa
   const filter = checkFilter(input.filter, workspace);
   const url = input.url !== undefined && input.url.trim() !== current.url ? await checkUrl(ctx, input.url) : undefined;
 
-  return ctx.db.transaction().execute(async (tx) => {
+  const updated = await ctx.db.transaction().execute(async (tx) => {
     const row = await resolveWebhook(tx, workspaceId, current.id);
     if (name !== undefined && name !== row.name) {
       const clash = await findByName(tx, workspaceId, name);
@@ -239,9 +240,11 @@ export async function updateWebhook(ctx: AppContext, workspaceId: string, idOrNa
       }
       throw error;
     }
-    forgetWebhook(row.id);
     return webhookObject({ ...row, ...changes } as WebhookRow, workspace.plan);
   });
+  // After the commit, so that no emitter reloads the old subscriptions in between.
+  forgetSubscriptions(workspaceId);
+  return updated;
 }
 
 const listSpec: ListSpec = {
@@ -269,14 +272,15 @@ export async function listWebhooks(db: Db, workspaceId: string, query: Query, re
 }
 
 export async function deleteWebhook(db: Db, workspaceId: string, idOrName: string) {
-  return db.transaction().execute(async (tx) => {
+  const deleted = await db.transaction().execute(async (tx) => {
     const row = await resolveWebhook(tx, workspaceId, idOrName);
     // Its outbox, requests and attempts go with it (ON DELETE CASCADE): pending deliveries are dropped.
     await tx.deleteFrom('webhook_outbox').where('webhook_id', '=', row.id).execute();
     await tx.deleteFrom('webhooks').where('id', '=', row.id).execute();
-    forgetWebhook(row.id);
     return { object: 'webhook' as const, id: row.id, name: row.name, deleted: true };
   });
+  forgetSubscriptions(workspaceId);
+  return deleted;
 }
 
 /** New secret at once: the old one signs nothing more, the new one is returned here. */

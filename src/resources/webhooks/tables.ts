@@ -40,7 +40,6 @@ export interface WebhookRequestsTable {
   manual: number;
   event_ids: string; // JSON string[]
   event_count: number;
-  body: string | null;
   response_status: number | null;
   response_body: string | null;
   duration_ms: number | null;
