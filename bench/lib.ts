@@ -1,5 +1,5 @@
 // Shared pieces of the benchmark scenarios: child-process servers and autocannon runs.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,11 +52,13 @@ export async function startChild(script: string, args: string[], env: Record<str
   };
 }
 
+const MAIN = join(import.meta.dirname, '..', 'src', 'main.ts');
+
 /** A Postlane server on a fresh SQLite file (or BENCH_DATABASE_URL) in a child process. */
-export async function startPostlane(env: Record<string, string> = {}): Promise<ChildServer & { key: string }> {
+export async function startPostlane(env: Record<string, string> = {}, role = 'all'): Promise<ChildServer & { key: string; env: Record<string, string>; cli(...args: string[]): string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'postlane-bench-'));
   const port = await freePort();
-  const server = await startChild(join(import.meta.dirname, '..', 'src', 'main.ts'), ['serve'], {
+  const fullEnv = {
     DATA_DIR: dataDir,
     HTTP_PORT: String(port),
     HTTP_HOST: '127.0.0.1',
@@ -65,12 +67,20 @@ export async function startPostlane(env: Record<string, string> = {}): Promise<C
     LOG_LEVEL: 'warn',
     ...(process.env.BENCH_DATABASE_URL ? { DATABASE_URL: process.env.BENCH_DATABASE_URL } : {}),
     ...env,
-  }, port, '/healthz');
+  };
+  const server = await startChild(MAIN, ['serve', '--role', role], fullEnv, port, '/healthz');
   const key = /secret_[A-Za-z0-9]{32}/.exec(server.output())?.[0];
   if (!key) throw new Error(`no key printed (BENCH_DATABASE_URL must name an empty database):\n${server.output()}`);
   return {
     ...server,
     key,
+    env: fullEnv,
+    /** Runs a `postlane` CLI command against the same database; returns its stdout. */
+    cli: (...args: string[]) => {
+      const result = spawnSync(process.execPath, [MAIN, ...args], { env: { ...process.env, ...fullEnv }, encoding: 'utf8' });
+      if (result.status !== 0) throw new Error(`postlane ${args.join(' ')} failed: ${result.stderr}`);
+      return result.stdout;
+    },
     async stop() {
       await server.stop();
       rmSync(dataDir, { recursive: true, force: true });
@@ -86,7 +96,7 @@ export interface LoadResult {
   non2xx: number;
 }
 
-export async function load(url: string, options: { seconds: number; connections: number; headers?: Record<string, string>; method?: string; body?: string }): Promise<LoadResult> {
+export async function load(url: string, options: { seconds: number; connections: number; headers?: Record<string, string>; method?: string; body?: string; overallRate?: number }): Promise<LoadResult> {
   const result = await autocannon({
     url,
     duration: options.seconds,
@@ -94,6 +104,7 @@ export async function load(url: string, options: { seconds: number; connections:
     headers: options.headers,
     method: (options.method ?? 'GET') as 'GET',
     body: options.body,
+    ...(options.overallRate ? { overallRate: options.overallRate } : {}),
   });
   return {
     requestsPerSecond: result.requests.average,

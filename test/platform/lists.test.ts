@@ -140,3 +140,9 @@ test('pageUrl replaces page and keeps everything else', () => {
   assert.equal(pageUrl('/v2/x', 2), '/v2/x?page=2');
   assert.equal(pageUrl('/v2/x?page=5&search=a%20b&scope.exact=full', 4), '/v2/x?page=4&search=a+b&scope.exact=full');
 });
+
+test('NULLs sort last in both directions on every engine', async () => {
+  const spec2: ListSpec = { ...spec, fields: { ...spec.fields, note: { type: 'string' } } };
+  assert.deepEqual((await ids({ order: 'note', direction: 'asc' }, spec2)).at(-1), 'r1');
+  assert.deepEqual((await ids({ order: 'note', direction: 'desc' }, spec2)).at(-1), 'r1');
+});

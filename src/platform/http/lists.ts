@@ -212,7 +212,8 @@ export function applyListQuery<QB extends SelectQueryBuilder<any, any, any>>(qb:
     // order without direction sorts ascending (addendum §12); sort without order, descending (spec).
     const fallback = spec.sortConvention === 'order-direction' ? 'asc' : 'desc';
     const direction = requested === 'asc' || requested === 'desc' ? requested : fallback;
-    out = out.orderBy(sortKeys[sortKey], direction).orderBy(sql.ref(idColumn), direction);
+    // NULLs last in both directions, on both engines (their defaults differ).
+    out = out.orderBy(sortKeys[sortKey], (ob) => (direction === 'asc' ? ob.asc() : ob.desc()).nullsLast()).orderBy(sql.ref(idColumn), direction);
   } else {
     const direction = spec.sortConvention === 'sort-order' && requested === 'asc' ? 'asc' : 'desc';
     out = out.orderBy(sql.ref(spec.defaultSortColumn ?? 'created_at'), direction).orderBy(sql.ref(idColumn), direction);
