@@ -229,8 +229,13 @@ export function parseMarkup(source: string, endingTags: ReadonlySet<string>): Pa
       // Raw HTML content up to the matching close tag (same-name nesting counted).
       const close = findClosing(source, tag, i);
       if (close === null) {
+        // Recover at the next closing tag of an open ancestor, so that one missing
+        // </mj-text> is one error, not one per enclosing element.
         closeUnclosed(node);
-        break;
+        const resume = findAncestorClosing(source, stack, i);
+        if (resume === -1) break;
+        i = resume;
+        continue;
       }
       const content = source.slice(i, close.start).trim();
       if (content) node.content = content;
@@ -275,6 +280,15 @@ function noteText(source: string, from: number, to: number, stack: Open[], root:
 function skipElement(source: string, tag: string, from: number): number {
   const close = findClosing(source, tag, from);
   return close ? close.end : source.length;
+}
+
+function findAncestorClosing(source: string, stack: Open[], from: number): number {
+  if (stack.length === 0) return -1;
+  const names = [...new Set(stack.map((open) => open.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))];
+  const pattern = new RegExp(`</(?:${names.join('|')})\\s*>`, 'gi');
+  pattern.lastIndex = from;
+  const m = pattern.exec(source);
+  return m ? m.index : -1;
 }
 
 function findClosing(source: string, tag: string, from: number): { start: number; end: number } | null {

@@ -91,7 +91,12 @@ function pump() {
     }, JOB_TIMEOUT_MS);
     slot.timer.unref();
     slot.worker.ref(); // busy: the caller awaits it
-    slot.worker.postMessage({ id: job.id, source: job.source, compile: job.compile, variables: job.variables });
+    try {
+      slot.worker.postMessage({ id: job.id, source: job.source, compile: job.compile, variables: job.variables });
+    } catch (error) {
+      // Values the structured clone cannot copy (nested too deeply): the job fails, the worker stays.
+      finish(slot, failed('document.unrecognized', `The document could not be processed: ${(error as Error).message}`));
+    }
   }
 }
 

@@ -48,33 +48,36 @@ export function checkRenderLimit(workspaceId: string): void {
   );
 }
 
-/** Size of a source as stored or sent: UTF-8 bytes of the text, or of an object's JSON. */
-function sourceBytes(source: string | object): number {
-  return Buffer.byteLength(typeof source === 'string' ? source : JSON.stringify(source), 'utf8');
+/**
+ * A source as text (an object as its JSON; the checker reads JSON text as JSON), or the
+ * reason it cannot be checked at all: missing, blank, not a string or object, too big.
+ */
+export function sourceAsText(source: unknown): { text: string } | { problem: string } {
+  if (source === undefined || source === null || (typeof source === 'string' && source.trim() === '')) return { problem: 'The source field is required.' };
+  if (typeof source !== 'string' && (typeof source !== 'object' || Array.isArray(source))) return { problem: 'The source must be a string or an object.' };
+  let text: string;
+  try {
+    text = typeof source === 'string' ? source : JSON.stringify(source);
+  } catch {
+    return { problem: 'The source is nested too deeply.' }; // JSON.stringify overflows the stack
+  }
+  if (Buffer.byteLength(text, 'utf8') > MAX_SOURCE_BYTES) return { problem: 'The source may not be greater than 2 MB.' };
+  return { text };
 }
 
-/** The 422 field errors for a source that cannot be checked at all (missing, blank, too big). */
-export function sourceProblem(source: unknown): string | null {
-  if (source === undefined || source === null || (typeof source === 'string' && source.trim() === '')) return 'The source field is required.';
-  if (typeof source !== 'string' && (typeof source !== 'object' || Array.isArray(source))) return 'The source must be a string or an object.';
-  if (sourceBytes(source as string | object) > MAX_SOURCE_BYTES) return 'The source may not be greater than 2 MB.';
-  return null;
-}
-
-function requireSource(source: unknown): asserts source is string | object {
-  const problem = sourceProblem(source);
-  if (problem) throw fieldValidationError({ source: [problem] }, 422);
+function requireSource(source: unknown): string {
+  const checked = sourceAsText(source);
+  if ('problem' in checked) throw fieldValidationError({ source: [checked.problem] }, 422);
+  return checked.text;
 }
 
 export async function validateSource(source: unknown) {
-  requireSource(source);
-  const result = await processMjml({ source, compile: false });
+  const result = await processMjml({ source: requireSource(source), compile: false });
   return { valid: result.valid, mjml_version: MJML_VERSION, format: result.format, diagnostics: result.diagnostics };
 }
 
 export async function renderSource(source: unknown, variables: Record<string, unknown> | undefined) {
-  requireSource(source);
-  const result = await processMjml({ source, compile: true, variables });
+  const result = await processMjml({ source: requireSource(source), compile: true, variables });
   const html = result.valid ? result.html : null;
   return {
     valid: result.valid,
@@ -97,9 +100,9 @@ export interface MjmlDocumentInfo {
 
 /** Compiles a template's source: its HTML, or 422 with `errors.source` and `diagnostics`. */
 export async function compileTemplateSource(source: unknown, compiledAt: string): Promise<{ html: string; mjml: MjmlDocumentInfo; diagnostics: Diagnostic[] }> {
-  const problem = sourceProblem(source);
-  if (problem) throw fieldValidationError({ source: [problem] }, 422, { diagnostics: [] });
-  const result = await processMjml({ source, compile: true });
+  const checked = sourceAsText(source);
+  if ('problem' in checked) throw fieldValidationError({ source: [checked.problem] }, 422, { diagnostics: [] });
+  const result = await processMjml({ source: checked.text, compile: true });
   if (!result.valid || result.html === null) {
     const errors = result.diagnostics.filter((d) => d.severity === 'error');
     const messages = errors.slice(0, 10).map((d) => (d.line ? `Line ${d.line}, column ${d.column}: ${d.message}` : d.message));

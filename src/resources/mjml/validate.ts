@@ -96,7 +96,7 @@ function analyzeJson(value: Record<string, unknown>): MjmlAnalysis {
 
 function finish(format: SourceFormat, all: Diagnostic[], input: string | object | null, empty: boolean): MjmlAnalysis {
   // Reading order: positioned findings by line and column, then the rest as found.
-  all.sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity) || (a.column ?? 0) - (b.column ?? 0));
+  all.sort(readingOrder);
   if (empty && !all.some((d) => d.severity === 'error')) {
     all.push({ severity: 'error', code: 'document.unrecognized', message: 'The source contains no element' });
   }
@@ -105,6 +105,19 @@ function finish(format: SourceFormat, all: Diagnostic[], input: string | object 
     diagnostics.push({ severity: 'error', code: 'document.too-many-diagnostics', message: `Only the first ${MAX_DIAGNOSTICS} diagnostics are listed` });
   }
   return { valid: !all.some((d) => d.severity === 'error'), format, diagnostics, input };
+}
+
+/** Positioned findings by line and column; then JSON findings by element path (document order). */
+function readingOrder(a: Diagnostic, b: Diagnostic): number {
+  if (a.line !== undefined || b.line !== undefined) {
+    if (a.line === undefined) return 1;
+    if (b.line === undefined) return -1;
+    return a.line - b.line || (a.column ?? 0) - (b.column ?? 0);
+  }
+  const pa = a.path ?? [];
+  const pb = b.path ?? [];
+  for (let k = 0; k < Math.min(pa.length, pb.length); k++) if (pa[k] !== pb[k]) return pa[k] - pb[k];
+  return pa.length - pb.length;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -272,9 +272,15 @@ async function withRetry<T>(db: Db, work: (tx: Executor) => Promise<T>, onSecond
   }
 }
 
+/** How a source is stored: text as is, an object as JSON (returned as an object again). */
 function sourceText(source: string | Record<string, unknown> | null | undefined): { source: string | null; isJson: number } {
   if (source === null || source === undefined) return { source: null, isJson: 0 };
-  return typeof source === 'string' ? { source, isJson: 0 } : { source: JSON.stringify(source), isJson: 1 };
+  if (typeof source === 'string') return { source, isJson: 0 };
+  try {
+    return { source: JSON.stringify(source), isJson: 1 };
+  } catch {
+    throw fieldValidationError({ source: ['The source is nested too deeply.'] }); // JSON.stringify overflows the stack
+  }
 }
 
 export async function createTemplate(db: Db, workspaceId: string, input: TemplateInput & { name: string; alias: string }) {
@@ -284,6 +290,7 @@ export async function createTemplate(db: Db, workspaceId: string, input: Templat
   if (Object.keys(errors).length) throw fieldValidationError(errors);
 
   const now = nowIso();
+  const { source, isJson } = sourceText(input.source);
   let html = input.html ?? null;
   let mjml: MjmlDocumentInfo | null = null;
   if (editor === 'mjml') {
@@ -291,7 +298,6 @@ export async function createTemplate(db: Db, workspaceId: string, input: Templat
     html = compiled.html;
     mjml = compiled.mjml;
   }
-  const { source, isJson } = sourceText(input.source);
   const row: TemplateRow = {
     id: newId('tem'),
     workspace_id: workspaceId,
