@@ -137,7 +137,15 @@ function referenceText(): string {
   return lines.join('\n');
 }
 
+let cached: ReturnType<typeof buildReference> | null = null;
+
+/** The reference never changes while the process runs: built once. */
 export function mjmlReference() {
+  cached ??= buildReference();
+  return cached;
+}
+
+function buildReference() {
   return {
     mjml_version: MJML_VERSION,
     document_schema_version: DOCUMENT_SCHEMA_VERSION,
