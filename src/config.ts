@@ -13,6 +13,8 @@ export interface Config {
   smtpTlsCert: string | null;
   smtpTlsKey: string | null;
   smtpInboundPort: number;
+  /** Address both SMTP listeners bind (SMTP_HOST); defaults to HTTP_HOST. */
+  smtpHost: string;
   mailHostname: string;
   dnsServers: string[];
   /** Time one DNS query waits for an answer before a retry (DNS_TIMEOUT_MS); two tries. */
@@ -80,8 +82,9 @@ export function loadConfig(env: Env = process.env): Config {
     .map((server) => server.trim())
     .filter(Boolean);
   const tlsPort = integer(env, 'SMTP_SUBMISSION_TLS_PORT', 0);
+  const httpHost = text(env, 'HTTP_HOST', '0.0.0.0');
   return {
-    httpHost: text(env, 'HTTP_HOST', '0.0.0.0'),
+    httpHost,
     httpPort,
     dataDir,
     databaseUrl,
@@ -91,6 +94,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpTlsCert: optional(env, 'SMTP_TLS_CERT'),
     smtpTlsKey: optional(env, 'SMTP_TLS_KEY'),
     smtpInboundPort: integer(env, 'SMTP_INBOUND_PORT', 2525),
+    smtpHost: text(env, 'SMTP_HOST', httpHost),
     mailHostname,
     dnsServers,
     dnsTimeoutMs: integer(env, 'DNS_TIMEOUT_MS', 2000, 50, 60_000),

@@ -1,0 +1,129 @@
+// A small authoritative DNS server on loopback (UDP and TCP) for tests and the demo: set records, point
+// the app's DNS_SERVERS at it. Unknown names answer NXDOMAIN; `hang(name)` makes a name
+// never answer, to exercise timeouts.
+import { createSocket, type Socket } from 'node:dgram';
+import { createServer, type Server } from 'node:net';
+import * as packet from 'dns-packet';
+
+export type RecordType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'CNAME';
+export interface MxValue {
+  exchange: string;
+  priority: number;
+}
+type Value = string | MxValue | string[];
+
+export interface TestDnsServer {
+  address: string; // ip:port for DNS_SERVERS
+  port: number;
+  set(name: string, type: RecordType, values: Value[]): void;
+  add(name: string, type: RecordType, value: Value): void;
+  remove(name: string, type?: RecordType): void;
+  hang(name: string): void;
+  queries: Array<{ name: string; type: string }>;
+  close(): Promise<void>;
+}
+
+function answersFor(records: Map<string, Map<string, Value[]>>, name: string, type: string): packet.Answer[] {
+  const byType = records.get(name.toLowerCase());
+  const values = byType?.get(type) ?? [];
+  return values.map((value) => {
+    if (type === 'MX') return { type: 'MX', name, ttl: 60, data: { exchange: (value as MxValue).exchange, preference: (value as MxValue).priority } };
+    if (type === 'TXT') {
+      // A TXT record is one or more character-strings (each at most 255 bytes): a string[]
+      // value is sent as separate strings, a long string is split into 255-byte chunks.
+      const parts = Array.isArray(value) ? value : chunk(value as string);
+      return { type: 'TXT', name, ttl: 60, data: parts.map((p) => Buffer.from(p)) };
+    }
+    return { type: type as 'A', name, ttl: 60, data: value as string };
+  }) as packet.Answer[];
+}
+
+function chunk(text: string): string[] {
+  const parts: string[] = [];
+  for (let i = 0; i < text.length; i += 255) parts.push(text.slice(i, i + 255));
+  return parts.length ? parts : [''];
+}
+
+export async function startDnsServer(): Promise<TestDnsServer> {
+  const records = new Map<string, Map<string, Value[]>>();
+  const hanging = new Set<string>();
+  const queries: Array<{ name: string; type: string }> = [];
+
+  function respond(message: Buffer): Buffer | null {
+    const query = packet.decode(message);
+    const question = query.questions?.[0];
+    if (!question) return null;
+    queries.push({ name: question.name, type: question.type });
+    if (hanging.has(question.name.toLowerCase())) return null;
+    const answers = answersFor(records, question.name, question.type);
+    const known = records.has(question.name.toLowerCase());
+    return packet.encode({
+      id: query.id,
+      type: 'response',
+      flags: packet.AUTHORITATIVE_ANSWER | (query.flags ?? 0) & packet.RECURSION_DESIRED | (known ? 0 : 3), // rcode 3 = NXDOMAIN
+      questions: [question],
+      answers,
+    });
+  }
+
+  const udp: Socket = createSocket('udp4');
+  udp.on('message', (message, remote) => {
+    try {
+      const reply = respond(message);
+      if (reply) udp.send(reply, remote.port, remote.address);
+    } catch {
+      // malformed query: ignore
+    }
+  });
+  await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve));
+  const port = udp.address().port;
+
+  // TCP on the same port, for answers too large for UDP.
+  const tcp: Server = createServer((socket) => {
+    let buffer = Buffer.alloc(0);
+    socket.on('data', (data) => {
+      buffer = Buffer.concat([buffer, data]);
+      while (buffer.length >= 2) {
+        const length = buffer.readUInt16BE(0);
+        if (buffer.length < 2 + length) break;
+        const reply = respond(buffer.subarray(2, 2 + length));
+        buffer = buffer.subarray(2 + length);
+        if (reply) {
+          const framed = Buffer.alloc(2 + reply.length);
+          framed.writeUInt16BE(reply.length, 0);
+          reply.copy(framed, 2);
+          socket.write(framed);
+        }
+      }
+    });
+    socket.on('error', () => {});
+  });
+  await new Promise<void>((resolve) => tcp.listen(port, '127.0.0.1', resolve));
+
+  const typesOf = (name: string) => {
+    const key = name.toLowerCase();
+    let byType = records.get(key);
+    if (!byType) records.set(key, (byType = new Map()));
+    return byType;
+  };
+  return {
+    address: `127.0.0.1:${port}`,
+    port,
+    queries,
+    set: (name, type, values) => void typesOf(name).set(type, [...values]),
+    add: (name, type, value) => {
+      const byType = typesOf(name);
+      byType.set(type, [...(byType.get(type) ?? []), value]);
+    },
+    remove: (name, type) => {
+      if (!type) records.delete(name.toLowerCase());
+      else records.get(name.toLowerCase())?.delete(type);
+    },
+    hang: (name) => void hanging.add(name.toLowerCase()),
+    close: () =>
+      new Promise<void>((resolve) => {
+        udp.close();
+        tcp.close(() => resolve());
+      }),
+  };
+}

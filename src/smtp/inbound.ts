@@ -1,0 +1,243 @@
+// The inbound MX (SMTP_INBOUND_PORT). It accepts mail for exactly two kinds of address and
+// refuses every other recipient at RCPT with 550 5.1.1 (so it is never an open relay and
+// never a backscatter source):
+// (a) VERP return paths `b+<email id>.<mac>@<return-path host>`: DSNs and ARF reports about
+//     mail Postlane sent. The MAC proves the address is ours; the report then bounces or
+//     marks as complained exactly that email (outcomes.ts: status, event, suppression).
+// (b) any local part at a verified domain's inbound host `<inbound_key>.<domain>`: stored as
+//     an inbound email (type inbound, status received, 1 credit each), with SPF, DKIM and
+//     DMARC checked by mailauth through DNS_SERVERS and written on top of the message as
+//     Authentication-Results, and `email.received` emitted (addendum §1.4).
+import { authenticate } from 'mailauth';
+import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
+import type { AppContext } from '../platform/context.ts';
+import { nowIso } from '../platform/clock.ts';
+import { getCredits, spendCredits } from '../platform/credits.ts';
+import { createResolver } from '../platform/dns.ts';
+import { emitEvent } from '../platform/events.ts';
+import { ApiError } from '../platform/http/errors.ts';
+import { newId, randomAlphanumeric } from '../platform/ids.ts';
+import { applyBounce, applyComplaint } from '../delivery/outcomes.ts';
+import { parseBounce, type BounceReport } from '../mail/bounces.ts';
+import { parseVerpAddress } from '../mail/verp.ts';
+import { domainOf, formatAddress } from '../resources/emails/addresses.ts';
+import { MAX_MESSAGE_BYTES, type StoredMessage } from '../resources/emails/content.ts';
+import { emailEventObject, type EmailRow } from '../resources/emails/objects.ts';
+import { findDomainByHost } from '../resources/domains/service.ts';
+import { listen, readMessage, type Listening } from './listen.ts';
+import { inboundMessage, normalizeAddress, parseMime } from './message.ts';
+import { replies, smtpError } from './replies.ts';
+import type { TlsMaterial } from './tls.ts';
+
+export const INBOUND_MAX_BYTES = MAX_MESSAGE_BYTES;
+export const INBOUND_MAX_RECIPIENTS = 100;
+
+type Target =
+  | { kind: 'report'; emailId: string }
+  | { kind: 'inbound'; workspaceId: string; domainId: string };
+
+const insufficientStorage = () => smtpError(452, '4.3.1 Insufficient system storage, try again later');
+
+/** What a recipient address is to us, or null (refused). */
+async function classify(ctx: AppContext, address: string): Promise<Target | { refuse: Error } | null> {
+  const verp = parseVerpAddress(address, ctx.verpSecret);
+  if (verp) {
+    const email = await ctx.db.selectFrom('emails').select(['id']).where('id', '=', verp.id).where('type', '=', 'outbound').executeTakeFirst();
+    return email ? { kind: 'report', emailId: email.id } : null;
+  }
+  const domain = await findDomainByHost(ctx.db, domainOf(address));
+  if (!domain || domain.role !== 'inbound' || !domain.verified) return null;
+  // Each received message costs a credit: an empty balance is a temporary refusal, so the
+  // sender's queue delivers it once credits are added (without telling strangers why).
+  if ((await getCredits(ctx.db, domain.workspaceId)) < 1) return { refuse: insufficientStorage() };
+  return { kind: 'inbound', workspaceId: domain.workspaceId, domainId: domain.domainId };
+}
+
+/** Applies a DSN or ARF report to the email its VERP address named. */
+async function applyReport(ctx: AppContext, emailId: string, report: BounceReport): Promise<void> {
+  if (report.kind === 'bounce') {
+    await applyBounce(ctx.db, emailId, {
+      reason: report.diagnostic ?? 'Bounce report received',
+      status: report.status ?? undefined,
+      diagnostic: report.diagnostic ?? undefined,
+      hard: report.hard,
+    });
+  } else if (report.kind === 'complaint') {
+    await applyComplaint(ctx.db, emailId, {
+      reason: `Spam complaint${report.feedbackType ? ` (feedback type ${report.feedbackType})` : ''}`,
+      feedbackType: report.feedbackType ?? undefined,
+    });
+  }
+  // Delay notices (still trying) and unreadable mail (auto-replies) change nothing.
+}
+
+/** The trace field an MX adds (RFC 5321 §4.4). */
+function receivedHeader(ctx: AppContext, session: SMTPServerSession, recipients: string[]): string {
+  const helo = session.hostNameAppearsAs || 'unknown';
+  const protocol = session.secure ? 'ESMTPS' : 'ESMTP';
+  const recipient = recipients.length === 1 ? `\r\n\tfor <${recipients[0]}>` : '';
+  return `Received: from ${helo} ([${session.remoteAddress}])\r\n\tby ${ctx.config.mailHostname} (Postlane) with ${protocol} id ${session.id}${recipient};\r\n\t${new Date().toUTCString().replace('GMT', '+0000')}\r\n`;
+}
+
+/** SPF, DKIM and DMARC of a received message, as header fields to put on top of it. */
+async function authenticationHeaders(ctx: AppContext, session: SMTPServerSession, raw: Buffer): Promise<string> {
+  const resolver = createResolver(ctx.config.dnsServers, { timeoutMs: ctx.config.dnsTimeoutMs });
+  try {
+    const result = await authenticate(raw, {
+      ip: session.remoteAddress.replace(/^::ffff:/, ''),
+      helo: session.hostNameAppearsAs,
+      sender: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+      mta: ctx.config.mailHostname,
+      resolver: (name: string, type: string) => resolver.resolve(name, type) as Promise<never>,
+      disableBimi: true,
+    });
+    return result.headers;
+  } catch (error) {
+    ctx.log.warn({ err: error }, 'inbound authentication checks failed');
+    return `Authentication-Results: ${ctx.config.mailHostname}; none (checks could not run)\r\n`;
+  }
+}
+
+/** Stores one inbound email per recipient (one content per workspace) in one transaction. */
+async function storeInbound(ctx: AppContext, session: SMTPServerSession, raw: Buffer, targets: Array<{ address: string; workspaceId: string; domainId: string }>): Promise<string[]> {
+  const stamped = Buffer.concat([
+    Buffer.from(receivedHeader(ctx, session, targets.map((t) => t.address)) + (await authenticationHeaders(ctx, session, raw))),
+    raw,
+  ]);
+  const parsed = await parseMime(stamped);
+  const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+  const message: StoredMessage = inboundMessage(parsed, envelopeFrom || null);
+  const kinds = new Map<string, 'to' | 'cc'>();
+  for (const entry of message.cc) kinds.set(entry.address.toLowerCase(), 'cc');
+  for (const entry of message.to) kinds.set(entry.address.toLowerCase(), 'to');
+  const messageId = parsed.messageId && /^<[^<>\s]+>$/.test(parsed.messageId.trim()) ? parsed.messageId.trim() : null;
+  const rawText = stamped.toString('utf8').replace(/\0/g, '');
+  const size = stamped.length;
+  const now = nowIso();
+
+  const byWorkspace = new Map<string, typeof targets>();
+  for (const target of targets) byWorkspace.set(target.workspaceId, [...(byWorkspace.get(target.workspaceId) ?? []), target]);
+  const rows: EmailRow[] = [];
+  await ctx.db.transaction().execute(async (tx) => {
+    for (const [workspaceId, group] of byWorkspace) {
+      await spendCredits(tx, workspaceId, group.length); // 1 credit per received email (addendum §17)
+      const contentId = newId('emc');
+      await tx.insertInto('email_contents').values({ id: contentId, workspace_id: workspaceId, message: JSON.stringify(message), raw: rawText, size, created_at: now, purged_at: null }).execute();
+      const made: EmailRow[] = group.map(({ address, domainId }) => {
+        const token = randomAlphanumeric(32);
+        return {
+          id: newId('em'),
+          workspace_id: workspaceId,
+          type: 'inbound',
+          source: 'inbound',
+          token,
+          message_id: messageId ?? `<${token}@${ctx.config.mailHostname}>`,
+          content_id: contentId,
+          from: message.from.address ? formatAddress(message.from) : envelopeFrom,
+          from_address: message.from.address,
+          to: address,
+          recipient_kind: kinds.get(address.toLowerCase()) ?? 'bcc',
+          subject: message.subject,
+          status: 'received',
+          scheduled_at: null,
+          api_key_id: null,
+          sending_domain_id: domainId,
+          tag: null,
+          spam_score: null,
+          size,
+          meta: null,
+          track_loads: 0,
+          track_clicks: 0,
+          original_id: null,
+          status_detail: null,
+          delivered_at: null,
+          created_at: now,
+          updated_at: now,
+        };
+      });
+      await tx.insertInto('emails').values(made).execute();
+      for (const row of made) await emitEvent(tx, workspaceId, 'email.received', emailEventObject(row, 'email.received'));
+      rows.push(...made);
+    }
+  });
+  return rows.map((row) => row.id);
+}
+
+export function createInboundServer(ctx: AppContext, tls: TlsMaterial): SMTPServer {
+  const targets = new WeakMap<SMTPServerSession, Map<string, Target>>();
+  const log = ctx.log.child({ component: 'smtp-inbound' });
+
+  const options: SMTPServerOptions = {
+    name: ctx.config.mailHostname,
+    banner: 'Postlane ESMTP',
+    key: tls.key,
+    cert: tls.cert,
+    secure: false, // STARTTLS offered, as MX hosts do
+    disabledCommands: ['AUTH'],
+    authOptional: true,
+    size: INBOUND_MAX_BYTES,
+    disableReverseLookup: true,
+    logger: false,
+    closeTimeout: 2000,
+
+    onMailFrom(_address, session, callback) {
+      targets.set(session, new Map()); // a new transaction
+      callback();
+    },
+
+    onRcptTo(address, session, callback) {
+      const seen = targets.get(session) ?? new Map<string, Target>();
+      targets.set(session, seen);
+      const normalized = normalizeAddress(address.address);
+      if (!seen.has(normalized.toLowerCase()) && seen.size >= INBOUND_MAX_RECIPIENTS) return callback(replies.tooManyRecipients(INBOUND_MAX_RECIPIENTS));
+      classify(ctx, normalized).then(
+        (target) => {
+          if (!target) return callback(replies.unknownRecipient());
+          if ('refuse' in target) return callback(target.refuse);
+          seen.set(normalized.toLowerCase(), target);
+          callback();
+        },
+        (error) => {
+          log.error({ err: error }, 'inbound RCPT TO lookup failed');
+          callback(replies.localError());
+        },
+      );
+    },
+
+    onData(stream, session, callback) {
+      const seen = targets.get(session) ?? new Map<string, Target>();
+      const recipients = session.envelope.rcptTo.map((r) => normalizeAddress(r.address));
+      (async () => {
+        const { raw, oversized } = await readMessage(stream, INBOUND_MAX_BYTES);
+        if (oversized) throw replies.tooLarge(INBOUND_MAX_BYTES);
+        const reports: string[] = [];
+        const inbound: Array<{ address: string; workspaceId: string; domainId: string }> = [];
+        for (const address of recipients) {
+          const target = seen.get(address.toLowerCase());
+          if (target?.kind === 'report') reports.push(target.emailId);
+          else if (target?.kind === 'inbound') inbound.push({ address, workspaceId: target.workspaceId, domainId: target.domainId });
+        }
+        if (reports.length > 0) {
+          const report = await parseBounce(raw);
+          for (const emailId of new Set(reports)) await applyReport(ctx, emailId, report);
+        }
+        const ids = inbound.length > 0 ? await storeInbound(ctx, session, raw, inbound) : [];
+        return ids.length > 0 ? `2.0.0 OK: queued as ${ids[0]}` : '2.0.0 OK';
+      })().then(
+        (reply) => callback(null, reply),
+        (error) => {
+          if (error instanceof Error && 'responseCode' in error) return callback(error);
+          if (error instanceof ApiError && error.status === 402) return callback(insufficientStorage());
+          log.error({ err: error }, 'inbound message could not be processed');
+          callback(replies.localError());
+        },
+      );
+    },
+  };
+  return new SMTPServer(options);
+}
+
+export async function startInbound(ctx: AppContext, tls: TlsMaterial, host: string): Promise<Listening | null> {
+  if (ctx.config.smtpInboundPort === 0) return null;
+  return listen(createInboundServer(ctx, tls), ctx.config.smtpInboundPort, host);
+}
