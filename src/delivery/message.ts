@@ -1,0 +1,58 @@
+// The bytes that go out for one email (one recipient): the stored content composed with this
+// copy's Message-ID, tracking applied when the email asks for it, DKIM-signed with the sending
+// domain's key; and its envelope sender, the per-email VERP address on the return-path host.
+import { composeMessage } from '../mail/compose.ts';
+import { signMessage } from '../mail/dkim.ts';
+import { verpAddress } from '../mail/verp.ts';
+import type { SendingDomain } from '../resources/domains/service.ts';
+import type { EmailRow } from '../resources/emails/objects.ts';
+import type { StoredMessage } from '../resources/emails/content.ts';
+import { formatAddress } from '../resources/emails/addresses.ts';
+import { applyTracking, trackingToken, type TrackedHtml } from './tracking.ts';
+
+export interface OutgoingMessage {
+  envelopeFrom: string;
+  raw: Buffer;
+  /** Links and pixel to store before sending (null without tracking). */
+  tracked: TrackedHtml | null;
+}
+
+export interface BuildSecrets {
+  verpSecret: Buffer;
+  trackingSecret: Buffer;
+}
+
+export async function buildOutgoingMessage(email: EmailRow, stored: StoredMessage, domain: SendingDomain, secrets: BuildSecrets): Promise<OutgoingMessage> {
+  let html = stored.html;
+  let tracked: TrackedHtml | null = null;
+  if (html && (email.track_loads === 1 || email.track_clicks === 1)) {
+    tracked = applyTracking(html, {
+      host: domain.trackingHost,
+      loads: email.track_loads === 1,
+      clicks: email.track_clicks === 1,
+      token: (slot) => trackingToken(secrets.trackingSecret, email.id, slot),
+    });
+    html = tracked.html;
+  }
+  const composed = await composeMessage({
+    from: email.from,
+    // The headers show every To and Cc recipient of the request; Bcc never appears.
+    to: stored.to.map(formatAddress),
+    cc: stored.cc.map(formatAddress),
+    replyTo: stored.reply_to.map(formatAddress),
+    subject: email.subject,
+    html,
+    text: stored.text,
+    headers: stored.headers,
+    attachments: stored.attachments.map((attachment) => ({
+      filename: attachment.filename,
+      content: Buffer.from(attachment.content, 'base64'),
+      contentType: attachment.content_type,
+      contentId: attachment.content_id,
+    })),
+    messageId: email.message_id,
+    date: new Date(email.scheduled_at ?? email.created_at),
+  });
+  const raw = await signMessage(composed, { domain: domain.name, selector: domain.dkimSelector, privateKey: domain.dkimPrivateKeyPem });
+  return { envelopeFrom: verpAddress(email.id, domain.returnPathDomain, secrets.verpSecret), raw, tracked };
+}

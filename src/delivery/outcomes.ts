@@ -1,0 +1,171 @@
+// Email status transitions after acceptance (addendum §1.3): each one is a conditional UPDATE
+// (compare-and-set on the current status, so racing workers, DSNs and clicks never move an
+// email backwards or twice) in ONE transaction with its event, its attempt rows and, for hard
+// bounces and complaints, the automatic suppression.
+import type { Db, Executor } from '../platform/db/database.ts';
+import { nowIso } from '../platform/clock.ts';
+import { emitEvent } from '../platform/events.ts';
+import { emailEventObject, type EmailRow } from '../resources/emails/objects.ts';
+import { addAutomaticSuppression } from '../resources/suppressions/service.ts';
+import type { DeliveryOutcome, HostAttempt } from '../mail/smtp-delivery.ts';
+
+/** Statuses a delivery worker may still send from. */
+export const SENDABLE_STATUSES = ['accepted', 'scheduled', 'attempted'] as const;
+// A late DSN can bounce mail that was accepted by the next hop (addendum §1.3: delivered can
+// still move to bounced); the worker's own outcome may also be overtaken by it.
+const BOUNCEABLE = ['accepted', 'attempted', 'delivered', 'loaded', 'clicked'];
+// A complaint means the mail arrived, whatever we recorded meanwhile.
+const COMPLAINABLE = ['accepted', 'attempted', 'delivered', 'loaded', 'clicked', 'bounced'];
+// The message did leave when the next hop said 2xx, even if a cancel raced the send.
+const DELIVERABLE = [...SENDABLE_STATUSES, 'canceled'];
+
+type Change = Partial<Pick<EmailRow, 'status' | 'status_detail' | 'delivered_at'>>;
+
+/** Moves the email to `change.status` when its status is one of `from`; the updated row or null. */
+async function transition(tx: Executor, emailId: string, from: readonly string[], change: Change): Promise<EmailRow | null> {
+  const row = await tx
+    .updateTable('emails')
+    .set({ ...change, updated_at: nowIso() })
+    .where('id', '=', emailId)
+    .where('type', '=', 'outbound')
+    .where('status', 'in', [...from])
+    .returningAll()
+    .executeTakeFirst();
+  return row ?? null;
+}
+
+async function insertAttempts(tx: Executor, emailId: string, attempts: HostAttempt[]): Promise<void> {
+  if (attempts.length === 0) return;
+  const at = nowIso();
+  await tx
+    .insertInto('email_attempts')
+    .values(
+      attempts.map((attempt) => ({
+        email_id: emailId,
+        attempted_at: at,
+        outcome: attempt.kind,
+        mx_host: attempt.mxHost,
+        smtp_code: attempt.code,
+        enhanced_code: attempt.enhancedCode,
+        response: attempt.response.slice(0, 2000),
+      })),
+    )
+    .execute();
+}
+
+function describe(outcome: Pick<HostAttempt, 'code' | 'response' | 'mxHost'>): string {
+  const text = outcome.code !== null && !outcome.response.startsWith(String(outcome.code)) ? `${outcome.code} ${outcome.response}` : outcome.response;
+  return (outcome.mxHost ? `${outcome.mxHost}: ${text}` : text).slice(0, 1000);
+}
+
+async function emitStatus(tx: Executor, row: EmailRow, extra: Record<string, unknown> = {}): Promise<void> {
+  const type = `email.${row.status}`;
+  await emitEvent(tx, row.workspace_id, type, { ...emailEventObject(row, type), ...extra });
+}
+
+/** 2xx from the next hop → `delivered` + email.delivered. The attempts are recorded in any case. */
+export async function recordDelivered(db: Db, emailId: string, outcome: DeliveryOutcome): Promise<boolean> {
+  return db.transaction().execute(async (tx) => {
+    await insertAttempts(tx, emailId, outcome.attempts);
+    const row = await transition(tx, emailId, DELIVERABLE, { status: 'delivered', delivered_at: nowIso(), status_detail: describe(outcome) });
+    if (row) await emitStatus(tx, row);
+    return row !== null;
+  });
+}
+
+/** 4xx or a network failure with time left → `attempted` + email.attempted (with the SMTP reply). */
+export async function recordAttempted(db: Db, emailId: string, outcome: DeliveryOutcome, nextAttemptAt: string): Promise<boolean> {
+  return db.transaction().execute(async (tx) => {
+    await insertAttempts(tx, emailId, outcome.attempts);
+    const row = await transition(tx, emailId, SENDABLE_STATUSES, { status: 'attempted', status_detail: describe(outcome) });
+    if (row) {
+      await emitStatus(tx, row, {
+        smtp_code: outcome.code,
+        enhanced_code: outcome.enhancedCode,
+        smtp_response: outcome.response,
+        mx_host: outcome.mxHost,
+        next_attempt_at: nextAttemptAt,
+      });
+    }
+    return row !== null;
+  });
+}
+
+/** The retry window ran out, or the email cannot be built (content purged, domain gone) → `failed`. */
+export async function recordFailed(db: Db, emailId: string, reason: string, outcome?: DeliveryOutcome): Promise<boolean> {
+  return db.transaction().execute(async (tx) => {
+    if (outcome) await insertAttempts(tx, emailId, outcome.attempts);
+    const row = await transition(tx, emailId, SENDABLE_STATUSES, { status: 'failed', status_detail: reason.slice(0, 1000) });
+    if (row) await emitStatus(tx, row);
+    return row !== null;
+  });
+}
+
+/** 5xx (or a permanent DNS answer such as NXDOMAIN / null MX) at delivery → `bounced` + suppression. */
+export async function recordBouncedAtDelivery(db: Db, emailId: string, outcome: DeliveryOutcome): Promise<boolean> {
+  return db.transaction().execute(async (tx) => {
+    await insertAttempts(tx, emailId, outcome.attempts);
+    const reason = describe(outcome);
+    const row = await transition(tx, emailId, SENDABLE_STATUSES, { status: 'bounced', status_detail: reason });
+    if (!row) return false;
+    await addAutomaticSuppression(tx, row.workspace_id, row.to, 'bounce', reason);
+    await emitStatus(tx, row);
+    return true;
+  });
+}
+
+export interface BounceInput {
+  /** Human-readable reason (stored as the email's detail and the suppression's reason). */
+  reason: string;
+  /** RFC 3463 status, e.g. 5.1.1. */
+  status?: string;
+  diagnostic?: string;
+  /** A permanent failure: adds a `bounce` suppression. */
+  hard: boolean;
+}
+
+/**
+ * An asynchronous bounce (DSN to the VERP address) → `bounced` + email.bounced (+ suppression
+ * when hard). Also after `delivered`. Idempotent: false when the email is unknown, already
+ * bounced, or in a status a bounce cannot apply to (canceled, suppressed, failed…).
+ */
+export async function applyBounce(db: Db, emailId: string, input: BounceInput): Promise<boolean> {
+  const detail = [input.status, input.reason || input.diagnostic].filter(Boolean).join(' ').slice(0, 1000) || 'Bounced';
+  return db.transaction().execute(async (tx) => {
+    const row = await transition(tx, emailId, BOUNCEABLE, { status: 'bounced', status_detail: detail });
+    if (!row) return false;
+    if (input.hard) await addAutomaticSuppression(tx, row.workspace_id, row.to, 'bounce', detail);
+    await emitStatus(tx, row);
+    return true;
+  });
+}
+
+export interface ComplaintInput {
+  reason: string;
+  /** ARF Feedback-Type (abuse, fraud, …). */
+  feedbackType?: string;
+}
+
+/** A feedback-loop complaint (ARF) → `complained` + email.complained + `complaint` suppression. Idempotent. */
+export async function applyComplaint(db: Db, emailId: string, input: ComplaintInput): Promise<boolean> {
+  const detail = (input.reason || `Complaint${input.feedbackType ? ` (${input.feedbackType})` : ''}`).slice(0, 1000);
+  return db.transaction().execute(async (tx) => {
+    const row = await transition(tx, emailId, COMPLAINABLE, { status: 'complained', status_detail: detail });
+    if (!row) return false;
+    await addAutomaticSuppression(tx, row.workspace_id, row.to, 'complaint', detail);
+    await emitStatus(tx, row);
+    return true;
+  });
+}
+
+// Opens and clicks move forward only: accepted/delivered → loaded → clicked (a load after a
+// click leaves `clicked`; bounced or complained mail keeps its status).
+const ENGAGEMENT_FROM: Record<'loaded' | 'clicked', readonly string[]> = {
+  loaded: ['accepted', 'attempted', 'delivered'],
+  clicked: ['accepted', 'attempted', 'delivered', 'loaded'],
+};
+
+/** Inside the caller's transaction (which emits the load/click event): moves the status forward. */
+export async function advanceEngagement(tx: Executor, emailId: string, status: 'loaded' | 'clicked'): Promise<EmailRow | null> {
+  return transition(tx, emailId, ENGAGEMENT_FROM[status], { status });
+}

@@ -1,0 +1,138 @@
+// The delivery worker: runs `email.deliver` jobs ({email_id}) queued by acceptMessage.
+//
+// One job = one try. The email row says what is left to do, which makes the job idempotent:
+// canceled, suppressed, delivered or otherwise final emails are done; a job that is due before
+// the email's scheduled_at (rescheduled) moves itself; a job re-run after a crash finds the
+// outcome its first run recorded. The outcome of a try (attempt rows, status, event,
+// suppression) is committed BEFORE the job is acknowledged, so a worker killed after a 2xx
+// never sends the message again; killed before the 2xx, the next hop did not take it, and the
+// job runs again once its lease expires.
+//
+// 2xx → delivered. 4xx / network / DNS trouble → attempted, retried with exponential backoff
+// until DELIVERY_RETRY_WINDOW_HOURS after the email was due, then failed. 5xx (and NXDOMAIN,
+// null MX) → bounced + bounce suppression.
+import type { AppContext } from '../platform/context.ts';
+import type { Db } from '../platform/db/database.ts';
+import { isoFromMs, nowMs } from '../platform/clock.ts';
+import { RetryJobAt, type Job } from '../platform/jobs.ts';
+import { createResolver } from '../platform/dns.ts';
+import { createSmtpDelivery, type DeliveryOutcome, type SmtpDelivery } from '../mail/smtp-delivery.ts';
+import { findSendingDomainById, type SendingDomain } from '../resources/domains/service.ts';
+import type { StoredMessage } from '../resources/emails/content.ts';
+import { buildOutgoingMessage } from './message.ts';
+import { deriveTrackingSecret, storeTrackingLinks } from './tracking.ts';
+import { recordAttempted, recordBouncedAtDelivery, recordDelivered, recordFailed, SENDABLE_STATUSES } from './outcomes.ts';
+
+/** Lease of a deliver job: longer than the slowest SMTP exchange SmtpDelivery allows. */
+export const DELIVER_LEASE_MS = 15 * 60 * 1000;
+const RETRY_BASE_MS = 60_000;
+const RETRY_CAP_MS = 60 * 60 * 1000;
+const DOMAIN_CACHE_MS = 30_000;
+
+export interface DeliverPayload {
+  email_id?: unknown;
+}
+
+/** Delay before try `attempt + 1` after `attempt` temporary failures: 1 min, 2, 4 … capped at 1 h, ±10 %. */
+export function retryDelayMs(attempt: number, random: () => number = Math.random): number {
+  const delay = Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** Math.max(0, attempt - 1));
+  return Math.round(delay * (0.9 + random() * 0.2));
+}
+
+/** When the retry window of an email ends: the window runs from when it was due (created or scheduled). */
+export function retryDeadlineMs(email: { created_at: string; scheduled_at: string | null }, windowHours: number): number {
+  const start = Math.max(Date.parse(email.created_at), email.scheduled_at ? Date.parse(email.scheduled_at) : 0);
+  return start + windowHours * 3600_000;
+}
+
+export class DeliveryWorker {
+  private readonly ctx: AppContext;
+  private readonly db: Db;
+  private readonly trackingSecret: Buffer;
+  private smtp: SmtpDelivery | null = null;
+  private readonly domains = new Map<string, { expires: number; domain: Promise<SendingDomain | null> }>();
+
+  constructor(ctx: AppContext) {
+    this.ctx = ctx;
+    this.db = ctx.db;
+    this.trackingSecret = deriveTrackingSecret(ctx.verpSecret);
+  }
+
+  /** One long-lived SMTP client per process: pooled connections per destination. */
+  private delivery(): SmtpDelivery {
+    this.smtp ??= createSmtpDelivery(this.ctx.config, createResolver(this.ctx.config.dnsServers, { timeoutMs: this.ctx.config.dnsTimeoutMs }));
+    return this.smtp;
+  }
+
+  async close(): Promise<void> {
+    await this.smtp?.close();
+    this.smtp = null;
+  }
+
+  /** The sending domain with its DKIM key, cached briefly (decrypting the key per message is waste). */
+  private domain(workspaceId: string, domainId: string): Promise<SendingDomain | null> {
+    const now = Date.now();
+    const hit = this.domains.get(domainId);
+    if (hit && hit.expires > now) return hit.domain;
+    if (this.domains.size > 1000) this.domains.clear();
+    const domain = findSendingDomainById(this.db, this.ctx.secrets, workspaceId, domainId);
+    this.domains.set(domainId, { expires: now + DOMAIN_CACHE_MS, domain });
+    domain.catch(() => this.domains.delete(domainId));
+    return domain;
+  }
+
+  async run(job: Job<DeliverPayload>): Promise<void> {
+    const emailId = job.payload?.email_id;
+    if (typeof emailId !== 'string') return;
+    const email = await this.db.selectFrom('emails').selectAll().where('id', '=', emailId).executeTakeFirst();
+    if (!email || email.type !== 'outbound') return;
+    if (!(SENDABLE_STATUSES as readonly string[]).includes(email.status)) return; // canceled, suppressed, delivered, final
+    const dueAt = email.scheduled_at ? Date.parse(email.scheduled_at) : 0;
+    if (dueAt > nowMs() + 500) throw new RetryJobAt(dueAt, `scheduled for ${email.scheduled_at}`);
+
+    const content = await this.db.selectFrom('email_contents').select(['message', 'purged_at']).where('id', '=', email.content_id).executeTakeFirst();
+    if (!content || content.purged_at) {
+      await recordFailed(this.db, email.id, 'The message content is no longer stored');
+      return;
+    }
+    const domain = email.sending_domain_id ? await this.domain(email.workspace_id, email.sending_domain_id) : null;
+    if (!domain) {
+      await recordFailed(this.db, email.id, 'The sending domain no longer exists');
+      return;
+    }
+
+    let outgoing;
+    try {
+      outgoing = await buildOutgoingMessage(email, JSON.parse(content.message) as StoredMessage, domain, { verpSecret: this.ctx.verpSecret, trackingSecret: this.trackingSecret });
+    } catch (error) {
+      // A message that cannot be composed or signed will not get better by waiting.
+      this.ctx.log.error({ err: error, emailId: email.id }, 'building the message failed');
+      await recordFailed(this.db, email.id, `The message could not be built: ${(error as Error).message}`);
+      return;
+    }
+    if (outgoing.tracked) await storeTrackingLinks(this.db, email, outgoing.tracked);
+
+    const outcome = await this.delivery().deliver({ from: outgoing.envelopeFrom, to: email.to, raw: outgoing.raw });
+    if (outcome.kind === 'delivered') {
+      await recordDelivered(this.db, email.id, outcome);
+    } else if (outcome.kind === 'permanent') {
+      await recordBouncedAtDelivery(this.db, email.id, outcome);
+    } else {
+      await this.temporaryFailure(job, email, outcome);
+    }
+  }
+
+  private async temporaryFailure(job: Job, email: { id: string; created_at: string; scheduled_at: string | null }, outcome: DeliveryOutcome): Promise<void> {
+    const now = nowMs();
+    const deadline = retryDeadlineMs(email, this.ctx.config.deliveryRetryWindowHours);
+    if (now >= deadline) {
+      const hours = this.ctx.config.deliveryRetryWindowHours;
+      await recordFailed(this.db, email.id, `Not delivered within ${hours} hours; last answer: ${outcome.mxHost ? `${outcome.mxHost}: ` : ''}${outcome.response}`, outcome);
+      return;
+    }
+    // The last try happens at the end of the window, not after it.
+    const next = Math.floor(Math.min(now + retryDelayMs(job.attempts), deadline));
+    const moved = await recordAttempted(this.db, email.id, outcome, isoFromMs(next));
+    if (moved) throw new RetryJobAt(next, `temporary failure: ${outcome.response}`);
+  }
+}

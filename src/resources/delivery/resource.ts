@@ -1,0 +1,37 @@
+// The delivery workers: the `email.deliver` job handler and the SMTP client it keeps open.
+// Handlers are registered process-wide, so each running app's worker is looked up by the
+// database the job came from (tests run several apps in one process).
+import type { Resource } from '../../platform/resource.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { registerJobHandler } from '../../platform/jobs.ts';
+import { DELIVER_JOB } from '../emails/accept.ts';
+import { DeliveryWorker, DELIVER_LEASE_MS } from '../../delivery/worker.ts';
+
+const workers = new Map<Db, DeliveryWorker>();
+
+/** Deliveries running at once per process (each waits mostly on the network). */
+export const DELIVER_CONCURRENCY = 64;
+
+export const resource: Resource = {
+  name: 'delivery',
+  registerJobs(ctx) {
+    workers.set(ctx.db, new DeliveryWorker(ctx));
+    registerJobHandler(
+      DELIVER_JOB,
+      async (job, db) => {
+        const worker = workers.get(db);
+        if (!worker) throw new Error('no delivery worker for this database');
+        await worker.run(job);
+      },
+      { concurrency: DELIVER_CONCURRENCY, leaseMs: DELIVER_LEASE_MS },
+    );
+  },
+  async start(ctx) {
+    // Stopped after the job runner: in-flight deliveries have finished by then.
+    return async () => {
+      const worker = workers.get(ctx.db);
+      workers.delete(ctx.db);
+      await worker?.close();
+    };
+  },
+};
