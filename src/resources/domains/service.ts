@@ -337,7 +337,10 @@ function sendingDomain(row: DomainRow, secrets: Sealer): SendingDomain {
     verificationStatus: row.verification_status,
     verified: row.verification_status === 'verified',
     dkimSelector: row.dkim_selector,
-    dkimPrivateKeyPem: secrets.open(row.dkim_private_key),
+    // Opened on first use: accepting a send needs the domain, only delivery needs its key.
+    get dkimPrivateKeyPem() {
+      return secrets.open(row.dkim_private_key);
+    },
     returnPathDomain: returnPathDomain(row),
     returnPathVerified: row.return_path_status === 'ok',
     trackingHost: trackingHost(row),

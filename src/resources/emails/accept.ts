@@ -72,8 +72,8 @@ export function uniqueRecipients(message: Pick<StoredMessage, 'to' | 'cc' | 'bcc
 export const domainNotVerified = () => plainError(422, 'Domain not verified');
 
 /** The workspace's verified sending domain for `fromAddress`, honouring a key's restriction. */
-export async function authorizedSendingDomain(ctx: AppContext, principal: Principal, fromAddress: string): Promise<SendingDomain> {
-  const domain = await findSendingDomain(ctx.db, ctx.secrets, principal.workspaceId, domainOf(fromAddress));
+export async function authorizedSendingDomain(ctx: AppContext, db: Executor, principal: Principal, fromAddress: string): Promise<SendingDomain> {
+  const domain = await findSendingDomain(db, ctx.secrets, principal.workspaceId, domainOf(fromAddress));
   if (principal.sendingDomainId && domain?.id !== principal.sendingDomainId) {
     throw messageError(403, 'Domain not authorized', `This API key may only send from its own sending domain, not from ${domainOf(fromAddress)}.`);
   }
@@ -109,27 +109,62 @@ function checkMembers(workspace: Workspace, recipients: Recipient[]): void {
 
 export async function acceptMessage(ctx: AppContext, principal: Principal, request: AcceptRequest): Promise<Accepted> {
   const { message } = request;
-  const workspace = await getWorkspace(ctx.db, principal.workspaceId);
-  if (!workspace) throw plainError(404, 'Workspace not found');
-  const domain = await authorizedSendingDomain(ctx, principal, message.from.address);
   const recipients = uniqueRecipients(message);
-  checkMembers(workspace, recipients);
   const size = messageSize(message);
   if (size > MAX_MESSAGE_BYTES) {
     throw messageError(413, 'Message too large', `The message is ${size} bytes; at most ${MAX_MESSAGE_BYTES} bytes (40 MB) including attachments are allowed.`);
   }
-  const suppressed = new Set(
-    (await activeSuppressions(ctx.db, workspace.id, recipients.map((r) => r.address), ['recipient'])).map((s) => s.email),
-  );
+  // Checks and writes share one transaction, so what was checked is what gets written.
+  return ctx.db.transaction().execute(async (tx) => {
+    const workspace = await getWorkspace(tx, principal.workspaceId);
+    if (!workspace) throw plainError(404, 'Workspace not found');
+    const domain = await authorizedSendingDomain(ctx, tx, principal, message.from.address);
+    checkMembers(workspace, recipients);
+    const suppressed = new Set(
+      (await activeSuppressions(tx, workspace.id, recipients.map((r) => r.address), ['recipient'])).map((s) => s.email),
+    );
+    const check = await checkSendLimits(tx, workspace);
+    if (!check.ok) throw check.error;
 
-  const check = await checkSendLimits(ctx.db, workspace);
-  if (!check.ok) throw check.error;
+    const rows = emailRows(principal, request, { workspace, domain, recipients, suppressed, size });
+    const billable = rows.filter((row) => row.status !== 'suppressed');
+    const units = request.limitUnits ?? recipients.length;
+    const runAt = request.scheduledAt ? request.scheduledAt.getTime() : nowMs();
+    // SMTP sends and retries do not emit email.accepted (addendum §1.3).
+    const quietAccept = request.source === 'smtp' || request.source === 'retry';
 
+    if (billable.length > 0) await spendCredits(tx, workspace.id, billable.length);
+    await tx
+      .insertInto('email_contents')
+      .values({ id: rows[0].content_id, workspace_id: workspace.id, message: JSON.stringify(message), raw: request.raw ?? null, size, created_at: rows[0].created_at, purged_at: null })
+      .execute();
+    await tx.insertInto('emails').values(rows).execute();
+    for (const row of rows) {
+      const type = `email.${row.status}`;
+      if (!(quietAccept && type === 'email.accepted')) await emitEvent(tx, workspace.id, type, emailEventObject(row, type));
+      if (row.status !== 'suppressed') await enqueueJob(tx, DELIVER_JOB, { email_id: row.id }, { runAt, maxAttempts: 1_000_000 });
+    }
+    await countSends(tx, workspace.id, units);
+    await request.inTransaction?.(tx, rows);
+    return { rows, limits: check.state, counted: units, headers: rateLimitHeaders(check.state, units) };
+  });
+}
+
+interface RowContext {
+  workspace: Workspace;
+  domain: SendingDomain;
+  recipients: Recipient[];
+  suppressed: Set<string>;
+  size: number;
+}
+
+/** One email row per unique recipient, all sharing one content row. */
+function emailRows(principal: Principal, request: AcceptRequest, { workspace, domain, recipients, suppressed, size }: RowContext): EmailRow[] {
   const tracking = resolveTracking(request.tracking, domain);
   const now = nowIso();
   const scheduledAt = request.scheduledAt ? isoFromDate(request.scheduledAt) : null;
   const contentId = newId('emc');
-  const rows: EmailRow[] = recipients.map(({ address, kind }) => {
+  return recipients.map(({ address, kind }) => {
     const token = randomAlphanumeric(32);
     const isSuppressed = suppressed.has(address.toLowerCase());
     return {
@@ -141,10 +176,10 @@ export async function acceptMessage(ctx: AppContext, principal: Principal, reque
       message_id: `<${token}@${domain.name}>`,
       content_id: contentId,
       from: request.fromHeader,
-      from_address: message.from.address,
+      from_address: request.message.from.address,
       to: address,
       recipient_kind: kind,
-      subject: message.subject,
+      subject: request.message.subject,
       status: isSuppressed ? 'suppressed' : scheduledAt ? 'scheduled' : 'accepted',
       scheduled_at: scheduledAt,
       api_key_id: principal.keyId,
@@ -162,26 +197,4 @@ export async function acceptMessage(ctx: AppContext, principal: Principal, reque
       updated_at: now,
     };
   });
-  const billable = rows.filter((row) => row.status !== 'suppressed');
-  const units = request.limitUnits ?? recipients.length;
-  const runAt = request.scheduledAt ? request.scheduledAt.getTime() : nowMs();
-  // SMTP sends and retries do not emit email.accepted (addendum §1.3).
-  const quietAccept = request.source === 'smtp' || request.source === 'retry';
-
-  await ctx.db.transaction().execute(async (tx) => {
-    if (billable.length > 0) await spendCredits(tx, workspace.id, billable.length);
-    await tx
-      .insertInto('email_contents')
-      .values({ id: contentId, workspace_id: workspace.id, message: JSON.stringify(message), raw: request.raw ?? null, size, created_at: now, purged_at: null })
-      .execute();
-    await tx.insertInto('emails').values(rows).execute();
-    for (const row of rows) {
-      const type = `email.${row.status}`;
-      if (!(quietAccept && type === 'email.accepted')) await emitEvent(tx, workspace.id, type, emailEventObject(row, type));
-      if (row.status !== 'suppressed') await enqueueJob(tx, DELIVER_JOB, { email_id: row.id }, { runAt, maxAttempts: 1_000_000 });
-    }
-    await countSends(tx, workspace.id, units);
-    await request.inTransaction?.(tx, rows);
-  });
-  return { rows, limits: check.state, counted: units, headers: rateLimitHeaders(check.state, units) };
 }
