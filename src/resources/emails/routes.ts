@@ -1,7 +1,15 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import type { Resource } from '../../platform/resource.ts';
+import { registerJobHandler } from '../../platform/jobs.ts';
+import { pageLimitQuery, type Query } from '../../platform/http/lists.ts';
 import { acceptIdempotently, sendResponseFor } from './send.ts';
 import { buildSendRequest, type SendBody } from './send-request.ts';
+import { EMAIL_STATUSES, EMAILS_DEFAULT_LIMIT, listEmails } from './read.ts';
+import { emailAttachments, emailBody, emailMeta, emailRaw, findEmail, retrievedEmail } from './retrieved.ts';
+import { cancelEmail, rescheduleEmail } from './manage.ts';
+import { retryEmail } from './retry.ts';
+import { forwardEmail } from './forward.ts';
+import { ensurePurgeChain, PURGE_JOB, runPurgeJob } from './retention.ts';
 
 const tags = ['Emails'];
 const AddressList = Type.Union([Type.String(), Type.Array(Type.String())]);
@@ -33,6 +41,31 @@ const SendBodySchema = Type.Object({
   tracking: Type.Optional(Type.Union([Type.Boolean(), Type.Object({ loads: Type.Optional(Type.Boolean()), clicks: Type.Optional(Type.Boolean()) })])),
 });
 
+const IdParams = Type.Object({ id: Type.String({ description: 'em_ id' }) });
+type Id = Static<typeof IdParams>;
+const DateParam = Type.Union([Type.String({ format: 'date' }), Type.String({ format: 'date-time' })]);
+const ListQuery = pageLimitQuery(EMAILS_DEFAULT_LIMIT, {
+  type: Type.Optional(Type.Union([Type.Literal('outbound'), Type.Literal('inbound')], { default: 'outbound' })),
+  date_from: Type.Optional(DateParam),
+  date_to: Type.Optional(DateParam),
+  order: Type.Optional(Type.String({ description: 'sort key: any filter key' })),
+  direction: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
+});
+const RescheduleBody = Type.Object({
+  scheduled_at: Type.String({ description: 'ISO 8601 with a time zone, or English such as "tomorrow at 9am"; at least 3 minutes ahead' }),
+});
+// Documents the forward body; it is checked by the forward service (send-shaped 400s).
+const ForwardBodySchema = Type.Object({
+  to: AddressList,
+  include_headers: Type.Optional(Type.Boolean({ default: true })),
+  comment: Type.Optional(Type.String()),
+  body: Type.Optional(Type.String({ description: 'alias of comment' })),
+  html: Type.Optional(Type.String()),
+  text: Type.Optional(Type.String()),
+  from: Type.Optional(Type.String()),
+  subject: Type.Optional(Type.String()),
+});
+
 export const resource: Resource = {
   name: 'emails',
   v2(app, ctx) {
@@ -46,5 +79,46 @@ export const resource: Resource = {
       );
       return reply.code(outcome.status).headers(outcome.headers).send(outcome.body);
     });
+
+    app.get('/emails', { schema: { tags, querystring: ListQuery } }, async (request) =>
+      listEmails(ctx.db, request.principal.workspaceId, request.query as Query, request.url),
+    );
+    const read = (path: string, view: (db: typeof ctx.db, row: Awaited<ReturnType<typeof findEmail>>) => Promise<unknown>) =>
+      app.get(path, { schema: { tags, params: IdParams } }, async (request) =>
+        view(ctx.db, await findEmail(ctx.db, request.principal.workspaceId, (request.params as Id).id)),
+      );
+    read('/emails/:id', retrievedEmail);
+    read('/emails/:id/raw', emailRaw);
+    read('/emails/:id/body', emailBody);
+    read('/emails/:id/meta', emailMeta);
+    read('/emails/:id/attachments', emailAttachments);
+    app.get('/email/:id', { schema: { tags, params: IdParams } }, async (request) => {
+      const row = await findEmail(ctx.db, request.principal.workspaceId, (request.params as Id).id);
+      return { status: row.status };
+    });
+
+    app.post('/emails/:id', { schema: { tags, params: IdParams, body: RescheduleBody } }, async (request) =>
+      rescheduleEmail(ctx, request.principal.workspaceId, (request.params as Id).id, (request.body as Static<typeof RescheduleBody>).scheduled_at),
+    );
+    app.post('/emails/:id/cancel', { schema: { tags, params: IdParams } }, async (request) =>
+      cancelEmail(ctx, request.principal.workspaceId, (request.params as Id).id),
+    );
+    app.post('/emails/:id/retry', { schema: { tags, params: IdParams } }, async (request) =>
+      retryEmail(ctx, request.principal, (request.params as Id).id),
+    );
+    app.post(
+      '/emails/:id/forward',
+      { schema: { tags, params: IdParams, body: ForwardBodySchema }, attachValidation: true, config: { scope: 'sending' } },
+      async (request, reply) => {
+        const outcome = await forwardEmail(ctx, request.principal, (request.params as Id).id, request.headers['idempotency-key'], request.body);
+        return reply.code(outcome.status).headers(outcome.headers).send(outcome.body);
+      },
+    );
+  },
+  registerJobs(ctx) {
+    registerJobHandler(PURGE_JOB, (job) => runPurgeJob(ctx, job), { concurrency: 1, leaseMs: 15 * 60 * 1000 });
+  },
+  async start(ctx, roles) {
+    if (roles.has('worker')) await ensurePurgeChain(ctx.db);
   },
 };
