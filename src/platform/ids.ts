@@ -1,6 +1,6 @@
 // Ids are a type prefix plus a 27-character KSUID: base62, time-ordered to the second.
 import { createRequire } from 'node:module';
-import { randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 
 const KSUID = createRequire(import.meta.url)('ksuid') as { randomSync(): { string: string } };
 
@@ -10,10 +10,16 @@ export function newId(prefix: string): string {
 
 const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
-/** Uniformly random letters and digits from the CSPRNG (for secrets and tokens). */
+/** Uniformly random letters and digits from the CSPRNG (for secrets and tokens): one
+ *  random-bytes call, rejection sampling keeps it unbiased (248 = 4 × 62). */
 export function randomAlphanumeric(length: number): string {
   let out = '';
-  for (let i = 0; i < length; i++) out += ALPHANUMERIC[randomInt(ALPHANUMERIC.length)];
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248) out += ALPHANUMERIC[byte % 62];
+      if (out.length === length) break;
+    }
+  }
   return out;
 }
 
