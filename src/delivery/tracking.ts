@@ -43,7 +43,7 @@ export function trackingToken(secret: Buffer, emailId: string, slot: string): st
 // An <a> start tag, attribute values may contain '>'.
 const ANCHOR_TAG = /<a\b(?:[^>"']|"[^"]*"|'[^']*')*>/gi;
 // The href attribute inside it (not data-href: preceded by whitespace), in any quoting.
-const HREF = /(\shref\s*=\s*)(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))/i;
+const HREF = /(\shref\s*=\s*)(?:"([^"]*)"|'([^']*)'|([^\s"'<>`]+))/i;
 const NAMED: Record<string, string> = { amp: '&', quot: '"', apos: "'", lt: '<', gt: '>', nbsp: '\u00a0' };
 
 /** The text of an attribute value (character references decoded, as a browser reads it). */

@@ -1,0 +1,139 @@
+// A delivery worker killed mid-delivery (SIGKILL while the next hop is still holding back its
+// reply to DATA) loses nothing and duplicates nothing: the next hop, like any MTA, drops a
+// message whose transaction never completed, the job runs again once its lease has expired,
+// and a job that runs again after a recorded 2xx does not send a second time.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { SMTPServer } from 'smtp-server';
+import { eventually, freePort, startChildApp, usingPostgres, type ChildApp } from '../helpers/app.ts';
+import { startSendingApp, type SendingApp } from '../helpers/sending.ts';
+import { updateWorkspace } from '../../src/resources/workspaces/service.ts';
+import { enqueueJob } from '../../src/platform/jobs.ts';
+import { nowMs } from '../../src/platform/clock.ts';
+
+/** An MTA that can hold back its reply to DATA and, like a real one, keeps a message only once it replied 250. */
+async function startStallingMta() {
+  let stalling = true;
+  const held: Array<() => void> = [];
+  const accepted: Array<{ rcptTo: string[]; raw: Buffer }> = [];
+  let received = 0;
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['AUTH', 'STARTTLS'],
+    disableReverseLookup: true,
+    logger: false,
+    closeTimeout: 200,
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', () => {
+        received++;
+        const reply = () => {
+          // The client is gone: the transaction failed, nothing was accepted.
+          if ((session as { closed?: boolean }).closed) return;
+          accepted.push({ rcptTo: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks) });
+          callback(null, '2.0.0 Ok: queued');
+        };
+        if (stalling) held.push(reply);
+        else reply();
+      });
+    },
+    onClose(session) {
+      (session as { closed?: boolean }).closed = true;
+    },
+  });
+  server.on('error', () => {});
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.server.address() as { port: number }).port,
+    accepted,
+    get received() {
+      return received;
+    },
+    release() {
+      stalling = false;
+      for (const reply of held.splice(0)) reply();
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+let app: SendingApp;
+let mta: Awaited<ReturnType<typeof startStallingMta>>;
+let child: ChildApp | null = null;
+
+before(async () => {
+  mta = await startStallingMta();
+  // The API runs here; the worker runs in a child process that the test kills.
+  app = await startSendingApp({ roles: ['api'] });
+  await app.verifiedDomain('acme.test');
+  await updateWorkspace(app.running.ctx.db, app.workspace.id, { sendRate: 1000 });
+  app.dns.set('example.org', 'MX', [{ exchange: 'mx.example.org', priority: 10 }]);
+  app.dns.set('mx.example.org', 'A', ['127.0.0.1']);
+});
+after(async () => {
+  await child?.kill('SIGKILL');
+  await app.close();
+  await mta.close();
+});
+
+async function workerEnv(): Promise<Record<string, string>> {
+  let databaseUrl = app.config.databaseUrl;
+  if (usingPostgres) {
+    const { schema } = (await sql<{ schema: string }>`select current_schema() as schema`.execute(app.running.ctx.db)).rows[0];
+    databaseUrl += `${databaseUrl.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  }
+  return {
+    DATABASE_URL: databaseUrl,
+    DATA_DIR: app.config.dataDir, // the encryption key that seals the DKIM keys
+    HTTP_HOST: '127.0.0.1',
+    HTTP_PORT: String(await freePort()),
+    SMTP_SUBMISSION_PORT: '0',
+    SMTP_INBOUND_PORT: '0',
+    DNS_SERVERS: app.dns.address,
+    MX_PORT: String(mta.port),
+    MAIL_HOSTNAME: 'mail.postlane.test',
+  };
+}
+
+const db = () => app.running.ctx.db;
+const deliverJobs = (id: string) => db().selectFrom('jobs').selectAll().where('type', '=', 'email.deliver').where('payload', '=', JSON.stringify({ email_id: id })).execute();
+const emailRow = (id: string) => db().selectFrom('emails').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+test('SIGKILL during DATA, restart: the email is delivered exactly once; a re-run after the 2xx sends nothing', async () => {
+  const sent = await app.api.post('/v2/emails', { from: 'hello@acme.test', to: 'crash@example.org', subject: 'Survives', text: 'Hello' });
+  assert.equal(sent.status, 200, sent.text);
+  const id = sent.body.id as string;
+
+  child = await startChildApp(await workerEnv());
+  await eventually(async () => mta.received === 1, 15_000);
+  await child.kill('SIGKILL');
+  child = null;
+
+  // Nothing was recorded: the job is still leased to the dead worker.
+  assert.equal((await emailRow(id)).status, 'accepted');
+  assert.equal((await db().selectFrom('email_attempts').select('id').where('email_id', '=', id).execute()).length, 0);
+  const [leased] = await deliverJobs(id);
+  assert.ok(leased.locked_until! > nowMs() + 60_000, 'leased for longer than a slow SMTP exchange');
+  mta.release();
+  assert.equal(mta.accepted.length, 0, 'the interrupted transaction was dropped');
+
+  // A new worker; the lease runs out (here: now).
+  child = await startChildApp(await workerEnv());
+  await db().updateTable('jobs').set({ locked_until: Math.floor(nowMs()) - 1 }).where('id', '=', leased.id).execute();
+  await eventually(async () => (await emailRow(id)).status === 'delivered', 15_000);
+  await eventually(async () => (await deliverJobs(id)).length === 0, 10_000);
+  assert.equal(mta.accepted.length, 1);
+  assert.deepEqual(mta.accepted[0].rcptTo, ['crash@example.org']);
+  assert.deepEqual((await db().selectFrom('email_attempts').select('outcome').where('email_id', '=', id).execute()).map((a) => a.outcome), ['delivered']);
+
+  // The job of a worker that died after recording the 2xx but before acknowledging it runs
+  // again: it finds the email delivered and sends nothing.
+  await enqueueJob(db(), 'email.deliver', { email_id: id });
+  await eventually(async () => (await deliverJobs(id)).length === 0, 10_000);
+  assert.equal(mta.accepted.length, 1);
+  assert.equal(mta.received, 2);
+  const events = await db().selectFrom('events').select(['type', 'data']).execute();
+  assert.deepEqual(events.filter((e) => JSON.parse(e.data).id === id).map((e) => e.type).sort(), ['email.accepted', 'email.delivered']);
+});
