@@ -12,6 +12,7 @@ const commands: Record<string, Command> = {
   migrate: migrateCommand,
   workspace: workspaceCommand,
   domain: async (args) => (await import('./domain.ts')).domainCommand(args),
+  demo: async (args) => (await import('./demo.ts')).demoCommand(args),
 };
 
 export class UsageError extends Error {}
@@ -23,7 +24,8 @@ const USAGE = `usage: postlane <command>
   workspace list [--json]
   workspace update ID [--plan P] [--credits N] [--add-credits N] [--verified true|false] [--member EMAIL]…
                       [--send-rate N] [--daily-limit N] [--feature NAME]… [--json]
-  domain approve WORKSPACE_ID DOMAIN [--json]   manual review approval (manually_verified_at), then a DNS check`;
+  domain approve WORKSPACE_ID DOMAIN [--json]   manual review approval (manually_verified_at), then a DNS check
+  demo [--json] [--keep]               end-to-end demonstration on loopback (no internet needed)`;
 
 export async function runCli(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
