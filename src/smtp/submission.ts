@@ -67,7 +67,8 @@ export function createSubmissionServer(ctx: AppContext, tls: TlsMaterial, implic
 
     onMailFrom(_address, session, callback) {
       const principal = principals.get(session);
-      if (!principal) return callback(smtpError(530, '5.7.0 Authentication required'));
+      // smtp-server drops the login when TLS starts afterwards; the key must match the login.
+      if (!principal || session.user !== principal.keyId) return callback(smtpError(530, '5.7.0 Authentication required'));
       (async () => {
         const workspace = await getWorkspace(ctx.db, principal.workspaceId);
         if (!workspace) return replies.localError();

@@ -8,7 +8,7 @@ import { createPrivateKey, generateKeyPairSync, randomBytes, sign, X509Certifica
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import type { Config } from '../config.ts';
+import { ConfigError, type Config } from '../config.ts';
 
 export interface TlsMaterial {
   key: string;
@@ -106,7 +106,8 @@ export function createSelfSignedCertificate(hosts: string[], days = VALIDITY_DAY
   };
 }
 
-export class TlsConfigError extends Error {}
+/** A configuration mistake (the CLI reports it like any other, with exit code 2). */
+export class TlsConfigError extends ConfigError {}
 
 function pemOrFile(value: string, variable: string): string {
   if (value.includes('-----BEGIN')) return value.replace(/\\n/g, '\n');

@@ -65,6 +65,7 @@ export interface SubmitOptions {
   /** Skip STARTTLS. */
   plain?: boolean;
   tls?: import('node:tls').ConnectionOptions;
+  authMethod?: 'PLAIN' | 'LOGIN';
 }
 
 export interface SubmitResult {
@@ -89,6 +90,7 @@ export async function submit(options: SubmitOptions, mail: Mail.Options): Promis
     ignoreTLS: options.plain ?? false,
     tls: { rejectUnauthorized: false, ...options.tls },
     auth: options.key === null ? undefined : { user: 'postlane', pass: options.key },
+    authMethod: options.authMethod,
     connectionTimeout: 5000,
     greetingTimeout: 5000,
   });

@@ -58,12 +58,23 @@ test('a good key over STARTTLS: 250 2.0.0 OK: queued as em_…, stored as an smt
   assert.deepEqual((await app.eventsOf(sent.id!)).map((e) => e.type), ['email.delivered'], 'SMTP sends emit no email.accepted');
 });
 
-test('a bad key gets 535 5.7.8 Authentication failed and nothing is stored', async () => {
+test('a bad key gets 535 5.7.8 Authentication failed (PLAIN and LOGIN) and nothing is stored', async () => {
   const sent = await submit(relay('secret_not-a-real-key'), { from: 'hello@acme.test', to: 'nobody@example.org', subject: 'No', text: 'x' });
   assert.equal(sent.ok, false);
   assert.equal(sent.code, 535);
   assert.equal(sent.response, '535 5.7.8 Authentication failed');
+  const login = await submit({ ...relay('not even a key'), authMethod: 'LOGIN' }, { from: 'hello@acme.test', to: 'nobody@example.org', subject: 'No', text: 'x' });
+  assert.equal(login.response, '535 5.7.8 Authentication failed');
   assert.deepEqual(await db().selectFrom('emails').select('id').where('to', '=', 'nobody@example.org').execute(), []);
+});
+
+test('a key lookup that fails (database unavailable) is a temporary 454, not a refusal', async (t) => {
+  const auth = app.running.ctx.auth;
+  t.mock.method(auth, 'authenticate', async () => {
+    throw new Error('connection refused');
+  });
+  const sent = await submit(relay(), { from: 'hello@acme.test', to: 'nobody@example.org', subject: 'No', text: 'x' });
+  assert.equal(sent.response, '454 4.7.0 Temporary authentication failure');
 });
 
 test('AUTH is required before MAIL, and refused before STARTTLS', async () => {
@@ -82,14 +93,14 @@ test('implicit TLS on SMTP_SUBMISSION_TLS_PORT with AUTH LOGIN; the certificate 
   const pem = readFileSync(join(app.config.dataDir, 'smtp-tls.pem'), 'utf8');
   const cert = pem.slice(pem.indexOf('-----BEGIN CERTIFICATE-----'));
   const sent = await submit(
-    { port: app.ports.submissionTls, secure: true, key: app.key, tls: { rejectUnauthorized: true, ca: cert, servername: 'mail.postlane.test' } },
+    { port: app.ports.submissionTls, secure: true, key: app.key, authMethod: 'LOGIN', tls: { rejectUnauthorized: true, ca: cert, servername: 'mail.postlane.test' } },
     { from: 'hello@acme.test', to: 'tls@example.org', subject: 'Implicit TLS', text: 'x' },
   );
   assert.equal(sent.ok, true, sent.response);
   assert.match(sent.response, /^250 2\.0\.0 OK: queued as em_/);
-  // STARTTLS verified against the same certificate, with AUTH LOGIN.
+  // STARTTLS verified against the same certificate, with AUTH PLAIN.
   const login = await submit(
-    { port: app.ports.submission, key: app.key, tls: { rejectUnauthorized: true, ca: cert, servername: 'mail.postlane.test' } },
+    { port: app.ports.submission, key: app.key, authMethod: 'PLAIN', tls: { rejectUnauthorized: true, ca: cert, servername: 'mail.postlane.test' } },
     { from: 'hello@acme.test', to: 'starttls@example.org', subject: 'STARTTLS', text: 'x' },
   );
   assert.equal(login.ok, true, login.response);
@@ -262,4 +273,29 @@ test('a relayed email looks like an API email: same rows, same reads, same signe
     assert.equal(verified.results[0]?.status.result, 'pass', `${row.source}: DKIM passes`);
     assert.equal(verified.results[0]?.signingDomain, 'acme.test');
   }
+});
+
+test('inline images keep their cid: reference and part; custom headers travel, transport headers do not', async () => {
+  const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
+  const sent = await submit(relay(), {
+    from: 'hello@acme.test',
+    to: 'inline@example.org',
+    subject: 'Inline',
+    html: '<p><img src="cid:logo@acme"></p>',
+    attachments: [{ filename: 'logo.png', content: png, cid: 'logo@acme' }],
+    headers: { 'X-Campaign': 'spring', 'Received': 'from somewhere' },
+  });
+  assert.equal(sent.ok, true, sent.response);
+  const row = await app.email(sent.id!);
+  const message = JSON.parse((await db().selectFrom('email_contents').select('message').where('id', '=', row.content_id).executeTakeFirstOrThrow()).message);
+  assert.equal(message.html, '<p><img src="cid:logo@acme"></p>');
+  assert.deepEqual(message.attachments.map((a: any) => [a.filename, a.content_type, a.content_id, Buffer.from(a.content, 'base64').equals(png)]), [['logo.png', 'image/png', 'logo@acme', true]]);
+  assert.equal(message.headers['X-Campaign'], 'spring');
+  assert.equal(Object.keys(message.headers).some((name) => /^(received|message-id|date|mime-version|content-type)$/i.test(name)), false);
+  await app.waitForStatus(row.id, 'delivered');
+  const copy = app.sink.messages.find((m) => m.rcptTo.includes('inline@example.org'))!;
+  const parsed = await simpleParser(copy.raw);
+  assert.equal(parsed.headers.get('x-campaign'), 'spring');
+  assert.equal(parsed.attachments[0]?.cid, 'logo@acme');
+  assert.equal(parsed.attachments[0]?.related, true);
 });
