@@ -64,7 +64,9 @@ export function storedAttachments(parsed: ParsedMail): StoredAttachment[] {
 /** html and text as the API stores them: null when absent. */
 export function bodiesOf(parsed: ParsedMail): { html: string | null; text: string | null } {
   const html = typeof parsed.html === 'string' && parsed.html !== '' ? parsed.html : null;
-  const text = typeof parsed.text === 'string' && (parsed.text !== '' || html === null) ? parsed.text : null;
+  // Every line of a MIME body ends with a line break, so the last one is transport, not text.
+  const parsedText = typeof parsed.text === 'string' ? parsed.text.replace(/\r?\n$/, '') : undefined;
+  const text = parsedText !== undefined && (parsedText !== '' || html === null) ? parsedText : null;
   return { html, text: html === null && text === null ? '' : text };
 }
 

@@ -185,7 +185,7 @@ test('mail for anything@<inbound_key>.<domain> is stored as a received inbound e
 
   const content = await db().selectFrom('email_contents').selectAll().where('id', '=', rows[0].content_id).executeTakeFirstOrThrow();
   const message = JSON.parse(content.message);
-  assert.equal(message.text.trim(), 'Hello support');
+  assert.equal(message.text, 'Hello support');
   assert.equal(message.html, '<p>Hello support</p>');
   assert.deepEqual(message.attachments.map((a: any) => [a.filename, Buffer.from(a.content, 'base64').toString()]), [['note.txt', 'a note']]);
   const results = message.headers['Authentication-Results'];
