@@ -387,3 +387,37 @@ test('sending keys may send; other keys of the workspace too; a missing key gets
   const anonymous = await app.as(null).post('/v2/emails', { from: 'a@acme.test', to: 'x@example.org', subject: 's', text: 't' });
   assert.equal(anonymous.status, 401);
 });
+
+test('templates: an alias sends its published version, a tem_ id that exact version; request fields override', async () => {
+  const v1 = await app.api.post('/v2/templates', { name: 'Welcome', alias: 'welcome', from: 'Acme <hello@acme.test>', subject: 'Welcome {{name|"friend"}}', html: '<h1>Hi {{name}}</h1>', text: 'Hi {{name}}', reply_to: ['support@acme.test'] });
+  assert.equal(v1.status, 201, v1.text);
+  const v2 = await app.api.post('/v2/templates', { name: 'Welcome v2', alias: 'welcome', subject: 'Draft {{name}}', html: '<h1>Draft</h1>' });
+  assert.equal(v2.status, 201, v2.text);
+  assert.equal(v2.body.data.published_at, null, 'the second version is a draft');
+
+  const byAlias = await app.api.post('/v2/emails', { template: 'welcome', to: 'x@example.org', variables: { name: 'Ann <3' } });
+  assert.equal(byAlias.status, 200, byAlias.text);
+  assert.equal(byAlias.body.subject, 'Welcome Ann <3');
+  assert.equal(byAlias.body.from, 'Acme <hello@acme.test>', "the template's from is used when the request has none");
+  const [row] = await emailRows([byAlias.body.id]);
+  const content = JSON.parse((await app.running.ctx.db.selectFrom('email_contents').select('message').where('id', '=', row.content_id).executeTakeFirstOrThrow()).message);
+  assert.equal(content.html, '<h1>Hi Ann &lt;3</h1>');
+  assert.equal(content.text, 'Hi Ann <3');
+  assert.deepEqual(content.reply_to.map((r: { address: string }) => r.address), ['support@acme.test']);
+
+  const byId = await app.api.post('/v2/emails', { template: v2.body.data.id, from: 'a@acme.test', to: 'x@example.org', variables: { name: 'Bo' } });
+  assert.equal(byId.status, 200, byId.text);
+  assert.equal(byId.body.subject, 'Draft Bo', 'a tem_ id sends that exact version, published or not');
+
+  const overridden = await app.api.post('/v2/emails', { template: 'welcome', to: 'x@example.org', subject: 'Custom {{name}}', variables: { name: 'Cy' } });
+  assert.equal(overridden.body.subject, 'Custom Cy');
+
+  const missing = await app.api.post('/v2/emails', { template: 'no-such-template', from: 'a@acme.test', to: 'x@example.org' });
+  assert.equal(missing.status, 404);
+  assert.equal(missing.body.error, 'Template not found');
+  assert.equal(typeof missing.body.message, 'string');
+  const draftOnly = await app.api.post('/v2/templates', { name: 'Draft only', alias: 'draft-only', subject: 's', html: 'h' });
+  assert.equal(draftOnly.status, 201);
+  await app.api.delete(`/v2/templates/${draftOnly.body.data.id}`);
+  assert.equal((await app.api.post('/v2/emails', { template: 'draft-only', from: 'a@acme.test', to: 'x@example.org' })).status, 404);
+});

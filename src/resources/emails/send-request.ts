@@ -4,6 +4,7 @@ import type { AppContext } from '../../platform/context.ts';
 import { messageError, sendValidationError } from '../../platform/http/errors.ts';
 import { createResolver } from '../../platform/dns.ts';
 import { renderTemple, TempleSyntaxError } from '../../templating/temple.ts';
+import { resolveTemplateForSend } from '../templates/service.ts';
 import { parseAddressField, formatAddress, type ParsedAddress } from './addresses.ts';
 import { AttachmentFetchError, loadAttachments, validateAttachments } from './attachments.ts';
 import { parseScheduledAt } from './scheduling.ts';
@@ -110,8 +111,7 @@ export async function buildSendRequest(ctx: AppContext, workspaceId: string, bod
   const errors: string[] = [];
 
   const templateRef = optionalString('template', body.template, errors);
-  // TEMPORARY lazy import until the templates service lands (then a static import).
-  const template = templateRef ? await (await import('../templates/' + 'service.ts')).resolveTemplateForSend(ctx.db, workspaceId, templateRef) : null;
+  const template = templateRef ? await resolveTemplateForSend(ctx.db, workspaceId, templateRef) : null;
   if (templateRef && !template) {
     throw messageError(404, 'Template not found', `No published template "${templateRef}" or template version with that id exists.`);
   }
