@@ -18,8 +18,7 @@ import { RetryJobAt, type Job } from '../platform/jobs.ts';
 import { createResolver } from '../platform/dns.ts';
 import { createSmtpDelivery, type DeliveryOutcome, type SmtpDelivery } from '../mail/smtp-delivery.ts';
 import { findSendingDomainById, type SendingDomain } from '../resources/domains/service.ts';
-import type { StoredMessage } from '../resources/emails/content.ts';
-import { buildOutgoingMessage } from './message.ts';
+import { BuildError, BuildPool } from './build-pool.ts';
 import { deriveTrackingSecret, storeTrackingLinks } from './tracking.ts';
 import { recordAttempted, recordBouncedAtDelivery, recordDelivered, recordFailed, SENDABLE_STATUSES } from './outcomes.ts';
 
@@ -50,6 +49,7 @@ export class DeliveryWorker {
   private readonly db: Db;
   private readonly trackingSecret: Buffer;
   private smtp: SmtpDelivery | null = null;
+  private readonly builder = new BuildPool();
   private readonly domains = new Map<string, { expires: number; domain: Promise<SendingDomain | null> }>();
 
   constructor(ctx: AppContext) {
@@ -67,6 +67,7 @@ export class DeliveryWorker {
   async close(): Promise<void> {
     await this.smtp?.close();
     this.smtp = null;
+    await this.builder.close();
   }
 
   /** The sending domain with its DKIM key, cached briefly (decrypting the key per message is waste). */
@@ -84,14 +85,20 @@ export class DeliveryWorker {
   async run(job: Job<DeliverPayload>): Promise<void> {
     const emailId = job.payload?.email_id;
     if (typeof emailId !== 'string') return;
-    const email = await this.db.selectFrom('emails').selectAll().where('id', '=', emailId).executeTakeFirst();
-    if (!email || email.type !== 'outbound') return;
+    const found = await this.db
+      .selectFrom('emails')
+      .leftJoin('email_contents', 'email_contents.id', 'emails.content_id')
+      .selectAll('emails')
+      .select(['email_contents.message as content_message', 'email_contents.purged_at as content_purged_at'])
+      .where('emails.id', '=', emailId)
+      .executeTakeFirst();
+    if (!found || found.type !== 'outbound') return;
+    const { content_message: message, content_purged_at: purgedAt, ...email } = found;
     if (!(SENDABLE_STATUSES as readonly string[]).includes(email.status)) return; // canceled, suppressed, delivered, final
     const dueAt = email.scheduled_at ? Date.parse(email.scheduled_at) : 0;
     if (dueAt > nowMs() + 500) throw new RetryJobAt(dueAt, `scheduled for ${email.scheduled_at}`);
 
-    const content = await this.db.selectFrom('email_contents').select(['message', 'purged_at']).where('id', '=', email.content_id).executeTakeFirst();
-    if (!content || content.purged_at) {
+    if (!message || purgedAt) {
       await recordFailed(this.db, email.id, 'The message content is no longer stored');
       return;
     }
@@ -103,11 +110,12 @@ export class DeliveryWorker {
 
     let outgoing;
     try {
-      outgoing = await buildOutgoingMessage(email, JSON.parse(content.message) as StoredMessage, domain, { verpSecret: this.ctx.verpSecret, trackingSecret: this.trackingSecret });
+      outgoing = await this.builder.build(email, message, domain, { verpSecret: this.ctx.verpSecret, trackingSecret: this.trackingSecret });
     } catch (error) {
+      if (!(error instanceof BuildError)) throw error; // the build worker died: try again later
       // A message that cannot be composed or signed will not get better by waiting.
       this.ctx.log.error({ err: error, emailId: email.id }, 'building the message failed');
-      await recordFailed(this.db, email.id, `The message could not be built: ${(error as Error).message}`);
+      await recordFailed(this.db, email.id, `The message could not be built: ${error.message}`);
       return;
     }
     if (outgoing.tracked) await storeTrackingLinks(this.db, email, outgoing.tracked);

@@ -1,0 +1,237 @@
+// The whole outbound pipeline against Postfix, in the same run on the same machine:
+// - Postlane: N single-recipient POST /v2/emails → stored, queued → worker composes the MIME,
+//   DKIM-signs it, resolves the MX through a loopback DNS server and delivers over SMTP to a
+//   local sink (one process, role all, SQLite unless BENCH_DATABASE_URL).
+// - Postfix (Debian package, installed with apt-get when missing): a throwaway instance with a
+//   private config and queue directory, relaying everything to the same sink; the same N
+//   messages are submitted to it over SMTP.
+// Measured for each: from the first submission until the sink has accepted the N-th message.
+// The sink offers no STARTTLS, so both keep plain connections open and reuse them (Postfix
+// does not reuse TLS connections by default). Postfix's in_flow_delay is off, so submission is
+// not slowed down by its queue manager.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import nodemailer from 'nodemailer';
+import type { Scenario } from '../run.ts';
+import { freePort, startPostlane } from '../lib.ts';
+import { startDnsServer } from '../../test/helpers/dns-server.ts';
+import { startSmtpSink, type SmtpSink } from '../../test/helpers/smtp-sink.ts';
+
+const COUNT = Number(process.env.BENCH_DELIVER_COUNT ?? 5000);
+/** Longest a side may take for the N messages before it is reported as timed out. */
+const PHASE_TIMEOUT_MS = Number(process.env.BENCH_DELIVER_TIMEOUT_MS ?? 180_000);
+const WARMUP = 50;
+
+const HTML = `<html><body><h1>Hello from the benchmark</h1><p>${'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(12)}</p><p><a href="https://example.com/account">Your account</a></p></body></html>`;
+const TEXT = `Hello from the benchmark\n\n${'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(12)}\n`;
+
+function message(i: number, run: string) {
+  return { from: 'Bench <hello@bench.test>', to: `user${i}.${run}@example.org`, subject: `Benchmark ${run} #${i}`, html: HTML, text: TEXT };
+}
+
+/** Runs `task(i)` for i in [0, count) with `concurrency` workers. */
+async function pool(count: number, concurrency: number, task: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) await task(next++);
+    }),
+  );
+}
+
+interface PhaseResult {
+  submitted: number;
+  submitMs: number;
+  delivered: number;
+  totalMs: number;
+  timedOut: boolean;
+}
+
+async function measure(sink: SmtpSink, count: number, submit: () => Promise<void>): Promise<PhaseResult> {
+  sink.reset();
+  const start = performance.now();
+  await submit();
+  const submitMs = performance.now() - start;
+  let timedOut = false;
+  await sink.waitForMessages(count, Math.max(1000, PHASE_TIMEOUT_MS - submitMs)).catch(() => (timedOut = true));
+  return { submitted: count, submitMs, delivered: sink.accepted, totalMs: performance.now() - start, timedOut };
+}
+
+function describe(label: string, r: PhaseResult): string {
+  const rate = (r.delivered / r.totalMs) * 1000;
+  return `${label.padEnd(30)} ${rate.toFixed(0).padStart(6)} msg/s end to end   ${r.delivered}/${r.submitted} delivered in ${(r.totalMs / 1000).toFixed(1)} s   (submission took ${(r.submitMs / 1000).toFixed(1)} s)${r.timedOut ? '   TIMED OUT' : ''}`;
+}
+
+// ---- Postlane ------------------------------------------------------------------------------
+
+async function runPostlane(sink: SmtpSink, dnsAddress: string, setDns: (records: any[]) => void, connections: number): Promise<PhaseResult> {
+  const postlane = await startPostlane({ DNS_SERVERS: dnsAddress, MX_PORT: String(sink.port), MAIL_HOSTNAME: 'mail.bench.test' });
+  try {
+    const headers = { authorization: `Bearer ${postlane.key}`, 'content-type': 'application/json' };
+    const workspace = JSON.parse(postlane.cli('workspace', 'list', '--json'))[0];
+    postlane.cli('workspace', 'update', workspace.id, '--send-rate', '1000000', '--daily-limit', '1000000000', '--credits', '1000000000');
+    const created = await (await fetch(`${postlane.url}/v2/domains`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench.test' }) })).json();
+    setDns(created.dns_records);
+    const verified = await (await fetch(`${postlane.url}/v2/domains/${created.id}/verify`, { method: 'POST', headers })).json();
+    if (!verified.verified_at) throw new Error(`domain not verified: ${JSON.stringify(verified)}`);
+
+    const send = (run: string) => async (i: number) => {
+      const response = await fetch(`${postlane.url}/v2/emails`, { method: 'POST', headers, body: JSON.stringify(message(i, run)) });
+      if (response.status !== 200) throw new Error(`POST /v2/emails: ${response.status} ${await response.text()}`);
+      await response.arrayBuffer();
+    };
+    await measure(sink, WARMUP, () => pool(WARMUP, connections, send('warmup')));
+    return await measure(sink, COUNT, () => pool(COUNT, connections, send('run')));
+  } finally {
+    await postlane.stop();
+  }
+}
+
+// ---- Postfix -------------------------------------------------------------------------------
+
+function ensurePostfix(): void {
+  if (existsSync('/usr/sbin/postfix')) return;
+  // "No configuration": the package must not set up (or start) a system mail server.
+  execFileSync('sh', ['-c', 'echo "postfix postfix/main_mailer_type select No configuration" | debconf-set-selections'], { stdio: 'ignore' });
+  const install = spawnSync('apt-get', ['install', '-y', '-qq', 'postfix'], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, encoding: 'utf8' });
+  if (install.status !== 0 || !existsSync('/usr/sbin/postfix')) throw new Error(`apt-get install postfix failed (run apt-get update first?):\n${install.stderr}`);
+}
+
+/** A Postfix instance of its own (config, queue and data in a temporary directory) relaying everything to `relayPort`. */
+async function startPostfix(relayPort: number): Promise<{ port: number; stop(): void }> {
+  ensurePostfix();
+  const dir = mkdtempSync(join(tmpdir(), 'postfix-bench-'));
+  chmodSync(dir, 0o755); // Postfix's own processes run as the postfix user
+  const [etc, queue, data] = ['etc', 'queue', 'data'].map((name) => join(dir, name));
+  for (const path of [etc, queue, data]) mkdirSync(path);
+  execFileSync('chown', ['postfix:postfix', data]);
+  const port = await freePort();
+  writeFileSync(
+    join(etc, 'main.cf'),
+    [
+      'compatibility_level = 3.6',
+      `queue_directory = ${queue}`,
+      `data_directory = ${data}`,
+      'mail_owner = postfix',
+      'setgid_group = postdrop',
+      'myhostname = postfix.bench.test',
+      'mydestination =',
+      'inet_interfaces = 127.0.0.1',
+      'inet_protocols = ipv4',
+      'mynetworks = 127.0.0.0/8',
+      `relayhost = [127.0.0.1]:${relayPort}`,
+      'smtpd_relay_restrictions = permit_mynetworks, reject',
+      'smtpd_peername_lookup = no',
+      'in_flow_delay = 0',
+      'alias_maps =',
+      'alias_database =',
+      'local_recipient_maps =',
+      `maillog_file_prefixes = ${dir}`,
+      `maillog_file = ${join(dir, 'maillog')}`,
+      '',
+    ].join('\n'),
+  );
+  const services = [
+    `127.0.0.1:${port} inet n - n - - smtpd`,
+    'pickup unix n - n 60 1 pickup',
+    'cleanup unix n - n - 0 cleanup',
+    'qmgr unix n - n 300 1 qmgr',
+    'rewrite unix - - n - - trivial-rewrite',
+    'bounce unix - - n - 0 bounce',
+    'defer unix - - n - 0 bounce',
+    'trace unix - - n - 0 bounce',
+    'verify unix - - n - 1 verify',
+    'flush unix n - n 1000? 0 flush',
+    'proxymap unix - - n - - proxymap',
+    'proxywrite unix - - n - 1 proxymap',
+    'smtp unix - - n - - smtp',
+    'relay unix - - n - - smtp',
+    'showq unix n - n - - showq',
+    'error unix - - n - - error',
+    'retry unix - - n - - error',
+    'discard unix - - n - - discard',
+    'anvil unix - - n - 1 anvil',
+    'scache unix - - n - 1 scache',
+    'postlog unix-dgram n - n - 1 postlogd',
+  ];
+  writeFileSync(join(etc, 'master.cf'), services.join('\n') + '\n');
+  const started = spawnSync('postfix', ['-c', etc, 'start'], { encoding: 'utf8' });
+  if (started.status !== 0) {
+    const log = existsSync(join(dir, 'maillog')) ? readFileSync(join(dir, 'maillog'), 'utf8') : '';
+    throw new Error(`postfix start failed: ${started.stderr}${started.stdout}${log}`);
+  }
+  // Wait for the listener.
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const probe = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true });
+    try {
+      await probe.verify();
+      probe.close();
+      break;
+    } catch (error) {
+      probe.close();
+      if (Date.now() > deadline) throw new Error(`postfix did not listen on ${port}: ${(error as Error).message}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  return {
+    port,
+    stop() {
+      spawnSync('postfix', ['-c', etc, 'stop'], { stdio: 'ignore' });
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function runPostfix(sink: SmtpSink, connections: number): Promise<PhaseResult> {
+  const postfix = await startPostfix(sink.port);
+  const transport = nodemailer.createTransport({ pool: true, host: '127.0.0.1', port: postfix.port, secure: false, ignoreTLS: true, maxConnections: connections, maxMessages: Infinity });
+  try {
+    const send = (run: string) => async (i: number) => {
+      await transport.sendMail(message(i, run));
+    };
+    await measure(sink, WARMUP, () => pool(WARMUP, connections, send('warmup')));
+    return await measure(sink, COUNT, () => pool(COUNT, connections, send('run')));
+  } finally {
+    transport.close();
+    postfix.stop();
+  }
+}
+
+export const scenario: Scenario = {
+  name: 'deliver',
+  description: `${COUNT.toLocaleString('en')} single-recipient emails API → DKIM → SMTP to a local sink, beside Postfix relaying the same messages to the same sink (aim: >= Postfix's rate)`,
+  async run({ connections }) {
+    const sink = await startSmtpSink({ rules: [], starttls: false, keepMessages: false });
+    const dns = await startDnsServer();
+    dns.set('example.org', 'MX', [{ exchange: 'mx.example.org', priority: 10 }]);
+    dns.set('mx.example.org', 'A', ['127.0.0.1']);
+    const setDns = (records: Array<{ type: string; name: string; value: string; priority: number | null }>) => {
+      for (const record of records) {
+        if (record.type === 'MX') dns.set(record.name, 'MX', [{ exchange: record.value, priority: record.priority ?? 10 }]);
+        else if (record.type === 'CNAME') dns.set(record.name, 'CNAME', [record.value]);
+        else dns.set(record.name, 'TXT', [record.value]);
+      }
+    };
+    try {
+      const postlane = await runPostlane(sink, dns.address, setDns, connections);
+      const lines = [describe('postlane (API → DKIM → SMTP)', postlane)];
+      try {
+        const postfix = await runPostfix(sink, connections);
+        const rate = (r: PhaseResult) => (r.delivered / r.totalMs) * 1000;
+        lines.push(
+          describe('postfix (SMTP → SMTP)', postfix),
+          `ratio (postlane / postfix): ${(rate(postlane) / rate(postfix)).toFixed(2)}   (${connections} client connections each; aim >= 1.00)`,
+        );
+      } catch (error) {
+        lines.push(`postfix: not measured: ${(error as Error).message}`);
+      }
+      return { name: this.name, lines };
+    } finally {
+      await dns.close();
+      await sink.close();
+    }
+  },
+};

@@ -1,0 +1,89 @@
+// Composing and DKIM-signing (an RSA signature per message) are the CPU-heavy part of a
+// delivery: a few worker threads do them so the main thread stays free for the database, the
+// SMTP connections and the API. A message that cannot be built is a BuildError (the email
+// fails); a worker that dies is a plain error (the job is retried).
+import { Worker } from 'node:worker_threads';
+import { availableParallelism } from 'node:os';
+import type { SendingDomain } from '../resources/domains/service.ts';
+import type { EmailRow } from '../resources/emails/objects.ts';
+import type { BuildSecrets, OutgoingMessage } from './message.ts';
+
+export interface BuildTask {
+  id: number;
+  email: EmailRow;
+  /** The stored content as JSON (parsed in the worker too). */
+  storedJson: string;
+  domain: SendingDomain;
+  verpSecret: Uint8Array;
+  trackingSecret: Uint8Array;
+}
+
+export class BuildError extends Error {}
+
+interface Pending {
+  resolve(message: OutgoingMessage): void;
+  reject(error: Error): void;
+}
+
+interface Slot {
+  worker: Worker;
+  pending: Map<number, Pending>;
+}
+
+export class BuildPool {
+  private readonly slots: Slot[] = [];
+  private readonly size: number;
+  private nextId = 1;
+  private closed = false;
+
+  constructor(size = Math.max(1, Math.min(4, availableParallelism()))) {
+    this.size = size;
+  }
+
+  build(email: EmailRow, storedJson: string, domain: SendingDomain, secrets: BuildSecrets): Promise<OutgoingMessage> {
+    if (this.closed) return Promise.reject(new Error('the build pool is closed'));
+    const slot = this.leastBusy();
+    const id = this.nextId++;
+    return new Promise<OutgoingMessage>((resolve, reject) => {
+      slot.pending.set(id, { resolve, reject });
+      slot.worker.ref();
+      const task: BuildTask = { id, email, storedJson, domain, verpSecret: secrets.verpSecret, trackingSecret: secrets.trackingSecret };
+      slot.worker.postMessage(task);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const slots = this.slots.splice(0);
+    await Promise.all(slots.map((slot) => slot.worker.terminate()));
+  }
+
+  private leastBusy(): Slot {
+    if (this.slots.length < this.size && this.slots.every((slot) => slot.pending.size > 0)) return this.spawn();
+    return this.slots.reduce((best, slot) => (slot.pending.size < best.pending.size ? slot : best));
+  }
+
+  private spawn(): Slot {
+    const worker = new Worker(new URL('./build-worker.ts', import.meta.url));
+    const slot: Slot = { worker, pending: new Map() };
+    worker.on('message', (message: { id: number; error?: string; envelopeFrom: string; raw: ArrayBuffer; tracked: OutgoingMessage['tracked'] }) => {
+      const pending = slot.pending.get(message.id);
+      if (!pending) return;
+      slot.pending.delete(message.id);
+      if (slot.pending.size === 0) worker.unref();
+      if (message.error !== undefined) pending.reject(new BuildError(message.error));
+      else pending.resolve({ envelopeFrom: message.envelopeFrom, raw: Buffer.from(message.raw), tracked: message.tracked });
+    });
+    const lost = (reason: string) => {
+      const index = this.slots.indexOf(slot);
+      if (index !== -1) this.slots.splice(index, 1);
+      for (const pending of slot.pending.values()) pending.reject(new Error(reason));
+      slot.pending.clear();
+    };
+    worker.on('error', (error) => lost(`message build worker failed: ${error.message}`));
+    worker.on('exit', (code) => lost(`message build worker exited (${code})`));
+    worker.unref();
+    this.slots.push(slot);
+    return slot;
+  }
+}
