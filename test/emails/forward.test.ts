@@ -234,6 +234,8 @@ test('three forwards an hour per workspace; failed ones do not count', async () 
     retry_after: retryAfter,
   });
   assert.equal(res.headers.get('retry-after'), String(retryAfter));
+  assert.equal(res.headers.get('ratelimit-limit'), '1000', 'the sending limits are reported too');
+  assert.ok(res.headers.get('ratelimit-daily-remaining'));
   // Sending is not affected.
   await send(api, { from: 'a@hourly.test', to: 'still@example.org' });
 });

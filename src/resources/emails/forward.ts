@@ -5,8 +5,9 @@
 // plus the hourly forward limit, which replays also meet and count against.
 import type { AppContext } from '../../platform/context.ts';
 import type { Principal } from '../../platform/http/auth.ts';
-import { messageError, sendValidationError } from '../../platform/http/errors.ts';
-import { checkForwardLimit, countForward } from '../../platform/limits.ts';
+import { ApiError, messageError, sendValidationError } from '../../platform/http/errors.ts';
+import { checkForwardLimit, checkSendLimits, countForward, rateLimitHeaders } from '../../platform/limits.ts';
+import { getWorkspace } from '../workspaces/service.ts';
 import type { AcceptRequest } from './accept.ts';
 import { acceptIdempotently, sendResponseFor, type SendOutcome } from './send.ts';
 import { parseAddressField, type ParsedAddress } from './addresses.ts';
@@ -158,7 +159,12 @@ export async function forwardEmail(
   body: unknown,
 ): Promise<SendOutcome> {
   const limit = await checkForwardLimit(ctx.db, principal.workspaceId);
-  if (!limit.ok) throw limit.error;
+  if (!limit.ok) {
+    // Every forward response carries the sending limits' ratelimit-* headers, a refusal too.
+    const workspace = await getWorkspace(ctx.db, principal.workspaceId);
+    const sending = workspace ? await checkSendLimits(ctx.db, workspace) : null;
+    throw new ApiError(limit.status, limit.body, { ...(sending ? rateLimitHeaders(sending.state) : {}), ...limit.headers });
+  }
   let built = false;
   const outcome = await acceptIdempotently(
     ctx,
