@@ -1,6 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { Resource } from '../../platform/resource.ts';
 import { registerJobHandler } from '../../platform/jobs.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { EmailRow } from './objects.ts';
 import { pageLimitQuery, type Query } from '../../platform/http/lists.ts';
 import { acceptIdempotently, sendResponseFor } from './send.ts';
 import { buildSendRequest, type SendBody } from './send-request.ts';
@@ -83,7 +85,7 @@ export const resource: Resource = {
     app.get('/emails', { schema: { tags, querystring: ListQuery } }, async (request) =>
       listEmails(ctx.db, request.principal.workspaceId, request.query as Query, request.url),
     );
-    const read = (path: string, view: (db: typeof ctx.db, row: Awaited<ReturnType<typeof findEmail>>) => Promise<unknown>) =>
+    const read = (path: string, view: (db: Db, row: EmailRow) => Promise<unknown>) =>
       app.get(path, { schema: { tags, params: IdParams } }, async (request) =>
         view(ctx.db, await findEmail(ctx.db, request.principal.workspaceId, (request.params as Id).id)),
       );
