@@ -33,7 +33,7 @@ export function parseAddressField(value: unknown): { addresses: ParsedAddress[];
     for (const parsed of flatten(addressparser(entry) as Parsed[])) {
       const address = parsed.address.trim();
       if (isEmailAddress(address)) addresses.push({ address: normalize(address), name: parsed.name });
-      else invalid.push(parsed.name ? `${parsed.name} <${address}>` : address || entry.trim());
+      else invalid.push(address && parsed.name ? `${parsed.name} <${address}>` : address || parsed.name || entry.trim());
     }
   }
   return { addresses, invalid };
