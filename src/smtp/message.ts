@@ -6,11 +6,17 @@ import { detectExtension } from 'nodemailer/lib/mime-funcs';
 import { isEmailAddress, type ParsedAddress } from '../resources/emails/addresses.ts';
 import type { StoredAttachment } from '../resources/emails/attachments.ts';
 import type { StoredMessage } from '../resources/emails/content.ts';
+import { smtpError } from './replies.ts';
 
-export function parseMime(raw: Buffer): Promise<ParsedMail> {
-  // keepCidLinks: inline images stay `cid:` references to their parts (as API sends store
-  // them); no text is invented from html, no html from text.
-  return simpleParser(raw, { keepCidLinks: true, skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true });
+export async function parseMime(raw: Buffer): Promise<ParsedMail> {
+  try {
+    // keepCidLinks: inline images stay `cid:` references to their parts (as API sends store
+    // them); no text is invented from html, no html from text.
+    return await simpleParser(raw, { keepCidLinks: true, skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true });
+  } catch {
+    // Retrying cannot fix a message that cannot be read: a permanent refusal.
+    throw smtpError(554, '5.6.0 The message could not be parsed');
+  }
 }
 
 /** `Local@Example.COM` → `Local@example.com` (the API's form: the domain is case-insensitive). */
