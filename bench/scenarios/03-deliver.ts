@@ -10,7 +10,7 @@
 // does not reuse TLS connections by default). Postfix's in_flow_delay is off, so submission is
 // not slowed down by its queue manager.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
@@ -41,7 +41,49 @@ async function pool(count: number, concurrency: number, task: (i: number) => Pro
   );
 }
 
+/** CPU seconds (user + system) used so far by a process and all its descendants, reaped ones included. */
+export function treeCpuSeconds(rootPid: number): number {
+  const ticks = 100; // USER_HZ on Linux
+  const stats = new Map<number, { ppid: number; own: number; reaped: number }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // fields[1] = ppid; [11] utime, [12] stime, [13] cutime, [14] cstime (stat fields 4, 14-17)
+      stats.set(Number(entry), { ppid: Number(fields[1]), own: Number(fields[11]) + Number(fields[12]), reaped: Number(fields[13]) + Number(fields[14]) });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  let total = 0;
+  const walk = (pid: number) => {
+    const stat = stats.get(pid);
+    if (!stat) return;
+    total += stat.own + stat.reaped;
+    for (const [child, s] of stats) if (s.ppid === pid) walk(child);
+  };
+  walk(rootPid);
+  return total / ticks;
+}
+
+/** The pid of the Postlane child listening on `port` (bench/lib does not expose it). */
+function postlanePid(port: string): number {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (cmdline.includes('main.ts') && readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`HTTP_PORT=${port}`)) return Number(entry);
+    } catch {
+      // not ours or gone
+    }
+  }
+  throw new Error(`no postlane process with HTTP_PORT=${port}`);
+}
+
 interface PhaseResult {
+  /** CPU seconds the server side (all its processes and threads) used for the phase. */
+  cpuSeconds?: number;
   submitted: number;
   submitMs: number;
   delivered: number;
@@ -49,19 +91,21 @@ interface PhaseResult {
   timedOut: boolean;
 }
 
-async function measure(sink: SmtpSink, count: number, submit: () => Promise<void>): Promise<PhaseResult> {
+async function measure(sink: SmtpSink, count: number, submit: () => Promise<void>, serverPid?: number): Promise<PhaseResult> {
   sink.reset();
+  const cpuBefore = serverPid ? treeCpuSeconds(serverPid) : 0;
   const start = performance.now();
   await submit();
   const submitMs = performance.now() - start;
   let timedOut = false;
   await sink.waitForMessages(count, Math.max(1000, PHASE_TIMEOUT_MS - submitMs)).catch(() => (timedOut = true));
-  return { submitted: count, submitMs, delivered: sink.accepted, totalMs: performance.now() - start, timedOut };
+  const totalMs = performance.now() - start;
+  return { submitted: count, submitMs, delivered: sink.accepted, totalMs, timedOut, ...(serverPid ? { cpuSeconds: treeCpuSeconds(serverPid) - cpuBefore } : {}) };
 }
 
 function describe(label: string, r: PhaseResult): string {
   const rate = (r.delivered / r.totalMs) * 1000;
-  return `${label.padEnd(30)} ${rate.toFixed(0).padStart(6)} msg/s end to end   ${r.delivered}/${r.submitted} delivered in ${(r.totalMs / 1000).toFixed(1)} s   (submission took ${(r.submitMs / 1000).toFixed(1)} s)${r.timedOut ? '   TIMED OUT' : ''}`;
+  return `${label.padEnd(30)} ${rate.toFixed(0).padStart(6)} msg/s end to end   ${r.delivered}/${r.submitted} delivered in ${(r.totalMs / 1000).toFixed(1)} s   (submission took ${(r.submitMs / 1000).toFixed(1)} s)${r.cpuSeconds !== undefined ? `   server CPU ${((r.cpuSeconds * 1000) / Math.max(1, r.delivered)).toFixed(1)} ms/msg` : ''}${r.timedOut ? '   TIMED OUT' : ''}`;
 }
 
 // ---- Postlane ------------------------------------------------------------------------------
@@ -83,7 +127,9 @@ async function runPostlane(sink: SmtpSink, dnsAddress: string, setDns: (records:
       await response.arrayBuffer();
     };
     await measure(sink, WARMUP, () => pool(WARMUP, connections, send('warmup')));
-    return await measure(sink, COUNT, () => pool(COUNT, connections, send('run')));
+    return await measure(sink, COUNT, () => pool(COUNT, connections, send('run')), postlanePid(postlane.env.HTTP_PORT));
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\npostlane output:\n${postlane.output().slice(-4000)}`);
   } finally {
     await postlane.stop();
   }
@@ -100,7 +146,7 @@ function ensurePostfix(): void {
 }
 
 /** A Postfix instance of its own (config, queue and data in a temporary directory) relaying everything to `relayPort`. */
-async function startPostfix(relayPort: number): Promise<{ port: number; stop(): void }> {
+async function startPostfix(relayPort: number): Promise<{ port: number; masterPid(): number; stop(): void }> {
   ensurePostfix();
   const dir = mkdtempSync(join(tmpdir(), 'postfix-bench-'));
   chmodSync(dir, 0o755); // Postfix's own processes run as the postfix user
@@ -178,6 +224,7 @@ async function startPostfix(relayPort: number): Promise<{ port: number; stop(): 
   }
   return {
     port,
+    masterPid: () => Number(readFileSync(join(queue, 'pid', 'master.pid'), 'utf8').trim()),
     stop() {
       spawnSync('postfix', ['-c', etc, 'stop'], { stdio: 'ignore' });
       rmSync(dir, { recursive: true, force: true });
@@ -193,7 +240,7 @@ async function runPostfix(sink: SmtpSink, connections: number): Promise<PhaseRes
       await transport.sendMail(message(i, run));
     };
     await measure(sink, WARMUP, () => pool(WARMUP, connections, send('warmup')));
-    return await measure(sink, COUNT, () => pool(COUNT, connections, send('run')));
+    return await measure(sink, COUNT, () => pool(COUNT, connections, send('run')), postfix.masterPid());
   } finally {
     transport.close();
     postfix.stop();
@@ -223,7 +270,10 @@ export const scenario: Scenario = {
         const rate = (r: PhaseResult) => (r.delivered / r.totalMs) * 1000;
         lines.push(
           describe('postfix (SMTP → SMTP)', postfix),
-          `ratio (postlane / postfix): ${(rate(postlane) / rate(postfix)).toFixed(2)}   (${connections} client connections each; aim >= 1.00)`,
+          `ratio (postlane / postfix): ${(rate(postlane) / rate(postfix)).toFixed(2)} in messages per second   (${connections} client connections each; aim >= 1.00)`,
+          ...(postlane.cpuSeconds && postfix.cpuSeconds
+            ? [`ratio of CPU per message (postfix / postlane): ${(postfix.cpuSeconds / postfix.delivered / (postlane.cpuSeconds / postlane.delivered)).toFixed(2)}   (above 1: postlane needs less CPU per message)`]
+            : []),
         );
       } catch (error) {
         lines.push(`postfix: not measured: ${(error as Error).message}`);
