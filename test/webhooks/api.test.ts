@@ -3,7 +3,8 @@
 // ALLOW_PRIVATE_URLS off; plan gates and limits.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { startTestApp, eventually, type TestApp } from '../helpers/app.ts';
+import { emitEvent } from '../../src/platform/events.ts';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
 
 let app: TestApp;
@@ -17,7 +18,8 @@ before(async () => {
   dns.set('internal.example.com', 'A', ['10.0.0.5']);
   dns.set('mixed.example.com', 'A', [PUBLIC_IP, '127.0.0.1']);
   dns.set('ula.example.com', 'AAAA', ['fd00::7']);
-  app = await startTestApp({ env: { DNS_SERVERS: dns.address } });
+  dns.set('rebind.example.com', 'A', [PUBLIC_IP]);
+  app = await startTestApp({ env: { DNS_SERVERS: dns.address, WEBHOOK_POLL_MS: '50' } });
 });
 after(async () => {
   await app?.close();
@@ -288,4 +290,18 @@ test('the routes are in the OpenAPI document', async () => {
   for (const path of ['/v2/webhooks', '/v2/webhooks/{id}', '/v2/webhooks/{id}/reset-secret', '/v2/webhooks/{id}/test', '/v2/webhooks/{id}/requests', '/v2/webhooks/{id}/requests/{request_id}', '/v2/webhooks/{id}/requests/{request_id}/resend']) {
     assert.ok(doc.paths[path], path);
   }
+});
+
+test('at delivery the name is resolved and checked again: a name now pointing inside is not contacted', async () => {
+  // Its own workspace, so that no other webhook of this file receives the event.
+  const owner = await app.newWorkspace({ plan: 'pro' });
+  const created = await owner.api.post('/v2/webhooks', { name: 'rebinding', url: 'https://rebind.example.com/hook', all_events: true });
+  assert.equal(created.status, 201);
+  dns.set('rebind.example.com', 'A', ['10.0.0.9']);
+  await app.running.ctx.db.transaction().execute((tx) => emitEvent(tx, owner.workspace.id, 'email.delivered', { id: 'em_1', object: 'email' }));
+  const [request] = await eventually(async () => {
+    const list = (await owner.api.get(`/v2/webhooks/${created.body.id}/requests`)).body.data;
+    return list[0]?.status === 'retrying' ? list : null;
+  });
+  assert.deepEqual([request.response_status, request.error], [null, 'The hostname rebind.example.com resolves to 10.0.0.9, which is not a public address']);
 });

@@ -11,6 +11,7 @@ import { emitEvent, type EmittedEvent } from '../../src/platform/events.ts';
 import { resetClock, shiftClock } from '../../src/platform/clock.ts';
 import { updateWorkspace } from '../../src/resources/workspaces/service.ts';
 import { retryDelayMs } from '../../src/resources/webhooks/policy.ts';
+import { pruneWebhookRequests, WebhookDispatcher } from '../../src/resources/webhooks/dispatcher.ts';
 import { checkEventPayload } from '../../src/resources/events/payloads.ts';
 import { verifyLikeSdk } from './sdk-verifier.ts';
 
@@ -21,7 +22,7 @@ const receivers: WebhookReceiver[] = [];
 before(async () => {
   dns = await startDnsServer();
   dns.set('receiver.test', 'A', ['127.0.0.1']);
-  app = await startTestApp({ env: { DNS_SERVERS: dns.address, ALLOW_PRIVATE_URLS: 'true', WEBHOOK_POLL_MS: '50' } });
+  app = await startTestApp({ env: { DNS_SERVERS: dns.address, ALLOW_PRIVATE_URLS: 'true', WEBHOOK_POLL_MS: '50' }, workspace: { plan: 'business' } });
 });
 after(async () => {
   resetClock();
@@ -171,6 +172,19 @@ test('a 302 counts as a failure and the redirect is not followed', async () => {
   assert.deepEqual([request.response_status, request.error], [302, 'Redirect (HTTP 302) not followed']);
   assert.equal(r.on('/elsewhere').length, 0);
   assert.equal(r.requests.length, 1);
+});
+
+test('an answer with NUL characters is stored without them', async () => {
+  const r = await receiver();
+  r.queue({ status: 400, body: 'bad\u0000request' });
+  const hook = await createHook({ name: 'nul answer', url: `${r.url}/nul`, all_events: true });
+  await emit('email.delivered', emailObject(4));
+  const [request] = await eventually(async () => {
+    const list = await requestsOf(hook.id);
+    return list[0]?.status === 'retrying' ? list : null;
+  });
+  assert.deepEqual([request.response_status, request.response_body, request.error], [400, 'badrequest', 'HTTP 400']);
+  await app.api.delete(`/v2/webhooks/${hook.id}`);
 });
 
 test('a disabled webhook receives nothing, and events from while it was disabled are never sent', async () => {
@@ -377,4 +391,44 @@ test('test delivery: a signed sample of the type, the endpoint\'s answer, 5 per 
   assert.deepEqual({ ...limited.body, retry_after: 0 }, { error: 'Rate limit exceeded', message: 'Too many webhook tests: at most 5 per minute', limit: 5, current: 5, retry_after: 0 });
   assert.equal(r.requests.length, 4, 'the refused test sent nothing');
   assert.deepEqual(await requestsOf(hook.id), [], 'tests are not stored as webhook requests');
+});
+
+test('several workers: still one request in flight per webhook and each event sent once', async () => {
+  const r = await receiver();
+  r.setDefault({ status: 200, body: 'ok', delayMs: 15 });
+  // Two more dispatchers (as other worker processes would be) compete for the same webhooks.
+  const others = [new WebhookDispatcher(app.running.ctx, { pollMs: 5 }), new WebhookDispatcher(app.running.ctx, { pollMs: 5 })];
+  for (const d of others) d.start();
+  try {
+    const hooks = [await createHook({ name: 'shared 1', url: `${r.url}/s1`, all_events: true }), await createHook({ name: 'shared 2', url: `${r.url}/s2`, all_events: true })];
+    const emitted: string[] = [];
+    for (let round = 0; round < 6; round++) {
+      await app.running.ctx.db.transaction().execute(async (tx) => {
+        for (let i = 0; i < 60; i++) emitted.push((await emitEvent(tx, app.workspace.id, 'email.delivered', emailObject(round * 100 + i))).id);
+      });
+    }
+    await eventually(async () => r.on('/s1').flatMap((q) => q.json).length >= 360 && r.on('/s2').flatMap((q) => q.json).length >= 360, 20_000);
+    for (const path of ['/s1', '/s2']) {
+      const ids = r.on(path).flatMap((q) => q.json.map((i: any) => i.event_id));
+      assert.deepEqual(ids, emitted, `${path}: every event once, in order`);
+    }
+    // At most one open request per webhook means at most two at once here.
+    assert.ok(r.maxConcurrent() <= hooks.length, `max concurrent ${r.maxConcurrent()}`);
+    for (const hook of hooks) await app.api.delete(`/v2/webhooks/${hook.id}`);
+  } finally {
+    for (const d of others) await d.stop();
+  }
+});
+
+test('maintenance drops queued rows of webhooks that are gone or disabled', async () => {
+  const db = app.running.ctx.db;
+  const hook = await createHook({ name: 'kept', url: 'http://127.0.0.1:9/never', all_events: true, enabled: false });
+  await db.insertInto('webhook_outbox').values([
+    { webhook_id: 'wh_000000000000000000000000000', event_id: 'evt_x', created_at: '2026-01-01T00:00:00.000000Z' },
+    { webhook_id: hook.id, event_id: 'evt_y', created_at: '2026-01-01T00:00:00.000000Z' },
+  ]).execute();
+  await pruneWebhookRequests(db);
+  const left = await db.selectFrom('webhook_outbox').select('webhook_id').where('event_id', 'in', ['evt_x', 'evt_y']).execute();
+  assert.deepEqual(left, []);
+  await app.api.delete(`/v2/webhooks/${hook.id}`);
 });

@@ -29,7 +29,7 @@ import type { WebhookRequestRow, WebhookRow } from './tables.ts';
 const LEASE_MS = REQUEST_TIMEOUT_MS + 30_000;
 /** Batches sent per turn before the webhook's lease is given back (fairness between webhooks). */
 const BATCHES_PER_TURN = 50;
-/** Webhook requests are kept this long; their bodies only while they can be resent. */
+/** Webhook requests (and their attempts) are kept this long. */
 const REQUEST_RETENTION_MS = 30 * 24 * 3600_000;
 const MAINTENANCE_EVERY_MS = 3600_000;
 
@@ -129,7 +129,7 @@ export class WebhookDispatcher {
           ),
         ]),
       )
-      .limit(free + this.running.size)
+      .limit(free)
       .execute();
     for (const { id } of hooks) {
       if (this.running.size >= this.concurrency) break;

@@ -32,7 +32,8 @@ export async function sendBatch(ctx: AppContext, url: string, secret: string, bo
       maxBytes: RESPONSE_EXCERPT_CHARS * 4,
       truncate: true,
     });
-    const excerpt = response.body.toString('utf8').slice(0, RESPONSE_EXCERPT_CHARS);
+    // NUL characters cannot be stored in PostgreSQL text.
+    const excerpt = response.body.toString('utf8').replace(/\u0000/g, '').slice(0, RESPONSE_EXCERPT_CHARS);
     const success = isSuccessStatus(response.status);
     let error: string | null = null;
     if (!success) {
@@ -40,6 +41,6 @@ export async function sendBatch(ctx: AppContext, url: string, secret: string, bo
     }
     return { success, status: response.status, excerpt, error, durationMs: elapsed() };
   } catch (error) {
-    return { success: false, status: null, excerpt: null, error: (error as Error).message, durationMs: elapsed() };
+    return { success: false, status: null, excerpt: null, error: (error as Error).message.replace(/\u0000/g, '').slice(0, 500), durationMs: elapsed() };
   }
 }
