@@ -18,6 +18,7 @@ async function startStallingMta() {
   const held: Array<() => void> = [];
   const accepted: Array<{ rcptTo: string[]; raw: Buffer }> = [];
   let received = 0;
+  let open = 0;
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['AUTH', 'STARTTLS'],
@@ -39,8 +40,13 @@ async function startStallingMta() {
         else reply();
       });
     },
+    onConnect(_session, callback) {
+      open++;
+      callback();
+    },
     onClose(session) {
       (session as { closed?: boolean }).closed = true;
+      open--;
     },
   });
   server.on('error', () => {});
@@ -50,6 +56,9 @@ async function startStallingMta() {
     accepted,
     get received() {
       return received;
+    },
+    get openConnections() {
+      return open;
     },
     release() {
       stalling = false;
@@ -110,6 +119,7 @@ test('SIGKILL during DATA, restart: the email is delivered exactly once; a re-ru
   await eventually(async () => mta.received === 1, 15_000);
   await child.kill('SIGKILL');
   child = null;
+  await eventually(async () => mta.openConnections === 0, 10_000);
 
   // Nothing was recorded: the job is still leased to the dead worker.
   assert.equal((await emailRow(id)).status, 'accepted');
