@@ -3,6 +3,7 @@
 // concurrent spenders (any number of processes on PostgreSQL) can never take it below zero:
 // each UPDATE locks the row and re-checks `credits >= n` against the latest committed value.
 import type { Executor } from './db/database.ts';
+import { preparedQuery } from './db/prepared.ts';
 import { messageError, type ApiError } from './http/errors.ts';
 
 /** The 402 `{error:'Insufficient credits', message}`, stating required and available. */
@@ -14,6 +15,15 @@ export function insufficientCreditsError(required: number, available: number): A
   );
 }
 
+const takeCredits = preparedQuery((db, p: { workspaceId: string; n: number }) =>
+  db
+    .updateTable('workspaces')
+    .set((eb) => ({ credits: eb('credits', '-', p.n) }))
+    .where('id', '=', p.workspaceId)
+    .where('credits', '>=', p.n)
+    .returning('credits'),
+);
+
 /**
  * Takes `n` credits in the caller's transaction and returns the balance left. When the
  * balance is short it throws the 402 and changes nothing (the caller's transaction then rolls
@@ -21,13 +31,7 @@ export function insufficientCreditsError(required: number, available: number): A
  */
 export async function spendCredits(tx: Executor, workspaceId: string, n: number): Promise<number> {
   checkAmount(n);
-  const row = await tx
-    .updateTable('workspaces')
-    .set((eb) => ({ credits: eb('credits', '-', n) }))
-    .where('id', '=', workspaceId)
-    .where('credits', '>=', n)
-    .returning('credits')
-    .executeTakeFirst();
+  const [row] = await takeCredits(tx, { workspaceId, n });
   if (row) return Number(row.credits);
   throw insufficientCreditsError(n, await getCredits(tx, workspaceId));
 }

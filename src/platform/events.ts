@@ -5,6 +5,7 @@
 import type { Executor } from './db/database.ts';
 import { newId } from './ids.ts';
 import { nowIso } from './clock.ts';
+import { preparedQuery } from './db/prepared.ts';
 
 export interface EmittedEvent {
   id: string;
@@ -21,6 +22,10 @@ export function subscribeToEvents(subscriber: EventSubscriber): void {
   if (!subscribers.includes(subscriber)) subscribers.push(subscriber);
 }
 
+const insertEvent = preparedQuery((db, p: { id: string; workspaceId: string; type: string; data: string; createdAt: string }) =>
+  db.insertInto('events').values({ id: p.id, workspace_id: p.workspaceId, type: p.type, data: p.data, created_at: p.createdAt }),
+);
+
 export async function emitEvent(
   tx: Executor,
   workspaceId: string,
@@ -28,10 +33,7 @@ export async function emitEvent(
   object: Record<string, unknown>,
 ): Promise<EmittedEvent> {
   const event: EmittedEvent = { id: newId('evt'), workspaceId, type, object, createdAt: nowIso() };
-  await tx
-    .insertInto('events')
-    .values({ id: event.id, workspace_id: workspaceId, type, data: JSON.stringify(object), created_at: event.createdAt })
-    .execute();
+  await insertEvent(tx, { id: event.id, workspaceId, type, data: JSON.stringify(object), createdAt: event.createdAt });
   for (const subscriber of subscribers) await subscriber(tx, event);
   return event;
 }

@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import type { Db, Executor } from './db/database.ts';
 import { dialectOf } from './db/database.ts';
 import { nowIso, nowMs } from './clock.ts';
+import { preparedQuery } from './db/prepared.ts';
 import type { JobsTable } from './db/schema.ts';
 import type { Selectable } from 'kysely';
 
@@ -28,19 +29,21 @@ export interface EnqueueOptions {
   maxAttempts?: number;
 }
 
-export async function enqueueJob(tx: Executor, type: string, payload: unknown, options: EnqueueOptions = {}): Promise<number> {
-  const row = await tx
+const insertJob = preparedQuery((db, p: { type: string; payload: string; runAt: number; maxAttempts: number; createdAt: string }) =>
+  db
     .insertInto('jobs')
-    .values({
-      type,
-      payload: JSON.stringify(payload ?? null),
-      run_at: Math.floor(options.runAt ?? nowMs()),
-      attempts: 0,
-      max_attempts: options.maxAttempts ?? 10,
-      created_at: nowIso(),
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
+    .values({ type: p.type, payload: p.payload, run_at: p.runAt, attempts: 0, max_attempts: p.maxAttempts, created_at: p.createdAt })
+    .returning('id'),
+);
+
+export async function enqueueJob(tx: Executor, type: string, payload: unknown, options: EnqueueOptions = {}): Promise<number> {
+  const [row] = await insertJob(tx, {
+    type,
+    payload: JSON.stringify(payload ?? null),
+    runAt: Math.floor(options.runAt ?? nowMs()),
+    maxAttempts: options.maxAttempts ?? 10,
+    createdAt: nowIso(),
+  });
   jobsEnqueued.notify();
   return Number(row.id);
 }

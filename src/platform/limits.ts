@@ -13,6 +13,7 @@
 import type { Db, Executor } from './db/database.ts';
 import type {} from './db/limits-tables.ts';
 import { nowMs } from './clock.ts';
+import { preparedQuery } from './db/prepared.ts';
 import { ApiError } from './http/errors.ts';
 
 export const SEND_WINDOW_MS = 1000;
@@ -61,23 +62,23 @@ export interface SendLimitRefusal {
 export type SendLimitCheck = { ok: true; state: SendLimitState } | SendLimitRefusal;
 
 /** Checks the per-second and daily limits before a send or forward; counts nothing. */
+// The two counters of one workspace: the last second's slots and today's total.
+const readCounters = preparedQuery((db, p: { workspaceId: string; since: number; day: string }) =>
+  db.selectNoFrom((eb) => [
+    eb
+      .selectFrom('send_window_counts')
+      .select((s) => s.fn.coalesce(s.fn.sum<number>('units'), s.lit(0)).as('units'))
+      .where('workspace_id', '=', p.workspaceId)
+      .where('bucket', '>', p.since)
+      .as('second'),
+    eb.selectFrom('send_daily_counts').select('units').where('workspace_id', '=', p.workspaceId).where('day', '=', p.day).as('day'),
+  ]),
+);
+
+/** Checks the per-second and daily limits before a send or forward; counts nothing. */
 export async function checkSendLimits(db: Executor, workspace: SendLimitsOf, now: number = nowMs()): Promise<SendLimitCheck> {
-  const counts = await db
-    .selectNoFrom((eb) => [
-      eb
-        .selectFrom('send_window_counts')
-        .select((s) => s.fn.coalesce(s.fn.sum<number>('units'), s.lit(0)).as('units'))
-        .where('workspace_id', '=', workspace.id)
-        .where('bucket', '>', Math.floor(now) - SEND_WINDOW_MS) // integer slots: same as > now - 1000
-        .as('second'),
-      eb
-        .selectFrom('send_daily_counts')
-        .select('units')
-        .where('workspace_id', '=', workspace.id)
-        .where('day', '=', utcDay(now))
-        .as('day'),
-    ])
-    .executeTakeFirstOrThrow();
+  // Integer slots: `bucket > floor(now) - 1000` is the same as `> now - 1000`.
+  const [counts] = await readCounters(db, { workspaceId: workspace.id, since: Math.floor(now) - SEND_WINDOW_MS, day: utcDay(now) });
   const state: SendLimitState = {
     limit: workspace.sendRate,
     current: Number(counts.second ?? 0),
@@ -86,7 +87,7 @@ export async function checkSendLimits(db: Executor, workspace: SendLimitsOf, now
     dailyCurrent: Number(counts.day ?? 0),
     dailyReset: secondsToUtcMidnight(now),
   };
-  if (!db.isTransaction) pruneNowAndThen(db as Db);
+  if (!db.isTransaction) pruneLimitCountersNowAndThen(db as Db);
 
   if (state.dailyCurrent >= state.dailyLimit) {
     return refusal(state, 'daily', {
@@ -114,6 +115,19 @@ function refusal(state: SendLimitState, limitType: 'rate' | 'daily', body: SendL
   return { ok: false, limitType, state, status: 429, body, headers, error: new ApiError(429, body, headers) };
 }
 
+const addToWindow = preparedQuery((db, p: { workspaceId: string; bucket: number; units: number }) =>
+  db
+    .insertInto('send_window_counts')
+    .values({ workspace_id: p.workspaceId, bucket: p.bucket, units: p.units })
+    .onConflict((oc) => oc.columns(['workspace_id', 'bucket']).doUpdateSet((eb) => ({ units: eb('send_window_counts.units', '+', eb.ref('excluded.units')) }))),
+);
+const addToDay = preparedQuery((db, p: { workspaceId: string; day: string; units: number }) =>
+  db
+    .insertInto('send_daily_counts')
+    .values({ workspace_id: p.workspaceId, day: p.day, units: p.units })
+    .onConflict((oc) => oc.columns(['workspace_id', 'day']).doUpdateSet((eb) => ({ units: eb('send_daily_counts.units', '+', eb.ref('excluded.units')) }))),
+);
+
 /**
  * Records `units` sends (each unique recipient address counts once) in both counters, inside
  * the caller's transaction so the count commits with the emails it counts.
@@ -122,16 +136,8 @@ export async function countSends(tx: Executor, workspaceId: string, units: numbe
   if (!Number.isInteger(units) || units < 0) throw new TypeError(`units must be a whole number, got ${units}`);
   if (units === 0) return;
   // Slot first, then day: every sender takes the two row locks in the same order.
-  await tx
-    .insertInto('send_window_counts')
-    .values({ workspace_id: workspaceId, bucket: slotOf(now, SEND_SLOT_MS), units })
-    .onConflict((oc) => oc.columns(['workspace_id', 'bucket']).doUpdateSet((eb) => ({ units: eb('send_window_counts.units', '+', eb.ref('excluded.units')) })))
-    .execute();
-  await tx
-    .insertInto('send_daily_counts')
-    .values({ workspace_id: workspaceId, day: utcDay(now), units })
-    .onConflict((oc) => oc.columns(['workspace_id', 'day']).doUpdateSet((eb) => ({ units: eb('send_daily_counts.units', '+', eb.ref('excluded.units')) })))
-    .execute();
+  await addToWindow(tx, { workspaceId, bucket: slotOf(now, SEND_SLOT_MS), units });
+  await addToDay(tx, { workspaceId, day: utcDay(now), units });
 }
 
 /** The number of units a send counts: its unique recipient addresses (case-insensitive). */
@@ -224,7 +230,8 @@ export async function pruneLimitCounters(db: Executor, now: number = nowMs()): P
 // real clock (never a `now` a caller passed in).
 const PRUNE_EVERY_MS = 60_000;
 let lastPrune = 0;
-function pruneNowAndThen(db: Db): void {
+/** Deletes expired counter rows, at most once a minute per process, off the caller's path. */
+export function pruneLimitCountersNowAndThen(db: Db): void {
   const now = nowMs();
   if (now - lastPrune < PRUNE_EVERY_MS) return;
   lastPrune = now;

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/database.ts';
 import { nowIso } from '../clock.ts';
+import { preparedQuery } from '../db/prepared.ts';
 
 export type Scope = 'full' | 'sending';
 
@@ -37,6 +38,14 @@ interface CachedKey {
   stamped: boolean; // last_used_at already persisted once for this secret
 }
 
+const liveKeyByHash = preparedQuery((db, p: { hash: string }) =>
+  db
+    .selectFrom('api_keys')
+    .select(['id', 'workspace_id', 'scope', 'sending_domain_id', 'last_used_at'])
+    .where('key_hash', '=', p.hash)
+    .where('deleted_at', 'is', null),
+);
+
 export class Authenticator {
   private readonly cache = new Map<string, CachedKey>();
   private readonly pendingUse = new Map<string, { hash: string; at: string }>();
@@ -52,12 +61,7 @@ export class Authenticator {
     const now = Date.now();
     let cached = this.cache.get(hash);
     if (!cached || cached.expires < now) {
-      const row = await this.db
-        .selectFrom('api_keys')
-        .select(['id', 'workspace_id', 'scope', 'sending_domain_id', 'last_used_at'])
-        .where('key_hash', '=', hash)
-        .where('deleted_at', 'is', null)
-        .executeTakeFirst();
+      const [row] = await liveKeyByHash(this.db, { hash });
       if (!row) {
         this.cache.delete(hash);
         return null;

@@ -3,6 +3,7 @@
 import type { Selectable } from 'kysely';
 import type { Db, Executor } from '../../platform/db/database.ts';
 import { isUniqueViolation } from '../../platform/db/database.ts';
+import { preparedQuery } from '../../platform/db/prepared.ts';
 import type { ApiKeysTable } from '../../platform/db/schema.ts';
 import { newId, randomAlphanumeric, looksLikeId } from '../../platform/ids.ts';
 import { nowIso } from '../../platform/clock.ts';
@@ -79,14 +80,16 @@ async function nameConflict(tx: Executor, workspaceId: string, name: string): Pr
   return conflictError('An API key with this name already exists', existing ? { object: 'api_key', id: existing.id, name: existing.name } : { object: 'api_key', name });
 }
 
-async function findLiveKey(db: Executor, workspaceId: string, value: string, by: 'id' | 'name') {
-  return db
-    .selectFrom('api_keys')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where(by, '=', value)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
+const liveKeyBy = {
+  id: preparedQuery((db, p: { workspaceId: string; value: string }) =>
+    db.selectFrom('api_keys').selectAll().where('workspace_id', '=', p.workspaceId).where('id', '=', p.value).where('deleted_at', 'is', null)),
+  name: preparedQuery((db, p: { workspaceId: string; value: string }) =>
+    db.selectFrom('api_keys').selectAll().where('workspace_id', '=', p.workspaceId).where('name', '=', p.value).where('deleted_at', 'is', null)),
+};
+
+async function findLiveKey(db: Executor, workspaceId: string, value: string, by: 'id' | 'name'): Promise<ApiKeyRow | undefined> {
+  const [row] = await liveKeyBy[by](db, { workspaceId, value });
+  return row;
 }
 
 /** The live key a path identifier names: its `key_` id, else its name. */

@@ -18,6 +18,7 @@ import { domainToASCII } from 'node:url';
 import type { AppContext } from '../../platform/context.ts';
 import type { Executor } from '../../platform/db/database.ts';
 import { dialectOf, isUniqueViolation } from '../../platform/db/database.ts';
+import { preparedQuery } from '../../platform/db/prepared.ts';
 import { emitEvent } from '../../platform/events.ts';
 import { nowIso, nowMs } from '../../platform/clock.ts';
 import { newId, randomAlphanumeric } from '../../platform/ids.ts';
@@ -353,9 +354,13 @@ function sendingDomain(row: DomainRow, secrets: Sealer): SendingDomain {
 }
 
 /** The workspace's domain named exactly `domainName` (the part after @ of a from address). */
+const domainByName = preparedQuery((db, p: { workspaceId: string; name: string }) =>
+  db.selectFrom('domains').selectAll().where('workspace_id', '=', p.workspaceId).where('name', '=', p.name),
+);
+
 export async function findSendingDomain(db: Executor, secrets: Sealer, workspaceId: string, domainName: string): Promise<SendingDomain | null> {
   const name = domainToASCII(normalizeHost(domainName)) || normalizeHost(domainName);
-  const row = await db.selectFrom('domains').selectAll().where('workspace_id', '=', workspaceId).where('name', '=', name).executeTakeFirst();
+  const [row] = await domainByName(db, { workspaceId, name });
   return row ? sendingDomain(row, secrets) : null;
 }
 

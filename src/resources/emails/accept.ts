@@ -12,7 +12,8 @@ import { isoFromDate, nowIso, nowMs } from '../../platform/clock.ts';
 import { emitEvent } from '../../platform/events.ts';
 import { enqueueJob } from '../../platform/jobs.ts';
 import { spendCredits } from '../../platform/credits.ts';
-import { checkSendLimits, countSends, rateLimitHeaders, type SendLimitState } from '../../platform/limits.ts';
+import { checkSendLimits, countSends, pruneLimitCountersNowAndThen, rateLimitHeaders, type SendLimitState } from '../../platform/limits.ts';
+import { preparedQuery } from '../../platform/db/prepared.ts';
 import { getWorkspace, type Workspace } from '../workspaces/service.ts';
 import { findSendingDomain, type SendingDomain } from '../domains/service.ts';
 import { activeSuppressions } from '../suppressions/service.ts';
@@ -107,6 +108,22 @@ function checkMembers(workspace: Workspace, recipients: Recipient[]): void {
   });
 }
 
+const insertContent = preparedQuery((db, p: { id: string; workspaceId: string; message: string; raw: string | null; size: number; createdAt: string }) =>
+  db.insertInto('email_contents').values({ id: p.id, workspace_id: p.workspaceId, message: p.message, raw: p.raw, size: p.size, created_at: p.createdAt, purged_at: null }),
+);
+// Every column of a row bound by name: the single-recipient insert compiled once.
+const EMAIL_COLUMNS = [
+  'id', 'workspace_id', 'type', 'source', 'token', 'message_id', 'content_id', 'from', 'from_address', 'to', 'recipient_kind',
+  'subject', 'status', 'scheduled_at', 'api_key_id', 'sending_domain_id', 'tag', 'spam_score', 'size', 'meta', 'track_loads',
+  'track_clicks', 'original_id', 'status_detail', 'delivered_at', 'created_at', 'updated_at',
+] as const satisfies ReadonlyArray<keyof EmailRow>;
+// Fails to compile when a column is added to the table but not to the list above.
+const everyColumnListed: Exclude<keyof EmailRow, (typeof EMAIL_COLUMNS)[number]> extends never ? true : never = true;
+void everyColumnListed;
+const insertEmail = preparedQuery((db, p: EmailRow) =>
+  db.insertInto('emails').values(Object.fromEntries(EMAIL_COLUMNS.map((column) => [column, p[column]])) as EmailRow),
+);
+
 export async function acceptMessage(ctx: AppContext, principal: Principal, request: AcceptRequest): Promise<Accepted> {
   const { message } = request;
   const recipients = uniqueRecipients(message);
@@ -114,6 +131,7 @@ export async function acceptMessage(ctx: AppContext, principal: Principal, reque
   if (size > MAX_MESSAGE_BYTES) {
     throw messageError(413, 'Message too large', `The message is ${size} bytes; at most ${MAX_MESSAGE_BYTES} bytes (40 MB) including attachments are allowed.`);
   }
+  pruneLimitCountersNowAndThen(ctx.db);
   // Checks and writes share one transaction, so what was checked is what gets written.
   return ctx.db.transaction().execute(async (tx) => {
     const workspace = await getWorkspace(tx, principal.workspaceId);
@@ -134,11 +152,9 @@ export async function acceptMessage(ctx: AppContext, principal: Principal, reque
     const quietAccept = request.source === 'smtp' || request.source === 'retry';
 
     if (billable.length > 0) await spendCredits(tx, workspace.id, billable.length);
-    await tx
-      .insertInto('email_contents')
-      .values({ id: rows[0].content_id, workspace_id: workspace.id, message: JSON.stringify(message), raw: request.raw ?? null, size, created_at: rows[0].created_at, purged_at: null })
-      .execute();
-    await tx.insertInto('emails').values(rows).execute();
+    await insertContent(tx, { id: rows[0].content_id, workspaceId: workspace.id, message: JSON.stringify(message), raw: request.raw ?? null, size, createdAt: rows[0].created_at });
+    if (rows.length === 1) await insertEmail(tx, rows[0]);
+    else await tx.insertInto('emails').values(rows).execute();
     for (const row of rows) {
       const type = `email.${row.status}`;
       if (!(quietAccept && type === 'email.accepted')) await emitEvent(tx, workspace.id, type, emailEventObject(row, type));

@@ -4,6 +4,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db, Executor } from '../../platform/db/database.ts';
 import { isUniqueViolation } from '../../platform/db/database.ts';
+import { preparedQuery } from '../../platform/db/prepared.ts';
 import { newId, looksLikeId } from '../../platform/ids.ts';
 import { nowIso } from '../../platform/clock.ts';
 import { emitEvent } from '../../platform/events.ts';
@@ -157,10 +158,25 @@ export async function listSuppressions(db: Db, workspaceId: string, query: Query
  * lowercase), optionally only of `types`. Sends pass ['recipient']; campaigns pass nothing
  * (every type blocks them).
  */
+const activeOfOneType = preparedQuery((db, p: { workspaceId: string; email: string; type: string; now: string }) =>
+  db
+    .selectFrom('suppressions')
+    .selectAll()
+    .where('workspace_id', '=', p.workspaceId)
+    .where('email', '=', p.email)
+    .where('type', '=', p.type)
+    .where((eb) => eb.or([eb('keep_until', 'is', null), eb('keep_until', '>', p.now)])),
+);
+
 export async function activeSuppressions(db: Executor, workspaceId: string, addresses: string[], types?: string[]): Promise<Suppression[]> {
   const wanted = [...new Set(addresses.map((a) => a.trim().toLowerCase()).filter((a) => a !== ''))];
   if (wanted.length === 0 || (types && types.length === 0)) return [];
   const now = nowIso();
+  if (wanted.length === 1 && types?.length === 1) {
+    // The common case of a single-recipient send: a statement compiled once.
+    const rows = await activeOfOneType(db, { workspaceId, email: wanted[0], type: types[0], now });
+    return rows.map(suppressionObject);
+  }
   const found: Suppression[] = [];
   for (let i = 0; i < wanted.length; i += 500) {
     let query = db

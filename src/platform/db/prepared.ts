@@ -1,0 +1,43 @@
+// Kysely builds and compiles a query's SQL on every call; for a small query on SQLite that
+// costs more than running it. Hot statements (auth, the send path) are therefore compiled
+// once per dialect with named placeholders, and only their values are bound per call:
+//
+//   const keyById = preparedQuery((db, p: { id: string }) =>
+//     db.selectFrom('api_keys').selectAll().where('id', '=', p.id));
+//   const rows = await keyById(db, { id });
+//
+// Parameters must be scalars used as values (not arrays for `in`, not identifiers), since the
+// SQL text is fixed at the first call.
+import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
+import type { Database } from './schema.ts';
+import { dialectOf, type Dialect, type Executor } from './database.ts';
+
+const NAME = Symbol('placeholder');
+interface Placeholder {
+  [NAME]: string;
+}
+
+function isPlaceholder(value: unknown): value is Placeholder {
+  return typeof value === 'object' && value !== null && NAME in value;
+}
+
+// Stands in for the parameters object while the query is compiled: every property read
+// returns a marker that compiles to a bind parameter and is replaced by the value later.
+const markers = new Proxy({}, { get: (_target, name) => ({ [NAME]: String(name) }) });
+
+export function preparedQuery<P extends Record<string, unknown>, R>(
+  build: (db: Kysely<Database>, params: P) => Compilable<R>,
+): (db: Executor, params: P) => Promise<R[]> {
+  const compiled = new Map<Dialect, CompiledQuery<R>>();
+  return async (db, params) => {
+    const dialect = dialectOf(db);
+    let query = compiled.get(dialect);
+    if (!query) {
+      query = build(db, markers as P).compile();
+      compiled.set(dialect, query);
+    }
+    const parameters = query.parameters.map((value) => (isPlaceholder(value) ? params[value[NAME]] : value));
+    const result = await db.executeQuery<R>(CompiledQuery.raw(query.sql, parameters) as CompiledQuery<R>);
+    return result.rows;
+  };
+}
