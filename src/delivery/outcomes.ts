@@ -34,13 +34,13 @@ async function transition(tx: Executor, emailId: string, from: readonly string[]
   return row ?? null;
 }
 
-async function insertAttempts(tx: Executor, emailId: string, attempts: HostAttempt[]): Promise<void> {
+async function insertAttempts(tx: Executor, attempts: Array<{ emailId: string; attempt: HostAttempt }>): Promise<void> {
   if (attempts.length === 0) return;
   const at = nowIso();
   await tx
     .insertInto('email_attempts')
     .values(
-      attempts.map((attempt) => ({
+      attempts.map(({ emailId, attempt }) => ({
         email_id: emailId,
         attempted_at: at,
         outcome: attempt.kind,
@@ -53,6 +53,8 @@ async function insertAttempts(tx: Executor, emailId: string, attempts: HostAttem
     .execute();
 }
 
+const attemptsOf = (emailId: string, outcome: DeliveryOutcome) => outcome.attempts.map((attempt) => ({ emailId, attempt }));
+
 function describe(outcome: Pick<HostAttempt, 'code' | 'response' | 'mxHost'>): string {
   const text = outcome.code !== null && !outcome.response.startsWith(String(outcome.code)) ? `${outcome.code} ${outcome.response}` : outcome.response;
   return (outcome.mxHost ? `${outcome.mxHost}: ${text}` : text).slice(0, 1000);
@@ -64,19 +66,67 @@ async function emitStatus(tx: Executor, row: EmailRow, extra: Record<string, unk
 }
 
 /** 2xx from the next hop → `delivered` + email.delivered. The attempts are recorded in any case. */
-export async function recordDelivered(db: Db, emailId: string, outcome: DeliveryOutcome): Promise<boolean> {
-  return db.transaction().execute(async (tx) => {
-    await insertAttempts(tx, emailId, outcome.attempts);
-    const row = await transition(tx, emailId, DELIVERABLE, { status: 'delivered', delivered_at: nowIso(), status_detail: describe(outcome) });
-    if (row) await emitStatus(tx, row);
-    return row !== null;
+export function recordDelivered(db: Db, emailId: string, outcome: DeliveryOutcome): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    let queue = deliveredQueues.get(db);
+    if (!queue) deliveredQueues.set(db, (queue = { items: [], flushing: false }));
+    queue.items.push({ emailId, outcome, resolve, reject });
+    if (!queue.flushing) {
+      queue.flushing = true;
+      setImmediate(() => void flushDelivered(db, queue));
+    }
   });
+}
+
+// Group commit: deliveries that finish while a batch is being written share the next
+// transaction, so under load one commit records many 2xx (each still before its job is
+// acknowledged: the caller's promise resolves after the commit).
+interface DeliveredItem {
+  emailId: string;
+  outcome: DeliveryOutcome;
+  resolve(moved: boolean): void;
+  reject(error: unknown): void;
+}
+const deliveredQueues = new Map<Db, { items: DeliveredItem[]; flushing: boolean }>();
+const MAX_GROUP = 100;
+
+async function flushDelivered(db: Db, queue: { items: DeliveredItem[]; flushing: boolean }): Promise<void> {
+  while (queue.items.length > 0) {
+    const batch = queue.items.splice(0, MAX_GROUP);
+    try {
+      const moved = await db.transaction().execute(async (tx) => {
+        await insertAttempts(tx, batch.flatMap((item) => attemptsOf(item.emailId, item.outcome)));
+        const results: boolean[] = [];
+        for (const item of batch) results.push(await markDelivered(tx, item.emailId, item.outcome));
+        return results;
+      });
+      batch.forEach((item, i) => item.resolve(moved[i]));
+    } catch {
+      // One bad item must not fail the others: each is recorded on its own.
+      for (const item of batch) {
+        await db
+          .transaction()
+          .execute(async (tx) => {
+            await insertAttempts(tx, attemptsOf(item.emailId, item.outcome));
+            return markDelivered(tx, item.emailId, item.outcome);
+          })
+          .then(item.resolve, item.reject);
+      }
+    }
+  }
+  queue.flushing = false;
+}
+
+async function markDelivered(tx: Executor, emailId: string, outcome: DeliveryOutcome): Promise<boolean> {
+  const row = await transition(tx, emailId, DELIVERABLE, { status: 'delivered', delivered_at: nowIso(), status_detail: describe(outcome) });
+  if (row) await emitStatus(tx, row);
+  return row !== null;
 }
 
 /** 4xx or a network failure with time left → `attempted` + email.attempted (with the SMTP reply). */
 export async function recordAttempted(db: Db, emailId: string, outcome: DeliveryOutcome, nextAttemptAt: string): Promise<boolean> {
   return db.transaction().execute(async (tx) => {
-    await insertAttempts(tx, emailId, outcome.attempts);
+    await insertAttempts(tx, attemptsOf(emailId, outcome));
     const row = await transition(tx, emailId, SENDABLE_STATUSES, { status: 'attempted', status_detail: describe(outcome) });
     if (row) {
       await emitStatus(tx, row, {
@@ -94,7 +144,7 @@ export async function recordAttempted(db: Db, emailId: string, outcome: Delivery
 /** The retry window ran out, or the email cannot be built (content purged, domain gone) → `failed`. */
 export async function recordFailed(db: Db, emailId: string, reason: string, outcome?: DeliveryOutcome): Promise<boolean> {
   return db.transaction().execute(async (tx) => {
-    if (outcome) await insertAttempts(tx, emailId, outcome.attempts);
+    if (outcome) await insertAttempts(tx, attemptsOf(emailId, outcome));
     const row = await transition(tx, emailId, SENDABLE_STATUSES, { status: 'failed', status_detail: reason.slice(0, 1000) });
     if (row) await emitStatus(tx, row);
     return row !== null;
@@ -104,7 +154,7 @@ export async function recordFailed(db: Db, emailId: string, reason: string, outc
 /** 5xx (or a permanent DNS answer such as NXDOMAIN / null MX) at delivery → `bounced` + suppression. */
 export async function recordBouncedAtDelivery(db: Db, emailId: string, outcome: DeliveryOutcome): Promise<boolean> {
   return db.transaction().execute(async (tx) => {
-    await insertAttempts(tx, emailId, outcome.attempts);
+    await insertAttempts(tx, attemptsOf(emailId, outcome));
     const reason = describe(outcome);
     const row = await transition(tx, emailId, SENDABLE_STATUSES, { status: 'bounced', status_detail: reason });
     if (!row) return false;
