@@ -5,7 +5,9 @@
 // - Postfix (Debian package, installed with apt-get when missing): a throwaway instance with a
 //   private config and queue directory, relaying everything to the same sink; the same N
 //   messages are submitted to it over SMTP.
-// Measured for each: from the first submission until the sink has accepted the N-th message.
+// Measured for each: from the first submission until the sink has accepted the N-th message,
+// and the CPU time all the server's processes used meanwhile. Postlane runs twice: as one
+// process, and as an API process plus a worker process on the same database.
 // The sink offers no STARTTLS, so both keep plain connections open and reuse them (Postfix
 // does not reuse TLS connections by default). Postfix's in_flow_delay is off, so submission is
 // not slowed down by its queue manager.
@@ -15,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import type { Scenario } from '../run.ts';
-import { freePort, startPostlane } from '../lib.ts';
+import { freePort, startChild, startPostlane, type ChildServer } from '../lib.ts';
 import { startDnsServer } from '../../test/helpers/dns-server.ts';
 import { startSmtpSink, type SmtpSink } from '../../test/helpers/smtp-sink.ts';
 
@@ -91,16 +93,17 @@ interface PhaseResult {
   timedOut: boolean;
 }
 
-async function measure(sink: SmtpSink, count: number, submit: () => Promise<void>, serverPid?: number): Promise<PhaseResult> {
+async function measure(sink: SmtpSink, count: number, submit: () => Promise<void>, serverPids: number[] = []): Promise<PhaseResult> {
   sink.reset();
-  const cpuBefore = serverPid ? treeCpuSeconds(serverPid) : 0;
+  const cpu = () => serverPids.reduce((sum, pid) => sum + treeCpuSeconds(pid), 0);
+  const cpuBefore = cpu();
   const start = performance.now();
   await submit();
   const submitMs = performance.now() - start;
   let timedOut = false;
   await sink.waitForMessages(count, Math.max(1000, PHASE_TIMEOUT_MS - submitMs)).catch(() => (timedOut = true));
   const totalMs = performance.now() - start;
-  return { submitted: count, submitMs, delivered: sink.accepted, totalMs, timedOut, ...(serverPid ? { cpuSeconds: treeCpuSeconds(serverPid) - cpuBefore } : {}) };
+  return { submitted: count, submitMs, delivered: sink.accepted, totalMs, timedOut, ...(serverPids.length ? { cpuSeconds: cpu() - cpuBefore } : {}) };
 }
 
 function describe(label: string, r: PhaseResult): string {
@@ -110,9 +113,20 @@ function describe(label: string, r: PhaseResult): string {
 
 // ---- Postlane ------------------------------------------------------------------------------
 
-async function runPostlane(sink: SmtpSink, dnsAddress: string, setDns: (records: any[]) => void, connections: number): Promise<PhaseResult> {
-  const postlane = await startPostlane({ DNS_SERVERS: dnsAddress, MX_PORT: String(sink.port), MAIL_HOSTNAME: 'mail.bench.test' });
+/**
+ * `split`: the API in one process (--role api) and the workers in a second one on the same
+ * database, the way Postlane scales onto more cores; otherwise one process does everything
+ * (what `npm start` runs).
+ */
+async function runPostlane(sink: SmtpSink, dnsAddress: string, setDns: (records: any[]) => void, connections: number, split: boolean): Promise<PhaseResult> {
+  const postlane = await startPostlane({ DNS_SERVERS: dnsAddress, MX_PORT: String(sink.port), MAIL_HOSTNAME: 'mail.bench.test' }, split ? 'api' : 'all');
+  let worker: ChildServer | null = null;
   try {
+    if (split) {
+      const port = await freePort();
+      worker = await startChild(join(import.meta.dirname, '..', '..', 'src', 'main.ts'), ['serve', '--role', 'all'], { ...postlane.env, HTTP_PORT: String(port) }, port, '/healthz');
+    }
+    const pids = [postlanePid(postlane.env.HTTP_PORT), ...(worker ? [postlanePid(worker.url.split(':').pop()!)] : [])];
     const headers = { authorization: `Bearer ${postlane.key}`, 'content-type': 'application/json' };
     const workspace = JSON.parse(postlane.cli('workspace', 'list', '--json'))[0];
     postlane.cli('workspace', 'update', workspace.id, '--send-rate', '1000000', '--daily-limit', '1000000000', '--credits', '1000000000');
@@ -127,10 +141,11 @@ async function runPostlane(sink: SmtpSink, dnsAddress: string, setDns: (records:
       await response.arrayBuffer();
     };
     await measure(sink, WARMUP, () => pool(WARMUP, connections, send('warmup')));
-    return await measure(sink, COUNT, () => pool(COUNT, connections, send('run')), postlanePid(postlane.env.HTTP_PORT));
+    return await measure(sink, COUNT, () => pool(COUNT, connections, send('run')), pids);
   } catch (error) {
-    throw new Error(`${(error as Error).message}\npostlane output:\n${postlane.output().slice(-4000)}`);
+    throw new Error(`${(error as Error).message}\npostlane output:\n${postlane.output().slice(-4000)}${worker ? `\nworker output:\n${worker.output().slice(-4000)}` : ''}`);
   } finally {
+    await worker?.stop();
     await postlane.stop();
   }
 }
@@ -240,7 +255,7 @@ async function runPostfix(sink: SmtpSink, connections: number): Promise<PhaseRes
       await transport.sendMail(message(i, run));
     };
     await measure(sink, WARMUP, () => pool(WARMUP, connections, send('warmup')));
-    return await measure(sink, COUNT, () => pool(COUNT, connections, send('run')), postfix.masterPid());
+    return await measure(sink, COUNT, () => pool(COUNT, connections, send('run')), [postfix.masterPid()]);
   } finally {
     transport.close();
     postfix.stop();
@@ -263,17 +278,17 @@ export const scenario: Scenario = {
       }
     };
     try {
-      const postlane = await runPostlane(sink, dns.address, setDns, connections);
-      const lines = [describe('postlane (API → DKIM → SMTP)', postlane)];
+      const postlane = await runPostlane(sink, dns.address, setDns, connections, false);
+      const split = await runPostlane(sink, dns.address, setDns, connections, true);
+      const lines = [describe('postlane, one process', postlane), describe('postlane, api + worker processes', split)];
       try {
         const postfix = await runPostfix(sink, connections);
         const rate = (r: PhaseResult) => (r.delivered / r.totalMs) * 1000;
+        const cpuPerMessage = (r: PhaseResult) => (r.cpuSeconds ?? NaN) / Math.max(1, r.delivered);
         lines.push(
           describe('postfix (SMTP → SMTP)', postfix),
-          `ratio (postlane / postfix): ${(rate(postlane) / rate(postfix)).toFixed(2)} in messages per second   (${connections} client connections each; aim >= 1.00)`,
-          ...(postlane.cpuSeconds && postfix.cpuSeconds
-            ? [`ratio of CPU per message (postfix / postlane): ${(postfix.cpuSeconds / postfix.delivered / (postlane.cpuSeconds / postlane.delivered)).toFixed(2)}   (above 1: postlane needs less CPU per message)`]
-            : []),
+          `ratio (postlane / postfix), messages per second: one process ${(rate(postlane) / rate(postfix)).toFixed(2)}, api + worker ${(rate(split) / rate(postfix)).toFixed(2)}   (${connections} client connections each; aim >= 1.00)`,
+          `ratio of server CPU per message (postfix / postlane): one process ${(cpuPerMessage(postfix) / cpuPerMessage(postlane)).toFixed(2)}, api + worker ${(cpuPerMessage(postfix) / cpuPerMessage(split)).toFixed(2)}   (above 1: postlane needs less CPU per message)`,
         );
       } catch (error) {
         lines.push(`postfix: not measured: ${(error as Error).message}`);
