@@ -151,7 +151,7 @@ test('payload shapes: every system type has a shape its sample passes; problems 
   ]);
 });
 
-test('the payloads today\'s emitters write match their shapes (suppressions, domains)', async () => {
+test('the payloads today\'s emitters write match their shapes (suppressions, domains, templates)', async () => {
   const other = await app.newWorkspace({ plan: 'pro' });
   const created = await other.api.post('/v2/suppressions', { email: 'Someone@Example.com', reason: 'asked' });
   assert.equal(created.status, 201, JSON.stringify(created.body));
@@ -160,9 +160,13 @@ test('the payloads today\'s emitters write match their shapes (suppressions, dom
   const domain = await other.api.post('/v2/domains', { name: 'events-shape-test.com' });
   assert.equal(domain.status, 201, JSON.stringify(domain.body));
   assert.equal((await other.api.delete(`/v2/domains/${domain.body.id}`)).status, 200);
+  const template = await other.api.post('/v2/templates', { name: 'Welcome', alias: 'welcome', subject: 'Hi', html: '<p>Hi</p>' });
+  assert.equal(template.status, 201, JSON.stringify(template.body));
+  assert.equal((await other.api.post(`/v2/templates/${template.body.data.id}`, { subject: 'Hello' })).status, 200);
+  assert.equal((await other.api.delete(`/v2/templates/${template.body.data.id}`)).status, 200);
 
   const events = (await other.api.get('/v2/events?include_data=true')).body.data as any[];
   const types = events.map((e) => e.type).sort();
-  assert.deepEqual(types, ['domain.created', 'domain.deleted', 'suppression.created', 'suppression.deleted', 'suppression.updated']);
+  assert.deepEqual(types, ['domain.created', 'domain.deleted', 'suppression.created', 'suppression.deleted', 'suppression.updated', 'template.created', 'template.deleted', 'template.updated']);
   for (const event of events) assert.deepEqual(checkEventPayload(event.type, event.data.object), [], event.type);
 });
