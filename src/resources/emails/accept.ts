@@ -14,6 +14,7 @@ import { enqueueJob } from '../../platform/jobs.ts';
 import { spendCredits } from '../../platform/credits.ts';
 import { checkSendLimits, countSends, pruneLimitCountersNowAndThen, rateLimitHeaders, type SendLimitState } from '../../platform/limits.ts';
 import { preparedQuery } from '../../platform/db/prepared.ts';
+import { groupCommit } from '../../platform/db/group-commit.ts';
 import { getWorkspace, type Workspace } from '../workspaces/service.ts';
 import { findSendingDomain, type SendingDomain } from '../domains/service.ts';
 import { activeSuppressions } from '../suppressions/service.ts';
@@ -132,8 +133,9 @@ export async function acceptMessage(ctx: AppContext, principal: Principal, reque
     throw messageError(413, 'Message too large', `The message is ${size} bytes; at most ${MAX_MESSAGE_BYTES} bytes (40 MB) including attachments are allowed.`);
   }
   pruneLimitCountersNowAndThen(ctx.db);
-  // Checks and writes share one transaction, so what was checked is what gets written.
-  return ctx.db.transaction().execute(async (tx) => {
+  // Checks and writes share one transaction, so what was checked is what gets written; on
+  // SQLite, sends arriving together share it (group commit).
+  return groupCommit(ctx.db, async (tx) => {
     const workspace = await getWorkspace(tx, principal.workspaceId);
     if (!workspace) throw plainError(404, 'Workspace not found');
     const domain = await authorizedSendingDomain(ctx, tx, principal, message.from.address);

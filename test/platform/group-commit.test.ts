@@ -1,0 +1,57 @@
+// Group commit: units that arrive together share a transaction on SQLite, yet each one's
+// failure rolls back only its own writes and reaches only its own caller.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { freshDatabase } from '../helpers/app.ts';
+import { dialectOf, openDatabase, type Db } from '../../src/platform/db/database.ts';
+import { migrateToLatest } from '../../src/platform/db/migrate.ts';
+import { groupCommit } from '../../src/platform/db/group-commit.ts';
+import { spendCredits } from '../../src/platform/credits.ts';
+import { enqueueJob } from '../../src/platform/jobs.ts';
+
+let db: Db;
+let cleanup: () => Promise<void>;
+before(async () => {
+  const database = await freshDatabase();
+  const handle = openDatabase(database.url, { schema: database.schema });
+  db = handle.db;
+  await migrateToLatest(db);
+  await db.insertInto('workspaces').values({ id: 'w', name: 'w', plan: 'pro', credits: 5, verified: 1, members: '[]', features: '[]', send_rate: 2, daily_limit: 10, created_at: 'c', updated_at: 'u' }).execute();
+  cleanup = async () => {
+    await handle.close();
+    await database.drop();
+  };
+});
+after(() => cleanup());
+
+test('concurrent units commit together; a failing unit rolls back alone', async () => {
+  const unit = (n: number) =>
+    groupCommit(db, async (tx) => {
+      await enqueueJob(tx, 'group.test', { n });
+      await spendCredits(tx, 'w', 2); // the third unit finds 1 credit left and fails
+      return n;
+    });
+  const results = await Promise.allSettled([unit(1), unit(2), unit(3)]);
+  assert.deepEqual(results.slice(0, 2).map((r) => (r.status === 'fulfilled' ? r.value : null)), [1, 2]);
+  assert.equal(results[2].status, 'rejected');
+  assert.equal((results[2] as PromiseRejectedResult).reason.status, 402);
+
+  const jobs = await db.selectFrom('jobs').select('payload').where('type', '=', 'group.test').orderBy('id').execute();
+  assert.deepEqual(jobs.map((j) => JSON.parse(j.payload).n), [1, 2], "the failed unit's job was rolled back");
+  const { credits } = await db.selectFrom('workspaces').select('credits').where('id', '=', 'w').executeTakeFirstOrThrow();
+  assert.equal(Number(credits), 1);
+});
+
+test('on SQLite a unit sees the writes of the units before it in its group; on PostgreSQL each has its own transaction', async () => {
+  const seen = await Promise.all([1, 2, 3].map(() =>
+    groupCommit(db, async (tx) => {
+      await enqueueJob(tx, 'group.count', {});
+      const rows = await tx.selectFrom('jobs').select('id').where('type', '=', 'group.count').execute();
+      return rows.length;
+    }),
+  ));
+  if (dialectOf(db) === 'sqlite') assert.deepEqual(seen, [1, 2, 3]);
+  else assert.ok(seen.every((n) => n >= 1 && n <= 3), String(seen));
+  const total = await db.selectFrom('jobs').select('id').where('type', '=', 'group.count').execute();
+  assert.equal(total.length, 3);
+});
