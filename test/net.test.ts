@@ -3,11 +3,14 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import { createSecureContext } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { createResolver } from '../src/platform/dns.ts';
 import { FetchError, fetchPinned, isPrivateAddress, parseHttpUrl, resolvePublicAddress, UrlRefusedError } from '../src/platform/net.ts';
 import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './helpers/webhook-receiver.ts';
+import { createSelfSignedCertificate } from '../src/smtp/tls.ts';
 
 let dns: TestDnsServer;
 let receiver: WebhookReceiver;
@@ -155,6 +158,26 @@ test('fetchPinned retries once, on a fresh connection, when a kept-alive socket 
       assert.equal(response.status, 200);
     }
     assert.ok(connections >= 3, 'each retry used a new connection');
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+});
+
+test('fetchPinned over https sends the URL name as SNI and refuses a certificate no CA vouches for', async () => {
+  const { key, cert } = createSelfSignedCertificate(['secure.example']);
+  const names: string[] = [];
+  const context = createSecureContext({ key, cert });
+  const server = createTlsServer({ key, cert, SNICallback: (name, done) => (names.push(name), done(null, context)) }, (_request, response) => response.end('ok'));
+  server.on('tlsClientError', () => {});
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  try {
+    await assert.rejects(
+      fetchPinned(`https://secure.example:${port}/hook`, { address: '127.0.0.1', family: 4 }, { method: 'POST', body: 'x' }),
+      (e: unknown) => e instanceof FetchError && e.kind === 'tls',
+    );
+    assert.deepEqual(names, ['secure.example']);
   } finally {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
