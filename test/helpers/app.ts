@@ -7,6 +7,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config.ts';
+import { openDatabase, type Db } from '../../src/platform/db/database.ts';
+import { migrateToLatest } from '../../src/platform/db/migrate.ts';
 import { startPostlane, type RunningPostlane } from '../../src/server.ts';
 import { createWorkspace, type CreateWorkspaceInput, type Workspace } from '../../src/resources/workspaces/service.ts';
 import type { Role } from '../../src/resources/index.ts';
@@ -79,6 +81,20 @@ export async function freshDatabase(): Promise<{ url: string; schema?: string; d
       await c.query(`drop schema if exists ${schema} cascade`);
       await c.end();
       rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A fresh, migrated database handle for tests of platform code (no app). */
+export async function freshMigratedDb(): Promise<{ db: Db; close(): Promise<void> }> {
+  const database = await freshDatabase();
+  const handle = openDatabase(database.url, { schema: database.schema });
+  await migrateToLatest(handle.db);
+  return {
+    db: handle.db,
+    async close() {
+      await handle.close();
+      await database.drop();
     },
   };
 }
@@ -219,14 +235,4 @@ export async function eventually<T>(check: () => Promise<T | null | undefined | 
   }
 }
 
-/** A free TCP port on loopback. */
-export async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
+export { freePort } from '../../src/dev/ports.ts';

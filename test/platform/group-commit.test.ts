@@ -2,27 +2,19 @@
 // failure rolls back only its own writes and reaches only its own caller.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { freshDatabase } from '../helpers/app.ts';
-import { dialectOf, openDatabase, type Db } from '../../src/platform/db/database.ts';
-import { migrateToLatest } from '../../src/platform/db/migrate.ts';
+import { freshMigratedDb } from '../helpers/app.ts';
+import { dialectOf, type Db } from '../../src/platform/db/database.ts';
 import { groupCommit } from '../../src/platform/db/group-commit.ts';
 import { spendCredits } from '../../src/platform/credits.ts';
 import { enqueueJob } from '../../src/platform/jobs.ts';
 
 let db: Db;
-let cleanup: () => Promise<void>;
+let close: () => Promise<void>;
 before(async () => {
-  const database = await freshDatabase();
-  const handle = openDatabase(database.url, { schema: database.schema });
-  db = handle.db;
-  await migrateToLatest(db);
+  ({ db, close } = await freshMigratedDb());
   await db.insertInto('workspaces').values({ id: 'w', name: 'w', plan: 'pro', credits: 5, verified: 1, members: '[]', features: '[]', send_rate: 2, daily_limit: 10, created_at: 'c', updated_at: 'u' }).execute();
-  cleanup = async () => {
-    await handle.close();
-    await database.drop();
-  };
 });
-after(() => cleanup());
+after(() => close());
 
 test('concurrent units commit together; a failing unit rolls back alone', async () => {
   const unit = (n: number) =>

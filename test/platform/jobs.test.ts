@@ -2,25 +2,17 @@
 // worker's job runs again), retries with backoff, dead jobs, and concurrent claimers.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { freshDatabase, eventually } from '../helpers/app.ts';
-import { openDatabase, type Db } from '../../src/platform/db/database.ts';
-import { migrateToLatest } from '../../src/platform/db/migrate.ts';
+import { freshMigratedDb, eventually } from '../helpers/app.ts';
+import type { Db } from '../../src/platform/db/database.ts';
 import { backoffMs, claimDueJobs, completeJob, enqueueJob, failJob, JobRunner, registerJobHandler, RetryJobAt } from '../../src/platform/jobs.ts';
 import { nowMs } from '../../src/platform/clock.ts';
 
 let db: Db;
-let cleanup: () => Promise<void>;
+let close: () => Promise<void>;
 before(async () => {
-  const database = await freshDatabase();
-  const handle = openDatabase(database.url, { schema: database.schema });
-  db = handle.db;
-  await migrateToLatest(db);
-  cleanup = async () => {
-    await handle.close();
-    await database.drop();
-  };
+  ({ db, close } = await freshMigratedDb());
 });
-after(() => cleanup());
+after(() => close());
 
 async function jobRow(id: number) {
   return db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();

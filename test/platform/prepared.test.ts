@@ -1,24 +1,16 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { freshDatabase } from '../helpers/app.ts';
-import { openDatabase, type Db } from '../../src/platform/db/database.ts';
-import { migrateToLatest } from '../../src/platform/db/migrate.ts';
+import { freshMigratedDb } from '../helpers/app.ts';
+import type { Db } from '../../src/platform/db/database.ts';
 import { preparedQuery } from '../../src/platform/db/prepared.ts';
 
 let db: Db;
-let cleanup: () => Promise<void>;
+let close: () => Promise<void>;
 before(async () => {
-  const database = await freshDatabase();
-  const handle = openDatabase(database.url, { schema: database.schema });
-  db = handle.db;
-  await migrateToLatest(db);
-  cleanup = async () => {
-    await handle.close();
-    await database.drop();
-  };
+  ({ db, close } = await freshMigratedDb());
 });
-after(() => cleanup());
+after(() => close());
 
 const insertWorkspace = preparedQuery((d, p: { id: string; name: string; credits: number }) =>
   d.insertInto('workspaces').values({ id: p.id, name: p.name, plan: 'pro', credits: p.credits, verified: 1, members: '[]', features: '[]', send_rate: 2, daily_limit: 10, created_at: 'c', updated_at: 'u' }));
