@@ -86,6 +86,8 @@ function postlanePid(port: string): number {
 interface PhaseResult {
   /** CPU seconds the server side (all its processes and threads) used for the phase. */
   cpuSeconds?: number;
+  /** The same per server process (API and worker when split). */
+  cpuByProcess?: number[];
   submitted: number;
   submitMs: number;
   delivered: number;
@@ -95,7 +97,7 @@ interface PhaseResult {
 
 async function measure(sink: SmtpSink, count: number, submit: () => Promise<void>, serverPids: number[] = []): Promise<PhaseResult> {
   sink.reset();
-  const cpu = () => serverPids.reduce((sum, pid) => sum + treeCpuSeconds(pid), 0);
+  const cpu = () => serverPids.map((pid) => treeCpuSeconds(pid));
   const cpuBefore = cpu();
   const start = performance.now();
   await submit();
@@ -103,12 +105,18 @@ async function measure(sink: SmtpSink, count: number, submit: () => Promise<void
   let timedOut = false;
   await sink.waitForMessages(count, Math.max(1000, PHASE_TIMEOUT_MS - submitMs)).catch(() => (timedOut = true));
   const totalMs = performance.now() - start;
-  return { submitted: count, submitMs, delivered: sink.accepted, totalMs, timedOut, ...(serverPids.length ? { cpuSeconds: cpu() - cpuBefore } : {}) };
+  return { submitted: count, submitMs, delivered: sink.accepted, totalMs, timedOut, ...(serverPids.length ? cpuFields(cpu().map((after, i) => after - cpuBefore[i])) : {}) };
 }
+
+function cpuFields(byProcess: number[]): Pick<PhaseResult, 'cpuSeconds' | 'cpuByProcess'> {
+  return { cpuSeconds: byProcess.reduce((a, b) => a + b, 0), cpuByProcess: byProcess };
+}
+
+const perMessage = (seconds: number, r: PhaseResult) => ((seconds * 1000) / Math.max(1, r.delivered)).toFixed(1);
 
 function describe(label: string, r: PhaseResult): string {
   const rate = (r.delivered / r.totalMs) * 1000;
-  return `${label.padEnd(30)} ${rate.toFixed(0).padStart(6)} msg/s end to end   ${r.delivered}/${r.submitted} delivered in ${(r.totalMs / 1000).toFixed(1)} s   (submission took ${(r.submitMs / 1000).toFixed(1)} s)${r.cpuSeconds !== undefined ? `   server CPU ${((r.cpuSeconds * 1000) / Math.max(1, r.delivered)).toFixed(1)} ms/msg` : ''}${r.timedOut ? '   TIMED OUT' : ''}`;
+  return `${label.padEnd(30)} ${rate.toFixed(0).padStart(6)} msg/s end to end   ${r.delivered}/${r.submitted} delivered in ${(r.totalMs / 1000).toFixed(1)} s   (submission took ${(r.submitMs / 1000).toFixed(1)} s)${r.cpuSeconds !== undefined ? `   server CPU ${perMessage(r.cpuSeconds, r)} ms/msg${r.cpuByProcess && r.cpuByProcess.length > 1 ? ` (api ${perMessage(r.cpuByProcess[0], r)} + worker ${perMessage(r.cpuByProcess[1], r)})` : ''}` : ''}${r.timedOut ? '   TIMED OUT' : ''}`;
 }
 
 // ---- Postlane ------------------------------------------------------------------------------
