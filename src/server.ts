@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.ts';
-import { openDatabase, type DatabaseHandle } from './platform/db/database.ts';
+import { dialectOf, openDatabase, type DatabaseHandle, type Db } from './platform/db/database.ts';
 import { migrateToLatest } from './platform/db/migrate.ts';
 import { Authenticator } from './platform/http/auth.ts';
 import { buildApp } from './platform/http/app.ts';
@@ -40,20 +40,25 @@ export function createLogger(config: Config): Logger {
   });
 }
 
+/** What every resource is handed: built the same way by the server and the CLI. */
+export function createContext(config: Config, db: Db, log: Logger): AppContext {
+  const encryptionKey = loadEncryptionKey(config.dataDir, config.encryptionKey ?? undefined);
+  return {
+    config,
+    db,
+    dialect: dialectOf(db),
+    log,
+    auth: new Authenticator(db),
+    secrets: createSealer(encryptionKey),
+    verpSecret: deriveVerpSecret(encryptionKey),
+  };
+}
+
 export async function startPostlane(config: Config, options: StartOptions = {}): Promise<RunningPostlane> {
   const roles = new Set<Role>(options.roles ?? ALL_ROLES);
   const log = options.logger ?? createLogger(config);
   const database: DatabaseHandle = openDatabase(config.databaseUrl, { schema: options.schema });
-  const encryptionKey = loadEncryptionKey(config.dataDir, config.encryptionKey ?? undefined);
-  const ctx: AppContext = {
-    config,
-    db: database.db,
-    dialect: database.dialect,
-    log,
-    auth: new Authenticator(database.db),
-    secrets: createSealer(encryptionKey),
-    verpSecret: deriveVerpSecret(encryptionKey),
-  };
+  const ctx = createContext(config, database.db, log);
   const stops: Array<() => Promise<void>> = [];
   try {
     await migrateToLatest(ctx.db);

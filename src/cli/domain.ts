@@ -3,11 +3,7 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig } from '../config.ts';
-import type { AppContext } from '../platform/context.ts';
-import { dialectOf } from '../platform/db/database.ts';
-import { Authenticator } from '../platform/http/auth.ts';
-import { createSealer, loadEncryptionKey } from '../platform/secrets.ts';
-import { deriveVerpSecret } from '../mail/verp.ts';
+import { createContext } from '../server.ts';
 import { loadResources } from '../resources/index.ts';
 import { approveDomain } from '../resources/domains/service.ts';
 import { domainObject } from '../resources/domains/objects.ts';
@@ -22,17 +18,7 @@ export async function domainCommand(args: string[]): Promise<number> {
   const [workspaceId, domain] = positionals;
   const config = loadConfig();
   const row = await withDatabase(async (db) => {
-    // The same context the server builds (src/server.ts).
-    const encryptionKey = loadEncryptionKey(config.dataDir, config.encryptionKey ?? undefined);
-    const ctx: AppContext = {
-      config,
-      db,
-      dialect: dialectOf(db),
-      log: pino({ level: config.logLevel }, process.stderr),
-      auth: new Authenticator(db),
-      secrets: createSealer(encryptionKey),
-      verpSecret: deriveVerpSecret(encryptionKey),
-    };
+    const ctx = createContext(config, db, pino({ level: config.logLevel }, process.stderr));
     // Event subscribers (webhook fan-out) register here, as in the server, so the approval's
     // domain.updated reaches them in its own transaction.
     for (const resource of await loadResources()) resource.registerJobs?.(ctx);
