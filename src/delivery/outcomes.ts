@@ -4,6 +4,7 @@
 // bounces and complaints, the automatic suppression.
 import type { Db, Executor } from '../platform/db/database.ts';
 import { nowIso } from '../platform/clock.ts';
+import { preparedQuery } from '../platform/db/prepared.ts';
 import { emitEvent } from '../platform/events.ts';
 import { emailEventObject, type EmailRow } from '../resources/emails/objects.ts';
 import { addAutomaticSuppression } from '../resources/suppressions/service.ts';
@@ -117,10 +118,21 @@ async function flushDelivered(db: Db, queue: { items: DeliveredItem[]; flushing:
   queue.flushing = false;
 }
 
+// The hot transition, compiled once (see platform/db/prepared.ts).
+const toDelivered = preparedQuery((db, p: { id: string; at: string; detail: string }) =>
+  db
+    .updateTable('emails')
+    .set({ status: 'delivered', delivered_at: p.at, status_detail: p.detail, updated_at: p.at })
+    .where('id', '=', p.id)
+    .where('type', '=', 'outbound')
+    .where('status', 'in', DELIVERABLE)
+    .returningAll(),
+);
+
 async function markDelivered(tx: Executor, emailId: string, outcome: DeliveryOutcome): Promise<boolean> {
-  const row = await transition(tx, emailId, DELIVERABLE, { status: 'delivered', delivered_at: nowIso(), status_detail: describe(outcome) });
+  const [row] = await toDelivered(tx, { id: emailId, at: nowIso(), detail: describe(outcome) });
   if (row) await emitStatus(tx, row);
-  return row !== null;
+  return row !== undefined;
 }
 
 /** 4xx or a network failure with time left → `attempted` + email.attempted (with the SMTP reply). */

@@ -16,6 +16,7 @@ import type { Db } from '../platform/db/database.ts';
 import { isoFromMs, nowMs } from '../platform/clock.ts';
 import { RetryJobAt, type Job } from '../platform/jobs.ts';
 import { createResolver } from '../platform/dns.ts';
+import { preparedQuery } from '../platform/db/prepared.ts';
 import { createSmtpDelivery, type DeliveryOutcome, type SmtpDelivery } from '../mail/smtp-delivery.ts';
 import { findSendingDomainById, type SendingDomain } from '../resources/domains/service.ts';
 import { BuildError, BuildPool } from './build-pool.ts';
@@ -27,6 +28,15 @@ export const DELIVER_LEASE_MS = 15 * 60 * 1000;
 const RETRY_BASE_MS = 60_000;
 const RETRY_CAP_MS = 60 * 60 * 1000;
 const DOMAIN_CACHE_MS = 30_000;
+
+const emailWithContent = preparedQuery((db, p: { id: string }) =>
+  db
+    .selectFrom('emails')
+    .leftJoin('email_contents', 'email_contents.id', 'emails.content_id')
+    .selectAll('emails')
+    .select(['email_contents.message as content_message', 'email_contents.purged_at as content_purged_at'])
+    .where('emails.id', '=', p.id),
+);
 
 export interface DeliverPayload {
   email_id?: unknown;
@@ -85,13 +95,7 @@ export class DeliveryWorker {
   async run(job: Job<DeliverPayload>): Promise<void> {
     const emailId = job.payload?.email_id;
     if (typeof emailId !== 'string') return;
-    const found = await this.db
-      .selectFrom('emails')
-      .leftJoin('email_contents', 'email_contents.id', 'emails.content_id')
-      .selectAll('emails')
-      .select(['email_contents.message as content_message', 'email_contents.purged_at as content_purged_at'])
-      .where('emails.id', '=', emailId)
-      .executeTakeFirst();
+    const [found] = await emailWithContent(this.db, { id: emailId });
     if (!found || found.type !== 'outbound') return;
     const { content_message: message, content_purged_at: purgedAt, ...email } = found;
     if (!(SENDABLE_STATUSES as readonly string[]).includes(email.status)) return; // canceled, suppressed, delivered, final
