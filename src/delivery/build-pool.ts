@@ -18,6 +18,14 @@ export interface BuildTask {
   trackingSecret: Uint8Array;
 }
 
+export interface BuildResult {
+  id: number;
+  error?: string;
+  envelopeFrom?: string;
+  raw?: ArrayBuffer;
+  tracked?: OutgoingMessage['tracked'];
+}
+
 export class BuildError extends Error {}
 
 interface Pending {
@@ -28,6 +36,8 @@ interface Pending {
 interface Slot {
   worker: Worker;
   pending: Map<number, Pending>;
+  /** Tasks of this turn of the event loop, posted together (one wake-up of the thread per batch). */
+  outbox: BuildTask[];
 }
 
 export class BuildPool {
@@ -47,8 +57,13 @@ export class BuildPool {
     return new Promise<OutgoingMessage>((resolve, reject) => {
       slot.pending.set(id, { resolve, reject });
       slot.worker.ref();
-      const task: BuildTask = { id, email, storedJson, domain, verpSecret: secrets.verpSecret, trackingSecret: secrets.trackingSecret };
-      slot.worker.postMessage(task);
+      slot.outbox.push({ id, email, storedJson, domain, verpSecret: secrets.verpSecret, trackingSecret: secrets.trackingSecret });
+      if (slot.outbox.length === 1) {
+        setImmediate(() => {
+          const tasks = slot.outbox.splice(0);
+          if (tasks.length > 0 && this.slots.includes(slot)) slot.worker.postMessage(tasks);
+        });
+      }
     });
   }
 
@@ -65,20 +80,23 @@ export class BuildPool {
 
   private spawn(): Slot {
     const worker = new Worker(new URL('./build-worker.ts', import.meta.url));
-    const slot: Slot = { worker, pending: new Map() };
-    worker.on('message', (message: { id: number; error?: string; envelopeFrom: string; raw: ArrayBuffer; tracked: OutgoingMessage['tracked'] }) => {
-      const pending = slot.pending.get(message.id);
-      if (!pending) return;
-      slot.pending.delete(message.id);
+    const slot: Slot = { worker, pending: new Map(), outbox: [] };
+    worker.on('message', (results: BuildResult[]) => {
+      for (const result of results) {
+        const pending = slot.pending.get(result.id);
+        if (!pending) continue;
+        slot.pending.delete(result.id);
+        if (result.error !== undefined) pending.reject(new BuildError(result.error));
+        else pending.resolve({ envelopeFrom: result.envelopeFrom!, raw: Buffer.from(result.raw!), tracked: result.tracked ?? null });
+      }
       if (slot.pending.size === 0) worker.unref();
-      if (message.error !== undefined) pending.reject(new BuildError(message.error));
-      else pending.resolve({ envelopeFrom: message.envelopeFrom, raw: Buffer.from(message.raw), tracked: message.tracked });
     });
     const lost = (reason: string) => {
       const index = this.slots.indexOf(slot);
       if (index !== -1) this.slots.splice(index, 1);
       for (const pending of slot.pending.values()) pending.reject(new Error(reason));
       slot.pending.clear();
+      slot.outbox.length = 0;
     };
     worker.on('error', (error) => lost(`message build worker failed: ${error.message}`));
     worker.on('exit', (code) => lost(`message build worker exited (${code})`));
