@@ -28,6 +28,8 @@ export const DELIVER_LEASE_MS = 15 * 60 * 1000;
 const RETRY_BASE_MS = 60_000;
 const RETRY_CAP_MS = 60 * 60 * 1000;
 const DOMAIN_CACHE_MS = 30_000;
+/** Connections open at once to one destination address: Postfix's default_destination_concurrency_limit. */
+export const DESTINATION_CONCURRENCY = 20;
 
 const emailWithContent = preparedQuery((db, p: { id: string }) =>
   db
@@ -70,7 +72,9 @@ export class DeliveryWorker {
 
   /** One long-lived SMTP client per process: pooled connections per destination. */
   private delivery(): SmtpDelivery {
-    this.smtp ??= createSmtpDelivery(this.ctx.config, createResolver(this.ctx.config.dnsServers, { timeoutMs: this.ctx.config.dnsTimeoutMs }));
+    this.smtp ??= createSmtpDelivery(this.ctx.config, createResolver(this.ctx.config.dnsServers, { timeoutMs: this.ctx.config.dnsTimeoutMs }), {
+      maxConnectionsPerDestination: DESTINATION_CONCURRENCY,
+    });
     return this.smtp;
   }
 
