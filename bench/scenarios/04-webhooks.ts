@@ -116,6 +116,7 @@ async function startReceiver(): Promise<Receiver> {
       state.duplicates.fill(0);
       state.requests.fill(0);
       state.maxBatch = 0;
+      state.failures.length = 0;
     },
     close: () =>
       new Promise<void>((resolve) => {
