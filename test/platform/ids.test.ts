@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { newId, randomAlphanumeric, looksLikeId } from '../../src/platform/ids.ts';
+import { ksuid, newId, randomAlphanumeric, looksLikeId } from '../../src/platform/ids.ts';
 
 test('ids are a prefix and 27 time-ordered base62 characters', async () => {
   const a = newId('key');
@@ -20,4 +20,18 @@ test('randomAlphanumeric gives the length asked for, from the whole alphabet, ev
   for (const c of sample) counts.set(c, (counts.get(c) ?? 0) + 1);
   assert.equal(counts.size, 62);
   for (const [c, count] of counts) assert.ok(count > 1500 && count < 2500, `${c}: ${count}`);
+});
+
+test('our KSUIDs are the format of the ksuid package: same timestamp, 27 characters, round-trip', async () => {
+  const { createRequire } = await import('node:module');
+  const KSUID = createRequire(import.meta.url)('ksuid') as { parse(s: string): { date: Date; string: string; payload: Buffer } };
+  const at = Date.UTC(2026, 10, 22, 12, 34, 56);
+  for (let i = 0; i < 200; i++) {
+    const id = ksuid(at);
+    const parsed = KSUID.parse(id);
+    assert.equal(parsed.date.getTime(), at, 'the timestamp decodes to the second it was made');
+    assert.equal(parsed.string, id, 'the package re-encodes it to the same string');
+    assert.equal(parsed.payload.length, 16);
+  }
+  assert.ok(ksuid(at) < ksuid(at + 1000), 'a later second sorts after');
 });

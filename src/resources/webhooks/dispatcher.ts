@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { AppContext } from '../../platform/context.ts';
 import type { Db, Executor } from '../../platform/db/database.ts';
+import { preparedQuery } from '../../platform/db/prepared.ts';
 import { newId } from '../../platform/ids.ts';
 import { isoFromMs, nowIso, nowMs } from '../../platform/clock.ts';
 import {
@@ -248,16 +249,23 @@ export async function openBatch(tx: Executor, hook: WebhookRow): Promise<{ reque
 }
 
 /** The webhook's request due first (retries and resends, oldest first). */
-async function dueRequest(db: Executor, webhookId: string, now: number): Promise<WebhookRequestRow | undefined> {
-  return db
+// `next_attempt_at is not null` lets the partial index of due requests answer this, rather
+// than a walk through the webhook's whole history in created_at order.
+const dueRequestOf = preparedQuery((db, p: { webhookId: string; now: number }) =>
+  db
     .selectFrom('webhook_requests')
     .selectAll()
-    .where('webhook_id', '=', webhookId)
-    .where('next_attempt_at', '<=', now)
+    .where('webhook_id', '=', p.webhookId)
+    .where('next_attempt_at', 'is not', null)
+    .where('next_attempt_at', '<=', p.now)
     .orderBy('created_at')
     .orderBy('id')
-    .limit(1)
-    .executeTakeFirst();
+    .limit(1),
+);
+
+async function dueRequest(db: Executor, webhookId: string, now: number): Promise<WebhookRequestRow | undefined> {
+  const [row] = await dueRequestOf(db, { webhookId, now });
+  return row;
 }
 
 /**

@@ -10,6 +10,7 @@
 // another process disabled or deleted is never sent: workers only serve enabled webhooks,
 // enabling one again drops what was queued, and rows of deleted webhooks are pruned.
 import type { Executor } from '../../platform/db/database.ts';
+import { preparedQuery } from '../../platform/db/prepared.ts';
 import type { EmittedEvent } from '../../platform/events.ts';
 import { nowIso } from '../../platform/clock.ts';
 import { isCustomEventType, NOT_IN_ALL_EVENTS } from '../events/payloads.ts';
@@ -64,6 +65,10 @@ export function subscribesTo(subscription: Pick<Subscription, 'allEvents' | 'eve
   return subscription.allEvents && !NOT_IN_ALL_EVENTS.has(type);
 }
 
+const addToOutbox = preparedQuery((db, p: { webhookId: string; eventId: string; createdAt: string }) =>
+  db.insertInto('webhook_outbox').values({ webhook_id: p.webhookId, event_id: p.eventId, created_at: p.createdAt }),
+);
+
 /** The event subscriber: queue the event for every enabled webhook it matches. */
 export async function queueEventForWebhooks(tx: Executor, event: EmittedEvent): Promise<void> {
   let current = subscriptions.get(event.workspaceId);
@@ -76,10 +81,7 @@ export async function queueEventForWebhooks(tx: Executor, event: EmittedEvent): 
     .filter((hook) => subscribesTo(hook, event.type) && (hook.filter === null || matchesFilter(hook.filter, event.object)))
     .map((hook) => hook.id);
   if (matching.length === 0) return;
-  await tx
-    .insertInto('webhook_outbox')
-    .values(matching.map((id) => ({ webhook_id: id, event_id: event.id, created_at: event.createdAt })))
-    .execute();
+  for (const webhookId of matching) await addToOutbox(tx, { webhookId, eventId: event.id, createdAt: event.createdAt });
   nudgeDispatchers();
 }
 
