@@ -220,8 +220,15 @@ function ensurePostfix(): void {
   if (existsSync('/usr/sbin/postfix')) return;
   // "No configuration": the package must not set up (or start) a system mail server.
   execFileSync('sh', ['-c', 'echo "postfix postfix/main_mailer_type select No configuration" | debconf-set-selections'], { stdio: 'ignore' });
-  const install = spawnSync('apt-get', ['install', '-y', '-qq', 'postfix'], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, encoding: 'utf8' });
-  if (install.status !== 0 || !existsSync('/usr/sbin/postfix')) throw new Error(`apt-get install postfix failed (run apt-get update first?):\n${install.stderr}`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const install = () => spawnSync('apt-get', ['install', '-y', '-qq', 'postfix'], { env, encoding: 'utf8' });
+  let result = install();
+  if (result.status !== 0) {
+    // A fresh machine may have no package lists yet.
+    spawnSync('apt-get', ['update', '-qq'], { env, stdio: 'ignore' });
+    result = install();
+  }
+  if (result.status !== 0 || !existsSync('/usr/sbin/postfix')) throw new Error(`apt-get install postfix failed:\n${result.stderr}`);
 }
 
 /** A Postfix instance of its own (config, queue and data in a temporary directory) relaying everything to `relayPort`. */
