@@ -197,3 +197,18 @@ test('backoff and window arithmetic', () => {
   // A scheduled email's window starts when it is due.
   assert.equal(retryDeadlineMs({ created_at: created, scheduled_at: '2030-01-05T00:00:00.000000Z' }, 1), Date.parse('2030-01-05T01:00:00Z'));
 });
+
+test('an email whose content was purged before it was due fails with email.failed, without a try', async () => {
+  const at = new Date(Date.now() + 3600_000).toISOString();
+  const { id } = await send({ to: 'too-late@example.org', scheduled_at: at });
+  const row = await app.email(id);
+  const db = app.running.ctx.db;
+  await db.updateTable('email_contents').set({ purged_at: isoFromMs(nowMs()) }).where('id', '=', row.content_id).execute();
+  await db.updateTable('emails').set({ scheduled_at: isoFromMs(nowMs() - 1000) }).where('id', '=', id).execute();
+  await app.makeDue(id);
+  const failed = await app.waitForStatus(id, 'failed');
+  assert.equal(failed.status_detail, 'The message content is no longer stored');
+  assert.deepEqual((await app.eventsOf(id)).map((e) => e.type), ['email.scheduled', 'email.failed']);
+  assert.equal((await app.attemptsOf(id)).length, 0);
+  assert.equal(messagesTo('too-late@example.org').length, 0);
+});
