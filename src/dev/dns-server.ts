@@ -66,17 +66,16 @@ export async function startDnsServer(): Promise<TestDnsServer> {
     });
   }
 
-  const udp: Socket = createSocket('udp4');
-  udp.on('message', (message, remote) => {
-    try {
-      const reply = respond(message);
-      if (reply) udp.send(reply, remote.port, remote.address);
-    } catch {
-      // malformed query: ignore
-    }
-  });
-  await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve));
-  const port = udp.address().port;
+  function answerUdp(udp: Socket) {
+    udp.on('message', (message, remote) => {
+      try {
+        const reply = respond(message);
+        if (reply) udp.send(reply, remote.port, remote.address);
+      } catch {
+        // malformed query: ignore
+      }
+    });
+  }
 
   // TCP on the same port, for answers too large for UDP.
   const tcp: Server = createServer((socket) => {
@@ -98,7 +97,8 @@ export async function startDnsServer(): Promise<TestDnsServer> {
     });
     socket.on('error', () => {});
   });
-  await new Promise<void>((resolve) => tcp.listen(port, '127.0.0.1', resolve));
+
+  const { udp, port } = await bindPair(tcp, answerUdp);
 
   const typesOf = (name: string) => {
     const key = name.toLowerCase();
@@ -126,4 +126,36 @@ export async function startDnsServer(): Promise<TestDnsServer> {
         tcp.close(() => resolve());
       }),
   };
+}
+
+/** Binds a UDP socket to a free port and `tcp` to the same port number. The port the system
+ *  gives the UDP socket may be taken on TCP (an outgoing connection's local port, say), so a
+ *  taken port is let go and another one tried; any failure rejects rather than leaving the
+ *  caller waiting forever. */
+async function bindPair(tcp: Server, setUp: (udp: Socket) => void): Promise<{ udp: Socket; port: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const udp = createSocket('udp4');
+    setUp(udp);
+    await new Promise<void>((resolve, reject) => {
+      udp.once('error', reject);
+      udp.bind(0, '127.0.0.1', () => {
+        udp.off('error', reject);
+        resolve();
+      });
+    });
+    const port = udp.address().port;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        tcp.once('error', reject);
+        tcp.listen(port, '127.0.0.1', () => {
+          tcp.off('error', reject);
+          resolve();
+        });
+      });
+      return { udp, port };
+    } catch (error) {
+      udp.close();
+      if ((error as { code?: string }).code !== 'EADDRINUSE' || attempt >= 20) throw error;
+    }
+  }
 }
