@@ -1,0 +1,56 @@
+// Single-recipient POST /v2/emails on SQLite with the sending limits lifted: the API alone
+// (role api, so delivery does not compete for the CPU), at full speed and at a fixed 500 req/s,
+// beside the bare-Fastify baseline answering a POST in the same run.
+import { join } from 'node:path';
+import type { Scenario } from '../run.ts';
+import { describeLoad, freePort, load, startChild, startPostlane } from '../lib.ts';
+import { startDnsServer } from '../../test/helpers/dns-server.ts';
+
+export const scenario: Scenario = {
+  name: 'send',
+  description: 'single-recipient POST /v2/emails, limits lifted (aims: >= 2,000 accepted/s; p99 < 25 ms at 500 req/s)',
+  async run({ seconds, connections }) {
+    const dns = await startDnsServer();
+    const postlane = await startPostlane({ DNS_SERVERS: dns.address }, 'api');
+    try {
+      const headers = { authorization: `Bearer ${postlane.key}`, 'content-type': 'application/json' };
+      const workspace = JSON.parse(postlane.cli('workspace', 'list', '--json'))[0];
+      postlane.cli('workspace', 'update', workspace.id, '--send-rate', '1000000', '--daily-limit', '1000000000', '--credits', '1000000000');
+
+      const created = await (await fetch(`${postlane.url}/v2/domains`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench.test' }) })).json();
+      for (const record of created.dns_records) {
+        if (record.type === 'MX') dns.set(record.name, 'MX', [{ exchange: record.value, priority: record.priority ?? 10 }]);
+        else if (record.type === 'CNAME') dns.set(record.name, 'CNAME', [record.value]);
+        else dns.set(record.name, 'TXT', [record.value]);
+      }
+      const verified = await (await fetch(`${postlane.url}/v2/domains/${created.id}/verify`, { method: 'POST', headers })).json();
+      if (verified.verification_status !== 'verified' && !verified.verified_at) throw new Error(`domain not verified: ${JSON.stringify(verified)}`);
+
+      const body = JSON.stringify({ from: 'Bench <hello@bench.test>', to: 'someone@example.org', subject: 'Benchmark', html: '<p>Hello from the benchmark</p>', text: 'Hello from the benchmark' });
+      const url = `${postlane.url}/v2/emails`;
+      const port = await freePort();
+      const baseline = await startChild(join(import.meta.dirname, '..', 'baseline-fastify.ts'), [], { BASELINE_PORT: String(port) }, port, '/healthz');
+      try {
+        await load(url, { seconds: 2, connections, headers, method: 'POST', body });
+        const full = await load(url, { seconds, connections, headers, method: 'POST', body });
+        const paced = await load(url, { seconds, connections, headers, method: 'POST', body, overallRate: 500 });
+        const bare = await load(`${baseline.url}/v2/emails`, { seconds, connections, headers, method: 'POST', body });
+        return {
+          name: this.name,
+          lines: [
+            describeLoad('postlane POST /v2/emails (full speed)', full),
+            describeLoad('postlane POST /v2/emails @ 500 req/s', paced),
+            describeLoad('bare fastify POST, same body', bare),
+            `accepted emails per second: ${full.requestsPerSecond.toFixed(0)} (aim >= 2000); p99 at 500 req/s: ${paced.latencyP99} ms (aim < 25)`,
+            `ratio (postlane / bare): ${(full.requestsPerSecond / bare.requestsPerSecond).toFixed(2)}`,
+          ],
+        };
+      } finally {
+        await baseline.stop();
+      }
+    } finally {
+      await postlane.stop();
+      await dns.close();
+    }
+  },
+};
