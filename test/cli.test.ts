@@ -3,7 +3,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { freshDatabase, startChildApp, freePort, apiClient } from './helpers/app.ts';
+import { freshDatabase, startChildApp, freePort, apiClient, urlWithSchema } from './helpers/app.ts';
 
 const root = join(import.meta.dirname, '..');
 let env: Record<string, string>;
@@ -12,7 +12,7 @@ let drop: () => Promise<void>;
 before(async () => {
   const database = await freshDatabase();
   // The CLI reads DATABASE_URL; on PostgreSQL the test schema goes in the connection options.
-  const url = database.schema ? `${database.url}${database.url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${database.schema}`)}` : database.url;
+  const url = urlWithSchema(database.url, database.schema);
   env = { DATABASE_URL: url, DATA_DIR: database.dataDir, SMTP_SUBMISSION_PORT: '0', SMTP_INBOUND_PORT: '0', HTTP_HOST: '127.0.0.1' };
   drop = database.drop;
 });

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { openTestDatabase, race, inParallel, type TestDatabase } from './fixtures/limits-db.ts';
 import { getCredits, insufficientCreditsError, refundCredits, spendCredits } from '../src/platform/credits.ts';
 import { ApiError } from '../src/platform/http/errors.ts';
+import { apiErrorOf } from './helpers/app.ts';
 
 let t: TestDatabase;
 before(async () => {
@@ -14,16 +15,6 @@ after(() => t.close());
 
 const spend = (workspaceId: string, n: number) => t.db.transaction().execute((tx) => spendCredits(tx, workspaceId, n));
 
-/** The ApiError a promise rejects with. */
-async function apiErrorOf(promise: Promise<unknown>): Promise<ApiError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof ApiError, `expected an ApiError, got ${error}`);
-    return error;
-  }
-  assert.fail('expected the call to fail');
-}
 
 test('spending takes credits and returns the balance left', async () => {
   const ws = await t.newWorkspace({ credits: 10 });

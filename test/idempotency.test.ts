@@ -16,6 +16,7 @@ import {
 import { checkSendLimits } from '../src/platform/limits.ts';
 import { openDatabase } from '../src/platform/db/database.ts';
 import { ApiError } from '../src/platform/http/errors.ts';
+import { apiErrorOf } from './helpers/app.ts';
 
 let t: TestDatabase;
 let ws: string;
@@ -35,15 +36,6 @@ const INVALID = {
   message: 'The Idempotency-Key header must be 1 to 256 characters long and contain only letters, digits, "-" and "_".',
 };
 
-async function apiErrorOf(promise: Promise<unknown>): Promise<ApiError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof ApiError, `expected an ApiError, got ${error}`);
-    return error;
-  }
-  assert.fail('expected the call to fail');
-}
 
 async function claim(key: string, now = T, workspaceId = ws): Promise<string> {
   const result = await beginIdempotent(t.db, workspaceId, key, now);

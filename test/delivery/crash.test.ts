@@ -4,9 +4,8 @@
 // and a job that runs again after a recorded 2xx does not send a second time.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { sql } from 'kysely';
 import { SMTPServer } from 'smtp-server';
-import { eventually, freePort, startChildApp, usingPostgres, type ChildApp } from '../helpers/app.ts';
+import { eventually, freePort, startChildApp, type ChildApp, databaseUrlOf } from '../helpers/app.ts';
 import { startSendingApp, type SendingApp } from '../helpers/sending.ts';
 import { updateWorkspace } from '../../src/resources/workspaces/service.ts';
 import { enqueueJob } from '../../src/platform/jobs.ts';
@@ -88,11 +87,7 @@ after(async () => {
 });
 
 async function workerEnv(): Promise<Record<string, string>> {
-  let databaseUrl = app.config.databaseUrl;
-  if (usingPostgres) {
-    const { schema } = (await sql<{ schema: string }>`select current_schema() as schema`.execute(app.running.ctx.db)).rows[0];
-    databaseUrl += `${databaseUrl.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-  }
+  const databaseUrl = await databaseUrlOf(app);
   return {
     DATABASE_URL: databaseUrl,
     DATA_DIR: app.config.dataDir, // the encryption key that seals the DKIM keys

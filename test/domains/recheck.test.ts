@@ -3,9 +3,8 @@
 // processes start. Time is moved forward with the test clock, not waited for.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { sql } from 'kysely';
 import { startDomainApp, publish, REQUIRED, type DomainTestApp } from './helpers.ts';
-import { eventually, freePort, startChildApp, usingPostgres } from '../helpers/app.ts';
+import { eventually, freePort, startChildApp, databaseUrlOf } from '../helpers/app.ts';
 import { shiftClock, resetClock } from '../../src/platform/clock.ts';
 import { ensureRecheckChain, RECHECK_JOB, runRecheckJob } from '../../src/resources/domains/recheck.ts';
 
@@ -34,11 +33,7 @@ async function settledChainJobs() {
 
 /** Environment for another `postlane serve` process on this app's database. */
 async function sameDatabaseEnv(): Promise<Record<string, string>> {
-  let databaseUrl = app.config.databaseUrl;
-  if (usingPostgres) {
-    const { schema } = (await sql<{ schema: string }>`select current_schema() as schema`.execute(app.running.ctx.db)).rows[0];
-    databaseUrl += `${databaseUrl.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-  }
+  const databaseUrl = await databaseUrlOf(app);
   return {
     DATABASE_URL: databaseUrl,
     DATA_DIR: app.config.dataDir,

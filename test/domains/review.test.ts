@@ -4,10 +4,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { sql } from 'kysely';
 import { startDomainApp, publish, REQUIRED, HOSTS, type DomainTestApp } from './helpers.ts';
 import { startRdapServer, type TestRdapServer } from '../helpers/rdap-server.ts';
-import { eventually, usingPostgres } from '../helpers/app.ts';
+import { eventually, databaseUrlOf } from '../helpers/app.ts';
 import { createServer } from 'node:http';
 import { updateWorkspace } from '../../src/resources/workspaces/service.ts';
 import { lookupRegistration } from '../../src/resources/domains/rdap.ts';
@@ -49,11 +48,7 @@ async function verify(api: DomainTestApp['api'], id: string) {
 
 /** Runs `postlane domain …` as the operator would, against this app's database. */
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let databaseUrl = app.config.databaseUrl;
-  if (usingPostgres) {
-    const { schema } = (await sql<{ schema: string }>`select current_schema() as schema`.execute(app.running.ctx.db)).rows[0];
-    databaseUrl += `${databaseUrl.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-  }
+  const databaseUrl = await databaseUrlOf(app);
   const child = spawn(process.execPath, [join(import.meta.dirname, '..', '..', 'src', 'main.ts'), 'domain', ...args], {
     env: { ...process.env, ...HOSTS, DATABASE_URL: databaseUrl, DATA_DIR: app.config.dataDir, DNS_SERVERS: app.dns.address, RDAP_URL: rdap.url, LOG_LEVEL: 'silent' },
     stdio: ['ignore', 'pipe', 'pipe'],

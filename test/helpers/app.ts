@@ -6,6 +6,9 @@ import { join } from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { ApiError } from '../../src/platform/http/errors.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { openDatabase, type Db } from '../../src/platform/db/database.ts';
 import { migrateToLatest } from '../../src/platform/db/migrate.ts';
@@ -97,6 +100,30 @@ export async function freshMigratedDb(): Promise<{ db: Db; close(): Promise<void
       await database.drop();
     },
   };
+}
+
+/** `url` with the PostgreSQL schema in its connection options (unchanged without a schema). */
+export function urlWithSchema(url: string, schema: string | undefined): string {
+  if (!schema) return url;
+  return `${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+}
+
+/** DATABASE_URL for another process (CLI, a second server) to use this app's database. */
+export async function databaseUrlOf(app: { config: Config; running: RunningPostlane }): Promise<string> {
+  if (!usingPostgres) return app.config.databaseUrl;
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(app.running.ctx.db);
+  return urlWithSchema(app.config.databaseUrl, rows[0].schema);
+}
+
+/** The ApiError a promise rejects with (fails the test if it resolves or throws another error). */
+export async function apiErrorOf(promise: Promise<unknown>): Promise<ApiError> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof ApiError, `expected an ApiError, got ${error}`);
+    return error;
+  }
+  assert.fail('expected the call to fail');
 }
 
 export interface TestApp {
