@@ -1,5 +1,7 @@
 // Shared by the email read/manage/retry/forward/retention tests: sending through the API and
 // putting emails into states the delivery worker would (this tests reads, not delivery).
+import { startSendingApp, type SendingApp } from '../helpers/sending.ts';
+import { updateWorkspace } from '../../src/resources/workspaces/service.ts';
 import assert from 'node:assert/strict';
 import type { Updateable } from 'kysely';
 import type { TestApp, ApiClient } from '../helpers/app.ts';
@@ -74,3 +76,12 @@ export async function insertInbound(app: TestApp, values: { to: string; from: st
 
 export const ISO_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 export const DAY_MS = 86_400_000;
+
+/** The app these tests share: API only (no worker moves emails), a verified acme.test (and
+ *  any `more` domains), and the per-second limit lifted so tests can send freely. */
+export async function startEmailsApp(...more: string[]): Promise<SendingApp> {
+  const app = await startSendingApp({ roles: ['api'] });
+  for (const name of ['acme.test', ...more]) await app.verifiedDomain(name);
+  await updateWorkspace(app.running.ctx.db, app.workspace.id, { sendRate: 1000 });
+  return app;
+}

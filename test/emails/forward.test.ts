@@ -2,19 +2,16 @@
 // rules, validation, inbound and purged refusals, the hourly limit and Idempotency-Key.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startSendingApp, type SendingApp } from '../helpers/sending.ts';
+import type { SendingApp } from '../helpers/sending.ts';
 import { updateWorkspace } from '../../src/resources/workspaces/service.ts';
 import { nowIso } from '../../src/platform/clock.ts';
-import { send, emailRow, contentOf, credits, eventsFor, deliverJobs, insertInbound } from './email-helpers.ts';
+import { send, emailRow, contentOf, credits, eventsFor, deliverJobs, insertInbound, startEmailsApp } from './email-helpers.ts';
 import type { ApiClient } from '../helpers/app.ts';
 
 let app: SendingApp;
 
 before(async () => {
-  app = await startSendingApp({ roles: ['api'] });
-  await app.verifiedDomain('acme.test');
-  await app.verifiedDomain('other.test');
-  await updateWorkspace(app.running.ctx.db, app.workspace.id, { sendRate: 1000 });
+  app = await startEmailsApp('other.test');
 });
 after(() => app.close());
 

@@ -2,17 +2,14 @@
 // retry response shape, and the new email (source retry, original_id, no email.accepted).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startSendingApp, type SendingApp } from '../helpers/sending.ts';
-import { updateWorkspace } from '../../src/resources/workspaces/service.ts';
+import type { SendingApp } from '../helpers/sending.ts';
 import { isoFromMs, nowMs } from '../../src/platform/clock.ts';
-import { send, setEmail, emailRow, contentOf, credits, eventsFor, deliverJobs, DAY_MS, ISO_MICROS } from './email-helpers.ts';
+import { send, setEmail, emailRow, contentOf, credits, eventsFor, deliverJobs, DAY_MS, ISO_MICROS, startEmailsApp } from './email-helpers.ts';
 
 let app: SendingApp;
 
 before(async () => {
-  app = await startSendingApp({ roles: ['api'] });
-  await app.verifiedDomain('acme.test');
-  await updateWorkspace(app.running.ctx.db, app.workspace.id, { sendRate: 1000 });
+  app = await startEmailsApp();
 });
 after(() => app.close());
 
