@@ -165,12 +165,18 @@ export function testConfig(database: { url: string; dataDir: string }, env: Reco
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const database = await freshDatabase();
   const config = testConfig(database, options.env);
-  const running = await startPostlane(config, {
-    roles: options.roles ?? ['api', 'worker', 'smtp'],
-    schema: database.schema,
-    logger: pino({ level: config.logLevel }),
-    jobPollMs: options.jobPollMs ?? 50,
-  });
+  let running: RunningPostlane;
+  try {
+    running = await startPostlane(config, {
+      roles: options.roles ?? ['api', 'worker', 'smtp'],
+      schema: database.schema,
+      logger: pino({ level: config.logLevel }),
+      jobPollMs: options.jobPollMs ?? 50,
+    });
+  } catch (error) {
+    await database.drop().catch(() => {});
+    throw error;
+  }
   const url = running.url!;
   const newWorkspace = async (input: Partial<CreateWorkspaceInput> = {}) => {
     const { workspace, apiKey } = await createWorkspace(running.ctx.db, {

@@ -28,10 +28,16 @@ export function publishRecords(dns: TestDnsServer, records: DnsRecord[]): void {
 
 export async function startSendingApp(options: TestAppOptions = {}): Promise<SendingApp> {
   const dns = await startDnsServer();
-  const app = await startTestApp({
-    ...options,
-    env: { DNS_SERVERS: dns.address, ALLOW_PRIVATE_URLS: 'true', MAIL_HOSTNAME: 'mail.postlane.test', ...options.env },
-  });
+  let app: TestApp;
+  try {
+    app = await startTestApp({
+      ...options,
+      env: { DNS_SERVERS: dns.address, ALLOW_PRIVATE_URLS: 'true', MAIL_HOSTNAME: 'mail.postlane.test', ...options.env },
+    });
+  } catch (error) {
+    await dns.close(); // a failed start must not leave a socket holding the test process open
+    throw error;
+  }
   return {
     ...app,
     dns,
