@@ -90,7 +90,10 @@ export class DeliveryWorker {
     const hit = this.domains.get(domainId);
     if (hit && hit.expires > now) return hit.domain;
     if (this.domains.size > 1000) this.domains.clear();
-    const domain = findSendingDomainById(this.db, this.ctx.secrets, workspaceId, domainId);
+    // The key is opened here, once: the domain is copied to a build thread for every message.
+    const domain = findSendingDomainById(this.db, this.ctx.secrets, workspaceId, domainId).then((found) =>
+      found ? { ...found, dkimPrivateKeyPem: found.dkimPrivateKeyPem } : null,
+    );
     this.domains.set(domainId, { expires: now + DOMAIN_CACHE_MS, domain });
     domain.catch(() => this.domains.delete(domainId));
     return domain;

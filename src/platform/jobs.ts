@@ -48,25 +48,29 @@ export async function enqueueJob(tx: Executor, type: string, payload: unknown, o
   return Number(row.id);
 }
 
-/** Claims up to `limit` due jobs of the given types, leasing them for `leaseMs`. */
-export async function claimDueJobs(db: Db, types: string[], limit: number, leaseMs: number, workerId: string): Promise<Job[]> {
-  const now = Math.floor(nowMs());
+// Compiled once: claiming runs after every batch of finished or new jobs.
+const claimDue = preparedQuery((db, p: { type: string; now: number; lockedUntil: number; workerId: string; limit: number }) => {
   const due = db
     .selectFrom('jobs')
     .select('id')
-    .where('type', 'in', types)
+    .where('type', '=', p.type)
     .where('dead_at', 'is', null)
-    .where('run_at', '<=', now)
-    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
+    .where('run_at', '<=', p.now)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', p.now)]))
     .orderBy('run_at')
     .orderBy('id')
-    .limit(limit);
-  const rows = await db
+    .limit(p.limit);
+  return db
     .updateTable('jobs')
-    .set({ locked_until: now + leaseMs, locked_by: workerId, attempts: sql`attempts + 1` })
+    .set({ locked_until: p.lockedUntil, locked_by: p.workerId, attempts: sql`attempts + 1` })
     .where('id', 'in', dialectOf(db) === 'postgres' ? due.forUpdate().skipLocked() : due)
-    .returningAll()
-    .execute();
+    .returningAll();
+});
+
+/** Claims up to `limit` due jobs of `type`, leasing them for `leaseMs`. */
+export async function claimDueJobs(db: Db, type: string, limit: number, leaseMs: number, workerId: string): Promise<Job[]> {
+  const now = Math.floor(nowMs());
+  const rows = await claimDue(db, { type, now, lockedUntil: now + leaseMs, workerId, limit });
   return rows
     .sort((a, b) => a.run_at - b.run_at || Number(a.id) - Number(b.id))
     .map((row) => ({
@@ -80,8 +84,17 @@ export async function claimDueJobs(db: Db, types: string[], limit: number, lease
 
 /** A finished job is deleted; only the worker holding the lease may finish it. */
 export async function completeJob(db: Executor, job: Job, workerId: string): Promise<boolean> {
-  const result = await db.deleteFrom('jobs').where('id', '=', job.id).where('locked_by', '=', workerId).executeTakeFirst();
-  return Number(result.numDeletedRows) > 0;
+  return (await completeJobs(db, [job.id], workerId)) > 0;
+}
+
+/** Deletes many finished jobs of one worker in one statement; how many were still its own. */
+export async function completeJobs(db: Executor, ids: number[], workerId: string): Promise<number> {
+  let deleted = 0;
+  for (let i = 0; i < ids.length; i += 500) {
+    const result = await db.deleteFrom('jobs').where('id', 'in', ids.slice(i, i + 500)).where('locked_by', '=', workerId).executeTakeFirst();
+    deleted += Number(result.numDeletedRows);
+  }
+  return deleted;
 }
 
 export function backoffMs(attempt: number, baseMs = 1000, capMs = 60 * 60 * 1000): number {
@@ -175,12 +188,19 @@ export class JobRunner {
   private async loop(type: string, registered: Registered): Promise<void> {
     const running = new Set<Promise<void>>();
     const pollMs = this.options.pollMs ?? 500;
+    // Under load, claim a handful at a time rather than one per finished job: a claim is a
+    // write (and on SQLite a commit) whatever its size.
+    const claimBatch = Math.max(1, Math.floor(registered.concurrency / 8));
     while (!this.stopping) {
       const free = registered.concurrency - running.size;
+      if (free < claimBatch && running.size > 0) {
+        await Promise.race(running);
+        continue;
+      }
       let claimed: Job[] = [];
       if (free > 0) {
         try {
-          claimed = await claimDueJobs(this.db, [type], free, registered.leaseMs, this.workerId);
+          claimed = await claimDueJobs(this.db, type, free, registered.leaseMs, this.workerId);
         } catch (error) {
           if (!this.stopping) this.options.log?.error({ err: error, type }, 'claiming jobs failed');
         }
@@ -199,7 +219,7 @@ export class JobRunner {
   private async run(job: Job, registered: Registered): Promise<void> {
     try {
       await registered.handler(job, this.db);
-      await completeJob(this.db, job, this.workerId);
+      await this.complete(job);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       try {
@@ -213,6 +233,22 @@ export class JobRunner {
         if (!this.stopping) this.options.log?.error({ err: recordError, jobId: job.id }, 'recording a job failure failed');
       }
     }
+  }
+
+  // Jobs finished in the same turn of the event loop are deleted together.
+  private completions: Array<{ id: number; resolve(): void; reject(error: unknown): void }> = [];
+  private complete(job: Job): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.completions.push({ id: job.id, resolve, reject });
+      if (this.completions.length > 1) return;
+      setImmediate(() => {
+        const batch = this.completions.splice(0);
+        completeJobs(this.db, batch.map((item) => item.id), this.workerId).then(
+          () => batch.forEach((item) => item.resolve()),
+          (error) => batch.forEach((item) => item.reject(error)),
+        );
+      });
+    });
   }
 
   async stop(): Promise<void> {

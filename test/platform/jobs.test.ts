@@ -25,14 +25,14 @@ test('a job enqueued in a rolled-back transaction does not exist', async () => {
       throw new Error('abort');
     }),
   );
-  assert.deepEqual(await claimDueJobs(db, ['rollback.test'], 10, 1000, 'w'), []);
+  assert.deepEqual(await claimDueJobs(db, 'rollback.test', 10, 1000, 'w'), []);
 });
 
 test('delayed jobs are not claimed before their time', async () => {
   const id = await enqueueJob(db, 'delayed.test', { n: 1 }, { runAt: nowMs() + 60_000 });
-  assert.deepEqual(await claimDueJobs(db, ['delayed.test'], 10, 1000, 'w'), []);
+  assert.deepEqual(await claimDueJobs(db, 'delayed.test', 10, 1000, 'w'), []);
   await db.updateTable('jobs').set({ run_at: Math.floor(nowMs()) - 1 }).where('id', '=', id).execute();
-  const [job] = await claimDueJobs(db, ['delayed.test'], 10, 1000, 'w');
+  const [job] = await claimDueJobs(db, 'delayed.test', 10, 1000, 'w');
   assert.equal(job.id, id);
   assert.deepEqual(job.payload, { n: 1 });
   assert.equal(job.attempts, 1);
@@ -40,13 +40,13 @@ test('delayed jobs are not claimed before their time', async () => {
 
 test('a leased job is invisible to other workers until its lease expires (crash recovery)', async () => {
   const id = await enqueueJob(db, 'lease.test', { x: true });
-  const [first] = await claimDueJobs(db, ['lease.test'], 10, 60_000, 'worker-a');
+  const [first] = await claimDueJobs(db, 'lease.test', 10, 60_000, 'worker-a');
   assert.equal(first.id, id);
-  assert.deepEqual(await claimDueJobs(db, ['lease.test'], 10, 60_000, 'worker-b'), [], 'still leased');
+  assert.deepEqual(await claimDueJobs(db, 'lease.test', 10, 60_000, 'worker-b'), [], 'still leased');
 
   // worker-a "crashes": it never completes. Once the lease has run out, worker-b gets it.
   await db.updateTable('jobs').set({ locked_until: Math.floor(nowMs()) - 1 }).where('id', '=', id).execute();
-  const [again] = await claimDueJobs(db, ['lease.test'], 10, 60_000, 'worker-b');
+  const [again] = await claimDueJobs(db, 'lease.test', 10, 60_000, 'worker-b');
   assert.equal(again.id, id);
   assert.equal(again.attempts, 2);
   // The crashed worker cannot complete a job it no longer holds.
@@ -57,7 +57,7 @@ test('a leased job is invisible to other workers until its lease expires (crash 
 
 test('failures retry with backoff, then the job is kept as dead', async () => {
   const id = await enqueueJob(db, 'fail.test', {}, { maxAttempts: 2 });
-  const [attempt1] = await claimDueJobs(db, ['fail.test'], 1, 60_000, 'w');
+  const [attempt1] = await claimDueJobs(db, 'fail.test', 1, 60_000, 'w');
   const before = nowMs();
   assert.equal(await failJob(db, attempt1, 'boom 1'), 'retry');
   const row = (await jobRow(id))!;
@@ -66,14 +66,14 @@ test('failures retry with backoff, then the job is kept as dead', async () => {
   assert.equal(row.locked_until, null);
 
   await db.updateTable('jobs').set({ run_at: 0 }).where('id', '=', id).execute();
-  const [attempt2] = await claimDueJobs(db, ['fail.test'], 1, 60_000, 'w');
+  const [attempt2] = await claimDueJobs(db, 'fail.test', 1, 60_000, 'w');
   assert.equal(attempt2.attempts, 2);
   assert.equal(await failJob(db, attempt2, 'boom 2'), 'dead');
   const dead = (await jobRow(id))!;
   assert.ok(dead.dead_at);
   assert.equal(dead.last_error, 'boom 2');
   await db.updateTable('jobs').set({ run_at: 0 }).where('id', '=', id).execute();
-  assert.deepEqual(await claimDueJobs(db, ['fail.test'], 1, 60_000, 'w'), [], 'dead jobs are never claimed');
+  assert.deepEqual(await claimDueJobs(db, 'fail.test', 1, 60_000, 'w'), [], 'dead jobs are never claimed');
 });
 
 test('backoff grows exponentially with jitter and a cap', () => {
@@ -90,7 +90,7 @@ test('backoff grows exponentially with jitter and a cap', () => {
 test('concurrent claimers never get the same job', async () => {
   const ids = new Set<number>();
   for (let i = 0; i < 40; i++) ids.add(await enqueueJob(db, 'race.test', { i }));
-  const claims = await Promise.all(Array.from({ length: 8 }, (_, w) => claimDueJobs(db, ['race.test'], 10, 60_000, `w${w}`)));
+  const claims = await Promise.all(Array.from({ length: 8 }, (_, w) => claimDueJobs(db, 'race.test', 10, 60_000, `w${w}`)));
   const claimed = claims.flat().map((j) => j.id);
   assert.equal(new Set(claimed).size, claimed.length, 'no job claimed twice');
   assert.equal(claimed.length, 40);
@@ -111,7 +111,7 @@ test('the runner runs handlers, retries failures, honours RetryJobAt and recover
 
   // A job a crashed worker had leased (lease already run out) is picked up too.
   const orphan = await enqueueJob(db, 'runner.test', { n: 4 });
-  await claimDueJobs(db, ['runner.test'], 1, 1, 'dead-worker');
+  await claimDueJobs(db, 'runner.test', 1, 1, 'dead-worker');
   await new Promise((r) => setTimeout(r, 5));
   assert.ok((await jobRow(orphan))!.locked_by === 'dead-worker');
 
