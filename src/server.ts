@@ -57,7 +57,11 @@ export function createContext(config: Config, db: Db, log: Logger): AppContext {
 export async function startPostlane(config: Config, options: StartOptions = {}): Promise<RunningPostlane> {
   const roles = new Set<Role>(options.roles ?? ALL_ROLES);
   const log = options.logger ?? createLogger(config);
-  const database: DatabaseHandle = openDatabase(config.databaseUrl, { schema: options.schema });
+  const database: DatabaseHandle = openDatabase(config.databaseUrl, {
+    schema: options.schema,
+    backgroundCheckpoints: true,
+    onCheckpointError: (message) => log.warn({ error: message }, 'background WAL checkpoint failed'),
+  });
   const ctx = createContext(config, database.db, log);
   const stops: Array<() => Promise<void>> = [];
   try {

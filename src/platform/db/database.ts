@@ -5,6 +5,7 @@ import { dirname } from 'node:path';
 import { Kysely, PostgresDialect, SqliteDialect, PostgresAdapter, type Transaction } from 'kysely';
 import pg from 'pg';
 import { openSqlite } from './sqlite-adapter.ts';
+import { FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import type { Database } from './schema.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -25,15 +26,29 @@ export interface OpenOptions {
   /** PostgreSQL only: the schema to work in (tests use one fresh schema each). */
   schema?: string;
   poolSize?: number;
+  /** SQLite only: checkpoint the WAL from a background thread (long-running servers). */
+  backgroundCheckpoints?: boolean;
+  /** Told when a background checkpoint fails (the server's own connection still checkpoints). */
+  onCheckpointError?: (message: string) => void;
 }
 
 export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHandle {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    const { kyselyDatabase } = openSqlite(path);
+    const { handle, kyselyDatabase } = openSqlite(path);
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: kyselyDatabase }) });
-    return { db, dialect: 'sqlite', close: () => db.destroy() };
+    if (!options.backgroundCheckpoints || path === ':memory:') return { db, dialect: 'sqlite', close: () => db.destroy() };
+    handle.exec(`PRAGMA wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
+    const checkpointer = startCheckpointer(path, options.onCheckpointError);
+    return {
+      db,
+      dialect: 'sqlite',
+      async close() {
+        await checkpointer.stop();
+        await db.destroy();
+      },
+    };
   }
   const pool = new pg.Pool({
     connectionString: url,
