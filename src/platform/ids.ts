@@ -8,40 +8,49 @@ import { randomBytes } from 'node:crypto';
 const KSUID_EPOCH_SECONDS = 1_400_000_000;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-// Random bytes drawn in blocks: one CSPRNG call per 256 ids.
+// Random bytes drawn in blocks: one CSPRNG call per 4 KB of ids and tokens.
 let pool = Buffer.alloc(0);
 let poolOffset = 0;
-function random16(): Buffer {
-  if (poolOffset + 16 > pool.length) {
-    pool = randomBytes(4096);
+function pooledRandom(length: number): Buffer {
+  if (poolOffset + length > pool.length) {
+    pool = randomBytes(Math.max(4096, length));
     poolOffset = 0;
   }
-  poolOffset += 16;
-  return pool.subarray(poolOffset - 16, poolOffset);
+  poolOffset += length;
+  return pool.subarray(poolOffset - length, poolOffset);
 }
 
 /** A KSUID for `ms` (default now): 27 base62 characters. */
 export function ksuid(ms: number = Date.now()): string {
-  // The 160-bit number as five 32-bit words, divided by 62 repeatedly (long division).
-  const random = random16();
-  const words = [
-    Math.floor(ms / 1000) - KSUID_EPOCH_SECONDS,
-    random.readUInt32BE(0),
-    random.readUInt32BE(4),
-    random.readUInt32BE(8),
-    random.readUInt32BE(12),
-  ];
-  const digits = new Array<string>(27);
-  for (let i = 26; i >= 0; i--) {
+  return encodeKsuid(Math.floor(ms / 1000) - KSUID_EPOCH_SECONDS, pooledRandom(16));
+}
+
+// 62^5: the 160-bit number is divided by it repeatedly (long division over 16-bit words, so
+// every intermediate value stays below 2^53), giving five base62 digits per pass.
+const CHUNK = 62 ** 5;
+const words = new Array<number>(10);
+
+/** The 27-character base62 form of a KSUID's 4-byte timestamp and 16-byte payload. */
+export function encodeKsuid(timestamp: number, payload: Uint8Array): string {
+  words[0] = timestamp >>> 16;
+  words[1] = timestamp & 0xffff;
+  for (let i = 0; i < 8; i++) words[2 + i] = (payload[2 * i] << 8) | payload[2 * i + 1];
+  let out = '';
+  for (let pass = 0; pass < 6; pass++) {
     let remainder = 0;
-    for (let w = 0; w < 5; w++) {
-      const value = remainder * 0x1_0000_0000 + words[w];
-      words[w] = Math.floor(value / 62);
-      remainder = value % 62;
+    for (let w = 0; w < 10; w++) {
+      const value = remainder * 65536 + words[w];
+      const quotient = Math.floor(value / CHUNK);
+      words[w] = quotient;
+      remainder = value - quotient * CHUNK;
     }
-    digits[i] = BASE62[remainder];
+    // 5 × 5 digits, then the last 2 (160 bits fit in 27 base62 digits).
+    for (let d = pass === 5 ? 2 : 5; d > 0; d--) {
+      out = BASE62[remainder % 62] + out;
+      remainder = Math.floor(remainder / 62);
+    }
   }
-  return digits.join('');
+  return out;
 }
 
 export function newId(prefix: string): string {
@@ -55,7 +64,7 @@ const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345
 export function randomAlphanumeric(length: number): string {
   let out = '';
   while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
+    for (const byte of pooledRandom(length * 2)) {
       if (byte < 248) out += ALPHANUMERIC[byte % 62];
       if (out.length === length) break;
     }

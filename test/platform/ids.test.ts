@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ksuid, newId, randomAlphanumeric, looksLikeId } from '../../src/platform/ids.ts';
+import { encodeKsuid, ksuid, newId, randomAlphanumeric, looksLikeId } from '../../src/platform/ids.ts';
 
 test('ids are a prefix and 27 time-ordered base62 characters', async () => {
   const a = newId('key');
@@ -34,4 +34,12 @@ test('our KSUIDs are the format of the ksuid package: same timestamp, 27 charact
     assert.equal(parsed.payload.length, 16);
   }
   assert.ok(ksuid(at) < ksuid(at + 1000), 'a later second sorts after');
+  // Given bytes encode exactly as the package encodes them, extremes included.
+  const { randomBytes } = await import('node:crypto');
+  const payloads = [Buffer.alloc(16), Buffer.alloc(16, 0xff), ...Array.from({ length: 200 }, () => randomBytes(16))];
+  for (const [i, payload] of payloads.entries()) {
+    const timestamp = [0, 0xffffffff][i] ?? randomBytes(4).readUInt32BE(0);
+    const expected = (KSUID as any).fromParts((timestamp + 1_400_000_000) * 1000, payload).string;
+    assert.equal(encodeKsuid(timestamp, payload), expected);
+  }
 });
