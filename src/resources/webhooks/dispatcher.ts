@@ -52,6 +52,8 @@ export class WebhookDispatcher {
   private pendingWake = false;
   private unsubscribe: (() => void) | null = null;
   private lastMaintenance = 0;
+  /** Opened secrets by their sealed form (a regenerated secret is a new entry). */
+  private readonly secrets = new Map<string, string>();
 
   constructor(ctx: AppContext, options: DispatcherOptions = {}) {
     this.ctx = ctx;
@@ -186,13 +188,24 @@ export class WebhookDispatcher {
     }
   }
 
+  /** The webhook's signing secret, decrypted once rather than at every attempt. */
+  private secretOf(hook: WebhookRow): string {
+    let secret = this.secrets.get(hook.secret);
+    if (secret === undefined) {
+      if (this.secrets.size >= 1000) this.secrets.clear();
+      secret = this.ctx.secrets.open(hook.secret);
+      this.secrets.set(hook.secret, secret);
+    }
+    return secret;
+  }
+
   /** Sends one request and records the attempt; true on success. */
   private async attempt(hook: WebhookRow, request: WebhookRequestRow, body: string | null): Promise<boolean> {
     if (body === null) {
       await recordOutcome(this.ctx, hook, request, { success: false, status: null, excerpt: null, error: 'The events of this request are no longer stored', durationMs: 0 }, true);
       return false;
     }
-    const outcome = await sendBatch(this.ctx, hook.url, this.ctx.secrets.open(hook.secret), body);
+    const outcome = await sendBatch(this.ctx, hook.url, this.secretOf(hook), body);
     await recordOutcome(this.ctx, hook, request, outcome, false);
     return outcome.success;
   }

@@ -9,7 +9,8 @@
 // made by another process within SUBSCRIPTIONS_TTL_MS. A row queued meanwhile for a webhook
 // another process disabled or deleted is never sent: workers only serve enabled webhooks,
 // enabling one again drops what was queued, and rows of deleted webhooks are pruned.
-import type { Executor } from '../../platform/db/database.ts';
+import { sql } from 'kysely';
+import { dialectOf, type Executor } from '../../platform/db/database.ts';
 import { preparedQuery } from '../../platform/db/prepared.ts';
 import type { EmittedEvent } from '../../platform/events.ts';
 import { nowIso } from '../../platform/clock.ts';
@@ -65,8 +66,16 @@ export function subscribesTo(subscription: Pick<Subscription, 'allEvents' | 'eve
   return subscription.allEvents && !NOT_IN_ALL_EVENTS.has(type);
 }
 
-const addToOutbox = preparedQuery((db, p: { webhookId: string; eventId: string; createdAt: string }) =>
-  db.insertInto('webhook_outbox').values({ webhook_id: p.webhookId, event_id: p.eventId, created_at: p.createdAt }),
+// One statement queues the event for all its webhooks: their ids go in as a JSON array.
+const addToOutbox = preparedQuery((db, p: { webhookIds: string; eventId: string; createdAt: string }) =>
+  db
+    .insertInto('webhook_outbox')
+    .columns(['webhook_id', 'event_id', 'created_at'])
+    .expression(
+      db
+        .selectFrom((dialectOf(db) === 'postgres' ? sql`json_array_elements_text(${p.webhookIds}::json)` : sql`json_each(${p.webhookIds})`).as('ids'))
+        .select([sql<string>`ids.value`.as('webhook_id'), sql<string>`cast(${p.eventId} as text)`.as('event_id'), sql<string>`cast(${p.createdAt} as text)`.as('created_at')]),
+    ),
 );
 
 /** The event subscriber: queue the event for every enabled webhook it matches. */
@@ -81,7 +90,7 @@ export async function queueEventForWebhooks(tx: Executor, event: EmittedEvent): 
     .filter((hook) => subscribesTo(hook, event.type) && (hook.filter === null || matchesFilter(hook.filter, event.object)))
     .map((hook) => hook.id);
   if (matching.length === 0) return;
-  for (const webhookId of matching) await addToOutbox(tx, { webhookId, eventId: event.id, createdAt: event.createdAt });
+  await addToOutbox(tx, { webhookIds: JSON.stringify(matching), eventId: event.id, createdAt: event.createdAt });
   nudgeDispatchers();
 }
 
