@@ -44,7 +44,7 @@ export async function enqueueJob(tx: Executor, type: string, payload: unknown, o
     maxAttempts: options.maxAttempts ?? 10,
     createdAt: nowIso(),
   });
-  jobsEnqueued.notify();
+  enqueuedSignal(type).notify();
   return Number(row.id);
 }
 
@@ -113,15 +113,20 @@ export async function failJob(db: Executor, job: Job, error: string, retryAtMs?:
   return 'retry';
 }
 
-/** Wakes idle workers in this process when a job is enqueued (other processes poll). */
+/** Wakes idle workers of a job type in this process when one is enqueued (other processes poll). */
 class Signal {
   private waiters: Array<() => void> = [];
+  /** Counts notifications, so a waiter can tell it missed one while it was busy. */
+  generation = 0;
   notify(): void {
+    this.generation++;
     const waiters = this.waiters;
     this.waiters = [];
     for (const wake of waiters) wake();
   }
-  wait(ms: number): Promise<void> {
+  /** Resolves at the next notification (at once if one came after `since`) or after `ms`. */
+  wait(ms: number, since = this.generation): Promise<void> {
+    if (since !== this.generation) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
       const self = this;
@@ -134,7 +139,12 @@ class Signal {
     });
   }
 }
-const jobsEnqueued = new Signal();
+const enqueued = new Map<string, Signal>();
+function enqueuedSignal(type: string): Signal {
+  let signal = enqueued.get(type);
+  if (!signal) enqueued.set(type, (signal = new Signal()));
+  return signal;
+}
 
 /** What a handler may ask for instead of success: run again at a time of its choosing. */
 export class RetryJobAt extends Error {
@@ -144,6 +154,9 @@ export class RetryJobAt extends Error {
     this.runAtMs = runAtMs;
   }
 }
+
+/** While jobs of a type run, the shortest time between two claims for it. */
+const CLAIM_BATCH_WAIT_MS = 10;
 
 export interface JobHandlerOptions {
   concurrency?: number;
@@ -188,30 +201,34 @@ export class JobRunner {
   private async loop(type: string, registered: Registered): Promise<void> {
     const running = new Set<Promise<void>>();
     const pollMs = this.options.pollMs ?? 500;
-    // Under load, claim a handful at a time rather than one per finished job: a claim is a
-    // write (and on SQLite a commit) whatever its size.
+    // Under load, claim a handful at a time rather than one per finished or new job: a claim
+    // is a write (on SQLite a commit) whatever its size. So while jobs run, claims wait for
+    // CLAIM_BATCH_WAIT_MS or a few free slots, and a claim that found less than it could take
+    // waits for the next enqueue (or the poll) instead of asking again at once.
     const claimBatch = Math.max(1, Math.floor(registered.concurrency / 8));
+    const signal = enqueuedSignal(type);
+    let lastClaimAt = 0;
     while (!this.stopping) {
       const free = registered.concurrency - running.size;
       if (free < claimBatch && running.size > 0) {
         await Promise.race(running);
         continue;
       }
+      const early = lastClaimAt + CLAIM_BATCH_WAIT_MS - Date.now();
+      if (running.size > 0 && early > 0) await new Promise((resolve) => setTimeout(resolve, early));
+      lastClaimAt = Date.now();
+      const generation = signal.generation;
       let claimed: Job[] = [];
-      if (free > 0) {
-        try {
-          claimed = await claimDueJobs(this.db, type, free, registered.leaseMs, this.workerId);
-        } catch (error) {
-          if (!this.stopping) this.options.log?.error({ err: error, type }, 'claiming jobs failed');
-        }
+      try {
+        claimed = await claimDueJobs(this.db, type, free, registered.leaseMs, this.workerId);
+      } catch (error) {
+        if (!this.stopping) this.options.log?.error({ err: error, type }, 'claiming jobs failed');
       }
       for (const job of claimed) {
         const run = this.run(job, registered).finally(() => running.delete(run));
         running.add(run);
       }
-      if (claimed.length === 0 || running.size >= registered.concurrency) {
-        await Promise.race([jobsEnqueued.wait(pollMs), ...(running.size >= registered.concurrency ? running : [])]);
-      }
+      if (claimed.length < free) await signal.wait(pollMs, generation);
     }
     await Promise.allSettled(running);
   }
@@ -253,7 +270,7 @@ export class JobRunner {
 
   async stop(): Promise<void> {
     this.stopping = true;
-    jobsEnqueued.notify();
+    for (const signal of enqueued.values()) signal.notify();
     await Promise.allSettled(this.loops);
   }
 }
