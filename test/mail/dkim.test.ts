@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { composeMessage } from '../../src/mail/compose.ts';
@@ -6,14 +6,20 @@ import { dkimRecordValue, generateDkimKeyPair, relaxedBody, relaxedHeader, signM
 import { createResolver } from '../../src/platform/dns.ts';
 import { startDnsServer } from '../helpers/dns-server.ts';
 
-test('a signed message passes an independent DKIM verifier that reads the key from DNS', async (t) => {
+/** A key published at postlane._domainkey.acme.test on a loopback DNS server, and mailauth's
+ *  verifier in strict RFC mode resolving through it. */
+async function publishedKey(t: TestContext) {
   const dns = await startDnsServer();
   t.after(() => dns.close());
   const resolver = createResolver([dns.address], { timeoutMs: 1000, tries: 1 });
   const keys = generateDkimKeyPair();
   dns.set('postlane._domainkey.acme.test', 'TXT', [dkimRecordValue(keys.publicKey)]);
-  // mailauth's verifier in strict RFC mode, resolving through the loopback DNS server.
   const verify = (message: Buffer) => dkimVerify(message, { strict: true, resolver: (name, type) => resolver.resolve(name, type) as Promise<string[][]> });
+  return { dns, keys, verify };
+}
+
+test('a signed message passes an independent DKIM verifier that reads the key from DNS', async (t) => {
+  const { dns, keys, verify } = await publishedKey(t);
 
   const raw = await composeMessage({
     from: 'Acme <news@acme.test>', to: ['bob@example.com'], subject: 'Grüße', html: '<p>Hello<br>\nworld</p>', text: 'Hello\nworld',
@@ -60,12 +66,7 @@ test('relaxed canonicalization matches the example of RFC 6376 §3.4.5', () => {
 });
 
 test('signatures verify for bodies with trailing blanks, long headers and repeated fields', async (t) => {
-  const dns = await startDnsServer();
-  t.after(() => dns.close());
-  const resolver = createResolver([dns.address], { timeoutMs: 1000, tries: 1 });
-  const keys = generateDkimKeyPair();
-  dns.set('postlane._domainkey.acme.test', 'TXT', [dkimRecordValue(keys.publicKey)]);
-  const verify = (message: Buffer) => dkimVerify(message, { strict: true, resolver: (name, type) => resolver.resolve(name, type) as Promise<string[][]> });
+  const { keys, verify } = await publishedKey(t);
   const raw = Buffer.from(
     [
       'From: Acme <news@acme.test>',
