@@ -24,6 +24,7 @@ import {
   shouldDisable,
 } from './policy.ts';
 import { forgetSubscriptions, onWebhookWork, stopDeliveries } from './queue.ts';
+import { notifyWorkspaceOwners, type Notice } from '../notifications/service.ts';
 import { sendBatch, type SendOutcome } from './send.ts';
 import type { WebhookRequestRow, WebhookRow } from './tables.ts';
 
@@ -297,7 +298,7 @@ export async function recordOutcome(ctx: AppContext, hook: WebhookRow, request: 
     state = wait === null ? { status: 'failed', next_attempt_at: null, delivered_at: request.delivered_at } : { status: 'retrying', next_attempt_at: nowMsValue + wait, delivered_at: request.delivered_at };
   }
   const disabled = await ctx.db.transaction().execute(async (tx) => {
-    const current = await tx.selectFrom('webhooks').select(['failing_since', 'consecutive_failures', 'enabled']).where('id', '=', hook.id).executeTakeFirst();
+    const current = await tx.selectFrom('webhooks').select(['failing_since', 'consecutive_failures', 'enabled', 'failure_notified_at']).where('id', '=', hook.id).executeTakeFirst();
     if (!current) return; // deleted meanwhile: its requests went with it
     // Disabled while this attempt was in flight: nothing more is tried.
     if (current.enabled !== 1 && state.status === 'retrying') state = { ...state, status: 'failed', next_attempt_at: null };
@@ -333,34 +334,64 @@ export async function recordOutcome(ctx: AppContext, hook: WebhookRow, request: 
     if (outcome.success) {
       await tx
         .updateTable('webhooks')
-        .set({ last_used_at: now, failing_since: null, consecutive_failures: 0, backoff_until: null })
+        .set({ last_used_at: now, failing_since: null, failure_notified_at: null, consecutive_failures: 0, backoff_until: null })
         .where('id', '=', hook.id)
         .execute();
       return;
     }
     const failingSince = current.failing_since ?? nowMsValue;
     const failures = current.consecutive_failures + 1;
+    // Addendum §5.3: the owners are emailed at a request's 3rd failure (once per run of
+    // failures: a dead endpoint's backlog would otherwise send one per batch) and when the
+    // webhook is disabled.
+    let notifiedAt = current.failure_notified_at;
     if (attempt === 3 && !request.manual) {
       ctx.log.warn({ webhookId: hook.id, requestId: request.id, workspaceId: hook.workspace_id }, 'webhook request failed for the third time');
+      if (notifiedAt === null) {
+        await notifyWorkspaceOwners(tx, hook.workspace_id, failingNotice(hook, request, outcome));
+        notifiedAt = now;
+      }
     }
     if (current.enabled === 1 && shouldDisable(failingSince, nowMsValue)) {
       await tx
         .updateTable('webhooks')
-        .set({ enabled: 0, disabled_reason: 'failing', failing_since: failingSince, consecutive_failures: failures, backoff_until: null, updated_at: now })
+        .set({ enabled: 0, disabled_reason: 'failing', failing_since: failingSince, failure_notified_at: notifiedAt, consecutive_failures: failures, backoff_until: null, updated_at: now })
         .where('id', '=', hook.id)
         .execute();
       await stopDeliveries(tx, hook.id, 'Webhook was disabled after 3 days without a successful delivery');
       ctx.log.warn({ webhookId: hook.id, workspaceId: hook.workspace_id }, 'webhook disabled after 3 days without a successful delivery');
+      await notifyWorkspaceOwners(tx, hook.workspace_id, disabledNotice(hook, outcome));
       return true;
     }
     await tx
       .updateTable('webhooks')
-      .set({ failing_since: failingSince, consecutive_failures: failures, backoff_until: nowMsValue + failureBackoffMs(failures) })
+      .set({ failing_since: failingSince, failure_notified_at: notifiedAt, consecutive_failures: failures, backoff_until: nowMsValue + failureBackoffMs(failures) })
       .where('id', '=', hook.id)
       .execute();
     return false;
   });
   if (disabled) forgetSubscriptions(hook.workspace_id);
+}
+
+function failingNotice(hook: WebhookRow, request: WebhookRequestRow, outcome: SendOutcome): Notice {
+  return {
+    subject: `Webhook "${hook.name}" is failing`,
+    text: [
+      `Request ${request.id} (${request.event_count} event${request.event_count === 1 ? '' : 's'}) to your webhook "${hook.name}" (${hook.url}) has failed 3 times; the last answer was: ${outcome.error ?? 'no answer'}.`,
+      'Postlane keeps retrying it on its schedule (11 attempts over about 3 days). If no delivery to the webhook succeeds for 3 days, the webhook is disabled.',
+      `Its requests: GET /v2/webhooks/${hook.id}/requests`,
+    ].join('\n\n'),
+  };
+}
+
+function disabledNotice(hook: WebhookRow, outcome: SendOutcome): Notice {
+  return {
+    subject: `Webhook "${hook.name}" was disabled`,
+    text: [
+      `No delivery to your webhook "${hook.name}" (${hook.url}) has succeeded for 3 days, so it was disabled; the last answer was: ${outcome.error ?? 'no answer'}.`,
+      `Events that happen while it is disabled are not sent. Once the endpoint works again, enable the webhook (POST /v2/webhooks/${hook.id} with {"enabled": true}); failed requests can be resent by hand for 7 days.`,
+    ].join('\n\n'),
+  };
 }
 
 /**

@@ -149,6 +149,7 @@ export async function createWebhook(ctx: AppContext, workspaceId: string, input:
     secret: ctx.secrets.seal(secret),
     last_used_at: null,
     failing_since: null,
+    failure_notified_at: null,
     consecutive_failures: 0,
     backoff_until: null,
     disabled_reason: null,
@@ -226,7 +227,7 @@ export async function updateWebhook(ctx: AppContext, workspaceId: string, idOrNa
     if (filter !== undefined) changes.filter = filter === null ? null : JSON.stringify(filter);
     if (input.enabled !== undefined && (input.enabled ? 1 : 0) !== row.enabled) {
       changes.enabled = input.enabled ? 1 : 0;
-      if (input.enabled) Object.assign(changes, { failing_since: null, consecutive_failures: 0, backoff_until: null, disabled_reason: null });
+      if (input.enabled) Object.assign(changes, { failing_since: null, failure_notified_at: null, consecutive_failures: 0, backoff_until: null, disabled_reason: null });
       // Disabled: what was waiting is dropped; enabled again: nothing from before is sent.
       await stopDeliveries(tx, row.id, input.enabled ? null : 'Webhook was disabled');
       if (!input.enabled) changes.disabled_reason = 'disabled';

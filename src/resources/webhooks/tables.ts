@@ -13,6 +13,8 @@ export interface WebhooksTable {
   secret: string; // sealed with ctx.secrets
   last_used_at: string | null;
   failing_since: number | null;
+  /** When the owners were told of this run of failures (null since the last success). */
+  failure_notified_at: string | null;
   consecutive_failures: number;
   backoff_until: number | null;
   disabled_reason: string | null;
