@@ -9,8 +9,7 @@
 // made by another process within SUBSCRIPTIONS_TTL_MS. A row queued meanwhile for a webhook
 // another process disabled or deleted is never sent: workers only serve enabled webhooks,
 // enabling one again drops what was queued, and rows of deleted webhooks are pruned.
-import { sql } from 'kysely';
-import { dialectOf, type Executor } from '../../platform/db/database.ts';
+import type { Executor } from '../../platform/db/database.ts';
 import { preparedQuery } from '../../platform/db/prepared.ts';
 import type { EmittedEvent } from '../../platform/events.ts';
 import { nowIso } from '../../platform/clock.ts';
@@ -66,17 +65,20 @@ export function subscribesTo(subscription: Pick<Subscription, 'allEvents' | 'eve
   return subscription.allEvents && !NOT_IN_ALL_EVENTS.has(type);
 }
 
-// One statement queues the event for all its webhooks: their ids go in as a JSON array.
-const addToOutbox = preparedQuery((db, p: { webhookIds: string; eventId: string; createdAt: string }) =>
-  db
-    .insertInto('webhook_outbox')
-    .columns(['webhook_id', 'event_id', 'created_at'])
-    .expression(
-      db
-        .selectFrom((dialectOf(db) === 'postgres' ? sql`json_array_elements_text(${p.webhookIds}::json)` : sql`json_each(${p.webhookIds})`).as('ids'))
-        .select([sql<string>`ids.value`.as('webhook_id'), sql<string>`cast(${p.eventId} as text)`.as('event_id'), sql<string>`cast(${p.createdAt} as text)`.as('created_at')]),
-    ),
-);
+// One statement queues the event for all its webhooks: a multi-row INSERT, compiled once per
+// number of webhooks (a workspace has at most 100).
+type OutboxParams = Record<string, string>;
+const outboxInserts = new Map<number, (db: Executor, params: OutboxParams) => Promise<unknown[]>>();
+function outboxInsert(count: number) {
+  let insert = outboxInserts.get(count);
+  if (!insert) {
+    insert = preparedQuery((db, p: OutboxParams) =>
+      db.insertInto('webhook_outbox').values(Array.from({ length: count }, (_, i) => ({ webhook_id: p[`webhook${i}`], event_id: p.eventId, created_at: p.createdAt }))),
+    );
+    outboxInserts.set(count, insert);
+  }
+  return insert;
+}
 
 /** The event subscriber: queue the event for every enabled webhook it matches. */
 export async function queueEventForWebhooks(tx: Executor, event: EmittedEvent): Promise<void> {
@@ -90,7 +92,9 @@ export async function queueEventForWebhooks(tx: Executor, event: EmittedEvent): 
     .filter((hook) => subscribesTo(hook, event.type) && (hook.filter === null || matchesFilter(hook.filter, event.object)))
     .map((hook) => hook.id);
   if (matching.length === 0) return;
-  await addToOutbox(tx, { webhookIds: JSON.stringify(matching), eventId: event.id, createdAt: event.createdAt });
+  const params: OutboxParams = { eventId: event.id, createdAt: event.createdAt };
+  matching.forEach((webhookId, i) => (params[`webhook${i}`] = webhookId));
+  await outboxInsert(matching.length)(tx, params);
   nudgeDispatchers();
 }
 
