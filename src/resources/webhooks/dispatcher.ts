@@ -167,25 +167,38 @@ export class WebhookDispatcher {
 
   /**
    * One webhook's turn: while holding its lease, send due requests, then new batches, oldest
-   * first. Picking the next batch is one transaction (lease renewed, due request or new batch),
-   * recording its outcome another: two database round trips per batch sent.
+   * first. Recording a batch's outcome and picking the next (lease renewed, due request or new
+   * batch) share one transaction: one commit per batch sent.
    */
   private async turn(id: string): Promise<void> {
     if (!(await this.lease(this.db, id))) return;
+    let sent: Sent | null = null;
     try {
-      for (let sent = 0; sent < BATCHES_PER_TURN && !this.stopping; sent++) {
+      for (let n = 0; n < BATCHES_PER_TURN && !this.stopping; n++) {
+        const last: Sent | null = sent;
+        sent = null;
+        let disabled = false;
         const work = await this.db.transaction().execute(async (tx) => {
+          if (last) {
+            disabled = await recordOutcomeIn(tx, this.ctx, last);
+            if (!last.outcome.success) return undefined;
+          }
           const hook = await this.lease(tx, id);
           if (!hook) return undefined;
           const due = await dueRequest(tx, id, Math.floor(nowMs()));
           const batch = due ? { request: due, body: await batchBodyOf(tx, due) } : await openBatch(tx, hook);
           return batch ? { hook, ...batch } : undefined;
         });
+        if (disabled) forgetSubscriptions(last!.hook.workspace_id);
         if (!work) return;
-        if (!(await this.attempt(work.hook, work.request, work.body))) return;
+        sent = await this.send(work.hook, work.request, work.body);
       }
     } finally {
-      await this.db.updateTable('webhooks').set({ lock_until: null, lock_owner: null }).where('id', '=', id).where('lock_owner', '=', this.owner).execute();
+      try {
+        if (sent) await recordOutcome(this.ctx, sent);
+      } finally {
+        await this.db.updateTable('webhooks').set({ lock_until: null, lock_owner: null }).where('id', '=', id).where('lock_owner', '=', this.owner).execute();
+      }
     }
   }
 
@@ -200,16 +213,22 @@ export class WebhookDispatcher {
     return secret;
   }
 
-  /** Sends one request and records the attempt; true on success. */
-  private async attempt(hook: WebhookRow, request: WebhookRequestRow, body: string | null): Promise<boolean> {
+  /** Sends one request (the outcome is recorded by the caller). */
+  private async send(hook: WebhookRow, request: WebhookRequestRow, body: string | null): Promise<Sent> {
     if (body === null) {
-      await recordOutcome(this.ctx, hook, request, { success: false, status: null, excerpt: null, error: 'The events of this request are no longer stored', durationMs: 0 }, true);
-      return false;
+      return { hook, request, final: true, outcome: { success: false, status: null, excerpt: null, error: 'The events of this request are no longer stored', durationMs: 0 } };
     }
-    const outcome = await sendBatch(this.ctx, hook.url, this.secretOf(hook), body);
-    await recordOutcome(this.ctx, hook, request, outcome, false);
-    return outcome.success;
+    return { hook, request, final: false, outcome: await sendBatch(this.ctx, hook.url, this.secretOf(hook), body) };
   }
+}
+
+/** A request sent (or found unsendable) whose outcome is still to be recorded. */
+interface Sent {
+  hook: WebhookRow;
+  request: WebhookRequestRow;
+  outcome: SendOutcome;
+  /** No retry, whatever the outcome. */
+  final: boolean;
 }
 
 /**
@@ -287,7 +306,13 @@ async function dueRequest(db: Executor, webhookId: string, now: number): Promise
  * schedule; failed once attempts run out or after a resend by hand), the attempt itself, and
  * the webhook's health (last_used_at on success; disabled after 3 days without one).
  */
-export async function recordOutcome(ctx: AppContext, hook: WebhookRow, request: WebhookRequestRow, outcome: SendOutcome, final: boolean): Promise<void> {
+async function recordOutcome(ctx: AppContext, sent: Sent): Promise<void> {
+  const disabled = await ctx.db.transaction().execute((tx) => recordOutcomeIn(tx, ctx, sent));
+  if (disabled) forgetSubscriptions(sent.hook.workspace_id);
+}
+
+/** recordOutcome inside the caller's transaction; true when it disabled the webhook. */
+async function recordOutcomeIn(tx: Executor, ctx: AppContext, { hook, request, outcome, final }: Sent): Promise<boolean> {
   const nowMsValue = Math.floor(nowMs());
   const now = isoFromMs(nowMsValue);
   const attempt = request.attempts + 1;
@@ -297,80 +322,77 @@ export async function recordOutcome(ctx: AppContext, hook: WebhookRow, request: 
     const wait = final || request.manual === 1 ? null : retryDelayMs(attempt);
     state = wait === null ? { status: 'failed', next_attempt_at: null, delivered_at: request.delivered_at } : { status: 'retrying', next_attempt_at: nowMsValue + wait, delivered_at: request.delivered_at };
   }
-  const disabled = await ctx.db.transaction().execute(async (tx) => {
-    const current = await tx.selectFrom('webhooks').select(['failing_since', 'consecutive_failures', 'enabled', 'failure_notified_at']).where('id', '=', hook.id).executeTakeFirst();
-    if (!current) return; // deleted meanwhile: its requests went with it
-    // Disabled while this attempt was in flight: nothing more is tried.
-    if (current.enabled !== 1 && state.status === 'retrying') state = { ...state, status: 'failed', next_attempt_at: null };
-    const updated = await tx
-      .updateTable('webhook_requests')
-      .set({
-        ...state,
-        attempts: attempt,
-        manual: 0,
-        response_status: outcome.status,
-        response_body: outcome.excerpt,
-        duration_ms: outcome.durationMs,
-        error: outcome.error,
-        last_attempt_at: now,
-        updated_at: now,
-      })
-      .where('id', '=', request.id)
-      .executeTakeFirst();
-    if (Number(updated.numUpdatedRows) === 0) return;
-    await tx
-      .insertInto('webhook_request_attempts')
-      .values({
-        request_id: request.id,
-        attempt,
-        manual: request.manual,
-        response_status: outcome.status,
-        response_body: outcome.excerpt,
-        duration_ms: outcome.durationMs,
-        error: outcome.error,
-        created_at: now,
-      })
-      .execute();
-    if (outcome.success) {
-      await tx
-        .updateTable('webhooks')
-        .set({ last_used_at: now, failing_since: null, failure_notified_at: null, consecutive_failures: 0, backoff_until: null })
-        .where('id', '=', hook.id)
-        .execute();
-      return;
-    }
-    const failingSince = current.failing_since ?? nowMsValue;
-    const failures = current.consecutive_failures + 1;
-    // Addendum §5.3: the owners are emailed at a request's 3rd failure (once per run of
-    // failures: a dead endpoint's backlog would otherwise send one per batch) and when the
-    // webhook is disabled.
-    let notifiedAt = current.failure_notified_at;
-    if (attempt === 3 && !request.manual) {
-      ctx.log.warn({ webhookId: hook.id, requestId: request.id, workspaceId: hook.workspace_id }, 'webhook request failed for the third time');
-      if (notifiedAt === null) {
-        await notifyWorkspaceOwners(tx, hook.workspace_id, failingNotice(hook, request, outcome));
-        notifiedAt = now;
-      }
-    }
-    if (current.enabled === 1 && shouldDisable(failingSince, nowMsValue)) {
-      await tx
-        .updateTable('webhooks')
-        .set({ enabled: 0, disabled_reason: 'failing', failing_since: failingSince, failure_notified_at: notifiedAt, consecutive_failures: failures, backoff_until: null, updated_at: now })
-        .where('id', '=', hook.id)
-        .execute();
-      await stopDeliveries(tx, hook.id, 'Webhook was disabled after 3 days without a successful delivery');
-      ctx.log.warn({ webhookId: hook.id, workspaceId: hook.workspace_id }, 'webhook disabled after 3 days without a successful delivery');
-      await notifyWorkspaceOwners(tx, hook.workspace_id, disabledNotice(hook, outcome));
-      return true;
-    }
+  const current = await tx.selectFrom('webhooks').select(['failing_since', 'consecutive_failures', 'enabled', 'failure_notified_at']).where('id', '=', hook.id).executeTakeFirst();
+  if (!current) return false; // deleted meanwhile: its requests went with it
+  // Disabled while this attempt was in flight: nothing more is tried.
+  if (current.enabled !== 1 && state.status === 'retrying') state = { ...state, status: 'failed', next_attempt_at: null };
+  const updated = await tx
+    .updateTable('webhook_requests')
+    .set({
+      ...state,
+      attempts: attempt,
+      manual: 0,
+      response_status: outcome.status,
+      response_body: outcome.excerpt,
+      duration_ms: outcome.durationMs,
+      error: outcome.error,
+      last_attempt_at: now,
+      updated_at: now,
+    })
+    .where('id', '=', request.id)
+    .executeTakeFirst();
+  if (Number(updated.numUpdatedRows) === 0) return false;
+  await tx
+    .insertInto('webhook_request_attempts')
+    .values({
+      request_id: request.id,
+      attempt,
+      manual: request.manual,
+      response_status: outcome.status,
+      response_body: outcome.excerpt,
+      duration_ms: outcome.durationMs,
+      error: outcome.error,
+      created_at: now,
+    })
+    .execute();
+  if (outcome.success) {
     await tx
       .updateTable('webhooks')
-      .set({ failing_since: failingSince, failure_notified_at: notifiedAt, consecutive_failures: failures, backoff_until: nowMsValue + failureBackoffMs(failures) })
+      .set({ last_used_at: now, failing_since: null, failure_notified_at: null, consecutive_failures: 0, backoff_until: null })
       .where('id', '=', hook.id)
       .execute();
     return false;
-  });
-  if (disabled) forgetSubscriptions(hook.workspace_id);
+  }
+  const failingSince = current.failing_since ?? nowMsValue;
+  const failures = current.consecutive_failures + 1;
+  // Addendum §5.3: the owners are emailed at a request's 3rd failure (once per run of
+  // failures: a dead endpoint's backlog would otherwise send one per batch) and when the
+  // webhook is disabled.
+  let notifiedAt = current.failure_notified_at;
+  if (attempt === 3 && !request.manual) {
+    ctx.log.warn({ webhookId: hook.id, requestId: request.id, workspaceId: hook.workspace_id }, 'webhook request failed for the third time');
+    if (notifiedAt === null) {
+      await notifyWorkspaceOwners(tx, hook.workspace_id, failingNotice(hook, request, outcome));
+      notifiedAt = now;
+    }
+  }
+  if (current.enabled === 1 && shouldDisable(failingSince, nowMsValue)) {
+    await tx
+      .updateTable('webhooks')
+      .set({ enabled: 0, disabled_reason: 'failing', failing_since: failingSince, failure_notified_at: notifiedAt, consecutive_failures: failures, backoff_until: null, updated_at: now })
+      .where('id', '=', hook.id)
+      .execute();
+    await stopDeliveries(tx, hook.id, 'Webhook was disabled after 3 days without a successful delivery');
+    ctx.log.warn({ webhookId: hook.id, workspaceId: hook.workspace_id }, 'webhook disabled after 3 days without a successful delivery');
+    await notifyWorkspaceOwners(tx, hook.workspace_id, disabledNotice(hook, outcome));
+    return true;
+  }
+  await tx
+    .updateTable('webhooks')
+    .set({ failing_since: failingSince, failure_notified_at: notifiedAt, consecutive_failures: failures, backoff_until: nowMsValue + failureBackoffMs(failures) })
+    .where('id', '=', hook.id)
+    .execute();
+  return false;
 }
 
 function failingNotice(hook: WebhookRow, request: WebhookRequestRow, outcome: SendOutcome): Notice {
