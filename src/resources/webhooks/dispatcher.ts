@@ -24,7 +24,8 @@ import {
   shouldDisable,
 } from './policy.ts';
 import { forgetSubscriptions, onWebhookWork, stopDeliveries } from './queue.ts';
-import { notifyWorkspaceOwners, type Notice } from '../notifications/service.ts';
+import { notifyWorkspaceOwners } from '../notifications/service.ts';
+import { disabledNotice, failingNotice } from './notices.ts';
 import { sendBatch, type SendOutcome } from './send.ts';
 import type { WebhookRequestRow, WebhookRow } from './tables.ts';
 
@@ -393,27 +394,6 @@ async function recordOutcomeIn(tx: Executor, ctx: AppContext, { hook, request, o
     .where('id', '=', hook.id)
     .execute();
   return false;
-}
-
-function failingNotice(hook: WebhookRow, request: WebhookRequestRow, outcome: SendOutcome): Notice {
-  return {
-    subject: `Webhook "${hook.name}" is failing`,
-    text: [
-      `Request ${request.id} (${request.event_count} event${request.event_count === 1 ? '' : 's'}) to your webhook "${hook.name}" (${hook.url}) has failed 3 times; the last answer was: ${outcome.error ?? 'no answer'}.`,
-      'Postlane keeps retrying it on its schedule (11 attempts over about 3 days). If no delivery to the webhook succeeds for 3 days, the webhook is disabled.',
-      `Its requests: GET /v2/webhooks/${hook.id}/requests`,
-    ].join('\n\n'),
-  };
-}
-
-function disabledNotice(hook: WebhookRow, outcome: SendOutcome): Notice {
-  return {
-    subject: `Webhook "${hook.name}" was disabled`,
-    text: [
-      `No delivery to your webhook "${hook.name}" (${hook.url}) has succeeded for 3 days, so it was disabled; the last answer was: ${outcome.error ?? 'no answer'}.`,
-      `Events that happen while it is disabled are not sent. Once the endpoint works again, enable the webhook (POST /v2/webhooks/${hook.id} with {"enabled": true}); failed requests can be resent by hand for 7 days.`,
-    ].join('\n\n'),
-  };
 }
 
 /**
