@@ -15,9 +15,8 @@ import type { AppContext } from '../platform/context.ts';
 import type { Db } from '../platform/db/database.ts';
 import { isoFromMs, nowMs } from '../platform/clock.ts';
 import { RetryJobAt, type Job } from '../platform/jobs.ts';
-import { createResolver } from '../platform/dns.ts';
 import { preparedQuery } from '../platform/db/prepared.ts';
-import { createSmtpDelivery, type DeliveryOutcome, type SmtpDelivery } from '../mail/smtp-delivery.ts';
+import { createOutboundDelivery, type DeliveryOutcome, type SmtpDelivery } from '../mail/smtp-delivery.ts';
 import { findSendingDomainById, type SendingDomain } from '../resources/domains/service.ts';
 import { BuildError, BuildPool } from './build-pool.ts';
 import { deriveTrackingSecret, storeTrackingLinks } from './tracking.ts';
@@ -72,7 +71,7 @@ export class DeliveryWorker {
 
   /** One long-lived SMTP client per process: pooled connections per destination. */
   private delivery(): SmtpDelivery {
-    this.smtp ??= createSmtpDelivery(this.ctx.config, createResolver(this.ctx.config.dnsServers, { timeoutMs: this.ctx.config.dnsTimeoutMs }), {
+    this.smtp ??= createOutboundDelivery(this.ctx.config, {
       maxConnectionsPerDestination: DESTINATION_CONCURRENCY,
     });
     return this.smtp;
@@ -90,10 +89,9 @@ export class DeliveryWorker {
     const hit = this.domains.get(domainId);
     if (hit && hit.expires > now) return hit.domain;
     if (this.domains.size > 1000) this.domains.clear();
-    // The key is opened here, once: the domain is copied to a build thread for every message.
-    const domain = findSendingDomainById(this.db, this.ctx.secrets, workspaceId, domainId).then((found) =>
-      found ? { ...found, dkimPrivateKeyPem: found.dkimPrivateKeyPem } : null,
-    );
+    // The key is opened here, once (the spread reads the getter into a plain value): the domain
+    // is copied to a build thread for every message.
+    const domain = findSendingDomainById(this.db, this.ctx.secrets, workspaceId, domainId).then((found) => (found ? { ...found } : null));
     this.domains.set(domainId, { expires: now + DOMAIN_CACHE_MS, domain });
     domain.catch(() => this.domains.delete(domainId));
     return domain;

@@ -12,6 +12,7 @@ import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
 import nodemailer from 'nodemailer';
 import type { Config } from '../config.ts';
+import { createResolver } from '../platform/dns.ts';
 import { orderMxHosts, resolveAddresses, resolveMx, type MxOptions } from './mx.ts';
 
 export type DeliveryKind = 'delivered' | 'temporary' | 'permanent';
@@ -357,4 +358,12 @@ export function createSmtpDelivery(
   overrides: Partial<SmtpDeliveryOptions> = {},
 ): SmtpDelivery {
   return new SmtpDelivery({ resolver, heloName: config.mailHostname, mxPort: config.mxPort, smarthostUrl: config.smarthostUrl, ...overrides });
+}
+
+/** The service's own outbound client: createSmtpDelivery resolving through DNS_SERVERS (DNS_TIMEOUT_MS). */
+export function createOutboundDelivery(
+  config: Pick<Config, 'mailHostname' | 'mxPort' | 'smarthostUrl' | 'dnsServers' | 'dnsTimeoutMs'>,
+  overrides: Partial<SmtpDeliveryOptions> = {},
+): SmtpDelivery {
+  return createSmtpDelivery(config, createResolver(config.dnsServers, { timeoutMs: config.dnsTimeoutMs }), overrides);
 }

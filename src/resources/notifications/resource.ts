@@ -8,10 +8,9 @@ import type { Resource } from '../../platform/resource.ts';
 import type { AppContext } from '../../platform/context.ts';
 import type { Db } from '../../platform/db/database.ts';
 import { registerJobHandler, type Job } from '../../platform/jobs.ts';
-import { createResolver } from '../../platform/dns.ts';
 import { ksuid } from '../../platform/ids.ts';
 import { composeMessage } from '../../mail/compose.ts';
-import { createSmtpDelivery, type SmtpDelivery } from '../../mail/smtp-delivery.ts';
+import { createOutboundDelivery, type SmtpDelivery } from '../../mail/smtp-delivery.ts';
 import { DELIVER_LEASE_MS } from '../../delivery/worker.ts';
 import { NOTIFY_JOB, type NotifyPayload } from './service.ts';
 
@@ -33,7 +32,7 @@ class NoticeSender {
       messageId: `${ksuid()}@${host}`,
       headers: { 'Auto-Submitted': 'auto-generated' },
     });
-    this.smtp ??= createSmtpDelivery(this.ctx.config, createResolver(this.ctx.config.dnsServers, { timeoutMs: this.ctx.config.dnsTimeoutMs }));
+    this.smtp ??= createOutboundDelivery(this.ctx.config);
     const outcome = await this.smtp.deliver({ from: '', to, raw });
     if (outcome.kind === 'temporary') throw new Error(`notice to ${to} not delivered yet: ${outcome.response}`);
     if (outcome.kind === 'permanent') this.ctx.log.warn({ to, subject, response: outcome.response }, 'a notice to a workspace owner bounced');
