@@ -2,7 +2,8 @@
 // the DATABASE_URL scheme.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely, PostgresDialect, SqliteDialect, PostgresAdapter, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, PostgresAdapter, type DatabaseIntrospector, type Transaction } from 'kysely';
+import { OwnSchemaIntrospector } from './pg-introspector.ts';
 import pg from 'pg';
 import { openSqlite } from './sqlite-adapter.ts';
 import { FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
@@ -55,8 +56,15 @@ export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHa
     max: options.poolSize ?? 10,
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new OwnSchemaPostgresDialect({ pool }) });
   return { db, dialect: 'postgres', close: () => db.destroy() };
+}
+
+/** PostgreSQL, introspected in the connection's own schema only (see pg-introspector.ts). */
+class OwnSchemaPostgresDialect extends PostgresDialect {
+  override createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+    return new OwnSchemaIntrospector(db);
+  }
 }
 
 export function dialectOf(db: Kysely<any>): Dialect {

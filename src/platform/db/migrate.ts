@@ -3,9 +3,8 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { sql } from 'kysely';
 import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
-import { dialectOf, type Db } from './database.ts';
+import type { Db } from './database.ts';
 
 const migrationsDir = join(import.meta.dirname, 'migrations');
 
@@ -21,16 +20,12 @@ const provider: MigrationProvider = {
 };
 
 export async function migrateToLatest(db: Db): Promise<string[]> {
-  // Kysely looks for its bookkeeping tables in every schema it can see; on PostgreSQL pin it to
-  // the connection's own schema, or another schema's tables (other tenants, tests) confuse it.
-  let migrationTableSchema: string | undefined;
-  if (dialectOf(db) === 'postgres') {
-    const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
-    migrationTableSchema = rows[0]?.schema ?? undefined;
-  }
+  // On PostgreSQL the Migrator finds its bookkeeping tables in the connection's own schema only
+  // (database.ts gives Kysely an introspector that looks nowhere else), so other schemas of the
+  // same database (other tenants, tests) neither confuse it nor break it by being dropped.
   // Each resource owns its migration files, and they do not depend on one another, so a
   // migration merged with a lower number than one already applied still runs.
-  const migrator = new Migrator({ db, provider, migrationTableSchema, allowUnorderedMigrations: true });
+  const migrator = new Migrator({ db, provider, allowUnorderedMigrations: true });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
