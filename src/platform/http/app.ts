@@ -10,6 +10,7 @@ import type { AppContext } from '../context.ts';
 import { bearerSecret, type Principal, type Scope } from './auth.ts';
 import { ApiError, forbiddenScope, frameworkError, invalidJson, reasonPhrase, standardValidationError, unauthorized } from './errors.ts';
 import { loadResources } from '../../resources/index.ts';
+import { errorComponents, withDefaultResponses } from './responses.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -87,7 +88,17 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `Route ${request.method} ${request.url.split('?')[0]} not found` });
   });
 
+  for (const schema of Object.values(errorComponents)) app.addSchema(schema);
+  // Every route documents the statuses it can answer before its handler runs (responses.ts).
+  app.addHook('onRoute', (route) => {
+    if (route.schema?.hide) return;
+    const isPublic = (route.config as { scope?: string } | undefined)?.scope === 'public';
+    route.schema = { ...(route.schema ?? {}), response: withDefaultResponses(route.schema?.response as never, isPublic) };
+  });
+
   await app.register(swagger, {
+    // Shared schemas appear under components/schemas by their $id (Error, ValidationError, …).
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     openapi: {
       openapi: '3.1.0',
       info: { title: 'Postlane API', version: '2.0.0', description: 'Email Delivery Service API (Emailit-compatible)' },
