@@ -312,7 +312,8 @@ test('list: the published version of each alias with total_versions; filters, ma
 
   const all = await api.get('/v2/templates');
   assert.equal(all.status, 200);
-  assert.deepEqual(Object.keys(all.body).sort(), ['current_page', 'data', 'per_page', 'total_pages', 'total_records']);
+  assert.deepEqual(Object.keys(all.body).sort(), ['current_page', 'data', 'next_page_url', 'per_page', 'previous_page_url', 'total_pages', 'total_records']);
+  assert.deepEqual([all.body.next_page_url, all.body.previous_page_url], [null, null], 'one page: no links');
   assert.deepEqual(all.body.data.map((t: any) => t.id), [zeta.id, digest.id, reset.id, welcome.id], 'newest first');
   const first = all.body.data.at(-1);
   assert.deepEqual(first, {
@@ -360,6 +361,12 @@ test('list: the published version of each alias with total_versions; filters, ma
     { names: page2.body.data.map((t: any) => t.name), total_records: page2.body.total_records, per_page: page2.body.per_page, current_page: page2.body.current_page, total_pages: page2.body.total_pages },
     { names: ['Welcome Email'], total_records: 4, per_page: 3, current_page: 2, total_pages: 2 },
   );
+  // The page URLs the official SDK follows: every other parameter kept, the page replaced.
+  assert.equal(page2.body.previous_page_url, '/v2/templates?per_page=3&page=1');
+  assert.equal(page2.body.next_page_url, null);
+  const page1 = await api.get(page2.body.previous_page_url);
+  assert.deepEqual(page1.body.data.map((t: any) => t.name), ['zeta', 'Weekly digest', 'Password reset']);
+  assert.equal(page1.body.next_page_url, '/v2/templates?per_page=3&page=2');
   assert.deepEqual((await api.get('/v2/templates?page=9')).body.data, []);
   for (const bad of ['per_page=0', 'per_page=101', 'page=0', 'sort=subject', 'order=up', 'filter[editor]=word']) {
     standardError(await api.get(`/v2/templates?${bad}`));

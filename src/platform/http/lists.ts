@@ -272,20 +272,23 @@ export async function pageLimitList<Row, Item>(
   return { data: rows.map(toItem), ...pageLinks(requestUrl, paging, hasNext) };
 }
 
-/** The `per_page` envelope: data plus total_records, per_page, current_page, total_pages. */
+/** The `per_page` envelope: data plus total_records, per_page, current_page, total_pages,
+ *  and the page URLs too (the official SDKs page by the URLs alone). */
 export async function perPageList<Row, Item>(
   qb: SelectQueryBuilder<any, any, Row>,
   countQb: SelectQueryBuilder<any, any, any>,
   query: Query,
   toItem: (row: Row) => Item,
+  requestUrl?: string,
 ) {
   const paging = pagingFrom(query, 25, 'per_page');
-  const [{ rows }, total] = await Promise.all([fetchPage(qb, paging), countRows(countQb)]);
+  const [{ rows, hasNext }, total] = await Promise.all([fetchPage(qb, paging), countRows(countQb)]);
   return {
     data: rows.map(toItem),
     total_records: total,
     per_page: paging.limit,
     current_page: paging.page,
     total_pages: Math.ceil(total / paging.limit),
+    ...(requestUrl === undefined ? {} : pageLinks(requestUrl, paging, hasNext)),
   };
 }

@@ -20,6 +20,8 @@ export const errorComponents = {
   error: Type.Object({ error: text('What went wrong') }, { $id: 'Error', title: 'Error', ...open }),
   /** `{error, message}`: 402, 403, 404, 413, 429, 409 idempotency, 503. */
   errorMessage: Type.Object({ error: text('Short error'), message: text('What went wrong, for a person') }, { $id: 'ErrorWithMessage', title: 'ErrorWithMessage', ...open }),
+  /** `{message}`: template not found (spec 000 "Templates"). */
+  message: Type.Object({ message: text('What went wrong') }, { $id: 'MessageError', title: 'MessageError', ...open }),
   /** `{error, existing}`: 409 duplicate name, address or email. */
   conflict: Type.Object(
     { error: text('Short error'), existing: Type.Object({}, { additionalProperties: true, description: 'The object already there' }) },
@@ -80,6 +82,32 @@ export const errorComponents = {
 } satisfies Record<string, TSchema>;
 
 export type ErrorShape = keyof typeof errorComponents;
+
+/** `schema` or null. */
+export const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const pageUrl = (which: string) => nullable(Type.String({ description: `The ${which} page's URL (every other query parameter kept), or null` }));
+const pageLinks = { next_page_url: pageUrl('next'), previous_page_url: pageUrl('previous') };
+
+/** The `page`/`limit` list envelope (lists.ts pageLimitList) around `item`. */
+export function pageLimitListOf(item: TSchema, title: string, extra: Record<string, TSchema> = {}) {
+  return Type.Object({ data: Type.Array(item, { description: 'This page of the list' }), ...pageLinks, ...extra }, { title });
+}
+
+/** The `per_page` list envelope (lists.ts perPageList) around `item`. */
+export function perPageListOf(item: TSchema, title: string, links = true) {
+  return Type.Object(
+    {
+      data: Type.Array(item, { description: 'This page of the list' }),
+      total_records: Type.Integer({ description: 'Items matching the filters, on every page' }),
+      per_page: Type.Integer({ description: 'Page size' }),
+      current_page: Type.Integer({ description: 'This page, from 1' }),
+      total_pages: Type.Integer({ description: 'Pages in all' }),
+      ...(links ? pageLinks : {}),
+    },
+    { title },
+  );
+}
 
 const ref = (shape: ErrorShape) => Type.Ref(errorComponents[shape].$id!);
 

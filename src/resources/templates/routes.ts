@@ -1,6 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { Resource } from '../../platform/resource.ts';
 import { perPageQuery, type Query } from '../../platform/http/lists.ts';
+import { errorResponses } from '../../platform/http/responses.ts';
+import { TemplateChanged, TemplateDeleted, TemplateList, TemplateWithVersions } from './schemas.ts';
 import { EDITORS, createTemplate, deleteTemplate, getTemplate, listTemplates, publishTemplate, updateTemplate } from './service.ts';
 
 const tags = ['Templates'];
@@ -31,26 +33,30 @@ const ListQuery = perPageQuery({
   order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
 });
 
+// 400 and 422 (MJML) are `{message, errors}`; 403 only for MJML while it is in alpha.
+const writeErrors = errorResponses({ 400: 'fieldValidation', 403: 'errorMessage', 404: 'message', 409: 'error', 422: 'fieldValidation' });
+const notFound = errorResponses({ 404: 'message' });
+
 export const resource: Resource = {
   name: 'templates',
   v2(app, ctx) {
-    app.post('/templates', { schema: { tags, body: CreateBody } }, async (request, reply) => {
+    app.post('/templates', { schema: { tags, body: CreateBody, response: { 201: TemplateChanged, ...writeErrors } } }, async (request, reply) => {
       const result = await createTemplate(ctx.db, request.principal.workspaceId, request.body as Static<typeof CreateBody>);
       return reply.code(201).send(result);
     });
-    app.get('/templates', { schema: { tags, querystring: ListQuery } }, async (request) =>
-      listTemplates(ctx.db, request.principal.workspaceId, request.query as Query),
+    app.get('/templates', { schema: { tags, querystring: ListQuery, response: { 200: TemplateList } } }, async (request) =>
+      listTemplates(ctx.db, request.principal.workspaceId, request.query as Query, request.url),
     );
-    app.get('/templates/:id', { schema: { tags, params: Id } }, async (request) =>
+    app.get('/templates/:id', { schema: { tags, params: Id, response: { 200: TemplateWithVersions, ...notFound } } }, async (request) =>
       getTemplate(ctx.db, request.principal.workspaceId, (request.params as Static<typeof Id>).id),
     );
-    app.post('/templates/:id', { schema: { tags, params: Id, body: UpdateBody } }, async (request) =>
+    app.post('/templates/:id', { schema: { tags, params: Id, body: UpdateBody, response: { 200: TemplateChanged, ...writeErrors } } }, async (request) =>
       updateTemplate(ctx.db, request.principal.workspaceId, (request.params as Static<typeof Id>).id, request.body as Static<typeof UpdateBody>),
     );
-    app.post('/templates/:id/publish', { schema: { tags, params: Id } }, async (request) =>
+    app.post('/templates/:id/publish', { schema: { tags, params: Id, response: { 200: TemplateChanged, ...errorResponses({ 404: 'message', 409: 'error' }) } } }, async (request) =>
       publishTemplate(ctx.db, request.principal.workspaceId, (request.params as Static<typeof Id>).id),
     );
-    app.delete('/templates/:id', { schema: { tags, params: Id } }, async (request) =>
+    app.delete('/templates/:id', { schema: { tags, params: Id, response: { 200: TemplateDeleted, ...notFound } } }, async (request) =>
       deleteTemplate(ctx.db, request.principal.workspaceId, (request.params as Static<typeof Id>).id),
     );
   },

@@ -196,7 +196,7 @@ export async function resolveTemplateForSend(db: Executor, workspaceId: string, 
   return row ? templateObject(row) : null;
 }
 
-export async function listTemplates(db: Db, workspaceId: string, query: Query & { include_content?: unknown }) {
+export async function listTemplates(db: Db, workspaceId: string, query: Query & { include_content?: unknown }, requestUrl: string) {
   const includeContent = query.include_content === true || query.include_content === 'true';
   // Name and alias sort the same on both engines: lowercased, compared byte-wise.
   const textKey = (column: string): Expression<string> =>
@@ -254,7 +254,7 @@ export async function listTemplates(db: Db, workspaceId: string, query: Query & 
   return perPageList(rows, base.select('templates.id'), query, (row) => ({
     ...templateObject(row as TemplateRow, includeContent),
     total_versions: Number((row as { total_versions: number | null }).total_versions ?? 1),
-  }));
+  }), requestUrl);
 }
 
 // ---------------------------------------------------------------------------------------
