@@ -47,11 +47,11 @@ test('forward with the forwarded-message block: Fwd: subject, note, original con
   const { api, workspace: ws } = await workspace('fwd.test');
   const sent = await original(api, 'Shop <shop@fwd.test>');
   const before = await credits(app, ws.id);
-  const res = await api.post(`/v2/emails/${sent.id}/forward`, { to: ['boss@example.org', 'Ops <ops@example.org>'], comment: 'Please check <this>\nthanks' });
+  const res = await api.post(`/v2/emails/${sent.id}/forward`, { to: ['boss@example.org', 'Ops <ops@example.org>'], include_headers: true, comment: 'Please check <this>\nthanks' });
   assert.equal(res.status, 200, res.text);
   const body = res.body;
   const ids = body.ids as Record<string, string>;
-  assert.deepEqual(Object.keys(body), ['object', 'id', 'ids', 'token', 'message_id', 'from', 'to', 'subject', 'status', 'scheduled_at', 'created_at', 'tracking', 'original_id', 'message']);
+  assert.deepEqual(Object.keys(body).sort(), ['object', 'id', 'ids', 'token', 'message_id', 'from', 'to', 'subject', 'status', 'scheduled_at', 'created_at', 'tracking', 'original_id', 'message'].sort());
   assert.deepEqual(Object.keys(ids).sort(), ['boss@example.org', 'ops@example.org']);
   assert.equal(body.from, 'Shop <shop@fwd.test>');
   assert.deepEqual(body.to, ['boss@example.org', 'ops@example.org']);
@@ -91,7 +91,7 @@ test('forward with the forwarded-message block: Fwd: subject, note, original con
 });
 
 test('include_headers false resends the original unchanged; notes, html/text notes, from and subject', async () => {
-  const { api } = await workspace('plain.test');
+  const { api, workspace: ws } = await workspace('plain.test');
   const sent = await original(api, 'plain@plain.test');
   const plain = await api.post(`/v2/emails/${sent.id}/forward`, { to: 'x@example.org', include_headers: false, comment: 'ignored' });
   assert.equal(plain.status, 200, plain.text);
@@ -103,8 +103,18 @@ test('include_headers false resends the original unchanged; notes, html/text not
   assert.equal(read.headers['X-Order'], '7');
   assert.equal(read.attachments.length, 1);
 
+  // Without include_headers, the same: the original subject (no `Fwd: `) and content unchanged.
+  const bare = await api.post(`/v2/emails/${sent.id}/forward`, { to: 'w@example.org' });
+  assert.equal(bare.status, 200, bare.text);
+  assert.equal(bare.body.subject, 'Order <7>');
+  const bareRead = (await api.get(`/v2/emails/${bare.body.id}`)).body;
+  assert.equal(bareRead.html, '<p>Your order</p>');
+  assert.equal(bareRead.text, 'Your order');
+  await resetForwardLimit(ws.id);
+
   const notes = await api.post(`/v2/emails/${sent.id}/forward`, {
     to: 'y@example.org',
+    include_headers: true,
     body: 'alias note',
     html: '<b>HTML note</b>',
     text: 'Text note',
@@ -119,7 +129,7 @@ test('include_headers false resends the original unchanged; notes, html/text not
   assert.ok(noted.text.startsWith('Text note\n\n---------- Forwarded message'), noted.text);
   assert.ok(!noted.html.includes('alias note'), 'the html note replaces the comment');
 
-  const alias = await api.post(`/v2/emails/${sent.id}/forward`, { to: 'z@example.org', body: 'alias note' });
+  const alias = await api.post(`/v2/emails/${sent.id}/forward`, { to: 'z@example.org', include_headers: true, body: 'alias note' });
   assert.equal(alias.status, 200, alias.text);
   const aliased = (await api.get(`/v2/emails/${alias.body.id}`)).body;
   assert.ok(aliased.html.startsWith('<p>alias note</p>'), aliased.html);

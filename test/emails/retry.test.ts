@@ -95,7 +95,7 @@ test('failed, suppressed and held may be retried; other statuses answer 422', as
   }
 });
 
-test('emails older than 30 days, purged content and still-suppressed recipients are refused', async () => {
+test('emails older than 30 days and purged content are refused', async () => {
   const old = await send(app.api, { to: 'old@example.org' });
   await setEmail(app, old.id, { status: 'bounced', created_at: isoFromMs(nowMs() - 31 * DAY_MS) });
   const tooOld = await app.api.post(`/v2/emails/${old.id}/retry`);
@@ -110,16 +110,35 @@ test('emails older than 30 days, purged content and still-suppressed recipients 
   assert.equal(gone.status, 422);
   assert.deepEqual(gone.body, cannotRetry('The content of this email was purged after the retention period; it cannot be sent again.'));
 
+});
+
+test('a suppressed email is retried despite its suppression, which stays for every other send', async () => {
   assert.equal((await app.api.post('/v2/suppressions', { email: 'blocked@example.org' })).status, 201);
   const blocked = await send(app.api, { to: 'blocked@example.org' });
   assert.equal(blocked.status, 'suppressed');
-  const still = await app.api.post(`/v2/emails/${blocked.id}/retry`);
-  assert.equal(still.status, 422);
-  assert.deepEqual(still.body, cannotRetry('blocked@example.org is still on the suppression list; delete the suppression before retrying.'));
-  assert.equal((await app.api.delete('/v2/suppressions/blocked%40example.org')).status, 200);
-  const now = await app.api.post(`/v2/emails/${blocked.id}/retry`);
-  assert.equal(now.status, 200, now.text);
-  assert.equal(now.body.status, 'accepted');
+  const before = await credits(app);
+  const retried = await app.api.post(`/v2/emails/${blocked.id}/retry`);
+  assert.equal(retried.status, 200, retried.text);
+  assert.equal(retried.body.status, 'accepted');
+  assert.equal(retried.body.original_id, blocked.id);
+  assert.equal((await emailRow(app, retried.body.id)).status, 'accepted');
+  assert.equal((await deliverJobs(app, retried.body.id)).length, 1, 'queued for delivery');
+  assert.equal(await credits(app), before - 1, 'one credit');
+  assert.equal((await app.api.get('/v2/suppressions/blocked%40example.org')).status, 200, 'the suppression stays');
+  const again = await send(app.api, { to: 'blocked@example.org' });
+  assert.equal(again.status, 'suppressed', 'a new send is still suppressed');
+});
+
+test('a suppressed email answers 402 when no credit is left, and stays suppressed', async () => {
+  const { api } = await app.newWorkspace({ credits: 0 });
+  await app.verifiedDomain('broke.test', api);
+  assert.equal((await api.post('/v2/suppressions', { email: 'held-back@example.org' })).status, 201);
+  const blocked = await send(api, { from: 'a@broke.test', to: 'held-back@example.org' });
+  assert.equal(blocked.status, 'suppressed', 'a suppressed send costs nothing');
+  const res = await api.post(`/v2/emails/${blocked.id}/retry`);
+  assert.equal(res.status, 402);
+  assert.deepEqual(res.body, { error: 'Insufficient credits', message: 'This request needs 1 credit but the workspace has 0 available.' });
+  assert.equal((await emailRow(app, blocked.id)).status, 'suppressed');
 });
 
 test('402 with required and available credits, nothing stored; 404; full key only', async () => {

@@ -3,6 +3,8 @@ import type { Resource } from '../../platform/resource.ts';
 import { registerJobHandler } from '../../platform/jobs.ts';
 import { pageLimitQuery, type Query } from '../../platform/http/lists.ts';
 import { createDomain, deleteDomain, getDomain, listDomains, updateDomain, verifyDomain } from './service.ts';
+import { errorResponses } from '../../platform/http/responses.ts';
+import { DeletedDomain, Domain, DomainList, VerifiedDomain } from './schemas.ts';
 import { ensureRecheckChain, RECHECK_JOB, runRecheckJob } from './recheck.ts';
 
 const tags = ['Domains'];
@@ -43,26 +45,31 @@ const ListQuery = pageLimitQuery(10, {
   direction: Type.Optional(Type.String({ description: 'asc or desc (order without direction sorts ascending)' })),
 });
 
+const notFound = errorResponses({ 404: 'error' });
+// 400 bad name or labels; 403 DMARC reports on a plan without them; 422 tracking before its
+// CNAME is verified, or the plan's domain limit.
+const writeErrors = errorResponses({ 400: 'error', 403: 'planRequired', 404: 'error', 422: 'error' });
+
 export const resource: Resource = {
   name: 'domains',
   v2(app, ctx) {
-    app.post('/domains', { schema: { tags, body: CreateBody } }, async (request, reply) => {
+    app.post('/domains', { schema: { tags, body: CreateBody, response: { 201: Domain, ...writeErrors, ...errorResponses({ 409: 'conflict' }) } } }, async (request, reply) => {
       const domain = await createDomain(ctx, request.principal.workspaceId, request.body as Static<typeof CreateBody>);
       return reply.code(201).send(domain);
     });
-    app.get('/domains', { schema: { tags, querystring: ListQuery } }, async (request) =>
+    app.get('/domains', { schema: { tags, querystring: ListQuery, response: { 200: DomainList } } }, async (request) =>
       listDomains(ctx, request.principal.workspaceId, request.query as Query, request.url),
     );
-    app.get('/domains/:id', { schema: { tags, params: IdParams } }, async (request) =>
+    app.get('/domains/:id', { schema: { tags, params: IdParams, response: { 200: Domain, ...notFound } } }, async (request) =>
       getDomain(ctx, request.principal.workspaceId, (request.params as Id).id),
     );
-    app.patch('/domains/:id', { schema: { tags, params: IdParams, body: UpdateBody } }, async (request) =>
+    app.patch('/domains/:id', { schema: { tags, params: IdParams, body: UpdateBody, response: { 200: Domain, ...writeErrors } } }, async (request) =>
       updateDomain(ctx, request.principal.workspaceId, (request.params as Id).id, (request.body ?? {}) as Static<typeof UpdateBody>),
     );
-    app.delete('/domains/:id', { schema: { tags, params: IdParams } }, async (request) =>
+    app.delete('/domains/:id', { schema: { tags, params: IdParams, response: { 200: DeletedDomain, ...notFound } } }, async (request) =>
       deleteDomain(ctx, request.principal.workspaceId, (request.params as Id).id),
     );
-    app.post('/domains/:id/verify', { schema: { tags, params: IdParams } }, async (request) =>
+    app.post('/domains/:id/verify', { schema: { tags, params: IdParams, response: { 200: VerifiedDomain, ...notFound } } }, async (request) =>
       verifyDomain(ctx, request.principal.workspaceId, (request.params as Id).id),
     );
   },

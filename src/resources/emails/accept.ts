@@ -37,6 +37,9 @@ export interface AcceptRequest {
   originalId?: string | null;
   /** Raw MIME as submitted (SMTP relay), stored for reads. */
   raw?: string | null;
+  /** Send even to suppressed recipients: a retry is the user's explicit decision to send that
+   *  one email, while the suppression stays in place for every other send (spec 000). */
+  ignoreSuppressions?: boolean;
   /** Units counted against the sending limits; default one per unique recipient (API). The
    *  SMTP relay counts one per transaction (addendum §14). */
   limitUnits?: number;
@@ -141,7 +144,7 @@ export async function acceptMessage(ctx: AppContext, principal: Principal, reque
     const domain = await authorizedSendingDomain(ctx, tx, principal, message.from.address);
     checkMembers(workspace, recipients);
     const suppressed = new Set(
-      (await activeSuppressions(tx, workspace.id, recipients.map((r) => r.address), ['recipient'])).map((s) => s.email),
+      request.ignoreSuppressions ? [] : (await activeSuppressions(tx, workspace.id, recipients.map((r) => r.address), ['recipient'])).map((s) => s.email),
     );
     const check = await checkSendLimits(tx, workspace);
     if (!check.ok) throw check.error;

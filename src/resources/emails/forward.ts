@@ -65,7 +65,9 @@ function validateForward(body: unknown): ForwardInput {
     if (invalid.length === 0 && to.length === 0) errors.push('The to field is required.');
   }
 
-  let includeHeaders = true;
+  // Without include_headers the original is resent unchanged (spec 000); the block and the
+  // `Fwd: ` subject belong to include_headers: true only.
+  let includeHeaders = false;
   if (input.include_headers !== undefined && input.include_headers !== null) {
     if (typeof input.include_headers === 'boolean') includeHeaders = input.include_headers;
     else errors.push('The include_headers field must be a boolean.');

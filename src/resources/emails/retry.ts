@@ -1,11 +1,11 @@
 // POST /emails/{id}/retry (spec 000 "Emails", "Email status"): a bounced, failed, suppressed or
 // held email younger than 30 days, whose content is still stored, is sent again to the same
-// recipient as a new email (source `retry`, `original_id` set, one credit, no email.accepted).
+// recipient as a new email (source `retry`, `original_id` set, one credit, no email.accepted),
+// even when the recipient is suppressed: retrying is the user's explicit decision.
 import type { AppContext } from '../../platform/context.ts';
 import type { Principal } from '../../platform/http/auth.ts';
 import { messageError } from '../../platform/http/errors.ts';
 import { nowMs } from '../../platform/clock.ts';
-import { activeSuppressions } from '../suppressions/service.ts';
 import { acceptMessage } from './accept.ts';
 import type { ParsedAddress } from './addresses.ts';
 import { parseMeta } from './objects.ts';
@@ -28,12 +28,6 @@ export async function retryEmail(ctx: AppContext, principal: Principal, id: stri
   if (!content.message) {
     throw cannotRetry('The content of this email was purged after the retention period; it cannot be sent again.');
   }
-  // A retry always answers `accepted`: a recipient still suppressed would only be suppressed again.
-  const blocked = await activeSuppressions(ctx.db, principal.workspaceId, [row.to], ['recipient']);
-  if (blocked.length > 0) {
-    throw cannotRetry(`${row.to} is still on the suppression list; delete the suppression before retrying.`);
-  }
-
   const stored = content.message;
   const key = row.to.toLowerCase();
   const recipient: ParsedAddress =
@@ -46,6 +40,8 @@ export async function retryEmail(ctx: AppContext, principal: Principal, id: stri
     tracking: { loads: row.track_loads === 1, clicks: row.track_clicks === 1 },
     source: 'retry',
     originalId: row.id,
+    // The user asked for this one email; a suppression of the recipient stays for other sends.
+    ignoreSuppressions: true,
     // Only send and forward count against the sending limits (spec 000 "Limits").
     limitUnits: 0,
   });

@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { Resource } from '../../platform/resource.ts';
 import { registerJobHandler } from '../../platform/jobs.ts';
 import type { Db } from '../../platform/db/database.ts';
@@ -12,6 +12,8 @@ import { cancelEmail, rescheduleEmail } from './manage.ts';
 import { retryEmail } from './retry.ts';
 import { forwardEmail } from './forward.ts';
 import { ensurePurgeChain, PURGE_JOB, runPurgeJob } from './retention.ts';
+import { errorResponses } from '../../platform/http/responses.ts';
+import * as S from './schemas.ts';
 
 const tags = ['Emails'];
 const AddressList = Type.Union([Type.String(), Type.Array(Type.String())]);
@@ -59,7 +61,7 @@ const RescheduleBody = Type.Object({
 // Documents the forward body; it is checked by the forward service (send-shaped 400s).
 const ForwardBodySchema = Type.Object({
   to: AddressList,
-  include_headers: Type.Optional(Type.Boolean({ default: true })),
+  include_headers: Type.Optional(Type.Boolean({ default: false, description: 'true adds a forwarded-message block and a Fwd: subject; false resends the original unchanged' })),
   comment: Type.Optional(Type.String()),
   body: Type.Optional(Type.String({ description: 'alias of comment' })),
   html: Type.Optional(Type.String()),
@@ -68,10 +70,25 @@ const ForwardBodySchema = Type.Object({
   subject: Type.Optional(Type.String()),
 });
 
+// What sending (and forwarding) can answer besides the email: spec 000 "Emails", "Idempotency".
+const sendErrors = errorResponses({
+  400: ['sendValidation', 'errorMessage'], // validation; a malformed Idempotency-Key
+  402: 'errorMessage',
+  403: 'errorMessage', // domain not authorized; unverified workspace (with code and blocked_recipients)
+  404: ['errorMessage', 'error'],
+  409: 'errorMessage',
+  413: 'errorMessage',
+  422: ['errorMessage', 'error'],
+  429: 'rateLimit',
+  503: 'errorMessage',
+});
+const notFound = errorResponses({ 404: 'errorMessage' });
+const notFoundOr422 = errorResponses({ 404: 'errorMessage', 422: 'errorMessage' });
+
 export const resource: Resource = {
   name: 'emails',
   v2(app, ctx) {
-    app.post('/emails', { schema: { tags, body: SendBodySchema }, attachValidation: true, config: { scope: 'sending' } }, async (request, reply) => {
+    app.post('/emails', { schema: { tags, body: SendBodySchema, response: { 200: S.AcceptedEmail, ...sendErrors } }, attachValidation: true, config: { scope: 'sending' } }, async (request, reply) => {
       const outcome = await acceptIdempotently(
         ctx,
         request.principal,
@@ -82,35 +99,35 @@ export const resource: Resource = {
       return reply.code(outcome.status).headers(outcome.headers).send(outcome.body);
     });
 
-    app.get('/emails', { schema: { tags, querystring: ListQuery } }, async (request) =>
+    app.get('/emails', { schema: { tags, querystring: ListQuery, response: { 200: S.EmailList } } }, async (request) =>
       listEmails(ctx.db, request.principal.workspaceId, request.query as Query, request.url),
     );
-    const read = (path: string, view: (db: Db, row: EmailRow) => Promise<unknown>) =>
-      app.get(path, { schema: { tags, params: IdParams } }, async (request) =>
+    const read = (path: string, body: TSchema, view: (db: Db, row: EmailRow) => Promise<unknown>) =>
+      app.get(path, { schema: { tags, params: IdParams, response: { 200: body, ...notFound } } }, async (request) =>
         view(ctx.db, await findEmail(ctx.db, request.principal.workspaceId, (request.params as Id).id)),
       );
-    read('/emails/:id', retrievedEmail);
-    read('/emails/:id/raw', emailRaw);
-    read('/emails/:id/body', emailBody);
-    read('/emails/:id/meta', emailMeta);
-    read('/emails/:id/attachments', emailAttachments);
-    app.get('/email/:id', { schema: { tags, params: IdParams } }, async (request) => {
+    read('/emails/:id', S.RetrievedEmail, retrievedEmail);
+    read('/emails/:id/raw', S.EmailRaw, emailRaw);
+    read('/emails/:id/body', S.EmailBody, emailBody);
+    read('/emails/:id/meta', S.EmailMeta, emailMeta);
+    read('/emails/:id/attachments', S.EmailAttachments, emailAttachments);
+    app.get('/email/:id', { schema: { tags, params: IdParams, response: { 200: S.EmailStatus, ...notFound } } }, async (request) => {
       const row = await findEmail(ctx.db, request.principal.workspaceId, (request.params as Id).id);
       return { status: row.status };
     });
 
-    app.post('/emails/:id', { schema: { tags, params: IdParams, body: RescheduleBody } }, async (request) =>
+    app.post('/emails/:id', { schema: { tags, params: IdParams, body: RescheduleBody, response: { 200: S.ChangedEmail, ...notFoundOr422 } } }, async (request) =>
       rescheduleEmail(ctx, request.principal.workspaceId, (request.params as Id).id, (request.body as Static<typeof RescheduleBody>).scheduled_at),
     );
-    app.post('/emails/:id/cancel', { schema: { tags, params: IdParams } }, async (request) =>
+    app.post('/emails/:id/cancel', { schema: { tags, params: IdParams, response: { 200: S.ChangedEmail, ...notFoundOr422 } } }, async (request) =>
       cancelEmail(ctx, request.principal.workspaceId, (request.params as Id).id),
     );
-    app.post('/emails/:id/retry', { schema: { tags, params: IdParams } }, async (request) =>
+    app.post('/emails/:id/retry', { schema: { tags, params: IdParams, response: { 200: S.RetriedEmail, ...notFoundOr422, ...errorResponses({ 402: 'errorMessage', 403: 'errorMessage', 422: ['errorMessage', 'error'] }) } } }, async (request) =>
       retryEmail(ctx, request.principal, (request.params as Id).id),
     );
     app.post(
       '/emails/:id/forward',
-      { schema: { tags, params: IdParams, body: ForwardBodySchema }, attachValidation: true, config: { scope: 'sending' } },
+      { schema: { tags, params: IdParams, body: ForwardBodySchema, response: { 200: S.AcceptedEmail, ...sendErrors } }, attachValidation: true, config: { scope: 'sending' } },
       async (request, reply) => {
         const outcome = await forwardEmail(ctx, request.principal, (request.params as Id).id, request.headers['idempotency-key'], request.body);
         return reply.code(outcome.status).headers(outcome.headers).send(outcome.body);

@@ -12,7 +12,7 @@ import { sendResponse } from './objects.ts';
 import type { EmailRow } from './objects.ts';
 
 export interface SendOutcome {
-  status: number;
+  status: 200;
   body: unknown;
   headers: Record<string, string>;
 }
