@@ -83,8 +83,9 @@ export const errorComponents = {
 
 export type ErrorShape = keyof typeof errorComponents;
 
-/** `schema` or null. */
-export const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+/** `schema` or null; the description stays on the field, where documentation shows it. */
+export const nullable = <T extends TSchema>(schema: T) =>
+  Type.Union([schema, Type.Null()], schema.description ? { description: schema.description } : {});
 
 const pageUrl = (which: string) => nullable(Type.String({ description: `The ${which} page's URL (every other query parameter kept), or null` }));
 const pageLinks = { next_page_url: pageUrl('next'), previous_page_url: pageUrl('previous') };
