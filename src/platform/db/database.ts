@@ -37,8 +37,9 @@ export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHa
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    const { handle, kyselyDatabase } = openSqlite(path);
+    const { handle, kyselyDatabase, readNow } = openSqlite(path);
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: kyselyDatabase }) });
+    directReaders.set(db, readNow);
     if (!options.backgroundCheckpoints || path === ':memory:') return { db, dialect: 'sqlite', close: () => db.destroy() };
     handle.exec(`PRAGMA wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
     const checkpointer = startCheckpointer(path, options.onCheckpointError);
@@ -65,6 +66,14 @@ class OwnSchemaPostgresDialect extends PostgresDialect {
   override createIntrospector(db: Kysely<any>): DatabaseIntrospector {
     return new OwnSchemaIntrospector(db);
   }
+}
+
+const directReaders = new WeakMap<Kysely<any>, (sql: string, parameters: ReadonlyArray<unknown>) => unknown[] | null>();
+
+/** For a SQLite database (not a transaction): runs a read synchronously, or null when it
+ *  cannot (another dialect, a transaction executor, or a transaction open on the connection). */
+export function readNow(db: Kysely<any>, sql: string, parameters: ReadonlyArray<unknown>): unknown[] | null {
+  return directReaders.get(db)?.(sql, parameters) ?? null;
 }
 
 export function dialectOf(db: Kysely<any>): Dialect {

@@ -10,7 +10,7 @@
 // SQL text is fixed at the first call.
 import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
 import type { Database } from './schema.ts';
-import { dialectOf, type Dialect, type Executor } from './database.ts';
+import { dialectOf, readNow, type Dialect, type Executor } from './database.ts';
 
 const NAME = Symbol('placeholder');
 interface Placeholder {
@@ -28,15 +28,20 @@ const markers = new Proxy({}, { get: (_target, name) => ({ [NAME]: String(name) 
 export function preparedQuery<P extends Record<string, unknown>, R>(
   build: (db: Kysely<Database>, params: P) => Compilable<R>,
 ): (db: Executor, params: P) => Promise<R[]> {
-  const compiled = new Map<Dialect, CompiledQuery<R>>();
+  const compiled = new Map<Dialect, { query: CompiledQuery<R>; isRead: boolean }>();
   return async (db, params) => {
     const dialect = dialectOf(db);
-    let query = compiled.get(dialect);
-    if (!query) {
-      query = build(db, markers as P).compile();
-      compiled.set(dialect, query);
+    let entry = compiled.get(dialect);
+    if (!entry) {
+      const query = build(db, markers as P).compile();
+      entry = { query, isRead: query.query.kind === 'SelectQueryNode' };
+      compiled.set(dialect, entry);
     }
+    const { query, isRead } = entry;
     const parameters = query.parameters.map((value) => (isPlaceholder(value) ? params[value[NAME]] : value));
+    // Hot reads on SQLite outside a transaction skip Kysely's executor (see sqlite-adapter.ts).
+    const rows = isRead ? readNow(db, query.sql, parameters) : null;
+    if (rows) return rows as R[];
     const result = await db.executeQuery<R>(CompiledQuery.raw(query.sql, parameters) as CompiledQuery<R>);
     return result.rows;
   };

@@ -41,6 +41,9 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: ctx.config.logLevel !== 'debug' && ctx.config.logLevel !== 'trace' }),
     trustProxy: false,
     routerOptions: { ignoreTrailingSlash: true },
+    // One logger for every request instead of a child per request (a measurable share of a
+    // small request's cost); the few request-scoped lines name the request id themselves.
+    childLoggerFactory: (logger) => logger,
   });
 
   const bodyAjv = makeAjv({ coerceTypes: false });
@@ -80,7 +83,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       const message = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'Request body is larger than 50 MB' : error.message;
       return reply.code(status).send(frameworkError(status, message).body);
     }
-    request.log.error({ err: error }, 'unhandled error');
+    request.log.error({ err: error, reqId: request.id, url: request.url }, 'unhandled error');
     return reply.code(500).send({ statusCode: 500, error: reasonPhrase(500), message: 'Internal server error' });
   });
 

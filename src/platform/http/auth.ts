@@ -4,9 +4,9 @@
 // process's cache at once (other processes see the change within CACHE_MS).
 // last_used_at is written at once on a key's first use, then in batches (not one write per
 // request under load).
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Db } from '../db/database.ts';
-import { nowIso } from '../clock.ts';
+import { isoFromMs, nowIso, nowMs } from '../clock.ts';
 import { preparedQuery } from '../db/prepared.ts';
 
 export type Scope = 'full' | 'sending';
@@ -23,7 +23,8 @@ const CACHE_MS = 1000;
 const FLUSH_MS = 2000;
 
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  // One-shot hashing: no Hash object per request.
+  return hash('sha256', secret, 'hex');
 }
 
 export function bearerSecret(header: string | undefined): string | null {
@@ -48,7 +49,7 @@ const liveKeyByHash = preparedQuery((db, p: { hash: string }) =>
 
 export class Authenticator {
   private readonly cache = new Map<string, CachedKey>();
-  private readonly pendingUse = new Map<string, { hash: string; at: string }>();
+  private readonly pendingUse = new Map<string, { hash: string; atMs: number }>();
   private timer: NodeJS.Timeout | null = null;
   private readonly db: Db;
   constructor(db: Db) {
@@ -84,7 +85,8 @@ export class Authenticator {
       await this.writeUse(keyId, keyHash, nowIso());
       return;
     }
-    this.pendingUse.set(keyId, { hash: keyHash, at: nowIso() });
+    // The time is formatted when written, not on every request.
+    this.pendingUse.set(keyId, { hash: keyHash, atMs: nowMs() });
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
   }
 
@@ -100,7 +102,7 @@ export class Authenticator {
     this.pendingUse.clear();
     for (const [keyId, use] of batch) {
       try {
-        await this.writeUse(keyId, use.hash, use.at);
+        await this.writeUse(keyId, use.hash, isoFromMs(use.atMs));
       } catch {
         // Losing a last_used_at stamp is harmless; the next use records it again.
       }
