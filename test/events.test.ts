@@ -112,11 +112,12 @@ test('legacy v1: per_page (default 25), page, filter[type]; the v1 event model',
   const list = await app.api.get('/v1/events');
   assert.equal(list.status, 200);
   const v1 = (e: EmittedEvent) => ({ id: e.id, uuid: eventUuid(e.id), type: e.type, data: e.object, created_at: e.createdAt, updated_at: e.createdAt });
-  assert.deepEqual(list.body, { data: [...emitted].reverse().map(v1), total_records: 6, per_page: 25, current_page: 1, total_pages: 1 });
+  assert.deepEqual(list.body, { data: [...emitted].reverse().map(v1), total_records: 6, per_page: 25, current_page: 1, total_pages: 1, next_page_url: null, previous_page_url: null });
   assert.match(list.body.data[0].uuid, /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
 
   const paged = await app.api.get('/v1/events?per_page=4&page=2');
   assert.deepEqual([paged.body.data.length, paged.body.total_pages, paged.body.current_page], [2, 2, 2]);
+  assert.deepEqual([paged.body.previous_page_url, paged.body.next_page_url], ['/v1/events?per_page=4&page=1', null]);
   const filtered = await app.api.get(`/v1/events?${encodeURIComponent('filter[type]')}=email.accepted`);
   assert.deepEqual(filtered.body.data.map((e: any) => e.id), emitted.filter((e) => e.type === 'email.accepted').reverse().map((e) => e.id));
   assert.equal(filtered.body.total_records, 2);

@@ -16,6 +16,7 @@ import { startPostlane, type RunningPostlane } from '../../src/server.ts';
 import { createWorkspace, type CreateWorkspaceInput, type Workspace } from '../../src/resources/workspaces/service.ts';
 import type { Role } from '../../src/resources/index.ts';
 import { pino } from 'pino';
+import { checkAgainstContract } from './contract.ts';
 
 export const usingPostgres = Boolean(process.env.TEST_DATABASE_URL);
 export const databaseKind = usingPostgres ? 'postgres' : 'sqlite';
@@ -51,6 +52,7 @@ export function apiClient(baseUrl: string, key: string | null): ApiClient {
     } catch {
       // not JSON: keep the text
     }
+    await checkAgainstContract(baseUrl, method, path, response.status, response.headers.get('content-type'), parsed);
     return { status: response.status, headers: response.headers, body: parsed as T, text };
   }
   return {

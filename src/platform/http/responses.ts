@@ -41,6 +41,7 @@ export const errorComponents = {
           params: Type.Object({}, { additionalProperties: true, description: 'Keyword parameters' }),
           message: text('What is wrong with the value'),
         }),
+        { description: 'Every problem found' },
       ),
     },
     { $id: 'ValidationError', title: 'ValidationError', ...open },
@@ -60,7 +61,7 @@ export const errorComponents = {
   ),
   /** `{error:'plan_required', required_plan}`: 403 plan-gated feature. */
   planRequired: Type.Object(
-    { error: Type.Literal('plan_required'), required_plan: text('Lowest plan with the feature'), message: Type.Optional(text('Explanation')) },
+    { error: Type.Literal('plan_required', { description: 'Always plan_required' }), required_plan: text('Lowest plan with the feature'), message: Type.Optional(text('Explanation')) },
     { $id: 'PlanRequiredError', title: 'PlanRequiredError', ...open },
   ),
   /** 429 `{error, message, limit, current, retry_after}`. */

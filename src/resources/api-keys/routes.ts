@@ -2,6 +2,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Resource } from '../../platform/resource.ts';
 import type { Query } from '../../platform/http/lists.ts';
 import { pageLimitQuery } from '../../platform/http/lists.ts';
+import { errorResponses } from '../../platform/http/responses.ts';
+import { ApiKey, ApiKeyList, ApiKeyWithSecret, DeletedApiKey } from './schemas.ts';
 import { createApiKey, deleteApiKey, getApiKey, listApiKeys, regenerateApiKey, renameApiKey } from './service.ts';
 
 const tags = ['API keys'];
@@ -14,27 +16,29 @@ const CreateBody = Type.Object({
 const RenameBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }) });
 type Id = Static<typeof IdParams>;
 
+const notFound = errorResponses({ 404: 'error' });
+
 export const resource: Resource = {
   name: 'api-keys',
   v2(app, ctx) {
-    app.post('/api-keys', { schema: { tags, body: CreateBody } }, async (request, reply) => {
+    app.post('/api-keys', { schema: { tags, body: CreateBody, response: { 201: ApiKeyWithSecret, ...errorResponses({ 400: 'error', 409: 'conflict' }) } } }, async (request, reply) => {
       const body = request.body as Static<typeof CreateBody>;
       const key = await ctx.db.transaction().execute((tx) => createApiKey(tx, request.principal.workspaceId, body));
       return reply.code(201).send(key);
     });
-    app.get('/api-keys', { schema: { tags, querystring: pageLimitQuery(10) } }, async (request) =>
+    app.get('/api-keys', { schema: { tags, querystring: pageLimitQuery(10), response: { 200: ApiKeyList } } }, async (request) =>
       listApiKeys(ctx.db, request.principal.workspaceId, request.query as Query, request.url),
     );
-    app.get('/api-keys/:id', { schema: { tags, params: IdParams } }, async (request) =>
+    app.get('/api-keys/:id', { schema: { tags, params: IdParams, response: { 200: ApiKey, ...notFound } } }, async (request) =>
       getApiKey(ctx.db, request.principal.workspaceId, (request.params as Id).id),
     );
-    app.post('/api-keys/:id', { schema: { tags, params: IdParams, body: RenameBody } }, async (request) =>
+    app.post('/api-keys/:id', { schema: { tags, params: IdParams, body: RenameBody, response: { 200: ApiKey, ...errorResponses({ 400: 'error', 404: 'error', 409: 'error' }) } } }, async (request) =>
       renameApiKey(ctx.db, request.principal.workspaceId, (request.params as Id).id, (request.body as Static<typeof RenameBody>).name),
     );
-    app.post('/api-keys/:id/regenerate', { schema: { tags, params: IdParams } }, async (request) =>
+    app.post('/api-keys/:id/regenerate', { schema: { tags, params: IdParams, response: { 200: ApiKeyWithSecret, ...notFound } } }, async (request) =>
       regenerateApiKey(ctx.db, ctx.auth, request.principal.workspaceId, (request.params as Id).id),
     );
-    app.delete('/api-keys/:id', { schema: { tags, params: IdParams } }, async (request) =>
+    app.delete('/api-keys/:id', { schema: { tags, params: IdParams, response: { 200: DeletedApiKey, ...notFound } } }, async (request) =>
       deleteApiKey(ctx.db, ctx.auth, request.principal.workspaceId, (request.params as Id).id),
     );
   },

@@ -1,6 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { Resource } from '../../platform/resource.ts';
 import { pageLimitQuery, perPageQuery, type Query } from '../../platform/http/lists.ts';
+import { errorResponses } from '../../platform/http/responses.ts';
+import { Event, EventList, LegacyEvent, LegacyEventList } from './schemas.ts';
 import { EVENTS_DEFAULT_LIMIT, getEvent, getLegacyEvent, listEvents, listLegacyEvents } from './service.ts';
 
 const tags = ['Events'];
@@ -16,21 +18,23 @@ const ListQuery = pageLimitQuery(EVENTS_DEFAULT_LIMIT, {
 });
 const LegacyListQuery = perPageQuery({ 'filter[type]': Type.Optional(TypeParam) });
 
+const notFound = errorResponses({ 404: 'error' });
+
 export const resource: Resource = {
   name: 'events',
   v2(app, ctx) {
-    app.get('/events', { schema: { tags, querystring: ListQuery } }, async (request) =>
+    app.get('/events', { schema: { tags, querystring: ListQuery, response: { 200: EventList, ...errorResponses({ 422: 'errorMessage' }) } } }, async (request) =>
       listEvents(ctx.db, request.principal.workspaceId, request.query as Query, request.url),
     );
-    app.get('/events/:id', { schema: { tags, params: IdParams } }, async (request) =>
+    app.get('/events/:id', { schema: { tags, params: IdParams, response: { 200: Event, ...notFound } } }, async (request) =>
       getEvent(ctx.db, request.principal.workspaceId, (request.params as Id).id),
     );
   },
   v1(app, ctx) {
-    app.get('/events', { schema: { tags: ['Events (v1)'], querystring: LegacyListQuery } }, async (request) =>
-      listLegacyEvents(ctx.db, request.principal.workspaceId, request.query as Query),
+    app.get('/events', { schema: { tags: ['Events (v1)'], querystring: LegacyListQuery, response: { 200: LegacyEventList } } }, async (request) =>
+      listLegacyEvents(ctx.db, request.principal.workspaceId, request.query as Query, request.url),
     );
-    app.get('/events/:id', { schema: { tags: ['Events (v1)'], params: IdParams } }, async (request) =>
+    app.get('/events/:id', { schema: { tags: ['Events (v1)'], params: IdParams, response: { 200: LegacyEvent, ...notFound } } }, async (request) =>
       getLegacyEvent(ctx.db, request.principal.workspaceId, (request.params as Id).id),
     );
   },

@@ -105,12 +105,12 @@ export async function getEvent(db: Db, workspaceId: string, id: string) {
   return eventObject(await findEvent(db, workspaceId, id));
 }
 
-export async function listLegacyEvents(db: Db, workspaceId: string, query: Query) {
+export async function listLegacyEvents(db: Db, workspaceId: string, query: Query, requestUrl: string) {
   let base = db.selectFrom('events').where('workspace_id', '=', workspaceId);
   const types = eventTypes(query['filter[type]']);
   if (types.length > 0) base = base.where('type', 'in', types);
   const rows = base.selectAll().orderBy('created_at', 'desc').orderBy('seq', 'desc');
-  return perPageList(rows, base.select('id'), query, legacyEventObject);
+  return perPageList(rows, base.select('id'), query, legacyEventObject, requestUrl);
 }
 
 export async function getLegacyEvent(db: Db, workspaceId: string, id: string) {

@@ -2,6 +2,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { Resource } from '../../platform/resource.ts';
 import { warmUpMjml } from './pool.ts';
+import { errorResponses } from '../../platform/http/responses.ts';
+import { MjmlReference, MjmlRender, MjmlSourceError, MjmlValidation } from './schemas.ts';
 import { checkRenderLimit, mjmlReference, renderSource, requireMjmlAccess, validateSource } from './service.ts';
 
 const tags = ['MJML'];
@@ -12,6 +14,9 @@ const RenderBody = Type.Object({
   variables: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Temple variables; nothing is auto-filled' })),
 });
 
+// 403 mjml_alpha without the feature; 422 a missing or unreadable source.
+const mjmlErrors = { ...errorResponses({ 403: 'errorMessage' }), 422: MjmlSourceError };
+
 export const resource: Resource = {
   name: 'mjml',
   v2(app, ctx) {
@@ -21,13 +26,13 @@ export const resource: Resource = {
       await requireMjmlAccess(ctx.db, request.principal.workspaceId);
       request.body ??= {}; // no body at all is "missing source" (422), not a schema error
     };
-    app.post('/mjml/validate', { schema: { tags, body: ValidateBody }, preValidation: access }, async (request) =>
+    app.post('/mjml/validate', { schema: { tags, body: ValidateBody, response: { 200: MjmlValidation, ...mjmlErrors } }, preValidation: access }, async (request) =>
       validateSource((request.body as Static<typeof ValidateBody>).source),
     );
     app.post(
       '/mjml/render',
       {
-        schema: { tags, body: RenderBody },
+        schema: { tags, body: RenderBody, response: { 200: MjmlRender, ...mjmlErrors, ...errorResponses({ 429: 'rateLimit' }) } },
         preValidation: async (request) => {
           await access(request);
           checkRenderLimit(request.principal.workspaceId);
@@ -38,7 +43,7 @@ export const resource: Resource = {
         return renderSource(body.source, body.variables);
       },
     );
-    app.get('/mjml/reference', { schema: { tags }, preValidation: access }, async () => mjmlReference());
+    app.get('/mjml/reference', { schema: { tags, response: { 200: MjmlReference, ...errorResponses({ 403: 'errorMessage' }) } }, preValidation: access }, async () => mjmlReference());
   },
   async start(ctx, roles) {
     // Loading mjml takes a few seconds of CPU: done ahead only where MJML is in use.

@@ -2,6 +2,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Resource } from '../../platform/resource.ts';
 import { pageLimitQuery, type Query } from '../../platform/http/lists.ts';
 import { SUPPRESSION_TYPES } from './input.ts';
+import { errorResponses } from '../../platform/http/responses.ts';
+import { DeletedSuppression, Suppression, SuppressionList } from './schemas.ts';
 import { createSuppression, deleteSuppression, getSuppression, listSuppressions, updateSuppression } from './service.ts';
 
 const tags = ['Suppressions'];
@@ -30,23 +32,25 @@ const ListQuery = pageLimitQuery(10, {
 });
 type Id = Static<typeof IdParams>;
 
+const byIdErrors = errorResponses({ 400: 'error', 404: 'error' });
+
 export const resource: Resource = {
   name: 'suppressions',
   v2(app, ctx) {
-    app.post('/suppressions', { schema: { tags, body: CreateBody } }, async (request, reply) => {
+    app.post('/suppressions', { schema: { tags, body: CreateBody, response: { 201: Suppression, ...errorResponses({ 400: 'error', 409: 'conflict' }) } } }, async (request, reply) => {
       const suppression = await createSuppression(ctx.db, request.principal.workspaceId, request.body as Static<typeof CreateBody>);
       return reply.code(201).send(suppression);
     });
-    app.get('/suppressions', { schema: { tags, querystring: ListQuery } }, async (request) =>
+    app.get('/suppressions', { schema: { tags, querystring: ListQuery, response: { 200: SuppressionList } } }, async (request) =>
       listSuppressions(ctx.db, request.principal.workspaceId, request.query as Query, request.url),
     );
-    app.get('/suppressions/:id', { schema: { tags, params: IdParams } }, async (request) =>
+    app.get('/suppressions/:id', { schema: { tags, params: IdParams, response: { 200: Suppression, ...byIdErrors } } }, async (request) =>
       getSuppression(ctx.db, request.principal.workspaceId, (request.params as Id).id),
     );
     app.post(
       '/suppressions/:id',
       {
-        schema: { tags, params: IdParams, body: UpdateBody },
+        schema: { tags, params: IdParams, body: UpdateBody, response: { 200: Suppression, ...byIdErrors, ...errorResponses({ 409: 'conflict' }) } },
         // No body at all is "no fields" (400 `{error}` from the service), not a schema error.
         preValidation: async (request) => {
           request.body ??= {};
@@ -55,7 +59,7 @@ export const resource: Resource = {
       async (request) =>
         updateSuppression(ctx.db, request.principal.workspaceId, (request.params as Id).id, request.body as Static<typeof UpdateBody>),
     );
-    app.delete('/suppressions/:id', { schema: { tags, params: IdParams } }, async (request) =>
+    app.delete('/suppressions/:id', { schema: { tags, params: IdParams, response: { 200: DeletedSuppression, ...byIdErrors } } }, async (request) =>
       deleteSuppression(ctx.db, request.principal.workspaceId, (request.params as Id).id),
     );
   },

@@ -8,6 +8,8 @@ import { FILTER_OPERATORS, MAX_FILTER_RULES } from './filter.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
 import { queueEventForWebhooks } from './queue.ts';
 import { getWebhookRequest, listWebhookRequests, resendWebhookRequest, testWebhook } from './requests.ts';
+import { errorResponses } from '../../platform/http/responses.ts';
+import * as S from './schemas.ts';
 import { createWebhook, deleteWebhook, getWebhook, listWebhooks, resetWebhookSecret, updateWebhook } from './service.ts';
 
 const tags = ['Webhooks'];
@@ -53,30 +55,34 @@ type RequestId = Static<typeof RequestParams>;
 // Test deliveries: 5 per minute per IP (spec 000 "Limits"), whatever the plan.
 const testLimiter = new SlidingWindowLimiter(5, 60_000);
 
+const notFound = errorResponses({ 404: 'error' });
+// 400 bad url, name or filter; 403 filters on a plan without them; 409 a taken name.
+const writeErrors = errorResponses({ 400: 'error', 403: 'planRequired', 404: 'error', 409: 'conflict' });
+
 export const resource: Resource = {
   name: 'webhooks',
   v2(app, ctx) {
-    app.post('/webhooks', { schema: { tags, body: CreateBody } }, async (request, reply) => {
+    app.post('/webhooks', { schema: { tags, body: CreateBody, response: { 201: S.WebhookWithSecret, ...writeErrors, ...errorResponses({ 422: 'error' }) } } }, async (request, reply) => {
       const webhook = await createWebhook(ctx, request.principal.workspaceId, request.body as Static<typeof CreateBody>);
       return reply.code(201).send(webhook);
     });
-    app.get('/webhooks', { schema: { tags, querystring: pageLimitQuery(10) } }, async (request) =>
+    app.get('/webhooks', { schema: { tags, querystring: pageLimitQuery(10), response: { 200: S.WebhookList } } }, async (request) =>
       listWebhooks(ctx.db, request.principal.workspaceId, request.query as Query, request.url),
     );
-    app.get('/webhooks/:id', { schema: { tags, params: IdParams } }, async (request) =>
+    app.get('/webhooks/:id', { schema: { tags, params: IdParams, response: { 200: S.WebhookWithSecret, ...notFound } } }, async (request) =>
       getWebhook(ctx, request.principal.workspaceId, (request.params as Id).id),
     );
-    app.post('/webhooks/:id', { schema: { tags, params: IdParams, body: UpdateBody } }, async (request) =>
+    app.post('/webhooks/:id', { schema: { tags, params: IdParams, body: UpdateBody, response: { 200: S.Webhook, ...writeErrors } } }, async (request) =>
       updateWebhook(ctx, request.principal.workspaceId, (request.params as Id).id, (request.body ?? {}) as Static<typeof UpdateBody>),
     );
-    app.delete('/webhooks/:id', { schema: { tags, params: IdParams } }, async (request) =>
+    app.delete('/webhooks/:id', { schema: { tags, params: IdParams, response: { 200: S.DeletedWebhook, ...notFound } } }, async (request) =>
       deleteWebhook(ctx.db, request.principal.workspaceId, (request.params as Id).id),
     );
-    app.post('/webhooks/:id/reset-secret', { schema: { tags, params: IdParams } }, async (request) =>
+    app.post('/webhooks/:id/reset-secret', { schema: { tags, params: IdParams, response: { 200: S.WebhookWithSecret, ...notFound } } }, async (request) =>
       resetWebhookSecret(ctx, request.principal.workspaceId, (request.params as Id).id),
     );
     app.post('/webhooks/:id/test', {
-      schema: { tags, params: IdParams, body: TestBody },
+      schema: { tags, params: IdParams, body: TestBody, response: { 200: S.WebhookTest, ...errorResponses({ 400: 'errorMessage', 404: 'error', 429: 'rateLimit' }) } },
       // The body is optional: no body means the default sample type.
       preValidation: async (request) => {
         request.body ??= {};
@@ -90,14 +96,14 @@ export const resource: Resource = {
       const body = (request.body ?? {}) as Static<typeof TestBody>;
       return reply.send(await testWebhook(ctx, request.principal.workspaceId, (request.params as Id).id, body.type ?? 'email.delivered'));
     });
-    app.get('/webhooks/:id/requests', { schema: { tags, params: IdParams, querystring: pageLimitQuery(10) } }, async (request) =>
+    app.get('/webhooks/:id/requests', { schema: { tags, params: IdParams, querystring: pageLimitQuery(10), response: { 200: S.WebhookRequestList, ...notFound } } }, async (request) =>
       listWebhookRequests(ctx.db, request.principal.workspaceId, (request.params as Id).id, request.query as Query, request.url),
     );
-    app.get('/webhooks/:id/requests/:request_id', { schema: { tags, params: RequestParams } }, async (request) => {
+    app.get('/webhooks/:id/requests/:request_id', { schema: { tags, params: RequestParams, response: { 200: S.WebhookRequestDetail, ...notFound } } }, async (request) => {
       const { id, request_id } = request.params as RequestId;
       return getWebhookRequest(ctx.db, request.principal.workspaceId, id, request_id);
     });
-    app.post('/webhooks/:id/requests/:request_id/resend', { schema: { tags, params: RequestParams } }, async (request) => {
+    app.post('/webhooks/:id/requests/:request_id/resend', { schema: { tags, params: RequestParams, response: { 200: S.WebhookRequest, ...errorResponses({ 404: 'error', 409: 'error', 422: 'error' }) } } }, async (request) => {
       const { id, request_id } = request.params as RequestId;
       return resendWebhookRequest(ctx.db, request.principal.workspaceId, id, request_id);
     });
