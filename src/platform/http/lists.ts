@@ -183,7 +183,8 @@ export function applyListQuery<QB extends SelectQueryBuilder<any, any, any>>(qb:
     const dot = param.lastIndexOf('.');
     if (dot <= 0 || raw === undefined) continue;
     const key = param.slice(0, dot);
-    const field = spec.fields[key];
+    // Own keys only: `constructor.exact=x` must not find Object.prototype.constructor.
+    const field = Object.hasOwn(spec.fields, key) ? spec.fields[key] : undefined;
     if (!field) continue;
     for (const value of Array.isArray(raw) ? raw : [raw]) filters.push([field, key, param.slice(dot + 1), value]);
   }
@@ -198,7 +199,8 @@ export function applyListQuery<QB extends SelectQueryBuilder<any, any, any>>(qb:
     });
   }
 
-  const sortKeys: Record<string, Expression<any>> = {};
+  // A map without a prototype: `order=constructor` or `__proto__` names no sort key.
+  const sortKeys: Record<string, Expression<any>> = Object.create(null);
   // Text sorts case-insensitively, the same on SQLite and PostgreSQL whatever the collation.
   for (const [key, field] of Object.entries(spec.fields)) {
     sortKeys[key] = field.type === 'string' ? sql`lower(${fieldRef(key, field)})` : fieldRef(key, field);
