@@ -1,5 +1,6 @@
 // Idempotency-Key (spec 000 "Idempotency"): header validation, the per-workspace namespace,
-// replay for 24 hours after completion, 409 while held, release on failure, the 15-minute lock,
+// replay for 24 hours after completion, 409 while held, release on failure, leases that follow
+// their process (renewed while it lives, for 15 minutes at most),
 // 503 when the store cannot be reached, and exactly one winner among racing processes.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -7,11 +8,13 @@ import { openTestDatabase, race, inParallel, type TestDatabase } from './fixture
 import {
   beginIdempotent,
   completeIdempotent,
+  IDEMPOTENCY_LEASE_MS,
   IDEMPOTENCY_LOCK_MS,
   IDEMPOTENCY_REPLAY_MS,
   parseIdempotencyKey,
   pruneIdempotencyKeys,
   releaseIdempotent,
+  renewIdempotencyLeases,
 } from '../src/platform/idempotency.ts';
 import { checkSendLimits } from '../src/platform/limits.ts';
 import { openDatabase } from '../src/platform/db/database.ts';
@@ -126,18 +129,49 @@ test('only the holder releases or completes a key', async () => {
   assert.deepEqual(await beginIdempotent(t.db, ws, key, T + 2), { kind: 'replay', status: 200, body: { x: 2 } });
 });
 
-test('the lock lasts 15 minutes: a crashed holder\'s key is taken over, and the old holder cannot complete it', async () => {
+test('a holder whose process died stops renewing: its key is free after the lease, and a late completion cannot store a second send', async () => {
   const key = freshKey();
   const crashed = await claim(key, T);
+  assert.equal(IDEMPOTENCY_LEASE_MS, 10_000);
+  assert.equal((await apiErrorOf(beginIdempotent(t.db, ws, key, T + IDEMPOTENCY_LEASE_MS - 1))).status, 409);
+  const next = await claim(key, T + IDEMPOTENCY_LEASE_MS);
+  assert.notEqual(next, crashed);
+  // Had the first holder only stalled, its late completion must not store a second send.
+  const late = await apiErrorOf(complete(key, crashed, { first: true }, T + IDEMPOTENCY_LEASE_MS + 5));
+  assert.equal(late.status, 409);
+  await complete(key, next, { second: true }, T + IDEMPOTENCY_LEASE_MS + 10);
+  assert.deepEqual(await beginIdempotent(t.db, ws, key, T + IDEMPOTENCY_LEASE_MS + 20), { kind: 'replay', status: 200, body: { second: true } });
+});
+
+test('a live holder renews its lease while the request runs, for the spec\'s 15 minutes at most', async () => {
+  const key = freshKey();
+  const live = await claim(key, T);
+  for (let at = T + 5_000; at + 5_000 < T + IDEMPOTENCY_LOCK_MS; at += 5_000) {
+    await renewIdempotencyLeases(at);
+    assert.equal((await apiErrorOf(beginIdempotent(t.db, ws, key, at + 5_000))).status, 409, `held at +${at - T} ms`);
+  }
   assert.equal(IDEMPOTENCY_LOCK_MS, 15 * 60_000);
   assert.equal((await apiErrorOf(beginIdempotent(t.db, ws, key, T + IDEMPOTENCY_LOCK_MS - 1))).status, 409);
+  await renewIdempotencyLeases(T + IDEMPOTENCY_LOCK_MS);
   const next = await claim(key, T + IDEMPOTENCY_LOCK_MS);
-  assert.notEqual(next, crashed);
-  // The first holder was only slow, not dead: its late completion must not store a second send.
-  const late = await apiErrorOf(complete(key, crashed, { first: true }, T + IDEMPOTENCY_LOCK_MS + 5));
-  assert.equal(late.status, 409);
-  await complete(key, next, { second: true }, T + IDEMPOTENCY_LOCK_MS + 10);
-  assert.deepEqual(await beginIdempotent(t.db, ws, key, T + IDEMPOTENCY_LOCK_MS + 20), { kind: 'replay', status: 200, body: { second: true } });
+  assert.notEqual(next, live, 'no renewal past 15 minutes');
+});
+
+test('leases are renewed on the real clock while a key is held, and never shortened', async () => {
+  const key = freshKey();
+  const first = await beginIdempotent(t.db, ws, key);
+  assert.equal(first.kind, 'new');
+  const expiry = async () =>
+    Number((await t.db.selectFrom('idempotency_keys').select('expires_at').where('workspace_id', '=', ws).where('key', '=', key).executeTakeFirstOrThrow()).expires_at);
+  const claimed = await expiry();
+  // The renewal timer runs every 3 seconds.
+  await new Promise((resolve) => setTimeout(resolve, 3_500));
+  assert.ok((await expiry()) > claimed, 'renewed');
+  // A renewal for an earlier time leaves a later expiry alone.
+  const later = await expiry();
+  await renewIdempotencyLeases(later - IDEMPOTENCY_LEASE_MS - 60_000);
+  assert.equal(await expiry(), later);
+  if (first.kind === 'new') assert.equal(await releaseIdempotent(t.db, ws, key, first.token), true);
 });
 
 test('503 Idempotency unavailable when the store cannot be reached', async () => {
@@ -189,7 +223,7 @@ test('pruning deletes keys whose lock or replay window ended', async () => {
   await complete(stale, doneToken, {}, later - IDEMPOTENCY_REPLAY_MS - 1000, prunedWs);
   const replayToken = await claim(replayable, later - 1000, prunedWs);
   await complete(replayable, replayToken, { kept: true }, later - 1000, prunedWs);
-  await claim(held, later - 60_000, prunedWs);
+  await claim(held, later - IDEMPOTENCY_LEASE_MS / 2, prunedWs);
   const before = await t.db.selectFrom('idempotency_keys').select('key').where('workspace_id', '=', prunedWs).execute();
   assert.equal(before.length, 3);
   assert.ok((await pruneIdempotencyKeys(t.db, later)) >= 1);

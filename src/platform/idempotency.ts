@@ -13,9 +13,13 @@
 //
 // A key is one row with the primary key (workspace_id, key). Racing requests, in one process
 // or many, all try to INSERT it: the database lets exactly one through. The winner holds a
-// lock that expires after 15 minutes (a crashed holder's key becomes free again); its stored
+// short lease that its process renews while the request runs, for 15 minutes at most (the
+// spec's bound). A process that dies stops renewing, so a retry of its request finds the key
+// free within IDEMPOTENCY_LEASE_MS: it runs afresh if the dead request never committed, or
+// replays the stored response if it did (the response commits with the send). The stored
 // response is replayed for 24 hours after it completed. An expired row is taken over by the
-// same single upsert, so the takeover races just as safely.
+// same single upsert, so the takeover races just as safely; a holder that was only slow finds
+// its lease gone when it completes, and its transaction rolls back instead of sending twice.
 import { randomUUID } from 'node:crypto';
 import type { Db, Executor } from './db/database.ts';
 import type {} from './db/limits-tables.ts';
@@ -23,6 +27,9 @@ import { isoFromMs, nowMs } from './clock.ts';
 import { ApiError, messageError } from './http/errors.ts';
 
 export const IDEMPOTENCY_LOCK_MS = 15 * 60 * 1000;
+/** How long a pending key outlives its last renewal. */
+export const IDEMPOTENCY_LEASE_MS = 10_000;
+const RENEW_EVERY_MS = 3_000;
 export const IDEMPOTENCY_REPLAY_MS = 24 * 60 * 60 * 1000;
 const KEY_PATTERN = /^[A-Za-z0-9_-]{1,256}$/;
 
@@ -78,7 +85,7 @@ export async function beginIdempotent(db: Db, workspaceId: string, key: string, 
           response_body: null,
           created_at: isoFromMs(now),
           completed_at: null,
-          expires_at: at + IDEMPOTENCY_LOCK_MS,
+          expires_at: at + IDEMPOTENCY_LEASE_MS,
         })
         .onConflict((oc) =>
           oc
@@ -99,6 +106,7 @@ export async function beginIdempotent(db: Db, workspaceId: string, key: string, 
         .executeTakeFirst();
       if (claimed) {
         pruneNowAndThen(db);
+        holdLease(db, token, at);
         return { kind: 'new', token };
       }
       const existing = await db
@@ -133,6 +141,7 @@ export async function completeIdempotent(
   body: unknown,
   now: number = nowMs(),
 ): Promise<void> {
+  held.delete(token);
   const result = await tx
     .updateTable('idempotency_keys')
     .set({
@@ -157,6 +166,7 @@ export async function completeIdempotent(
  * its lock expires.
  */
 export async function releaseIdempotent(db: Db, workspaceId: string, key: string, token: string): Promise<boolean> {
+  held.delete(token);
   try {
     const result = await db
       .deleteFrom('idempotency_keys')
@@ -188,4 +198,48 @@ function pruneNowAndThen(db: Db): void {
   pruneIdempotencyKeys(db, now).catch(() => {
     // Nothing lost: the next prune deletes the same rows.
   });
+}
+
+// The leases this process holds, renewed together while any is held.
+const held = new Map<string, { db: Db; claimedAt: number }>();
+let renewTimer: NodeJS.Timeout | null = null;
+
+function holdLease(db: Db, token: string, claimedAt: number): void {
+  held.set(token, { db, claimedAt });
+  renewTimer ??= setInterval(() => void renewIdempotencyLeases().catch(() => {}), RENEW_EVERY_MS).unref();
+}
+
+/**
+ * Extends the pending keys this process holds to `now` + IDEMPOTENCY_LEASE_MS, never past 15
+ * minutes after their claim and never shortening a lease. Runs every few seconds while keys
+ * are held; a failed renewal is retried by the next one.
+ */
+export async function renewIdempotencyLeases(now: number = nowMs()): Promise<void> {
+  const at = Math.floor(now);
+  const byDb = new Map<Db, Map<number, string[]>>();
+  for (const [token, lease] of held) {
+    const until = Math.min(at + IDEMPOTENCY_LEASE_MS, lease.claimedAt + IDEMPOTENCY_LOCK_MS);
+    if (until <= at) {
+      held.delete(token); // past the spec's 15 minutes: the lease runs out
+      continue;
+    }
+    const groups = byDb.get(lease.db) ?? new Map<number, string[]>();
+    groups.set(until, [...(groups.get(until) ?? []), token]);
+    byDb.set(lease.db, groups);
+  }
+  if (held.size === 0 && renewTimer) {
+    clearInterval(renewTimer);
+    renewTimer = null;
+  }
+  for (const [db, groups] of byDb) {
+    for (const [until, tokens] of groups) {
+      await db
+        .updateTable('idempotency_keys')
+        .set({ expires_at: until })
+        .where('token', 'in', tokens)
+        .where('state', '=', 'pending')
+        .where('expires_at', '<', until)
+        .execute();
+    }
+  }
 }
