@@ -14,7 +14,7 @@
 import type { AppContext } from '../platform/context.ts';
 import type { Db } from '../platform/db/database.ts';
 import { isoFromMs, nowMs } from '../platform/clock.ts';
-import { RetryJobAt, type Job } from '../platform/jobs.ts';
+import { JOB_LEASE_MS, RetryJobAt, type Job } from '../platform/jobs.ts';
 import { preparedQuery } from '../platform/db/prepared.ts';
 import { createOutboundDelivery, type DeliveryOutcome, type SmtpDelivery } from '../mail/smtp-delivery.ts';
 import { findSendingDomainById, type SendingDomain } from '../resources/domains/service.ts';
@@ -22,8 +22,9 @@ import { BuildError, BuildPool } from './build-pool.ts';
 import { deriveTrackingSecret, storeTrackingLinks } from './tracking.ts';
 import { recordAttempted, recordBouncedAtDelivery, recordDelivered, recordFailed, SENDABLE_STATUSES } from './outcomes.ts';
 
-/** Lease of a deliver job: longer than the slowest SMTP exchange SmtpDelivery allows. */
-export const DELIVER_LEASE_MS = 15 * 60 * 1000;
+/** Lease of a deliver job, renewed by the job runner while its SMTP exchange lasts: a dead
+ *  worker's deliveries resume within this time. */
+export const DELIVER_LEASE_MS = JOB_LEASE_MS;
 const RETRY_BASE_MS = 60_000;
 const RETRY_CAP_MS = 60 * 60 * 1000;
 const DOMAIN_CACHE_MS = 30_000;

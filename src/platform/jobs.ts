@@ -1,7 +1,9 @@
 // The durable job queue: a `jobs` table in the service's own database.
 // - enqueueJob runs inside the caller's transaction (outbox): the job exists iff the data does.
-// - A worker claims due jobs with a lease (locked_until). A worker that dies leaves its lease
-//   to expire, and the job runs again; handlers must therefore be idempotent.
+// - A worker claims due jobs with a short lease (locked_until) and renews it while the job
+//   runs, so a live worker's long job (a slow SMTP exchange) is never taken over, and a dead
+//   worker's jobs run again within seconds of its lease running out; handlers must therefore
+//   be idempotent.
 // - A failing job is retried with exponential backoff until max_attempts, then kept as dead.
 // - On PostgreSQL, many workers claim concurrently with FOR UPDATE SKIP LOCKED.
 import { randomUUID } from 'node:crypto';
@@ -82,6 +84,21 @@ export async function claimDueJobs(db: Db, type: string, limit: number, leaseMs:
     }));
 }
 
+/** Extends the leases `workerId` holds on `ids` to `lockedUntil`; how many it still held. */
+export async function renewJobLeases(db: Db, ids: number[], workerId: string, lockedUntil: number): Promise<number> {
+  let renewed = 0;
+  for (let i = 0; i < ids.length; i += 500) {
+    const result = await db
+      .updateTable('jobs')
+      .set({ locked_until: lockedUntil })
+      .where('id', 'in', ids.slice(i, i + 500))
+      .where('locked_by', '=', workerId)
+      .executeTakeFirst();
+    renewed += Number(result.numUpdatedRows);
+  }
+  return renewed;
+}
+
 /** A finished job is deleted; only the worker holding the lease may finish it. */
 export async function completeJob(db: Executor, job: Job, workerId: string): Promise<boolean> {
   return (await completeJobs(db, [job.id], workerId)) > 0;
@@ -160,8 +177,12 @@ const CLAIM_BATCH_WAIT_MS = 10;
 
 export interface JobHandlerOptions {
   concurrency?: number;
+  /** How long a claimed job stays locked without a renewal (renewed every third of it). */
   leaseMs?: number;
 }
+
+/** Default lease: a dead worker's jobs are taken over within this time. */
+export const JOB_LEASE_MS = 20_000;
 
 type Handler = (job: Job, db: Db) => Promise<void>;
 interface Registered extends Required<JobHandlerOptions> {
@@ -170,7 +191,7 @@ interface Registered extends Required<JobHandlerOptions> {
 const handlers = new Map<string, Registered>();
 
 export function registerJobHandler(type: string, handler: Handler, options: JobHandlerOptions = {}): void {
-  handlers.set(type, { handler, concurrency: options.concurrency ?? 4, leaseMs: options.leaseMs ?? 60_000 });
+  handlers.set(type, { handler, concurrency: options.concurrency ?? 4, leaseMs: options.leaseMs ?? JOB_LEASE_MS });
 }
 
 export interface JobRunnerOptions {
@@ -186,15 +207,36 @@ export class JobRunner {
   private readonly workerId = randomUUID();
   private readonly db: Db;
   private readonly options: JobRunnerOptions;
+  /** Jobs running now, with their type's lease, renewed by one timer per lease length. */
+  private readonly leased = new Map<number, number>();
+  private readonly renewTimers: NodeJS.Timeout[] = [];
   constructor(db: Db, options: JobRunnerOptions = {}) {
     this.db = db;
     this.options = options;
   }
 
   start(): void {
+    const leases = new Set<number>();
     for (const [type, registered] of handlers) {
       if (this.options.types && !this.options.types.includes(type)) continue;
       this.loops.push(this.loop(type, registered));
+      leases.add(registered.leaseMs);
+    }
+    for (const leaseMs of leases) {
+      const timer = setInterval(() => void this.renew(leaseMs), Math.max(50, Math.floor(leaseMs / 3)));
+      timer.unref();
+      this.renewTimers.push(timer);
+    }
+  }
+
+  private async renew(leaseMs: number): Promise<void> {
+    const ids = [...this.leased].filter(([, lease]) => lease === leaseMs).map(([id]) => id);
+    if (ids.length === 0) return;
+    try {
+      await renewJobLeases(this.db, ids, this.workerId, Math.floor(nowMs()) + leaseMs);
+    } catch (error) {
+      // The next renewal tries again; a lease lost meanwhile only means the job may run twice.
+      if (!this.stopping) this.options.log?.error({ err: error }, 'renewing job leases failed');
     }
   }
 
@@ -225,7 +267,11 @@ export class JobRunner {
         if (!this.stopping) this.options.log?.error({ err: error, type }, 'claiming jobs failed');
       }
       for (const job of claimed) {
-        const run = this.run(job, registered).finally(() => running.delete(run));
+        this.leased.set(job.id, registered.leaseMs);
+        const run = this.run(job, registered).finally(() => {
+          running.delete(run);
+          this.leased.delete(job.id);
+        });
         running.add(run);
       }
       if (claimed.length < free) await signal.wait(pollMs, generation);
@@ -272,5 +318,6 @@ export class JobRunner {
     this.stopping = true;
     for (const signal of enqueued.values()) signal.notify();
     await Promise.allSettled(this.loops);
+    for (const timer of this.renewTimers) clearInterval(timer);
   }
 }

@@ -128,3 +128,43 @@ test('the runner runs handlers, retries failures, honours RetryJobAt and recover
     await runner.stop();
   }
 });
+
+test('a running job\'s lease is renewed, so a second worker never takes over a live worker\'s long job', async () => {
+  const runs: string[] = [];
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  registerJobHandler('renew.test', async (job) => {
+    runs.push(`start ${job.attempts}`);
+    await released; // a long SMTP exchange, many times the lease
+    runs.push('end');
+  }, { concurrency: 1, leaseMs: 300 });
+  const id = await enqueueJob(db, 'renew.test', {});
+  const live = new JobRunner(db, { pollMs: 20, types: ['renew.test'] });
+  live.start();
+  try {
+    await eventually(async () => runs.length === 1);
+    const firstLease = Number((await jobRow(id))!.locked_until);
+    // Several leases later the job is still the live worker's, its lease moved forward.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    assert.deepEqual(await claimDueJobs(db, 'renew.test', 10, 300, 'other-worker'), [], 'not taken over');
+    assert.ok(Number((await jobRow(id))!.locked_until) > firstLease, 'renewed');
+    release();
+    await eventually(async () => (await jobRow(id)) === undefined);
+    assert.deepEqual(runs, ['start 1', 'end'], 'ran once');
+  } finally {
+    release();
+    await live.stop();
+  }
+});
+
+test('a dead worker\'s job runs again as soon as its lease runs out', async () => {
+  const id = await enqueueJob(db, 'takeover.test', { n: 1 });
+  // The dead worker claimed it with a short lease and never renews it.
+  const [claimed] = await claimDueJobs(db, 'takeover.test', 1, 200, 'dead-worker');
+  assert.equal(claimed.id, id);
+  assert.deepEqual(await claimDueJobs(db, 'takeover.test', 1, 200, 'second-worker'), [], 'held while its lease lasts');
+  await new Promise((resolve) => setTimeout(resolve, 250));
+  const [again] = await claimDueJobs(db, 'takeover.test', 1, 200, 'second-worker');
+  assert.equal(again.id, id);
+  assert.equal(again.attempts, 2);
+});

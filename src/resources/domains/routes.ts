@@ -74,7 +74,7 @@ export const resource: Resource = {
     );
   },
   registerJobs(ctx) {
-    registerJobHandler(RECHECK_JOB, (job) => runRecheckJob(ctx, job), { concurrency: 1, leaseMs: 15 * 60 * 1000 });
+    registerJobHandler(RECHECK_JOB, (job) => runRecheckJob(ctx, job), { concurrency: 1 });
   },
   async start(ctx, roles) {
     if (roles.has('worker')) await ensureRecheckChain(ctx.db);

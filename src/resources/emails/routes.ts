@@ -135,7 +135,7 @@ export const resource: Resource = {
     );
   },
   registerJobs(ctx) {
-    registerJobHandler(PURGE_JOB, (job) => runPurgeJob(ctx, job), { concurrency: 1, leaseMs: 15 * 60 * 1000 });
+    registerJobHandler(PURGE_JOB, (job) => runPurgeJob(ctx, job), { concurrency: 1 });
   },
   async start(ctx, roles) {
     if (roles.has('worker')) await ensurePurgeChain(ctx.db);
