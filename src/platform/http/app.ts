@@ -34,6 +34,15 @@ function makeAjv(options: AjvOptions): Ajv {
 
 export const BODY_LIMIT = 50 * 1024 * 1024;
 
+const nulRefused = () => frameworkError(400, 'Text may not contain NUL (\\u0000) characters');
+
+function containsNul(value: unknown, depth = 0): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (depth > 1000 || value === null || typeof value !== 'object') return false;
+  for (const [key, item] of Object.entries(value)) if (key.includes('\u0000') || containsNul(item, depth + 1)) return true;
+  return false;
+}
+
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: ctx.log,
@@ -56,11 +65,20 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.addContentTypeParser(/^application\/([\w.+-]+\+)?json/, { parseAs: 'string' }, (_request, body, done) => {
     const text = String(body);
     if (text.trim() === '') return done(null, undefined);
+    let parsed: unknown;
     try {
-      done(null, secureJson.parse(text, null, { protoAction: 'remove', constructorAction: 'remove' }));
+      parsed = secureJson.parse(text, null, { protoAction: 'remove', constructorAction: 'remove' });
     } catch {
-      done(invalidJson() as unknown as FastifyError, undefined);
+      return done(invalidJson() as unknown as FastifyError, undefined);
     }
+    if (text.includes('\\u0000') && containsNul(parsed)) return done(nulRefused() as unknown as FastifyError, undefined);
+    done(null, parsed);
+  });
+  // NUL is no character of any field (and PostgreSQL cannot store it in text): refused in the
+  // path and query string here, in JSON bodies by the parser above.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (/%00|\u0000/i.test(request.url)) return done(nulRefused() as unknown as FastifyError);
+    done();
   });
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
@@ -96,7 +114,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.addHook('onRoute', (route) => {
     if (route.schema?.hide) return;
     const isPublic = (route.config as { scope?: string } | undefined)?.scope === 'public';
-    route.schema = { ...(route.schema ?? {}), response: withDefaultResponses(route.schema?.response as never, isPublic) };
+    route.schema = { ...(route.schema ?? {}), response: withDefaultResponses(route.schema?.response as never, isPublic, route.url.includes(':')) };
   });
 
   await app.register(swagger, {

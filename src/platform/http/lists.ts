@@ -38,10 +38,14 @@ const CONDITIONS: Record<FieldType, readonly string[]> = {
   boolean: ['exact'],
 };
 
+// Beyond this a page number is no page at all, and its offset would overflow the engines'
+// integers (a 500 before); it is the standard 400 instead.
+const MAX_PAGE = 2_147_483_647;
+
 /** Query schema for `page` + `limit` lists (out of range gives the standard 400). */
 export function pageLimitQuery(defaultLimit: number, extra: Record<string, TSchema> = {}) {
   return Type.Object({
-    page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: defaultLimit })),
     search: Type.Optional(Type.String()),
     match: Type.Optional(Type.Union([Type.Literal('all'), Type.Literal('or')])),
@@ -52,7 +56,7 @@ export function pageLimitQuery(defaultLimit: number, extra: Record<string, TSche
 /** Query schema for `page` + `per_page` lists (templates, automations, runs). */
 export function perPageQuery(extra: Record<string, TSchema> = {}) {
   return Type.Object({
-    page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
     per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 25 })),
     match: Type.Optional(Type.Union([Type.Literal('all'), Type.Literal('or')])),
     ...extra,

@@ -126,9 +126,10 @@ export function errorResponses(statuses: Record<number, ErrorShape | ErrorShape[
 /**
  * Adds the statuses every route can answer without naming them: 400 for a request its own
  * schemas refuse or invalid JSON (merged with the route's own 400 shapes), 401 and 403 before
- * an authenticated endpoint runs, 500. Called for each route from app.ts.
+ * an authenticated endpoint runs, 414 for an over-long path parameter, 500. Called for each
+ * route from app.ts.
  */
-export function withDefaultResponses(response: Record<string, TSchema> | undefined, isPublic: boolean): Record<string, TSchema> {
+export function withDefaultResponses(response: Record<string, TSchema> | undefined, isPublic: boolean, hasPathParams = false): Record<string, TSchema> {
   const out: Record<string, TSchema> = { ...(response ?? {}) };
   // A route that names no 400 shapes of its own may answer any of the spec's 400 bodies.
   const invalid = [ref('validation'), ref('framework')];
@@ -141,6 +142,8 @@ export function withDefaultResponses(response: Record<string, TSchema> | undefin
     const own403 = out['403'] ?? Type.Union([ref('planRequired'), ref('errorMessage')]);
     out['403'] = Type.Union([ref('framework'), ...(own403.anyOf ?? [own403])]);
   }
+  // The router refuses a path parameter longer than its limit before any schema runs.
+  if (hasPathParams) out['414'] ??= ref('framework');
   out['500'] ??= ref('framework');
   return out;
 }
