@@ -4,69 +4,13 @@
 // and a job that runs again after a recorded 2xx does not send a second time.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { SMTPServer } from 'smtp-server';
+import { startStallingMta } from '../helpers/stalling-mta.ts';
 import { eventually, freePort, startChildApp, type ChildApp, databaseUrlOf } from '../helpers/app.ts';
 import { startSendingApp, type SendingApp } from '../helpers/sending.ts';
 import { updateWorkspace } from '../../src/resources/workspaces/service.ts';
 import { enqueueJob } from '../../src/platform/jobs.ts';
 import { nowMs } from '../../src/platform/clock.ts';
 import { DELIVER_LEASE_MS } from '../../src/delivery/worker.ts';
-
-/** An MTA that can hold back its reply to DATA and, like a real one, keeps a message only once it replied 250. */
-async function startStallingMta() {
-  let stalling = true;
-  const held: Array<() => void> = [];
-  const accepted: Array<{ rcptTo: string[]; raw: Buffer }> = [];
-  let received = 0;
-  let open = 0;
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['AUTH', 'STARTTLS'],
-    disableReverseLookup: true,
-    logger: false,
-    closeTimeout: 200,
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => {
-        received++;
-        const reply = () => {
-          // The client is gone: the transaction failed, nothing was accepted.
-          if ((session as { closed?: boolean }).closed) return;
-          accepted.push({ rcptTo: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks) });
-          callback(null, '2.0.0 Ok: queued');
-        };
-        if (stalling) held.push(reply);
-        else reply();
-      });
-    },
-    onConnect(_session, callback) {
-      open++;
-      callback();
-    },
-    onClose(session) {
-      (session as { closed?: boolean }).closed = true;
-      open--;
-    },
-  });
-  server.on('error', () => {});
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.server.address() as { port: number }).port,
-    accepted,
-    get received() {
-      return received;
-    },
-    get openConnections() {
-      return open;
-    },
-    release() {
-      stalling = false;
-      for (const reply of held.splice(0)) reply();
-    },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 let app: SendingApp;
 let mta: Awaited<ReturnType<typeof startStallingMta>>;
