@@ -1,0 +1,152 @@
+// The chaos run shared by the chaos test and the `chaos` bench scenario (issue 20): clients
+// send with an Idempotency-Key each, retrying on connection errors, while the one Postlane
+// process (API and workers) is killed with SIGKILL at random moments and restarted on the same
+// data. Deliveries in flight are cut mid-DATA by the kills (the MTA holds its replies until
+// the last restart). The report says what was lost, doubled or stuck.
+import { eventually, freePort, startChildApp, type ChildApp, databaseUrlOf } from './app.ts';
+import { startSendingApp } from './sending.ts';
+import { startStallingMta } from './stalling-mta.ts';
+import { updateWorkspace } from '../../src/resources/workspaces/service.ts';
+import { DELIVER_LEASE_MS } from '../../src/delivery/worker.ts';
+
+export interface ChaosOptions {
+  clients: number;
+  /** Each client sends at least this many, and keeps sending until the last kill. */
+  sendsPerClient: number;
+  kills: number;
+  /** Pause before each kill, in ms: a random value in [min, max). */
+  killEvery: [number, number];
+}
+
+export interface ChaosReport {
+  sends: number;
+  kills: number;
+  retries: number;
+  conflicts: number;
+  /** Keys whose client never got a 200 (should be 0). */
+  unanswered: number;
+  /** Emails stored beyond one per key, and answered ids not stored. */
+  acceptedTwice: number;
+  acceptedWithoutEmail: number;
+  stuckKeys: number;
+  /** Emails not delivered by the deadline, and recipients or Message-IDs seen more than once. */
+  undelivered: number;
+  deliveredTwice: number;
+  /** From the last restart until the last email was delivered. */
+  deliveredWithinMs: number;
+  dataReceived: number;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
+  const mta = await startStallingMta();
+  // This process prepares the data and reads it back; the server under fire is a child.
+  const app = await startSendingApp({ roles: ['api'] });
+  let child: ChildApp | null = null;
+  try {
+    await app.verifiedDomain('acme.test');
+    await updateWorkspace(app.running.ctx.db, app.workspace.id, { sendRate: 100_000, dailyLimit: 10_000_000 });
+    app.dns.set('example.org', 'MX', [{ exchange: 'mx.example.org', priority: 10 }]);
+    app.dns.set('mx.example.org', 'A', ['127.0.0.1']);
+    const env = {
+      DATABASE_URL: await databaseUrlOf(app),
+      DATA_DIR: app.config.dataDir,
+      HTTP_HOST: '127.0.0.1',
+      SMTP_SUBMISSION_PORT: '0',
+      SMTP_INBOUND_PORT: '0',
+      DNS_SERVERS: app.dns.address,
+      MX_PORT: String(mta.port),
+      MAIL_HOSTNAME: 'mail.postlane.test',
+    };
+    child = await startChildApp({ ...env, HTTP_PORT: String(await freePort()) });
+    let url = child.url;
+    let killsDone = false;
+    const stats = { retries: 0, conflicts: 0, unanswered: 0 };
+
+    // One client: its sends in order, each retried with the same key until it gets a 200.
+    const client = async (c: number) => {
+      const results: Array<{ key: string; id: string }> = [];
+      for (let i = 0; i < options.sendsPerClient || !killsDone; i++) {
+        await sleep(10 + Math.random() * 20);
+        const key = `chaos-${c}-${i}`;
+        for (let attempt = 0; ; attempt++) {
+          if (attempt >= 1000) {
+            stats.unanswered++;
+            break;
+          }
+          try {
+            const res = await fetch(`${url}/v2/emails`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${app.key}`, 'content-type': 'application/json', 'idempotency-key': key },
+              body: JSON.stringify({ from: 'hello@acme.test', to: `c${c}-n${i}@example.org`, subject: `Chaos ${key}`, text: 'Hello' }),
+            });
+            const body = (await res.json()) as { id?: string };
+            if (res.status === 200 && body.id) {
+              results.push({ key, id: body.id });
+              break;
+            }
+            // 409: the key is held by a request that died with its process, until its lease ends.
+            if (res.status === 409) stats.conflicts++;
+            else if (![429, 503].includes(res.status)) throw new Error(`${key}: ${res.status} ${JSON.stringify(body)}`);
+          } catch (error) {
+            if (error instanceof Error && error.message.startsWith(key)) throw error;
+            // The server is down: retry with the same key, as a client should.
+          }
+          stats.retries++;
+          await sleep(50 + Math.random() * 100);
+        }
+      }
+      return results;
+    };
+
+    const killer = (async () => {
+      for (let k = 0; k < options.kills; k++) {
+        const [min, max] = options.killEvery;
+        await sleep(min + Math.random() * (max - min));
+        await child!.kill('SIGKILL');
+        child = await startChildApp({ ...env, HTTP_PORT: String(await freePort()) });
+        url = child.url;
+      }
+      killsDone = true;
+    })();
+    const sent = (await Promise.all(Array.from({ length: options.clients }, (_, c) => client(c)))).flat();
+    await killer;
+    const restartedAt = Date.now();
+    mta.release(); // from now on the MTA answers
+
+    const db = app.running.ctx.db;
+    const rows = await db.selectFrom('emails').select(['id', 'message_id']).where('workspace_id', '=', app.workspace.id).execute();
+    const stored = new Set(rows.map((r) => r.id));
+    const stuck = await db.selectFrom('idempotency_keys').select('key').where('workspace_id', '=', app.workspace.id).where('state', '=', 'pending').execute();
+    const notDelivered = async () =>
+      (await db.selectFrom('emails').select('id').where('workspace_id', '=', app.workspace.id).where('status', '<>', 'delivered').execute()).length;
+    // Deliveries a killed worker held resume when their lease ends.
+    await eventually(async () => (await notDelivered()) === 0, DELIVER_LEASE_MS + 60_000, 200).catch(() => null);
+    const deliveredWithinMs = Date.now() - restartedAt;
+
+    const seen = new Map<string, number>();
+    for (const message of mta.accepted) {
+      const messageId = /^Message-ID:\s*(\S+)/im.exec(message.raw.toString('utf8'))?.[1] ?? '?';
+      for (const key of [...message.rcptTo, messageId]) seen.set(key, (seen.get(key) ?? 0) + 1);
+    }
+    return {
+      sends: sent.length,
+      kills: options.kills,
+      retries: stats.retries,
+      conflicts: stats.conflicts,
+      unanswered: stats.unanswered,
+      acceptedTwice: rows.length - new Set(sent.map((s) => s.id)).size,
+      acceptedWithoutEmail: sent.filter((s) => !stored.has(s.id)).length,
+      stuckKeys: stuck.length,
+      undelivered: await notDelivered(),
+      deliveredTwice: [...seen.values()].filter((n) => n > 1).length,
+      deliveredWithinMs,
+      dataReceived: mta.received,
+    };
+  } finally {
+    await child?.kill('SIGKILL');
+    await app.close();
+    await mta.close();
+  }
+}
