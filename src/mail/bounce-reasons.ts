@@ -16,8 +16,8 @@ type Rule = { reason: BounceReason; pattern: RegExp; hard: boolean; aboutRecipie
 const textRules: Rule[] = [
   { reason: 'rate_limited', hard: false, aboutRecipient: false, pattern: /rate limit|too many (messages|connections|recipients)|try again later|throttl|temporarily deferred|4\.7\.28/i },
   { reason: 'reputation_block', hard: false, aboutRecipient: false, pattern: /reputation|blocklist|blacklist|block ?list|spamhaus|barracuda|spamcop|\bblocked\b|\bRBL\b|\bDNSBL\b|listed at|poor sender/i },
-  { reason: 'policy_block', hard: false, aboutRecipient: false, pattern: /\bpolicy\b|\bSPF\b|\bDKIM\b|\bDMARC\b|not authori[sz]ed|relay(ing)? (denied|not permitted|access denied)|5\.7\.(1|23|25|26)\b/i },
-  { reason: 'content_spam', hard: false, aboutRecipient: false, pattern: /\bspam\b|content rejected|message content|virus|malware|5\.7\.1 .*content/i },
+  { reason: 'policy_block', hard: false, aboutRecipient: false, pattern: /\bpolicy\b|\bSPF\b|\bDKIM\b|\bDMARC\b|not authori[sz]ed|relay(ing)? (denied|not permitted|access denied)|5\.7\.(23|25|26)\b/i },
+  { reason: 'content_spam', hard: false, aboutRecipient: false, pattern: /\bspam\b|content rejected|message content|virus|malware/i },
   { reason: 'message_too_large', hard: true, aboutRecipient: false, pattern: /too (large|big)|size limit|exceeds.*size|5\.3\.4|5\.2\.3/i },
   { reason: 'mailbox_full', hard: false, aboutRecipient: true, pattern: /mailbox (is )?full|over ?quota|quota exceeded|insufficient (disk )?space|5\.2\.2|4\.2\.2/i },
   { reason: 'mailbox_disabled', hard: true, aboutRecipient: true, pattern: /disabled|inactive|suspended|deactivated|no longer (active|in use)|account (has been )?(closed|expired)|5\.2\.1/i },
@@ -52,4 +52,9 @@ export function isAutoReply(headers: { subject?: string; autoSubmitted?: string;
 /** Only reasons about the recipient, and only hard ones, may add a `bounce` suppression. */
 export function suppressesRecipient(result: ReasonResult): boolean {
   return result.hard && result.aboutRecipient;
+}
+
+/** Reasons about the sender that a receiver answers with 5xx but that deserve a later retry. */
+export function isSenderBlock(reason: BounceReason): boolean {
+  return reason === 'reputation_block' || reason === 'policy_block' || reason === 'rate_limited';
 }

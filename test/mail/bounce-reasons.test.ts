@@ -35,3 +35,10 @@ test('auto-replies are recognised and are not bounces', () => {
   assert.ok(isAutoReply({ autoSubmitted: 'auto-replied' }));
   assert.ok(!isAutoReply({ subject: 'Undelivered Mail Returned to Sender' }));
 });
+
+test('a 550 reputation block from a receiver is temporary (retried), a 550 unknown user permanent', async () => {
+  const { classifySmtpError } = await import('../../src/mail/smtp-delivery.ts');
+  const err = (fields: object) => Object.assign(new Error('x'), fields);
+  assert.equal(classifySmtpError(err({ responseCode: 550, response: '550 5.7.1 Your IP has very low reputation', command: 'RCPT TO' })).kind, 'temporary');
+  assert.equal(classifySmtpError(err({ responseCode: 550, response: '550 5.1.1 User unknown', command: 'RCPT TO' })).kind, 'permanent');
+});
