@@ -7,6 +7,7 @@
 // Outcomes: 2xx → delivered; 5xx → permanent (the recipient's server refused for good); 4xx,
 // network errors, timeouts, DNS failures → temporary (retry later). Temporary and connection
 // failures move on to the next address / MX host first.
+import { classifyReason, isSenderBlock } from './bounce-reasons.ts';
 import type { Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
@@ -119,7 +120,10 @@ export function classifySmtpError(error: SmtpError): Omit<HostAttempt, 'mxHost' 
     const permanent = code >= 500 && code !== 503;
     const hostLevel = HOST_LEVEL_COMMANDS.has(error.command ?? '') || error.code === 'EAUTH';
     // A refused login at a smarthost is our configuration, not the recipient: retry later.
-    const kind: DeliveryKind = permanent && error.code !== 'EAUTH' ? 'permanent' : 'temporary';
+    // A 5xx that is about the sender (reputation, blocklist, policy, rate) is a block, not a
+    // bounce: retried later and never a reason to suppress the recipient (issue 19, postal #60).
+    const senderBlock = isSenderBlock(classifyReason({ status: String(code), diagnostic: response }).reason);
+    const kind: DeliveryKind = permanent && error.code !== 'EAUTH' && !senderBlock ? 'permanent' : 'temporary';
     return { kind, code, enhancedCode: enhancedCodeOf(response) ?? (kind === 'permanent' ? '5.0.0' : '4.0.0'), response, hostLevel };
   }
   // No reply: TLS failed (X.7.5 cryptographic failure), the connection failed or timed out
