@@ -42,7 +42,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const mta = await startStallingMta();
   // This process prepares the data and reads it back; the server under fire is a child.
-  const app = await startSendingApp({ roles: ['api'] });
+  const app = await startSendingApp({ roles: ['api'], workspace: { credits: 10_000_000 } });
   let child: ChildApp | null = null;
   try {
     await app.verifiedDomain('acme.test');
