@@ -61,6 +61,7 @@ export async function startPostlane(config: Config, options: StartOptions = {}):
     schema: options.schema,
     backgroundCheckpoints: true,
     onCheckpointError: (message) => log.warn({ error: message }, 'background WAL checkpoint failed'),
+    onPoolError: (message) => log.warn({ error: message }, 'a PostgreSQL connection was lost; reconnecting'),
   });
   const ctx = createContext(config, database.db, log);
   const stops: Array<() => Promise<void>> = [];

@@ -16,6 +16,10 @@ export interface ChaosOptions {
   kills: number;
   /** Pause before each kill, in ms: a random value in [min, max). */
   killEvery: [number, number];
+  /** Instead of killing Postlane, restart its database this way (PostgreSQL restarted under
+   *  load: Postlane must recover by itself). Clients then also retry 500s, which a request cut
+   *  off from its database may answer. */
+  restartDatabase?: () => Promise<void>;
 }
 
 export interface ChaosReport {
@@ -88,7 +92,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
             }
             // 409: the key is held by a request that died with its process, until its lease ends.
             if (res.status === 409) stats.conflicts++;
-            else if (![429, 503].includes(res.status)) throw new Error(`${key}: ${res.status} ${JSON.stringify(body)}`);
+            else if (![429, 503].includes(res.status) && !(options.restartDatabase && res.status === 500)) throw new Error(`${key}: ${res.status} ${JSON.stringify(body)}`);
           } catch (error) {
             if (error instanceof Error && error.message.startsWith(key)) throw error;
             // The server is down: retry with the same key, as a client should.
@@ -104,6 +108,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       for (let k = 0; k < options.kills; k++) {
         const [min, max] = options.killEvery;
         await sleep(min + Math.random() * (max - min));
+        if (options.restartDatabase) {
+          await options.restartDatabase();
+          continue;
+        }
         await child!.kill('SIGKILL');
         child = await startChildApp({ ...env, HTTP_PORT: String(await freePort()) });
         url = child.url;

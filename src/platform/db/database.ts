@@ -31,6 +31,8 @@ export interface OpenOptions {
   backgroundCheckpoints?: boolean;
   /** Told when a background checkpoint fails (the server's own connection still checkpoints). */
   onCheckpointError?: (message: string) => void;
+  /** PostgreSQL only: told when an idle pooled connection is lost (it is replaced). */
+  onPoolError?: (message: string) => void;
 }
 
 export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHandle {
@@ -57,6 +59,10 @@ export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHa
     max: options.poolSize ?? 10,
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });
+  // An idle connection that PostgreSQL closes (a restart, a failover, an administrator) is an
+  // 'error' event on the pool; unheard, it would end the process. The pool drops that client
+  // and connects afresh for the next query, so Postlane rides out a database restart.
+  pool.on('error', (error) => options.onPoolError?.(error.message));
   const db = new Kysely<Database>({ dialect: new OwnSchemaPostgresDialect({ pool }) });
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }
