@@ -17,7 +17,7 @@ import { createResolver } from '../platform/dns.ts';
 import { emitEvent } from '../platform/events.ts';
 import { ApiError } from '../platform/http/errors.ts';
 import { newId, randomAlphanumeric } from '../platform/ids.ts';
-import { applyBounce, applyComplaint } from '../delivery/outcomes.ts';
+import { applyBounce, applyComplaint } from '../resources/emails/delivery/outcomes.ts';
 import { parseBounce, type BounceReport } from '../mail/bounces.ts';
 import { parseVerpAddress } from '../mail/verp.ts';
 import { domainOf, formatAddress } from '../resources/emails/addresses.ts';

@@ -7,7 +7,7 @@ import { eventually, freePort, startChildApp, type ChildApp, databaseUrlOf } fro
 import { startSendingApp } from './sending.ts';
 import { startStallingMta } from './stalling-mta.ts';
 import { updateWorkspace } from '../../src/resources/workspaces/service.ts';
-import { DELIVER_LEASE_MS } from '../../src/delivery/worker.ts';
+import { DELIVER_LEASE_MS } from '../../src/resources/emails/delivery/worker.ts';
 
 export interface ChaosOptions {
   clients: number;

@@ -1,8 +1,8 @@
 // Link rewriting and the open pixel, on HTML alone.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { applyTracking, decodeAttribute, trackableUrl, trackingToken } from '../../src/delivery/tracking.ts';
-import { locationOf } from '../../src/resources/tracking/routes.ts';
+import { applyTracking, decodeAttribute, trackableUrl, trackingToken } from '../../../src/resources/emails/delivery/tracking.ts';
+import { locationOf } from '../../../src/resources/tracking/routes.ts';
 
 const options = { host: 'go.acme.test', loads: true, clicks: true, token: (slot: string) => `tok-${slot}` };
 

@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startDeliveryApp, type DeliveryApp } from './helpers.ts';
-import { applyBounce, applyComplaint } from '../../src/delivery/outcomes.ts';
+import { applyBounce, applyComplaint } from '../../../src/resources/emails/delivery/outcomes.ts';
 
 let app: DeliveryApp;
 

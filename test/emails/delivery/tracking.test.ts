@@ -4,8 +4,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { startDeliveryApp, type DeliveryApp } from './helpers.ts';
-import { eventually } from '../helpers/app.ts';
-import { isoFromMs, nowMs } from '../../src/platform/clock.ts';
+import { eventually } from '../../helpers/app.ts';
+import { isoFromMs, nowMs } from '../../../src/platform/clock.ts';
 
 let app: DeliveryApp;
 

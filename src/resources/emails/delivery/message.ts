@@ -1,13 +1,13 @@
 // The bytes that go out for one email (one recipient): the stored content composed with this
 // copy's Message-ID, tracking applied when the email asks for it, DKIM-signed with the sending
 // domain's key; and its envelope sender, the per-email VERP address on the return-path host.
-import { composeMessage } from '../mail/compose.ts';
-import { signMessage } from '../mail/dkim.ts';
-import { verpAddress } from '../mail/verp.ts';
-import type { SendingDomain } from '../resources/domains/service.ts';
-import type { EmailRow } from '../resources/emails/objects.ts';
-import type { StoredMessage } from '../resources/emails/content.ts';
-import { formatAddress } from '../resources/emails/addresses.ts';
+import { composeMessage } from '../../../mail/compose.ts';
+import { signMessage } from '../../../mail/dkim.ts';
+import { verpAddress } from '../../../mail/verp.ts';
+import type { SendingDomain } from '../../domains/service.ts';
+import type { EmailRow } from '../objects.ts';
+import type { StoredMessage } from '../content.ts';
+import { formatAddress } from '../addresses.ts';
 import { applyTracking, trackingToken, type TrackedHtml } from './tracking.ts';
 
 export interface OutgoingMessage {

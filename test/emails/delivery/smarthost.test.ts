@@ -3,8 +3,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startDeliveryApp, type DeliveryApp } from './helpers.ts';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts';
-import { parseVerpAddress } from '../../src/mail/verp.ts';
+import { startSmtpSink, type SmtpSink } from '../../helpers/smtp-sink.ts';
+import { parseVerpAddress } from '../../../src/mail/verp.ts';
 
 let relay: SmtpSink;
 let app: DeliveryApp;

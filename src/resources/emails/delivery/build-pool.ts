@@ -4,8 +4,8 @@
 // fails); a worker that dies is a plain error (the job is retried).
 import { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
-import type { SendingDomain } from '../resources/domains/service.ts';
-import type { EmailRow } from '../resources/emails/objects.ts';
+import type { SendingDomain } from '../../domains/service.ts';
+import type { EmailRow } from '../objects.ts';
 import type { BuildSecrets, OutgoingMessage } from './message.ts';
 
 export interface BuildTask {

@@ -4,13 +4,13 @@
 // and a job that runs again after a recorded 2xx does not send a second time.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startStallingMta } from '../helpers/stalling-mta.ts';
-import { eventually, freePort, startChildApp, type ChildApp, databaseUrlOf } from '../helpers/app.ts';
-import { startSendingApp, type SendingApp } from '../helpers/sending.ts';
-import { updateWorkspace } from '../../src/resources/workspaces/service.ts';
-import { enqueueJob } from '../../src/platform/jobs.ts';
-import { nowMs } from '../../src/platform/clock.ts';
-import { DELIVER_LEASE_MS } from '../../src/delivery/worker.ts';
+import { startStallingMta } from '../../helpers/stalling-mta.ts';
+import { eventually, freePort, startChildApp, type ChildApp, databaseUrlOf } from '../../helpers/app.ts';
+import { startSendingApp, type SendingApp } from '../../helpers/sending.ts';
+import { updateWorkspace } from '../../../src/resources/workspaces/service.ts';
+import { enqueueJob } from '../../../src/platform/jobs.ts';
+import { nowMs } from '../../../src/platform/clock.ts';
+import { DELIVER_LEASE_MS } from '../../../src/resources/emails/delivery/worker.ts';
 
 let app: SendingApp;
 let mta: Awaited<ReturnType<typeof startStallingMta>>;

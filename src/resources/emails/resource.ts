@@ -4,8 +4,8 @@
 import type { Resource } from '../../platform/resource.ts';
 import type { Db } from '../../platform/db/database.ts';
 import { registerJobHandler } from '../../platform/jobs.ts';
-import { DELIVER_JOB } from '../emails/accept.ts';
-import { DeliveryWorker, DELIVER_LEASE_MS } from '../../delivery/worker.ts';
+import { DELIVER_JOB } from './accept.ts';
+import { DeliveryWorker, DELIVER_LEASE_MS } from './delivery/worker.ts';
 
 const workers = new Map<Db, DeliveryWorker>();
 

@@ -11,13 +11,13 @@
 // 2xx → delivered. 4xx / network / DNS trouble → attempted, retried with exponential backoff
 // until DELIVERY_RETRY_WINDOW_HOURS after the email was due, then failed. 5xx (and NXDOMAIN,
 // null MX) → bounced + bounce suppression.
-import type { AppContext } from '../platform/context.ts';
-import type { Db } from '../platform/db/database.ts';
-import { isoFromMs, nowMs } from '../platform/clock.ts';
-import { JOB_LEASE_MS, RetryJobAt, type Job } from '../platform/jobs.ts';
-import { preparedQuery } from '../platform/db/prepared.ts';
-import { createOutboundDelivery, type DeliveryOutcome, type SmtpDelivery } from '../mail/smtp-delivery.ts';
-import { findSendingDomainById, type SendingDomain } from '../resources/domains/service.ts';
+import type { AppContext } from '../../../platform/context.ts';
+import type { Db } from '../../../platform/db/database.ts';
+import { isoFromMs, nowMs } from '../../../platform/clock.ts';
+import { JOB_LEASE_MS, RetryJobAt, type Job } from '../../../platform/jobs.ts';
+import { preparedQuery } from '../../../platform/db/prepared.ts';
+import { createOutboundDelivery, type DeliveryOutcome, type SmtpDelivery } from '../../../mail/smtp-delivery.ts';
+import { findSendingDomainById, type SendingDomain } from '../../domains/service.ts';
 import { BuildError, BuildPool } from './build-pool.ts';
 import { deriveTrackingSecret, storeTrackingLinks } from './tracking.ts';
 import { recordAttempted, recordBouncedAtDelivery, recordDelivered, recordFailed, SENDABLE_STATUSES } from './outcomes.ts';

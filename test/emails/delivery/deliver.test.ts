@@ -3,10 +3,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startDeliveryApp, type DeliveryApp } from './helpers.ts';
-import { eventually } from '../helpers/app.ts';
-import { parseVerpAddress } from '../../src/mail/verp.ts';
-import { isoFromMs, nowMs } from '../../src/platform/clock.ts';
-import { retryDelayMs, retryDeadlineMs } from '../../src/delivery/worker.ts';
+import { eventually } from '../../helpers/app.ts';
+import { parseVerpAddress } from '../../../src/mail/verp.ts';
+import { isoFromMs, nowMs } from '../../../src/platform/clock.ts';
+import { retryDelayMs, retryDeadlineMs } from '../../../src/resources/emails/delivery/worker.ts';
 
 let app: DeliveryApp;
 

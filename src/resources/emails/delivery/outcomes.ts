@@ -2,13 +2,13 @@
 // (compare-and-set on the current status, so racing workers, DSNs and clicks never move an
 // email backwards or twice) in ONE transaction with its event, its attempt rows and, for hard
 // bounces and complaints, the automatic suppression.
-import type { Db, Executor } from '../platform/db/database.ts';
-import { nowIso } from '../platform/clock.ts';
-import { preparedQuery } from '../platform/db/prepared.ts';
-import { emitEvent } from '../platform/events.ts';
-import { emailEventObject, type EmailRow } from '../resources/emails/objects.ts';
-import { addAutomaticSuppression } from '../resources/suppressions/service.ts';
-import type { DeliveryOutcome, HostAttempt } from '../mail/smtp-delivery.ts';
+import type { Db, Executor } from '../../../platform/db/database.ts';
+import { nowIso } from '../../../platform/clock.ts';
+import { preparedQuery } from '../../../platform/db/prepared.ts';
+import { emitEvent } from '../../../platform/events.ts';
+import { emailEventObject, type EmailRow } from '../objects.ts';
+import { addAutomaticSuppression } from '../../suppressions/service.ts';
+import type { DeliveryOutcome, HostAttempt } from '../../../mail/smtp-delivery.ts';
 
 /** Statuses a delivery worker may still send from. */
 export const SENDABLE_STATUSES = ['accepted', 'scheduled', 'attempted'] as const;

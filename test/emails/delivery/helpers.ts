@@ -2,13 +2,13 @@
 // answers MX example.org → mx.example.org → 127.0.0.1, and acme.test is a verified domain.
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { simpleParser, type ParsedMail } from 'mailparser';
-import { startSendingApp, type SendingApp } from '../helpers/sending.ts';
-import { startSmtpSink, type SmtpSink, type SmtpSinkOptions } from '../helpers/smtp-sink.ts';
-import { eventually } from '../helpers/app.ts';
-import type { TestAppOptions } from '../helpers/app.ts';
-import { createResolver } from '../../src/platform/dns.ts';
-import { updateWorkspace } from '../../src/resources/workspaces/service.ts';
-import { nowMs } from '../../src/platform/clock.ts';
+import { startSendingApp, type SendingApp } from '../../helpers/sending.ts';
+import { startSmtpSink, type SmtpSink, type SmtpSinkOptions } from '../../helpers/smtp-sink.ts';
+import { eventually } from '../../helpers/app.ts';
+import type { TestAppOptions } from '../../helpers/app.ts';
+import { createResolver } from '../../../src/platform/dns.ts';
+import { updateWorkspace } from '../../../src/resources/workspaces/service.ts';
+import { nowMs } from '../../../src/platform/clock.ts';
 
 export interface DeliveryApp extends SendingApp {
   sink: SmtpSink;

@@ -25,7 +25,7 @@ export interface TrackingHitsTable {
   created_at: string;
 }
 
-declare module '../platform/db/schema.ts' {
+declare module '../../../platform/db/schema.ts' {
   interface Database {
     tracking_links: TrackingLinksTable;
     tracking_hits: TrackingHitsTable;

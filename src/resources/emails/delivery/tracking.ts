@@ -5,9 +5,9 @@
 // Tokens are HMACs of the email id and the link's position: unguessable, and the same when a
 // delivery is retried, so re-running a job reuses the links it stored the first time.
 import { createHmac, hkdfSync } from 'node:crypto';
-import type { Executor } from '../platform/db/database.ts';
-import { newId } from '../platform/ids.ts';
-import { nowIso } from '../platform/clock.ts';
+import type { Executor } from '../../../platform/db/database.ts';
+import { newId } from '../../../platform/ids.ts';
+import { nowIso } from '../../../platform/clock.ts';
 import './tables.ts';
 
 export interface TrackingOptions {

@@ -3,7 +3,7 @@
 import { parentPort } from 'node:worker_threads';
 import { buildOutgoingMessage } from './message.ts';
 import type { BuildResult, BuildTask } from './build-pool.ts';
-import type { StoredMessage } from '../resources/emails/content.ts';
+import type { StoredMessage } from '../content.ts';
 
 let results: BuildResult[] = [];
 let transfer: ArrayBuffer[] = [];
