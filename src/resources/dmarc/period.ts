@@ -13,8 +13,16 @@ export interface PeriodQuery {
   to?: string;
 }
 
-/** [start, end) bounds as ISO strings (null: unbounded); 400 for a value that is not a date. */
-export function periodBounds(query: PeriodQuery): { start: string | null; end: string | null } {
+export interface PeriodBounds {
+  /** Inclusive start (null: unbounded). */
+  start: string | null;
+  /** End (null: unbounded): exclusive after a bare date (the next day's midnight), inclusive after an instant. */
+  end: string | null;
+  endInclusive: boolean;
+}
+
+/** The bounds as ISO strings; 400 for a value that is not a date. */
+export function periodBounds(query: PeriodQuery): PeriodBounds {
   const read = (name: 'from' | 'to'): { ms: number; dateOnly: boolean } | null => {
     const value = query[name]?.trim();
     if (!value) return null;
@@ -28,14 +36,15 @@ export function periodBounds(query: PeriodQuery): { start: string | null; end: s
   return {
     start: from ? isoFromMs(from.ms) : null,
     // "On or before": through the end of a bare date's day, or the given instant itself.
-    end: to ? isoFromMs(to.dateOnly ? to.ms + DAY_MS : to.ms + 0.001) : null,
+    end: to ? isoFromMs(to.dateOnly ? to.ms + DAY_MS : to.ms) : null,
+    endInclusive: Boolean(to && !to.dateOnly),
   };
 }
 
 /** The condition on a `period_start` column (always true without bounds). */
-export function periodCondition(eb: ExpressionBuilder<any, any>, column: string, bounds: { start: string | null; end: string | null }): Expression<SqlBool> {
+export function periodCondition(eb: ExpressionBuilder<any, any>, column: string, bounds: PeriodBounds): Expression<SqlBool> {
   const parts: Expression<SqlBool>[] = [];
   if (bounds.start) parts.push(eb(sql.ref(column), '>=', bounds.start));
-  if (bounds.end) parts.push(eb(sql.ref(column), '<', bounds.end));
+  if (bounds.end) parts.push(eb(sql.ref(column), bounds.endInclusive ? '<=' : '<', bounds.end));
   return parts.length ? eb.and(parts) : sql<SqlBool>`1 = 1`;
 }
