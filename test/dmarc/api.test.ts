@@ -142,6 +142,17 @@ test('the report list: type, status, org_name, from/to, paging, filters and orde
   assert.deepEqual(window.body.data.map((r: any) => [r.org_name, r.report_count]), [['google.com', 2], ['Enterprise Outlook', 1], ['Yahoo', 1]]);
 });
 
+test('deleting a domain deletes its reports: the same name added again starts empty', async () => {
+  await collectingDomain(app.api, 'gone.test');
+  const stored = await app.api.post('/v2/domains/gone.test/dmarc/reports', { content: Buffer.from(variant('g-1', JAN_1).replaceAll('acme.test', 'gone.test')).toString('base64') });
+  assert.equal(stored.body.status, 'processed');
+  assert.equal((await app.api.delete('/v2/domains/gone.test')).status, 200);
+  assert.equal((await app.api.get(`/v2/domains/gone.test/dmarc/reports/${stored.body.id}`)).status, 404);
+  await collectingDomain(app.api, 'gone.test');
+  assert.deepEqual((await app.api.get('/v2/domains/gone.test/dmarc/reports')).body.meta, { total: 0, limit: 25, offset: 0 });
+  assert.deepEqual((await app.api.get('/v2/domains/gone.test/dmarc/stats/sources')).body.data, []);
+});
+
 test('a report received while no worker runs is listed as pending, and a worker started later reads it', async () => {
   const port = await freePort();
   const smtpOnly = await startTestApp({ roles: ['api', 'smtp'], env: { SMTP_INBOUND_PORT: String(port), MAIL_HOSTNAME: 'mail.postlane.test' } });

@@ -37,7 +37,8 @@ export interface ForensicDetail {
   original_headers: string | null;
 }
 
-const ratio = (part: number, whole: number) => (whole > 0 ? Math.round((part / whole) * 10_000) / 10_000 : null);
+/** part / whole with 4 decimals; null when there is nothing to divide. */
+export const ratio = (part: number, whole: number) => (whole > 0 ? Math.round((part / whole) * 10_000) / 10_000 : null);
 
 function parseJson<T>(text: string | null, fallback: T): T {
   if (text === null) return fallback;

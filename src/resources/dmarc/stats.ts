@@ -3,11 +3,12 @@
 // rates. They add up the records of processed reports (duplicates and failures have none),
 // filtered by the report period (`from`, `to`) and reporter (`org_name`), and page with
 // `limit` (default 50, at most 200) and `offset` (spec 000 list rule 5).
-import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
+import { sql, type AliasedExpression, type Expression, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Db } from '../../platform/db/database.ts';
 import type { Query } from '../../platform/http/lists.ts';
 import type { Database } from '../../platform/db/schema.ts';
 import { reportDomain } from './access.ts';
+import { ratio } from './objects.ts';
 import { periodBounds, periodCondition } from './period.ts';
 import { one, paging } from './service.ts';
 
@@ -41,13 +42,12 @@ interface Tally {
   disposition_reject: string | number | null;
 }
 
-const rate = (part: number, whole: number) => (whole > 0 ? Math.round((part / whole) * 10_000) / 10_000 : null);
 
 /** The pass counts and rates of a row (sums arrive as text from PostgreSQL's numeric). */
 export function passRates(row: Tally) {
   const messages = Number(row.messages ?? 0);
   const pass = (value: string | number | null) => Number(value ?? 0);
-  const verdict = (passed: number) => ({ pass: passed, fail: messages - passed, pass_rate: rate(passed, messages) });
+  const verdict = (passed: number) => ({ pass: passed, fail: messages - passed, pass_rate: ratio(passed, messages) });
   return {
     message_count: messages,
     dmarc: verdict(pass(row.dmarc_pass)),
@@ -67,50 +67,52 @@ async function recordsOf(db: Db, workspaceId: string, idOrName: string, query: Q
   return qb;
 }
 
-/** GET /domains/{id}/dmarc/stats/sources: one row per sending IP, most messages first. */
-export async function sourceBreakdown(db: Db, workspaceId: string, idOrName: string, query: Query) {
+/** The records grouped by `key`, with the tally and `extra` sums, most messages first. */
+async function groupedBy(db: Db, workspaceId: string, idOrName: string, query: Query, key: 'source_ip' | 'org_name', extra: (eb: ExpressionBuilder<Database, 'dmarc_records'>) => AliasedExpression<any, string>[]) {
   const { limit, offset } = paging(query, BREAKDOWN_DEFAULT_LIMIT);
   const rows = await (await recordsOf(db, workspaceId, idOrName, query))
-    .select((eb) => ['source_ip', ...tally(eb), eb.fn.count<string>('org_name').distinct().as('reporters'), eb.fn.min('period_start').as('first_seen'), eb.fn.max('period_start').as('last_seen')])
-    .groupBy('source_ip')
+    .select((eb) => [key, ...tally(eb), ...extra(eb)])
+    .groupBy(key)
     .orderBy(sql`sum(message_count)`, 'desc')
-    .orderBy('source_ip')
+    .orderBy(key)
     .limit(limit)
     .offset(offset)
     .execute();
-  return {
-    data: rows.map((row) => ({
-      source_ip: row.source_ip,
-      ...passRates(row),
-      reporter_count: Number(row.reporters),
-      first_seen: row.first_seen as string,
-      last_seen: row.last_seen as string,
-    })),
-    meta: { limit, offset },
-  };
+  return { rows: rows as unknown as Array<Tally & Record<string, unknown>>, meta: { limit, offset } };
+}
+
+/** GET /domains/{id}/dmarc/stats/sources: one row per sending IP. */
+export async function sourceBreakdown(db: Db, workspaceId: string, idOrName: string, query: Query) {
+  const { rows, meta } = await groupedBy(db, workspaceId, idOrName, query, 'source_ip', (eb) => [
+    eb.fn.count<string>('org_name').distinct().as('reporters'),
+    eb.fn.min('period_start').as('first_seen'),
+    eb.fn.max('period_start').as('last_seen'),
+  ]);
+  const data = rows.map((row) => ({
+    source_ip: row.source_ip as string,
+    ...passRates(row),
+    reporter_count: Number(row.reporters),
+    first_seen: row.first_seen as string,
+    last_seen: row.last_seen as string,
+  }));
+  return { data, meta };
 }
 
 /** GET /domains/{id}/dmarc/stats/reporters: one row per reporting organization. */
 export async function reporterBreakdown(db: Db, workspaceId: string, idOrName: string, query: Query) {
-  const { limit, offset } = paging(query, BREAKDOWN_DEFAULT_LIMIT);
-  const rows = await (await recordsOf(db, workspaceId, idOrName, query))
-    .select((eb) => ['org_name', ...tally(eb), eb.fn.count<string>('report_id').distinct().as('reports'), eb.fn.count<string>('source_ip').distinct().as('sources'), eb.fn.max('period_start').as('last_seen')])
-    .groupBy('org_name')
-    .orderBy(sql`sum(message_count)`, 'desc')
-    .orderBy('org_name')
-    .limit(limit)
-    .offset(offset)
-    .execute();
-  return {
-    data: rows.map((row) => ({
-      org_name: row.org_name,
-      ...passRates(row),
-      report_count: Number(row.reports),
-      source_count: Number(row.sources),
-      last_seen: row.last_seen as string,
-    })),
-    meta: { limit, offset },
-  };
+  const { rows, meta } = await groupedBy(db, workspaceId, idOrName, query, 'org_name', (eb) => [
+    eb.fn.count<string>('report_id').distinct().as('reports'),
+    eb.fn.count<string>('source_ip').distinct().as('sources'),
+    eb.fn.max('period_start').as('last_seen'),
+  ]);
+  const data = rows.map((row) => ({
+    org_name: row.org_name as string,
+    ...passRates(row),
+    report_count: Number(row.reports),
+    source_count: Number(row.sources),
+    last_seen: row.last_seen as string,
+  }));
+  return { data, meta };
 }
 
 /** GET /domains/{id}/dmarc/stats/results: messages by SPF and DKIM verdict (after alignment)
@@ -120,7 +122,7 @@ export async function resultBreakdown(db: Db, workspaceId: string, idOrName: str
   const records = await recordsOf(db, workspaceId, idOrName, query);
   const [rows, totals] = await Promise.all([
     records
-      .select((eb) => ['spf', 'dkim', 'dmarc', 'disposition', sql<string>`sum(message_count)`.as('messages')])
+      .select(['spf', 'dkim', 'dmarc', 'disposition', sql<string>`sum(message_count)`.as('messages')])
       .groupBy(['spf', 'dkim', 'dmarc', 'disposition'])
       .orderBy(sql`sum(message_count)`, 'desc')
       .orderBy('spf', 'desc')
@@ -135,7 +137,7 @@ export async function resultBreakdown(db: Db, workspaceId: string, idOrName: str
   return {
     data: rows.map((row) => {
       const messages = Number(row.messages);
-      return { spf: row.spf, dkim: row.dkim, dmarc: row.dmarc, disposition: row.disposition, message_count: messages, share: rate(messages, summary.message_count) };
+      return { spf: row.spf, dkim: row.dkim, dmarc: row.dmarc, disposition: row.disposition, message_count: messages, share: ratio(messages, summary.message_count) };
     }),
     summary,
     meta: { limit, offset },
