@@ -104,7 +104,7 @@ const ORIGINAL_PART = /^(message\/(rfc822|global)|text\/rfc822-headers|message\/
  * hands an attached message over as an attachment but folds an inline one into the text, so
  * the raw part is read as a fallback (these parts are 7bit/8bit by RFC 6522).
  */
-function originalHeaders(mail: ParsedMail, rawText: string): string | null {
+export function originalHeaders(mail: ParsedMail, rawText: string): string | null {
   const part = mail.attachments.find((a) => ORIGINAL_PART.test(a.contentType));
   let text: string | null = part ? part.content.toString('utf8') : null;
   if (text === null) {

@@ -8,6 +8,8 @@
 //     an inbound email (type inbound, status received, 1 credit each), with SPF, DKIM and
 //     DMARC checked by mailauth through DNS_SERVERS and written on top of the message as
 //     Authentication-Results, and `email.received` emitted (addendum §1.4).
+// (c) a domain's DMARC report address `dmarc-<random>@MAIL_HOSTNAME` while the domain collects
+//     reports: the reports in the message are stored for the domain (resources/dmarc/intake.ts).
 import { authenticate } from 'mailauth';
 import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import type { AppContext } from '../platform/context.ts';
@@ -24,6 +26,7 @@ import { domainOf, formatAddress } from '../resources/emails/addresses.ts';
 import { MAX_MESSAGE_BYTES, type StoredMessage } from '../resources/emails/content.ts';
 import { emailEventObject, type EmailRow } from '../resources/emails/objects.ts';
 import { findDomainByHost } from '../resources/domains/service.ts';
+import { findReportMailbox, receiveReportMail, type ReportMailbox } from '../resources/dmarc/intake.ts';
 import { listen, readMessage, type Listening } from './listen.ts';
 import { inboundMessage, normalizeAddress, parseMime } from './message.ts';
 import { replies, smtpError } from './replies.ts';
@@ -34,7 +37,8 @@ export const INBOUND_MAX_RECIPIENTS = 100;
 
 type Target =
   | { kind: 'report'; emailId: string }
-  | { kind: 'inbound'; workspaceId: string; domainId: string };
+  | { kind: 'inbound'; workspaceId: string; domainId: string }
+  | { kind: 'dmarc'; mailbox: ReportMailbox };
 
 const insufficientStorage = () => smtpError(452, '4.3.1 Insufficient system storage, try again later');
 
@@ -45,6 +49,8 @@ async function classify(ctx: AppContext, address: string): Promise<Target | { re
     const email = await ctx.db.selectFrom('emails').select(['id']).where('id', '=', verp.id).where('type', '=', 'outbound').executeTakeFirst();
     return email ? { kind: 'report', emailId: email.id } : null;
   }
+  const mailbox = await findReportMailbox(ctx.db, address, ctx.config.mailHostname);
+  if (mailbox) return { kind: 'dmarc', mailbox };
   const domain = await findDomainByHost(ctx.db, domainOf(address));
   if (!domain || domain.role !== 'inbound' || !domain.verified) return null;
   // Each received message costs a credit: an empty balance is a temporary refusal, so the
@@ -211,12 +217,15 @@ export function createInboundServer(ctx: AppContext, tls: TlsMaterial): SMTPServ
         const { raw, oversized } = await readMessage(stream, INBOUND_MAX_BYTES);
         if (oversized) throw replies.tooLarge(INBOUND_MAX_BYTES);
         const reports: string[] = [];
+        const mailboxes = new Map<string, ReportMailbox>();
         const inbound: Array<{ address: string; workspaceId: string; domainId: string }> = [];
         for (const address of recipients) {
           const target = seen.get(address.toLowerCase());
           if (target?.kind === 'report') reports.push(target.emailId);
           else if (target?.kind === 'inbound') inbound.push({ address, workspaceId: target.workspaceId, domainId: target.domainId });
+          else if (target?.kind === 'dmarc') mailboxes.set(target.mailbox.domainId, target.mailbox);
         }
+        for (const mailbox of mailboxes.values()) await receiveReportMail(ctx.db, mailbox, raw);
         if (reports.length > 0) {
           const report = await parseBounce(raw);
           for (const emailId of new Set(reports)) await applyReport(ctx, emailId, report);

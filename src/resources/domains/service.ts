@@ -180,7 +180,9 @@ function pathKey(idOrName: string): { by: 'id' | 'name'; value: string } {
   return { by: 'name', value: domainToASCII(normalizeHost(value)) || normalizeHost(value) };
 }
 
-async function findDomain(db: Executor, workspaceId: string, idOrName: string, lock = false): Promise<DomainRow> {
+/** The workspace's domain by id or name (404 `Domain not found` otherwise); other resources
+ *  with paths under /domains/{id} find their domain with it. */
+export async function findDomain(db: Executor, workspaceId: string, idOrName: string, lock = false): Promise<DomainRow> {
   const key = pathKey(idOrName);
   let query = db.selectFrom('domains').selectAll().where('workspace_id', '=', workspaceId).where(key.by, '=', key.value);
   if (lock && dialectOf(db) === 'postgres') query = query.forUpdate();
