@@ -1,0 +1,2 @@
+declare const __POSTLANE__: { forms: Array<{ token: string; type: string }> };
+console.log(__POSTLANE__.forms.length);
