@@ -28,7 +28,7 @@ export async function loadPublicForm(db: Db, challenges: ChallengeIssuer, token:
     token: form.token,
     type: form.type,
     definition: JSON.parse(form.definition) as Record<string, unknown>,
-    challenge: await challenges.issue(form.id),
+    challenge: await challenges.issue(form.token),
     submit_url: `/v2/forms/${form.token}/submit`,
   };
 }
@@ -68,7 +68,7 @@ function pageUrlOf(given: string | undefined, referer: string | undefined): stri
 export async function submitPublicForm(db: Db, challenges: ChallengeIssuer, token: string, input: SubmitInput, referer: string | undefined) {
   const form = await liveFormByToken(db, token);
   if (!form) throw notFound();
-  const refusal = await challenges.refusal(form.id, input.proof);
+  const refusal = await challenges.refusal(form.token, input.proof);
   if (refusal) throw refused(refusal);
   const definition = JSON.parse(form.definition) as Definition;
   const variant = shownVariant(definition, input);

@@ -99,9 +99,13 @@ export const resource: Resource = {
 
     const update = async (request: FastifyRequest) => updateForm(ctx.db, workspace(request), (request.params as Id).id, (request.body ?? {}) as Static<typeof S.UpdateBody>);
     const updateSchema = { tags, params: S.IdParams, body: S.UpdateBody, response: { 200: S.Form, ...errorResponses({ 400: 'error', 404: 'error', 422: 'error' }) } };
-    app.post('/forms/:id', { schema: updateSchema }, update);
+    // No body at all is an update of nothing (200, unchanged), not a schema error.
+    const preValidation = async (request: FastifyRequest) => {
+      request.body ??= {};
+    };
+    app.post('/forms/:id', { schema: updateSchema, preValidation }, update);
     // The spec's transition table names this path for the same update.
-    app.post('/forms/:id/update', { schema: updateSchema }, update);
+    app.post('/forms/:id/update', { schema: updateSchema, preValidation }, update);
 
     app.delete('/forms/:id', { schema: { tags, params: S.IdParams, response: { 200: S.DeletedForm, ...notFound } } }, async (request) =>
       deleteForm(ctx.db, workspace(request), (request.params as Id).id),

@@ -166,8 +166,8 @@ export async function listForms(db: Db, workspaceId: string, query: Query, reque
 async function transition(db: Db, workspaceId: string, id: string, change: (row: FormRow, now: string) => Partial<FormRow>): Promise<Form> {
   return db.transaction().execute(async (tx) => {
     const row = await findForm(tx, workspaceId, id);
-    const changes = { ...change(row, nowIso()) };
-    await tx.updateTable('forms').set(changes).where('id', '=', row.id).execute();
+    const changes = change(row, nowIso());
+    if (Object.keys(changes).length > 0) await tx.updateTable('forms').set(changes).where('id', '=', row.id).execute();
     return formObject({ ...row, ...changes });
   });
 }
