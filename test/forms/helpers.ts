@@ -35,7 +35,11 @@ export interface SitePage {
   close(): Promise<void>;
 }
 
-/** A site on another origin than Postlane: every path answers a page with the embed script. */
+// A 1×1 PNG for image blocks.
+const PIXEL = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkaPhfDwAEhgGAWz1a2QAAAABJRU5ErkJggg==', 'base64');
+
+/** A site on another origin than Postlane: `.png` paths answer an image, every other path a
+ *  page with the embed script and `content` (where embed forms are placed). */
 export async function startSite(scriptUrl: string, content = ''): Promise<SitePage> {
   const page = (path: string) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Example shop</title></head>
@@ -44,8 +48,13 @@ export async function startSite(scriptUrl: string, content = ''): Promise<SitePa
 ${content}<div style="height:3000px"></div></main>
 <script async src="${scriptUrl}"></script></body></html>`;
   const server: Server = createServer((request, response) => {
+    const path = new URL(request.url ?? '/', 'http://x').pathname;
+    if (path.endsWith('.png')) {
+      response.writeHead(200, { 'content-type': 'image/png' });
+      return response.end(PIXEL);
+    }
     response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    response.end(page(new URL(request.url ?? '/', 'http://x').pathname));
+    response.end(page(path));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

@@ -131,7 +131,7 @@ export const resource: Resource = {
           params: S.TokenParams,
           body: S.SubmitBody,
           description: 'A visitor\'s submission of a live form (no key; 30 per minute per IP). 400 names each refused field; 403 without a solved proof-of-work challenge.',
-          response: { 201: S.SubmitResult, ...errorResponses({ 400: 'fieldValidation', 403: 'errorMessage' }), ...publicErrors },
+          response: { 201: S.SubmitResult, ...errorResponses({ 400: 'fieldValidation', 403: 'errorMessage', 413: 'framework' }), ...publicErrors },
         },
         config: { scope: 'public' },
         bodyLimit: 256 * 1024,

@@ -233,6 +233,9 @@ export class StepsView {
     const success = step ?? this.successSteps[0];
     const container = h('div', { tabindex: '-1', class: 'ok' });
     for (const block of success?.blocks ?? []) container.append(this.renderBlock(block));
+    // Its heading now names the dialog.
+    const heading = container.querySelector('h2');
+    if (heading && this.headingId) heading.id = this.headingId;
     this.body.replaceChildren(container);
     this.announce(container.textContent ?? '');
     container.focus();

@@ -52,11 +52,9 @@ export class Shell {
     shadow.append(h('style', {}, CSS), root);
   }
 
-  /** Names the frame after the form's heading (else it keeps the generic label). */
+  /** Names the frame after the form's heading; the generic label stays for a step without one. */
   labelledBy(headingId: string | undefined): void {
-    if (!headingId) return;
-    this.panel.removeAttribute('aria-label');
-    this.panel.setAttribute('aria-labelledby', headingId);
+    if (headingId) this.panel.setAttribute('aria-labelledby', headingId);
   }
 
   open(mount: HTMLElement = document.body): void {
