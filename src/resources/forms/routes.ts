@@ -74,7 +74,11 @@ export const resource: Resource = {
     app.get('/forms', { schema: { tags, querystring: ListQuery, response: { 200: S.FormList } } }, async (request) =>
       listForms(ctx.db, workspace(request), request.query as Query, request.url),
     );
-    app.get('/forms/embed', { schema: { tags, response: { 200: S.FormEmbed } } }, async (request) => embedInfo(ctx, workspace(request)));
+    app.get(
+      '/forms/embed',
+      { schema: { tags, description: 'The workspace\'s embed script: one script tag for every page (it shows the live popup, flyout, full-page and banner forms) and the element that places an embed form.', response: { 200: S.FormEmbed } } },
+      async (request) => embedInfo(ctx, workspace(request)),
+    );
 
     app.get(
       '/forms/:id',
@@ -107,19 +111,19 @@ export const resource: Resource = {
     // The spec's transition table names this path for the same update.
     app.post('/forms/:id/update', { schema: updateSchema, preValidation }, update);
 
-    app.delete('/forms/:id', { schema: { tags, params: S.IdParams, response: { 200: S.DeletedForm, ...notFound } } }, async (request) =>
+    app.delete('/forms/:id', { schema: { tags, params: S.IdParams, description: 'Deletes the form with its submissions; its token stops answering.', response: { 200: S.DeletedForm, ...notFound } } }, async (request) =>
       deleteForm(ctx.db, workspace(request), (request.params as Id).id),
     );
     app.post('/forms/:id/publish', { schema: { tags, params: S.IdParams, response: { 200: S.Form, ...errorResponses({ 404: 'error', 422: 'error' }) } } }, async (request) =>
       publishForm(ctx.db, workspace(request), (request.params as Id).id),
     );
-    app.post('/forms/:id/unpublish', { schema: { tags, params: S.IdParams, response: { 200: S.Form, ...notFound } } }, async (request) =>
+    app.post('/forms/:id/unpublish', { schema: { tags, params: S.IdParams, description: 'Back to draft: the form stops collecting sign-ups at once. No body.', response: { 200: S.Form, ...notFound } } }, async (request) =>
       unpublishForm(ctx.db, workspace(request), (request.params as Id).id),
     );
-    app.post('/forms/:id/rotate-token', { schema: { tags, params: S.IdParams, response: { 200: S.Form, ...notFound } } }, async (request) =>
+    app.post('/forms/:id/rotate-token', { schema: { tags, params: S.IdParams, description: 'A new public token; the old one stops answering at once. No body.', response: { 200: S.Form, ...notFound } } }, async (request) =>
       rotateFormToken(ctx.db, workspace(request), (request.params as Id).id),
     );
-    app.get('/forms/:id/submissions', { schema: { tags, params: S.IdParams, querystring: SubmissionsQuery, response: { 200: S.FormSubmissionList, ...notFound } } }, async (request) =>
+    app.get('/forms/:id/submissions', { schema: { tags, params: S.IdParams, querystring: SubmissionsQuery, description: 'The form\'s submissions, newest first (search matches any submitted value).', response: { 200: S.FormSubmissionList, ...notFound } } }, async (request) =>
       listSubmissions(ctx.db, workspace(request), (request.params as Id).id, request.query as Query, request.url),
     );
 
@@ -156,9 +160,14 @@ export const resource: Resource = {
   },
 
   async public(app, ctx) {
-    const code = await embedBundle();
+    // A bundle that cannot be built (a broken install) costs the forms their script, not the server its API.
+    const code = await embedBundle().catch((error: unknown) => {
+      ctx.log.error({ err: error }, 'the forms embed script could not be built; /js/<key>/postlane.js answers 503');
+      return null;
+    });
     app.get<{ Params: { key: string } }>('/js/:key/postlane.js', { schema: { hide: true }, config: { scope: 'public' } }, async (request, reply) => {
       reply.header('content-type', 'application/javascript; charset=utf-8').header('x-content-type-options', 'nosniff').header('access-control-allow-origin', '*');
+      if (code === null) return reply.code(503).header('cache-control', 'no-store').send('/* Postlane: the forms script is unavailable */\n');
       const forms = /^[A-Za-z0-9]{1,64}$/.test(request.params.key) ? await liveFormsByEmbedKey(ctx.db, request.params.key) : null;
       if (!forms) return reply.code(404).header('cache-control', 'no-store').send('/* Postlane: no workspace has this key */\n');
       const script = workspaceScript(code, { forms });
