@@ -126,7 +126,7 @@ test('the live popup appears after its delay; a visitor fills and submits it; th
 
   await page.getByLabel('Email address').fill('visitor@example.com');
   await page.getByRole('button', { name: 'Subscribe' }).click();
-  await page.getByText('Thanks for subscribing!').waitFor();
+  await page.getByRole('heading', { name: 'Thanks for subscribing!' }).waitFor();
 
   const listed = await api.get(`/v2/forms/${form.id}/submissions`);
   assert.equal(listed.body.total_records, 1);
@@ -195,7 +195,7 @@ test('keyboard only: focus moves in and is trapped, errors are announced, Enter 
   await page.keyboard.press('Control+A');
   await page.keyboard.type('keys@example.com');
   await page.keyboard.press('Enter');
-  await page.getByText('Thanks for subscribing!').waitFor();
+  await page.getByRole('heading', { name: 'Thanks for subscribing!' }).waitFor();
   await live.filter({ hasText: 'Thanks for subscribing!' }).waitFor();
   assert.equal(await email.count(), 0);
   assert.equal(await focused(page), 'ok', 'focus on the success message');
@@ -208,7 +208,7 @@ test('keyboard only: focus moves in and is trapped, errors are announced, Enter 
   await close();
 
   async function assertError(page: Page, message: string) {
-    await page.getByText(message).waitFor();
+    await page.getByText(message, { exact: true }).waitFor();
     assert.equal(await email.getAttribute('aria-invalid'), 'true');
     const describedBy = (await email.getAttribute('aria-describedby'))!;
     assert.equal(await page.locator(`#${describedBy}`).textContent(), message);
@@ -265,7 +265,7 @@ test('every block type and the steps: next, submit, close and go_to_url; styles 
 
   // `next` checks its own step first.
   await continueButton.click();
-  await page.getByText('This field is required').waitFor();
+  await page.getByText('This field is required', { exact: true }).waitFor();
   assert.equal(await page.getByLabel('Birthday').isVisible(), false);
   await page.getByRole('textbox', { name: 'Email', exact: true }).fill('club@example.com');
   await page.getByLabel('First name').fill('Ada');
@@ -313,12 +313,12 @@ test('each form type renders, passes an axe-core scan (no serious or critical vi
     if (type === 'popup') {
       // The error state and the success step pass too.
       await page.getByRole('button', { name: 'Subscribe' }).click();
-      await page.getByText('This field is required').waitFor();
+      await page.getByText('This field is required', { exact: true }).waitFor();
       assert.deepEqual(await axeViolations(page), [], `${type}: error`);
       await page.screenshot({ path: join(ARTIFACTS, `${type}-error.png`) });
       await page.getByLabel('Email address').fill('axe@example.com');
       await page.getByRole('button', { name: 'Subscribe' }).click();
-      await page.getByText('Thanks for subscribing!').waitFor();
+      await page.getByRole('heading', { name: 'Thanks for subscribing!' }).waitFor();
       assert.deepEqual(await axeViolations(page), [], `${type}: success`);
       await page.screenshot({ path: join(ARTIFACTS, `${type}-success.png`) });
     }
@@ -388,7 +388,7 @@ test('targeting: pages, scroll depth, exit intent, frequency, and never again af
   const before = await visit(always.api, { context: visitor, site: alwaysSite });
   await before.page.getByLabel('Email address').fill('done@example.com');
   await before.page.getByRole('button', { name: 'Subscribe' }).click();
-  await before.page.getByText('Thanks for subscribing!').waitFor();
+  await before.page.getByRole('heading', { name: 'Thanks for subscribing!' }).waitFor();
   await before.close();
   const afterSignUp = await visit(always.api, { context: visitor, site: alwaysSite });
   await settled(afterSignUp.page);
@@ -410,7 +410,7 @@ test('an experiment: the variant drawn by weight is what the visitor sees, and t
   assert.equal(await page.getByRole('button', { name: 'Subscribe' }).evaluate((b) => getComputedStyle(b).backgroundColor), 'rgb(124, 58, 237)');
   await page.getByLabel('Email address').fill('variant@example.com');
   await page.getByRole('button', { name: 'Subscribe' }).click();
-  await page.getByText('Thanks for subscribing!').waitFor();
+  await page.getByRole('heading', { name: 'Thanks for subscribing!' }).waitFor();
   const [submission] = (await api.get(`/v2/forms/${form.id}/submissions`)).body.data;
   assert.deepEqual([submission.experiment_id, submission.variant_id], ['headline', 'b']);
   await close();
@@ -440,7 +440,7 @@ test('an embed form fills its placeholder; a bot posting from the page without t
 
   await region.getByLabel('Email address').fill('inline@example.com');
   await region.getByRole('button', { name: 'Subscribe' }).click();
-  await page.getByText('Thanks for subscribing!').waitFor();
+  await page.getByRole('heading', { name: 'Thanks for subscribing!' }).waitFor();
   const listed = (await api.get(`/v2/forms/${inline.id}/submissions`)).body.data;
   assert.deepEqual(listed.map((s: any) => s.fields.email), ['inline@example.com']);
   assert.deepEqual(errors, []);
