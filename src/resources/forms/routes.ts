@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Resource } from '../../platform/resource.ts';
-import type { AppContext } from '../../platform/context.ts';
 import { looksLikeId } from '../../platform/ids.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import { SlidingWindowLimiter } from '../../platform/http/rate-limit.ts';
@@ -14,7 +13,7 @@ import * as S from './schemas.ts';
 import {
   createForm,
   deleteForm,
-  embedKeyOf,
+  embedSnippet,
   getForm,
   listForms,
   listSubmissions,
@@ -29,9 +28,10 @@ const tags = ['Forms'];
 type Id = Static<typeof S.IdParams>;
 type Token = Static<typeof S.TokenParams>;
 
+// Like the other lists: an unknown sort key or direction is ignored (addendum §12), not refused.
 const sortKeys = (keys: string[]) => ({
-  order: Type.Optional(Type.Union(keys.map((k) => Type.Literal(k)), { description: 'Sort key' })),
-  direction: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
+  order: Type.Optional(Type.String({ description: `Sort key: ${keys.join(', ')}; newest first without it` })),
+  direction: Type.Optional(Type.String({ description: 'asc or desc (order without direction sorts ascending)' })),
 });
 const ListQuery = pageLimitQuery(10, sortKeys(['name', 'type', 'status', 'created_at']));
 const SubmissionsQuery = pageLimitQuery(10, sortKeys(['created_at', 'page_url', 'experiment_id', 'variant_id']));
@@ -77,7 +77,7 @@ export const resource: Resource = {
     app.get(
       '/forms/embed',
       { schema: { tags, description: 'The workspace\'s embed script: one script tag for every page (it shows the live popup, flyout, full-page and banner forms) and the element that places an embed form.', response: { 200: S.FormEmbed } } },
-      async (request) => embedInfo(ctx, workspace(request)),
+      async (request) => embedSnippet(ctx.db, ctx.config.publicUrl, workspace(request)),
     );
 
     app.get(
@@ -179,15 +179,3 @@ export const resource: Resource = {
     });
   },
 };
-
-async function embedInfo(ctx: AppContext, workspaceId: string) {
-  const publicKey = await embedKeyOf(ctx.db, workspaceId);
-  const scriptUrl = `${ctx.config.publicUrl}/js/${publicKey}/postlane.js`;
-  return {
-    object: 'form_embed' as const,
-    public_key: publicKey,
-    script_url: scriptUrl,
-    html: `<script async src="${scriptUrl}"></script>`,
-    placeholder_html: '<div data-postlane-form="FORM_TOKEN"></div>',
-  };
-}

@@ -251,6 +251,19 @@ export async function embedKeyOf(db: Db, workspaceId: string): Promise<string> {
   return (await find())!.public_key;
 }
 
+/** What a workspace places on its pages: the script tag, and the element an embed form fills. */
+export async function embedSnippet(db: Db, publicUrl: string, workspaceId: string) {
+  const publicKey = await embedKeyOf(db, workspaceId);
+  const scriptUrl = `${publicUrl}/js/${publicKey}/postlane.js`;
+  return {
+    object: 'form_embed' as const,
+    public_key: publicKey,
+    script_url: scriptUrl,
+    html: `<script async src="${scriptUrl}"></script>`,
+    placeholder_html: '<div data-postlane-form="FORM_TOKEN"></div>',
+  };
+}
+
 /** The workspace a public key names and its live forms (token and type), or null. */
 export async function liveFormsByEmbedKey(db: Db, publicKey: string): Promise<Array<{ token: string; type: string }> | null> {
   const key = await db.selectFrom('form_embed_keys').select('workspace_id').where('public_key', '=', publicKey).executeTakeFirst();
