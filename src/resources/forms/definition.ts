@@ -222,6 +222,7 @@ class Checker {
       if (!isWebUrl(block.src)) this.fail(`${at}.src`, 'must be an http or https URL');
       if (typeof block.alt !== 'string') this.fail(`${at}.alt`, 'must be a string (empty for a decorative image)');
       if (block.href !== undefined && !isWebUrl(block.href)) this.fail(`${at}.href`, 'must be an http or https URL');
+      else if (block.href !== undefined && !isText(block.alt, 500)) this.fail(`${at}.alt`, 'must describe the link of an image with an href');
       return false;
     }
     if (type === 'button') {
