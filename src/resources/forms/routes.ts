@@ -159,14 +159,16 @@ export const resource: Resource = {
     });
   },
 
-  async public(app, ctx) {
-    // A bundle that cannot be built (a broken install) costs the forms their script, not the server its API.
-    const code = await embedBundle().catch((error: unknown) => {
+  public(app, ctx) {
+    // Built while the server starts, without holding the start up. A bundle that cannot be built
+    // (a broken install) costs the forms their script, not the server its API.
+    const bundle = embedBundle().catch((error: unknown) => {
       ctx.log.error({ err: error }, 'the forms embed script could not be built; /js/<key>/postlane.js answers 503');
       return null;
     });
     app.get<{ Params: { key: string } }>('/js/:key/postlane.js', { schema: { hide: true }, config: { scope: 'public' } }, async (request, reply) => {
       reply.header('content-type', 'application/javascript; charset=utf-8').header('x-content-type-options', 'nosniff').header('access-control-allow-origin', '*');
+      const code = await bundle;
       if (code === null) return reply.code(503).header('cache-control', 'no-store').send('/* Postlane: the forms script is unavailable */\n');
       const forms = /^[A-Za-z0-9]{1,64}$/.test(request.params.key) ? await liveFormsByEmbedKey(ctx.db, request.params.key) : null;
       if (!forms) return reply.code(404).header('cache-control', 'no-store').send('/* Postlane: no workspace has this key */\n');
