@@ -17,8 +17,9 @@ declare module 'fastify' {
     principal: Principal;
   }
   interface FastifyContextConfig {
-    /** `sending` opens a route to sending keys too; `public` needs no key. Default: `full`. */
-    scope?: Scope | 'public';
+    /** `sending` opens a route to sending keys too; `public` needs no key. Default: `full`.
+     *  A function decides per request (a path that serves both the API and the public). */
+    scope?: Scope | 'public' | ((request: FastifyRequest) => Scope | 'public');
   }
 }
 
@@ -140,7 +141,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.get('/openapi.json', { schema: { hide: true }, config: { scope: 'public' } }, async () => app.swagger());
 
   const authenticate = async (request: FastifyRequest) => {
-    const required = request.routeOptions.config.scope ?? 'full';
+    const configured = request.routeOptions.config.scope;
+    const required = (typeof configured === 'function' ? configured(request) : configured) ?? 'full';
     if (required === 'public') return;
     const principal = await ctx.auth.authenticate(bearerSecret(request.headers.authorization));
     if (!principal) throw unauthorized();
