@@ -226,7 +226,8 @@ export async function startChildApp(env: Record<string, string>, args: string[] 
   child.stderr!.on('data', (d) => (output += d));
   const port = env.HTTP_PORT;
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
+  // Generous: a loaded machine (CI with both cores busy) can take tens of seconds to start one.
+  const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`postlane exited early (${child.exitCode}):\n${output}`);
     try {
