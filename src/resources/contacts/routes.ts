@@ -7,6 +7,7 @@ import { errorResponses } from '../../platform/http/responses.ts';
 import * as S from './schemas.ts';
 import { UsageError } from '../audiences/schemas.ts';
 import { listContacts } from './list.ts';
+import { registerContactTransfers } from './transfer-routes.ts';
 import { contactDetails, contactObject, createContactNow, deleteContact, requireContact, updateContact } from './service.ts';
 
 const tags = ['Contacts'];
@@ -15,7 +16,8 @@ const UPDATE_FIELDS = ['email', 'first_name', 'last_name', 'custom_fields', 'uns
 
 export const resource: Resource = {
   name: 'contacts',
-  v2(app, ctx) {
+  async v2(app, ctx) {
+    await registerContactTransfers(app, ctx);
     app.post(
       '/contacts',
       { schema: { tags, body: S.CreateContactBody, response: { 201: S.Contact, ...errorResponses({ 400: 'error', 409: 'conflict' }), 422: UsageError } } },
