@@ -24,7 +24,7 @@ import { ColumnMap, hasEmailColumn, readRow, type ImportRow } from './rows.ts';
 import { ImportFileError, type ImportFormat, type SourceRow } from './sources.ts';
 import { contactsByEmail, countSuppressed, insertContactRows, insertSubscriberRows, membershipsIn } from './writers.ts';
 
-export const BATCH_ROWS = 5000;
+export const BATCH_ROWS = 2000;
 const MAX_LISTED_ERRORS = 1000;
 
 export interface ImportSummary {
@@ -152,6 +152,11 @@ function customFieldsAfter(contact: ContactRow, row: ImportRow): string {
   return JSON.stringify({ ...(JSON.parse(contact.custom_fields) as Record<string, unknown>), ...row.custom_fields });
 }
 
+function ascendingIds(prefix: string, n: number): string[] {
+  const ids = Array.from({ length: n }, () => newId(prefix));
+  return ids.sort();
+}
+
 const COUNTS = ['created', 'updated', 'unchanged', 'subscribed', 'already_subscribed', 'kept_unsubscribed', 'suppressed'] as const;
 type Counts = Record<(typeof COUNTS)[number], number>;
 
@@ -178,6 +183,11 @@ async function writeBatch(tx: Executor, target: Target, rows: ImportRow[]): Prom
 
   const newContacts: ContactRow[] = [];
   const newMembers: SubscriberRow[] = [];
+  // Ids of a batch are handed out in ascending order (KSUIDs of one second differ only by
+  // their random part), so each batch appends to the id indexes instead of scattering over
+  // them: a third of the import's time on SQLite.
+  const contactIds = ascendingIds('con', admitted.length);
+  const subscriberIds = audience ? ascendingIds('sub', admitted.length) : [];
   for (const row of admitted) {
     let contact = existing.get(row.email);
     if (contact) {
@@ -202,7 +212,7 @@ async function writeBatch(tx: Executor, target: Target, rows: ImportRow[]): Prom
       contact = next;
     } else {
       contact = {
-        id: newId('con'),
+        id: contactIds[newContacts.length],
         workspace_id: workspaceId,
         email: row.email,
         first_name: row.first_name ?? null,
@@ -222,7 +232,7 @@ async function writeBatch(tx: Executor, target: Target, rows: ImportRow[]): Prom
     else {
       // A contact unsubscribed from all campaigns joins unsubscribed, as POST /contacts does.
       const subscribed = contact.unsubscribed === 0;
-      newMembers.push(newSubscriberRow(workspaceId, audience.id, contact.id, subscribed, now));
+      newMembers.push({ ...newSubscriberRow(workspaceId, audience.id, contact.id, subscribed, now), id: subscriberIds[newMembers.length] });
       if (subscribed) summary.subscribed++;
       else summary.kept_unsubscribed++;
     }

@@ -51,7 +51,10 @@ export async function* csvRows(input: Readable): AsyncGenerator<SourceRow> {
     }
   } catch (error) {
     input.destroy();
-    throw new ImportFileError(`The CSV could not be read after row ${row}: ${(error as Error).message}`, row + 1);
+    // csv-parse says where it stopped: the record (from 1, the header included) and the line.
+    const { records, lines } = error as { records?: number; lines?: number };
+    const at = typeof records === 'number' ? records + 1 : row + 1;
+    throw new ImportFileError(`The CSV could not be read at row ${at}${typeof lines === 'number' ? ` (line ${lines})` : ''}: ${(error as Error).message}`, at);
   }
   if (!header) throw new ImportFileError('The file is empty: a CSV import needs a header row naming its columns (at least email)', 1);
 }

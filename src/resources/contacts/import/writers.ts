@@ -11,7 +11,7 @@ import type { SubscriberRow } from '../../audiences/records.ts';
 const CONTACT_COLUMNS = ['id', 'workspace_id', 'email', 'first_name', 'last_name', 'custom_fields', 'unsubscribed', 'created_at', 'updated_at'] as const;
 const SUBSCRIBER_COLUMNS = ['id', 'workspace_id', 'audience_id', 'contact_id', 'subscribed', 'subscribed_at', 'unsubscribed_at', 'created_at', 'updated_at'] as const;
 // SQLite binds at most 32,766 parameters per statement.
-const SQLITE_ROWS_PER_STATEMENT = 3000;
+const SQLITE_ROWS_PER_STATEMENT = 500;
 
 const placeholders = new Map<string, string>();
 function sqliteInsert(table: string, columns: readonly string[], rows: number): string {
