@@ -20,12 +20,14 @@ import { takeSubscriberPlaces, workspacePlan, SUBSCRIBER_LIMITS } from '../../au
 import { newSubscriberRow } from '../../audiences/subscribers.ts';
 import type { Plan } from '../../workspaces/service.ts';
 import type { ContactRow } from '../records.ts';
+import { collectGarbage } from './memory.ts';
 import { ColumnMap, hasEmailColumn, readRow, type ImportRow } from './rows.ts';
 import { ImportFileError, type ImportFormat, type SourceRow } from './sources.ts';
 import { contactsByEmail, countSuppressed, insertContactRows, insertSubscriberRows, membershipsIn } from './writers.ts';
 
 export const BATCH_ROWS = 2000;
 const MAX_LISTED_ERRORS = 1000;
+const GC_EVERY_BATCHES = 10;
 
 export interface ImportSummary {
   object: 'contact_import';
@@ -101,6 +103,7 @@ export async function importContacts(db: Db, target: Target, source: AsyncIterab
   let inBatch = new Set<string>();
   let lastRow = 0;
   let checkedHeader = options.format === 'json';
+  let batches = 0;
 
   const flush = async () => {
     if (batch.length > 0) {
@@ -113,6 +116,7 @@ export async function importContacts(db: Db, target: Target, source: AsyncIterab
       for (const refused of outcome.refused) skip(refused.row, refused.email, refused.reason);
     }
     summary.committed_rows = lastRow;
+    if (++batches % GC_EVERY_BATCHES === 0) collectGarbage();
     options.onBatch?.(summary);
   };
 
