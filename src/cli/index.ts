@@ -13,6 +13,7 @@ const commands: Record<string, Command> = {
   workspace: workspaceCommand,
   domain: async (args) => (await import('./domain.ts')).domainCommand(args),
   demo: async (args) => (await import('./demo.ts')).demoCommand(args),
+  contacts: async (args) => (await import('./contacts.ts')).contactsCommand(args),
 };
 
 export class UsageError extends Error {}
@@ -25,7 +26,10 @@ const USAGE = `usage: postlane <command>
   workspace update ID [--plan P] [--credits N] [--add-credits N] [--verified true|false] [--member EMAIL]…
                       [--send-rate N] [--daily-limit N] [--feature NAME]… [--json]
   domain approve WORKSPACE_ID DOMAIN [--json]   manual review approval (manually_verified_at), then a DNS check
-  demo [--json] [--keep]               end-to-end demonstration on loopback (no internet needed)`;
+  demo [--json] [--keep]               end-to-end demonstration on loopback (no internet needed)
+  contacts import FILE [--workspace ID] [--audience ID] [--format csv|json] [--json]
+                                       import contacts from CSV or JSON (progress on stderr, then a summary)
+  contacts export [--workspace ID] [--audience ID] [--search TEXT] [--unsubscribed true|false] [--out FILE]`;
 
 export async function runCli(argv: string[]): Promise<number> {
   const [name, ...args] = argv;

@@ -1,0 +1,116 @@
+// `postlane contacts import FILE [--workspace ID] [--audience ID] [--format csv|json] [--json]`
+// and `postlane contacts export [--workspace ID] [--audience ID] [--search TEXT] [--out FILE]`,
+// against the configured database like every administration command. The import streams the
+// file, draws a progress bar on stderr (when it is a terminal, else a line per batch) and
+// prints a summary; --workspace may be left out when there is only one.
+import { createReadStream, createWriteStream, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { parseArgs } from 'node:util';
+import type { Db } from '../platform/db/database.ts';
+import { ApiError } from '../platform/http/errors.ts';
+import { listWorkspaces } from '../resources/workspaces/service.ts';
+import { runImport, type ImportFormat, type ImportSummary } from '../resources/contacts/import/run.ts';
+import { exportContacts } from '../resources/contacts/export.ts';
+import { withDatabase } from './workspace.ts';
+import { UsageError } from './index.ts';
+
+async function workspaceOf(db: Db, given: string | undefined): Promise<string> {
+  if (given) return given;
+  const all = await listWorkspaces(db);
+  if (all.length === 1) return all[0].id;
+  throw new UsageError(`--workspace ID is required (${all.length} workspaces exist; see postlane workspace list)`);
+}
+
+function bar(done: number, total: number, width = 30): string {
+  const share = total > 0 ? Math.min(1, done / total) : 0;
+  const filled = Math.round(share * width);
+  return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${(share * 100).toFixed(0).padStart(3)}%`;
+}
+
+function describe(summary: ImportSummary, seconds: number): string {
+  const lines = [
+    `${summary.status === 'completed' ? 'Imported' : 'Import stopped:'} ${summary.rows.toLocaleString('en-US')} rows in ${seconds.toFixed(1)} s (${summary.format})`,
+    `  created ${summary.created}, updated ${summary.updated}, unchanged ${summary.unchanged}, skipped ${summary.skipped}`,
+  ];
+  if (summary.audience_id) {
+    lines.push(`  audience ${summary.audience_id}: subscribed ${summary.subscribed}, already subscribed ${summary.already_subscribed}, kept unsubscribed ${summary.kept_unsubscribed}`);
+  }
+  if (summary.suppressed) lines.push(`  ${summary.suppressed} rows have an active suppression (kept; campaigns skip them)`);
+  for (const problem of summary.errors.slice(0, 20)) lines.push(`  row ${problem.row}${problem.email ? ` (${problem.email})` : ''}: ${problem.reason}`);
+  if (summary.skipped > 20) lines.push(`  … ${summary.skipped - 20} more skipped rows (--json lists up to 1,000)`);
+  if (summary.error) lines.push(summary.error);
+  return `${lines.join('\n')}\n`;
+}
+
+async function importCommand(rest: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: { workspace: { type: 'string' }, audience: { type: 'string' }, format: { type: 'string' }, json: { type: 'boolean' } },
+  });
+  if (positionals.length !== 1) throw new UsageError('contacts import takes one FILE');
+  const [file] = positionals;
+  if (values.format && values.format !== 'csv' && values.format !== 'json') throw new UsageError('--format must be csv or json');
+  let size: number;
+  try {
+    size = statSync(file).size;
+  } catch {
+    throw new UsageError(`cannot read ${file}`);
+  }
+  const started = performance.now();
+  const summary = await withDatabase(async (db) => {
+    const workspaceId = await workspaceOf(db, values.workspace);
+    let read = 0;
+    // Bytes counted as the import pulls them (a 'data' listener would start the flow early).
+    async function* counted() {
+      for await (const chunk of createReadStream(file, { highWaterMark: 256 * 1024 })) {
+        read += (chunk as Buffer).length;
+        yield chunk as Buffer;
+      }
+    }
+    const tty = process.stderr.isTTY;
+    const progress = (s: Readonly<ImportSummary>) => {
+      const rate = Math.round(s.rows / ((performance.now() - started) / 1000));
+      const line = `${bar(read, size)} ${s.rows.toLocaleString('en-US')} rows, ${rate.toLocaleString('en-US')}/s`;
+      process.stderr.write(tty ? `\r${line}` : `${line}\n`);
+    };
+    try {
+      const result = await runImport(db, workspaceId, counted(), { audience: values.audience, format: values.format as ImportFormat | undefined, typeHint: file, onBatch: progress });
+      if (tty) process.stderr.write('\n');
+      return result;
+    } catch (error) {
+      if (error instanceof ApiError) throw new UsageError(String(error.body.error ?? error.message));
+      throw error;
+    }
+  });
+  const seconds = (performance.now() - started) / 1000;
+  process.stdout.write(values.json ? `${JSON.stringify(summary)}\n` : describe(summary, seconds));
+  return summary.status === 'completed' ? 0 : 1;
+}
+
+async function exportCommand(rest: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: rest,
+    options: { workspace: { type: 'string' }, audience: { type: 'string' }, search: { type: 'string' }, unsubscribed: { type: 'string' }, out: { type: 'string' } },
+  });
+  await withDatabase(async (db) => {
+    const workspaceId = await workspaceOf(db, values.workspace);
+    const query: Record<string, string> = {};
+    if (values.audience) query.audience_id = values.audience;
+    if (values.search) query.search = values.search;
+    if (values.unsubscribed) query.unsubscribed = values.unsubscribed;
+    const out = values.out ? createWriteStream(values.out) : process.stdout;
+    for await (const chunk of exportContacts(db, workspaceId, query)) {
+      if (!out.write(chunk)) await once(out, 'drain');
+    }
+    if (values.out) await new Promise<void>((resolve) => out.end(() => resolve()));
+  });
+  return 0;
+}
+
+export async function contactsCommand(args: string[]): Promise<number> {
+  const [action, ...rest] = args;
+  if (action === 'import') return importCommand(rest);
+  if (action === 'export') return exportCommand(rest);
+  throw new UsageError('contacts takes import FILE or export');
+}

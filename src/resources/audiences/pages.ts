@@ -1,0 +1,93 @@
+// HTML of the hosted pages (subscribe, confirm, leave an audience) and of the confirmation
+// email. Server-rendered, no JavaScript: plain forms that post back. Accessible: a language,
+// a title, one h1 in a main landmark, labels tied to inputs, messages in role=status/alert,
+// visible focus, enough contrast. Every value is escaped.
+import type { AudienceEmailSettings } from './records.ts';
+
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+const STYLE = `
+  body { font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1a1a1a; background: #f5f5f5; margin: 0; }
+  main { max-width: 32rem; margin: 3rem auto; background: #fff; padding: 2rem; border-radius: 8px; }
+  h1 { font-size: 1.5rem; margin-top: 0; }
+  label { display: block; font-weight: 600; margin-top: 1rem; }
+  input { display: block; width: 100%; box-sizing: border-box; font: inherit; padding: .5rem; margin-top: .25rem; border: 1px solid #6b6b6b; border-radius: 4px; }
+  button { margin-top: 1.5rem; font: inherit; font-weight: 600; padding: .6rem 1.2rem; color: #fff; background: #1f4fbf; border: 0; border-radius: 4px; cursor: pointer; }
+  input:focus, button:focus { outline: 3px solid #f2a900; outline-offset: 2px; }
+  .alert { color: #a30000; font-weight: 600; }
+  .hint { color: #4a4a4a; font-size: .9rem; }`;
+
+export function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${escapeHtml(title)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<main>
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+export interface SubscribeFormValues {
+  email?: string;
+  first_name?: string;
+  last_name?: string;
+}
+
+export function subscribePage(name: string, description: string | null, action: string, options: { error?: string; values?: SubscribeFormValues } = {}): string {
+  const v = options.values ?? {};
+  const field = (id: string, label: string, type: string, value: string | undefined, extra = '') =>
+    `<label for="${id}">${label}</label>\n<input id="${id}" name="${id}" type="${type}" value="${escapeHtml(value ?? '')}"${extra}>`;
+  return page(
+    `Subscribe to ${name}`,
+    `<h1>Subscribe to ${escapeHtml(name)}</h1>
+${description ? `<p>${escapeHtml(description)}</p>` : ''}
+${options.error ? `<p class="alert" role="alert" id="form-error">${escapeHtml(options.error)}</p>` : ''}
+<form method="post" action="${escapeHtml(action)}">
+${field('email', 'Email address', 'email', v.email, ` required autocomplete="email"${options.error ? ' aria-describedby="form-error" aria-invalid="true"' : ''}`)}
+${field('first_name', 'First name <span class="hint">(optional)</span>', 'text', v.first_name, ' autocomplete="given-name"')}
+${field('last_name', 'Last name <span class="hint">(optional)</span>', 'text', v.last_name, ' autocomplete="family-name"')}
+<button type="submit">Subscribe</button>
+</form>`,
+  );
+}
+
+/** A page with a heading, a message and optionally one button posting back. */
+export function messagePage(title: string, message: string, options: { button?: { action: string; label: string }; alert?: boolean } = {}): string {
+  const role = options.alert ? 'alert' : 'status';
+  return page(
+    title,
+    `<h1>${escapeHtml(title)}</h1>
+<p role="${role}"${options.alert ? ' class="alert"' : ''}>${escapeHtml(message)}</p>
+${options.button ? `<form method="post" action="${escapeHtml(options.button.action)}"><button type="submit">${escapeHtml(options.button.label)}</button></form>` : ''}`,
+  );
+}
+
+export function confirmationEmailHtml(settings: AudienceEmailSettings, audienceName: string, link: string): string {
+  const heading = settings.heading ?? `Confirm your subscription`;
+  const body = settings.body ?? `Please confirm that you want to receive email from ${audienceName}.`;
+  const label = settings.button_label ?? 'Confirm subscription';
+  const footer = settings.footer ?? `If you did not ask to subscribe, ignore this email: you will not be added.`;
+  return `<!doctype html><html lang="en"><body style="font-family:sans-serif;color:#1a1a1a">
+<h1 style="font-size:20px">${escapeHtml(heading)}</h1>
+<p>${escapeHtml(body)}</p>
+<p><a href="${escapeHtml(link)}" style="display:inline-block;padding:10px 18px;background:#1f4fbf;color:#fff;text-decoration:none;border-radius:4px">${escapeHtml(label)}</a></p>
+<p style="font-size:13px;color:#4a4a4a">${escapeHtml(footer)}</p>
+</body></html>`;
+}
+
+export function confirmationEmailText(settings: AudienceEmailSettings, audienceName: string, link: string): string {
+  const body = settings.body ?? `Please confirm that you want to receive email from ${audienceName}.`;
+  const footer = settings.footer ?? `If you did not ask to subscribe, ignore this email: you will not be added.`;
+  return `${settings.heading ?? 'Confirm your subscription'}\n\n${body}\n\n${settings.button_label ?? 'Confirm subscription'}: ${link}\n\n${footer}\n`;
+}

@@ -1,0 +1,34 @@
+// One entry point for the API and the CLI: a byte stream in, the import summary out.
+import { Readable } from 'node:stream';
+import type { Db } from '../../../platform/db/database.ts';
+import { importContacts, prepareImport, type ImportSummary } from './engine.ts';
+import { csvRows, formatOf, jsonRows, type ImportFormat } from './sources.ts';
+
+export { BATCH_ROWS, type ImportSummary } from './engine.ts';
+export { ImportFileError, type ImportFormat } from './sources.ts';
+
+export interface RunImportOptions {
+  audience?: string | null;
+  /** csv or json; else from `typeHint` (content type or file name), else the first byte. */
+  format?: ImportFormat;
+  typeHint?: string;
+  onBatch?: (summary: Readonly<ImportSummary>) => void;
+}
+
+/** Imports the file `input` carries. 404 (thrown) for an unknown audience, before reading. */
+export async function runImport(db: Db, workspaceId: string, input: AsyncIterable<Buffer | string>, options: RunImportOptions = {}): Promise<ImportSummary> {
+  const target = await prepareImport(db, workspaceId, options.audience);
+  const iterator = input[Symbol.asyncIterator]();
+  const first = await iterator.next();
+  const format = options.format ?? formatOf(options.typeHint && !/octet-stream|text\/plain/.test(options.typeHint) ? options.typeHint : undefined, first.done ? '' : first.value);
+  async function* rest() {
+    if (!first.done) yield first.value;
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done) return;
+      yield next.value;
+    }
+  }
+  const rows = format === 'json' ? jsonRows(rest()) : csvRows(Readable.from(rest()));
+  return importContacts(db, target, rows, { format, onBatch: options.onBatch });
+}

@@ -1,0 +1,146 @@
+// Import files as streams of rows, never held whole in memory: CSV (csv-parse; the first
+// record is the header) and JSON (an array of objects, read by a small scanner of our own:
+// the JSON libraries on the registry here either parse whole documents or pull in
+// tokenizer frameworks, while an array of flat objects needs only bracket counting).
+import type { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+import { parse } from 'csv-parse';
+
+export type ImportFormat = 'csv' | 'json';
+
+/** One row of the file: its number (CSV: the header is row 1; JSON: the first element is 1)
+ *  and its values by column name, or why it could not be read. */
+export interface SourceRow {
+  row: number;
+  values: Record<string, unknown> | null;
+  problem?: string;
+}
+
+export class ImportFileError extends Error {
+  /** The row being read when the file turned out to be unreadable. */
+  readonly row: number;
+  constructor(message: string, row: number) {
+    super(message);
+    this.row = row;
+  }
+}
+
+/** The format a file is in: by its declared type or name, else by its first character. */
+export function formatOf(contentTypeOrName: string | undefined, firstChunk?: Buffer | string): ImportFormat {
+  const hint = (contentTypeOrName ?? '').toLowerCase();
+  if (/json/.test(hint)) return 'json';
+  if (/csv|comma-separated/.test(hint)) return 'csv';
+  const start = firstChunk === undefined ? '' : String(firstChunk).replace(/^\uFEFF/, '').trimStart();
+  return start.startsWith('[') ? 'json' : 'csv';
+}
+
+export async function* csvRows(input: Readable): AsyncGenerator<SourceRow> {
+  const parser = input.pipe(parse({ bom: true, relax_column_count: true, skip_empty_lines: true, trim: true, max_record_size: 1_000_000 }));
+  let header: string[] | null = null;
+  let row = 0;
+  try {
+    for await (const record of parser as AsyncIterable<string[]>) {
+      row++;
+      if (!header) {
+        header = record;
+        continue;
+      }
+      const values: Record<string, unknown> = {};
+      for (let i = 0; i < header.length && i < record.length; i++) values[header[i]] = record[i];
+      yield { row, values };
+    }
+  } catch (error) {
+    input.destroy();
+    // csv-parse says where it stopped: the record (from 1, the header included) and the line.
+    const { records, lines } = error as { records?: number; lines?: number };
+    const at = typeof records === 'number' ? records + 1 : row + 1;
+    throw new ImportFileError(`The CSV could not be read at row ${at}${typeof lines === 'number' ? ` (line ${lines})` : ''}: ${(error as Error).message}`, at);
+  }
+  if (!header) throw new ImportFileError('The file is empty: a CSV import needs a header row naming its columns (at least email)', 1);
+}
+
+const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
+
+/** The elements of a top-level JSON array, each parsed on its own. */
+export async function* jsonRows(input: AsyncIterable<Buffer | string>): AsyncGenerator<SourceRow> {
+  let started = false;
+  let ended = false;
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let element: string[] = [];
+  let elementStart = -1;
+  let row = 0;
+  const finish = (text: string): SourceRow => {
+    row++;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw new ImportFileError(`Element ${row} of the JSON array is not valid JSON`, row);
+    }
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return { row, values: null, problem: 'not an object' };
+    return { row, values: value as Record<string, unknown> };
+  };
+  // A character split between two chunks is joined before scanning.
+  const decoder = new StringDecoder('utf8');
+  let pendingLength = 0;
+  for await (const chunk of input) {
+    const text = typeof chunk === 'string' ? chunk : decoder.write(chunk);
+    // Inside an element when the last chunk ended: it continues from this chunk's start.
+    elementStart = element.length > 0 ? 0 : -1;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (ended) {
+        if (!WS.has(c)) throw new ImportFileError('Unexpected text after the end of the JSON array', row + 1);
+        continue;
+      }
+      if (!started) {
+        if (c === 0xfeff || WS.has(c)) continue;
+        if (c !== 0x5b /* [ */) throw new ImportFileError('A JSON import must be an array of objects', 1);
+        started = true;
+        depth = 1;
+        continue;
+      }
+      if (inString) {
+        if (escaped) escaped = false;
+        else if (c === 0x5c) escaped = true;
+        else if (c === 0x22) inString = false;
+        continue;
+      }
+      if (c === 0x22) {
+        if (depth === 1 && elementStart < 0) elementStart = i;
+        inString = true;
+      } else if (c === 0x7b || c === 0x5b) {
+        if (depth === 1 && elementStart < 0) elementStart = i;
+        depth++;
+      } else if (c === 0x7d || c === 0x5d) {
+        if (depth === 1) {
+          // The closing bracket of the array.
+          if (elementStart >= 0) element.push(text.slice(elementStart, i));
+          const last = element.join('').trim();
+          if (last !== '') yield finish(last);
+          element = [];
+          elementStart = -1;
+          ended = true;
+          continue;
+        }
+        depth--;
+      } else if (c === 0x2c /* , */ && depth === 1) {
+        if (elementStart >= 0) element.push(text.slice(elementStart, i));
+        const value = element.join('').trim();
+        if (value === '') throw new ImportFileError(`Element ${row + 1} of the JSON array is empty`, row + 1);
+        yield finish(value);
+        element = [];
+        elementStart = -1;
+      } else if (depth === 1 && elementStart < 0 && !WS.has(c)) {
+        elementStart = i;
+      }
+    }
+    if (elementStart >= 0) element.push(text.slice(elementStart));
+    pendingLength = element.reduce((n, part) => n + part.length, 0);
+    if (pendingLength > 1_000_000) throw new ImportFileError(`Element ${row + 1} of the JSON array is larger than 1 MB`, row + 1);
+  }
+  if (!started) throw new ImportFileError('The file is empty: a JSON import must be an array of objects', 1);
+  if (!ended) throw new ImportFileError('The JSON array is not closed: the file ends early', row + 1);
+}

@@ -1,0 +1,80 @@
+// POST /v2/contacts/import (a CSV or JSON file as multipart/form-data or as the request body
+// itself, streamed) and GET /v2/contacts/export (CSV, streamed). Paths of ours; the spec
+// says only that export takes the list's parameters.
+import { Readable } from 'node:stream';
+import multipart from '@fastify/multipart';
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../platform/context.ts';
+import type { Query } from '../../platform/http/lists.ts';
+import { plainError } from '../../platform/http/errors.ts';
+import { errorResponses } from '../../platform/http/responses.ts';
+import { ContactListQuery, ImportSummary } from './schemas.ts';
+import { exportContacts } from './export.ts';
+import { runImport } from './import/run.ts';
+
+const tags = ['Contacts'];
+const ImportQuery = Type.Object({
+  audience_id: Type.Optional(Type.String({ description: 'aud_ id or name of an audience to add every row to (for multipart, a field before the file works too)' })),
+  format: Type.Optional(Type.Union([Type.Literal('csv'), Type.Literal('json')], { description: 'default: from the content type or file name, else the first character' })),
+});
+type ImportParams = Static<typeof ImportQuery>;
+
+export async function registerContactTransfers(app: FastifyInstance, ctx: AppContext) {
+  app.get(
+    '/contacts/export',
+    {
+      schema: {
+        tags,
+        querystring: ContactListQuery,
+        response: { 200: { description: 'CSV of the matching contacts', content: { 'text/csv': { schema: Type.String({ description: 'A header line, then one line per contact' }) } } } },
+      },
+    },
+    async (request, reply) => {
+      const lines = exportContacts(ctx.db, request.principal.workspaceId, request.query as Query);
+      return reply
+        .header('content-type', 'text/csv; charset=utf-8')
+        .header('content-disposition', 'attachment; filename="contacts.csv"')
+        .send(Readable.from(lines));
+    },
+  );
+
+  await app.register(async (scoped) => {
+    // This route reads its body itself, as a stream, whatever its type and size.
+    scoped.removeAllContentTypeParsers();
+    scoped.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+    await scoped.register(multipart, { limits: { fileSize: Number.MAX_SAFE_INTEGER, files: 1, fields: 20 } });
+    scoped.post(
+      '/contacts/import',
+      {
+        schema: {
+          tags,
+          querystring: ImportQuery,
+          description: 'Imports contacts from a CSV (header row with an email column) or a JSON array of objects, as multipart/form-data (a part named file) or as the body itself (text/csv, application/json).',
+          response: { 200: ImportSummary, 400: Type.Union([ImportSummary, Type.Ref('Error')]), ...errorResponses({ 404: 'error' }), 422: ImportSummary },
+        },
+      },
+      async (request, reply) => {
+        const query = request.query as ImportParams;
+        let input: AsyncIterable<Buffer>;
+        let typeHint: string | undefined;
+        let audience = query.audience_id;
+        if (request.isMultipart()) {
+          const file = await request.file();
+          if (!file) throw plainError(400, 'Send the file as a multipart part named file');
+          input = file.file;
+          typeHint = `${file.filename ?? ''} ${file.mimetype ?? ''}`;
+          const field = file.fields.audience_id as { value?: unknown } | undefined;
+          if (!audience && typeof field?.value === 'string' && field.value !== '') audience = field.value;
+        } else {
+          if (!request.body) throw plainError(400, 'Send a CSV or JSON file as the request body or as multipart/form-data');
+          input = request.body as Readable;
+          typeHint = request.headers['content-type'];
+        }
+        const summary = await runImport(ctx.db, request.principal.workspaceId, input, { audience, format: query.format, typeHint });
+        if (summary.status === 'completed') return summary;
+        return reply.code(summary.committed_rows === 0 && summary.created + summary.updated === 0 ? 400 : 422).send(summary);
+      },
+    );
+  });
+}
