@@ -4,7 +4,7 @@
 // Also the audience-level leave page and the hosted pages' refusals.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startDeliveryApp, type DeliveryApp } from '../delivery/helpers.ts';
+import { startDeliveryApp, type DeliveryApp } from '../emails/delivery/helpers.ts';
 import { eventually } from '../helpers/app.ts';
 import { leaveUrl } from '../../src/resources/audiences/links.ts';
 
