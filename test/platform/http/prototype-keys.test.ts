@@ -11,6 +11,10 @@ before(async () => {
 });
 after(() => app.close());
 
+// The same items in the same order (an item's own fields may move on meanwhile: the key's
+// last_used_at is written by a background flush).
+const idsOf = (items: Array<{ id: string }>) => items.map((item) => item.id);
+
 const KEYS = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'prototype'];
 // [path, sort parameter]: order+direction lists and sort+order lists.
 const LISTS: Array<[string, string]> = [
@@ -30,7 +34,7 @@ test('prototype property names as sort keys are ignored, never a 500', async () 
       const res = await app.api.get(`${path}?${param}=${encodeURIComponent(key)}`);
       // suppressions' sort is an enum in its schema: a documented 400; the others ignore it.
       if (param === 'sort') assert.equal(res.status, 400, `${path}?sort=${key}: ${res.text}`);
-      else assert.deepEqual([res.status, res.body.data], [200, plain.body.data], `${path}?${param}=${key}`);
+      else assert.deepEqual([res.status, idsOf(res.body.data)], [200, idsOf(plain.body.data)], `${path}?${param}=${key}`);
     }
   }
 });
@@ -41,7 +45,7 @@ test('prototype property names as filter keys are ignored, never a 500', async (
     for (const key of KEYS) {
       for (const condition of ['exact', 'contains', 'between', 'in']) {
         const res = await app.api.get(`${path}?${encodeURIComponent(`${key}.${condition}`)}=x`);
-        assert.deepEqual([res.status, res.body.data], [200, plain.body.data], `${path}?${key}.${condition}=x: ${res.text}`);
+        assert.deepEqual([res.status, idsOf(res.body.data)], [200, idsOf(plain.body.data)], `${path}?${key}.${condition}=x: ${res.text}`);
       }
     }
   }
