@@ -1,0 +1,195 @@
+// One address verified (addendum §15.1): the offline checks of src/mail/address-checks.ts, the
+// domain's MX records through DNS_SERVERS, its age through RDAP_URL when set, and in `full`
+// mode the SMTP mailbox check; then score, risk and result. Lists share one DomainFacts cache
+// per run, so the addresses of a domain cost one MX lookup and one RDAP lookup.
+import type { Resolver } from 'node:dns/promises';
+import { getDomain } from 'tldts';
+import type { Config } from '../../config.ts';
+import { nowMs } from '../../platform/clock.ts';
+import { isNoRecords } from '../../platform/dns.ts';
+import { didYouMean, dnsName, isDisposableDomain, isFreeProvider, isGibberish, isRoleMailbox, normalizeEmail, parseAddress } from '../../mail/address-checks.ts';
+import { probeMailbox, type ConnectionLimiter, type MailboxOutcome, type MailboxProbeResult } from '../../mail/mailbox-probe.ts';
+import { orderMxHosts } from '../../mail/mx.ts';
+import {
+  verificationResult,
+  verificationRisk,
+  verificationScore,
+  type VerificationChecks,
+  type VerificationResult,
+  type VerificationRisk,
+} from '../../mail/verification-score.ts';
+import { lookupRegistration } from '../domains/rdap.ts';
+
+export type VerificationMode = 'fast' | 'full';
+
+export interface MxRecord {
+  priority: number;
+  exchange: string;
+}
+
+export interface MailboxCheck {
+  outcome: MailboxOutcome | 'no_mx' | 'dns_failed';
+  mx_host: string | null;
+  code: number | null;
+  enhanced_code: string | null;
+  message: string;
+}
+
+/** Everything a verification found; the stored row and the API object are made from it. */
+export interface VerificationOutcome {
+  email: string;
+  mode: VerificationMode;
+  status: 'completed' | 'failed';
+  score: number;
+  risk: VerificationRisk;
+  result: VerificationResult;
+  checks: VerificationChecks;
+  address: { mailbox: string | null; domain: string | null; suffix: string | null; root: string | null };
+  did_you_mean: string | null;
+  mx_records: MxRecord[];
+  mailbox_check: MailboxCheck | null;
+}
+
+export type MxLookup = { kind: 'records'; records: MxRecord[] } | { kind: 'none' } | { kind: 'failed'; reason: string };
+
+export interface DomainFacts {
+  mx: MxLookup;
+  /** Days since registration, null when unknown. */
+  domainAge: number | null;
+}
+
+export interface VerifierDeps {
+  config: Config;
+  resolver: Resolver;
+  limiter?: ConnectionLimiter;
+  /** Shared by the addresses of one list run; a fresh one per single verification. */
+  facts?: DomainFactsCache;
+}
+
+/** Domain facts looked up once per domain for as long as the cache lives. */
+export class DomainFactsCache {
+  private readonly entries = new Map<string, Promise<DomainFacts>>();
+  get(domain: string, deps: VerifierDeps): Promise<DomainFacts> {
+    let entry = this.entries.get(domain);
+    if (!entry) this.entries.set(domain, (entry = lookUpDomain(domain, deps)));
+    return entry;
+  }
+}
+
+async function lookUpDomain(domain: string, deps: VerifierDeps): Promise<DomainFacts> {
+  const [mx, domainAge] = await Promise.all([lookUpMx(domain, deps.resolver), lookUpDomainAge(domain, deps)]);
+  return { mx, domainAge };
+}
+
+/** The domain's MX records (a null MX is none: RFC 7505). No MX is no MX, even with an A record. */
+export async function lookUpMx(domain: string, resolver: Resolver): Promise<MxLookup> {
+  try {
+    const records = (await resolver.resolveMx(dnsName(domain)))
+      .map((record) => ({ priority: record.priority, exchange: record.exchange.replace(/\.$/, '').toLowerCase() }))
+      .filter((record) => record.exchange !== '')
+      .sort((a, b) => a.priority - b.priority || a.exchange.localeCompare(b.exchange));
+    return records.length > 0 ? { kind: 'records', records } : { kind: 'none' };
+  } catch (error) {
+    if (isNoRecords(error)) return { kind: 'none' };
+    return { kind: 'failed', reason: `DNS MX lookup for ${domain} failed: ${(error as { code?: string }).code ?? String(error)}` };
+  }
+}
+
+async function lookUpDomainAge(domain: string, deps: VerifierDeps): Promise<number | null> {
+  if (!deps.config.rdapUrl) return null;
+  const registrable = getDomain(domain, { allowPrivateDomains: false }) ?? domain;
+  const found = await lookupRegistration(deps.config.rdapUrl, dnsName(registrable), { resolver: deps.config.dnsServers.length > 0 ? deps.resolver : null, timeoutMs: 5000 });
+  if (found.kind !== 'registered') return null;
+  return Math.max(0, Math.floor((nowMs() - Date.parse(found.registeredAt)) / 86_400_000));
+}
+
+const NO_MAILBOX_CHECKS = { smtp_connect: null, deliverable: null, inbox_full: null, disabled: null, catch_all: null };
+
+/** Verifies one address. Never throws for what the address or the network does. */
+export async function verifyAddress(input: string, mode: VerificationMode, deps: VerifierDeps): Promise<VerificationOutcome> {
+  const email = normalizeEmail(input);
+  const parts = parseAddress(email);
+  const at = email.lastIndexOf('@');
+  if (!parts) {
+    // Bad syntax: nothing else is asked, and mail cannot reach it.
+    const checks: VerificationChecks = {
+      valid_syntax: false, disposable: false, role_account: false, free_email: false, gibberish: false, has_mx_records: false, domain_age: null,
+      ...NO_MAILBOX_CHECKS, ...(mode === 'full' ? { smtp_connect: false, deliverable: false } : {}),
+    };
+    const address = at > 0 ? { mailbox: email.slice(0, at), domain: email.slice(at + 1) || null, suffix: null, root: null } : { mailbox: null, domain: null, suffix: null, root: null };
+    return finish(email, mode, checks, address, null, [], mode === 'full' ? { outcome: 'no_mx', mx_host: null, code: null, enhanced_code: null, message: 'not a valid address' } : null);
+  }
+  const facts = await (deps.facts ?? new DomainFactsCache()).get(parts.domain, deps);
+  const checks: VerificationChecks = {
+    valid_syntax: true,
+    disposable: isDisposableDomain(parts.domain),
+    role_account: isRoleMailbox(parts.mailbox),
+    free_email: isFreeProvider(parts.domain),
+    gibberish: isGibberish(parts.mailbox),
+    has_mx_records: facts.mx.kind === 'failed' ? null : facts.mx.kind === 'records',
+    domain_age: facts.domainAge,
+    ...NO_MAILBOX_CHECKS,
+  };
+  const records = facts.mx.kind === 'records' ? facts.mx.records : [];
+  let mailboxCheck: MailboxCheck | null = null;
+  if (mode === 'full') {
+    if (facts.mx.kind === 'records') {
+      const probe = await probeMailbox(email, dnsName(parts.domain), orderMxHosts(records), {
+        resolver: deps.resolver,
+        heloName: deps.config.mailHostname,
+        mailFrom: `verify@${deps.config.mailHostname}`,
+        port: deps.config.mxPort,
+        timeoutMs: deps.config.verifySmtpTimeoutMs,
+        limiter: deps.limiter,
+      });
+      Object.assign(checks, mailboxChecks(probe));
+      mailboxCheck = { outcome: probe.outcome, mx_host: probe.mxHost, code: probe.code, enhanced_code: probe.enhancedCode, message: probe.message };
+    } else if (facts.mx.kind === 'none') {
+      Object.assign(checks, { smtp_connect: false, deliverable: false });
+      mailboxCheck = { outcome: 'no_mx', mx_host: null, code: null, enhanced_code: null, message: `${parts.domain} has no MX records` };
+    } else {
+      mailboxCheck = { outcome: 'dns_failed', mx_host: null, code: null, enhanced_code: null, message: facts.mx.reason };
+    }
+  }
+  return finish(email, mode, checks, parts, didYouMean(parts, email), records, mailboxCheck, facts.mx.kind === 'failed' ? 'failed' : 'completed');
+}
+
+/** The mailbox checks a probe answers; null where the server said nothing about the mailbox. */
+export function mailboxChecks(probe: MailboxProbeResult): Pick<VerificationChecks, 'smtp_connect' | 'deliverable' | 'inbox_full' | 'disabled' | 'catch_all'> {
+  const definite = { accepted: true, rejected: false, disabled: false, inbox_full: false } as Partial<Record<MailboxOutcome, boolean>>;
+  const answered = probe.outcome in definite;
+  return {
+    smtp_connect: probe.connected,
+    deliverable: answered ? definite[probe.outcome]! : null,
+    inbox_full: answered ? probe.outcome === 'inbox_full' : null,
+    disabled: answered ? probe.outcome === 'disabled' : null,
+    catch_all: probe.catchAll,
+  };
+}
+
+function finish(
+  email: string,
+  mode: VerificationMode,
+  checks: VerificationChecks,
+  address: VerificationOutcome['address'],
+  suggestion: string | null,
+  mxRecords: MxRecord[],
+  mailboxCheck: MailboxCheck | null,
+  status: VerificationOutcome['status'] = 'completed',
+): VerificationOutcome {
+  const score = verificationScore(checks, mode);
+  const result = verificationResult(checks, score);
+  return {
+    email,
+    mode,
+    status,
+    score,
+    risk: verificationRisk(result, score),
+    result,
+    checks,
+    address: { mailbox: address.mailbox, domain: address.domain, suffix: address.suffix, root: address.root },
+    did_you_mean: suggestion,
+    mx_records: mxRecords,
+    mailbox_check: mailboxCheck,
+  };
+}
