@@ -8,6 +8,7 @@
 // A silent server accepts connections and never greets (a server that times out).
 import { createServer, type Server, type Socket } from 'node:net';
 import { SMTPServer } from 'smtp-server';
+import { freePort } from '../../src/dev/ports.ts';
 
 export type MailboxState = 'exists' | 'full' | 'full-permanent' | 'disabled';
 
@@ -36,6 +37,8 @@ export interface MailboxServer {
   mailFroms: string[];
   /** DATA commands received (a mailbox check must never send one). */
   dataCommands: number;
+  /** Time taken to answer each RCPT (lets concurrency build up); may be changed at any time. */
+  rcptDelayMs: number;
   reset(): void;
   close(): Promise<void>;
 }
@@ -66,6 +69,7 @@ export async function startMailboxServer(options: MailboxServerOptions = {}): Pr
     helloNames: [],
     mailFroms: [],
     dataCommands: 0,
+    rcptDelayMs: options.rcptDelayMs ?? 0,
     reset() {
       state.connections = 0;
       state.maxOpenConnections = state.openConnections;
@@ -122,7 +126,7 @@ export async function startMailboxServer(options: MailboxServerOptions = {}): Pr
       if (domain?.stallAtRcpt) return; // never answers
       const error = answer(address.address, session.remoteAddress, session.envelope.mailFrom ? session.envelope.mailFrom.address : '');
       const done = () => callback(error ?? undefined);
-      if (options.rcptDelayMs) setTimeout(done, options.rcptDelayMs);
+      if (state.rcptDelayMs > 0) setTimeout(done, state.rcptDelayMs);
       else done();
     },
     onData(stream, _session, callback) {
@@ -172,4 +176,24 @@ export async function startSilentServer(options: { host?: string; port?: number 
   });
   state.port = (server.address() as { port: number }).port;
   return state;
+}
+
+/**
+ * `count` mail servers on one port at 127.0.0.<firstOctet>, 127.0.0.<firstOctet + 1>, … (an
+ * MX_PORT shared by all, as on the internet), each serving the domains `domainsOf(i)` gives.
+ */
+export async function startMailboxFarm(count: number, domainsOf: (i: number) => Record<string, MailDomain>, options: { firstOctet?: number; rcptDelayMs?: number } = {}): Promise<{ port: number; servers: MailboxServer[]; close(): Promise<void> }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const servers: MailboxServer[] = [];
+    try {
+      for (let i = 0; i < count; i++) {
+        servers.push(await startMailboxServer({ host: `127.0.0.${(options.firstOctet ?? 10) + i}`, port, domains: domainsOf(i), rcptDelayMs: options.rcptDelayMs }));
+      }
+      return { port, servers, close: async () => void (await Promise.all(servers.map((server) => server.close()))) };
+    } catch (error) {
+      await Promise.all(servers.map((server) => server.close()));
+      if ((error as { code?: string }).code !== 'EADDRINUSE' || attempt >= 10) throw error;
+    }
+  }
 }
