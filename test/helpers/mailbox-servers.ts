@@ -106,15 +106,6 @@ export async function startMailboxServer(options: MailboxServerOptions = {}): Pr
     logger: false,
     banner: 'mx.loopback.test ESMTP',
     closeTimeout: 100,
-    onConnect(session, callback) {
-      state.connections++;
-      state.openConnections++;
-      state.maxOpenConnections = Math.max(state.maxOpenConnections, state.openConnections);
-      callback();
-    },
-    onClose() {
-      state.openConnections--;
-    },
     onMailFrom(address, session, callback) {
       state.helloNames.push(session.hostNameAppearsAs);
       state.mailFroms.push(address.address);
@@ -136,6 +127,13 @@ export async function startMailboxServer(options: MailboxServerOptions = {}): Pr
     },
   });
   server.on('error', () => {}); // clients that hang up are not failures
+  // Connections counted as TCP sees them, from accept to close (the greeting delay included).
+  server.server.on('connection', (socket: Socket) => {
+    state.connections++;
+    state.openConnections++;
+    state.maxOpenConnections = Math.max(state.maxOpenConnections, state.openConnections);
+    socket.once('close', () => state.openConnections--);
+  });
   await new Promise<void>((resolve, reject) => {
     server.server.once('error', reject);
     server.listen(options.port ?? 0, state.host, () => resolve());
