@@ -229,26 +229,57 @@ function randomLocalPart(): string {
   return `postlane-check-${randomBytes(6).toString('hex')}`;
 }
 
+/** Addresses asked in one SMTP session at most (RFC 5321 §4.5.3.1.8: servers take 100 recipients). */
+export const ADDRESSES_PER_SESSION = 20;
+
 /** Asks the domain's MX hosts about `address`; `hosts` in the order to try them. */
 export async function probeMailbox(address: string, domain: string, hosts: MxHost[], options: MailboxProbeOptions): Promise<MailboxProbeResult> {
-  let last: MailboxProbeResult = result('connection_failed', false, null, null, 'no MX host to connect to');
-  for (const host of hosts.slice(0, options.maxHosts ?? 3)) {
-    const addresses = await resolveAddresses(host.exchange, options.resolver);
-    if (addresses.kind !== 'addresses') {
-      last = result('connection_failed', false, host.exchange, null, addresses.reason);
-      continue;
-    }
-    for (const ip of addresses.addresses.slice(0, 2)) {
-      const attempt = await probeHost(address, domain, host.exchange, ip, options);
-      if (attempt.final) return attempt.result;
-      last = attempt.result;
-    }
-  }
-  return last;
+  return (await probeMailboxes([address], domain, hosts, options))[0];
 }
 
-/** One MX address. `final`: the answer stands (another host is tried only when this one never greeted us). */
-async function probeHost(address: string, domain: string, host: string, ip: string, options: MailboxProbeOptions): Promise<{ final: boolean; result: MailboxProbeResult }> {
+/**
+ * Asks about several addresses of one domain, in sessions of up to ADDRESSES_PER_SESSION (one
+ * connection, greeting and MAIL FROM for many RCPTs, one random RCPT for catch-all). Results in
+ * the order of `addresses`. A session that breaks after some answers is followed by a new one
+ * for the rest; what is left when a server stops answering gets that failure as its result.
+ */
+export async function probeMailboxes(addresses: string[], domain: string, hosts: MxHost[], options: MailboxProbeOptions): Promise<MailboxProbeResult[]> {
+  const answers = new Map<string, MailboxProbeResult>();
+  let pending = [...new Set(addresses)];
+  let last: MailboxProbeResult = result('connection_failed', false, null, null, 'no MX host to connect to');
+  hosts: for (const host of hosts.slice(0, options.maxHosts ?? 3)) {
+    const ips = await resolveAddresses(host.exchange, options.resolver);
+    if (ips.kind !== 'addresses') {
+      last = result('connection_failed', false, host.exchange, null, ips.reason);
+      continue;
+    }
+    for (const ip of ips.addresses.slice(0, 2)) {
+      while (pending.length > 0) {
+        const session = await probeSession(pending.slice(0, ADDRESSES_PER_SESSION), domain, host.exchange, ip, options);
+        for (const [address, answer] of session.answers) answers.set(address, answer);
+        pending = pending.filter((address) => !answers.has(address));
+        if (session.failure === null) continue;
+        last = session.failure;
+        // Never greeted: another address or host may do better. Greeted, then silent or gone:
+        // a new session for the rest only if this one got somewhere.
+        if (!session.failure.connected) break;
+        if (session.answers.size === 0) break hosts;
+      }
+      if (pending.length === 0) break hosts;
+    }
+  }
+  return addresses.map((address) => answers.get(address) ?? { ...last });
+}
+
+/** One connection to one MX address; `failure` is why it ended before every address was answered. */
+async function probeSession(
+  addresses: string[],
+  domain: string,
+  host: string,
+  ip: string,
+  options: MailboxProbeOptions,
+): Promise<{ answers: Map<string, MailboxProbeResult>; failure: MailboxProbeResult | null }> {
+  const answers = new Map<string, MailboxProbeResult>();
   const release = await (options.limiter ?? mxConnectionLimiter).acquire(ip);
   let socket: Socket | null = null;
   let connected = false;
@@ -257,34 +288,43 @@ async function probeHost(address: string, domain: string, host: string, ip: stri
       socket = await openSocket(ip, options.port, options.timeoutMs);
     } catch (error) {
       const timedOut = error instanceof ProbeTimeout;
-      return { final: false, result: result(timedOut ? 'timeout' : 'connection_failed', false, host, null, `${host} (${ip}): ${(error as Error).message}`) };
+      return { answers, failure: result(timedOut ? 'timeout' : 'connection_failed', false, host, null, `${host} (${ip}): ${(error as Error).message}`) };
     }
     const smtp = new SmtpConversation(socket, options.timeoutMs);
     const greeting = await smtp.reply();
-    if (greeting.code !== 220) return { final: false, result: result('connection_failed', false, host, greeting) };
+    if (greeting.code !== 220) return { answers, failure: result('connection_failed', false, host, greeting) };
     connected = true;
     let hello = await smtp.command(`EHLO ${options.heloName}`);
     if (hello.code >= 500) hello = await smtp.command(`HELO ${options.heloName}`);
-    if (hello.code !== 250) return { final: true, result: result(hello.code >= 500 ? 'blocked' : 'temporary', true, host, hello) };
-    const mail = await smtp.command(`MAIL FROM:<${options.mailFrom}>`);
-    if (mail.code >= 300) return { final: true, result: result(mail.code >= 500 ? 'blocked' : 'temporary', true, host, mail) };
-    const rcpt = await smtp.command(`RCPT TO:<${address}>`);
-    const outcome = classifyRcptReply(rcpt.code, rcpt.text);
-    const answer = result(outcome, true, host, rcpt);
-    if (outcome === 'accepted') {
-      const other = await smtp.command(`RCPT TO:<${randomLocalPart()}@${domain}>`);
-      const otherOutcome = classifyRcptReply(other.code, other.text);
-      answer.catchAll = otherOutcome === 'accepted' ? true : otherOutcome === 'rejected' ? false : null;
-    } else if (outcome === 'rejected' || outcome === 'disabled' || outcome === 'inbox_full') {
+    const refused = hello.code !== 250 ? hello : await smtp.command(`MAIL FROM:<${options.mailFrom}>`);
+    if (refused.code >= 300) {
+      // Refused before any recipient: the answer for every address of this session.
+      for (const address of addresses) answers.set(address, result(refused.code >= 500 ? 'blocked' : 'temporary', true, host, refused));
+      return { answers, failure: null };
+    }
+    let catchAll: boolean | null | undefined;
+    for (const address of addresses) {
+      const rcpt = await smtp.command(`RCPT TO:<${address}>`);
+      const answer = result(classifyRcptReply(rcpt.code, rcpt.text), true, host, rcpt);
+      answers.set(address, answer);
+      if (answer.outcome === 'accepted' && catchAll === undefined) {
+        // Once per session: a server that takes an address no one has takes anything.
+        const other = await smtp.command(`RCPT TO:<${randomLocalPart()}@${domain}>`);
+        const otherOutcome = classifyRcptReply(other.code, other.text);
+        catchAll = otherOutcome === 'accepted' ? true : otherOutcome === 'rejected' ? false : null;
+      }
+    }
+    for (const answer of answers.values()) {
+      if (answer.outcome === 'accepted') answer.catchAll = catchAll ?? null;
       // The server tells mailboxes apart, so it does not accept everything.
-      answer.catchAll = false;
+      else if (answer.outcome === 'rejected' || answer.outcome === 'disabled' || answer.outcome === 'inbox_full') answer.catchAll = false;
     }
     await smtp.command('QUIT').catch(() => undefined);
-    return { final: true, result: answer };
+    return { answers, failure: null };
   } catch (error) {
     const outcome: MailboxOutcome = error instanceof ProbeTimeout ? 'timeout' : 'connection_failed';
-    // Without a greeting another MX host may do better; after one, this host's silence is the answer.
-    return { final: connected, result: result(outcome, connected, host, null, `${host} (${ip}): ${(error as Error).message}`) };
+    // An address asked but not answered stays unanswered: its RCPT is what broke the session.
+    return { answers, failure: result(outcome, connected, host, null, `${host} (${ip}): ${(error as Error).message}`) };
   } finally {
     socket?.destroy();
     release();

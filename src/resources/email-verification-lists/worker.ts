@@ -14,16 +14,17 @@ import { createResolver } from '../../platform/dns.ts';
 import { RetryJobAt, type Job } from '../../platform/jobs.ts';
 import { nowIso, nowMs } from '../../platform/clock.ts';
 import { parseAddress } from '../../mail/address-checks.ts';
-import { MAX_CONNECTIONS_PER_MX } from '../../mail/mailbox-probe.ts';
-import { DomainFactsCache, verifyAddress, type VerificationOutcome } from '../email-verifications/verifier.ts';
+import { ADDRESSES_PER_SESSION, MAX_CONNECTIONS_PER_MX } from '../../mail/mailbox-probe.ts';
+import { DomainFactsCache, verifyAddresses, type VerificationOutcome } from '../email-verifications/verifier.ts';
 import { outcomeColumns } from '../email-verifications/service.ts';
 import { completeList, pendingCount } from './service.ts';
 
 /** How long one run starts new checks before handing over (the job runs again at once). */
 export const RUN_BUDGET_MS = 5_000;
-/** Checks in flight at once per list run. */
+/** SMTP sessions (each checking up to ADDRESSES_PER_SESSION addresses of a domain) in flight per list run. */
 export const LIST_CONCURRENCY = 48;
-const BATCH = 1_000;
+// Addresses read per query: enough that a domain's addresses fill whole sessions.
+const BATCH = 5_000;
 const FLUSH_SIZE = 100;
 const FLUSH_INTERVAL_MS = 250;
 /** A run that failed (the database away, say) is retried after this long, never given up. */
@@ -123,7 +124,7 @@ export class ListVerifier {
     const inFlight = new Map<string, number>();
     const running = new Set<Promise<void>>();
     let turn = 0;
-    const nextAddress = (): [string, PendingAddress] | null => {
+    const nextChunk = (): [string, PendingAddress[]] | null => {
       for (let i = 0; i < keys.length; i++) {
         const key = keys[(turn + i) % keys.length];
         const queue = groups.get(key)!;
@@ -136,12 +137,12 @@ export class ListVerifier {
     };
     for (;;) {
       while (running.size < LIST_CONCURRENCY && Date.now() < deadline) {
-        const next = nextAddress();
+        const next = nextChunk();
         if (!next) break;
-        const [key, row] = next;
+        const [key, chunk] = next;
         inFlight.set(key, (inFlight.get(key) ?? 0) + 1);
-        const task = verifyAddress(row.email, 'full', deps)
-          .then((outcome) => writer.add(row.id, outcome))
+        const task = verifyAddresses(chunk.map((row) => row.email), 'full', deps)
+          .then((outcomes) => outcomes.forEach((outcome, i) => writer.add(chunk[i].id, outcome)))
           .finally(() => {
             inFlight.set(key, inFlight.get(key)! - 1);
             running.delete(task);
@@ -153,8 +154,8 @@ export class ListVerifier {
     }
   }
 
-  /** Addresses by the mail host they will be checked at (the domain's preferred MX), or by domain. */
-  private async groupByMailHost(rows: PendingAddress[], facts: DomainFactsCache): Promise<Map<string, PendingAddress[]>> {
+  /** Addresses by the mail host they will be checked at (the domain's preferred MX), or by domain, in session-sized chunks. */
+  private async groupByMailHost(rows: PendingAddress[], facts: DomainFactsCache): Promise<Map<string, PendingAddress[][]>> {
     const deps = { config: this.ctx.config, resolver: this.resolver, facts };
     const domains = [...new Set(rows.map((row) => parseAddress(row.email)?.domain).filter((d): d is string => d !== undefined))];
     // Domain facts (MX, RDAP) are looked up a few domains at a time, then cached for the run.
@@ -167,13 +168,28 @@ export class ListVerifier {
         }),
       );
     }
-    const groups = new Map<string, PendingAddress[]>();
+    // Per mail host, the addresses in chunks of one domain (one SMTP session each), the
+    // domains of a host taking turns.
+    const byHost = new Map<string, Map<string, PendingAddress[]>>();
     for (const row of rows) {
-      const domain = parseAddress(row.email)?.domain;
+      const domain = parseAddress(row.email)?.domain ?? '';
       const key = domain ? hostOf.get(domain)! : 'invalid';
-      let group = groups.get(key);
-      if (!group) groups.set(key, (group = []));
-      group.push(row);
+      let domains = byHost.get(key);
+      if (!domains) byHost.set(key, (domains = new Map()));
+      let list = domains.get(domain);
+      if (!list) domains.set(domain, (list = []));
+      list.push(row);
+    }
+    const groups = new Map<string, PendingAddress[][]>();
+    for (const [key, domains] of byHost) {
+      const chunked = [...domains.values()].map((list) => {
+        const chunks: PendingAddress[][] = [];
+        for (let i = 0; i < list.length; i += ADDRESSES_PER_SESSION) chunks.push(list.slice(i, i + ADDRESSES_PER_SESSION));
+        return chunks;
+      });
+      const interleaved: PendingAddress[][] = [];
+      for (let i = 0; chunked.some((chunks) => i < chunks.length); i++) for (const chunks of chunked) if (i < chunks.length) interleaved.push(chunks[i]);
+      groups.set(key, interleaved);
     }
     return groups;
   }

@@ -7,8 +7,8 @@ import { getDomain } from 'tldts';
 import type { Config } from '../../config.ts';
 import { nowMs } from '../../platform/clock.ts';
 import { isNoRecords } from '../../platform/dns.ts';
-import { didYouMean, dnsName, isDisposableDomain, isFreeProvider, isGibberish, isRoleMailbox, normalizeEmail, parseAddress } from '../../mail/address-checks.ts';
-import { probeMailbox, type ConnectionLimiter, type MailboxOutcome, type MailboxProbeResult } from '../../mail/mailbox-probe.ts';
+import { didYouMean, dnsName, isDisposableDomain, isFreeProvider, isGibberish, isRoleMailbox, normalizeEmail, parseAddress, type AddressParts } from '../../mail/address-checks.ts';
+import { probeMailboxes, type ConnectionLimiter, type MailboxOutcome, type MailboxProbeResult } from '../../mail/mailbox-probe.ts';
 import { orderMxHosts } from '../../mail/mx.ts';
 import {
   verificationResult,
@@ -107,19 +107,68 @@ const NO_MAILBOX_CHECKS = { smtp_connect: null, deliverable: null, inbox_full: n
 
 /** Verifies one address. Never throws for what the address or the network does. */
 export async function verifyAddress(input: string, mode: VerificationMode, deps: VerifierDeps): Promise<VerificationOutcome> {
+  return (await verifyAddresses([input], mode, deps))[0];
+}
+
+/** An address with its offline and DNS checks done, waiting for its mailbox check. */
+interface Prepared {
+  email: string;
+  parts: AddressParts | null;
+  facts: DomainFacts | null;
+  checks: VerificationChecks;
+  mailboxCheck: MailboxCheck | null;
+}
+
+/**
+ * Verifies addresses (typically of one domain: a list's share for one mail host), their
+ * mailbox checks asked in shared SMTP sessions per domain. Results in the order given.
+ */
+export async function verifyAddresses(inputs: string[], mode: VerificationMode, deps: VerifierDeps): Promise<VerificationOutcome[]> {
+  const facts = deps.facts ?? new DomainFactsCache();
+  const prepared = await Promise.all(inputs.map((input) => prepare(input, mode, facts, deps)));
+  if (mode === 'full') {
+    const byDomain = new Map<string, Prepared[]>();
+    for (const item of prepared) {
+      if (!item.parts || item.facts?.mx.kind !== 'records') continue;
+      let items = byDomain.get(item.parts.domain);
+      if (!items) byDomain.set(item.parts.domain, (items = []));
+      items.push(item);
+    }
+    await Promise.all(
+      [...byDomain].map(async ([domain, items]) => {
+        const records = (items[0].facts!.mx as { records: MxRecord[] }).records;
+        const probes = await probeMailboxes(items.map((item) => item.email), dnsName(domain), orderMxHosts(records), {
+          resolver: deps.resolver,
+          heloName: deps.config.mailHostname,
+          mailFrom: `verify@${deps.config.mailHostname}`,
+          port: deps.config.mxPort,
+          timeoutMs: deps.config.verifySmtpTimeoutMs,
+          limiter: deps.limiter,
+        });
+        items.forEach((item, i) => {
+          const probe = probes[i];
+          Object.assign(item.checks, mailboxChecks(probe));
+          item.mailboxCheck = { outcome: probe.outcome, mx_host: probe.mxHost, code: probe.code, enhanced_code: probe.enhancedCode, message: probe.message };
+        });
+      }),
+    );
+  }
+  return prepared.map((item) => finish(item, mode));
+}
+
+async function prepare(input: string, mode: VerificationMode, cache: DomainFactsCache, deps: VerifierDeps): Promise<Prepared> {
   const email = normalizeEmail(input);
   const parts = parseAddress(email);
-  const at = email.lastIndexOf('@');
   if (!parts) {
     // Bad syntax: nothing else is asked, and mail cannot reach it.
     const checks: VerificationChecks = {
       valid_syntax: false, disposable: false, role_account: false, free_email: false, gibberish: false, has_mx_records: false, domain_age: null,
       ...NO_MAILBOX_CHECKS, ...(mode === 'full' ? { smtp_connect: false, deliverable: false } : {}),
     };
-    const address = at > 0 ? { mailbox: email.slice(0, at), domain: email.slice(at + 1) || null, suffix: null, root: null } : { mailbox: null, domain: null, suffix: null, root: null };
-    return finish(email, mode, checks, address, null, [], mode === 'full' ? { outcome: 'no_mx', mx_host: null, code: null, enhanced_code: null, message: 'not a valid address' } : null);
+    const mailboxCheck: MailboxCheck | null = mode === 'full' ? { outcome: 'no_mx', mx_host: null, code: null, enhanced_code: null, message: 'not a valid address' } : null;
+    return { email, parts: null, facts: null, checks, mailboxCheck };
   }
-  const facts = await (deps.facts ?? new DomainFactsCache()).get(parts.domain, deps);
+  const facts = await cache.get(parts.domain, deps);
   const checks: VerificationChecks = {
     valid_syntax: true,
     disposable: isDisposableDomain(parts.domain),
@@ -130,28 +179,14 @@ export async function verifyAddress(input: string, mode: VerificationMode, deps:
     domain_age: facts.domainAge,
     ...NO_MAILBOX_CHECKS,
   };
-  const records = facts.mx.kind === 'records' ? facts.mx.records : [];
   let mailboxCheck: MailboxCheck | null = null;
-  if (mode === 'full') {
-    if (facts.mx.kind === 'records') {
-      const probe = await probeMailbox(email, dnsName(parts.domain), orderMxHosts(records), {
-        resolver: deps.resolver,
-        heloName: deps.config.mailHostname,
-        mailFrom: `verify@${deps.config.mailHostname}`,
-        port: deps.config.mxPort,
-        timeoutMs: deps.config.verifySmtpTimeoutMs,
-        limiter: deps.limiter,
-      });
-      Object.assign(checks, mailboxChecks(probe));
-      mailboxCheck = { outcome: probe.outcome, mx_host: probe.mxHost, code: probe.code, enhanced_code: probe.enhancedCode, message: probe.message };
-    } else if (facts.mx.kind === 'none') {
-      Object.assign(checks, { smtp_connect: false, deliverable: false });
-      mailboxCheck = { outcome: 'no_mx', mx_host: null, code: null, enhanced_code: null, message: `${parts.domain} has no MX records` };
-    } else {
-      mailboxCheck = { outcome: 'dns_failed', mx_host: null, code: null, enhanced_code: null, message: facts.mx.reason };
-    }
+  if (mode === 'full' && facts.mx.kind === 'none') {
+    Object.assign(checks, { smtp_connect: false, deliverable: false });
+    mailboxCheck = { outcome: 'no_mx', mx_host: null, code: null, enhanced_code: null, message: `${parts.domain} has no MX records` };
+  } else if (mode === 'full' && facts.mx.kind === 'failed') {
+    mailboxCheck = { outcome: 'dns_failed', mx_host: null, code: null, enhanced_code: null, message: facts.mx.reason };
   }
-  return finish(email, mode, checks, parts, didYouMean(parts, email), records, mailboxCheck, facts.mx.kind === 'failed' ? 'failed' : 'completed');
+  return { email, parts, facts, checks, mailboxCheck };
 }
 
 /** The mailbox checks a probe answers; null where the server said nothing about the mailbox. */
@@ -167,29 +202,27 @@ export function mailboxChecks(probe: MailboxProbeResult): Pick<VerificationCheck
   };
 }
 
-function finish(
-  email: string,
-  mode: VerificationMode,
-  checks: VerificationChecks,
-  address: VerificationOutcome['address'],
-  suggestion: string | null,
-  mxRecords: MxRecord[],
-  mailboxCheck: MailboxCheck | null,
-  status: VerificationOutcome['status'] = 'completed',
-): VerificationOutcome {
+function finish(item: Prepared, mode: VerificationMode): VerificationOutcome {
+  const { email, parts, facts, checks } = item;
   const score = verificationScore(checks, mode);
   const result = verificationResult(checks, score);
+  const at = email.lastIndexOf('@');
+  const address = parts
+    ? { mailbox: parts.mailbox, domain: parts.domain, suffix: parts.suffix, root: parts.root }
+    : at > 0
+      ? { mailbox: email.slice(0, at), domain: email.slice(at + 1) || null, suffix: null, root: null }
+      : { mailbox: null, domain: null, suffix: null, root: null };
   return {
     email,
     mode,
-    status,
+    status: facts?.mx.kind === 'failed' ? 'failed' : 'completed',
     score,
     risk: verificationRisk(result, score),
     result,
     checks,
-    address: { mailbox: address.mailbox, domain: address.domain, suffix: address.suffix, root: address.root },
-    did_you_mean: suggestion,
-    mx_records: mxRecords,
-    mailbox_check: mailboxCheck,
+    address,
+    did_you_mean: parts ? didYouMean(parts, email) : null,
+    mx_records: facts?.mx.kind === 'records' ? facts.mx.records : [],
+    mailbox_check: item.mailboxCheck,
   };
 }
