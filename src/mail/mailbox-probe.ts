@@ -305,6 +305,8 @@ async function probeSession(
     let catchAll: boolean | null | undefined;
     for (const address of addresses) {
       const rcpt = await smtp.command(`RCPT TO:<${address}>`);
+      // 421: the server is closing the session; this address is still unanswered.
+      if (rcpt.code === 421) return { answers, failure: result('temporary', true, host, rcpt) };
       const answer = result(classifyRcptReply(rcpt.code, rcpt.text), true, host, rcpt);
       answers.set(address, answer);
       if (answer.outcome === 'accepted' && catchAll === undefined) {

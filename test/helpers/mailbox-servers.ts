@@ -20,6 +20,8 @@ export interface MailDomain {
   greylist?: boolean;
   /** Never answer RCPT TO (the client's timeout must end the check). */
   stallAtRcpt?: boolean;
+  /** After this many RCPTs in one session, answer 421 and close (a server that limits sessions). */
+  closeAfterRcpts?: number;
 }
 
 export interface MailboxServer {
@@ -57,6 +59,7 @@ const reply = (code: number, message: string) => Object.assign(new Error(message
 export async function startMailboxServer(options: MailboxServerOptions = {}): Promise<MailboxServer> {
   const greylistMs = options.greylistMs ?? 60_000;
   const firstSeen = new Map<string, number>();
+  const rcptsBySession = new Map<string, number>();
   const state: MailboxServer = {
     host: options.host ?? '127.0.0.1',
     port: 0,
@@ -115,6 +118,9 @@ export async function startMailboxServer(options: MailboxServerOptions = {}): Pr
       state.rcpts.push(address.address.toLowerCase());
       const domain = state.domains.get(address.address.toLowerCase().split('@')[1] ?? '');
       if (domain?.stallAtRcpt) return; // never answers
+      const asked = (rcptsBySession.get(session.id) ?? 0) + 1;
+      rcptsBySession.set(session.id, asked);
+      if (domain?.closeAfterRcpts !== undefined && asked > domain.closeAfterRcpts) return callback(reply(421, '4.7.0 Too many recipients in this session, closing'));
       const error = answer(address.address, session.remoteAddress, session.envelope.mailFrom ? session.envelope.mailFrom.address : '');
       const done = () => callback(error ?? undefined);
       if (state.rcptDelayMs > 0) setTimeout(done, state.rcptDelayMs);
@@ -127,12 +133,19 @@ export async function startMailboxServer(options: MailboxServerOptions = {}): Pr
     },
   });
   server.on('error', () => {}); // clients that hang up are not failures
-  // Connections counted as TCP sees them, from accept to close (the greeting delay included).
+  // Connections counted from the TCP accept (the greeting delay included) until the server has
+  // said goodbye (its side ended after 221) or the client hung up, whichever comes first.
   server.server.on('connection', (socket: Socket) => {
     state.connections++;
     state.openConnections++;
     state.maxOpenConnections = Math.max(state.maxOpenConnections, state.openConnections);
-    socket.once('close', () => state.openConnections--);
+    let open = true;
+    const over = () => {
+      if (open) state.openConnections--;
+      open = false;
+    };
+    socket.once('finish', over);
+    socket.once('close', over);
   });
   await new Promise<void>((resolve, reject) => {
     server.server.once('error', reject);
