@@ -12,7 +12,7 @@ import { nowIso } from '../../platform/clock.ts';
 import { frameworkError, plainError } from '../../platform/http/errors.ts';
 import { applyListQuery, fetchPage, pageLinks, pageLimitList, pagingFrom, type ListSpec, type Query } from '../../platform/http/lists.ts';
 import { normalizeEmail, parseAddress } from '../../mail/address-checks.ts';
-import { CREDITS_PER_VERIFICATION, insertVerificationRows, verificationObject, type VerificationRow } from '../email-verifications/service.ts';
+import { CREDITS_PER_VERIFICATION, insertVerificationRows, pendingRow, verificationObject, type VerificationRow } from '../email-verifications/service.ts';
 import { LIST_STATUSES, VERIFICATION_RESULT_COUNTS } from './schemas.ts';
 import type { EmailVerificationListsTable } from './tables.ts';
 
@@ -72,22 +72,8 @@ export async function createList(db: Db, workspaceId: string, input: CreateListI
       completed_at: null,
     };
     await tx.insertInto('email_verification_lists').values(list).execute();
-    const rows: VerificationRow[] = unique.map((email, position) => ({
-      id: newId('ev'),
-      workspace_id: workspaceId,
-      list_id: list.id,
-      position,
-      email,
-      mode: 'full', // lists always use full mode
-      status: 'pending',
-      score: null,
-      risk: null,
-      result: null,
-      catch_all: null,
-      details: null,
-      created_at: now,
-      updated_at: now,
-    }));
+    // Lists always use full mode.
+    const rows = unique.map((email, position) => pendingRow({ workspaceId, listId: list.id, position, email, mode: 'full', now }));
     await insertVerificationRows(tx, rows);
     // One job per list, for its whole life: it verifies a share and asks to run again until done.
     await enqueueJob(tx, VERIFY_LIST_JOB, { list_id: list.id });

@@ -73,23 +73,7 @@ export interface VerifyInput {
 
 export async function createVerification(db: Db, deps: { config: Config; resolver: Resolver }, workspaceId: string, input: VerifyInput): Promise<EmailVerification> {
   const mode = input.mode ?? 'fast';
-  const now = nowIso();
-  const pending: VerificationRow = {
-    id: newId('ev'),
-    workspace_id: workspaceId,
-    list_id: null,
-    position: null,
-    email: normalizeEmail(input.email),
-    mode,
-    status: 'pending',
-    score: null,
-    risk: null,
-    result: null,
-    catch_all: null,
-    details: null,
-    created_at: now,
-    updated_at: now,
-  };
+  const pending = pendingRow({ workspaceId, listId: null, position: null, email: normalizeEmail(input.email), mode, now: nowIso() });
   await db.transaction().execute(async (tx) => {
     await spendCredits(tx, workspaceId, CREDITS_PER_VERIFICATION);
     await tx.insertInto('email_verifications').values(pending).execute();
@@ -102,12 +86,33 @@ export async function createVerification(db: Db, deps: { config: Config; resolve
     throw error;
   }
   return db.transaction().execute(async (tx) => {
-    const row = { ...pending, ...outcomeColumns(outcome, nowIso()) };
-    await tx.updateTable('email_verifications').set(outcomeColumns(outcome, row.updated_at)).where('id', '=', pending.id).execute();
+    const columns = outcomeColumns(outcome, nowIso());
+    await tx.updateTable('email_verifications').set(columns).where('id', '=', pending.id).execute();
+    const row = { ...pending, ...columns };
     const object = verificationObject(row);
     await emitEvent(tx, workspaceId, 'email_verification.created', object);
     return object;
   });
+}
+
+/** A verification row waiting for its check. */
+export function pendingRow(p: { workspaceId: string; listId: string | null; position: number | null; email: string; mode: VerificationMode; now: string }): VerificationRow {
+  return {
+    id: newId('ev'),
+    workspace_id: p.workspaceId,
+    list_id: p.listId,
+    position: p.position,
+    email: p.email,
+    mode: p.mode,
+    status: 'pending',
+    score: null,
+    risk: null,
+    result: null,
+    catch_all: null,
+    details: null,
+    created_at: p.now,
+    updated_at: p.now,
+  };
 }
 
 /** Inserts many rows in statements of at most 500 (both engines' parameter limits). */
