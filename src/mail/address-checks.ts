@@ -6,18 +6,29 @@
 // @zootools/email-spell-checker (misspellings).
 import { createRequire } from 'node:module';
 import { domainToASCII } from 'node:url';
-import mailchecker from 'mailchecker';
-import spellChecker from '@zootools/email-spell-checker';
-import freeProviders from 'email-providers/all.json' with { type: 'json' };
-import commonProviders from 'email-providers/common.json' with { type: 'json' };
 
+// The lists are loaded on first use, not at start: together they take a few hundred
+// milliseconds to load, which every process start and CLI command would otherwise pay.
 const require = createRequire(import.meta.url);
-// CommonJS without type declarations: an array of lowercase local parts.
-const roleMailboxes = new Set<string>(require('role-based-email-addresses') as string[]);
-const disposableDomains = mailchecker.blacklist();
-const freeDomains = new Set<string>(freeProviders as string[]);
-// The providers with real traffic (a Majestic rank under 100,000): never typos of another.
-const establishedProviders = new Set<string>(commonProviders as string[]);
+interface Lists {
+  disposable: Set<string>;
+  free: Set<string>;
+  /** The providers with real traffic (a Majestic rank under 100,000): never typos of another. */
+  established: Set<string>;
+  roles: Set<string>;
+  spellChecker: { run(options: Record<string, unknown>): { domain: string; full: string } | undefined; POPULAR_DOMAINS: string[] };
+}
+let loaded: Lists | null = null;
+function lists(): Lists {
+  loaded ??= {
+    disposable: (require('mailchecker') as { blacklist(): Set<string> }).blacklist(),
+    free: new Set(require('email-providers/all.json') as string[]),
+    established: new Set(require('email-providers/common.json') as string[]),
+    roles: new Set(require('role-based-email-addresses') as string[]),
+    spellChecker: require('@zootools/email-spell-checker') as Lists['spellChecker'],
+  };
+  return loaded;
+}
 
 export interface AddressParts {
   /** The local part without a `+suffix`. */
@@ -74,18 +85,19 @@ export function dnsName(domain: string): string {
 /** A throwaway-mail domain, or a subdomain of one. */
 export function isDisposableDomain(domain: string): boolean {
   const labels = domain.split('.');
-  for (let i = 0; i < labels.length - 1; i++) if (disposableDomains.has(labels.slice(i).join('.'))) return true;
+  const { disposable } = lists();
+  for (let i = 0; i < labels.length - 1; i++) if (disposable.has(labels.slice(i).join('.'))) return true;
   return false;
 }
 
 /** A mailbox that belongs to a role or team (info@, support@, sales@) rather than a person. */
 export function isRoleMailbox(mailbox: string): boolean {
-  return roleMailboxes.has(mailbox);
+  return lists().roles.has(mailbox);
 }
 
 /** A free mailbox provider (gmail.com, gmx.de, …). */
 export function isFreeProvider(domain: string): boolean {
-  return freeDomains.has(domain);
+  return lists().free.has(domain);
 }
 
 // Keyboard rows: a run of five keys in a row is typed, not a name.
@@ -117,20 +129,20 @@ export function isGibberish(mailbox: string): boolean {
 
 // The big providers whose misspellings are worth a suggestion, beside the spell checker's own.
 const BIG_PROVIDERS = [
-  ...new Set([
-    ...spellChecker.POPULAR_DOMAINS,
-    'gmail.com', 'googlemail.com', 'yahoo.com', 'yahoo.co.uk', 'yahoo.fr', 'ymail.com', 'hotmail.com', 'hotmail.co.uk',
-    'hotmail.fr', 'outlook.com', 'live.com', 'msn.com', 'icloud.com', 'me.com', 'aol.com', 'gmx.com', 'gmx.de', 'gmx.net',
-    'web.de', 'mail.ru', 'yandex.ru', 'yandex.com', 'proton.me', 'protonmail.com', 'zoho.com', 'comcast.net', 'qq.com', '163.com',
-  ]),
+  'gmail.com', 'googlemail.com', 'yahoo.com', 'yahoo.co.uk', 'yahoo.fr', 'ymail.com', 'hotmail.com', 'hotmail.co.uk',
+  'hotmail.fr', 'outlook.com', 'live.com', 'msn.com', 'icloud.com', 'me.com', 'aol.com', 'gmx.com', 'gmx.de', 'gmx.net',
+  'web.de', 'mail.ru', 'yandex.ru', 'yandex.com', 'proton.me', 'protonmail.com', 'zoho.com', 'comcast.net', 'qq.com', '163.com',
 ];
+let bigProviders: string[] | null = null;
 
 /** The address with a misspelt big provider corrected (jane@gmial.com → jane@gmail.com), or null. */
 export function didYouMean(parts: AddressParts, original: string): string | null {
+  const { spellChecker, established } = lists();
+  bigProviders ??= [...new Set([...spellChecker.POPULAR_DOMAINS, ...BIG_PROVIDERS])];
   // An established provider of its own (gmx.at is not a typo of gmx.de) gets no suggestion.
-  if (BIG_PROVIDERS.includes(parts.domain) || establishedProviders.has(parts.domain)) return null;
+  if (bigProviders.includes(parts.domain) || established.has(parts.domain)) return null;
   const local = original.slice(0, original.lastIndexOf('@'));
   // Whole domains only: no guesses from the second-level name or the TLD alone (acme.test → acme.de).
-  const suggestion = spellChecker.run({ email: `${local}@${parts.domain}`, domains: BIG_PROVIDERS, secondLevelDomains: [], topLevelDomains: [] });
+  const suggestion = spellChecker.run({ email: `${local}@${parts.domain}`, domains: bigProviders, secondLevelDomains: [], topLevelDomains: [] });
   return suggestion && suggestion.domain !== parts.domain ? suggestion.full : null;
 }

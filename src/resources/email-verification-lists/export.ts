@@ -1,6 +1,6 @@
 // A list's results as a file (addendum §15.2: XLSX; CSV too), one row per address in the order
-// given, written by exceljs.
-import ExcelJS from 'exceljs';
+// given, written by exceljs (loaded on first export: it takes a second to load, which every
+// process start would otherwise pay).
 import type { VerificationRow } from '../email-verifications/service.ts';
 import { verificationObject } from '../email-verifications/service.ts';
 
@@ -33,6 +33,7 @@ export function exportRow(row: VerificationRow): Cell[] {
 }
 
 export async function exportWorkbook(pages: AsyncIterable<VerificationRow[]>, format: 'xlsx' | 'csv'): Promise<Buffer> {
+  const { default: ExcelJS } = await import('exceljs');
   const workbook = new ExcelJS.Workbook();
   workbook.creator = 'Postlane';
   const sheet = workbook.addWorksheet('Results');
