@@ -36,6 +36,8 @@ export interface Config {
   deliveryRetryWindowHours: number;
   /** How often webhook workers look for due deliveries queued by other processes (ms). */
   webhookPollMs: number;
+  /** Longest wait of an email verification's mailbox check for a connection or a reply (ms). */
+  verifySmtpTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -112,5 +114,6 @@ export function loadConfig(env: Env = process.env): Config {
     encryptionKey: optional(env, 'ENCRYPTION_KEY'),
     deliveryRetryWindowHours: integer(env, 'DELIVERY_RETRY_WINDOW_HOURS', 72, 1, 24 * 30),
     webhookPollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 10, 60_000),
+    verifySmtpTimeoutMs: integer(env, 'VERIFY_SMTP_TIMEOUT_MS', 10_000, 50, 120_000),
   };
 }
