@@ -13,6 +13,7 @@ const commands: Record<string, Command> = {
   workspace: workspaceCommand,
   domain: async (args) => (await import('./domain.ts')).domainCommand(args),
   demo: async (args) => (await import('./demo.ts')).demoCommand(args),
+  user: async (args) => (await import('./user.ts')).userCommand(args),
 };
 
 export class UsageError extends Error {}
@@ -25,7 +26,8 @@ const USAGE = `usage: postlane <command>
   workspace update ID [--plan P] [--credits N] [--add-credits N] [--verified true|false] [--member EMAIL]…
                       [--send-rate N] [--daily-limit N] [--feature NAME]… [--json]
   domain approve WORKSPACE_ID DOMAIN [--json]   manual review approval (manually_verified_at), then a DNS check
-  demo [--json] [--keep]               end-to-end demonstration on loopback (no internet needed)`;
+  demo [--json] [--keep]               end-to-end demonstration on loopback (no internet needed)
+  user create --email E --workspace WSP_ID [--role admin|member] [--json]   a dashboard user and a link to set its password`;
 
 export async function runCli(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
