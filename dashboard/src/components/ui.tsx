@@ -23,7 +23,7 @@ export function ErrorBox({ error }: { error: string | null | undefined }) {
 const TONES: Record<string, string> = {
   delivered: 'good', verified: 'good', ok: 'good', active: 'good', published: 'good', loaded: 'good', clicked: 'good', received: 'good', enabled: 'good',
   accepted: 'info', scheduled: 'info', pending: 'info', retrying: 'warn', attempted: 'warn', held: 'warn', partially_verified: 'warn', draft: 'info',
-  bounced: 'bad', failed: 'bad', rejected: 'bad', complained: 'bad', suppressed: 'bad', canceled: 'muted', disabled: 'muted', missing: 'bad', invalid: 'bad',
+  bounced: 'bad', failed: 'bad', permanent: 'bad', temporary: 'warn', deferred: 'warn', error: 'bad', rejected: 'bad', complained: 'bad', suppressed: 'bad', canceled: 'muted', disabled: 'muted', missing: 'bad', invalid: 'bad',
 };
 
 export function Badge({ value }: { value: string | null | undefined }) {
@@ -31,13 +31,13 @@ export function Badge({ value }: { value: string | null | undefined }) {
   return <span class={`badge ${TONES[text] ?? 'muted'}`}>{text.replace(/_/g, ' ')}</span>;
 }
 
-export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
+/** Copies `text`; `what` (read by screen readers only) says what is copied. */
+export function CopyButton({ text, what }: { text: string; what: string }) {
   const [copied, setCopied] = useState<'idle' | 'copied' | 'failed'>('idle');
   return (
     <button
       type="button"
       class="small"
-      aria-label={label}
       onClick={async () => {
         try {
           await navigator.clipboard.writeText(text);
@@ -48,7 +48,8 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
         setTimeout(() => setCopied('idle'), 2000);
       }}
     >
-      {copied === 'copied' ? 'Copied' : copied === 'failed' ? 'Copy failed' : 'Copy'}
+      <span aria-live="polite">{copied === 'copied' ? 'Copied' : copied === 'failed' ? 'Copy failed' : 'Copy'}</span>
+      <span class="visually-hidden"> {what}</span>
     </button>
   );
 }
@@ -98,12 +99,15 @@ export function SearchBox({ value, onInput, label = 'Search' }: { value: string;
 }
 
 export function Field({ label, hint, children }: { label: string; hint?: string; children: ComponentChildren }) {
+  // The hint stays outside the label, so the field's name is the label alone.
   return (
-    <label class="field">
-      <span class="label">{label}</span>
-      {children}
+    <div class="field">
+      <label>
+        <span class="label">{label}</span>
+        {children}
+      </label>
       {hint ? <span class="hint">{hint}</span> : null}
-    </label>
+    </div>
   );
 }
 

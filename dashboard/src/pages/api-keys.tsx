@@ -16,7 +16,7 @@ function SecretOnce({ secret, onDone }: { secret: { name: string; key: string } 
             The secret of <strong>{secret.name}</strong> is shown only now. Copy it and keep it safe.
           </p>
           <p class="secret">
-            <code data-testid="new-secret">{secret.key}</code> <CopyButton text={secret.key} label="Copy the API key" />
+            <code data-testid="new-secret">{secret.key}</code> <CopyButton text={secret.key} what={`the API key`} />
           </p>
           <Button kind="primary" onClick={onDone}>
             Done

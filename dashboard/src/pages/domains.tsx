@@ -126,10 +126,10 @@ function DnsRecords({ domain }: { domain: Pick<Domain, 'dns_records'> }) {
               {r.required ? '' : <span class="muted"> optional</span>}
             </td>
             <td>
-              <code class="record">{r.name}</code> <CopyButton text={r.name} label={`Copy name of record ${i + 1} (${r.type})`} />
+              <code class="record">{r.name}</code> <CopyButton text={r.name} what={`name of record ${i + 1} (${r.type})`} />
             </td>
             <td>
-              <code class="record wrap">{r.value}</code> <CopyButton text={r.value} label={`Copy value of record ${i + 1} (${r.type})`} />
+              <code class="record wrap">{r.value}</code> <CopyButton text={r.value} what={`value of record ${i + 1} (${r.type})`} />
             </td>
             <td>
               <Badge value={r.status} />

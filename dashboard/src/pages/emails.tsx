@@ -10,6 +10,7 @@ import { Link, navigate } from '../lib/router';
 import type { PageProps } from './index';
 
 type Email = Ok<'/v2/emails/{id}', 'get'>;
+const FINAL = ['bounced', 'failed', 'rejected', 'suppressed', 'complained', 'canceled'];
 const STATUSES = ['accepted', 'scheduled', 'delivered', 'loaded', 'clicked', 'attempted', 'bounced', 'failed', 'rejected', 'suppressed', 'complained', 'canceled', 'held', 'received'];
 
 export function Emails() {
@@ -96,6 +97,7 @@ function Timeline({ email }: { email: Email }) {
     });
   }
   if (email.delivered_at && !email.attempts.some((a) => a.outcome === 'delivered')) steps.push({ at: email.delivered_at, what: 'Delivered', status: 'delivered' });
+  if (FINAL.includes(email.status)) steps.push({ at: email.updated_at, what: `Final status: ${email.status}`, status: email.status });
   steps.sort((a, b) => a.at.localeCompare(b.at));
   return (
     <ol class="timeline" aria-label="Timeline">

@@ -46,7 +46,7 @@ export function Members() {
                   <td class="row-actions">
                     <Button
                       class="small"
-                      aria-label={`Make ${m.email} ${m.role === 'admin' ? 'a member' : 'an admin'}`}
+                      aria-label={`${m.role === 'admin' ? 'Make member' : 'Make admin'}: ${m.email}`}
                       busy={action.busy}
                       onClick={async () => {
                         const next = m.role === 'admin' ? 'member' : 'admin';
@@ -100,7 +100,7 @@ export function Members() {
             </Button>
             {link ? (
               <p role="status">
-                Invitation sent. The link (also in the email): <code class="wrap">{link}</code> <CopyButton text={link} label="Copy the invitation link" />
+                Invitation sent. The link (also in the email): <code class="wrap">{link}</code> <CopyButton text={link} what={`the invitation link`} />
               </p>
             ) : null}
           </form>
@@ -115,7 +115,7 @@ export function Members() {
                   {i.email} ({i.role}), expires {formatDate(i.expires_at)}{' '}
                   <Button
                     class="small"
-                    aria-label={`Revoke the invitation of ${i.email}`}
+                    aria-label={`Revoke invitation of ${i.email}`}
                     onClick={async () => {
                       if (await action.run(() => ok(api.DELETE('/v2/invitations/{id}', { params: { path: { id: i.id } } })))) await invitations.reload();
                     }}

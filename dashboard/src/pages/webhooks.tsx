@@ -283,7 +283,7 @@ export function WebhookDetail({ params }: PageProps) {
                     <Button class="small" onClick={() => setRevealed(!revealed)}>
                       {revealed ? 'Hide' : 'Reveal'}
                     </Button>{' '}
-                    {revealed ? <CopyButton text={w.secret} label="Copy the signing secret" /> : null}{' '}
+                    {revealed ? <CopyButton text={w.secret} what={`the signing secret`} /> : null}{' '}
                     <Button
                       class="small"
                       busy={action.busy}

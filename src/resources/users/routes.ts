@@ -14,7 +14,7 @@ import {
   acceptInvitation, describeInvitation, inviteMember, listInvitations, listMembers, membershipOf, membershipsOf, removeMember,
   revokeInvitation, updateMember,
 } from './service.ts';
-import { checkCsrf, checkSignIn, clearSessionCookie, cookieAuthenticator, describeSession, openSession, requireSession } from './sessions.ts';
+import { checkCsrf, checkSignIn, signInLimits, clearSessionCookie, cookieAuthenticator, describeSession, openSession, requireSession } from './sessions.ts';
 
 const authTags = ['Dashboard sign-in'];
 const peopleTags = ['Members'];
@@ -30,6 +30,7 @@ function requireAdmin(request: FastifyRequest): void {
 export const resource: Resource = {
   name: 'users',
   public(app, ctx) {
+    const limits = signInLimits();
     const sessionBody = async (userId: string, workspaceId: string, reply: Parameters<typeof openSession>[1]) => {
       return describeSession(ctx.db, await openSession(ctx, reply, userId, workspaceId));
     };
@@ -40,7 +41,7 @@ export const resource: Resource = {
     }, async (request, reply) => {
       checkCsrf(request, null); // no sign-in from another site's form
       const { email, password } = request.body as Static<typeof SignInBody>;
-      const userId = await checkSignIn(ctx.db, request.ip, email, password);
+      const userId = await checkSignIn(ctx.db, limits, request.ip, email, password);
       const [first] = await membershipsOf(ctx.db, userId);
       if (!first) throw messageError(403, 'no_workspace', 'This account belongs to no workspace');
       return sessionBody(userId, first.workspace_id, reply);

@@ -118,12 +118,19 @@ export function cookieAuthenticator(ctx: AppContext) {
   };
 }
 
-const byIp = new SlidingWindowLimiter(SIGN_IN_PER_IP, SIGN_IN_WINDOW_MS);
-const byAccount = new SlidingWindowLimiter(SIGN_IN_PER_ACCOUNT, SIGN_IN_WINDOW_MS);
+export interface SignInLimits {
+  byIp: SlidingWindowLimiter;
+  byAccount: SlidingWindowLimiter;
+}
+
+/** One running app's sign-in limits. */
+export function signInLimits(): SignInLimits {
+  return { byIp: new SlidingWindowLimiter(SIGN_IN_PER_IP, SIGN_IN_WINDOW_MS), byAccount: new SlidingWindowLimiter(SIGN_IN_PER_ACCOUNT, SIGN_IN_WINDOW_MS) };
+}
 
 /** Checks an email and password (rate-limited); the user id, or a 401/429 ApiError. */
-export async function checkSignIn(db: Db, ip: string, email: string, password: string): Promise<string> {
-  for (const decision of [byIp.hit(`ip:${ip}`), byAccount.hit(`account:${email.trim().toLowerCase()}`)]) {
+export async function checkSignIn(db: Db, limits: SignInLimits, ip: string, email: string, password: string): Promise<string> {
+  for (const decision of [limits.byIp.hit(ip), limits.byAccount.hit(email.trim().toLowerCase())]) {
     if (!decision.allowed) {
       const body = { error: 'too_many_attempts', message: `Too many sign-in attempts; try again in ${decision.retryAfter} seconds` };
       throw new ApiError(429, body, { 'retry-after': String(decision.retryAfter) });
