@@ -92,7 +92,7 @@ function Timeline({ email }: { email: Email }) {
     steps.push({
       at: attempt.attempted_at,
       what: `Delivery attempt: ${attempt.outcome}${attempt.mx_host ? ` at ${attempt.mx_host}` : ''}`,
-      detail: [code, attempt.response].filter(Boolean).join(' — '),
+      detail: attempt.response && code && attempt.response.startsWith(code) ? attempt.response : [code, attempt.response].filter(Boolean).join(' — '),
       status: attempt.outcome,
     });
   }

@@ -61,17 +61,20 @@ export const resource: Resource = {
     let assets: Map<string, Asset> | null | undefined;
     const hidden = { schema: { hide: true }, config: { scope: 'public' as const } };
     app.get('/', hidden, async (_request, reply) => reply.redirect('/dashboard/', 302));
-    app.get('/dashboard/*', hidden, async (request, reply) => {
+    const serve = async (request: FastifyRequest, reply: FastifyReply) => {
       assets ??= loadAssets();
       if (!assets) {
         return reply.code(503).type('text/plain').send('The dashboard is not built: run `npm run build:dashboard` (npm ci does it).\n');
       }
-      const path = (request.params as { '*': string })['*'];
+      const path = (request.params as { '*'?: string })['*'] ?? '';
       const file = assets.get(path);
       if (file && path.startsWith('assets/')) return send(request, reply, file, 'public, max-age=31536000, immutable');
       // Anything else is a page of the dashboard: its router reads the path.
       if (path.startsWith('assets/')) return reply.code(404).type('text/plain').send('Not found\n');
       return send(request, reply, assets.get('index.html')!, 'no-cache');
-    });
+    };
+    // `/dashboard` and `/dashboard/` (trailing slashes are ignored), and every path below.
+    app.get('/dashboard', hidden, serve);
+    app.get('/dashboard/*', hidden, serve);
   },
 };
