@@ -103,7 +103,7 @@ async function insertInvitation(tx: Executor, workspaceId: string, email: string
     role,
     invited_by: invitedBy,
     created_at: nowIso(),
-    expires_at: nowMs() + INVITATION_MS,
+    expires_at: Math.floor(nowMs()) + INVITATION_MS,
     accepted_at: null,
   };
   await tx.insertInto('invitations').values(row).execute();
@@ -163,7 +163,7 @@ export async function listInvitations(db: Db, workspaceId: string) {
     .where('workspace_id', '=', workspaceId)
     .where('accepted_at', 'is', null)
     .where('email', 'is not', null)
-    .where('expires_at', '>', nowMs())
+    .where('expires_at', '>', Math.floor(nowMs()))
     .orderBy('created_at', 'desc')
     .execute();
   return { data: rows.map(invitationObject) };

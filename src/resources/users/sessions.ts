@@ -52,7 +52,7 @@ function setSessionCookie(ctx: AppContext, reply: FastifyReply, value: string, m
 
 export async function openSession(ctx: AppContext, reply: FastifyReply, userId: string, workspaceId: string): Promise<SessionRow> {
   const id = randomBytes(32).toString('base64url');
-  const row = { id_hash: hashSecret(id), user_id: userId, workspace_id: workspaceId, csrf_token: randomBytes(24).toString('base64url'), expires_at: nowMs() + SESSION_MS };
+  const row = { id_hash: hashSecret(id), user_id: userId, workspace_id: workspaceId, csrf_token: randomBytes(24).toString('base64url'), expires_at: Math.floor(nowMs()) + SESSION_MS };
   await ctx.db.insertInto('sessions').values({ ...row, created_at: nowIso() }).execute();
   setSessionCookie(ctx, reply, id, SESSION_MS / 1000);
   return row;
