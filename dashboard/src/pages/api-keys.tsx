@@ -1,7 +1,8 @@
 // API keys: create (the secret shown once, with a copy button), rename, regenerate, delete.
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
-import { Button, CopyButton, Dialog, ErrorBox, Field, Loading, PageHeader, Pager, SearchBox, Select, TableScroll } from '../components/ui';
+import { Button, CopyButton, Dialog, ErrorBox, Field, PageHeader, SearchBox, Select } from '../components/ui';
+import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { present, useListState } from '../lib/list';
 
@@ -50,71 +51,57 @@ export function ApiKeys() {
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search keys" />
       </div>
-      {keys.loading ? <Loading /> : null}
-      <ErrorBox error={keys.error ?? action.error} />
-      {keys.data ? (
-        <>
-          <TableScroll label="API keys">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Permission</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Created</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.data.data.map((k) => (
-                <tr>
-                  <td>{k.name}</td>
-                  <td>{k.scope === 'full' ? 'Full access' : 'Sending only'}</td>
-                  <td>{formatDate(k.last_used_at)}</td>
-                  <td>{formatDate(k.created_at)}</td>
-                  <td class="row-actions">
-                    <Button class="small" aria-label={`Rename ${k.name}`} onClick={() => { setRenaming(k); setNewName(k.name); }}>
-                      Rename
-                    </Button>
-                    <Button
-                      class="small"
-                      aria-label={`Regenerate ${k.name}`}
-                      busy={action.busy}
-                      onClick={async () => {
-                        if (!confirm(`Regenerate ${k.name}? Its current secret stops working at once.`)) return;
-                        const renewed = await action.run(() => ok(api.POST('/v2/api-keys/{id}/regenerate', { params: { path: { id: k.id } } })));
-                        if (renewed) {
-                          setSecret({ name: renewed.name, key: renewed.key });
-                          await keys.reload();
-                        }
-                      }}
-                    >
-                      Regenerate
-                    </Button>
-                    <Button
-                      class="small"
-                      kind="danger"
-                      aria-label={`Delete ${k.name}`}
-                      busy={action.busy}
-                      onClick={async () => {
-                        if (!confirm(`Delete ${k.name}?`)) return;
-                        if (await action.run(() => ok(api.DELETE('/v2/api-keys/{id}', { params: { path: { id: k.id } } })))) await keys.reload();
-                      }}
-                    >
-                      Delete
-                    </Button>
-                  </td>
-                </tr>
-              ))}
-              {keys.data.data.length === 0 ? (
-                <tr>
-                  <td colSpan={5}>No API keys.</td>
-                </tr>
-              ) : null}
-            </tbody>
-          </TableScroll>
-          <Pager page={list.page} hasNext={Boolean(keys.data.next_page_url)} onPage={list.setPage} loading={keys.loading} />
-        </>
-      ) : null}
+      <ErrorBox error={action.error} />
+      <ListTable
+        label="API keys"
+        loaded={keys}
+        items={(data) => data.data}
+        columns={['Name', 'Permission', 'Last used', 'Created', 'Actions']}
+        empty="No API keys."
+        page={list.page}
+        onPage={list.setPage}
+        hasNext={nextPageUrl}
+        row={(k) => (
+          <tr>
+            <td>{k.name}</td>
+            <td>{k.scope === 'full' ? 'Full access' : 'Sending only'}</td>
+            <td>{formatDate(k.last_used_at)}</td>
+            <td>{formatDate(k.created_at)}</td>
+            <td class="row-actions">
+              <Button class="small" aria-label={`Rename ${k.name}`} onClick={() => { setRenaming(k); setNewName(k.name); }}>
+                Rename
+              </Button>
+              <Button
+                class="small"
+                aria-label={`Regenerate ${k.name}`}
+                busy={action.busy}
+                onClick={async () => {
+                  if (!confirm(`Regenerate ${k.name}? Its current secret stops working at once.`)) return;
+                  const renewed = await action.run(() => ok(api.POST('/v2/api-keys/{id}/regenerate', { params: { path: { id: k.id } } })));
+                  if (renewed) {
+                    setSecret({ name: renewed.name, key: renewed.key });
+                    await keys.reload();
+                  }
+                }}
+              >
+                Regenerate
+              </Button>
+              <Button
+                class="small"
+                kind="danger"
+                aria-label={`Delete ${k.name}`}
+                busy={action.busy}
+                onClick={async () => {
+                  if (!confirm(`Delete ${k.name}?`)) return;
+                  if (await action.run(() => ok(api.DELETE('/v2/api-keys/{id}', { params: { path: { id: k.id } } })))) await keys.reload();
+                }}
+              >
+                Delete
+              </Button>
+            </td>
+          </tr>
+        )}
+      />
 
       <Dialog title="Create an API key" open={creating} onClose={() => setCreating(false)}>
         <form

@@ -2,7 +2,8 @@
 // copy button and its check result), verify now, and its tracking and inbound settings.
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
-import { Badge, Button, CopyButton, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Pager, SearchBox, Select, TableScroll } from '../components/ui';
+import { Badge, Button, CopyButton, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, Select, TableScroll } from '../components/ui';
+import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { present, useListState } from '../lib/list';
 import { Link, navigate } from '../lib/router';
@@ -36,52 +37,36 @@ export function Domains() {
           {domains.data.domain_count} of {domains.data.domain_limit} domains on the {domains.data.plan_name} plan
         </p>
       ) : null}
-      {domains.loading ? <Loading /> : null}
-      <ErrorBox error={domains.error} />
-      {domains.data ? (
-        <>
-          <TableScroll label="Domains">
-            <thead>
-              <tr>
-                <th scope="col">Domain</th>
-                <th scope="col">Status</th>
-                <th scope="col">SPF</th>
-                <th scope="col">DKIM</th>
-                <th scope="col">Return path</th>
-                <th scope="col">Checked</th>
-              </tr>
-            </thead>
-            <tbody>
-              {domains.data.data.map((d) => (
-                <tr>
-                  <td>
-                    <Link href={`/domains/${d.id}`}>{d.name}</Link>
-                  </td>
-                  <td>
-                    <Badge value={d.verification_status} />
-                  </td>
-                  <td>
-                    <Badge value={d.spf_status} />
-                  </td>
-                  <td>
-                    <Badge value={d.dkim_status} />
-                  </td>
-                  <td>
-                    <Badge value={d.return_path_status} />
-                  </td>
-                  <td>{formatDate(d.dns_checked_at)}</td>
-                </tr>
-              ))}
-              {domains.data.data.length === 0 ? (
-                <tr>
-                  <td colSpan={6}>No domains yet.</td>
-                </tr>
-              ) : null}
-            </tbody>
-          </TableScroll>
-          <Pager page={list.page} hasNext={Boolean(domains.data.next_page_url)} onPage={list.setPage} loading={domains.loading} />
-        </>
-      ) : null}
+      <ListTable
+        label="Domains"
+        loaded={domains}
+        items={(data) => data.data}
+        columns={['Domain', 'Status', 'SPF', 'DKIM', 'Return path', 'Checked']}
+        empty="No domains yet."
+        page={list.page}
+        onPage={list.setPage}
+        hasNext={nextPageUrl}
+        row={(d) => (
+          <tr>
+            <td>
+              <Link href={`/domains/${d.id}`}>{d.name}</Link>
+            </td>
+            <td>
+              <Badge value={d.verification_status} />
+            </td>
+            <td>
+              <Badge value={d.spf_status} />
+            </td>
+            <td>
+              <Badge value={d.dkim_status} />
+            </td>
+            <td>
+              <Badge value={d.return_path_status} />
+            </td>
+            <td>{formatDate(d.dns_checked_at)}</td>
+          </tr>
+        )}
+      />
       <Dialog title="Add a domain" open={adding} onClose={() => setAdding(false)}>
         <form
           onSubmit={async (e) => {

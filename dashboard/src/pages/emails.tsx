@@ -3,7 +3,8 @@
 // the actions the API allows: cancel, reschedule, retry, forward.
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
-import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Pager, SearchBox, Select, TableScroll } from '../components/ui';
+import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, Select, TableScroll } from '../components/ui';
+import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { present, useListState } from '../lib/list';
 import { Link, navigate } from '../lib/router';
@@ -42,44 +43,29 @@ export function Emails() {
           <input type="date" value={list.filters.date_to} onChange={(e) => list.setFilter('date_to', (e.target as HTMLInputElement).value)} />
         </label>
       </div>
-      {emails.loading ? <Loading /> : null}
-      <ErrorBox error={emails.error} />
-      {emails.data ? (
-        <>
-          <TableScroll label="Emails">
-            <thead>
-              <tr>
-                <th scope="col">Subject</th>
-                <th scope="col">To</th>
-                <th scope="col">From</th>
-                <th scope="col">Status</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {emails.data.data.map((e) => (
-                <tr>
-                  <td>
-                    <Link href={`/emails/${e.id}`}>{e.subject || '(no subject)'}</Link>
-                  </td>
-                  <td>{e.to}</td>
-                  <td>{e.from}</td>
-                  <td>
-                    <Badge value={e.status} />
-                  </td>
-                  <td>{formatDate(e.created_at)}</td>
-                </tr>
-              ))}
-              {emails.data.data.length === 0 ? (
-                <tr>
-                  <td colSpan={5}>No emails match.</td>
-                </tr>
-              ) : null}
-            </tbody>
-          </TableScroll>
-          <Pager page={list.page} hasNext={Boolean(emails.data.next_page_url)} onPage={list.setPage} loading={emails.loading} />
-        </>
-      ) : null}
+      <ListTable
+        label="Emails"
+        loaded={emails}
+        items={(data) => data.data}
+        columns={['Subject', 'To', 'From', 'Status', 'Created']}
+        empty="No emails match."
+        page={list.page}
+        onPage={list.setPage}
+        hasNext={nextPageUrl}
+        row={(e) => (
+          <tr>
+            <td>
+              <Link href={`/emails/${e.id}`}>{e.subject || '(no subject)'}</Link>
+            </td>
+            <td>{e.to}</td>
+            <td>{e.from}</td>
+            <td>
+              <Badge value={e.status} />
+            </td>
+            <td>{formatDate(e.created_at)}</td>
+          </tr>
+        )}
+      />
     </>
   );
 }

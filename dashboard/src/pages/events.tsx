@@ -2,7 +2,8 @@
 // (the first page is fetched again every few seconds); filter by type, page back in time.
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok } from '../api/client';
-import { Badge, Button, ErrorBox, Loading, PageHeader, Pager, TableScroll } from '../components/ui';
+import { Badge, Button, PageHeader } from '../components/ui';
+import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useDebounced, useLoad } from '../lib/hooks';
 import { present } from '../lib/list';
 
@@ -40,52 +41,37 @@ export function Events() {
         </label>
       </div>
       <p class="muted">Without a date, the last two days are shown.</p>
-      {events.loading && !events.data ? <Loading /> : null}
-      {events.loading && events.data ? <span class="visually-hidden" role="status">Updating</span> : null}
-      <ErrorBox error={events.error} />
-      {events.data ? (
-        <>
-          <TableScroll label="Events">
-            <thead>
-              <tr>
-                <th scope="col">Type</th>
-                <th scope="col">Object</th>
-                <th scope="col">When</th>
-                <th scope="col">Data</th>
-              </tr>
-            </thead>
-            <tbody>
-              {events.data.data.map((ev) => {
-                const object = (ev.data as { object?: Record<string, unknown> } | undefined)?.object ?? (ev.data as Record<string, unknown> | undefined);
-                const label = object ? String(object.id ?? '') : '';
-                return (
-                  <tr>
-                    <td>
-                      <Badge value={ev.type.split('.').pop()} /> {ev.type}
-                    </td>
-                    <td>
-                      <code>{label}</code>
-                    </td>
-                    <td>{formatDate(ev.created_at)}</td>
-                    <td>
-                      <button type="button" class="small" aria-expanded={open === ev.id} onClick={() => setOpen(open === ev.id ? null : ev.id)}>
-                        {open === ev.id ? 'Hide' : 'Show'}
-                      </button>
-                      {open === ev.id ? <pre class="raw small-text" tabIndex={0} aria-label={`Data of ${ev.id}`}>{JSON.stringify(ev.data, null, 2)}</pre> : null}
-                    </td>
-                  </tr>
-                );
-              })}
-              {events.data.data.length === 0 ? (
-                <tr>
-                  <td colSpan={4}>No events.</td>
-                </tr>
-              ) : null}
-            </tbody>
-          </TableScroll>
-          <Pager page={page} hasNext={Boolean(events.data.next_page_url)} onPage={setPage} loading={events.loading} />
-        </>
-      ) : null}
+      <ListTable
+        label="Events"
+        loaded={events}
+        items={(data) => data.data}
+        columns={['Type', 'Object', 'When', 'Data']}
+        empty="No events."
+        page={page}
+        onPage={setPage}
+        hasNext={nextPageUrl}
+        quiet
+        row={(ev) => {
+          const object = (ev.data as { object?: Record<string, unknown> } | undefined)?.object ?? (ev.data as Record<string, unknown> | undefined);
+          return (
+            <tr>
+              <td>
+                <Badge value={ev.type.split('.').pop()} /> {ev.type}
+              </td>
+              <td>
+                <code>{object ? String(object.id ?? '') : ''}</code>
+              </td>
+              <td>{formatDate(ev.created_at)}</td>
+              <td>
+                <button type="button" class="small" aria-expanded={open === ev.id} onClick={() => setOpen(open === ev.id ? null : ev.id)}>
+                  {open === ev.id ? 'Hide' : 'Show'}
+                </button>
+                {open === ev.id ? <pre class="raw small-text" tabIndex={0} aria-label={`Data of ${ev.id}`}>{JSON.stringify(ev.data, null, 2)}</pre> : null}
+              </td>
+            </tr>
+          );
+        }}
+      />
     </>
   );
 }

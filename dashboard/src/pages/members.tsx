@@ -3,7 +3,8 @@
 // remove members and revoke invitations.
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api/client';
-import { Badge, Button, CopyButton, ErrorBox, Field, Loading, PageHeader, Select, TableScroll } from '../components/ui';
+import { Badge, Button, CopyButton, ErrorBox, Field, Loading, PageHeader, Select } from '../components/ui';
+import { ListTable } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { useSession } from '../session';
 
@@ -20,60 +21,51 @@ export function Members() {
   return (
     <>
       <PageHeader title="Members" />
-      {members.loading ? <Loading /> : null}
-      <ErrorBox error={members.error ?? action.error} />
-      {members.data ? (
-        <TableScroll label="Members">
-          <thead>
-            <tr>
-              <th scope="col">Email</th>
-              <th scope="col">Role</th>
-              <th scope="col">State</th>
-              <th scope="col">Joined</th>
-              {isAdmin ? <th scope="col">Actions</th> : null}
-            </tr>
-          </thead>
-          <tbody>
-            {members.data.data.map((m) => (
-              <tr>
-                <td>{m.email}</td>
-                <td>{m.role}</td>
-                <td>
-                  <Badge value={m.active ? 'active' : 'pending'} />
-                </td>
-                <td>{formatDate(m.created_at)}</td>
-                {isAdmin ? (
-                  <td class="row-actions">
-                    <Button
-                      class="small"
-                      aria-label={`${m.role === 'admin' ? 'Make member' : 'Make admin'}: ${m.email}`}
-                      busy={action.busy}
-                      onClick={async () => {
-                        const next = m.role === 'admin' ? 'member' : 'admin';
-                        if (await action.run(() => ok(api.POST('/v2/members/{id}', { params: { path: { id: m.id } }, body: { role: next } })))) await members.reload();
-                      }}
-                    >
-                      {m.role === 'admin' ? 'Make member' : 'Make admin'}
-                    </Button>
-                    <Button
-                      class="small"
-                      kind="danger"
-                      aria-label={`Remove ${m.email}`}
-                      busy={action.busy}
-                      onClick={async () => {
-                        if (!confirm(`Remove ${m.email} from this workspace?`)) return;
-                        if (await action.run(() => ok(api.DELETE('/v2/members/{id}', { params: { path: { id: m.id } } })))) await members.reload();
-                      }}
-                    >
-                      Remove
-                    </Button>
-                  </td>
-                ) : null}
-              </tr>
-            ))}
-          </tbody>
-        </TableScroll>
-      ) : null}
+      <ErrorBox error={action.error} />
+      <ListTable
+        label="Members"
+        loaded={members}
+        items={(data) => data.data}
+        columns={['Email', 'Role', 'State', 'Joined', ...(isAdmin ? ['Actions'] : [])]}
+        empty="No members."
+        row={(m) => (
+          <tr>
+            <td>{m.email}</td>
+            <td>{m.role}</td>
+            <td>
+              <Badge value={m.active ? 'active' : 'pending'} />
+            </td>
+            <td>{formatDate(m.created_at)}</td>
+            {isAdmin ? (
+              <td class="row-actions">
+                <Button
+                  class="small"
+                  aria-label={`${m.role === 'admin' ? 'Make member' : 'Make admin'}: ${m.email}`}
+                  busy={action.busy}
+                  onClick={async () => {
+                    const next = m.role === 'admin' ? 'member' : 'admin';
+                    if (await action.run(() => ok(api.POST('/v2/members/{id}', { params: { path: { id: m.id } }, body: { role: next } })))) await members.reload();
+                  }}
+                >
+                  {m.role === 'admin' ? 'Make member' : 'Make admin'}
+                </Button>
+                <Button
+                  class="small"
+                  kind="danger"
+                  aria-label={`Remove ${m.email}`}
+                  busy={action.busy}
+                  onClick={async () => {
+                    if (!confirm(`Remove ${m.email} from this workspace?`)) return;
+                    if (await action.run(() => ok(api.DELETE('/v2/members/{id}', { params: { path: { id: m.id } } })))) await members.reload();
+                  }}
+                >
+                  Remove
+                </Button>
+              </td>
+            ) : null}
+          </tr>
+        )}
+      />
       {isAdmin ? (
         <>
           <form

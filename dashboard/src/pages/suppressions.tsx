@@ -1,7 +1,8 @@
 // Suppressions: the list with search, type and sort; add, edit and remove.
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
-import { Badge, Button, Dialog, ErrorBox, Field, Loading, PageHeader, Pager, SearchBox, Select, TableScroll } from '../components/ui';
+import { Badge, Button, Dialog, ErrorBox, Field, PageHeader, SearchBox, Select } from '../components/ui';
+import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { present, useListState } from '../lib/list';
 
@@ -68,59 +69,44 @@ export function Suppressions() {
         <Select label="Sort by" value={list.filters.sort} onChange={(v) => list.setFilter('sort', v)} options={[['created_at', 'Added'], ['email', 'Email'], ['type', 'Type'], ['reason', 'Reason']]} />
         <Select label="Order" value={list.filters.order} onChange={(v) => list.setFilter('order', v)} options={[['desc', 'Descending'], ['asc', 'Ascending']]} />
       </div>
-      {items.loading ? <Loading /> : null}
-      <ErrorBox error={items.error ?? remove.error} />
-      {items.data ? (
-        <>
-          <TableScroll label="Suppressions">
-            <thead>
-              <tr>
-                <th scope="col">Email</th>
-                <th scope="col">Type</th>
-                <th scope="col">Reason</th>
-                <th scope="col">Until</th>
-                <th scope="col">Added</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.data.data.map((s) => (
-                <tr>
-                  <td>{s.email}</td>
-                  <td>
-                    <Badge value={s.type} />
-                  </td>
-                  <td>{s.reason ?? '—'}</td>
-                  <td>{s.keep_until ? formatDate(s.keep_until) : 'Permanent'}</td>
-                  <td>{formatDate(s.created_at)}</td>
-                  <td class="row-actions">
-                    <Button class="small" aria-label={`Edit ${s.email}`} onClick={() => setEditing(s)}>
-                      Edit
-                    </Button>
-                    <Button
-                      class="small"
-                      kind="danger"
-                      aria-label={`Remove ${s.email}`}
-                      busy={remove.busy}
-                      onClick={async () => {
-                        if (await remove.run(() => ok(api.DELETE('/v2/suppressions/{id}', { params: { path: { id: s.id } } })))) await items.reload();
-                      }}
-                    >
-                      Remove
-                    </Button>
-                  </td>
-                </tr>
-              ))}
-              {items.data.data.length === 0 ? (
-                <tr>
-                  <td colSpan={6}>No suppressions.</td>
-                </tr>
-              ) : null}
-            </tbody>
-          </TableScroll>
-          <Pager page={list.page} hasNext={Boolean(items.data.next_page_url)} onPage={list.setPage} loading={items.loading} />
-        </>
-      ) : null}
+      <ErrorBox error={remove.error} />
+      <ListTable
+        label="Suppressions"
+        loaded={items}
+        items={(data) => data.data}
+        columns={['Email', 'Type', 'Reason', 'Until', 'Added', 'Actions']}
+        empty="No suppressions."
+        page={list.page}
+        onPage={list.setPage}
+        hasNext={nextPageUrl}
+        row={(s) => (
+          <tr>
+            <td>{s.email}</td>
+            <td>
+              <Badge value={s.type} />
+            </td>
+            <td>{s.reason ?? '—'}</td>
+            <td>{s.keep_until ? formatDate(s.keep_until) : 'Permanent'}</td>
+            <td>{formatDate(s.created_at)}</td>
+            <td class="row-actions">
+              <Button class="small" aria-label={`Edit ${s.email}`} onClick={() => setEditing(s)}>
+                Edit
+              </Button>
+              <Button
+                class="small"
+                kind="danger"
+                aria-label={`Remove ${s.email}`}
+                busy={remove.busy}
+                onClick={async () => {
+                  if (await remove.run(() => ok(api.DELETE('/v2/suppressions/{id}', { params: { path: { id: s.id } } })))) await items.reload();
+                }}
+              >
+                Remove
+              </Button>
+            </td>
+          </tr>
+        )}
+      />
       <Dialog title={editing === 'new' ? 'Add a suppression' : 'Edit the suppression'} open={editing !== null} onClose={() => setEditing(null)}>
         {editing ? <SuppressionForm initial={editing === 'new' ? null : editing} onSaved={saved} /> : null}
       </Dialog>

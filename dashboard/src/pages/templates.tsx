@@ -3,7 +3,8 @@
 // feature) are compiled by the API as one types, with its diagnostics shown beside the source.
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
-import { Badge, Button, Dialog, ErrorBox, Field, Loading, PageHeader, Pager, SearchBox, Select, TableScroll } from '../components/ui';
+import { Badge, Button, Dialog, ErrorBox, Field, Loading, PageHeader, SearchBox, Select } from '../components/ui';
+import { ListTable } from '../components/ListTable';
 import { formatDate, useAction, useDebounced, useLoad } from '../lib/hooks';
 import { present, useListState } from '../lib/list';
 import { Link, navigate } from '../lib/router';
@@ -31,7 +32,6 @@ export function Templates() {
   const [alias, setAlias] = useState('');
   const [editor, setEditor] = useState<Editor>('html');
   const create = useAction();
-  const t = templates.data;
   return (
     <>
       <PageHeader title="Templates">
@@ -45,46 +45,30 @@ export function Templates() {
         <Select label="Sort by" value={list.filters.sort} onChange={(v) => list.setFilter('sort', v)} options={[['created_at', 'Created'], ['updated_at', 'Updated'], ['name', 'Name']]} />
         <Select label="Order" value={list.filters.order} onChange={(v) => list.setFilter('order', v)} options={[['desc', 'Descending'], ['asc', 'Ascending']]} />
       </div>
-      {templates.loading ? <Loading /> : null}
-      <ErrorBox error={templates.error} />
-      {t ? (
-        <>
-          <TableScroll label="Templates">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Alias</th>
-                <th scope="col">Editor</th>
-                <th scope="col">Published</th>
-                <th scope="col">Versions</th>
-                <th scope="col">Updated</th>
-              </tr>
-            </thead>
-            <tbody>
-              {t.data.map((row) => (
-                <tr>
-                  <td>
-                    <Link href={`/templates/${row.id}`}>{row.name}</Link>
-                  </td>
-                  <td>
-                    <code>{row.alias}</code>
-                  </td>
-                  <td>{row.editor}</td>
-                  <td>{row.published_at ? <Badge value="published" /> : <Badge value="draft" />}</td>
-                  <td>{row.total_versions}</td>
-                  <td>{formatDate(row.updated_at)}</td>
-                </tr>
-              ))}
-              {t.data.length === 0 ? (
-                <tr>
-                  <td colSpan={6}>No templates.</td>
-                </tr>
-              ) : null}
-            </tbody>
-          </TableScroll>
-          <Pager page={list.page} hasNext={t.current_page < t.total_pages} onPage={list.setPage} loading={templates.loading} />
-        </>
-      ) : null}
+      <ListTable
+        label="Templates"
+        loaded={templates}
+        items={(data) => data.data}
+        columns={['Name', 'Alias', 'Editor', 'Published', 'Versions', 'Updated']}
+        empty="No templates."
+        page={list.page}
+        onPage={list.setPage}
+        hasNext={(data) => data.current_page < data.total_pages}
+        row={(row) => (
+          <tr>
+            <td>
+              <Link href={`/templates/${row.id}`}>{row.name}</Link>
+            </td>
+            <td>
+              <code>{row.alias}</code>
+            </td>
+            <td>{row.editor}</td>
+            <td>{row.published_at ? <Badge value="published" /> : <Badge value="draft" />}</td>
+            <td>{row.total_versions}</td>
+            <td>{formatDate(row.updated_at)}</td>
+          </tr>
+        )}
+      />
       <Dialog title="New template" open={creating} onClose={() => setCreating(false)}>
         <form
           onSubmit={async (e) => {

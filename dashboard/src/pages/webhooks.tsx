@@ -3,7 +3,8 @@
 // resend.
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
-import { Badge, Button, CopyButton, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Pager, SearchBox, TableScroll } from '../components/ui';
+import { Badge, Button, CopyButton, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox } from '../components/ui';
+import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { present, useListState } from '../lib/list';
 import { Link, navigate } from '../lib/router';
@@ -77,44 +78,29 @@ export function Webhooks() {
           {hooks.data.usage.used} of {hooks.data.usage.limit} webhooks used
         </p>
       ) : null}
-      {hooks.loading ? <Loading /> : null}
-      <ErrorBox error={hooks.error} />
-      {hooks.data ? (
-        <>
-          <TableScroll label="Webhooks">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">URL</th>
-                <th scope="col">Events</th>
-                <th scope="col">State</th>
-                <th scope="col">Last used</th>
-              </tr>
-            </thead>
-            <tbody>
-              {hooks.data.data.map((w) => (
-                <tr>
-                  <td>
-                    <Link href={`/webhooks/${w.id}`}>{w.name}</Link>
-                  </td>
-                  <td class="wrap">{w.url}</td>
-                  <td>{w.all_events ? 'All' : w.events.join(', ')}</td>
-                  <td>
-                    <Badge value={w.enabled ? 'enabled' : 'disabled'} />
-                  </td>
-                  <td>{formatDate(w.last_used_at)}</td>
-                </tr>
-              ))}
-              {hooks.data.data.length === 0 ? (
-                <tr>
-                  <td colSpan={5}>No webhooks.</td>
-                </tr>
-              ) : null}
-            </tbody>
-          </TableScroll>
-          <Pager page={list.page} hasNext={Boolean(hooks.data.next_page_url)} onPage={list.setPage} loading={hooks.loading} />
-        </>
-      ) : null}
+      <ListTable
+        label="Webhooks"
+        loaded={hooks}
+        items={(data) => data.data}
+        columns={['Name', 'URL', 'Events', 'State', 'Last used']}
+        empty="No webhooks."
+        page={list.page}
+        onPage={list.setPage}
+        hasNext={nextPageUrl}
+        row={(w) => (
+          <tr>
+            <td>
+              <Link href={`/webhooks/${w.id}`}>{w.name}</Link>
+            </td>
+            <td class="wrap">{w.url}</td>
+            <td>{w.all_events ? 'All' : w.events.join(', ')}</td>
+            <td>
+              <Badge value={w.enabled ? 'enabled' : 'disabled'} />
+            </td>
+            <td>{formatDate(w.last_used_at)}</td>
+          </tr>
+        )}
+      />
       <Dialog title="Add a webhook" open={creating} onClose={() => setCreating(false)}>
         {creating ? <WebhookForm initial={null} onSaved={(id) => navigate(`/webhooks/${id}`)} /> : null}
       </Dialog>
@@ -187,46 +173,31 @@ function RequestLog({ webhookId }: { webhookId: string }) {
           Refresh
         </Button>
       </div>
-      {requests.loading ? <Loading /> : null}
-      <ErrorBox error={requests.error} />
-      {requests.data ? (
-        <>
-          <TableScroll label="Webhook requests">
-            <thead>
-              <tr>
-                <th scope="col">Request</th>
-                <th scope="col">Status</th>
-                <th scope="col">Answer</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {requests.data.data.map((r) => (
-                <tr>
-                  <td>
-                    <button type="button" class="link" onClick={() => setOpen(r.id)}>
-                      {r.id}
-                    </button>
-                  </td>
-                  <td>
-                    <Badge value={r.status} />
-                  </td>
-                  <td>{r.response_status ?? r.error ?? '—'}</td>
-                  <td>{r.attempts}</td>
-                  <td>{formatDate(r.created_at)}</td>
-                </tr>
-              ))}
-              {requests.data.data.length === 0 ? (
-                <tr>
-                  <td colSpan={5}>No requests yet.</td>
-                </tr>
-              ) : null}
-            </tbody>
-          </TableScroll>
-          <Pager page={list.page} hasNext={Boolean(requests.data.next_page_url)} onPage={list.setPage} loading={requests.loading} />
-        </>
-      ) : null}
+      <ListTable
+        label="Webhook requests"
+        loaded={requests}
+        items={(data) => data.data}
+        columns={['Request', 'Status', 'Answer', 'Attempts', 'Created']}
+        empty="No requests yet."
+        page={list.page}
+        onPage={list.setPage}
+        hasNext={nextPageUrl}
+        row={(r) => (
+          <tr>
+            <td>
+              <button type="button" class="link" onClick={() => setOpen(r.id)}>
+                {r.id}
+              </button>
+            </td>
+            <td>
+              <Badge value={r.status} />
+            </td>
+            <td>{r.response_status ?? r.error ?? '—'}</td>
+            <td>{r.attempts}</td>
+            <td>{formatDate(r.created_at)}</td>
+          </tr>
+        )}
+      />
       <Dialog title="Webhook request" open={open !== null} onClose={() => setOpen(null)}>
         {open ? <RequestDetail webhookId={webhookId} requestId={open} onResent={() => void requests.reload()} /> : null}
       </Dialog>
