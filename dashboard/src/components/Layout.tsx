@@ -6,12 +6,13 @@ import { api, ok } from '../api/client';
 import { Link } from '../lib/router';
 import { navEntries } from '../pages/index';
 import { useSession } from '../session';
-import { ErrorBox } from './ui';
+import { ErrorBox, Loading } from './ui';
 
 export function Layout({ path, children }: { path: string; children: ComponentChildren }) {
   const { session, update, signOut } = useSession();
   const [menuOpen, setMenuOpen] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  const [switching, setSwitching] = useState(false);
   const current = session.workspace;
   const isAdmin = current?.role === 'admin';
   return (
@@ -32,10 +33,13 @@ export function Layout({ path, children }: { path: string; children: ComponentCh
             value={current?.id}
             onChange={async (e) => {
               setError(null);
+              setSwitching(true);
               try {
                 update(await ok(api.POST('/auth/workspace', { body: { workspace_id: (e.target as HTMLSelectElement).value } })));
               } catch (err) {
                 setError((err as Error).message);
+              } finally {
+                setSwitching(false);
               }
             }}
           >
@@ -52,6 +56,7 @@ export function Layout({ path, children }: { path: string; children: ComponentCh
         </button>
       </header>
       <ErrorBox error={error} />
+      {switching ? <Loading label="Switching workspace…" /> : null}
       <div class="body">
         <nav id="nav" class={menuOpen ? 'open' : ''} aria-label="Main">
           <ul>
