@@ -6,7 +6,7 @@ import './styles.css';
 import { api } from './api/client';
 import { Layout } from './components/Layout';
 import { ErrorBox, Loading } from './components/ui';
-import { matchPath, navigate, usePath } from './lib/router';
+import { matchPath, navigate, usePath, visitCount } from './lib/router';
 import { pages, publicPages } from './pages/index';
 import { loadSession, SessionContext, type Session } from './session';
 import { SignIn } from './pages/sign-in';
@@ -39,7 +39,7 @@ function App() {
     const params = matchPath(page.path, path);
     if (params) {
       // Keyed by workspace: switching workspace loads every page's data afresh.
-      content = <page.component key={`${session.workspace?.id}:${path}`} params={params} />;
+      content = <page.component key={`${session.workspace?.id}:${path}:${visitCount()}`} params={params} />;
       break;
     }
   }

@@ -10,6 +10,7 @@ import { launchBrowser } from '../helpers/browser.ts';
 import { eventually } from '../helpers/app.ts';
 import { publishRecords } from '../helpers/sending.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
+import { updateWorkspace } from '../../src/resources/workspaces/service.ts';
 import { captureAtBothWidths, newContext, settled, startDashboardApp, type DashboardApp } from './helpers.ts';
 
 let app: DashboardApp;
@@ -29,6 +30,7 @@ before(async () => {
   browser = await launchBrowser();
   context = await newContext(browser);
   page = await context.newPage();
+  page.on('dialog', (dialog) => void dialog.accept()); // "Delete …?" confirmations
 });
 
 after(async () => {
@@ -118,13 +120,32 @@ test('an API key is created and its secret shown once', async () => {
   await page.getByRole('cell', { name: 'Script', exact: true }).waitFor();
   assert.ok(!(await page.content()).includes(scriptKey));
   await captureAtBothWidths(page, 'api-keys');
+
+  // Rename, regenerate (the new secret shown once) and delete another key.
+  await page.getByRole('button', { name: 'Create API key' }).click();
+  await page.getByLabel('Name', { exact: true }).fill('Temporary');
+  await page.getByRole('dialog').getByRole('button', { name: 'Create' }).click();
+  const first = (await page.getByTestId('new-secret').innerText()).trim();
+  await page.getByRole('button', { name: 'Done' }).click();
+  await page.getByRole('button', { name: 'Rename Temporary' }).click();
+  await page.getByLabel('New name').fill('Short-lived');
+  await page.getByRole('dialog').getByRole('button', { name: 'Rename' }).click();
+  await page.getByRole('cell', { name: 'Short-lived', exact: true }).waitFor();
+  await page.getByRole('button', { name: 'Regenerate Short-lived' }).click();
+  const second = (await page.getByTestId('new-secret').innerText()).trim();
+  assert.notEqual(second, first);
+  await page.getByRole('button', { name: 'Done' }).click();
+  assert.equal((await fetch(`${app.url}/v2/api-keys`, { headers: { authorization: `Bearer ${first}` } })).status, 401);
+  await page.getByRole('button', { name: 'Delete Short-lived' }).click();
+  await page.getByRole('cell', { name: 'Short-lived', exact: true }).waitFor({ state: 'detached' });
+  assert.equal((await fetch(`${app.url}/v2/api-keys`, { headers: { authorization: `Bearer ${second}` } })).status, 401);
 });
 
-async function sendFromScript(to: string, subject: string): Promise<string> {
+async function sendFromScript(to: string, subject: string, extra: Record<string, unknown> = {}): Promise<string> {
   const response = await fetch(`${app.url}/v2/emails`, {
     method: 'POST',
     headers: { authorization: `Bearer ${scriptKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ from: 'Acme <hello@acme.test>', to, subject, html: '<h1>Hello</h1><p>From a script.</p>', text: 'Hello from a script.' }),
+    body: JSON.stringify({ from: 'Acme <hello@acme.test>', to, subject, html: '<h1>Hello</h1><p>From a script.</p>', text: 'Hello from a script.', ...extra }),
   });
   const body = (await response.json()) as any;
   assert.equal(response.status, 200, JSON.stringify(body));
@@ -159,6 +180,31 @@ test('an email sent by a script is seen delivered, with its timeline, HTML, head
   await page.getByRole('region', { name: 'Raw message' }).or(page.locator('pre[aria-label="Raw message"]')).waitFor();
   assert.match(await page.locator('pre[aria-label="Raw message"]').innerText(), /Subject: Welcome aboard/);
   await captureAtBothWidths(page, 'email-raw');
+
+  // Forward it: the copy reaches the new recipient.
+  await page.getByRole('button', { name: 'Forward' }).click();
+  await page.getByLabel('Forward to').fill('fwd@example.org');
+  await page.getByRole('dialog').getByRole('button', { name: 'Forward' }).click();
+  await page.getByText('Forwarded to fwd@example.org.').waitFor();
+  await eventually(() => Promise.resolve(app.sink.messages.some((m) => m.rcptTo.includes('fwd@example.org'))), 15_000);
+});
+
+test('a scheduled email is rescheduled and canceled from its page', async () => {
+  const id = await sendFromScript('later-on@example.org', 'Scheduled note', { scheduled_at: 'tomorrow at 9am' });
+  await page.goto(`${app.url}/dashboard/emails/${id}`);
+  await page.getByRole('heading', { name: 'Scheduled note' }).waitFor();
+  await settled(page);
+  await page.getByRole('button', { name: 'Reschedule' }).click();
+  await page.getByLabel('Send at').fill('in 3 days');
+  await page.getByRole('dialog').getByRole('button', { name: 'Reschedule' }).click();
+  await page.getByText('Rescheduled.').waitFor();
+  const rescheduled = (await app.api.get(`/v2/emails/${id}`)).body;
+  assert.ok(Date.parse(rescheduled.scheduled_at) > Date.now() + 2 * 24 * 3600 * 1000);
+  await page.getByRole('button', { name: 'Cancel' }).click();
+  await page.getByText('Canceled.').waitFor();
+  await settled(page);
+  assert.match(await page.locator('.facts').innerText(), /canceled/);
+  assert.equal((await app.api.get(`/v2/emails/${id}`)).body.status, 'canceled');
 });
 
 test('a bounced email shows the reason the receiving server gave', async () => {
@@ -176,6 +222,11 @@ test('a bounced email shows the reason the receiving server gave', async () => {
   assert.match(timeline, /bounced/);
   assert.match(timeline, /User unknown/);
   await captureAtBothWidths(page, 'email-bounced');
+
+  // Retry sends it again as a new email, whose page opens.
+  await page.getByRole('button', { name: 'Retry' }).click();
+  await page.getByText('Retry of').waitFor();
+  assert.match(await page.locator('.facts').innerText(), /Retry of\s+em_/);
 });
 
 test('a failed webhook request is read with its body and answer, and resent', async () => {
@@ -227,6 +278,16 @@ test('a failed webhook request is read with its body and answer, and resent', as
   });
   assert.match(await dialog.innerText(), /delivered/);
   await dialog.getByRole('button', { name: 'Close' }).click();
+
+  // A test request, and a rotated secret shown at once.
+  await page.getByRole('button', { name: 'Send test' }).click();
+  await page.getByText(/Answer: 200/).waitFor();
+  const hookId = new URL(page.url()).pathname.split('/').pop()!;
+  const before = (await app.api.get(`/v2/webhooks/${hookId}`)).body.secret;
+  await page.getByRole('button', { name: 'Rotate' }).click();
+  await eventually(async () => (await app.api.get(`/v2/webhooks/${hookId}`)).body.secret !== before, 5000);
+  const after = (await app.api.get(`/v2/webhooks/${hookId}`)).body.secret;
+  await page.getByText(after).waitFor();
 });
 
 test('the other pages: suppressions, templates, events, members; each scanned at both widths', async () => {
@@ -253,6 +314,21 @@ test('the other pages: suppressions, templates, events, members; each scanned at
   await go('Templates');
   await page.getByRole('link', { name: 'Welcome' }).waitFor();
   await captureAtBothWidths(page, 'templates');
+
+  // With the MJML feature on, an MJML template shows the compiler's diagnostics as you type.
+  const workspaceId = (await app.api.get('/v2/workspace')).body.id;
+  await updateWorkspace(app.running.ctx.db, workspaceId, { features: ['mjml'] });
+  await go('Templates');
+  await page.getByRole('button', { name: 'New template' }).click();
+  await page.getByLabel('Name', { exact: true }).fill('Newsletter');
+  await page.getByRole('dialog').getByLabel('Editor').selectOption('mjml');
+  await page.getByRole('dialog').getByRole('button', { name: 'Create' }).click();
+  await page.getByRole('heading', { name: 'Template: Newsletter' }).waitFor();
+  await page.getByText(/No <mj-title>/).waitFor(); // the compiler's advice on the starting document
+  await page.frameLocator('iframe[title="Preview of the template"]').getByText('Hello {{name}}').waitFor();
+  await page.getByLabel('MJML source').fill('<mjml><mj-body><mj-section><mj-column><mj-text colour="red">Hi</mj-text></mj-column></mj-section></mj-body></mjml>');
+  await page.locator('section[aria-labelledby="diagnostics-title"] li').filter({ hasText: 'colour' }).waitFor();
+  await captureAtBothWidths(page, 'template-mjml');
 
   await go('Events');
   await page.getByText('email.delivered').first().waitFor();

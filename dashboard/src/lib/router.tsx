@@ -11,7 +11,15 @@ export function currentPath(): string {
   return path.replace(/\/+$/, '') || '/';
 }
 
+let visits = 0;
+
+/** Counts navigations: a page keyed by it loads afresh even when its link is followed again. */
+export function visitCount(): number {
+  return visits;
+}
+
 export function navigate(path: string, replace = false): void {
+  visits++;
   const url = `${BASE}${path === '/' ? '/' : path}`;
   if (replace) history.replaceState(null, '', url);
   else history.pushState(null, '', url);
@@ -25,8 +33,12 @@ addEventListener('popstate', () => {
 
 export function usePath(): string {
   const [path, setPath] = useState(currentPath);
+  const [, setVisit] = useState(visits);
   useEffect(() => {
-    const update = () => setPath(currentPath());
+    const update = () => {
+      setPath(currentPath());
+      setVisit(visits); // re-renders even when the path is the same
+    };
     listeners.add(update);
     return () => void listeners.delete(update);
   }, []);
