@@ -12,6 +12,7 @@ import { loadResources, type Role } from './resources/index.ts';
 import { createSealer, loadEncryptionKey } from './platform/secrets.ts';
 import { deriveVerpSecret } from './mail/verp.ts';
 import { ensureDefaultWorkspace } from './resources/workspaces/service.ts';
+import { createSetupLink } from './resources/users/service.ts';
 
 export const ALL_ROLES: Role[] = ['api', 'worker', 'smtp'];
 
@@ -19,6 +20,8 @@ export interface StartOptions {
   roles?: Role[];
   /** Print the first-start key of the `default` workspace (the CLI does; tests do not). */
   announceDefaultKey?: (key: string) => void;
+  /** Print the first start's one-time link to set the first admin's password (the CLI does). */
+  announceSetupLink?: (url: string) => void;
   logger?: Logger;
   /** PostgreSQL schema to use (tests). */
   schema?: string;
@@ -69,6 +72,7 @@ export async function startPostlane(config: Config, options: StartOptions = {}):
     await migrateToLatest(ctx.db);
     const created = await ensureDefaultWorkspace(ctx.db);
     if (created && options.announceDefaultKey) options.announceDefaultKey(created.apiKey);
+    if (created && options.announceSetupLink) options.announceSetupLink(await createSetupLink(ctx.db, created.workspace.id, config.publicUrl));
 
     const resources = await loadResources();
     for (const resource of resources) resource.registerJobs?.(ctx);

@@ -14,6 +14,7 @@ const commands: Record<string, Command> = {
   domain: async (args) => (await import('./domain.ts')).domainCommand(args),
   demo: async (args) => (await import('./demo.ts')).demoCommand(args),
   contacts: async (args) => (await import('./contacts.ts')).contactsCommand(args),
+  user: async (args) => (await import('./user.ts')).userCommand(args),
 };
 
 export class UsageError extends Error {}
@@ -29,7 +30,8 @@ const USAGE = `usage: postlane <command>
   demo [--json] [--keep]               end-to-end demonstration on loopback (no internet needed)
   contacts import FILE [--workspace ID] [--audience ID] [--format csv|json] [--json]
                                        import contacts from CSV or JSON (progress on stderr, then a summary)
-  contacts export [--workspace ID] [--audience ID] [--search TEXT] [--unsubscribed true|false] [--out FILE]`;
+  contacts export [--workspace ID] [--audience ID] [--search TEXT] [--unsubscribed true|false] [--out FILE]
+  user create --email E --workspace WSP_ID [--role admin|member] [--json]   a dashboard user and a link to set its password`;
 
 export async function runCli(argv: string[]): Promise<number> {
   const [name, ...args] = argv;

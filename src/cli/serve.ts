@@ -19,6 +19,9 @@ export async function serveCommand(args: string[]): Promise<number> {
           `Try: curl -H "Authorization: Bearer ${key}" http://localhost:${config.httpPort}/v2/api-keys\n\n`,
       );
     },
+    announceSetupLink: (url) => {
+      process.stdout.write(`The dashboard is at ${config.publicUrl}/dashboard/. Set the first admin's password here (the link works once):\n\n  ${url}\n\n`);
+    },
   });
   if (running.url) running.ctx.log.info(`Postlane API listening on ${running.url} (v2 at /v2)`);
   await new Promise<void>((resolve) => {

@@ -144,7 +144,11 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     const configured = request.routeOptions.config.scope;
     const required = (typeof configured === 'function' ? configured(request) : configured) ?? 'full';
     if (required === 'public') return;
-    const principal = await ctx.auth.authenticate(bearerSecret(request.headers.authorization));
+    const header = request.headers.authorization;
+    // A dashboard session cookie counts only when no Authorization header is sent.
+    const principal = header === undefined && request.headers.cookie !== undefined && ctx.auth.cookieAuthenticator
+      ? await ctx.auth.cookieAuthenticator(request)
+      : await ctx.auth.authenticate(bearerSecret(header));
     if (!principal) throw unauthorized();
     if (required === 'full' && principal.scope !== 'full') throw forbiddenScope('full');
     request.principal = principal;

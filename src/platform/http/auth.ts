@@ -5,6 +5,7 @@
 // last_used_at is written at once on a key's first use, then in batches (not one write per
 // request under load).
 import { hash } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
 import type { Db } from '../db/database.ts';
 import { isoFromMs, nowIso, nowMs } from '../clock.ts';
 import { preparedQuery } from '../db/prepared.ts';
@@ -17,7 +18,13 @@ export interface Principal {
   workspaceId: string;
   scope: Scope;
   sendingDomainId: string | null;
+  /** Set for a dashboard session (keyId is then empty): the signed-in user and their role. */
+  userId?: string;
+  role?: 'admin' | 'member';
 }
+
+/** Authenticates a request by its session cookie (the users resource installs one). */
+export type CookieAuthenticator = (request: FastifyRequest) => Promise<Principal | null>;
 
 const CACHE_MS = 1000;
 const FLUSH_MS = 2000;
@@ -52,6 +59,8 @@ export class Authenticator {
   private readonly pendingUse = new Map<string, { hash: string; atMs: number }>();
   private timer: NodeJS.Timeout | null = null;
   private readonly db: Db;
+  /** Consulted only for requests without an Authorization header (the API-key path is untouched). */
+  cookieAuthenticator: CookieAuthenticator | null = null;
   constructor(db: Db) {
     this.db = db;
   }

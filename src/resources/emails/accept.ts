@@ -203,7 +203,7 @@ function emailRows(principal: Principal, request: AcceptRequest, { workspace, do
       subject: request.message.subject,
       status: isSuppressed ? 'suppressed' : scheduledAt ? 'scheduled' : 'accepted',
       scheduled_at: scheduledAt,
-      api_key_id: principal.keyId,
+      api_key_id: principal.keyId || null,
       sending_domain_id: domain.id,
       tag: null,
       spam_score: null,

@@ -1,0 +1,154 @@
+// API keys: create (the secret shown once, with a copy button), rename, regenerate, delete.
+import { useState } from 'preact/hooks';
+import { api, ok, type Ok } from '../api/client';
+import { Button, CopyButton, Dialog, ErrorBox, Field, PageHeader, SearchBox, Select } from '../components/ui';
+import { ListTable, nextPageUrl } from '../components/ListTable';
+import { formatDate, useAction, useLoad } from '../lib/hooks';
+import { present, useListState } from '../lib/list';
+
+type Key = Ok<'/v2/api-keys/{id}', 'get'>;
+
+function SecretOnce({ secret, onDone }: { secret: { name: string; key: string } | null; onDone: () => void }) {
+  return (
+    <Dialog title="Your new API key" open={secret !== null} onClose={onDone}>
+      {secret ? (
+        <>
+          <p>
+            The secret of <strong>{secret.name}</strong> is shown only now. Copy it and keep it safe.
+          </p>
+          <p class="secret">
+            <code data-testid="new-secret">{secret.key}</code> <CopyButton text={secret.key} what={`the API key`} />
+          </p>
+          <Button kind="primary" onClick={onDone}>
+            Done
+          </Button>
+        </>
+      ) : null}
+    </Dialog>
+  );
+}
+
+export function ApiKeys() {
+  const list = useListState({});
+  const keys = useLoad(() => ok(api.GET('/v2/api-keys', { params: { query: present({ page: list.page, limit: 25, search: list.settledSearch }) } })), [list.page, list.settledSearch]);
+  const [creating, setCreating] = useState(false);
+  const [name, setName] = useState('');
+  const [scope, setScope] = useState<'full' | 'sending'>('full');
+  const [secret, setSecret] = useState<{ name: string; key: string } | null>(null);
+  const [renaming, setRenaming] = useState<Key | null>(null);
+  const [newName, setNewName] = useState('');
+  const create = useAction();
+  const rename = useAction();
+  const action = useAction();
+
+  return (
+    <>
+      <PageHeader title="API keys">
+        <Button kind="primary" onClick={() => setCreating(true)}>
+          Create API key
+        </Button>
+      </PageHeader>
+      <div class="toolbar">
+        <SearchBox value={list.search} onInput={list.setSearch} label="Search keys" />
+      </div>
+      <ErrorBox error={action.error} />
+      <ListTable
+        label="API keys"
+        loaded={keys}
+        items={(data) => data.data}
+        columns={['Name', 'Permission', 'Last used', 'Created', 'Actions']}
+        empty="No API keys."
+        page={list.page}
+        onPage={list.setPage}
+        hasNext={nextPageUrl}
+        row={(k) => (
+          <tr>
+            <td>{k.name}</td>
+            <td>{k.scope === 'full' ? 'Full access' : 'Sending only'}</td>
+            <td>{formatDate(k.last_used_at)}</td>
+            <td>{formatDate(k.created_at)}</td>
+            <td class="row-actions">
+              <Button class="small" aria-label={`Rename ${k.name}`} onClick={() => { setRenaming(k); setNewName(k.name); }}>
+                Rename
+              </Button>
+              <Button
+                class="small"
+                aria-label={`Regenerate ${k.name}`}
+                busy={action.busy}
+                onClick={async () => {
+                  if (!confirm(`Regenerate ${k.name}? Its current secret stops working at once.`)) return;
+                  const renewed = await action.run(() => ok(api.POST('/v2/api-keys/{id}/regenerate', { params: { path: { id: k.id } } })));
+                  if (renewed) {
+                    setSecret({ name: renewed.name, key: renewed.key });
+                    await keys.reload();
+                  }
+                }}
+              >
+                Regenerate
+              </Button>
+              <Button
+                class="small"
+                kind="danger"
+                aria-label={`Delete ${k.name}`}
+                busy={action.busy}
+                onClick={async () => {
+                  if (!confirm(`Delete ${k.name}?`)) return;
+                  if (await action.run(() => ok(api.DELETE('/v2/api-keys/{id}', { params: { path: { id: k.id } } })))) await keys.reload();
+                }}
+              >
+                Delete
+              </Button>
+            </td>
+          </tr>
+        )}
+      />
+
+      <Dialog title="Create an API key" open={creating} onClose={() => setCreating(false)}>
+        <form
+          onSubmit={async (e) => {
+            e.preventDefault();
+            const created = await create.run(() => ok(api.POST('/v2/api-keys', { body: { name, scope } })));
+            if (created) {
+              setCreating(false);
+              setName('');
+              setSecret({ name: created.name, key: created.key });
+              await keys.reload();
+            }
+          }}
+        >
+          <Field label="Name">
+            <input name="name" required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+          </Field>
+          <Select label="Permission" value={scope} onChange={(v) => setScope(v as 'full' | 'sending')} options={[['full', 'Full access'], ['sending', 'Sending only']]} />
+          <ErrorBox error={create.error} />
+          <Button type="submit" kind="primary" busy={create.busy}>
+            Create
+          </Button>
+        </form>
+      </Dialog>
+
+      <Dialog title="Rename the API key" open={renaming !== null} onClose={() => setRenaming(null)}>
+        <form
+          onSubmit={async (e) => {
+            e.preventDefault();
+            const renamed = await rename.run(() => ok(api.POST('/v2/api-keys/{id}', { params: { path: { id: renaming!.id } }, body: { name: newName } })));
+            if (renamed) {
+              setRenaming(null);
+              await keys.reload();
+            }
+          }}
+        >
+          <Field label="New name">
+            <input name="new-name" required value={newName} onInput={(e) => setNewName((e.target as HTMLInputElement).value)} />
+          </Field>
+          <ErrorBox error={rename.error} />
+          <Button type="submit" kind="primary" busy={rename.busy}>
+            Rename
+          </Button>
+        </form>
+      </Dialog>
+
+      <SecretOnce secret={secret} onDone={() => setSecret(null)} />
+    </>
+  );
+}

@@ -1,0 +1,243 @@
+// Domains: the list with each one's status at a glance; one domain's DNS records (each with a
+// copy button and its check result), verify now, and its tracking and inbound settings.
+import { useState } from 'preact/hooks';
+import { api, ok, type Ok } from '../api/client';
+import { Badge, Button, CopyButton, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, Select, TableScroll } from '../components/ui';
+import { ListTable, nextPageUrl } from '../components/ListTable';
+import { formatDate, useAction, useLoad } from '../lib/hooks';
+import { present, useListState } from '../lib/list';
+import { Link, navigate } from '../lib/router';
+import type { PageProps } from './index';
+
+type Domain = Ok<'/v2/domains/{id}', 'get'>;
+
+export function Domains() {
+  const list = useListState({ order: 'created_at', direction: 'desc' });
+  const domains = useLoad(
+    () => ok(api.GET('/v2/domains', { params: { query: present({ page: list.page, limit: 25, search: list.settledSearch, ...list.filters }) as never } })),
+    [list.page, list.settledSearch, list.filters],
+  );
+  const [adding, setAdding] = useState(false);
+  const [name, setName] = useState('');
+  const add = useAction();
+  return (
+    <>
+      <PageHeader title="Domains">
+        <Button kind="primary" onClick={() => setAdding(true)}>
+          Add domain
+        </Button>
+      </PageHeader>
+      <div class="toolbar">
+        <SearchBox value={list.search} onInput={list.setSearch} label="Search domains" />
+        <Select label="Sort by" value={list.filters.order} onChange={(v) => list.setFilter('order', v)} options={[['created_at', 'Added'], ['name', 'Name']]} />
+        <Select label="Order" value={list.filters.direction} onChange={(v) => list.setFilter('direction', v)} options={[['desc', 'Descending'], ['asc', 'Ascending']]} />
+      </div>
+      {domains.data ? (
+        <p class="muted">
+          {domains.data.domain_count} of {domains.data.domain_limit} domains on the {domains.data.plan_name} plan
+        </p>
+      ) : null}
+      <ListTable
+        label="Domains"
+        loaded={domains}
+        items={(data) => data.data}
+        columns={['Domain', 'Status', 'SPF', 'DKIM', 'Return path', 'Checked']}
+        empty="No domains yet."
+        page={list.page}
+        onPage={list.setPage}
+        hasNext={nextPageUrl}
+        row={(d) => (
+          <tr>
+            <td>
+              <Link href={`/domains/${d.id}`}>{d.name}</Link>
+            </td>
+            <td>
+              <Badge value={d.verification_status} />
+            </td>
+            <td>
+              <Badge value={d.spf_status} />
+            </td>
+            <td>
+              <Badge value={d.dkim_status} />
+            </td>
+            <td>
+              <Badge value={d.return_path_status} />
+            </td>
+            <td>{formatDate(d.dns_checked_at)}</td>
+          </tr>
+        )}
+      />
+      <Dialog title="Add a domain" open={adding} onClose={() => setAdding(false)}>
+        <form
+          onSubmit={async (e) => {
+            e.preventDefault();
+            const created = await add.run(() => ok(api.POST('/v2/domains', { body: { name } })));
+            if (created) {
+              setAdding(false);
+              navigate(`/domains/${created.id}`);
+            }
+          }}
+        >
+          <Field label="Domain name" hint="The domain you send from, such as example.com">
+            <input name="domain" required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+          </Field>
+          <ErrorBox error={add.error} />
+          <Button type="submit" kind="primary" busy={add.busy}>
+            Add domain
+          </Button>
+        </form>
+      </Dialog>
+    </>
+  );
+}
+
+function DnsRecords({ domain }: { domain: Pick<Domain, 'dns_records'> }) {
+  return (
+    <TableScroll label="DNS records">
+      <thead>
+        <tr>
+          <th scope="col">Type</th>
+          <th scope="col">Name</th>
+          <th scope="col">Value</th>
+          <th scope="col">Check</th>
+        </tr>
+      </thead>
+      <tbody>
+        {domain.dns_records.map((r, i) => (
+          <tr>
+            <td>
+              {r.type}
+              {r.priority !== null ? ` (priority ${r.priority})` : ''}
+              {r.required ? '' : <span class="muted"> optional</span>}
+            </td>
+            <td>
+              <code class="record">{r.name}</code> <CopyButton text={r.name} what={`name of record ${i + 1} (${r.type})`} />
+            </td>
+            <td>
+              <code class="record wrap">{r.value}</code> <CopyButton text={r.value} what={`value of record ${i + 1} (${r.type})`} />
+            </td>
+            <td>
+              <Badge value={r.status} />
+              {r.error ? <div class="small-text">{r.error}</div> : null}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </TableScroll>
+  );
+}
+
+function DomainSettings({ domain, onSaved }: { domain: Domain; onSaved: () => void }) {
+  const [trackingKey, setTrackingKey] = useState(domain.tracking_key ?? '');
+  const [inboundKey, setInboundKey] = useState(domain.inbound_key ?? '');
+  const [trackLoads, setTrackLoads] = useState(Boolean(domain.track_loads));
+  const [trackClicks, setTrackClicks] = useState(Boolean(domain.track_clicks));
+  const [dmarc, setDmarc] = useState(Boolean(domain.dmarc_reports));
+  const save = useAction();
+  const [saved, setSaved] = useState(false);
+  return (
+    <form
+      class="card"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        setSaved(false);
+        const body = { tracking_key: trackingKey || null, inbound_key: inboundKey || null, track_loads: trackLoads, track_clicks: trackClicks, dmarc_reports: dmarc };
+        const updated = await save.run(() => ok(api.PATCH('/v2/domains/{id}', { params: { path: { id: domain.id } }, body })));
+        if (updated) {
+          setSaved(true);
+          onSaved();
+        }
+      }}
+    >
+      <h2>Tracking and inbound</h2>
+      <Field label="Tracking subdomain" hint="e.g. track: links and opens go through track.your-domain">
+        <input name="tracking_key" value={trackingKey} onInput={(e) => setTrackingKey((e.target as HTMLInputElement).value)} />
+      </Field>
+      <Field label="Inbound subdomain" hint="e.g. inbound: mail to it arrives as inbound emails">
+        <input name="inbound_key" value={inboundKey} onInput={(e) => setInboundKey((e.target as HTMLInputElement).value)} />
+      </Field>
+      <label class="check">
+        <input type="checkbox" checked={trackLoads} onChange={(e) => setTrackLoads((e.target as HTMLInputElement).checked)} /> Track opens
+      </label>
+      <label class="check">
+        <input type="checkbox" checked={trackClicks} onChange={(e) => setTrackClicks((e.target as HTMLInputElement).checked)} /> Track clicks
+      </label>
+      <label class="check">
+        <input type="checkbox" checked={dmarc} onChange={(e) => setDmarc((e.target as HTMLInputElement).checked)} /> Receive DMARC reports
+      </label>
+      <ErrorBox error={save.error} />
+      <Button type="submit" kind="primary" busy={save.busy}>
+        Save settings
+      </Button>
+      {saved ? <span role="status"> Saved.</span> : null}
+    </form>
+  );
+}
+
+export function DomainDetail({ params }: PageProps) {
+  const domain = useLoad(() => ok(api.GET('/v2/domains/{id}', { params: { path: { id: params.id } } })), [params.id]);
+  const verify = useAction();
+  const remove = useAction();
+  const d = domain.data;
+  return (
+    <>
+      <PageHeader title={d ? d.name : 'Domain'}>
+        {d ? (
+          <>
+            <Button
+              kind="primary"
+              busy={verify.busy}
+              onClick={async () => {
+                const checked = await verify.run(() => ok(api.POST('/v2/domains/{id}/verify', { params: { path: { id: d.id } } })));
+                if (checked) await domain.reload();
+              }}
+            >
+              Verify now
+            </Button>
+            <Button
+              kind="danger"
+              busy={remove.busy}
+              onClick={async () => {
+                if (!confirm(`Delete ${d.name}?`)) return;
+                if (await remove.run(() => ok(api.DELETE('/v2/domains/{id}', { params: { path: { id: d.id } } })))) navigate('/domains');
+              }}
+            >
+              Delete
+            </Button>
+          </>
+        ) : null}
+      </PageHeader>
+      <p>
+        <Link href="/domains">All domains</Link>
+      </p>
+      {domain.loading ? <Loading /> : null}
+      <ErrorBox error={domain.error ?? verify.error ?? remove.error} />
+      {verify.busy ? <Loading label="Checking DNS…" /> : null}
+      {d ? (
+        <>
+          <section class="card" aria-labelledby="status-title">
+            <h2 id="status-title">Status</h2>
+            <Facts
+              items={[
+                ['Verification', <Badge value={d.verification_status} />],
+                ['SPF', <Badge value={d.spf_status} />],
+                ['DKIM', <Badge value={d.dkim_status} />],
+                ['Return path', <Badge value={d.return_path_status} />],
+                ['MX', <Badge value={d.mx_status} />],
+                ['DMARC', <Badge value={d.dmarc_status} />],
+                ['Verified', formatDate(d.verified_at)],
+                ['Last DNS check', formatDate(d.dns_checked_at)],
+              ]}
+            />
+          </section>
+          <section aria-labelledby="records-title">
+            <h2 id="records-title">DNS records</h2>
+            <p class="muted">Publish these at your DNS host, then verify.</p>
+            <DnsRecords domain={d} />
+          </section>
+          <DomainSettings key={d.id} domain={d} onSaved={() => void domain.reload()} />
+        </>
+      ) : null}
+    </>
+  );
+}

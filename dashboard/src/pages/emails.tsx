@@ -1,0 +1,265 @@
+// Emails: the list with status badges, search and filters; one email's timeline, headers, HTML
+// (in a sandboxed frame: no scripts, no same origin), text, attachments and raw message, and
+// the actions the API allows: cancel, reschedule, retry, forward.
+import { useState } from 'preact/hooks';
+import { api, ok, type Ok } from '../api/client';
+import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, Select, TableScroll } from '../components/ui';
+import { ListTable, nextPageUrl } from '../components/ListTable';
+import { formatDate, useAction, useLoad } from '../lib/hooks';
+import { present, useListState } from '../lib/list';
+import { Link, navigate } from '../lib/router';
+import type { PageProps } from './index';
+
+type Email = Ok<'/v2/emails/{id}', 'get'>;
+const FINAL = ['bounced', 'failed', 'rejected', 'suppressed', 'complained', 'canceled'];
+const STATUSES = ['accepted', 'scheduled', 'delivered', 'loaded', 'clicked', 'attempted', 'bounced', 'failed', 'rejected', 'suppressed', 'complained', 'canceled', 'held', 'received'];
+
+export function Emails() {
+  const list = useListState({ type: 'outbound', status: '', date_from: '', date_to: '' });
+  const { status, ...filters } = list.filters;
+  const emails = useLoad(
+    () =>
+      ok(
+        api.GET('/v2/emails', {
+          // `status.exact` is the spec's filter grammar (key.condition=value), beyond the typed parameters.
+          params: { query: present({ page: list.page, limit: 25, search: list.settledSearch, ...filters, 'status.exact': status }) as never },
+        }),
+      ),
+    [list.page, list.settledSearch, list.filters],
+  );
+  return (
+    <>
+      <PageHeader title="Emails" />
+      <div class="toolbar">
+        <SearchBox value={list.search} onInput={list.setSearch} label="Search to, from, subject" />
+        <Select label="Direction" value={list.filters.type} onChange={(v) => list.setFilter('type', v)} options={[['outbound', 'Sent'], ['inbound', 'Received']]} />
+        <Select label="Status" value={status} onChange={(v) => list.setFilter('status', v)} options={[['', 'Any status'], ...STATUSES.map((s): [string, string] => [s, s])]} />
+        <label class="field inline">
+          <span class="label">From date</span>
+          <input type="date" value={list.filters.date_from} onChange={(e) => list.setFilter('date_from', (e.target as HTMLInputElement).value)} />
+        </label>
+        <label class="field inline">
+          <span class="label">To date</span>
+          <input type="date" value={list.filters.date_to} onChange={(e) => list.setFilter('date_to', (e.target as HTMLInputElement).value)} />
+        </label>
+      </div>
+      <ListTable
+        label="Emails"
+        loaded={emails}
+        items={(data) => data.data}
+        columns={['Subject', 'To', 'From', 'Status', 'Created']}
+        empty="No emails match."
+        page={list.page}
+        onPage={list.setPage}
+        hasNext={nextPageUrl}
+        row={(e) => (
+          <tr>
+            <td>
+              <Link href={`/emails/${e.id}`}>{e.subject || '(no subject)'}</Link>
+            </td>
+            <td>{e.to}</td>
+            <td>{e.from}</td>
+            <td>
+              <Badge value={e.status} />
+            </td>
+            <td>{formatDate(e.created_at)}</td>
+          </tr>
+        )}
+      />
+    </>
+  );
+}
+
+function Timeline({ email }: { email: Email }) {
+  const steps: Array<{ at: string; what: string; detail?: string; status?: string }> = [{ at: email.created_at, what: 'Accepted', status: 'accepted' }];
+  if (email.scheduled_at) steps.push({ at: email.scheduled_at, what: 'Scheduled for', status: 'scheduled' });
+  for (const attempt of email.attempts) {
+    const code = [attempt.smtp_code, attempt.enhanced_code].filter(Boolean).join(' ');
+    steps.push({
+      at: attempt.attempted_at,
+      what: `Delivery attempt: ${attempt.outcome}${attempt.mx_host ? ` at ${attempt.mx_host}` : ''}`,
+      detail: attempt.response && code && attempt.response.startsWith(code) ? attempt.response : [code, attempt.response].filter(Boolean).join(' — '),
+      status: attempt.outcome,
+    });
+  }
+  if (email.delivered_at && !email.attempts.some((a) => a.outcome === 'delivered')) steps.push({ at: email.delivered_at, what: 'Delivered', status: 'delivered' });
+  if (FINAL.includes(email.status)) steps.push({ at: email.updated_at, what: `Final status: ${email.status}`, status: email.status });
+  steps.sort((a, b) => a.at.localeCompare(b.at));
+  return (
+    <ol class="timeline" aria-label="Timeline">
+      {steps.map((s) => (
+        <li>
+          <time dateTime={s.at}>{formatDate(s.at)}</time> <Badge value={s.status} /> <span>{s.what}</span>
+          {s.detail ? <div class="reason">{s.detail}</div> : null}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+const TABS = ['Timeline', 'HTML', 'Text', 'Headers', 'Attachments', 'Raw'] as const;
+
+function Raw({ id }: { id: string }) {
+  const raw = useLoad(() => ok(api.GET('/v2/emails/{id}/raw', { params: { path: { id } } })), [id]);
+  if (raw.loading) return <Loading />;
+  if (raw.error) return <ErrorBox error={raw.error} />;
+  return raw.data?.raw ? <pre class="raw" tabIndex={0} aria-label="Raw message">{raw.data.raw}</pre> : <p>The raw message was purged.</p>;
+}
+
+function Attachments({ id }: { id: string }) {
+  const files = useLoad(() => ok(api.GET('/v2/emails/{id}/attachments', { params: { path: { id } } })), [id]);
+  if (files.loading) return <Loading />;
+  if (files.error) return <ErrorBox error={files.error} />;
+  if (!files.data?.data) return <p>The attachments were purged.</p>;
+  if (files.data.data.length === 0) return <p>No attachments.</p>;
+  return (
+    <ul class="plain-list">
+      {files.data.data.map((f) => (
+        <li>
+          <a download={f.filename} href={`data:${f.content_type};base64,${f.content}`}>
+            {f.filename}
+          </a>{' '}
+          <span class="muted">
+            {f.content_type}, {f.size.toLocaleString()} bytes
+          </span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function Headers({ headers }: { headers: Email['headers'] }) {
+  if (!headers) return <p>The headers were purged.</p>;
+  return (
+    <TableScroll label="Headers">
+      <tbody>
+        {Object.entries(headers).flatMap(([name, value]) =>
+          (Array.isArray(value) ? value : [value]).map((v) => (
+            <tr>
+              <th scope="row">{name}</th>
+              <td class="wrap">{v}</td>
+            </tr>
+          )),
+        )}
+      </tbody>
+    </TableScroll>
+  );
+}
+
+export function EmailDetail({ params }: PageProps) {
+  const email = useLoad(() => ok(api.GET('/v2/emails/{id}', { params: { path: { id: params.id } } })), [params.id]);
+  const [tab, setTab] = useState<(typeof TABS)[number]>('Timeline');
+  const [dialog, setDialog] = useState<'reschedule' | 'forward' | null>(null);
+  const [when, setWhen] = useState('');
+  const [forwardTo, setForwardTo] = useState('');
+  const [notice, setNotice] = useState<string | null>(null);
+  const action = useAction();
+  const e = email.data;
+  const id = params.id;
+  const done = async (message: string) => {
+    setDialog(null);
+    setNotice(message);
+    await email.reload();
+  };
+  return (
+    <>
+      <PageHeader title={e ? e.subject || '(no subject)' : 'Email'}>
+        {e ? (
+          <>
+            {e.status === 'scheduled' ? (
+              <>
+                <Button busy={action.busy} onClick={async () => { if (await action.run(() => ok(api.POST('/v2/emails/{id}/cancel', { params: { path: { id } } })))) await done('Canceled.'); }}>
+                  Cancel
+                </Button>
+                <Button onClick={() => setDialog('reschedule')}>Reschedule</Button>
+              </>
+            ) : null}
+            {['bounced', 'failed', 'suppressed', 'rejected', 'canceled'].includes(e.status) ? (
+              <Button
+                busy={action.busy}
+                onClick={async () => {
+                  const retried = await action.run(() => ok(api.POST('/v2/emails/{id}/retry', { params: { path: { id } } })));
+                  if (retried) navigate(`/emails/${retried.id}`);
+                }}
+              >
+                Retry
+              </Button>
+            ) : null}
+            <Button onClick={() => setDialog('forward')}>Forward</Button>
+          </>
+        ) : null}
+      </PageHeader>
+      <p>
+        <Link href="/emails">All emails</Link>
+      </p>
+      {email.loading ? <Loading /> : null}
+      <ErrorBox error={email.error ?? action.error} />
+      {notice ? <p role="status" class="notice">{notice}</p> : null}
+      {e ? (
+        <>
+          <section class="card">
+            <Facts
+              items={[
+                ['Status', <Badge value={e.status} />],
+                ['From', e.from],
+                ['To', e.to],
+                ['Message-ID', <code>{e.message_id}</code>],
+                ['Created', formatDate(e.created_at)],
+                ['Delivered', formatDate(e.delivered_at)],
+                ['Size', e.size ? `${e.size.toLocaleString()} bytes` : null],
+                ...(e.original_id ? ([['Retry of', <Link href={`/emails/${e.original_id}`}>{e.original_id}</Link>]] as Array<[string, preact.ComponentChildren]>) : []),
+              ]}
+            />
+          </section>
+          <div role="tablist" aria-label="Email details" class="tabs">
+            {TABS.map((t) => (
+              <button type="button" role="tab" id={`tab-${t}`} aria-selected={tab === t} aria-controls="tab-panel" tabIndex={tab === t ? 0 : -1} onClick={() => setTab(t)}
+                onKeyDown={(ev) => {
+                  const i = TABS.indexOf(t);
+                  const next = ev.key === 'ArrowRight' ? TABS[(i + 1) % TABS.length] : ev.key === 'ArrowLeft' ? TABS[(i + TABS.length - 1) % TABS.length] : null;
+                  if (next) {
+                    setTab(next);
+                    (document.getElementById(`tab-${next}`) as HTMLElement | null)?.focus();
+                  }
+                }}
+              >
+                {t}
+              </button>
+            ))}
+          </div>
+          <div role="tabpanel" id="tab-panel" aria-labelledby={`tab-${tab}`} class="tab-panel">
+            {tab === 'Timeline' ? <Timeline email={e} /> : null}
+            {tab === 'HTML' ? (e.html ? <iframe class="email-frame" title="HTML of the email" sandbox="" srcdoc={e.html} /> : <p>No HTML part.</p>) : null}
+            {tab === 'Text' ? (e.text ? <pre class="raw" tabIndex={0} aria-label="Text of the email">{e.text}</pre> : <p>No text part.</p>) : null}
+            {tab === 'Headers' ? <Headers headers={e.headers} /> : null}
+            {tab === 'Attachments' ? <Attachments id={id} /> : null}
+            {tab === 'Raw' ? <Raw id={id} /> : null}
+          </div>
+        </>
+      ) : null}
+
+      <Dialog title="Reschedule" open={dialog === 'reschedule'} onClose={() => setDialog(null)}>
+        <form onSubmit={async (ev) => { ev.preventDefault(); if (await action.run(() => ok(api.POST('/v2/emails/{id}', { params: { path: { id } }, body: { scheduled_at: when } })))) await done('Rescheduled.'); }}>
+          <Field label="Send at" hint="ISO 8601 or English, such as “tomorrow at 9am”">
+            <input name="scheduled_at" required value={when} onInput={(ev) => setWhen((ev.target as HTMLInputElement).value)} />
+          </Field>
+          <ErrorBox error={action.error} />
+          <Button type="submit" kind="primary" busy={action.busy}>
+            Reschedule
+          </Button>
+        </form>
+      </Dialog>
+      <Dialog title="Forward" open={dialog === 'forward'} onClose={() => setDialog(null)}>
+        <form onSubmit={async (ev) => { ev.preventDefault(); if (await action.run(() => ok(api.POST('/v2/emails/{id}/forward', { params: { path: { id } }, body: { to: forwardTo } })))) await done(`Forwarded to ${forwardTo}.`); }}>
+          <Field label="Forward to">
+            <input type="email" name="forward_to" required value={forwardTo} onInput={(ev) => setForwardTo((ev.target as HTMLInputElement).value)} />
+          </Field>
+          <ErrorBox error={action.error} />
+          <Button type="submit" kind="primary" busy={action.busy}>
+            Forward
+          </Button>
+        </form>
+      </Dialog>
+    </>
+  );
+}

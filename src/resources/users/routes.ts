@@ -1,0 +1,136 @@
+// People and sign-in for the dashboard. `/auth/*` is the browser's own door (session cookie,
+// CSRF token); `/v2/members` and `/v2/invitations` are the workspace's people, managed by its
+// admins through the API like every other resource (with a session or a full API key).
+import type { FastifyRequest } from 'fastify';
+import type { Static } from '@sinclair/typebox';
+import type { Resource } from '../../platform/resource.ts';
+import { messageError } from '../../platform/http/errors.ts';
+import { errorResponses } from '../../platform/http/responses.ts';
+import {
+  AcceptBody, CreatedInvitation, DeletedInvitation, IdParams, InvitationInfo, InvitationList, InviteBody, Member, MemberList,
+  RemovedMember, RoleBody, Session, SignInBody, SignedOut, SwitchBody, TokenParams,
+} from './schemas.ts';
+import {
+  acceptInvitation, describeInvitation, inviteMember, listInvitations, listMembers, membershipOf, membershipsOf, removeMember,
+  revokeInvitation, updateMember,
+} from './service.ts';
+import { checkCsrf, checkSignIn, signInLimits, clearSessionCookie, cookieAuthenticator, describeSession, openSession, requireSession } from './sessions.ts';
+
+const authTags = ['Dashboard sign-in'];
+const peopleTags = ['Members'];
+const publicRoute = { scope: 'public' as const };
+type Id = Static<typeof IdParams>;
+type Token = Static<typeof TokenParams>;
+
+function requireAdmin(request: FastifyRequest): void {
+  // A full API key speaks for the workspace; a session speaks for its user's role.
+  if (request.principal.role === 'member') throw messageError(403, 'admin_required', 'Only an admin of this workspace can manage its people');
+}
+
+export const resource: Resource = {
+  name: 'users',
+  public(app, ctx) {
+    const limits = signInLimits();
+    const sessionBody = async (userId: string, workspaceId: string, reply: Parameters<typeof openSession>[1]) => {
+      return describeSession(ctx.db, await openSession(ctx, reply, userId, workspaceId));
+    };
+
+    app.post('/auth/sign-in', {
+      config: publicRoute,
+      schema: { tags: authTags, summary: 'Sign in to the dashboard (sets the session cookie)', body: SignInBody, response: { 200: Session, ...errorResponses({ 401: 'errorMessage', 403: 'framework', 429: 'errorMessage' }) } },
+    }, async (request, reply) => {
+      checkCsrf(request, null); // no sign-in from another site's form
+      const { email, password } = request.body as Static<typeof SignInBody>;
+      const userId = await checkSignIn(ctx.db, limits, request.ip, email, password);
+      const [first] = await membershipsOf(ctx.db, userId);
+      if (!first) throw messageError(403, 'no_workspace', 'This account belongs to no workspace');
+      return sessionBody(userId, first.workspace_id, reply);
+    });
+
+    app.get('/auth/session', {
+      config: publicRoute,
+      schema: { tags: authTags, summary: 'Who is signed in, their workspaces and the CSRF token', response: { 200: Session, ...errorResponses({ 401: 'framework' }) } },
+    }, async (request) => describeSession(ctx.db, await requireSession(ctx, request)));
+
+    app.post('/auth/workspace', {
+      config: publicRoute,
+      schema: { tags: authTags, summary: 'Switch the session to another of the user\'s workspaces', body: SwitchBody, response: { 200: Session, ...errorResponses({ 401: 'framework', 403: 'framework', 404: 'error' }) } },
+    }, async (request) => {
+      const session = await requireSession(ctx, request);
+      const { workspace_id } = request.body as Static<typeof SwitchBody>;
+      if (!(await membershipOf(ctx.db, session.user_id, workspace_id))) throw messageError(404, 'not_found', 'Workspace not found');
+      await ctx.db.updateTable('sessions').set({ workspace_id }).where('id_hash', '=', session.id_hash).execute();
+      return describeSession(ctx.db, { ...session, workspace_id });
+    });
+
+    app.post('/auth/sign-out', {
+      config: publicRoute,
+      schema: { tags: authTags, summary: 'End this session', response: { 200: SignedOut, ...errorResponses({ 401: 'framework', 403: 'framework' }) } },
+    }, async (request, reply) => {
+      const session = await requireSession(ctx, request);
+      await ctx.db.deleteFrom('sessions').where('id_hash', '=', session.id_hash).execute();
+      clearSessionCookie(ctx, reply);
+      return { signed_out: true as const, sessions: 1 };
+    });
+
+    app.post('/auth/sign-out-everywhere', {
+      config: publicRoute,
+      schema: { tags: authTags, summary: 'End every session of the signed-in user', response: { 200: SignedOut, ...errorResponses({ 401: 'framework', 403: 'framework' }) } },
+    }, async (request, reply) => {
+      const session = await requireSession(ctx, request);
+      const result = await ctx.db.deleteFrom('sessions').where('user_id', '=', session.user_id).executeTakeFirst();
+      clearSessionCookie(ctx, reply);
+      return { signed_out: true as const, sessions: Number(result.numDeletedRows) };
+    });
+
+    app.get('/auth/invitations/:token', {
+      config: publicRoute,
+      schema: { tags: authTags, summary: 'What an invitation link offers', params: TokenParams, response: { 200: InvitationInfo, ...errorResponses({ 404: 'error' }) } },
+    }, async (request) => describeInvitation(ctx.db, (request.params as Token).token));
+
+    app.post('/auth/invitations/:token/accept', {
+      config: publicRoute,
+      schema: {
+        tags: authTags,
+        summary: 'Accept an invitation (set the password) and sign in',
+        params: TokenParams,
+        body: AcceptBody,
+        response: { 200: Session, ...errorResponses({ 400: 'error', 401: 'errorMessage', 403: 'framework', 404: 'error', 409: 'errorMessage' }) },
+      },
+    }, async (request, reply) => {
+      checkCsrf(request, null);
+      const { userId, workspaceId } = await acceptInvitation(ctx.db, (request.params as Token).token, request.body as Static<typeof AcceptBody>);
+      return sessionBody(userId, workspaceId, reply);
+    });
+  },
+
+  v2(app, ctx) {
+    ctx.auth.cookieAuthenticator = cookieAuthenticator(ctx);
+    const adminOnly = errorResponses({ 403: 'errorMessage' });
+
+    app.get('/members', { schema: { tags: peopleTags, summary: 'The workspace\'s members', response: { 200: MemberList } } }, async (request) =>
+      listMembers(ctx.db, request.principal.workspaceId),
+    );
+    app.post('/members/:id', { schema: { tags: peopleTags, summary: 'Change a member\'s role', params: IdParams, body: RoleBody, response: { 200: Member, ...adminOnly, ...errorResponses({ 400: 'error', 404: 'error' }) } } }, async (request) => {
+      requireAdmin(request);
+      return updateMember(ctx.db, request.principal.workspaceId, (request.params as Id).id, (request.body as Static<typeof RoleBody>).role);
+    });
+    app.delete('/members/:id', { schema: { tags: peopleTags, summary: 'Remove a member from the workspace', params: IdParams, response: { 200: RemovedMember, ...adminOnly, ...errorResponses({ 400: 'error', 404: 'error' }) } } }, async (request) => {
+      requireAdmin(request);
+      return removeMember(ctx.db, request.principal.workspaceId, (request.params as Id).id);
+    });
+    app.get('/invitations', { schema: { tags: peopleTags, summary: 'Pending invitations', response: { 200: InvitationList, ...adminOnly } } }, async (request) => {
+      requireAdmin(request);
+      return listInvitations(ctx.db, request.principal.workspaceId);
+    });
+    app.post('/invitations', { schema: { tags: peopleTags, summary: 'Invite someone by email', body: InviteBody, response: { 201: CreatedInvitation, ...adminOnly, ...errorResponses({ 400: 'error', 409: 'errorMessage' }) } } }, async (request, reply) => {
+      requireAdmin(request);
+      const invitation = await inviteMember(ctx.db, request.principal.workspaceId, request.principal.userId ?? null, request.body as Static<typeof InviteBody>, ctx.config.publicUrl);
+      return reply.code(201).send(invitation);
+    });
+    app.delete('/invitations/:id', { schema: { tags: peopleTags, summary: 'Revoke an invitation', params: IdParams, response: { 200: DeletedInvitation, ...adminOnly, ...errorResponses({ 404: 'error' }) } } }, async (request) => {
+      requireAdmin(request);
+      return revokeInvitation(ctx.db, request.principal.workspaceId, (request.params as Id).id);
+    });
+  },
+};
