@@ -34,6 +34,8 @@ export const CREDITS_PER_EMAIL = 2;
 export const BATCH_SIZE = Number(process.env.POSTLANE_CAMPAIGN_BATCH ?? 500);
 /** How often a campaign waiting for credits looks again. */
 export const CREDIT_WAIT_MS = Number(process.env.POSTLANE_CAMPAIGN_CREDIT_WAIT_MS ?? 2000);
+/** A pause between two batches of one campaign (0: none; a throttle, and a knob for tests). */
+const BATCH_DELAY_MS = Number(process.env.POSTLANE_CAMPAIGN_BATCH_DELAY_MS ?? 0);
 /** Lease of a fan-out job: a killed process's campaign is taken over within this time. */
 export const FANOUT_LEASE_MS = 5000;
 /** A fan-out job gives its slot back this often (other campaigns get their turn). */
@@ -86,6 +88,7 @@ export class CampaignEngine {
       if (step.kind === 'done') return;
       if (step.kind === 'wait') throw new RetryJobAt(step.until, step.why);
       if (Date.now() > until) throw new RetryJobAt(nowMs(), 'next slice');
+      if (BATCH_DELAY_MS > 0) await new Promise((resolve) => setTimeout(resolve, BATCH_DELAY_MS));
     }
   }
 

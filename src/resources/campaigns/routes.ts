@@ -124,6 +124,7 @@ export const resource: Resource = {
         to: email.to,
         values: { first_name: row.first_name ?? '', last_name: row.last_name ?? '', email: email.to, unsubscribe_url: url, cf: row.custom_fields ? JSON.parse(row.custom_fields) : {} },
         listUnsubscribe: { url, oneClick: true },
+        untracked: [url],
       };
     });
   },

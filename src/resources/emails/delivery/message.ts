@@ -33,6 +33,7 @@ export async function buildOutgoingMessage(email: EmailRow, given: StoredMessage
       loads: email.track_loads === 1,
       clicks: email.track_clicks === 1,
       token: (slot) => trackingToken(secrets.trackingSecret, email.id, slot),
+      untracked: personal?.untracked,
     });
     html = tracked.html;
   }

@@ -16,6 +16,8 @@ export interface Personalization {
   /** Merge values: `{{first_name}}`, `{{cf.key}}`, `{{unsubscribe_url}}` … */
   values: Record<string, unknown>;
   listUnsubscribe?: ListUnsubscribe | null;
+  /** Links left as they are when clicks are tracked (the unsubscribe link). */
+  untracked?: string[];
 }
 
 export type Personalizer = (email: EmailRow) => Promise<Personalization | null>;
