@@ -24,7 +24,7 @@ import {
 } from './service.ts';
 import { CampaignEngine, FANOUT_JOB, FANOUT_LEASE_MS } from './engine.ts';
 import { campaignReport } from './report.ts';
-import { registerUnsubscribePages, unsubscribeUrl } from './unsubscribe.ts';
+import { registerUnsubscribePages, unsubscribeMailbox, unsubscribeUrl } from './unsubscribe.ts';
 
 const tags = ['Campaigns'];
 type Id = Static<typeof S.IdParams>;
@@ -123,7 +123,7 @@ export const resource: Resource = {
       return {
         to: email.to,
         values: { first_name: row.first_name ?? '', last_name: row.last_name ?? '', email: email.to, unsubscribe_url: url, cf: row.custom_fields ? JSON.parse(row.custom_fields) : {} },
-        listUnsubscribe: { url, oneClick: true },
+        listUnsubscribe: { url, mailto: `mailto:${unsubscribeMailbox(ctx, email.id, email.from_address)}?subject=unsubscribe`, oneClick: true },
         untracked: [url],
       };
     });

@@ -4,6 +4,8 @@
 // (mail scanners open links; they must not unsubscribe anyone), POST unsubscribes: the mail
 // client's one-click POST needs nothing but the link. The MAC (HMAC-SHA256 under a key derived
 // from the service's secret) carries no expiry: links in mail sent months ago keep working.
+// The mailto target of List-Unsubscribe is a signed address whose mail (any content) does the
+// same, received by the inbound listener (src/smtp/inbound.ts).
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../platform/context.ts';
@@ -12,7 +14,24 @@ import { nowIso } from '../../platform/clock.ts';
 import { unsubscribeContact } from '../contacts/service.ts';
 import { findContactById } from '../contacts/records.ts';
 import { messagePage } from '../audiences/pages.ts';
+import { returnPathDomain, verpAddress } from '../../mail/verp.ts';
 import { recipientsOf } from './records.ts';
+
+/** The VERP id of a mailto unsubscribe: `u-<email id>` (a bounce's is the email id itself). */
+export const UNSUBSCRIBE_MAILBOX_PREFIX = 'u-';
+
+/** The mailto target of List-Unsubscribe: a MAC-signed address at the sending domain's
+ *  return-path host, whose MX (published with the domain) is Postlane's inbound listener. */
+export function unsubscribeMailbox(ctx: AppContext, emailId: string, fromAddress: string): string {
+  const domain = fromAddress.slice(fromAddress.lastIndexOf('@') + 1);
+  return verpAddress(`${UNSUBSCRIBE_MAILBOX_PREFIX}${emailId}`, returnPathDomain(domain, ctx.config.dkimSelector), ctx.verpSecret);
+}
+
+/** A mail to an unsubscribe mailbox: the recipient of that campaign email unsubscribes. */
+export async function unsubscribeByEmail(ctx: AppContext, emailId: string): Promise<boolean> {
+  const recipient = await ctx.db.selectFrom('campaign_recipients').select(['campaign_id', 'contact_id']).where('email_id', '=', emailId).executeTakeFirst();
+  return recipient ? unsubscribeByToken(ctx, recipient.campaign_id, recipient.contact_id) : false;
+}
 
 function mac(ctx: AppContext, campaignId: string, contactId: string): string {
   const key = createHmac('sha256', ctx.verpSecret).update('postlane campaign unsubscribe v1').digest();
