@@ -57,7 +57,7 @@ test('mailto unsubscribe through the inbound listener; forged addresses refused;
   assert.match(html, /href="https:\/\/postlane\.test\/unsubscribe\//, 'unsubscribe link untracked');
   for (let i = 0; i < 2; i++) {
     await fetch(`${app.url}${pixel}`, { headers: { 'user-agent': `reader ${i}` } });
-    const res = await fetch(`${app.url}${click}`, { redirect: 'manual', headers: { 'user-agent': `reader ${i}` } });
+    const res: Response = await fetch(`${app.url}${click}`, { redirect: 'manual', headers: { 'user-agent': `reader ${i}` } });
     assert.equal(res.status, 302);
   }
   const unaHtml = (await app.parse(messageTo('mt-una@example.org').raw)).html as string;

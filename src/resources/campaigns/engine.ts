@@ -31,7 +31,7 @@ import { campaignEventObject, recipientsOf, type CampaignRow } from './records.t
 export const FANOUT_JOB = 'campaign.fanout';
 export const CREDITS_PER_EMAIL = 2;
 /** Recipients turned into emails per transaction. */
-export const BATCH_SIZE = Number(process.env.POSTLANE_CAMPAIGN_BATCH ?? 500);
+export const BATCH_SIZE = Number(process.env.POSTLANE_CAMPAIGN_BATCH ?? 200);
 /** How often a campaign waiting for credits looks again. */
 export const CREDIT_WAIT_MS = Number(process.env.POSTLANE_CAMPAIGN_CREDIT_WAIT_MS ?? 2000);
 /** A pause between two batches of one campaign (0: none; a throttle, and a knob for tests). */
@@ -88,7 +88,10 @@ export class CampaignEngine {
       if (step.kind === 'done') return;
       if (step.kind === 'wait') throw new RetryJobAt(step.until, step.why);
       if (Date.now() > until) throw new RetryJobAt(nowMs(), 'next slice');
-      if (BATCH_DELAY_MS > 0) await new Promise((resolve) => setTimeout(resolve, BATCH_DELAY_MS));
+      // Give the database back between batches: on SQLite one connection serves the API too, and
+      // whoever asks first after a commit gets it, so without this turn of the event loop the
+      // next batch would always win and API requests would wait for the whole fan-out.
+      await new Promise((resolve) => (BATCH_DELAY_MS > 0 ? setTimeout(resolve, BATCH_DELAY_MS) : setImmediate(resolve)));
     }
   }
 
