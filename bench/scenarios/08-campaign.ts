@@ -113,6 +113,7 @@ export const scenario: Scenario = {
       let peakRss = rssBefore;
       const sentAt = new Map<string, number>();
       const latencies: number[] = [];
+      const accepts: number[] = [];
       let running = true;
       const sampler = (async () => {
         let seen = 0;
@@ -128,8 +129,10 @@ export const scenario: Scenario = {
       const transactional = (async () => {
         for (let i = 0; running; i++) {
           const to = `tx${i}@example.net`;
-          sentAt.set(to, performance.now());
+          const at = performance.now();
+          sentAt.set(to, at);
           await call('POST', '/emails', { from: 'Bench <hello@bench.test>', to, subject: `Password reset #${i}`, text: 'Your code is 123456' });
+          accepts.push(performance.now() - at);
           await sleep(1000 / TRANSACTIONAL_PER_SECOND);
         }
       })();
@@ -147,7 +150,7 @@ export const scenario: Scenario = {
       lines.push(`campaign                         ${rate.toFixed(0).padStart(7)} recipients/s   ${bulkSink.accepted}/${RECIPIENTS} at the sink in ${(campaignMs / 1000).toFixed(1)} s${timedOut ? '   TIMED OUT' : ''}`);
       lines.push(`  ratio to deliver               ${(rate / deliverRate).toFixed(2).padStart(7)}   (aim >= ${AIMS.ratio})`);
       lines.push(`  server RSS                     peak ${peakRss.toFixed(0)} MB while sending (${rssBefore.toFixed(0)} MB before; VmHWM ${hwm.toFixed(0)} MB over the whole run; aim < ${AIMS.rssMb} MB)`);
-      lines.push(`  transactional meanwhile        ${latencies.length} sends   p50 ${percentile(latencies, 50).toFixed(0)} ms   p99 ${percentile(latencies, 99).toFixed(0)} ms   (call to sink; aim p99 < ${AIMS.p99Ms} ms)`);
+      lines.push(`  transactional meanwhile        ${latencies.length} sends   p50 ${percentile(latencies, 50).toFixed(0)} ms   p99 ${percentile(latencies, 99).toFixed(0)} ms   (call to sink; aim p99 < ${AIMS.p99Ms} ms); the API call alone p50 ${percentile(accepts, 50).toFixed(0)} ms   p99 ${percentile(accepts, 99).toFixed(0)} ms`);
 
       // 3. The snapshot of a big audience.
       const big = await call('POST', '/audiences', { name: 'Bench snapshot' });
@@ -164,7 +167,7 @@ export const scenario: Scenario = {
         await sleep(20);
       }
       const snapshotS = (performance.now() - snapStart) / 1000;
-      await call('POST', `/campaigns/${snap.id}/cancel`);
+      await call('POST', `/campaigns/${snap.id}/cancel`).catch(() => null); // a small one may be sent already
       const counted = await handle.db.selectFrom('campaign_recipients').select((eb) => eb.fn.countAll<number>().as('n')).where('campaign_id', '=', snap.id).executeTakeFirst();
       lines.push(`snapshot                         ${snapshotS.toFixed(2).padStart(7)} s for ${Number(counted?.n ?? 0)} recipients (send to status sending; aim < ${AIMS.snapshot[kind]} s on ${kind})`);
       return { name: 'campaign', lines };

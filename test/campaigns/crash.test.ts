@@ -50,6 +50,8 @@ test(`SIGKILL several times while a ${RECIPIENTS}-recipient campaign fans out: e
     // Small batches with a pause between them, so the kills land in the middle of the fan-out.
     POSTLANE_CAMPAIGN_BATCH: '100',
     POSTLANE_CAMPAIGN_BATCH_DELAY_MS: '30',
+    // The MTA holds every delivery until the end: let the fan-out run ahead of them.
+    POSTLANE_CAMPAIGN_MAX_QUEUED: '100000',
   };
   child = await startChildApp({ ...env, HTTP_PORT: String(await freePort()) });
   assert.equal((await api.post(`/v2/campaigns/${id}/send`)).status, 200);

@@ -4,6 +4,7 @@
 process.env.POSTLANE_CAMPAIGN_BATCH = '5';
 process.env.POSTLANE_CAMPAIGN_CREDIT_WAIT_MS = '200';
 process.env.POSTLANE_CAMPAIGN_BATCH_DELAY_MS = '100';
+process.env.POSTLANE_CAMPAIGN_MAX_QUEUED = '15'; // the fan-out waits for deliveries to drain (40-recipient campaigns below)
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventually } from '../helpers/app.ts';

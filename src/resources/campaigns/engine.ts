@@ -34,6 +34,11 @@ export const CREDITS_PER_EMAIL = 2;
 export const BATCH_SIZE = Number(process.env.POSTLANE_CAMPAIGN_BATCH ?? 200);
 /** How often a campaign waiting for credits looks again. */
 export const CREDIT_WAIT_MS = Number(process.env.POSTLANE_CAMPAIGN_CREDIT_WAIT_MS ?? 2000);
+/** Campaign deliveries due and not yet done, beyond which the fan-out waits for them to drain:
+ *  it runs far faster than delivery, and a backlog would only crowd the database (and the API
+ *  and transactional mail sharing it) without sending anything sooner. */
+const MAX_QUEUED_DELIVERIES = Number(process.env.POSTLANE_CAMPAIGN_MAX_QUEUED ?? 1000);
+const BACKLOG_WAIT_MS = 200;
 /** A pause between two batches of one campaign (0: none; a throttle, and a knob for tests). */
 const BATCH_DELAY_MS = Number(process.env.POSTLANE_CAMPAIGN_BATCH_DELAY_MS ?? 0);
 /** Lease of a fan-out job: a killed process's campaign is taken over within this time. */
@@ -84,6 +89,11 @@ export class CampaignEngine {
     if (typeof campaignId !== 'string') return;
     const until = Date.now() + RUN_SLICE_MS;
     for (;;) {
+      if (await this.backlogged()) {
+        if (Date.now() > until) throw new RetryJobAt(nowMs() + BACKLOG_WAIT_MS, 'waiting for deliveries to drain');
+        await new Promise((resolve) => setTimeout(resolve, BACKLOG_WAIT_MS));
+        continue;
+      }
       const step = await this.step(campaignId);
       if (step.kind === 'done') return;
       if (step.kind === 'wait') throw new RetryJobAt(step.until, step.why);
@@ -93,6 +103,20 @@ export class CampaignEngine {
       // next batch would always win and API requests would wait for the whole fan-out.
       await new Promise((resolve) => (BATCH_DELAY_MS > 0 ? setTimeout(resolve, BATCH_DELAY_MS) : setImmediate(resolve)));
     }
+  }
+
+  /** Whether MAX_QUEUED_DELIVERIES campaign deliveries are due already (one index range read). */
+  private async backlogged(): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('jobs')
+      .select('id')
+      .where('type', '=', CAMPAIGN_DELIVER_JOB)
+      .where('dead_at', 'is', null)
+      .where('run_at', '<=', Math.floor(nowMs()))
+      .limit(1)
+      .offset(MAX_QUEUED_DELIVERIES)
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   /** One transaction: start the campaign, or turn one batch into emails, or finish it. */
