@@ -335,9 +335,13 @@ export class CampaignEngine {
         ? await sql`update campaign_recipients as r set status = 'queued', email_id = v.e
             from json_to_recordset(${json}::json) as v(c text, e text)
             where r.campaign_id = ${campaignId} and r.contact_id = v.c and r.status = 'pending'`.execute(tx)
-        : await sql`update campaign_recipients set status = 'queued', email_id = v.e
-            from (select json_extract(value, '$.c') as c, json_extract(value, '$.e') as e from json_each(${json})) as v
-            where campaign_recipients.campaign_id = ${campaignId} and campaign_recipients.contact_id = v.c and campaign_recipients.status = 'pending'`.execute(tx);
+        : // SQLite: the IN list drives primary-key lookups (an UPDATE … FROM a json_each would
+          // scan the whole snapshot once per claimed row); each row's email id is read from the
+          // same small list.
+          await sql`update campaign_recipients set status = 'queued',
+              email_id = (select json_extract(p.value, '$.e') from json_each(${json}) as p where json_extract(p.value, '$.c') = campaign_recipients.contact_id)
+            where campaign_id = ${campaignId} and status = 'pending'
+              and contact_id in (select json_extract(value, '$.c') from json_each(${json}))`.execute(tx);
     return Number(result.numAffectedRows ?? 0);
   }
 }
