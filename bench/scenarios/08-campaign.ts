@@ -167,10 +167,6 @@ export const scenario: Scenario = {
         await sleep(20);
       }
       const snapshotS = (performance.now() - snapStart) / 1000;
-      if (process.env.BENCH_DEBUG) {
-        const evs = await handle.db.selectFrom('events').select(['type', 'created_at', 'data']).where('type', 'like', 'campaign.%').orderBy('seq').execute();
-        console.log(evs.filter((e) => e.data.includes(snap.id)).map((e) => `${e.type} ${e.created_at} ${JSON.parse(e.data).sent_at}`), new Date().toISOString());
-      }
       await call('POST', `/campaigns/${snap.id}/cancel`).catch(() => null); // a small one may be sent already
       const counted = await handle.db.selectFrom('campaign_recipients').select((eb) => eb.fn.countAll<number>().as('n')).where('campaign_id', '=', snap.id).executeTakeFirst();
       lines.push(`snapshot                         ${snapshotS.toFixed(2).padStart(7)} s for ${Number(counted?.n ?? 0)} recipients (send to status sending; aim < ${AIMS.snapshot[kind]} s on ${kind})`);
