@@ -19,6 +19,7 @@ import { nowIso, nowMs } from '../../platform/clock.ts';
 import { emitEvent } from '../../platform/events.ts';
 import { enqueueJobs, RetryJobAt, type Job } from '../../platform/jobs.ts';
 import { getCredits, spendCredits } from '../../platform/credits.ts';
+import { ApiError } from '../../platform/http/errors.ts';
 import { subscribedRecipientsQuery } from '../audiences/service.ts';
 import { activeSuppressions } from '../suppressions/service.ts';
 import { findSendingDomain, findSendingDomainById, type SendingDomain } from '../domains/service.ts';
@@ -39,6 +40,7 @@ export const CREDIT_WAIT_MS = Number(process.env.POSTLANE_CAMPAIGN_CREDIT_WAIT_M
  *  and transactional mail sharing it) without sending anything sooner. */
 const MAX_QUEUED_DELIVERIES = Number(process.env.POSTLANE_CAMPAIGN_MAX_QUEUED ?? 1000);
 const BACKLOG_WAIT_MS = 200;
+const STEP_RETRY_MS = 5000;
 /** A pause between two batches of one campaign (0: none; a throttle, and a knob for tests). */
 const BATCH_DELAY_MS = Number(process.env.POSTLANE_CAMPAIGN_BATCH_DELAY_MS ?? 0);
 /** Lease of a fan-out job: a killed process's campaign is taken over within this time. */
@@ -94,7 +96,15 @@ export class CampaignEngine {
         await new Promise((resolve) => setTimeout(resolve, BACKLOG_WAIT_MS));
         continue;
       }
-      const step = await this.step(campaignId);
+      let step: Step;
+      try {
+        step = await this.step(campaignId);
+      } catch (error) {
+        // Every step is one transaction and can simply be taken again: a lost connection or a
+        // deadlock retries in a few seconds (the job's own backoff would grow to an hour).
+        this.ctx.log.error({ err: error, campaignId }, 'a campaign fan-out step failed; retrying');
+        throw new RetryJobAt(nowMs() + STEP_RETRY_MS, `step failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
       if (step.kind === 'done') return;
       if (step.kind === 'wait') throw new RetryJobAt(step.until, step.why);
       if (Date.now() > until) throw new RetryJobAt(nowMs(), 'next slice');
@@ -268,9 +278,20 @@ export class CampaignEngine {
     if (skipped.length > 0) await this.markSkipped(tx, row.id, skipped);
     if (sendable.length === 0) return MORE;
 
-    await spendCredits(tx, row.workspace_id, sendable.length * CREDITS_PER_EMAIL);
     const domain = row.sending_domain_id ? await findSendingDomainById(tx, this.ctx.secrets, row.workspace_id, row.sending_domain_id) : null;
-    if (!domain) throw new Error(`the sending domain of campaign ${row.id} no longer exists`);
+    if (!domain || !domain.verified) {
+      const changes = { status: 'paused', status_reason: 'domain_not_verified', updated_at: now };
+      await tx.updateTable('campaigns').set(changes).where('id', '=', row.id).execute();
+      await emit(tx, { ...row, ...changes }, 'campaign.paused');
+      return DONE; // resumed by request once the domain is verified again
+    }
+    try {
+      await spendCredits(tx, row.workspace_id, sendable.length * CREDITS_PER_EMAIL);
+    } catch (error) {
+      // Spent by someone else since the balance was read: wait like any shortage (nothing was taken).
+      if (error instanceof ApiError && error.status === 402) return { kind: 'wait', until: nowMs() + CREDIT_WAIT_MS, why: 'waiting for credits' };
+      throw error;
+    }
     const emails = this.emailRows(row, domain, sendable, now);
     for (let i = 0; i < emails.length; i += EMAIL_INSERT_CHUNK) await tx.insertInto('emails').values(emails.slice(i, i + EMAIL_INSERT_CHUNK)).execute();
     for (const email of emails) await emitEvent(tx, row.workspace_id, 'email.accepted', emailEventObject(email, 'email.accepted'));
