@@ -11,7 +11,7 @@ import { newId, randomAlphanumeric } from '../../platform/ids.ts';
 import { isoFromDate, nowIso, nowMs } from '../../platform/clock.ts';
 import { emitEvent } from '../../platform/events.ts';
 import { enqueueJob } from '../../platform/jobs.ts';
-import { spendCredits } from '../../platform/credits.ts';
+import { spendCreditsAtCommit } from '../../platform/credits.ts';
 import { checkSendLimits, countSends, pruneLimitCountersNowAndThen, rateLimitHeaders, type SendLimitState } from '../../platform/limits.ts';
 import { preparedQuery } from '../../platform/db/prepared.ts';
 import { groupCommit } from '../../platform/db/group-commit.ts';
@@ -156,7 +156,6 @@ export async function acceptMessage(ctx: AppContext, principal: Principal, reque
     // SMTP sends and retries do not emit email.accepted (addendum §1.3).
     const quietAccept = request.source === 'smtp' || request.source === 'retry';
 
-    if (billable.length > 0) await spendCredits(tx, workspace.id, billable.length);
     await insertContent(tx, { id: rows[0].content_id, workspaceId: workspace.id, message: JSON.stringify(message), raw: request.raw ?? null, size, createdAt: rows[0].created_at });
     if (rows.length === 1) await insertEmail(tx, rows[0]);
     else await tx.insertInto('emails').values(rows).execute();
@@ -165,8 +164,11 @@ export async function acceptMessage(ctx: AppContext, principal: Principal, reque
       if (!(quietAccept && type === 'email.accepted')) await emitEvent(tx, workspace.id, type, emailEventObject(row, type));
       if (row.status !== 'suppressed') await enqueueJob(tx, DELIVER_JOB, { email_id: row.id }, { runAt, maxAttempts: 1_000_000 });
     }
-    await countSends(tx, workspace.id, units);
     await request.inTransaction?.(tx, rows);
+    // The workspace's hot rows (credits, counters) last: on PostgreSQL their row locks are
+    // then held only from here to the commit, not across the whole send.
+    if (billable.length > 0) await spendCreditsAtCommit(tx, workspace.id, billable.length);
+    await countSends(tx, workspace.id, units);
     return { rows, limits: check.state, counted: units, headers: rateLimitHeaders(check.state, units) };
   });
 }
