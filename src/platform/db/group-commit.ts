@@ -102,23 +102,22 @@ export function groupCommit<T>(db: Db, work: Work<T>): Promise<T> {
 
 // BEGIN and COMMIT by hand on one pooled connection, because Kysely's own transaction sends
 // its COMMIT alone, one more round trip after the last write.
-function commitOnPostgres<T>(db: Db, work: Work<T>): Promise<T> {
-  return db.connection().execute(async (connection) => {
+async function commitOnPostgres<T>(db: Db, work: Work<T>): Promise<T> {
+  const outcome = await db.connection().execute(async (connection) => {
     await sql`begin`.execute(connection);
     collectHotWrites(connection);
-    let value: T;
-    let refused;
     try {
-      value = await work(connection);
-      refused = await commitWithHotWrites(connection);
+      const value = await work(connection);
+      const refused = await commitWithHotWrites(connection);
+      if (refused) await sql`rollback`.execute(connection);
+      return { value, refused };
     } catch (error) {
       await sql`rollback`.execute(connection).catch(() => {});
       throw error;
     }
-    if (refused) {
-      await sql`rollback`.execute(connection);
-      throw await refused.refusal!(db);
-    }
-    return value;
   });
+  // The refusal's message may read the database: only once this connection is back in the
+  // pool, or refusals holding every connection would wait on each other for ever.
+  if (outcome.refused) throw await outcome.refused.refusal!(db);
+  return outcome.value;
 }
