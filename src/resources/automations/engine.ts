@@ -71,14 +71,27 @@ const OUTCOME_EVENTS: Record<string, { outcome: string; from: string[] }> = {
   'email.complained': { outcome: 'complained', from: ['accepted', 'delivered', 'loaded', 'clicked'] },
 };
 
+/** The email an email event is about: its object, or the email inside a load or click. */
+function emailIdOf(object: Record<string, any>): string | null {
+  if (object.email && typeof object.email.id === 'string') return object.email.id;
+  return typeof object.id === 'string' && object.id.startsWith('em_') ? object.id : null;
+}
+
+/** The recipient address of an email event (`to`, or `rcpt_to` of a load or click). */
+function recipientOf(object: Record<string, any>): string | null {
+  const to = typeof object.to === 'string' ? object.to : typeof object.email?.rcpt_to === 'string' ? object.email.rcpt_to : null;
+  return to ? to.toLowerCase() : null;
+}
+
 /** The event hook: runs in the transaction that emits the event. */
 export async function queueAutomationTriggers(tx: Executor, event: EmittedEvent): Promise<void> {
   const outcome = OUTCOME_EVENTS[event.type];
-  if (outcome && typeof event.object.id === 'string') {
+  const emailId = emailIdOf(event.object);
+  if (outcome && emailId) {
     await tx
       .updateTable('automation_run_steps')
       .set({ outcome: outcome.outcome })
-      .where('email_id', '=', event.object.id)
+      .where('email_id', '=', emailId)
       .where('outcome', 'in', outcome.from)
       .execute();
   }
@@ -126,12 +139,15 @@ export async function runTriggerJob(ctx: AppContext, job: Job<TriggerJob>): Prom
   if (automation.context === 'contact') {
     if (event.type.startsWith('subscriber.')) contactId = object.contact?.id ?? null;
     else if (event.type === 'contact.updated') contactId = object.id ?? null;
-    else if (typeof object.to === 'string') contactId = (await findContactByEmail(ctx.db, automation.workspace_id, object.to.toLowerCase()))?.id ?? null;
+    else {
+      const to = recipientOf(object);
+      if (to) contactId = (await findContactByEmail(ctx.db, automation.workspace_id, to))?.id ?? null;
+    }
     if (!contactId) return;
   } else if (automation.context === 'email') {
-    emailId = typeof object.id === 'string' ? object.id : null;
+    emailId = emailIdOf(object);
     if (!emailId) return;
-    const to = typeof object.to === 'string' ? object.to.toLowerCase() : null;
+    const to = recipientOf(object);
     if (to) contactId = (await findContactByEmail(ctx.db, automation.workspace_id, to))?.id ?? null;
   }
   try {
