@@ -35,6 +35,10 @@ const notFound = errorResponses({ 404: 'message' });
 const invalid = errorResponses({ 400: 'fieldValidation', 404: 'message' });
 const refused = errorResponses({ 404: 'message', 409: ['fieldValidation', 'message'], 422: 'message' });
 
+// Steps are short (a webhook call times out after 10 s; the lease is renewed while one runs), so
+// a killed worker's steps are taken over within seconds.
+const LEASE_MS = 6000;
+
 // One function for the hook, so registering twice (several apps in one process) subscribes once.
 const hook = (tx: Executor, event: EmittedEvent) => queueAutomationTriggers(tx, event);
 
@@ -111,8 +115,8 @@ export const resource: Resource = {
   },
   registerJobs(ctx) {
     subscribeToEvents(hook);
-    registerJobHandler(TRIGGER_JOB, (job) => runTriggerJob(ctx, job), { concurrency: 16 });
-    registerJobHandler(STEP_JOB, (job) => runStepJob(ctx, job), { concurrency: 32 });
+    registerJobHandler(TRIGGER_JOB, (job) => runTriggerJob(ctx, job), { concurrency: 16, leaseMs: LEASE_MS });
+    registerJobHandler(STEP_JOB, (job) => runStepJob(ctx, job), { concurrency: 32, leaseMs: LEASE_MS });
     registerJobHandler(DATE_JOB, (job) => runDateJob(ctx, job), { concurrency: 1 });
   },
   async start(ctx, roles) {
