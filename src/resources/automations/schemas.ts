@@ -67,7 +67,7 @@ const Settings = Type.Object(
     max_concurrent_runs: Type.Integer({ description: 'Runs in running status at once; 0 unlimited' }),
     cooldown_seconds: Type.Integer({ description: 'Skip a trigger if the same contact or email started a run this recently' }),
   },
-  { additionalProperties: true },
+  { additionalProperties: true, description: 'How runs behave' },
 );
 
 const StepObject = Type.Object({
@@ -77,8 +77,8 @@ const StepObject = Type.Object({
   trigger: nullable(text('The trigger name (trigger steps)')),
   action: nullable(text('The action name (action steps)')),
   config: anyObject('The step\'s config'),
-});
-const ConnectionObject = Type.Object({ from: text('Step key'), to: text('Step key'), branch: text('yes, no, a variant key, or default') });
+}, { title: 'AutomationStep' });
+const ConnectionObject = Type.Object({ from: text('Step key'), to: text('Step key'), branch: text('yes, no, a variant key, or default') }, { title: 'AutomationConnection' });
 
 export const Automation = Type.Object(
   {
@@ -92,14 +92,17 @@ export const Automation = Type.Object(
     published_at: nullable(text('The last start')),
     created_at: text('When it was created'),
     updated_at: text('When it last changed'),
-    steps: Type.Array(StepObject),
-    connections: Type.Array(ConnectionObject),
+    steps: Type.Array(StepObject, { description: 'Trigger and action steps' }),
+    connections: Type.Array(ConnectionObject, { description: 'Edges between steps' }),
   },
   { title: 'Automation' },
 );
 export const AutomationData = Type.Object({ data: Automation }, { title: 'AutomationResponse' });
 export const AutomationList = perPageListOf(Automation, 'AutomationList');
-export const DeletedAutomation = Type.Object({ data: Type.Object({ id: text('aut_ id'), deleted: Type.Literal(true) }) }, { title: 'DeletedAutomation' });
+export const DeletedAutomation = Type.Object(
+  { data: Type.Object({ id: text('aut_ id'), deleted: Type.Literal(true, { description: 'Always true' }) }, { description: 'What was deleted' }) },
+  { title: 'DeletedAutomation' },
+);
 
 const RunStep = Type.Object({
   step_id: text('aus_ id'),
@@ -109,7 +112,7 @@ const RunStep = Type.Object({
   started_at: nullable(text('When it started')),
   completed_at: nullable(text('When it ended')),
   created_at: text('When it was reached'),
-});
+}, { title: 'AutomationRunStep' });
 
 export const Run = Type.Object(
   {
@@ -126,14 +129,19 @@ export const Run = Type.Object(
     completed_at: nullable(text('When it ended')),
     created_at: text('When it was created'),
     updated_at: text('When it last changed'),
-    run_steps: Type.Array(RunStep),
+    run_steps: Type.Array(RunStep, { description: 'Each step visit, oldest first' }),
   },
   { title: 'AutomationRun' },
 );
 export const RunData = Type.Object({ data: Run }, { title: 'AutomationRunResponse' });
 export const RunList = perPageListOf(Run, 'AutomationRunList');
 export const RemovedContact = Type.Object(
-  { data: Type.Object({ automation_id: text('aut_ id'), contact_id: text('con_ id'), canceled_runs: Type.Integer({ description: 'Runs of the contact that were canceled' }) }) },
+  {
+    data: Type.Object(
+      { automation_id: text('aut_ id'), contact_id: text('con_ id'), canceled_runs: Type.Integer({ description: 'Runs of the contact that were canceled' }) },
+      { description: 'The contact removed' },
+    ),
+  },
   { title: 'AutomationContactRemoved' },
 );
 
