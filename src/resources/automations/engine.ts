@@ -26,6 +26,7 @@ import { ApiError } from '../../platform/http/errors.ts';
 import type { Principal } from '../../platform/http/auth.ts';
 import type { EmittedEvent } from '../../platform/events.ts';
 import { preparedQuery } from '../../platform/db/prepared.ts';
+import { groupCommit } from '../../platform/db/group-commit.ts';
 import { fetchPinned, parseHttpUrl, resolvePublicAddress, FetchError, UrlRefusedError } from '../../platform/net.ts';
 import { ruleMatches, matchesFilter, normalizeFilter, type WebhookFilter } from '../webhooks/filter.ts';
 import { resolverFor } from '../webhooks/service.ts';
@@ -185,7 +186,7 @@ export async function startRun(ctx: AppContext, automation: AutomationRow, input
   const settings = settingsOf(automation);
   const connections = connectionsOf(automation);
   const steps = stepsOf(automation);
-  const run = await ctx.db.transaction().execute(async (tx) => {
+  const run = await groupCommit(ctx.db, async (tx) => {
     const now = nowIso();
     const subject = input.contactId ?? input.emailId;
     const row: RunRow = {
@@ -247,13 +248,13 @@ export async function startRun(ctx: AppContext, automation: AutomationRow, input
       await endRun(tx, { ...row }, 'failed');
       return { ...row, status: 'failed', completed_at: now };
     }
-    for (const step of firsts) await insertVisit(tx, row, step, 'root');
-    if (firsts.length === 0) {
+    const queued = await advance(tx, row, automation, 'root', firsts, lazyScope(tx, row));
+    if (queued === 0) {
       await endRun(tx, row, 'completed');
       return { ...row, status: 'completed', completed_at: now };
     }
-    await tx.updateTable('automation_runs').set({ pending_steps: firsts.length }).where('id', '=', row.id).execute();
-    return { ...row, pending_steps: firsts.length };
+    await tx.updateTable('automation_runs').set({ pending_steps: queued }).where('id', '=', row.id).execute();
+    return { ...row, pending_steps: queued };
   });
   // last_triggered_at: at most once a second per automation and process (not a hot-row write per run).
   const at = Date.now();
@@ -269,8 +270,8 @@ async function insertVisit(
   run: RunRow,
   step: Step,
   visit: string,
-  done?: { status: string; outcome: string; data: Record<string, unknown> },
-): Promise<void> {
+  done?: { status: string; outcome: string | null; data: Record<string, unknown> },
+): Promise<string> {
   const now = nowIso();
   const row: RunStepRow = {
     id: newId('ars'),
@@ -290,6 +291,75 @@ async function insertVisit(
   };
   await tx.insertInto('automation_run_steps').values(row).execute();
   if (!done) await enqueueJob(tx, STEP_JOB, { run_step_id: row.id }, { maxAttempts: 10 });
+  return row.id;
+}
+
+/** Steps that only read and decide (no effect outside the run): run inside the transaction
+ *  that reaches them, instead of a job of their own. */
+function isInstant(step: Step): boolean {
+  return step.action === 'condition' || step.action === 'experiment' || step.action === 'end' || (step.action === 'wait' && Number(step.config?.seconds ?? 0) <= 0);
+}
+
+function instantResult(step: Step, scope: Scope, context: string): Finish {
+  switch (step.action) {
+    case 'condition': {
+      const filter = normalizeFilter(step.config.filter);
+      const matched = conditionMatches({ ...filter, rules: filter.rules.map((r) => ({ ...r, value: withPlaceholders(r.value, scope) })) }, scope, context);
+      return { status: 'completed', outcome: matched ? 'matched' : 'not_matched', data: { result: matched ? 'yes' : 'no' }, branches: [matched ? 'yes' : 'no'] };
+    }
+    case 'experiment': {
+      const variant = pickVariant(step.config.variants);
+      return { status: 'completed', outcome: variant, data: { variant }, branches: [variant, 'default'] };
+    }
+    case 'end':
+      return { status: 'completed', outcome: 'completed', data: { result: 'ended' }, branches: [] };
+    default:
+      return { status: 'completed', outcome: 'completed', data: { status: 'completed', delayMs: 0, seconds: 0 } };
+  }
+}
+
+function successorsOf(automation: AutomationRow, key: string, branches: string[]): Step[] {
+  const steps = stepsOf(automation);
+  const next = connectionsOf(automation)
+    .filter((c: Connection) => c.from === key && branches.includes(c.branch))
+    .map((c) => steps.find((s) => s.key === c.to))
+    .filter((s): s is Step => s !== undefined);
+  // Several edges to one step from one visit run it once.
+  return [...new Map(next.map((s) => [s.key, s])).values()];
+}
+
+type ScopeLoader = () => Promise<Scope>;
+
+function lazyScope(tx: Executor, run: RunRow): ScopeLoader {
+  let loaded: Promise<Scope> | null = null;
+  return () => (loaded ??= scopeOf(tx, run).then((r) => r.scope));
+}
+
+/**
+ * Reaches `steps` from visit `from`, in the caller's transaction: instant steps are done here
+ * and their successors reached in turn; every other step gets its visit row and job. Returns
+ * how many visits were left to jobs.
+ */
+async function advance(tx: Executor, run: RunRow, automation: AutomationRow, from: string, steps: Step[], scope: ScopeLoader): Promise<number> {
+  let queued = 0;
+  for (const step of steps) {
+    if (isInstant(step)) {
+      let result: Finish | null = null;
+      try {
+        result = instantResult(step, await scope(), automation.context);
+      } catch {
+        result = null; // left to a job, which records the failure
+      }
+      if (result) {
+        const id = await insertVisit(tx, run, step, from, { status: result.status, outcome: result.outcome, data: result.data });
+        queued += await advance(tx, run, automation, id, successorsOf(automation, step.key, result.branches ?? ['default']), scope);
+        continue;
+      }
+    }
+    await insertVisit(tx, run, step, from);
+    queued++;
+  }
+  return queued;
 }
 
 /** Ends a running run (no-op otherwise), giving back its concurrency place. */
@@ -344,20 +414,11 @@ async function finishVisit(tx: Executor, visit: RunStepRow, automation: Automati
   if (run.status !== 'running') return;
   const settings = settingsOf(automation);
   const stopRun = finish.status === 'failed' && settings.on_step_failure === 'stop';
-  const branches = finish.branches ?? ['default'];
-  const steps = stepsOf(automation);
-  const next = stopRun
-    ? []
-    : connectionsOf(automation)
-        .filter((c: Connection) => c.from === visit.step_key && branches.includes(c.branch))
-        .map((c) => steps.find((s) => s.key === c.to))
-        .filter((s): s is Step => s !== undefined);
-  // Several edges to one step from one visit run it once.
-  const unique = [...new Map(next.map((s) => [s.key, s])).values()];
-  for (const step of unique) await insertVisit(tx, run, step, visit.id);
+  const next = stopRun ? [] : successorsOf(automation, visit.step_key, finish.branches ?? ['default']);
+  const queued = await advance(tx, run, automation, visit.id, next, lazyScope(tx, run));
   const [left] = await tx
     .updateTable('automation_runs')
-    .set((eb) => ({ pending_steps: eb(eb('pending_steps', '-', 1), '+', unique.length), updated_at: now }))
+    .set((eb) => ({ pending_steps: eb(eb('pending_steps', '-', 1), '+', queued), updated_at: now }))
     .where('id', '=', run.id)
     .returning('pending_steps')
     .execute();
@@ -368,7 +429,7 @@ async function finishVisit(tx: Executor, visit: RunStepRow, automation: Automati
 /** Runs `finish` for a visit in its own transaction; a repeated visit is silently done. */
 async function finishAlone(ctx: AppContext, visit: RunStepRow, automation: AutomationRow, work: (tx: Executor) => Promise<Finish>): Promise<void> {
   try {
-    await ctx.db.transaction().execute(async (tx) => finishVisit(tx, visit, automation, await work(tx)));
+    await groupCommit(ctx.db, async (tx) => finishVisit(tx, visit, automation, await work(tx)));
   } catch (error) {
     if (error instanceof StaleVisit) return;
     throw error;
@@ -383,10 +444,10 @@ export interface Scope {
   run: { id: string; automation_id: string };
 }
 
-async function scopeOf(ctx: AppContext, run: RunRow): Promise<{ scope: Scope; contact: ContactRow | null }> {
-  const contact = run.contact_id ? ((await findContact(ctx.db, run.workspace_id, run.contact_id)) ?? null) : null;
+async function scopeOf(db: Executor, run: RunRow): Promise<{ scope: Scope; contact: ContactRow | null }> {
+  const contact = run.contact_id ? ((await findContact(db, run.workspace_id, run.contact_id)) ?? null) : null;
   const email = run.email_id
-    ? await ctx.db.selectFrom('emails').selectAll().where('workspace_id', '=', run.workspace_id).where('id', '=', run.email_id).executeTakeFirst()
+    ? await db.selectFrom('emails').selectAll().where('workspace_id', '=', run.workspace_id).where('id', '=', run.email_id).executeTakeFirst()
     : undefined;
   return {
     contact,
@@ -498,7 +559,7 @@ export async function runStepJob(ctx: AppContext, job: Job<{ run_step_id: string
 
 async function runAction(ctx: AppContext, job: Job, automation: AutomationRow, run: RunRow, visit: RunStepRow, step: Step): Promise<void> {
   const workspaceId = run.workspace_id;
-  const { scope, contact } = await scopeOf(ctx, run);
+  const { scope, contact } = await scopeOf(ctx.db, run);
   const config = withPlaceholders(step.config ?? {}, scope) as Record<string, any>;
   const finish = (result: Finish | ((tx: Executor) => Promise<Finish>)) =>
     finishAlone(ctx, visit, automation, typeof result === 'function' ? result : async () => result);
