@@ -21,7 +21,7 @@ import type { Executor } from '../../platform/db/database.ts';
 import { newId } from '../../platform/ids.ts';
 import { nowIso, nowMs } from '../../platform/clock.ts';
 import { enqueueJob, RetryJobAt, type Job } from '../../platform/jobs.ts';
-import { spendCredits } from '../../platform/credits.ts';
+import { getCredits, spendCredits } from '../../platform/credits.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import type { Principal } from '../../platform/http/auth.ts';
 import type { EmittedEvent } from '../../platform/events.ts';
@@ -238,23 +238,28 @@ export async function startRun(ctx: AppContext, automation: AutomationRow, input
       if (placed.length === 0) throw new RunSkipped(`The automation already has ${settings.max_concurrent_runs} running runs.`);
     }
     const firsts = connections.filter((c) => c.from === input.triggerKey).map((c) => steps.find((s) => s.key === c.to)!).filter(Boolean);
-    try {
-      await spendCredits(tx, automation.workspace_id, 3);
-    } catch (error) {
-      if (!(error instanceof ApiError) || error.status !== 402) throw error;
+    // The balance is read first and taken last: the workspace row is a hot row that every
+    // run start and send locks, so it is held only for the commit. Taken by someone else in
+    // between, the spend fails, the transaction rolls back and the trigger is tried again.
+    const available = await getCredits(tx, automation.workspace_id);
+    if (available < 3) {
       // A run that cannot pay fails at its first step with the reason.
-      const message = `Insufficient credits: starting a run needs 3 credits. ${String(error.body.message ?? '')}`.trim();
+      const message = `Insufficient credits: starting a run needs 3 credits but the workspace has ${available} available.`;
       for (const step of firsts) await insertVisit(tx, row, step, 'root', { status: 'failed', outcome: 'error', data: { error: message } });
       await endRun(tx, { ...row }, 'failed');
       return { ...row, status: 'failed', completed_at: now };
     }
     const queued = await advance(tx, row, automation, 'root', firsts, lazyScope(tx, row));
+    let result: RunRow;
     if (queued === 0) {
       await endRun(tx, row, 'completed');
-      return { ...row, status: 'completed', completed_at: now };
+      result = { ...row, status: 'completed', completed_at: now };
+    } else {
+      await tx.updateTable('automation_runs').set({ pending_steps: queued }).where('id', '=', row.id).execute();
+      result = { ...row, pending_steps: queued };
     }
-    await tx.updateTable('automation_runs').set({ pending_steps: queued }).where('id', '=', row.id).execute();
-    return { ...row, pending_steps: queued };
+    await spendCredits(tx, automation.workspace_id, 3);
+    return result;
   });
   // last_triggered_at: at most once a second per automation and process (not a hot-row write per run).
   const at = Date.now();
