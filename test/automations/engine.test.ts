@@ -42,6 +42,25 @@ after(async () => {
 
 const db = () => app.running.ctx.db;
 
+/** Opens (the pixel) or clicks (the first link) the message the sink got for `to`, as a reader would. */
+async function link(to: string, kind: 'open' | 'click') {
+  const message = app.sink.messages.find((m) => m.rcptTo.includes(to))!;
+  const html = String((await app.parse(message.raw)).html);
+  const match = kind === 'open' ? /src="(http:\/\/[^"]+\/o\/[^"]+)"/.exec(html) : /href="(http:\/\/[^"]+\/c\/[^"]+)"/.exec(html);
+  assert.ok(match, `${kind} link in ${html}`);
+  const url = new URL(match[1]);
+  const target = new URL(app.url);
+  await new Promise<void>((resolve, reject) => {
+    const req = httpRequest({ host: target.hostname, port: target.port, path: url.pathname, headers: { host: url.host, 'user-agent': 'Reader/1.0' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve());
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+
 test('a contact added to an audience runs condition → send_email → wait → call_webhook to completion', async () => {
   const automation = await startedAutomation(app.api, {
     context: 'contact',
@@ -362,22 +381,6 @@ test('stats and the send_email funnel after scripted deliveries, bounces, opens 
   for (const to of recipients) runs.push((await app.api.post(`/v2/automations/${automation.id}/trigger`, { payload: { to } })).body.data);
   await app.sink.waitForMessages(started + 4, 15_000);
   await eventually(async () => (await app.api.get(`/v2/automations/${automation.id}/stats`)).body.data.m.by_outcome.bounced === 1, 15_000);
-  const link = async (to: string, kind: 'open' | 'click') => {
-    const message = app.sink.messages.find((m) => m.rcptTo.includes(to))!;
-    const html = String((await app.parse(message.raw)).html);
-    const match = kind === 'open' ? /src="(http:\/\/[^"]+\/o\/[^"]+)"/.exec(html) : /href="(http:\/\/[^"]+\/c\/[^"]+)"/.exec(html);
-    assert.ok(match, `${kind} link in ${html}`);
-    const url = new URL(match[1]);
-    const target = new URL(app.url);
-    await new Promise<void>((resolve, reject) => {
-      const req = httpRequest({ host: target.hostname, port: target.port, path: url.pathname, headers: { host: url.host, 'user-agent': 'Reader/1.0' } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve());
-      });
-      req.on('error', reject);
-      req.end();
-    });
-  };
   await link('f1@example.org', 'open');
   await link('f2@example.org', 'open');
   await link('f2@example.org', 'click');
@@ -398,4 +401,86 @@ test('stats and the send_email funnel after scripted deliveries, bounces, opens 
   assert.equal(future.body.data.m.total, 0);
   const past = await app.api.get(`/v2/automations/${automation.id}/steps/m/stats?until=${encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString())}`);
   assert.equal(past.body.data.total, 0);
+});
+
+test('more triggers and actions: loaded_email, removed_from_audience, email.delivered with forward_email and create_contact, run_automation; accepted triggers that never fire', async () => {
+  // Tracking is on for acme.test (the funnel test may not have run first).
+  const domain = (await app.api.get('/v2/domains/acme.test')).body;
+  await app.api.patch(`/v2/domains/${domain.id}`, { track_loads: true, track_clicks: true });
+  const x = (await app.api.post('/v2/audiences', { name: 'X' })).body.id;
+  const y = (await app.api.post('/v2/audiences', { name: 'Y' })).body.id;
+  const reader = (await app.api.post('/v2/contacts', { email: 'reader@example.org', first_name: 'Rea', audiences: [x, y] })).body;
+
+  const loaded = await startedAutomation(app.api, {
+    context: 'contact',
+    name: 'Opened',
+    steps: [{ key: 'open', type: 'trigger', trigger: 'contact.loaded_email' }, { key: 'tag', type: 'action', action: 'edit_contact', config: { fields: [{ key: 'opened', value: '{{payload.object.email.subject}}' }] } }],
+    connections: [{ from: 'open', to: 'tag' }],
+  });
+  const left = await startedAutomation(app.api, {
+    context: 'contact',
+    name: 'Left X',
+    steps: [{ key: 'left', type: 'trigger', trigger: 'contact.removed_from_audience', config: { audience_id: x } }, { key: 'drop', type: 'action', action: 'remove_from_audience', config: { audience_id: y } }],
+    connections: [{ from: 'left', to: 'drop' }],
+  });
+  const never = await startedAutomation(app.api, {
+    context: 'contact',
+    name: 'Never',
+    steps: [{ key: 'visit', type: 'trigger', trigger: 'contact.visits_url' }, { key: 'e', type: 'action', action: 'end' }],
+    connections: [{ from: 'visit', to: 'e' }],
+  });
+  const delivered = await startedAutomation(app.api, {
+    context: 'email',
+    name: 'Forward deliveries',
+    steps: [
+      { key: 'ok', type: 'trigger', trigger: 'email.delivered', config: { filter: { rules: [{ field: 'subject', operator: 'equals', value: 'Forward me' }] } } },
+      { key: 'fwd', type: 'action', action: 'forward_email', config: { to: 'copies@example.org' } },
+      { key: 'person', type: 'action', action: 'create_contact', config: { first_name: 'From {{email.mail_from}}', audience_id: x } },
+      { key: 'unsuppress', type: 'action', action: 'remove_from_suppressions', config: {} },
+    ],
+    connections: [{ from: 'ok', to: 'fwd' }, { from: 'fwd', to: 'person' }, { from: 'person', to: 'unsuppress' }],
+  });
+  const child = await startedAutomation(app.api, manualGraph([{ key: 'hook', type: 'action', action: 'call_webhook', config: { url: `${hooks.url}/child/{{payload.code}}`, method: 'PUT' } }], []));
+  const parent = await startedAutomation(app.api, manualGraph([{ key: 'go', type: 'action', action: 'run_automation', config: { automation_id: child.id } }, { key: 'after', type: 'action', action: 'end' }], [{ from: 'go', to: 'after' }]));
+
+  // An email to the contact, opened.
+  const sent = await app.api.post('/v2/emails', { from: 'hello@acme.test', to: 'reader@example.org', subject: 'Forward me', html: '<p>Hi <a href="https://shop.example.com/">shop</a></p>' });
+  assert.equal(sent.status, 200, sent.text);
+  await app.waitForStatus(sent.body.id, 'delivered');
+  await link('reader@example.org', 'open');
+  const [openRun] = await settledRuns(app.api, loaded.id, 1);
+  assert.equal(openRun.contact_id, reader.id);
+  assert.equal(openRun.status, 'completed', JSON.stringify(openRun));
+  assert.equal((await app.api.get(`/v2/contacts/${reader.id}`)).body.custom_fields.opened, 'Forward me');
+
+  // The delivery: forwarded with a Fwd: subject, the recipient's contact found (not created).
+  const [fwdRun] = await settledRuns(app.api, delivered.id, 1);
+  assert.equal(fwdRun.status, 'completed', JSON.stringify(fwdRun));
+  assert.equal(fwdRun.email_id, sent.body.id);
+  assert.equal(fwdRun.contact_id, reader.id);
+  const forwarded = await db().selectFrom('emails').selectAll().where('to', '=', 'copies@example.org').execute();
+  assert.equal(forwarded.length, 1);
+  assert.equal(forwarded[0].subject, 'Fwd: Forward me');
+  assert.equal(fwdRun.run_steps[0].data.email_oid, forwarded[0].id);
+  assert.deepEqual(fwdRun.run_steps[1].data, { result: 'found', contact_id: reader.id });
+  assert.deepEqual(fwdRun.run_steps[2].data, { result: 'not_suppressed', email: 'reader@example.org' });
+
+  // Leaving X removes the contact from Y too.
+  await app.api.post(`/v2/contacts/${reader.id}`, { audiences: [y] });
+  const [leftRun] = await settledRuns(app.api, left.id, 1);
+  assert.deepEqual(leftRun.run_steps[0].data, { result: 'removed', audience_id: y });
+  assert.deepEqual((await app.api.get(`/v2/contacts/${reader.id}`)).body.audiences, []);
+
+  // run_automation starts the other automation with this run's payload; this run continues.
+  const started = await app.api.post(`/v2/automations/${parent.id}/trigger`, { payload: { code: 'abc' } });
+  assert.equal(started.status, 201);
+  const [parentRun] = await settledRuns(app.api, parent.id, 1);
+  assert.equal(parentRun.status, 'completed');
+  const [childRun] = await settledRuns(app.api, child.id, 1);
+  assert.equal(parentRun.run_steps[0].data.run_id, childRun.id);
+  assert.equal(childRun.meta.parent_run_id, parentRun.id);
+  assert.equal(childRun.status, 'completed');
+  assert.deepEqual(hooks.on('/child/').map((r) => [r.method, r.path]), [['PUT', '/child/abc']]);
+
+  assert.equal((await allRuns(app.api, never.id)).length, 0);
 });

@@ -651,6 +651,7 @@ async function runAction(ctx: AppContext, job: Job, automation: AutomationRow, r
       // The visit's id as the Idempotency-Key: a repeated job replays, it does not send again.
       const outcome = await forwardEmail(ctx, automationPrincipal(workspaceId), emailId, `automation-${visit.id}`, {
         to: config.to,
+        include_headers: true,
         ...(config.from ? { from: config.from } : {}),
         ...(config.subject ? { subject: config.subject } : {}),
       });
