@@ -484,3 +484,92 @@ test('more triggers and actions: loaded_email, removed_from_audience, email.deli
 
   assert.equal((await allRuns(app.api, never.id)).length, 0);
 });
+
+test('conditions: every operator, match any/all, text compared case-sensitively, numbers as numbers, prefixes', async () => {
+  const rules = (match: string, ...list: Array<Record<string, unknown>>) => ({ match, rules: list });
+  const automation = await startedAutomation(
+    app.api,
+    manualGraph(
+      [
+        {
+          key: 'check',
+          type: 'action',
+          action: 'condition',
+          config: {
+            filter: rules(
+              'all',
+              { field: 'payload.object.plan', operator: 'equals', value: 'Pro' },
+              { field: 'object.name', operator: 'starts_with', value: 'Ad' },
+              { field: 'payload.object.name', operator: 'ends_with', value: 'da' },
+              { field: 'payload.object.name', operator: 'contains', value: 'd' },
+              { field: 'payload.object.name', operator: 'not_contains', value: 'D' },
+              { field: 'payload.object.total', operator: 'greater_than', value: 9 },
+              { field: 'payload.object.total', operator: 'less_than', value: 100 },
+              { field: 'payload.object.tags', operator: 'in', value: ['vip', 'new'] },
+              { field: 'payload.object.country', operator: 'not_in', value: ['FR'] },
+              { field: 'payload.object.coupon', operator: 'is_not_set' },
+              { field: 'meta.source', operator: 'is_set' },
+              { field: 'payload.object.plan', operator: 'not_equals', value: 'pro' },
+            ),
+          },
+        },
+        { key: 'yes', type: 'action', action: 'end' },
+        { key: 'no', type: 'action', action: 'end' },
+      ],
+      [{ from: 'check', to: 'yes', branch: 'yes' }, { from: 'check', to: 'no', branch: 'no' }],
+    ),
+  );
+  const outcome = async (object: Record<string, unknown>) => {
+    const run = (await app.api.post(`/v2/automations/${automation.id}/trigger`, { payload: { object } })).body.data;
+    return run.run_steps.map((s: any) => s.step_key).join(',');
+  };
+  const good = { plan: 'Pro', name: 'Ada', total: '42', tags: ['old', 'vip'], country: 'NO' };
+  assert.equal(await outcome(good), 'check,yes');
+  assert.equal(await outcome({ ...good, plan: 'pro' }), 'check,no', 'equals is case-sensitive');
+  assert.equal(await outcome({ ...good, name: 'ADA' }), 'check,no');
+  assert.equal(await outcome({ ...good, total: 5 }), 'check,no');
+  assert.equal(await outcome({ ...good, total: 'many' }), 'check,no');
+  assert.equal(await outcome({ ...good, tags: ['old'] }), 'check,no');
+  assert.equal(await outcome({ ...good, country: 'FR' }), 'check,no');
+  assert.equal(await outcome({ ...good, coupon: 'X' }), 'check,no');
+
+  const any = await startedAutomation(
+    app.api,
+    manualGraph(
+      [
+        { key: 'check', type: 'action', action: 'condition', config: { filter: rules('any', { field: 'payload.object.a', operator: 'equals', value: 1 }, { field: 'payload.object.b', operator: 'equals', value: true }) } },
+        { key: 'yes', type: 'action', action: 'end' },
+      ],
+      [{ from: 'check', to: 'yes', branch: 'yes' }],
+    ),
+  );
+  const anyOutcome = async (object: Record<string, unknown>) => (await app.api.post(`/v2/automations/${any.id}/trigger`, { payload: { object } })).body.data.run_steps.length;
+  assert.equal(await anyOutcome({ a: 1 }), 2);
+  assert.equal(await anyOutcome({ b: true }), 2);
+  assert.equal(await anyOutcome({ a: 2, b: false }), 1);
+});
+
+test('pause holds runs at their next step; start resumes them', async () => {
+  const automation = await startedAutomation(
+    app.api,
+    manualGraph([{ key: 'w', type: 'action', action: 'wait', config: { seconds: 60 } }, { key: 'h', type: 'action', action: 'call_webhook', config: { url: `${hooks.url}/resumed/{{run.id}}` } }], [{ from: 'w', to: 'h' }]),
+  );
+  const run = (await app.api.post(`/v2/automations/${automation.id}/trigger`, {})).body.data;
+  await eventually(async () => (await app.api.get(`/v2/automations/${automation.id}/runs/${run.id}`)).body.data.run_steps[0]?.status === 'waiting');
+  assert.equal((await app.api.post(`/v2/automations/${automation.id}/pause`)).body.data.status, 'paused');
+  shiftClock(61_000);
+  try {
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(hooks.on(`/resumed/${run.id}`).length, 0);
+    assert.equal((await app.api.get(`/v2/automations/${automation.id}/runs/${run.id}`)).body.data.status, 'running');
+    assert.equal((await app.api.post(`/v2/automations/${automation.id}/start`)).body.data.status, 'running');
+    const done = await eventually(async () => {
+      const current = (await app.api.get(`/v2/automations/${automation.id}/runs/${run.id}`)).body.data;
+      return current.status === 'completed' && current;
+    }, 10_000);
+    assert.deepEqual(done.run_steps.map((s: any) => s.status), ['completed', 'completed']);
+    assert.equal(hooks.on(`/resumed/${run.id}`).length, 1);
+  } finally {
+    resetClock();
+  }
+});

@@ -6,7 +6,8 @@
 import type { AppContext } from '../../platform/context.ts';
 import { nowMs } from '../../platform/clock.ts';
 import { enqueueJob, type Job } from '../../platform/jobs.ts';
-import { matchesFilter, normalizeFilter } from '../webhooks/filter.ts';
+import { normalizeFilter } from '../webhooks/filter.ts';
+import { automationFilterMatches } from './filter.ts';
 import { customFieldsOf } from '../contacts/service.ts';
 import { DATE_TRIGGERS } from './graph.ts';
 import { RunSkipped, startRun } from './engine.ts';
@@ -54,7 +55,7 @@ export async function fireDateTriggers(ctx: AppContext, day = new Date(nowMs()).
           const hit = trigger.trigger === 'contact.on_date' ? value === day : value.slice(5) === day.slice(5);
           if (!hit) continue;
           const object = { id: contact.id, object: 'contact', email: contact.email, first_name: contact.first_name, last_name: contact.last_name, custom_fields: customFieldsOf(contact) };
-          if (filter && !matchesFilter(filter, object)) continue;
+          if (filter && !automationFilterMatches(filter, object)) continue;
           try {
             await startRun(ctx, automation, {
               triggerKey: trigger.key,

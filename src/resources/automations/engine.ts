@@ -28,7 +28,8 @@ import type { EmittedEvent } from '../../platform/events.ts';
 import { preparedQuery } from '../../platform/db/prepared.ts';
 import { groupCommit } from '../../platform/db/group-commit.ts';
 import { fetchPinned, parseHttpUrl, resolvePublicAddress, FetchError, UrlRefusedError } from '../../platform/net.ts';
-import { ruleMatches, matchesFilter, normalizeFilter, type WebhookFilter } from '../webhooks/filter.ts';
+import { normalizeFilter, type WebhookFilter } from '../webhooks/filter.ts';
+import { automationFilterMatches, automationRuleMatches } from './filter.ts';
 import { resolverFor } from '../webhooks/service.ts';
 import { buildSendRequest } from '../emails/send-request.ts';
 import { acceptMessage } from '../emails/accept.ts';
@@ -117,7 +118,7 @@ interface TriggerJob {
 function passes(filter: unknown, object: unknown): boolean {
   if (!filter) return true;
   try {
-    return matchesFilter(normalizeFilter(filter as never), object);
+    return automationFilterMatches(normalizeFilter(filter as never), object);
   } catch {
     return false;
   }
@@ -499,11 +500,12 @@ export function withPlaceholders(value: unknown, scope: Scope): any {
 
 /** A condition's filter: bare fields against the contact (contact context) or the email, else the payload's object. */
 function conditionMatches(filter: WebhookFilter, scope: Scope, context: string): boolean {
-  const fallback = context === 'contact' ? scope.contact : context === 'email' ? scope.email : scope.payload?.object;
+  // In the event context bare fields name the payload's object (or the payload itself: `object.x`).
+  const fallback = context === 'contact' ? scope.contact : context === 'email' ? scope.email : { ...scope.payload, ...(scope.payload?.object ?? {}) };
   const test = (rule: WebhookFilter['rules'][number]) => {
     const [head, ...rest] = rule.field.split('.');
-    if ((ROOTS as readonly string[]).includes(head) && rest.length > 0) return ruleMatches({ ...rule, field: rest.join('.') }, (scope as any)[head]);
-    return ruleMatches(rule, fallback);
+    if ((ROOTS as readonly string[]).includes(head) && rest.length > 0) return automationRuleMatches({ ...rule, field: rest.join('.') }, (scope as any)[head]);
+    return automationRuleMatches(rule, fallback);
   };
   if (filter.rules.length === 0) return true;
   return filter.match === 'any' ? filter.rules.some(test) : filter.rules.every(test);
