@@ -4231,6 +4231,2180 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/automations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    match?: "all" | "or";
+                    page?: number;
+                    per_page?: number;
+                    /** @description draft, running, paused or stopped */
+                    status?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description This page, from 1 */
+                            current_page: number;
+                            /** @description This page of the list */
+                            data: {
+                                /** @description Edges between steps */
+                                connections: {
+                                    /** @description yes, no, a variant key, or default */
+                                    branch: string;
+                                    /** @description Step key */
+                                    from: string;
+                                    /** @description Step key */
+                                    to: string;
+                                }[];
+                                /** @description contact, email or event */
+                                context: string;
+                                /** @description When it was created */
+                                created_at: string;
+                                /** @description Description */
+                                description: string | null;
+                                /** @description aut_ id */
+                                id: string;
+                                /** @description When a run last started */
+                                last_triggered_at: string | null;
+                                /** @description Name */
+                                name: string;
+                                /** @description The last start */
+                                published_at: string | null;
+                                /** @description How runs behave */
+                                settings: {
+                                    /** @description false: a trigger is skipped while the same contact or email has a running run */
+                                    allow_reentry: boolean;
+                                    /** @description Skip a trigger if the same contact or email started a run this recently */
+                                    cooldown_seconds: number;
+                                    /** @description Runs in running status at once; 0 unlimited */
+                                    max_concurrent_runs: number;
+                                    /** @description stop or skip */
+                                    on_step_failure: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                /** @description draft, running, paused or stopped */
+                                status: string;
+                                /** @description Trigger and action steps */
+                                steps: {
+                                    /** @description The action name (action steps) */
+                                    action: string | null;
+                                    /** @description The step's config */
+                                    config: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description aus_ id */
+                                    id: string;
+                                    /** @description Unique key within the automation */
+                                    key: string;
+                                    /** @description The trigger name (trigger steps) */
+                                    trigger: string | null;
+                                    /** @description trigger or action */
+                                    type: string;
+                                }[];
+                                /** @description When it last changed */
+                                updated_at: string;
+                            }[];
+                            /** @description The next page's URL (every other query parameter kept), or null */
+                            next_page_url: string | null;
+                            /** @description Page size */
+                            per_page: number;
+                            /** @description The previous page's URL (every other query parameter kept), or null */
+                            previous_page_url: string | null;
+                            /** @description Pages in all */
+                            total_pages: number;
+                            /** @description Items matching the filters, on every page */
+                            total_records: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** @description Creates a draft automation; the graph's structure is checked (400 `errors` keyed by field path). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description Checked by the service: every problem is returned in `errors` keyed by field path. */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Connections: from (key), to (key), branch (yes/no after a condition, a variant key after an experiment, otherwise default) */
+                        connections?: unknown;
+                        /** @description contact, email or event (required, immutable) */
+                        context?: unknown;
+                        /** @description string or null */
+                        description?: unknown;
+                        /** @description Required, up to 191 characters */
+                        name?: unknown;
+                        /** @description on_step_failure (stop | skip, default stop), allow_reentry (boolean, default true), max_concurrent_runs (integer, 0 = unlimited), cooldown_seconds (integer) */
+                        settings?: unknown;
+                        /** @description Steps: key (unique), type (trigger | action), trigger (for triggers), action (for actions), config (object) */
+                        steps?: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Automation */
+                            data: {
+                                /** @description Edges between steps */
+                                connections: {
+                                    /** @description yes, no, a variant key, or default */
+                                    branch: string;
+                                    /** @description Step key */
+                                    from: string;
+                                    /** @description Step key */
+                                    to: string;
+                                }[];
+                                /** @description contact, email or event */
+                                context: string;
+                                /** @description When it was created */
+                                created_at: string;
+                                /** @description Description */
+                                description: string | null;
+                                /** @description aut_ id */
+                                id: string;
+                                /** @description When a run last started */
+                                last_triggered_at: string | null;
+                                /** @description Name */
+                                name: string;
+                                /** @description The last start */
+                                published_at: string | null;
+                                /** @description How runs behave */
+                                settings: {
+                                    /** @description false: a trigger is skipped while the same contact or email has a running run */
+                                    allow_reentry: boolean;
+                                    /** @description Skip a trigger if the same contact or email started a run this recently */
+                                    cooldown_seconds: number;
+                                    /** @description Runs in running status at once; 0 unlimited */
+                                    max_concurrent_runs: number;
+                                    /** @description stop or skip */
+                                    on_step_failure: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                /** @description draft, running, paused or stopped */
+                                status: string;
+                                /** @description Trigger and action steps */
+                                steps: {
+                                    /** @description The action name (action steps) */
+                                    action: string | null;
+                                    /** @description The step's config */
+                                    config: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description aus_ id */
+                                    id: string;
+                                    /** @description Unique key within the automation */
+                                    key: string;
+                                    /** @description The trigger name (trigger steps) */
+                                    trigger: string | null;
+                                    /** @description trigger or action */
+                                    type: string;
+                                }[];
+                                /** @description When it last changed */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["FieldValidationError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/automations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description aut_ id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Automation */
+                            data: {
+                                /** @description Edges between steps */
+                                connections: {
+                                    /** @description yes, no, a variant key, or default */
+                                    branch: string;
+                                    /** @description Step key */
+                                    from: string;
+                                    /** @description Step key */
+                                    to: string;
+                                }[];
+                                /** @description contact, email or event */
+                                context: string;
+                                /** @description When it was created */
+                                created_at: string;
+                                /** @description Description */
+                                description: string | null;
+                                /** @description aut_ id */
+                                id: string;
+                                /** @description When a run last started */
+                                last_triggered_at: string | null;
+                                /** @description Name */
+                                name: string;
+                                /** @description The last start */
+                                published_at: string | null;
+                                /** @description How runs behave */
+                                settings: {
+                                    /** @description false: a trigger is skipped while the same contact or email has a running run */
+                                    allow_reentry: boolean;
+                                    /** @description Skip a trigger if the same contact or email started a run this recently */
+                                    cooldown_seconds: number;
+                                    /** @description Runs in running status at once; 0 unlimited */
+                                    max_concurrent_runs: number;
+                                    /** @description stop or skip */
+                                    on_step_failure: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                /** @description draft, running, paused or stopped */
+                                status: string;
+                                /** @description Trigger and action steps */
+                                steps: {
+                                    /** @description The action name (action steps) */
+                                    action: string | null;
+                                    /** @description The step's config */
+                                    config: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description aus_ id */
+                                    id: string;
+                                    /** @description Unique key within the automation */
+                                    key: string;
+                                    /** @description The trigger name (trigger steps) */
+                                    trigger: string | null;
+                                    /** @description trigger or action */
+                                    type: string;
+                                }[];
+                                /** @description When it last changed */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** @description Updates the given fields; the graph and every action's config are checked. A running automation's triggers change at once. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description aut_ id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            /** @description Fields given replace the stored ones; the whole graph and every action's config are checked. */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Connections: from (key), to (key), branch (yes/no after a condition, a variant key after an experiment, otherwise default) */
+                        connections?: unknown;
+                        /** @description Immutable: must match if given */
+                        context?: unknown;
+                        /** @description string or null */
+                        description?: unknown;
+                        /** @description Up to 191 characters */
+                        name?: unknown;
+                        /** @description on_step_failure (stop | skip, default stop), allow_reentry (boolean, default true), max_concurrent_runs (integer, 0 = unlimited), cooldown_seconds (integer) */
+                        settings?: unknown;
+                        /** @description Steps: key (unique), type (trigger | action), trigger (for triggers), action (for actions), config (object) */
+                        steps?: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Automation */
+                            data: {
+                                /** @description Edges between steps */
+                                connections: {
+                                    /** @description yes, no, a variant key, or default */
+                                    branch: string;
+                                    /** @description Step key */
+                                    from: string;
+                                    /** @description Step key */
+                                    to: string;
+                                }[];
+                                /** @description contact, email or event */
+                                context: string;
+                                /** @description When it was created */
+                                created_at: string;
+                                /** @description Description */
+                                description: string | null;
+                                /** @description aut_ id */
+                                id: string;
+                                /** @description When a run last started */
+                                last_triggered_at: string | null;
+                                /** @description Name */
+                                name: string;
+                                /** @description The last start */
+                                published_at: string | null;
+                                /** @description How runs behave */
+                                settings: {
+                                    /** @description false: a trigger is skipped while the same contact or email has a running run */
+                                    allow_reentry: boolean;
+                                    /** @description Skip a trigger if the same contact or email started a run this recently */
+                                    cooldown_seconds: number;
+                                    /** @description Runs in running status at once; 0 unlimited */
+                                    max_concurrent_runs: number;
+                                    /** @description stop or skip */
+                                    on_step_failure: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                /** @description draft, running, paused or stopped */
+                                status: string;
+                                /** @description Trigger and action steps */
+                                steps: {
+                                    /** @description The action name (action steps) */
+                                    action: string | null;
+                                    /** @description The step's config */
+                                    config: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description aus_ id */
+                                    id: string;
+                                    /** @description Unique key within the automation */
+                                    key: string;
+                                    /** @description The trigger name (trigger steps) */
+                                    trigger: string | null;
+                                    /** @description trigger or action */
+                                    type: string;
+                                }[];
+                                /** @description When it last changed */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["FieldValidationError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        /** @description Deletes the automation with its runs; running runs stop. */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description aut_ id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What was deleted */
+                            data: {
+                                /**
+                                 * @description Always true
+                                 * @enum {boolean}
+                                 */
+                                deleted: true;
+                                /** @description aut_ id */
+                                id: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/automations/{id}/contacts/{contact_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** @description Removes a contact from the automation: its running runs end canceled. */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description con_ id or email address */
+                    contact_id: string;
+                    /** @description aut_ id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The contact removed */
+                            data: {
+                                /** @description aut_ id */
+                                automation_id: string;
+                                /** @description Runs of the contact that were canceled */
+                                canceled_runs: number;
+                                /** @description con_ id */
+                                contact_id: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/automations/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Pauses a running automation: its triggers are ignored and its runs hold at their next step until it is started again. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description aut_ id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Automation */
+                            data: {
+                                /** @description Edges between steps */
+                                connections: {
+                                    /** @description yes, no, a variant key, or default */
+                                    branch: string;
+                                    /** @description Step key */
+                                    from: string;
+                                    /** @description Step key */
+                                    to: string;
+                                }[];
+                                /** @description contact, email or event */
+                                context: string;
+                                /** @description When it was created */
+                                created_at: string;
+                                /** @description Description */
+                                description: string | null;
+                                /** @description aut_ id */
+                                id: string;
+                                /** @description When a run last started */
+                                last_triggered_at: string | null;
+                                /** @description Name */
+                                name: string;
+                                /** @description The last start */
+                                published_at: string | null;
+                                /** @description How runs behave */
+                                settings: {
+                                    /** @description false: a trigger is skipped while the same contact or email has a running run */
+                                    allow_reentry: boolean;
+                                    /** @description Skip a trigger if the same contact or email started a run this recently */
+                                    cooldown_seconds: number;
+                                    /** @description Runs in running status at once; 0 unlimited */
+                                    max_concurrent_runs: number;
+                                    /** @description stop or skip */
+                                    on_step_failure: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                /** @description draft, running, paused or stopped */
+                                status: string;
+                                /** @description Trigger and action steps */
+                                steps: {
+                                    /** @description The action name (action steps) */
+                                    action: string | null;
+                                    /** @description The step's config */
+                                    config: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description aus_ id */
+                                    id: string;
+                                    /** @description Unique key within the automation */
+                                    key: string;
+                                    /** @description The trigger name (trigger steps) */
+                                    trigger: string | null;
+                                    /** @description trigger or action */
+                                    type: string;
+                                }[];
+                                /** @description When it last changed */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FieldValidationError"] | components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/automations/{id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    /** @description con_ id */
+                    contact_id?: string;
+                    match?: "all" | "or";
+                    page?: number;
+                    per_page?: number;
+                    /** @description running, completed, failed or canceled */
+                    status?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description aut_ id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description This page, from 1 */
+                            current_page: number;
+                            /** @description This page of the list */
+                            data: {
+                                /** @description aut_ id */
+                                automation_id: string;
+                                /** @description When it ended */
+                                completed_at: string | null;
+                                /** @description con_ id (contact context) */
+                                contact_id: string | null;
+                                /** @description When it was created */
+                                created_at: string;
+                                /** @description em_ id (email context) */
+                                email_id: string | null;
+                                /** @description Trigger name */
+                                event: string;
+                                /** @description evt_ id of the event that started it */
+                                event_id: string | null;
+                                /** @description aur_ id */
+                                id: string;
+                                /** @description e.g. source_event_id */
+                                meta: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Trigger payload, with an object */
+                                payload: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Each step visit, oldest first */
+                                run_steps: {
+                                    /** @description When it ended */
+                                    completed_at: string | null;
+                                    /** @description When it was reached */
+                                    created_at: string;
+                                    /** @description What the step did: email steps result, outcome, email_oid, to; wait steps status, delayMs, seconds; failures error */
+                                    data: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description When it started */
+                                    started_at: string | null;
+                                    /** @description running, waiting, completed or failed */
+                                    status: string;
+                                    /** @description aus_ id */
+                                    step_id: string;
+                                    /** @description The step's key */
+                                    step_key: string;
+                                }[];
+                                /** @description When it started */
+                                started_at: string | null;
+                                /** @description running, completed, failed or canceled */
+                                status: string;
+                                /** @description When it last changed */
+                                updated_at: string;
+                            }[];
+                            /** @description The next page's URL (every other query parameter kept), or null */
+                            next_page_url: string | null;
+                            /** @description Page size */
+                            per_page: number;
+                            /** @description The previous page's URL (every other query parameter kept), or null */
+                            previous_page_url: string | null;
+                            /** @description Pages in all */
+                            total_pages: number;
+                            /** @description Items matching the filters, on every page */
+                            total_records: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/automations/{id}/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description aut_ id */
+                    id: string;
+                    /** @description aur_ id */
+                    run_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** AutomationRun */
+                            data: {
+                                /** @description aut_ id */
+                                automation_id: string;
+                                /** @description When it ended */
+                                completed_at: string | null;
+                                /** @description con_ id (contact context) */
+                                contact_id: string | null;
+                                /** @description When it was created */
+                                created_at: string;
+                                /** @description em_ id (email context) */
+                                email_id: string | null;
+                                /** @description Trigger name */
+                                event: string;
+                                /** @description evt_ id of the event that started it */
+                                event_id: string | null;
+                                /** @description aur_ id */
+                                id: string;
+                                /** @description e.g. source_event_id */
+                                meta: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Trigger payload, with an object */
+                                payload: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Each step visit, oldest first */
+                                run_steps: {
+                                    /** @description When it ended */
+                                    completed_at: string | null;
+                                    /** @description When it was reached */
+                                    created_at: string;
+                                    /** @description What the step did: email steps result, outcome, email_oid, to; wait steps status, delayMs, seconds; failures error */
+                                    data: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description When it started */
+                                    started_at: string | null;
+                                    /** @description running, waiting, completed or failed */
+                                    status: string;
+                                    /** @description aus_ id */
+                                    step_id: string;
+                                    /** @description The step's key */
+                                    step_key: string;
+                                }[];
+                                /** @description When it started */
+                                started_at: string | null;
+                                /** @description running, completed, failed or canceled */
+                                status: string;
+                                /** @description When it last changed */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/automations/{id}/runs/{run_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Cancels a running run: its waiting and running steps end. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description aut_ id */
+                    id: string;
+                    /** @description aur_ id */
+                    run_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** AutomationRun */
+                            data: {
+                                /** @description aut_ id */
+                                automation_id: string;
+                                /** @description When it ended */
+                                completed_at: string | null;
+                                /** @description con_ id (contact context) */
+                                contact_id: string | null;
+                                /** @description When it was created */
+                                created_at: string;
+                                /** @description em_ id (email context) */
+                                email_id: string | null;
+                                /** @description Trigger name */
+                                event: string;
+                                /** @description evt_ id of the event that started it */
+                                event_id: string | null;
+                                /** @description aur_ id */
+                                id: string;
+                                /** @description e.g. source_event_id */
+                                meta: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Trigger payload, with an object */
+                                payload: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Each step visit, oldest first */
+                                run_steps: {
+                                    /** @description When it ended */
+                                    completed_at: string | null;
+                                    /** @description When it was reached */
+                                    created_at: string;
+                                    /** @description What the step did: email steps result, outcome, email_oid, to; wait steps status, delayMs, seconds; failures error */
+                                    data: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description When it started */
+                                    started_at: string | null;
+                                    /** @description running, waiting, completed or failed */
+                                    status: string;
+                                    /** @description aus_ id */
+                                    step_id: string;
+                                    /** @description The step's key */
+                                    step_key: string;
+                                }[];
+                                /** @description When it started */
+                                started_at: string | null;
+                                /** @description running, completed, failed or canceled */
+                                status: string;
+                                /** @description When it last changed */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FieldValidationError"] | components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/automations/{id}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Starts (or resumes) the automation: every config is checked; from now on matching events start runs (3 credits each). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description aut_ id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Automation */
+                            data: {
+                                /** @description Edges between steps */
+                                connections: {
+                                    /** @description yes, no, a variant key, or default */
+                                    branch: string;
+                                    /** @description Step key */
+                                    from: string;
+                                    /** @description Step key */
+                                    to: string;
+                                }[];
+                                /** @description contact, email or event */
+                                context: string;
+                                /** @description When it was created */
+                                created_at: string;
+                                /** @description Description */
+                                description: string | null;
+                                /** @description aut_ id */
+                                id: string;
+                                /** @description When a run last started */
+                                last_triggered_at: string | null;
+                                /** @description Name */
+                                name: string;
+                                /** @description The last start */
+                                published_at: string | null;
+                                /** @description How runs behave */
+                                settings: {
+                                    /** @description false: a trigger is skipped while the same contact or email has a running run */
+                                    allow_reentry: boolean;
+                                    /** @description Skip a trigger if the same contact or email started a run this recently */
+                                    cooldown_seconds: number;
+                                    /** @description Runs in running status at once; 0 unlimited */
+                                    max_concurrent_runs: number;
+                                    /** @description stop or skip */
+                                    on_step_failure: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                /** @description draft, running, paused or stopped */
+                                status: string;
+                                /** @description Trigger and action steps */
+                                steps: {
+                                    /** @description The action name (action steps) */
+                                    action: string | null;
+                                    /** @description The step's config */
+                                    config: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description aus_ id */
+                                    id: string;
+                                    /** @description Unique key within the automation */
+                                    key: string;
+                                    /** @description The trigger name (trigger steps) */
+                                    trigger: string | null;
+                                    /** @description trigger or action */
+                                    type: string;
+                                }[];
+                                /** @description When it last changed */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["FieldValidationError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/automations/{id}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Alias of run_ids[] */
+                    run_ids?: string | string[];
+                    /** @description Only these aur_ ids (repeatable) */
+                    "run_ids[]"?: string | string[];
+                    /** @description RFC 3339: runs created at or after */
+                    since?: string;
+                    /** @description RFC 3339: runs created before */
+                    until?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description aut_ id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description By step key */
+                            data: {
+                                [key: string]: {
+                                    /** @description Outcomes (send/forward: email statuses; condition: matched/not_matched; experiment: variant; call_webhook: 2xx…; failures: error) */
+                                    by_outcome: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description running, waiting, completed, failed */
+                                    by_status: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description send_email only; cumulative accepted ⊇ delivered ⊇ loaded ⊇ clicked; bounced, failed, complained, unsubscribed plain */
+                                    funnel?: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description Step visits */
+                                    total: number;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["FieldValidationError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/automations/{id}/steps/{step_key}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    /** @description RFC 3339: runs created at or after */
+                    since?: string;
+                    /** @description RFC 3339: runs created before */
+                    until?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description aut_ id */
+                    id: string;
+                    /** @description The step's key */
+                    step_key: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** StepStatistics */
+                            data: {
+                                /** @description Outcomes (send/forward: email statuses; condition: matched/not_matched; experiment: variant; call_webhook: 2xx…; failures: error) */
+                                by_outcome: {
+                                    [key: string]: number;
+                                };
+                                /** @description running, waiting, completed, failed */
+                                by_status: {
+                                    [key: string]: number;
+                                };
+                                /** @description send_email only; cumulative accepted ⊇ delivered ⊇ loaded ⊇ clicked; bounced, failed, complained, unsubscribed plain */
+                                funnel?: {
+                                    [key: string]: number;
+                                };
+                                /** @description Step visits */
+                                total: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["FieldValidationError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/automations/{id}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Stops the automation: triggers are ignored and running runs end canceled. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description aut_ id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Automation */
+                            data: {
+                                /** @description Edges between steps */
+                                connections: {
+                                    /** @description yes, no, a variant key, or default */
+                                    branch: string;
+                                    /** @description Step key */
+                                    from: string;
+                                    /** @description Step key */
+                                    to: string;
+                                }[];
+                                /** @description contact, email or event */
+                                context: string;
+                                /** @description When it was created */
+                                created_at: string;
+                                /** @description Description */
+                                description: string | null;
+                                /** @description aut_ id */
+                                id: string;
+                                /** @description When a run last started */
+                                last_triggered_at: string | null;
+                                /** @description Name */
+                                name: string;
+                                /** @description The last start */
+                                published_at: string | null;
+                                /** @description How runs behave */
+                                settings: {
+                                    /** @description false: a trigger is skipped while the same contact or email has a running run */
+                                    allow_reentry: boolean;
+                                    /** @description Skip a trigger if the same contact or email started a run this recently */
+                                    cooldown_seconds: number;
+                                    /** @description Runs in running status at once; 0 unlimited */
+                                    max_concurrent_runs: number;
+                                    /** @description stop or skip */
+                                    on_step_failure: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                /** @description draft, running, paused or stopped */
+                                status: string;
+                                /** @description Trigger and action steps */
+                                steps: {
+                                    /** @description The action name (action steps) */
+                                    action: string | null;
+                                    /** @description The step's config */
+                                    config: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description aus_ id */
+                                    id: string;
+                                    /** @description Unique key within the automation */
+                                    key: string;
+                                    /** @description The trigger name (trigger steps) */
+                                    trigger: string | null;
+                                    /** @description trigger or action */
+                                    type: string;
+                                }[];
+                                /** @description When it last changed */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FieldValidationError"] | components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/automations/{id}/trigger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Runs a running automation with a system.manual trigger once now (201 with the run; 409 when a setting skipped it). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description aut_ id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The trigger data; in contact automations `contact_id` (con_ id or email) names the run's contact; in email automations `email_id` */
+                        payload?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** AutomationRun */
+                            data: {
+                                /** @description aut_ id */
+                                automation_id: string;
+                                /** @description When it ended */
+                                completed_at: string | null;
+                                /** @description con_ id (contact context) */
+                                contact_id: string | null;
+                                /** @description When it was created */
+                                created_at: string;
+                                /** @description em_ id (email context) */
+                                email_id: string | null;
+                                /** @description Trigger name */
+                                event: string;
+                                /** @description evt_ id of the event that started it */
+                                event_id: string | null;
+                                /** @description aur_ id */
+                                id: string;
+                                /** @description e.g. source_event_id */
+                                meta: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Trigger payload, with an object */
+                                payload: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Each step visit, oldest first */
+                                run_steps: {
+                                    /** @description When it ended */
+                                    completed_at: string | null;
+                                    /** @description When it was reached */
+                                    created_at: string;
+                                    /** @description What the step did: email steps result, outcome, email_oid, to; wait steps status, delayMs, seconds; failures error */
+                                    data: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description When it started */
+                                    started_at: string | null;
+                                    /** @description running, waiting, completed or failed */
+                                    status: string;
+                                    /** @description aus_ id */
+                                    step_id: string;
+                                    /** @description The step's key */
+                                    step_key: string;
+                                }[];
+                                /** @description When it started */
+                                started_at: string | null;
+                                /** @description running, completed, failed or canceled */
+                                status: string;
+                                /** @description When it last changed */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FieldValidationError"] | components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/contacts": {
         parameters: {
             query?: never;
