@@ -6405,6 +6405,1509 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/campaigns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    /** @description asc or desc (order without direction sorts ascending) */
+                    direction?: string;
+                    limit?: number;
+                    match?: "all" | "or";
+                    /** @description Sort key: name, subject, status, created_at, sent_at; newest first without it */
+                    order?: string;
+                    page?: number;
+                    search?: string;
+                    /** @description draft, scheduled, queued, sending, paused, sent, canceled, archived or all; sending also matches queued */
+                    status?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description This page of the list */
+                            data: {
+                                /** @description When it was created */
+                                created_at: string;
+                                /** @description Empty until set */
+                                from_email: string;
+                                /** @description Empty until set */
+                                from_name: string;
+                                /** @description cmp_ id */
+                                id: string;
+                                /** @description Internal name */
+                                name: string;
+                                /**
+                                 * @description Always campaign
+                                 * @enum {string}
+                                 */
+                                object: "campaign";
+                                /** @description When a scheduled campaign sends (UTC) */
+                                scheduled_at: string | null;
+                                /** @description When sending started */
+                                sent_at: string | null;
+                                /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
+                                status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
+                                /** @description Merge tags unresolved; empty until set */
+                                subject: string;
+                                /** @description When it last changed */
+                                updated_at: string;
+                            }[];
+                            /** @description The next page's URL (every other query parameter kept), or null */
+                            next_page_url: string | null;
+                            /** @description The previous page's URL (every other query parameter kept), or null */
+                            previous_page_url: string | null;
+                            /** @description Campaigns matching the filters, on every page */
+                            total_records: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Editor source, stored as is */
+                        content?: unknown;
+                        /** @description html, text or mjml (MJML is stored, not compiled) */
+                        content_type?: "html" | "text" | "mjml";
+                        /** @description On a verified domain (checked when sending) */
+                        from_email?: string;
+                        from_name?: string;
+                        /** @description HTML body with merge tags; set at creation only */
+                        html?: string;
+                        /** @description Internal name; also accepted in paths */
+                        name: string;
+                        /** @description Stored only */
+                        preview_text?: string | null;
+                        /** @description Defaults to from_email at send */
+                        reply_to?: string;
+                        /** @description Merge tags allowed */
+                        subject?: string;
+                        /** @description Plain-text body with merge tags; set at creation only */
+                        text?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description html, text or mjml (MJML is stored, not compiled) */
+                            content_type: "html" | "text" | "mjml";
+                            /** @description When it was created */
+                            created_at: string;
+                            /** @description Empty until set */
+                            from_email: string;
+                            /** @description Empty until set */
+                            from_name: string;
+                            /** @description cmp_ id */
+                            id: string;
+                            /** @description Internal name */
+                            name: string;
+                            /**
+                             * @description Always campaign
+                             * @enum {string}
+                             */
+                            object: "campaign";
+                            /** @description Stored only */
+                            preview_text: string | null;
+                            /** @description Empty: replies go to from_email */
+                            reply_to: string;
+                            /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
+                            status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
+                            /** @description Merge tags unresolved; empty until set */
+                            subject: string;
+                            /** @description When it last changed */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/campaigns/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description cmp_ id or URL-encoded name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description html, text or mjml (MJML is stored, not compiled) */
+                            content_type: "html" | "text" | "mjml";
+                            /** @description When it was created */
+                            created_at: string;
+                            /** @description Empty until set */
+                            from_email: string;
+                            /** @description Empty until set */
+                            from_name: string;
+                            /** @description cmp_ id */
+                            id: string;
+                            /** @description Internal name */
+                            name: string;
+                            /**
+                             * @description Always campaign
+                             * @enum {string}
+                             */
+                            object: "campaign";
+                            /** @description Stored only */
+                            preview_text: string | null;
+                            /** @description Audiences to send to */
+                            recipients: {
+                                /** @description aud_ id */
+                                audience_id: string;
+                                /** @description Stored; not applied by the send */
+                                exclude: boolean;
+                            }[];
+                            /** @description Empty: replies go to from_email */
+                            reply_to: string;
+                            /** @description When a scheduled campaign sends (UTC) */
+                            scheduled_at: string | null;
+                            /** @description When sending started */
+                            sent_at: string | null;
+                            /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
+                            status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
+                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), or null */
+                            status_reason: string | null;
+                            /** @description Merge tags unresolved; empty until set */
+                            subject: string;
+                            /** @description When it last changed */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description cmp_ id or URL-encoded name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            /** @description Unknown fields, html and text are ignored */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Editor source, stored as is */
+                        content?: unknown;
+                        /** @description html, text or mjml (MJML is stored, not compiled) */
+                        content_type?: "html" | "text" | "mjml";
+                        from_email?: string;
+                        from_name?: string;
+                        name?: string;
+                        preview_text?: string | null;
+                        /** @description Replaces the list: at least one included audience of the workspace; duplicates ignored */
+                        recipients?: ({
+                            /** @description aud_ id of an audience of the workspace (required) */
+                            audience_id?: string;
+                            /** @description Stored and returned; the send does not apply exclusions (default false) */
+                            exclude?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        reply_to?: string;
+                        subject?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description html, text or mjml (MJML is stored, not compiled) */
+                            content_type: "html" | "text" | "mjml";
+                            /** @description When it was created */
+                            created_at: string;
+                            /** @description Empty until set */
+                            from_email: string;
+                            /** @description Empty until set */
+                            from_name: string;
+                            /** @description cmp_ id */
+                            id: string;
+                            /** @description Internal name */
+                            name: string;
+                            /**
+                             * @description Always campaign
+                             * @enum {string}
+                             */
+                            object: "campaign";
+                            /** @description Stored only */
+                            preview_text: string | null;
+                            /** @description Audiences to send to */
+                            recipients: {
+                                /** @description aud_ id */
+                                audience_id: string;
+                                /** @description Stored; not applied by the send */
+                                exclude: boolean;
+                            }[];
+                            /** @description Empty: replies go to from_email */
+                            reply_to: string;
+                            /** @description When a scheduled campaign sends (UTC) */
+                            scheduled_at: string | null;
+                            /** @description When sending started */
+                            sent_at: string | null;
+                            /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
+                            status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
+                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), or null */
+                            status_reason: string | null;
+                            /** @description Merge tags unresolved; empty until set */
+                            subject: string;
+                            /** @description When it last changed */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                recipients: string[];
+                            } & {
+                                [key: string]: string[];
+                            };
+                            /** @description What is wrong */
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        /** @description Permanent; only for a campaign that has not been sent (a scheduled one is deleted to stop it). */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description cmp_ id or URL-encoded name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Always true
+                             * @enum {boolean}
+                             */
+                            deleted: true;
+                            /** @description cmp_ id */
+                            id: string;
+                            /**
+                             * @description Always campaign
+                             * @enum {string}
+                             */
+                            object: "campaign";
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/campaigns/{id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Archives a draft, sent or canceled campaign (lists show archived ones with status=archived or all). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description cmp_ id or URL-encoded name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description html, text or mjml (MJML is stored, not compiled) */
+                            content_type: "html" | "text" | "mjml";
+                            /** @description When it was created */
+                            created_at: string;
+                            /** @description Empty until set */
+                            from_email: string;
+                            /** @description Empty until set */
+                            from_name: string;
+                            /** @description cmp_ id */
+                            id: string;
+                            /** @description Internal name */
+                            name: string;
+                            /**
+                             * @description Always campaign
+                             * @enum {string}
+                             */
+                            object: "campaign";
+                            /** @description Stored only */
+                            preview_text: string | null;
+                            /** @description Audiences to send to */
+                            recipients: {
+                                /** @description aud_ id */
+                                audience_id: string;
+                                /** @description Stored; not applied by the send */
+                                exclude: boolean;
+                            }[];
+                            /** @description Empty: replies go to from_email */
+                            reply_to: string;
+                            /** @description When a scheduled campaign sends (UTC) */
+                            scheduled_at: string | null;
+                            /** @description When sending started */
+                            sent_at: string | null;
+                            /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
+                            status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
+                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), or null */
+                            status_reason: string | null;
+                            /** @description Merge tags unresolved; empty until set */
+                            subject: string;
+                            /** @description When it last changed */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/campaigns/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Cancels a draft or sending campaign: recipients not yet enqueued are dropped (emails already created are not recalled). A scheduled campaign cannot be canceled: delete it. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description cmp_ id or URL-encoded name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description html, text or mjml (MJML is stored, not compiled) */
+                            content_type: "html" | "text" | "mjml";
+                            /** @description When it was created */
+                            created_at: string;
+                            /** @description Empty until set */
+                            from_email: string;
+                            /** @description Empty until set */
+                            from_name: string;
+                            /** @description cmp_ id */
+                            id: string;
+                            /** @description Internal name */
+                            name: string;
+                            /**
+                             * @description Always campaign
+                             * @enum {string}
+                             */
+                            object: "campaign";
+                            /** @description Stored only */
+                            preview_text: string | null;
+                            /** @description Audiences to send to */
+                            recipients: {
+                                /** @description aud_ id */
+                                audience_id: string;
+                                /** @description Stored; not applied by the send */
+                                exclude: boolean;
+                            }[];
+                            /** @description Empty: replies go to from_email */
+                            reply_to: string;
+                            /** @description When a scheduled campaign sends (UTC) */
+                            scheduled_at: string | null;
+                            /** @description When sending started */
+                            sent_at: string | null;
+                            /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
+                            status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
+                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), or null */
+                            status_reason: string | null;
+                            /** @description Merge tags unresolved; empty until set */
+                            subject: string;
+                            /** @description When it last changed */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/campaigns/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Pauses a sending campaign within one batch; resume continues where it stopped. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description cmp_ id or URL-encoded name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description html, text or mjml (MJML is stored, not compiled) */
+                            content_type: "html" | "text" | "mjml";
+                            /** @description When it was created */
+                            created_at: string;
+                            /** @description Empty until set */
+                            from_email: string;
+                            /** @description Empty until set */
+                            from_name: string;
+                            /** @description cmp_ id */
+                            id: string;
+                            /** @description Internal name */
+                            name: string;
+                            /**
+                             * @description Always campaign
+                             * @enum {string}
+                             */
+                            object: "campaign";
+                            /** @description Stored only */
+                            preview_text: string | null;
+                            /** @description Audiences to send to */
+                            recipients: {
+                                /** @description aud_ id */
+                                audience_id: string;
+                                /** @description Stored; not applied by the send */
+                                exclude: boolean;
+                            }[];
+                            /** @description Empty: replies go to from_email */
+                            reply_to: string;
+                            /** @description When a scheduled campaign sends (UTC) */
+                            scheduled_at: string | null;
+                            /** @description When sending started */
+                            sent_at: string | null;
+                            /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
+                            status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
+                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), or null */
+                            status_reason: string | null;
+                            /** @description Merge tags unresolved; empty until set */
+                            subject: string;
+                            /** @description When it last changed */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/campaigns/{id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The campaign's figures, counted live (correct while it is still sending). */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description cmp_ id or URL-encoded name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Emails that bounced */
+                            bounced: number;
+                            /** @description cmp_ id */
+                            campaign_id: string;
+                            /** @description Recipients not sent because the campaign was canceled */
+                            canceled: number;
+                            /** @description Clicks of tracked links, every one */
+                            clicked: number;
+                            /** @description Emails reported as spam */
+                            complained: number;
+                            /** @description Emails the recipient server accepted (including those loaded or clicked since) */
+                            delivered: number;
+                            /** @description Emails that failed */
+                            failed: number;
+                            /** @description Loads (opens) of the tracking pixel, every one */
+                            loaded: number;
+                            /**
+                             * @description Always campaign_report
+                             * @enum {string}
+                             */
+                            object: "campaign_report";
+                            /** @description Recipients whose email is not created yet */
+                            pending: number;
+                            /** @description Recipients in the snapshot taken when sending started (0 before) */
+                            recipients: number;
+                            /** @description Emails created and queued for delivery */
+                            sent: number;
+                            /** @description Recipients left out at send time (unsubscribed, suppressed or deleted since the snapshot) */
+                            skipped: number;
+                            /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
+                            status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
+                            /** @description Recipients who clicked at least once */
+                            unique_clicks: number;
+                            /** @description Recipients who opened at least once */
+                            unique_loads: number;
+                            /** @description Recipients who unsubscribed through this campaign */
+                            unsubscribed: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/campaigns/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Resumes a paused campaign. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description cmp_ id or URL-encoded name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description html, text or mjml (MJML is stored, not compiled) */
+                            content_type: "html" | "text" | "mjml";
+                            /** @description When it was created */
+                            created_at: string;
+                            /** @description Empty until set */
+                            from_email: string;
+                            /** @description Empty until set */
+                            from_name: string;
+                            /** @description cmp_ id */
+                            id: string;
+                            /** @description Internal name */
+                            name: string;
+                            /**
+                             * @description Always campaign
+                             * @enum {string}
+                             */
+                            object: "campaign";
+                            /** @description Stored only */
+                            preview_text: string | null;
+                            /** @description Audiences to send to */
+                            recipients: {
+                                /** @description aud_ id */
+                                audience_id: string;
+                                /** @description Stored; not applied by the send */
+                                exclude: boolean;
+                            }[];
+                            /** @description Empty: replies go to from_email */
+                            reply_to: string;
+                            /** @description When a scheduled campaign sends (UTC) */
+                            scheduled_at: string | null;
+                            /** @description When sending started */
+                            sent_at: string | null;
+                            /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
+                            status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
+                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), or null */
+                            status_reason: string | null;
+                            /** @description Merge tags unresolved; empty until set */
+                            subject: string;
+                            /** @description When it last changed */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/campaigns/{id}/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Sends a draft now, or schedules it for a future scheduled_at. Needs a verified workspace (403), from_email on a verified domain, a subject, html or text with an {{unsubscribe_url}}, an included audience with subscribed contacts (422 naming each missing prerequisite), and credits for the first batch (402; 2 per email, charged as each batch is enqueued). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description cmp_ id or URL-encoded name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description A future time (ISO 8601 or English such as "tomorrow at 9am", UTC) schedules a draft; absent or past sends now */
+                        scheduled_at?: string | null;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description html, text or mjml (MJML is stored, not compiled) */
+                            content_type: "html" | "text" | "mjml";
+                            /** @description When it was created */
+                            created_at: string;
+                            /** @description Empty until set */
+                            from_email: string;
+                            /** @description Empty until set */
+                            from_name: string;
+                            /** @description cmp_ id */
+                            id: string;
+                            /** @description Internal name */
+                            name: string;
+                            /**
+                             * @description Always campaign
+                             * @enum {string}
+                             */
+                            object: "campaign";
+                            /** @description Stored only */
+                            preview_text: string | null;
+                            /** @description Audiences to send to */
+                            recipients: {
+                                /** @description aud_ id */
+                                audience_id: string;
+                                /** @description Stored; not applied by the send */
+                                exclude: boolean;
+                            }[];
+                            /** @description Empty: replies go to from_email */
+                            reply_to: string;
+                            /** @description When a scheduled campaign sends (UTC) */
+                            scheduled_at: string | null;
+                            /** @description When sending started */
+                            sent_at: string | null;
+                            /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
+                            status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
+                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), or null */
+                            status_reason: string | null;
+                            /** @description Merge tags unresolved; empty until set */
+                            subject: string;
+                            /** @description When it last changed */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FieldValidationError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/contacts": {
         parameters: {
             query?: never;

@@ -23,6 +23,9 @@ import { MAX_MESSAGE_BYTES, messageSize, type StoredMessage } from './content.ts
 import { emailEventObject, type EmailRow } from './objects.ts';
 
 export const DELIVER_JOB = 'email.deliver';
+/** Deliveries of campaign mail: their own job type and worker share, so a large campaign never
+ *  queues ahead of transactional mail (architecture.md). Same handler as DELIVER_JOB. */
+export const CAMPAIGN_DELIVER_JOB = 'email.deliver.campaign';
 
 export type TrackingRequest = boolean | { loads?: boolean; clicks?: boolean } | undefined;
 

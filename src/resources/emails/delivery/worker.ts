@@ -20,6 +20,7 @@ import { createOutboundDelivery, type DeliveryOutcome, type SmtpDelivery } from 
 import { findSendingDomainById, type SendingDomain } from '../../domains/service.ts';
 import { BuildError, BuildPool } from './build-pool.ts';
 import { deriveTrackingSecret, storeTrackingLinks } from './tracking.ts';
+import { personalizationFor } from './personalize.ts';
 import { recordAttempted, recordBouncedAtDelivery, recordDelivered, recordFailed, SENDABLE_STATUSES } from './outcomes.ts';
 
 /** Lease of a deliver job, renewed by the job runner while its SMTP exchange lasts: a dead
@@ -120,7 +121,8 @@ export class DeliveryWorker {
 
     let outgoing;
     try {
-      outgoing = await this.builder.build(email, message, domain, { verpSecret: this.ctx.verpSecret, trackingSecret: this.trackingSecret });
+      const personal = await personalizationFor(this.db, email);
+      outgoing = await this.builder.build(email, message, domain, { verpSecret: this.ctx.verpSecret, trackingSecret: this.trackingSecret }, personal);
     } catch (error) {
       if (!(error instanceof BuildError)) throw error; // the build worker died: try again later
       // A message that cannot be composed or signed will not get better by waiting.
