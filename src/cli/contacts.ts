@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import type { Db } from '../platform/db/database.ts';
 import { ApiError } from '../platform/http/errors.ts';
 import { listWorkspaces } from '../resources/workspaces/service.ts';
-import { runImport, type ImportFormat, type ImportSummary } from '../resources/contacts/import/run.ts';
+import { runImport, CLI_BATCH_ROWS, type ImportFormat, type ImportSummary } from '../resources/contacts/import/run.ts';
 import { exportContacts } from '../resources/contacts/export.ts';
 import { withDatabase } from './workspace.ts';
 import { UsageError } from './index.ts';
@@ -75,7 +75,7 @@ async function importCommand(rest: string[]): Promise<number> {
       process.stderr.write(tty ? `\r${line}` : `${line}\n`);
     };
     try {
-      const result = await runImport(db, workspaceId, counted(), { audience: values.audience, format: values.format as ImportFormat | undefined, typeHint: file, onBatch: progress });
+      const result = await runImport(db, workspaceId, counted(), { audience: values.audience, format: values.format as ImportFormat | undefined, typeHint: file, batchRows: CLI_BATCH_ROWS, onBatch: progress });
       if (tty) process.stderr.write('\n');
       return result;
     } catch (error) {

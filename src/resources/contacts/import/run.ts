@@ -1,10 +1,11 @@
 // One entry point for the API and the CLI: a byte stream in, the import summary out.
-import { Readable } from 'node:stream';
 import type { Db } from '../../../platform/db/database.ts';
-import { importContacts, prepareImport, type ImportSummary } from './engine.ts';
-import { csvRows, formatOf, jsonRows, type ImportFormat } from './sources.ts';
+import { fieldDefinitions } from '../../custom-fields/service.ts';
+import { BATCH_ROWS, importContacts, prepareImport, type ImportSummary } from './engine.ts';
+import { formatOf, type ImportFormat } from './sources.ts';
+import { parsedBatches } from './threaded.ts';
 
-export { BATCH_ROWS, type ImportSummary } from './engine.ts';
+export { BATCH_ROWS, CLI_BATCH_ROWS, type ImportSummary } from './engine.ts';
 export { ImportFileError, type ImportFormat } from './sources.ts';
 
 export interface RunImportOptions {
@@ -12,6 +13,8 @@ export interface RunImportOptions {
   /** csv or json; else from `typeHint` (content type or file name), else the first byte. */
   format?: ImportFormat;
   typeHint?: string;
+  /** Rows per transaction (default BATCH_ROWS). */
+  batchRows?: number;
   onBatch?: (summary: Readonly<ImportSummary>) => void;
 }
 
@@ -29,6 +32,7 @@ export async function runImport(db: Db, workspaceId: string, input: AsyncIterabl
       yield next.value;
     }
   }
-  const rows = format === 'json' ? jsonRows(rest()) : csvRows(Readable.from(rest()));
-  return importContacts(db, target, rows, { format, onBatch: options.onBatch });
+  const definitions = await fieldDefinitions(db, workspaceId);
+  const batches = parsedBatches(rest(), format, definitions, Math.max(1, options.batchRows ?? BATCH_ROWS));
+  return importContacts(db, target, batches, { format, onBatch: options.onBatch });
 }
