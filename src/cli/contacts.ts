@@ -3,13 +3,14 @@
 // against the configured database like every administration command. The import streams the
 // file, draws a progress bar on stderr (when it is a terminal, else a line per batch) and
 // prints a summary; --workspace may be left out when there is only one.
-import { createReadStream, createWriteStream, statSync } from 'node:fs';
+import { createWriteStream, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
 import type { Db } from '../platform/db/database.ts';
-import { ApiError } from '../platform/http/errors.ts';
 import { listWorkspaces } from '../resources/workspaces/service.ts';
-import { runImport, CLI_BATCH_ROWS, type ImportFormat, type ImportSummary } from '../resources/contacts/import/run.ts';
+import { Worker } from 'node:worker_threads';
+import type { ImportFormat, ImportSummary } from '../resources/contacts/import/run.ts';
+import type { FromImport, ImportJob } from './contacts-import-worker.ts';
 import { exportContacts } from '../resources/contacts/export.ts';
 import { withDatabase } from './workspace.ts';
 import { UsageError } from './index.ts';
@@ -20,6 +21,10 @@ async function workspaceOf(db: Db, given: string | undefined): Promise<string> {
   if (all.length === 1) return all[0].id;
   throw new UsageError(`--workspace ID is required (${all.length} workspaces exist; see postlane workspace list)`);
 }
+
+// The import's thread: a young generation of 12 MB instead of the 128 MB V8 grows to (the
+// process's peak RSS: 276 MB at 8 MB, 285 at 12, 290 at 16, 298 at 32, importing 100,000 rows).
+const IMPORT_LIMITS = { maxYoungGenerationSizeMb: 12 };
 
 function bar(done: number, total: number, width = 30): string {
   const share = total > 0 ? Math.min(1, done / total) : 0;
@@ -58,31 +63,31 @@ async function importCommand(rest: string[]): Promise<number> {
     throw new UsageError(`cannot read ${file}`);
   }
   const started = performance.now();
-  const summary = await withDatabase(async (db) => {
-    const workspaceId = await workspaceOf(db, values.workspace);
-    let read = 0;
-    // Bytes counted as the import pulls them (a 'data' listener would start the flow early).
-    async function* counted() {
-      for await (const chunk of createReadStream(file, { highWaterMark: 256 * 1024 })) {
-        read += (chunk as Buffer).length;
-        yield chunk as Buffer;
+  const tty = process.stderr.isTTY;
+  const summary = await new Promise<ImportSummary>((resolve, reject) => {
+    const worker = new Worker(new URL('./contacts-import-worker.ts', import.meta.url), {
+      workerData: { file, workspace: values.workspace, audience: values.audience, format: values.format as ImportFormat | undefined } satisfies ImportJob,
+      resourceLimits: IMPORT_LIMITS,
+    });
+    let settled = false;
+    worker.on('message', (message: FromImport) => {
+      if (message.type === 'progress') {
+        const rate = Math.round(message.rows / ((performance.now() - started) / 1000));
+        const line = `${bar(message.read, size)} ${message.rows.toLocaleString('en-US')} rows, ${rate.toLocaleString('en-US')}/s`;
+        process.stderr.write(tty ? `\r${line}` : `${line}\n`);
+        return;
       }
-    }
-    const tty = process.stderr.isTTY;
-    const progress = (s: Readonly<ImportSummary>) => {
-      const rate = Math.round(s.rows / ((performance.now() - started) / 1000));
-      const line = `${bar(read, size)} ${s.rows.toLocaleString('en-US')} rows, ${rate.toLocaleString('en-US')}/s`;
-      process.stderr.write(tty ? `\r${line}` : `${line}\n`);
-    };
-    try {
-      const result = await runImport(db, workspaceId, counted(), { audience: values.audience, format: values.format as ImportFormat | undefined, typeHint: file, batchRows: CLI_BATCH_ROWS, onBatch: progress });
-      if (tty) process.stderr.write('\n');
-      return result;
-    } catch (error) {
-      if (error instanceof ApiError) throw new UsageError(String(error.body.error ?? error.message));
-      throw error;
-    }
+      settled = true;
+      if (message.type === 'result') resolve(message.summary);
+      else if (message.type === 'usage') reject(new UsageError(message.message));
+      else reject(new Error(message.message));
+    });
+    worker.on('error', reject);
+    worker.on('exit', (code) => {
+      if (!settled) reject(new Error(`the import stopped (exit code ${code})`));
+    });
   });
+  if (tty) process.stderr.write('\n');
   const seconds = (performance.now() - started) / 1000;
   process.stdout.write(values.json ? `${JSON.stringify(summary)}\n` : describe(summary, seconds));
   return summary.status === 'completed' ? 0 : 1;

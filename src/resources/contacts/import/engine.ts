@@ -106,8 +106,17 @@ export async function importContacts(db: Db, target: Target, batches: AsyncItera
   };
   let sinceGc = 0;
   let writing: ImportRow[] = [];
+  const iterator = batches[Symbol.asyncIterator]();
+  let pending = iterator.next();
   try {
-    for await (const batch of batches) {
+    for (;;) {
+      const step = await pending;
+      if (step.done) break;
+      const batch = step.value;
+      // The next batch is read and parsed while this one is written (on PostgreSQL the
+      // thread is free while the server works; a worker parses in parallel anyway).
+      pending = iterator.next();
+      pending.catch(() => {}); // awaited on the next turn; a failure then is reported there
       summary.rows = batch.rowsSeen;
       for (const row of batch.skipped) skip(row.row, row.email, row.reason);
       const rows = (writing = batch.rows);
@@ -126,6 +135,7 @@ export async function importContacts(db: Db, target: Target, batches: AsyncItera
       options.onBatch?.(summary);
     }
   } catch (error) {
+    void iterator.return?.(undefined).catch(() => {});
     summary.status = 'failed';
     const detail = error instanceof ImportFileError ? error.message : `row ${writing[0]?.row ?? summary.committed_rows + 1} onwards could not be written: ${(error as Error).message}`;
     summary.error = `${detail}. Rows up to ${summary.committed_rows} are committed; nothing after them was written.`;

@@ -2,7 +2,9 @@
 import type { Db } from '../../../platform/db/database.ts';
 import { fieldDefinitions } from '../../custom-fields/service.ts';
 import { BATCH_ROWS, importContacts, prepareImport, type ImportSummary } from './engine.ts';
-import { formatOf, type ImportFormat } from './sources.ts';
+import { Readable } from 'node:stream';
+import { csvRows, formatOf, jsonRows, type ImportFormat } from './sources.ts';
+import { batchesOf } from './batches.ts';
 import { parsedBatches } from './threaded.ts';
 
 export { BATCH_ROWS, CLI_BATCH_ROWS, type ImportSummary } from './engine.ts';
@@ -15,6 +17,8 @@ export interface RunImportOptions {
   typeHint?: string;
   /** Rows per transaction (default BATCH_ROWS). */
   batchRows?: number;
+  /** Parse on this thread instead of a worker (a caller that is itself a worker thread). */
+  parseInThread?: boolean;
   onBatch?: (summary: Readonly<ImportSummary>) => void;
 }
 
@@ -33,6 +37,9 @@ export async function runImport(db: Db, workspaceId: string, input: AsyncIterabl
     }
   }
   const definitions = await fieldDefinitions(db, workspaceId);
-  const batches = parsedBatches(rest(), format, definitions, Math.max(1, options.batchRows ?? BATCH_ROWS));
+  const batchRows = Math.max(1, options.batchRows ?? BATCH_ROWS);
+  const batches = options.parseInThread
+    ? batchesOf(format === 'json' ? jsonRows(rest()) : csvRows(Readable.from(rest())), format, definitions, batchRows)
+    : parsedBatches(rest(), format, definitions, batchRows);
   return importContacts(db, target, batches, { format, onBatch: options.onBatch });
 }
