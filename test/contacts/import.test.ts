@@ -172,6 +172,41 @@ test('export: streamed CSV with the list filters; importing it into another work
   assert.equal((await other.api.get('/v2/contacts/e2%40example.com')).body.unsubscribed, true);
 });
 
+test('export follows the list sort across pages (ties by id, blanks last) and its filters', async () => {
+  const { key } = await workspace('custom');
+  const names = ['Ann', 'bob', '', 'Cy', 'ann'];
+  const csv = ['email,first_name', ...Array.from({ length: 4600 }, (_, i) => `sorted${i}@example.com,${names[i % names.length]}`)].join('\n');
+  assert.equal((await upload(key, csv, 'sorted.csv')).body.created, 4600);
+  const exported = async (query: string) => {
+    const res = await fetch(`${app.url}/v2/contacts/export?${query}`, { headers: { authorization: `Bearer ${key}` } });
+    assert.equal(res.status, 200);
+    return (await res.text()).trim().split('\r\n').slice(1).map((line) => {
+      const cells = line.split(',');
+      return { email: cells[0], first: cells[1], id: cells[cells.length - 3] };
+    });
+  };
+  for (const order of ['desc', 'asc'] as const) {
+    const rows = await exported(`sort=first_name&order=${order}`);
+    assert.equal(rows.length, 4600);
+    assert.equal(new Set(rows.map((r) => r.email)).size, 4600, 'every contact once across the pages');
+    const sign = order === 'asc' ? 1 : -1;
+    for (let i = 1; i < rows.length; i++) {
+      const [a, b] = [rows[i - 1], rows[i]];
+      if (a.first === '') assert.equal(b.first, '', `blank names come last (${order}, row ${i})`);
+      else if (b.first !== '') {
+        const byName = a.first.toLowerCase().localeCompare(b.first.toLowerCase());
+        assert.ok(byName * sign <= 0, `sorted by first name ${order} at row ${i}: ${a.first} then ${b.first}`);
+        if (byName === 0) assert.ok((a.id < b.id ? -1 : 1) * sign < 0, `ties by id ${order} at row ${i}`);
+      }
+    }
+  }
+  const byEmail = await exported('sort=email&order=asc&first_name.exact=Cy');
+  assert.equal(byEmail.length, 920);
+  assert.deepEqual(byEmail.map((r) => r.email), [...byEmail.map((r) => r.email)].sort());
+  const newest = await exported('');
+  assert.ok(newest[0].id > newest[newest.length - 1].id, 'the list default: newest first');
+});
+
 test('CLI: postlane contacts import FILE --audience ID prints a summary; export writes the CSV', async () => {
   const { id, api } = await workspace();
   const audience = (await api.post('/v2/audiences', { name: 'From the CLI' })).body;
