@@ -1,5 +1,5 @@
 // `postlane contacts import FILE [--workspace ID] [--audience ID] [--format csv|json] [--json]`
-// and `postlane contacts export [--workspace ID] [--audience ID] [--search TEXT] [--out FILE]`,
+// and `postlane contacts export [--workspace ID] [--audience ID] [--search TEXT] [--sort KEY] [--order asc|desc] [--filter K.C=V]… [--out FILE]`,
 // against the configured database like every administration command. The import streams the
 // file, draws a progress bar on stderr (when it is a terminal, else a line per batch) and
 // prints a summary; --workspace may be left out when there is only one.
@@ -11,7 +11,7 @@ import { listWorkspaces } from '../resources/workspaces/service.ts';
 import { Worker } from 'node:worker_threads';
 import type { ImportFormat, ImportSummary } from '../resources/contacts/import/run.ts';
 import type { FromImport, ImportJob } from './contacts-import-worker.ts';
-import { exportContacts } from '../resources/contacts/export.ts';
+import { countExport, exportContacts } from '../resources/contacts/export.ts';
 import { withDatabase } from './workspace.ts';
 import { UsageError } from './index.ts';
 
@@ -96,18 +96,50 @@ async function importCommand(rest: string[]): Promise<number> {
 async function exportCommand(rest: string[]): Promise<number> {
   const { values } = parseArgs({
     args: rest,
-    options: { workspace: { type: 'string' }, audience: { type: 'string' }, search: { type: 'string' }, unsubscribed: { type: 'string' }, out: { type: 'string' } },
+    options: {
+      workspace: { type: 'string' },
+      audience: { type: 'string' },
+      search: { type: 'string' },
+      unsubscribed: { type: 'string' },
+      sort: { type: 'string' },
+      order: { type: 'string' },
+      filter: { type: 'string', multiple: true },
+      out: { type: 'string' },
+    },
   });
+  if (values.order && values.order !== 'asc' && values.order !== 'desc') throw new UsageError('--order must be asc or desc');
+  const query: Record<string, string | string[]> = {};
+  if (values.audience) query.audience_id = values.audience;
+  if (values.search) query.search = values.search;
+  if (values.unsubscribed) query.unsubscribed = values.unsubscribed;
+  if (values.sort) query.sort = values.sort;
+  if (values.order) query.order = values.order;
+  // --filter key.condition=value, as the list's query parameters (first_name.contains=ann).
+  for (const filter of values.filter ?? []) {
+    const match = /^([^=]+\.[a-z_]+)=(.*)$/s.exec(filter);
+    if (!match) throw new UsageError(`--filter takes key.condition=value (got "${filter}")`);
+    const [, key, value] = match;
+    query[key] = [...(query[key] === undefined ? [] : ([] as string[]).concat(query[key])), value];
+  }
   await withDatabase(async (db) => {
     const workspaceId = await workspaceOf(db, values.workspace);
-    const query: Record<string, string> = {};
-    if (values.audience) query.audience_id = values.audience;
-    if (values.search) query.search = values.search;
-    if (values.unsubscribed) query.unsubscribed = values.unsubscribed;
+    const total = await countExport(db, workspaceId, query);
+    const tty = process.stderr.isTTY;
+    let shown = 0;
+    // Progress on stderr (the CSV may be on stdout): redrawn on a terminal, else a line a second.
+    const progress = (exported: number) => {
+      const now = performance.now();
+      if (!tty && exported < total && now - shown < 1000) return;
+      shown = now;
+      const line = `${bar(exported, total)} ${exported.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} contacts`;
+      process.stderr.write(tty ? `\r${line}` : `${line}\n`);
+    };
     const out = values.out ? createWriteStream(values.out) : process.stdout;
-    for await (const chunk of exportContacts(db, workspaceId, query)) {
+    for await (const chunk of exportContacts(db, workspaceId, query, progress)) {
       if (!out.write(chunk)) await once(out, 'drain');
     }
+    if (total === 0) progress(0);
+    if (tty) process.stderr.write('\n');
     if (values.out) await new Promise<void>((resolve) => out.end(() => resolve()));
   });
   return 0;

@@ -232,6 +232,12 @@ test('CLI: postlane contacts import FILE --audience ID prints a summary; export 
   assert.equal(exported.status, 0, exported.stderr);
   const lines = readFileSync(out, 'utf8').trim().split('\r\n');
   assert.deepEqual(lines.slice(1).map((l) => l.split(',')[0]).sort(), ['cli1@example.com', 'cli3@example.com']);
+  assert.match(exported.stderr, /\[#+\] 100% 2 of 2 contacts/);
+  const sorted = spawnSync(process.execPath, [bin, 'contacts', 'export', '--workspace', id, '--sort', 'email', '--order', 'desc', '--filter', 'first_name.contains=o'], { env, encoding: 'utf8' });
+  assert.equal(sorted.status, 0, sorted.stderr);
+  assert.deepEqual(sorted.stdout.trim().split('\r\n').slice(1).map((l) => l.split(',')[0]), ['cli1@example.com'], 'One (o) but not Three');
+  const both = spawnSync(process.execPath, [bin, 'contacts', 'export', '--workspace', id, '--sort', 'email', '--order', 'desc'], { env, encoding: 'utf8' });
+  assert.deepEqual(both.stdout.trim().split('\r\n').slice(1).map((l) => l.split(',')[0]), ['cli3@example.com', 'cli1@example.com']);
   const missing = spawnSync(process.execPath, [bin, 'contacts', 'import', join(dir, 'nope.csv'), '--workspace', id], { env, encoding: 'utf8' });
   assert.equal(missing.status, 2);
 });

@@ -5,7 +5,7 @@
 // declared custom field, custom_fields (JSON of the undeclared ones), id, created_at,
 // updated_at. The import reads this file back.
 import type { Db } from '../../platform/db/database.ts';
-import type { Query } from '../../platform/http/lists.ts';
+import { countRows, type Query } from '../../platform/http/lists.ts';
 import { fieldDefinitions } from '../custom-fields/service.ts';
 import { sql, type Expression, type SqlBool } from 'kysely';
 import { contactsMatching, contactsOrder } from './list.ts';
@@ -21,8 +21,14 @@ export function csvCell(value: unknown): string {
 
 const csvLine = (cells: unknown[]) => `${cells.map(csvCell).join(',')}\r\n`;
 
-/** The CSV lines of the workspace's contacts matching `query` (the list's parameters). */
-export async function* exportContacts(db: Db, workspaceId: string, query: Query): AsyncGenerator<string> {
+/** How many contacts an export of `query` writes (for progress). */
+export function countExport(db: Db, workspaceId: string, query: Query): Promise<number> {
+  return countRows(contactsMatching(db, workspaceId, query));
+}
+
+/** The CSV lines of the workspace's contacts matching `query` (the list's parameters);
+ *  `onPage` hears how many contacts have been written so far. */
+export async function* exportContacts(db: Db, workspaceId: string, query: Query, onPage?: (exported: number) => void): AsyncGenerator<string> {
   const declared = [...(await fieldDefinitions(db, workspaceId)).keys()].sort();
   const reserved = new Set(['email', 'first_name', 'last_name', 'unsubscribed', 'audiences', 'custom_fields', 'id', 'created_at', 'updated_at']);
   const fieldColumns = declared.filter((key) => !reserved.has(key));
@@ -31,6 +37,7 @@ export async function* exportContacts(db: Db, workspaceId: string, query: Query)
   const { expression, direction } = contactsOrder(db, query);
   const beyond = direction === 'asc' ? sql.raw('>') : sql.raw('<');
   let after: { value: unknown; id: string } | null = null;
+  let exported = 0;
   for (;;) {
     let page = matching.select(sql<unknown>`${expression}`.as('__sort'));
     if (after) {
@@ -67,6 +74,7 @@ export async function* exportContacts(db: Db, workspaceId: string, query: Query)
       ]);
     }
     yield chunk;
+    onPage?.((exported += rows.length));
     const last = rows[rows.length - 1] as { __sort: unknown; id: string };
     after = { value: last.__sort ?? null, id: last.id };
     if (rows.length < PAGE) return;
