@@ -172,6 +172,26 @@ test('export: streamed CSV with the list filters; importing it into another work
   assert.equal((await other.api.get('/v2/contacts/e2%40example.com')).body.unsubscribed, true);
 });
 
+test('progress through the API: with Accept: application/x-ndjson, a line per committed batch, then the summary', async () => {
+  const { key } = await workspace('custom');
+  const rows = BATCH_ROWS * 2 + 5;
+  const csv = ['email', ...Array.from({ length: rows }, (_, i) => `progress${i}@example.com`)].join('\n');
+  const res = await fetch(`${app.url}/v2/contacts/import`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv', accept: 'application/x-ndjson' }, body: csv });
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/x-ndjson/);
+  const lines = (await res.text()).trim().split('\n').map((line) => JSON.parse(line));
+  const progress = lines.slice(0, -1);
+  assert.deepEqual(progress.map((p) => [p.object, p.created]), [['contact_import_progress', BATCH_ROWS], ['contact_import_progress', BATCH_ROWS * 2], ['contact_import_progress', rows]]);
+  assert.deepEqual(progress.map((p) => p.committed_rows), [BATCH_ROWS + 1, BATCH_ROWS * 2 + 1, rows + 1]);
+  const summary = lines.at(-1);
+  assert.equal(summary.object, 'contact_import');
+  assert.equal(summary.status, 'completed');
+  assert.equal(summary.created, rows);
+  // Without the header: one JSON summary, as before.
+  const plain = await fetch(`${app.url}/v2/contacts/import`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' }, body: 'email\nprogress0@example.com\n' });
+  assert.equal((await plain.json()).unchanged, 1);
+});
+
 test('export follows the list sort across pages (ties by id, blanks last) and its filters', async () => {
   const { key } = await workspace('custom');
   const names = ['Ann', 'bob', '', 'Cy', 'ann'];
