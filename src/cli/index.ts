@@ -30,7 +30,8 @@ const USAGE = `usage: postlane <command>
   demo [--json] [--keep]               end-to-end demonstration on loopback (no internet needed)
   contacts import FILE [--workspace ID] [--audience ID] [--format csv|json] [--json]
                                        import contacts from CSV or JSON (progress on stderr, then a summary)
-  contacts export [--workspace ID] [--audience ID] [--search TEXT] [--unsubscribed true|false] [--out FILE]
+  contacts export [--workspace ID] [--audience ID] [--search TEXT] [--unsubscribed true|false] [--sort KEY] [--order asc|desc]
+                  [--filter KEY.CONDITION=VALUE]… [--out FILE]   the list's filters and sort as CSV (progress on stderr)
   user create --email E --workspace WSP_ID [--role admin|member] [--json]   a dashboard user and a link to set its password`;
 
 export async function runCli(argv: string[]): Promise<number> {

@@ -8661,7 +8661,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Imports contacts from a CSV (header row with an email column) or a JSON array of objects, as multipart/form-data (a part named file) or as the body itself (text/csv, application/json). */
+        /** @description Imports contacts from a CSV (header row with an email column) or a JSON array of objects, as multipart/form-data (a part named file) or as the body itself (text/csv, application/json). With `Accept: application/x-ndjson` the answer is streamed as it goes: one `contact_import_progress` line per committed batch, then the summary as the last line (its `status` says whether the import completed); an import that fails before its first batch answers as without it. */
         post: {
             parameters: {
                 query?: {
@@ -8676,7 +8676,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The import summary (or, with Accept: application/x-ndjson, progress lines then the summary) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -8728,6 +8728,7 @@ export interface paths {
                             /** @description Existing contacts whose fields changed */
                             updated: number;
                         };
+                        "application/x-ndjson": string;
                     };
                 };
                 /** @description Default Response */
