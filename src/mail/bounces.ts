@@ -3,8 +3,9 @@
 // report-type=feedback-report) and the non-standard bounces some servers still send (qmail,
 // old Exim, appliances), recognized by their sender, subject, status codes and wording.
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
+import { classifyReason, isAutoReply, type BounceReason } from './bounce-reasons.ts';
 
-export type BounceKind = 'bounce' | 'delay' | 'complaint' | 'unknown';
+export type BounceKind = 'bounce' | 'delay' | 'complaint' | 'auto_reply' | 'delivered' | 'unknown';
 
 export interface RecipientStatus {
   recipient: string | null;
@@ -12,6 +13,10 @@ export interface RecipientStatus {
   action: string | null;
   status: string | null;
   diagnostic: string | null;
+  /** The documented reason (bounce-reasons.ts). */
+  reason: BounceReason;
+  /** A permanent failure (5.x.x about the recipient's mailbox or the message). */
+  hard: boolean;
 }
 
 export interface BounceReport {
@@ -32,6 +37,8 @@ export interface BounceReport {
   source: 'dsn' | 'arf' | 'heuristic' | null;
   /** Every recipient block of a DSN. */
   recipients: RecipientStatus[];
+  /** The documented reason of the primary recipient; null for mail that is no report. */
+  reason: BounceReason | null;
 }
 
 const STATUS_CODE = /(?<![\w.])([245])\.(\d{1,3})\.(\d{1,3})(?![\w]|\.\d)/;
@@ -44,7 +51,7 @@ const HEURISTIC_TEXT_LIMIT = 64 * 1024;
 const COMPLAINT_TYPES = new Set(['abuse', 'fraud', 'virus', 'other']);
 
 function empty(kind: BounceKind = 'unknown'): BounceReport {
-  return { kind, recipient: null, status: null, diagnostic: null, originalMessageId: null, hard: false, feedbackType: null, source: null, recipients: [] };
+  return { kind, recipient: null, status: null, diagnostic: null, originalMessageId: null, hard: false, feedbackType: null, source: null, recipients: [], reason: null };
 }
 
 /** Header-style fields (RFC 822 syntax: folded lines) split into blocks at blank lines. */
@@ -134,19 +141,25 @@ function readDsn(mail: ParsedMail, rawText: string, statusText: string): BounceR
         const reply = SMTP_REPLY.exec(diagnostic)?.[1];
         if (reply) status = `${reply[0]}.0.0`;
       }
+      const action = block.get('action')?.split(/[\s(;]/)[0].toLowerCase() ?? null;
+      const classified = classifyReason({ status, diagnostic, action });
       return {
         recipient: addressField(block.get('final-recipient')) ?? addressField(block.get('original-recipient')),
-        action: block.get('action')?.split(/[\s(;]/)[0].toLowerCase() ?? null,
+        action,
         status,
         diagnostic,
+        reason: classified.reason,
+        hard: classified.hard && action !== 'delayed',
       };
     });
   const failed = recipients.find((r) => r.action === 'failed' || (!r.action && r.status?.startsWith('5')));
   const delayed = recipients.find((r) => r.action === 'delayed');
+  const delivered = recipients.find((r) => r.action === 'delivered' || r.action === 'relayed' || r.action === 'expanded');
   const primary = failed ?? delayed ?? recipients[0];
   const headers = originalHeaders(mail, rawText);
   const report: BounceReport = {
-    ...empty(failed ? 'bounce' : delayed ? 'delay' : 'unknown'),
+    ...empty(failed ? 'bounce' : delayed ? 'delay' : delivered ? 'delivered' : 'unknown'),
+    reason: primary?.reason ?? null,
     source: 'dsn',
     recipients,
     recipient: primary?.recipient ?? null,
@@ -154,7 +167,7 @@ function readDsn(mail: ParsedMail, rawText: string, statusText: string): BounceR
     diagnostic: primary?.diagnostic ?? null,
     originalMessageId: headers ? messageIdIn(headers) : messageIdIn(mail.text ?? ''),
   };
-  report.hard = report.kind === 'bounce' && Boolean(report.status?.startsWith('5'));
+  report.hard = report.kind === 'bounce' && Boolean(primary?.hard);
   return report;
 }
 
@@ -170,6 +183,7 @@ function readArf(mail: ParsedMail, rawText: string, reportText: string): BounceR
   const agent = fields.get('user-agent');
   return {
     ...empty(COMPLAINT_TYPES.has(feedbackType) ? 'complaint' : 'unknown'),
+    reason: 'complaint',
     source: 'arf',
     feedbackType,
     recipient,
@@ -271,15 +285,20 @@ function readHeuristic(mail: ParsedMail, rawText: string): BounceReport {
   const delayed = (status?.startsWith('4') || !status) && (DELAY_TEXT.test(subject) || DELAY_TEXT.test(explanation));
   const kind: BounceKind = delayed ? 'delay' : 'bounce';
   const headers = originalHeaders(mail, rawText);
+  const action = kind === 'delay' ? 'delayed' : 'failed';
+  // The whole explanation is read for the reason: vendors put the telling words around the code.
+  const classified = classifyReason({ status, diagnostic: `${diagnostic ?? ''} ${explanation.slice(0, 4000)}`, action });
+  const hard = kind === 'bounce' && classified.hard;
   return {
     ...empty(kind),
     source: 'heuristic',
     recipient,
     status,
     diagnostic,
+    reason: classified.reason,
     originalMessageId: headers ? messageIdIn(headers) : messageIdIn(copy),
-    hard: kind === 'bounce' && Boolean(status?.startsWith('5')),
-    recipients: recipient ? [{ recipient, action: kind === 'delay' ? 'delayed' : 'failed', status, diagnostic }] : [],
+    hard,
+    recipients: recipient ? [{ recipient, action, status, diagnostic, reason: classified.reason, hard }] : [],
   };
 }
 
@@ -296,5 +315,14 @@ export async function parseBounce(raw: Buffer | string): Promise<BounceReport> {
   if (deliveryStatus) return readDsn(mail, rawText, deliveryStatus.content.toString('utf8'));
   const feedback = mail.attachments.find((a) => /^message\/feedback-report$/i.test(a.contentType));
   if (feedback) return readArf(mail, rawText, feedback.content.toString('utf8'));
+  // Auto-replies (RFC 3834 Auto-Submitted, vacation headers and subjects) are never bounces.
+  const header = (name: string) => {
+    const value = mail.headers.get(name);
+    return typeof value === 'string' ? value : value ? String((value as { value?: unknown }).value ?? value) : undefined;
+  };
+  const from = firstAddress(mail.from) ?? '';
+  if (!BOUNCE_SENDER.test(from) && isAutoReply({ subject: mail.subject, autoSubmitted: header('auto-submitted'), xAutoreply: header('x-autoreply') ?? header('x-autorespond') })) {
+    return { ...empty('auto_reply'), reason: 'auto_reply', recipient: from || null };
+  }
   return readHeuristic(mail, rawText);
 }
