@@ -62,8 +62,8 @@ test('a DSN with several recipients reports the failed one; a success DSN is not
   assert.equal(success.hard, false);
   // No Status field: the SMTP reply in the diagnostic gives the class.
   const noStatus = await parseBounce(dsn(['Final-Recipient: rfc822; x@example.net', 'Action: failed', 'Diagnostic-Code: smtp; 554 rejected'].join('\r\n')));
-  // "rejected" alone is about the sender (a block): not hard, so it never suppresses.
-  assert.deepEqual([noStatus.kind, noStatus.status, noStatus.hard, noStatus.reason], ['bounce', '5.0.0', false, 'policy_block']);
+  // A bare "rejected" says nothing about the mailbox: not hard, so it never suppresses.
+  assert.deepEqual([noStatus.kind, noStatus.status, noStatus.hard, noStatus.reason], ['bounce', '5.0.0', false, 'unknown']);
   // No per-message block at all (seen from some appliances): the recipient block is still read.
   const bare = await parseBounce(dsn(['Final-Recipient: rfc822; y@example.net', 'Action: failed', 'Status: 5.1.1'].join('\r\n'), ''));
   assert.deepEqual([bare.kind, bare.recipient, bare.status], ['bounce', 'y@example.net', '5.1.1']);
