@@ -7,7 +7,7 @@
 // Outcomes: 2xx → delivered; 5xx → permanent (the recipient's server refused for good); 4xx,
 // network errors, timeouts, DNS failures → temporary (retry later). Temporary and connection
 // failures move on to the next address / MX host first.
-import { classifyReason, isSenderBlock } from './bounce-reasons.ts';
+import { classifyReason, isSenderBlock, type BounceReason } from './bounce-reasons.ts';
 import type { Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
@@ -29,6 +29,10 @@ export interface HostAttempt {
   mxHost: string | null;
   /** IP address connected to. */
   address: string | null;
+  /** The documented reason of a rejection or failure (bounce-reasons.ts); null when delivered. */
+  reason?: BounceReason | null;
+  /** How the session was protected: none | starttls | starttls-verified | tls; null without a session. */
+  tls?: string | null;
 }
 
 export interface DeliveryOutcome extends HostAttempt {
@@ -122,9 +126,10 @@ export function classifySmtpError(error: SmtpError): Omit<HostAttempt, 'mxHost' 
     // A refused login at a smarthost is our configuration, not the recipient: retry later.
     // A 5xx that is about the sender (reputation, blocklist, policy, rate) is a block, not a
     // bounce: retried later and never a reason to suppress the recipient (issue 19, postal #60).
-    const senderBlock = isSenderBlock(classifyReason({ status: String(code), diagnostic: response }).reason);
+    const reason = classifyReason({ status: enhancedCodeOf(response) ?? String(code), diagnostic: response }).reason;
+    const senderBlock = isSenderBlock(reason);
     const kind: DeliveryKind = permanent && error.code !== 'EAUTH' && !senderBlock ? 'permanent' : 'temporary';
-    return { kind, code, enhancedCode: enhancedCodeOf(response) ?? (kind === 'permanent' ? '5.0.0' : '4.0.0'), response, hostLevel };
+    return { kind, code, enhancedCode: enhancedCodeOf(response) ?? (kind === 'permanent' ? '5.0.0' : '4.0.0'), response, hostLevel, reason };
   }
   // No reply: TLS failed (X.7.5 cryptographic failure), the connection failed or timed out
   // (X.4.1 no answer from host), or it broke midway (X.4.2 bad connection).
@@ -135,6 +140,7 @@ export function classifySmtpError(error: SmtpError): Omit<HostAttempt, 'mxHost' 
     enhancedCode: tls ? '4.7.5' : error.command === 'CONN' ? '4.4.1' : '4.4.2',
     response: oneLine(error.message),
     hostLevel: true,
+    reason: tls ? 'policy_block' : 'network_error',
   };
 }
 
@@ -216,7 +222,7 @@ export class SmtpDelivery {
     const attempts: HostAttempt[] = [];
     const finish = (decisive: HostAttempt): DeliveryOutcome => ({ ...decisive, attempts });
     const fail = (kind: DeliveryKind, enhancedCode: string, response: string, mxHost: string | null): DeliveryOutcome => {
-      const attempt: HostAttempt = { kind, code: null, enhancedCode, response, mxHost, address: null };
+      const attempt: HostAttempt = { kind, code: null, enhancedCode, response, mxHost, address: null, reason: classifyReason({ status: enhancedCode, diagnostic: response }).reason };
       attempts.push(attempt);
       return finish(attempt);
     };
@@ -239,7 +245,7 @@ export class SmtpDelivery {
       if (budget <= 0) break;
       const resolved = await this.addressesOf(target.host);
       if (resolved.kind !== 'addresses') {
-        attempts.push({ kind: 'temporary', code: null, enhancedCode: resolved.kind === 'none' ? '4.4.4' : '4.4.3', response: resolved.reason, mxHost: target.host, address: null });
+        attempts.push({ kind: 'temporary', code: null, enhancedCode: resolved.kind === 'none' ? '4.4.4' : '4.4.3', response: resolved.reason, mxHost: target.host, address: null, reason: 'network_error' });
         continue;
       }
       for (const address of resolved.addresses) {
