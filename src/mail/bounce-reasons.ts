@@ -63,6 +63,23 @@ const OWN: Array<[string, RegExp]> = [
   ['badreputation', /reputation|poor sender|spamhaus|barracuda|spamcop|\bRBL\b|\bDNSBL\b|block ?list|blacklist/i],
 ];
 
+// Vendor wordings that Sisimai reads in its per-MTA modules rather than its reason lists
+// (facts about what Exim, Gmail, Domino, Notes, IMail, DragonFly, OpenSMTPD, Google Groups…
+// write), tried after the reason lists.
+const VENDOR: Array<[string, RegExp]> = [
+  ['expired', /retry timeout exceeded|could not deliver for the last \d+ seconds|did not accept our requests to connect|envelope expired|delivery failed \d+ attempts|was not delivered within \d+ days|remote host is not responding|maximum time in queue|too long in queue/],
+  ['userunknown', /not listed in (domino directory|public name & address book)|invalid final delivery userid|unable to deliver message to <[^>]+> \(and other recipients|ディレクトリのリストにありません|no mailbox here by that name|user unknown|unknown user|no such (user|mailbox|recipient)/],
+  ['hostunknown', /dns lookup failure: host|host .{1,80} not found|domain .{1,80} (not found|does not exist)/],
+  ['notaccept', /indicated no smtp service|does not accept mail \(null mx\)/],
+  ['mailboxfull', /user mailbox exceeds allowed size|mailbox (is )?full|over ?quota/],
+  ['rejected', /groups\.google\.com\/support|not have permission to post/],
+  ['systemerror', /malformed address|does not support tls/],
+];
+
+// A "user unknown" answered after DATA (the recipient had been accepted) is the recipient's
+// filter speaking, as Sisimai reads it.
+const AFTER_DATA = /end of data|after data|in reply to data|>>> data/;
+
 /** Ordered "aligned" search: every part appears, each after the previous one (Sisimai::String->aligned). */
 function aligned(text: string, parts: string[]): boolean {
   let from = 0;
@@ -90,14 +107,33 @@ const VAGUE = new Set(['undefined', 'onhold', 'systemerror', 'securityerror', 'e
 
 const ENHANCED = /(?<![\w.])([245])\.(\d{1,3})\.(\d{1,3})(?![\w]|\.\d)/;
 
-function sisimaiName(input: { status?: string | null; diagnostic?: string | null; action?: string | null }): string {
-  const text = (input.diagnostic ?? '').toLowerCase().replace(/\s+/g, ' ');
+type ReasonInput = {
+  status?: string | null;
+  diagnostic?: string | null;
+  action?: string | null;
+  /** The report's human-readable part: read when the diagnostic says nothing, and for the SMTP stage. */
+  context?: string | null;
+};
+
+function sisimaiName(input: ReasonInput): string {
+  const name = sisimaiNameOf(input, (input.diagnostic ?? '').toLowerCase().replace(/\s+/g, ' '));
+  if (!input.context) return name;
+  const context = input.context.toLowerCase().replace(/\s+/g, ' ');
+  if (name !== 'undefined' && name !== 'onhold') return name;
+  const fromContext = sisimaiNameOf(input, context);
+  return fromContext === 'undefined' ? name : fromContext;
+}
+
+function sisimaiNameOf(input: ReasonInput, text: string): string {
   const status = ENHANCED.exec(input.status ?? '')?.[0] ?? ENHANCED.exec(text)?.[0] ?? '';
   if (status.startsWith('2.')) return 'delivered';
   const byStatus = STATUS_NAMES[status] ?? '';
   for (const [name, pattern] of OWN) if (pattern.test(text)) return name;
-  for (const name of FIRST) if (byStatus === name || matches(name, text)) return name;
+  for (const name of FIRST) {
+    if (byStatus === name || matches(name, text)) return name === 'userunknown' && AFTER_DATA.test(text) ? 'filtered' : name;
+  }
   for (const name of SECOND) if (matches(name, text)) return name;
+  for (const [name, pattern] of VENDOR) if (pattern.test(text)) return name;
   if (byStatus && !VAGUE.has(byStatus)) return byStatus;
   const klass = status.slice(2, 4);
   if (klass === '6.') return 'contenterror';
@@ -109,7 +145,7 @@ function sisimaiName(input: { status?: string | null; diagnostic?: string | null
 }
 
 /** Classifies one rejection. `status` is the enhanced code (5.1.1) or the basic one (550). */
-export function classifyReason(input: { status?: string | null; diagnostic?: string | null; action?: string | null }): ReasonResult {
+export function classifyReason(input: ReasonInput): ReasonResult {
   const status = input.status ?? '';
   const reason = fromSisimaiReason(sisimaiName(input));
   const entry = BOUNCE_REASONS[reason];
