@@ -128,7 +128,7 @@ function sisimaiNameOf(input: ReasonInput, text: string): string {
   const status = ENHANCED.exec(input.status ?? '')?.[0] ?? ENHANCED.exec(text)?.[0] ?? '';
   if (status.startsWith('2.')) return 'delivered';
   const byStatus = STATUS_NAMES[status] ?? '';
-  for (const [name, pattern] of OWN) if (pattern.test(text)) return name;
+  if (!/grey ?list|gray ?list/.test(text)) for (const [name, pattern] of OWN) if (pattern.test(text)) return name;
   for (const name of FIRST) {
     if (byStatus === name || matches(name, text)) return name === 'userunknown' && AFTER_DATA.test(text) ? 'filtered' : name;
   }

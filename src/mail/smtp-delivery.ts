@@ -15,6 +15,7 @@ import nodemailer from 'nodemailer';
 import type { Config } from '../config.ts';
 import { createResolver } from '../platform/dns.ts';
 import { orderMxHosts, resolveAddresses, resolveMx, type MxOptions } from './mx.ts';
+import { feedbackOf, type Priority, type TrafficShaper } from './shaping.ts';
 
 export type DeliveryKind = 'delivered' | 'temporary' | 'permanent';
 
@@ -38,6 +39,8 @@ export interface HostAttempt {
 export interface DeliveryOutcome extends HostAttempt {
   /** Every host tried, in order; the outcome is the decisive one. */
   attempts: HostAttempt[];
+  /** Not tried at all: the destination had no slot within the wait (traffic shaping); retry soon, it is no attempt. */
+  deferredUntilMs?: number;
 }
 
 export interface OutboundMessage {
@@ -47,6 +50,8 @@ export interface OutboundMessage {
   to: string;
   /** Signed RFC 5322 message. */
   raw: Buffer;
+  /** Transactional mail is served before bulk mail within a destination's allowance. */
+  priority?: Priority;
 }
 
 export interface SmtpDeliveryOptions {
@@ -71,6 +76,12 @@ export interface SmtpDeliveryOptions {
   /** How long MX and address answers are reused (default 60 s; 0 looks up every time). */
   dnsCacheMs?: number;
   random?: MxOptions['random'];
+  /** Traffic shaping per destination (connections, messages per connection, pace, back-off). */
+  shaper?: TrafficShaper | null;
+  /** How long a message waits for a slot of its destination before it is deferred (default 30 s). */
+  shapingMaxWaitMs?: number;
+  /** Throttled answers retried at the destination's new pace within one delivery (default 3). */
+  throttleRetries?: number;
 }
 
 interface Destination {
@@ -186,7 +197,7 @@ class AnswerCache<T> {
 }
 
 export class SmtpDelivery {
-  readonly options: Required<Omit<SmtpDeliveryOptions, 'smarthostUrl' | 'random'>> & Pick<SmtpDeliveryOptions, 'random'>;
+  readonly options: Required<Omit<SmtpDeliveryOptions, 'smarthostUrl' | 'random' | 'shaper'>> & Pick<SmtpDeliveryOptions, 'random' | 'shaper'>;
   private readonly smarthost: ReturnType<typeof parseSmarthostUrl> | null;
   private readonly destinations = new Map<string, Destination>();
   private readonly mxCache: AnswerCache<Awaited<ReturnType<typeof resolveMx>>>;
@@ -208,6 +219,9 @@ export class SmtpDelivery {
       maxAddressesPerMessage: options.maxAddressesPerMessage ?? 6,
       dnsCacheMs: options.dnsCacheMs ?? 60_000,
       random: options.random,
+      shaper: options.shaper ?? null,
+      shapingMaxWaitMs: options.shapingMaxWaitMs ?? 30_000,
+      throttleRetries: options.throttleRetries ?? 3,
     };
     this.mxCache = new AnswerCache(this.options.dnsCacheMs);
     this.addressCache = new AnswerCache(this.options.dnsCacheMs);
@@ -251,7 +265,9 @@ export class SmtpDelivery {
       for (const address of resolved.addresses) {
         if (budget-- <= 0) break;
         const hop: Hop = { ...target, address, plain: false };
-        let attempt = await this.attempt(hop, message);
+        const shaped = await this.shapedAttempt(hop, message, attempts);
+        if ('deferredUntilMs' in shaped) return { ...shaped, attempts };
+        let attempt = shaped;
         // A STARTTLS handshake that fails is retried in clear text: TLS here is opportunistic.
         if (attempt.tlsFailed && !this.smarthost) {
           attempts.push(attempt.result);
@@ -274,6 +290,18 @@ export class SmtpDelivery {
     return finish(decisive);
   }
 
+  /** The destination (shaping key) mail to `to` goes to: the provider or first MX host; null when DNS has none. */
+  async destinationKeyOf(to: string): Promise<string | null> {
+    if (this.smarthost) return this.options.shaper ? this.options.shaper.keyOf(this.smarthost.host) : this.smarthost.host;
+    const at = to.lastIndexOf('@');
+    const domain = at > 0 ? domainToASCII(to.slice(at + 1).toLowerCase()) : '';
+    if (!domain) return null;
+    const mx = await this.mxCache.get(domain, () => resolveMx(domain, this.options.resolver, { random: this.options.random }), (answer) => answer.kind === 'hosts');
+    if (mx.kind !== 'hosts') return null;
+    const host = mx.hosts[0].exchange;
+    return this.options.shaper ? this.options.shaper.keyOf(host) : host;
+  }
+
   /** Closes every pooled connection (in-flight messages finish first). */
   async close(): Promise<void> {
     this.closed = true;
@@ -286,6 +314,31 @@ export class SmtpDelivery {
     // RFC 6761: "localhost" is always loopback, whatever DNS says (local smarthosts).
     if (this.smarthost && host.toLowerCase() === 'localhost') return { kind: 'addresses' as const, addresses: ['127.0.0.1'] };
     return this.addressCache.get(host, () => resolveAddresses(host, this.options.resolver), (answer) => answer.kind === 'addresses');
+  }
+
+  /**
+   * One attempt at `hop` within its destination's allowance: waits for a slot, reports the
+   * answer to the shaper, and retries a throttled answer at the new pace (a few times).
+   */
+  private async shapedAttempt(hop: Hop, message: OutboundMessage, attempts: HostAttempt[]): Promise<Awaited<ReturnType<SmtpDelivery['attempt']>> | (HostAttempt & { deferredUntilMs: number })> {
+    const shaper = this.options.shaper;
+    if (!shaper) return this.attempt(hop, message);
+    for (let tries = 0; ; tries++) {
+      const slot = await shaper.acquire(hop.host, message.priority ?? 'transactional', this.options.shapingMaxWaitMs);
+      if (!slot) {
+        const key = shaper.keyOf(hop.host);
+        return {
+          kind: 'temporary', code: null, enhancedCode: '4.4.5', mxHost: hop.host, address: null, reason: 'rate_limited',
+          response: `Deferred by traffic shaping: ${key} has no free slot within ${this.options.shapingMaxWaitMs} ms`,
+          deferredUntilMs: Date.now() + 5_000,
+        };
+      }
+      const attempt = await this.attempt(hop, message);
+      const feedback = feedbackOf(attempt.result);
+      slot.release(feedback);
+      if (feedback !== 'throttled' || tries >= this.options.throttleRetries) return attempt;
+      attempts.push(attempt.result);
+    }
   }
 
   private async attempt(hop: Hop, message: OutboundMessage): Promise<{ result: HostAttempt; hostLevel: boolean; tlsFailed: boolean }> {
@@ -333,8 +386,8 @@ export class SmtpDelivery {
         servername,
         tls: { rejectUnauthorized: hop.verifyCertificate, servername },
         auth: hop.auth,
-        maxConnections: this.options.maxConnectionsPerDestination,
-        maxMessages: this.options.maxMessagesPerConnection,
+        maxConnections: this.options.shaper ? this.options.shaper.connections(hop.host) : this.options.maxConnectionsPerDestination,
+        maxMessages: this.options.shaper ? this.options.shaper.messagesPerConnection(hop.host) : this.options.maxMessagesPerConnection,
         idleTimeout: this.options.idleTimeoutMs,
         connectionTimeout: this.options.connectionTimeoutMs,
         greetingTimeout: this.options.greetingTimeoutMs,

@@ -47,6 +47,8 @@ export const PAYLOAD_SHAPES: Record<string, PayloadShape> = {
   'email.canceled': statusEvent('canceled'),
   'email.held': statusEvent('held'),
   'email.received': email(['id', 'object', 'from', 'to', 'subject', 'created_at']),
+  'delivery.held': { object: 'delivery_hold', idPrefixes: ['hold'], fields: ['id', 'object', 'workspace_id', 'destination', 'domain', 'reason', 'created_at'], notNull: ['id'] },
+  'delivery.released': { object: 'delivery_hold', idPrefixes: ['hold'], fields: ['id', 'object', 'workspace_id', 'destination', 'domain', 'reason', 'created_at'], notNull: ['id'] },
   'email.loaded': {
     object: 'load',
     idPrefixes: ['load'],
