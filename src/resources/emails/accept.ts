@@ -122,7 +122,7 @@ const insertContent = preparedQuery((db, p: { id: string; workspaceId: string; m
 const EMAIL_COLUMNS = [
   'id', 'workspace_id', 'type', 'source', 'token', 'message_id', 'content_id', 'from', 'from_address', 'to', 'recipient_kind',
   'subject', 'status', 'scheduled_at', 'api_key_id', 'sending_domain_id', 'tag', 'spam_score', 'size', 'meta', 'track_loads',
-  'track_clicks', 'original_id', 'status_detail', 'delivered_at', 'created_at', 'updated_at',
+  'track_clicks', 'original_id', 'status_detail', 'delivered_at', 'bounce_reason', 'bounce_type', 'created_at', 'updated_at',
 ] as const satisfies ReadonlyArray<keyof EmailRow>;
 // Fails to compile when a column is added to the table but not to the list above.
 const everyColumnListed: Exclude<keyof EmailRow, (typeof EMAIL_COLUMNS)[number]> extends never ? true : never = true;
@@ -219,6 +219,8 @@ function emailRows(principal: Principal, request: AcceptRequest, { workspace, do
       original_id: request.originalId ?? null,
       status_detail: isSuppressed ? 'The recipient is on the suppression list' : null,
       delivered_at: null,
+      bounce_reason: null,
+      bounce_type: null,
       created_at: now,
       updated_at: now,
     };
