@@ -3,6 +3,7 @@
 import type { ComponentType } from 'preact';
 import { Accept } from './accept';
 import { ApiKeys } from './api-keys';
+import { ContactDetail, Contacts } from './contacts';
 import { DomainDetail, Domains } from './domains';
 import { EmailDetail, Emails } from './emails';
 import { Events } from './events';
@@ -37,6 +38,8 @@ export const pages: PageDef[] = [
   { path: '/suppressions', component: Suppressions, nav: 'Suppressions' },
   { path: '/webhooks', component: Webhooks, nav: 'Webhooks' },
   { path: '/webhooks/:id', component: WebhookDetail },
+  { path: '/contacts', component: Contacts, nav: 'Contacts' },
+  { path: '/contacts/:id', component: ContactDetail },
   { path: '/events', component: Events, nav: 'Events' },
   { path: '/api-keys', component: ApiKeys, nav: 'API keys' },
   { path: '/members', component: Members, nav: 'Members' },

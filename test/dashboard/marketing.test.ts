@@ -1,0 +1,122 @@
+// The dashboard's pages of the marketing resources in real Chromium: contacts (create, edit,
+// search and filters, a CSV import with its summary, the export), audiences and subscribers,
+// forms (the JSON editor's feedback, publish, the embed snippet, submissions), email
+// verification (one address, a list with its progress and result chart) and DMARC reports
+// (an uploaded report, the pass/fail chart by source). Every page is scanned by axe-core and
+// photographed at 1280 and 390 px. One browser and one page for the whole file.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchBrowser } from '../helpers/browser.ts';
+import { eventually } from '../helpers/app.ts';
+import { captureAtBothWidths, newContext, settled, startDashboardApp, type DashboardApp } from './helpers.ts';
+
+let app: DashboardApp;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+const files = mkdtempSync(join(tmpdir(), 'postlane-dashboard-'));
+
+before(async () => {
+  app = await startDashboardApp();
+  browser = await launchBrowser();
+  context = await newContext(browser);
+  page = await context.newPage();
+  page.on('dialog', (dialog) => void dialog.accept()); // "Delete …?" confirmations
+  // The first admin signs in through the first start's link.
+  await page.goto(app.setupLink);
+  await page.getByLabel('Your email').fill('marketer@acme.test');
+  await page.getByLabel('Choose a password').fill('correct horse battery');
+  await page.getByRole('button', { name: 'Set password and sign in' }).click();
+  await page.getByRole('heading', { name: 'Overview' }).waitFor();
+});
+
+after(async () => {
+  await browser?.close();
+  await app?.close();
+});
+
+async function go(label: string): Promise<void> {
+  const menu = page.getByRole('button', { name: 'Menu' });
+  if (await menu.isVisible()) await menu.click();
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: label, exact: true }).click();
+  await settled(page);
+}
+
+const rowsText = () => page.getByRole('region', { name: 'Contacts' }).innerText();
+
+test('contacts: created, edited, found by search and filter, imported from a CSV with its summary, exported', async () => {
+  await go('Contacts');
+  await page.getByText('No contacts.').waitFor();
+  await captureAtBothWidths(page, 'contacts-empty');
+
+  // Create: the new contact's page opens.
+  await page.getByRole('button', { name: 'New contact' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByLabel('Email address').fill('Ada@Example.org');
+  await dialog.getByLabel('First name').fill('Ada');
+  await dialog.getByLabel('Custom fields').fill('{"company": "Analytical"}');
+  await dialog.getByRole('button', { name: 'Create contact' }).click();
+  await page.getByRole('heading', { name: 'ada@example.org' }).waitFor();
+  await settled(page);
+  assert.match(await page.locator('.facts').innerText(), /company\s+Analytical/);
+
+  // Edit: shown at once; a custom-fields box that is not JSON is refused before any request.
+  await page.getByRole('button', { name: 'Edit' }).click();
+  await dialog.getByLabel('Last name').fill('Lovelace');
+  await dialog.getByLabel('Custom fields').fill('{company: nope}');
+  await dialog.getByRole('button', { name: 'Save contact' }).click();
+  await dialog.getByText(/Custom fields: not a JSON object/).waitFor();
+  await dialog.getByLabel('Custom fields').fill('{"company": "Engines"}');
+  await dialog.getByRole('button', { name: 'Save contact' }).click();
+  await eventually(async () => /Ada Lovelace/.test(await page.locator('.facts').innerText()), 5000);
+  assert.equal((await app.api.get('/v2/contacts/ada@example.org')).body.custom_fields.company, 'Engines');
+  await captureAtBothWidths(page, 'contact-detail');
+
+  // The API's own words for a duplicate.
+  await go('Contacts');
+  await page.getByRole('button', { name: 'New contact' }).click();
+  await dialog.getByLabel('Email address').fill('ada@example.org');
+  await dialog.getByRole('button', { name: 'Create contact' }).click();
+  const conflict = (await app.api.post('/v2/contacts', { email: 'ada@example.org' })).body;
+  await dialog.getByRole('alert').filter({ hasText: conflict.message ?? conflict.error }).waitFor();
+  await dialog.getByRole('button', { name: 'Close' }).click();
+
+  // Import: 200 rows and one bad one, with the summary; the list shows them without a reload.
+  const csv = ['email,first_name,last_name', ...Array.from({ length: 200 }, (_, i) => `person${i}@example.org,Person,${i}`), 'not-an-address,Bad,Row'].join('\n');
+  const path = join(files, 'people.csv');
+  writeFileSync(path, csv);
+  await page.getByRole('button', { name: 'Import' }).click();
+  await dialog.getByLabel('File').setInputFiles(path);
+  await dialog.getByRole('button', { name: 'Import' }).click();
+  await dialog.getByRole('heading', { name: 'Import completed' }).waitFor();
+  const summary = await dialog.locator('.facts').innerText();
+  assert.match(summary, /Rows read\s+201/);
+  assert.match(summary, /Created\s+200/);
+  assert.match(summary, /Skipped\s+1/);
+  assert.match(await dialog.getByRole('region', { name: 'Skipped rows' }).innerText(), /202\s+not-an-address/);
+  await captureAtBothWidths(page, 'contacts-import');
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  await page.getByText('201 contacts').waitFor();
+
+  // Search and filter.
+  await page.getByLabel('Search email or name').fill('person17@');
+  await eventually(async () => (await rowsText()).includes('person17@example.org') && !(await rowsText()).includes('ada@example.org'), 5000);
+  await page.getByLabel('Search email or name').fill('');
+  await app.api.post('/v2/contacts/person3@example.org', { unsubscribed: true });
+  await page.getByLabel('Subscription').selectOption('true');
+  await settled(page);
+  await page.getByText('1 contacts').waitFor();
+  assert.match(await rowsText(), /person3@example\.org/);
+  await captureAtBothWidths(page, 'contacts');
+
+  // Export: the filtered list as CSV.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Export CSV' }).click()]);
+  const exported = readFileSync((await download.path())!, 'utf8');
+  assert.match(exported, /^email,/);
+  assert.match(exported, /person3@example\.org/);
+  assert.equal(exported.trim().split('\n').length, 2);
+});
