@@ -100,7 +100,7 @@ test('contacts: created, edited, found by search and filter, imported from a CSV
   assert.match(await dialog.getByRole('region', { name: 'Skipped rows' }).innerText(), /202\s+not-an-address/);
   await captureAtBothWidths(page, 'contacts-import');
   await dialog.getByRole('button', { name: 'Close' }).click();
-  await page.getByText('201 contacts').waitFor();
+  await page.getByText('201 contacts', { exact: true }).waitFor();
 
   // Search and filter.
   await page.getByLabel('Search email or name').fill('person17@');
@@ -109,8 +109,9 @@ test('contacts: created, edited, found by search and filter, imported from a CSV
   await app.api.post('/v2/contacts/person3@example.org', { unsubscribed: true });
   await page.getByLabel('Subscription').selectOption('true');
   await settled(page);
-  await page.getByText('1 contacts').waitFor();
-  assert.match(await rowsText(), /person3@example\.org/);
+  // (The search before matched one contact too: wait for the filtered list itself.)
+  await eventually(async () => (await rowsText()).includes('person3@example.org'), 5000);
+  await page.getByText('1 contacts', { exact: true }).waitFor();
   await captureAtBothWidths(page, 'contacts');
 
   // Export: the filtered list as CSV.
@@ -119,4 +120,73 @@ test('contacts: created, edited, found by search and filter, imported from a CSV
   assert.match(exported, /^email,/);
   assert.match(exported, /person3@example\.org/);
   assert.equal(exported.trim().split('\n').length, 2);
+});
+
+test('audiences: created, subscribers added one and many, unsubscribed, filtered, removed; settings saved or refused in the API\'s words', async () => {
+  await go('Audiences');
+  await page.getByText('No audiences yet.').waitFor();
+  await page.getByRole('button', { name: 'New audience' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByLabel('Name').fill('Newsletter');
+  await dialog.getByRole('button', { name: 'Create audience' }).click();
+  await page.getByRole('heading', { name: 'Audience: Newsletter' }).waitFor();
+  await settled(page);
+  const audienceId = new URL(page.url()).pathname.split('/').pop()!;
+  const subscribers = page.getByRole('region', { name: 'Subscriber list' });
+
+  // One subscriber (an existing contact), then many at once.
+  await page.getByRole('button', { name: 'Add subscribers' }).click();
+  await dialog.getByLabel('Email address').fill('ada@example.org');
+  await dialog.getByRole('button', { name: 'Add subscribers' }).click();
+  await page.getByText('ada@example.org subscribed.').waitFor();
+  await page.getByRole('button', { name: 'Add subscribers' }).click();
+  await dialog.getByLabel('How many').selectOption('many');
+  await dialog.getByLabel('Addresses', { exact: true }).fill('person1@example.org\nperson2@example.org, newcomer@example.org');
+  await dialog.getByRole('button', { name: 'Add subscribers' }).click();
+  await page.getByText('3 added, 0 resubscribed, 0 already subscribed.').waitFor();
+  await settled(page);
+  await eventually(async () => /Subscribers\s+4/.test(await page.locator('.facts').innerText()), 5000);
+  assert.match(await subscribers.innerText(), /newcomer@example\.org/);
+  // Adding an existing contact without names keeps the contact's own.
+  assert.match(await subscribers.innerText(), /ada@example\.org\s+Ada Lovelace/);
+  assert.equal((await app.api.get(`/v2/audiences/${audienceId}`)).body.subscribers_count, 4);
+
+  // Unsubscribe one, filter, remove another.
+  await page.getByRole('button', { name: 'Unsubscribe person1@example.org' }).click();
+  await page.getByRole('button', { name: 'Resubscribe person1@example.org' }).waitFor();
+  await page.getByLabel('Status').selectOption('false');
+  await settled(page);
+  await eventually(async () => !(await subscribers.innerText()).includes('ada@example.org'), 5000);
+  assert.match(await subscribers.innerText(), /person1@example\.org/);
+  await page.getByLabel('Status').selectOption('');
+  await settled(page);
+  await page.getByRole('button', { name: 'Remove person2@example.org' }).click();
+  await eventually(async () => !(await subscribers.innerText()).includes('person2@example.org'), 5000);
+  await captureAtBothWidths(page, 'audience-subscribers');
+
+  // Settings: a public page is saved; double opt-in without a verified sender is refused as the API says.
+  await page.getByRole('tab', { name: 'Settings' }).click();
+  await page.getByLabel('Subscribe page').selectOption('public');
+  await page.getByLabel('Name shown to visitors').fill('The Acme letter');
+  await page.getByRole('button', { name: 'Save settings' }).click();
+  await page.getByText('Saved.').waitFor();
+  const saved = (await app.api.get(`/v2/audiences/${audienceId}`)).body;
+  assert.deepEqual([saved.visibility, saved.public_name], ['public', 'The Acme letter']);
+  assert.equal(await page.getByRole('link', { name: new RegExp(`/subscribe/${saved.token}$`) }).count(), 1);
+  await page.getByLabel('Confirm new subscribers by email').check();
+  await page.getByLabel('Confirmation sender').fill('news@unverified.example');
+  await page.getByRole('button', { name: 'Save settings' }).click();
+  const refused = await app.api.post(`/v2/audiences/${audienceId}`, { double_opt_in: { enabled: true, email: { from: 'news@unverified.example' } } });
+  assert.ok(refused.status >= 400);
+  await page.getByRole('alert').filter({ hasText: refused.body.error ?? refused.body.message }).waitFor();
+  await captureAtBothWidths(page, 'audience-settings');
+
+  // The list, and the contacts page filtered by the audience.
+  await go('Audiences');
+  await page.getByRole('link', { name: 'Newsletter' }).waitFor();
+  await captureAtBothWidths(page, 'audiences');
+  await go('Contacts');
+  await page.getByLabel('Audience').selectOption({ label: 'Newsletter' });
+  await settled(page);
+  await page.getByText('3 contacts', { exact: true }).waitFor();
 });

@@ -60,8 +60,8 @@ function ContactForm({ initial, audiences, onSaved }: { initial: Contact | null;
       <Field label="Custom fields" hint='A JSON object, such as {"company": "Acme"}'>
         <textarea class="code" rows={4} style="min-height: 5rem" value={fields} onInput={(e) => setFields((e.target as HTMLTextAreaElement).value)} />
       </Field>
-      <fieldset class="field">
-        <legend class="label">Audiences</legend>
+      <fieldset class="group">
+        <legend>Audiences</legend>
         {audiences.length === 0 ? <span class="muted">No audiences yet.</span> : null}
         {audiences.map((a) => (
           <label class="check">

@@ -3,6 +3,7 @@
 import type { ComponentType } from 'preact';
 import { Accept } from './accept';
 import { ApiKeys } from './api-keys';
+import { AudienceDetail, Audiences } from './audiences';
 import { ContactDetail, Contacts } from './contacts';
 import { DomainDetail, Domains } from './domains';
 import { EmailDetail, Emails } from './emails';
@@ -40,6 +41,8 @@ export const pages: PageDef[] = [
   { path: '/webhooks/:id', component: WebhookDetail },
   { path: '/contacts', component: Contacts, nav: 'Contacts' },
   { path: '/contacts/:id', component: ContactDetail },
+  { path: '/audiences', component: Audiences, nav: 'Audiences' },
+  { path: '/audiences/:id', component: AudienceDetail },
   { path: '/events', component: Events, nav: 'Events' },
   { path: '/api-keys', component: ApiKeys, nav: 'API keys' },
   { path: '/members', component: Members, nav: 'Members' },
