@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchBrowser } from '../helpers/browser.ts';
-import { eventually } from '../helpers/app.ts';
+import { apiClient, eventually } from '../helpers/app.ts';
+import { submitForm } from '../forms/helpers.ts';
 import { captureAtBothWidths, newContext, settled, startDashboardApp, type DashboardApp } from './helpers.ts';
 
 let app: DashboardApp;
@@ -189,4 +190,85 @@ test('audiences: created, subscribers added one and many, unsubscribed, filtered
   await page.getByLabel('Audience').selectOption({ label: 'Newsletter' });
   await settled(page);
   await page.getByText('3 contacts', { exact: true }).waitFor();
+});
+
+test('forms: created, the JSON definition checked while typing, refused and then published, embed snippet copied, submissions read', async () => {
+  await go('Forms');
+  await page.getByText('No forms.').waitFor();
+  await page.getByRole('button', { name: 'New form' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByLabel('Name').fill('Spring sign-up');
+  await dialog.getByLabel('Form type').selectOption('embed');
+  await dialog.getByRole('button', { name: 'Create form' }).click();
+  await page.getByRole('heading', { name: 'Form: Spring sign-up' }).waitFor();
+  await settled(page);
+  const formId = new URL(page.url()).pathname.split('/').pop()!;
+  const editor = page.getByLabel('Definition (JSON)');
+  const starter = await editor.inputValue();
+  await page.getByText('The definition is ready to publish.').waitFor();
+  // The preview draws the starter's steps.
+  assert.match(await page.locator('.form-preview').innerText(), /Subscribe to our newsletter[\s\S]*Email address \*/);
+
+  // Broken JSON: said where, and nothing can be saved.
+  await editor.fill(starter.replace('"version": 1,', '"version": 1'));
+  await page.getByText(/Not valid JSON: .*line \d+, column \d+/).waitFor();
+  assert.ok(await page.getByRole('button', { name: 'Save', exact: true }).isDisabled());
+
+  // Valid JSON that could not be published: saved as a draft, the problems listed; publishing refused in the API's words.
+  await editor.fill(starter.replace('"version": 1,', '"version": 2,'));
+  await page.locator('.problems li').filter({ hasText: 'version' }).waitFor();
+  await page.getByRole('button', { name: 'Save', exact: true }).click();
+  await page.getByText('Saved.').waitFor();
+  assert.equal((await app.api.get(`/v2/forms/${formId}`)).body.definition.version, 2);
+  await page.getByRole('button', { name: 'Publish' }).click();
+  const refusal = await app.api.post(`/v2/forms/${formId}/publish`);
+  assert.equal(refusal.status, 422);
+  await page.getByRole('alert').filter({ hasText: refusal.body.error }).waitFor();
+  await captureAtBothWidths(page, 'form-editor-problems');
+
+  await editor.fill(starter);
+  await page.getByText('The definition is ready to publish.').waitFor();
+  await page.getByRole('button', { name: 'Save', exact: true }).click();
+  await page.getByText('Saved.').waitFor();
+  await page.getByRole('button', { name: 'Publish' }).click();
+  await page.getByRole('button', { name: 'Unpublish' }).waitFor();
+  assert.match(await page.locator('.facts').innerText(), /Status\s+live/);
+  const form = (await app.api.get(`/v2/forms/${formId}`)).body;
+  assert.equal(form.status, 'live');
+  await captureAtBothWidths(page, 'form-editor');
+
+  // The embed snippet: the script tag and, for an embedded form, its placeholder with the token.
+  await page.getByRole('tab', { name: 'Embed' }).click();
+  const embed = (await app.api.get('/v2/forms/embed')).body;
+  await page.getByRole('button', { name: 'Copy the embed script tag' }).click();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), embed.html);
+  await page.getByRole('button', { name: 'Copy the form placeholder' }).click();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), `<div data-postlane-form="${form.token}"></div>`);
+  await captureAtBothWidths(page, 'form-embed');
+
+  // A visitor's submission shows in the list.
+  const submitted = await submitForm(apiClient(app.url, null), form.token, { email: 'visitor@example.org' }, { page_url: 'https://acme.test/spring' });
+  assert.equal(submitted.status, 201, submitted.text);
+  await page.getByRole('tab', { name: 'Submissions' }).click();
+  await settled(page);
+  await eventually(async () => {
+    if ((await page.getByRole('region', { name: 'Submissions' }).innerText()).includes('visitor@example.org')) return true;
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await settled(page);
+    return false;
+  }, 5000);
+  assert.match(await page.getByRole('region', { name: 'Submissions' }).innerText(), /https:\/\/acme\.test\/spring/);
+  await captureAtBothWidths(page, 'form-submissions');
+
+  // Unpublished: a draft again; the list filters by status.
+  await page.getByRole('button', { name: 'Unpublish' }).click();
+  await page.getByRole('button', { name: 'Publish' }).waitFor();
+  assert.equal((await app.api.get(`/v2/forms/${formId}`)).body.status, 'draft');
+  await go('Forms');
+  const status = page.getByRole('combobox', { name: /^Status/ });
+  await status.selectOption('live');
+  await page.getByText('No forms.').waitFor();
+  await status.selectOption('draft');
+  await page.getByRole('link', { name: 'Spring sign-up' }).waitFor();
+  await captureAtBothWidths(page, 'forms');
 });

@@ -8,6 +8,7 @@ import { ContactDetail, Contacts } from './contacts';
 import { DomainDetail, Domains } from './domains';
 import { EmailDetail, Emails } from './emails';
 import { Events } from './events';
+import { FormEditor, Forms } from './forms';
 import { Members } from './members';
 import { Overview } from './overview';
 import { Suppressions } from './suppressions';
@@ -43,6 +44,8 @@ export const pages: PageDef[] = [
   { path: '/contacts/:id', component: ContactDetail },
   { path: '/audiences', component: Audiences, nav: 'Audiences' },
   { path: '/audiences/:id', component: AudienceDetail },
+  { path: '/forms', component: Forms, nav: 'Forms' },
+  { path: '/forms/:id', component: FormEditor },
   { path: '/events', component: Events, nav: 'Events' },
   { path: '/api-keys', component: ApiKeys, nav: 'API keys' },
   { path: '/members', component: Members, nav: 'Members' },
