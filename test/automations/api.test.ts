@@ -21,7 +21,7 @@ after(() => app?.close());
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
-function welcomeGraph() {
+function welcomeGraph(): { context: string; name: string; description: string; settings: Record<string, unknown>; steps: Array<{ key: string; type: string; trigger?: string; action?: string; config?: Record<string, unknown> }>; connections: Array<Record<string, string>> } {
   return {
     context: 'contact',
     name: 'Welcome series',
