@@ -21,7 +21,7 @@ after(() => app?.close());
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
-function welcomeGraph() {
+function welcomeGraph(): { context: string; name: string; description: string; settings: Record<string, unknown>; steps: Array<{ key: string; type: string; trigger?: string; action?: string; config?: Record<string, unknown> }>; connections: Array<Record<string, string>> } {
   return {
     context: 'contact',
     name: 'Welcome series',
@@ -248,4 +248,19 @@ test('list: page/per_page envelope, newest first, status filter; delete', async 
   assert.equal((await api.get(`/v2/automations/${ids[1]}`)).status, 404);
   assert.equal((await api.get('/v2/automations')).body.total_records, 2);
   assert.equal((await app.as(null).get('/v2/automations')).status, 401);
+});
+
+test('start checks the template\'s from when the step has none: on a verified domain', async () => {
+  const template = await app.api.post('/v2/templates', { name: 'Elsewhere', alias: 'elsewhere', from: 'News <news@elsewhere.test>', subject: 'S', text: 'T' });
+  assert.equal(template.status, 201, template.text);
+  const graph = welcomeGraph();
+  graph.steps[2].config = { type: 'template', template_id: 'elsewhere' };
+  const created = await app.api.post('/v2/automations', graph);
+  assert.equal(created.status, 201, created.text);
+  const started = await app.api.post(`/v2/automations/${created.body.data.id}/start`);
+  assert.equal(started.status, 400);
+  assert.deepEqual(started.body.errors, { 'steps.2.config.from': ['The domain elsewhere.test is not a verified sending domain of the workspace.'] });
+  const fixed = await app.api.post(`/v2/automations/${created.body.data.id}`, { steps: graph.steps.map((s, i) => (i === 2 ? { ...s, config: { ...s.config, from: 'Acme <hello@acme.test>' } } : s)) });
+  assert.equal(fixed.status, 200, fixed.text);
+  assert.equal((await app.api.post(`/v2/automations/${created.body.data.id}/start`)).body.data.status, 'running');
 });

@@ -335,6 +335,7 @@ function successorsOf(automation: AutomationRow, key: string, branches: string[]
 }
 
 type ScopeLoader = () => Promise<Scope>;
+const EMPTY_SCOPE: Scope = { contact: null, email: null, payload: {}, meta: {}, run: { id: '', automation_id: '' } };
 
 function lazyScope(tx: Executor, run: RunRow): ScopeLoader {
   let loaded: Promise<Scope> | null = null;
@@ -352,7 +353,8 @@ async function advance(tx: Executor, run: RunRow, automation: AutomationRow, fro
     if (isInstant(step)) {
       let result: Finish | null = null;
       try {
-        result = instantResult(step, await scope(), automation.context);
+        // Only a condition reads the contact or email.
+        result = instantResult(step, step.action === 'condition' ? await scope() : EMPTY_SCOPE, automation.context);
       } catch {
         result = null; // left to a job, which records the failure
       }

@@ -276,7 +276,8 @@ export function checkFilter(value: unknown, path: string, problems: Problems, re
 
 /** Lookups config checks need (the service answers them from the database). */
 export interface ConfigLookups {
-  templateExists(idOrAlias: string): Promise<boolean>;
+  /** The template's `from` when it exists (undefined: no such template; null: it has none). */
+  templateFrom(idOrAlias: string): Promise<string | null | undefined>;
   audienceExists(id: string): Promise<boolean>;
   automationExists(id: string): Promise<boolean>;
   /** null when fine, else the problem with the address's domain. */
@@ -306,7 +307,15 @@ export async function checkConfigs(context: AutomationContext, graph: Graph, loo
       case 'send_email':
         if (c.type !== 'template') add(problems, `${path}.type`, 'The type is required and must be template.');
         if (!nonEmpty(c.template_id)) add(problems, `${path}.template_id`, 'The template_id is required.');
-        else if (!hasPlaceholder(c.template_id) && !(await lookups.templateExists(c.template_id))) add(problems, `${path}.template_id`, 'No template version with this id and no published template with this alias exists.');
+        else if (!hasPlaceholder(c.template_id)) {
+          const templateFrom = await lookups.templateFrom(c.template_id);
+          if (templateFrom === undefined) add(problems, `${path}.template_id`, 'No template version with this id and no published template with this alias exists.');
+          else if (!nonEmpty(c.from)) {
+            // Without its own `from`, the step sends from the template's, which must be on a verified domain too.
+            const problem = templateFrom ? await lookups.fromProblem(templateFrom) : 'The template has no from address; give the step a from.';
+            if (problem) add(problems, `${path}.from`, problem);
+          }
+        }
         if (context !== 'contact' && !nonEmpty(c.to)) add(problems, `${path}.to`, 'The to is required outside the contact context.');
         for (const field of ['subject', 'to'] as const) if (c[field] !== undefined && typeof c[field] !== 'string') add(problems, `${path}.${field}`, `The ${field} must be a string.`);
         if (c.reply_to !== undefined && typeof c.reply_to !== 'string' && !(Array.isArray(c.reply_to) && c.reply_to.every((v: unknown) => typeof v === 'string'))) add(problems, `${path}.reply_to`, 'The reply_to must be an address or an array of addresses.');

@@ -69,8 +69,9 @@ export async function findAutomation(db: Executor, workspaceId: string, id: stri
 
 function lookups(ctx: AppContext, workspaceId: string): ConfigLookups {
   return {
-    async templateExists(idOrAlias) {
-      return (await resolveTemplateForSend(ctx.db, workspaceId, idOrAlias)) !== null;
+    async templateFrom(idOrAlias) {
+      const template = await resolveTemplateForSend(ctx.db, workspaceId, idOrAlias);
+      return template ? (template.from ?? null) : undefined;
     },
     async audienceExists(id) {
       return looksLikeId(id, 'aud') && (await findAudience(ctx.db, workspaceId, id)) !== undefined;
