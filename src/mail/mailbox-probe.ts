@@ -99,7 +99,7 @@ export function classifyRcptReply(code: number, text: string): MailboxOutcome {
   }
   const { reason } = classifyReason({ status: enhanced ?? String(code), diagnostic: text });
   if (reason === 'mailbox_full') return 'inbox_full';
-  if (reason === 'mailbox_disabled') return 'disabled';
+  if (reason === 'suspended') return 'disabled';
   if (temporary) return 'temporary';
   if (isSenderBlock(reason) || reason === 'content_spam') return 'blocked';
   if (reason === 'user_unknown' || reason === 'host_unknown') return 'rejected';

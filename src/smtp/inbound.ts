@@ -75,6 +75,7 @@ async function applyReport(ctx: AppContext, emailId: string, report: BounceRepor
       status: report.status ?? undefined,
       diagnostic: report.diagnostic ?? undefined,
       hard: report.hard,
+      bounceReason: report.reason ?? undefined,
     });
   } else if (report.kind === 'complaint') {
     await applyComplaint(ctx.db, emailId, {
@@ -82,7 +83,8 @@ async function applyReport(ctx: AppContext, emailId: string, report: BounceRepor
       feedbackType: report.feedbackType ?? undefined,
     });
   }
-  // Delay notices (still trying) and unreadable mail (auto-replies) change nothing.
+  // Delay notices (still trying), auto-replies (never bounces), success DSNs and unreadable
+  // mail change nothing.
 }
 
 /** The trace field an MX adds (RFC 5321 §4.4). */
@@ -165,6 +167,8 @@ async function storeInbound(ctx: AppContext, session: SMTPServerSession, raw: Bu
           original_id: null,
           status_detail: null,
           delivered_at: null,
+          bounce_reason: null,
+          bounce_type: null,
           created_at: now,
           updated_at: now,
         };

@@ -5,10 +5,21 @@
 // size, suppressions, limits, credits, one transaction), so afterwards it cannot be told from
 // an API send except by `source: smtp`. Rate limits count one unit per transaction, checked
 // at MAIL FROM and counted with the emails.
+//
+// A client that lost the reply to DATA (the server was killed, the connection dropped) sends
+// the message again. So the relay remembers each accepted message by its Message-ID and its
+// envelope for 24 hours: the same message with the same envelope is answered with the first
+// one's `250 … queued as em_…` and not sent again, and while the first is still being accepted
+// (another connection, another process) the second is answered 451, to be retried. This is the
+// Idempotency-Key mechanism of the API (platform/idempotency.ts) with a key of the relay's own:
+// a lease that dies with its process, a stored reply that commits with the emails.
+import { createHash } from 'node:crypto';
 import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import type { AppContext } from '../platform/context.ts';
 import type { Principal } from '../platform/http/auth.ts';
 import { checkSendLimits } from '../platform/limits.ts';
+import { ApiError } from '../platform/http/errors.ts';
+import { beginIdempotent, completeIdempotent, releaseIdempotent } from '../platform/idempotency.ts';
 import { acceptMessage } from '../resources/emails/accept.ts';
 import { isEmailAddress } from '../resources/emails/addresses.ts';
 import { hasAllowedExtension } from '../resources/emails/attachments.ts';
@@ -23,6 +34,22 @@ import type { TlsMaterial } from './tls.ts';
 export const MAX_RECIPIENTS = 150;
 /** Raw message bytes accepted at DATA (and announced with SIZE): the API's 40 MB rule. */
 export const SUBMISSION_MAX_BYTES = MAX_MESSAGE_BYTES;
+
+/**
+ * The key a relayed message is remembered by: its Message-ID with the envelope (MAIL FROM and
+ * the RCPT TO addresses, in any order, domains case-insensitive). Null without a Message-ID:
+ * such a message cannot be recognised when it comes again. The `smtp:` prefix lies outside the
+ * API's Idempotency-Key alphabet, so a relay key never meets an API key of the workspace.
+ */
+export function submissionKey(messageId: string | undefined, mailFrom: string, recipients: string[]): string | null {
+  const id = messageId?.trim();
+  if (!id) return null;
+  const envelope = [normalizeAddress(mailFrom), ...[...new Set(recipients.map(normalizeAddress))].sort()];
+  return `smtp:${createHash('sha256').update(JSON.stringify([id, ...envelope])).digest('base64url')}`;
+}
+
+const inProgressReply = () =>
+  smtpError(451, '4.3.0 A message with this Message-ID and envelope is still being accepted; try again shortly');
 
 export interface SubmissionListeners {
   port: number | null;
@@ -117,6 +144,19 @@ export function createSubmissionServer(ctx: AppContext, tls: TlsMaterial, implic
         // The API's attachment rule: a named file must have an allowed extension.
         const refused = parsed.attachments.find((a) => a.filename && !hasAllowedExtension(a.filename));
         if (refused) throw smtpError(554, `5.6.1 Attachment type not allowed: ${refused.filename!.replace(/[^\x20-\x7e]/g, '?')}`);
+        const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+        const key = submissionKey(parsed.messageId, mailFrom, recipients);
+        let claim: Awaited<ReturnType<typeof beginIdempotent>> | null = null;
+        if (key) {
+          try {
+            claim = await beginIdempotent(ctx.db, principal.workspaceId, key);
+          } catch (error) {
+            throw error instanceof ApiError && error.status === 409 ? inProgressReply() : replies.localError();
+          }
+          // Accepted before: the same answer, nothing sent again.
+          if (claim.kind === 'replay') return `2.0.0 OK: queued as ${(claim.body as { id: string }).id}`;
+        }
+        const token = claim?.kind === 'new' ? claim.token : null;
         const accepted = await acceptMessage(ctx, principal, {
           message: parts.message,
           fromHeader: parts.fromHeader,
@@ -127,6 +167,14 @@ export function createSubmissionServer(ctx: AppContext, tls: TlsMaterial, implic
           // PostgreSQL text cannot hold NUL; nothing legitimate in a message needs one.
           raw: raw.toString('utf8').replace(/\0/g, ''),
           limitUnits: 1, // one per transaction (addendum §14)
+          inTransaction: async (tx, rows) => {
+            if (key && token) await completeIdempotent(tx, principal.workspaceId, key, token, 250, { id: rows[0].id });
+          },
+        }).catch(async (error: unknown) => {
+          if (key && token) await releaseIdempotent(ctx.db, principal.workspaceId, key, token);
+          // The lease was lost (held past 15 minutes and taken over): nothing was stored.
+          if (error instanceof ApiError && error.status === 409) throw inProgressReply();
+          throw error;
         });
         return `2.0.0 OK: queued as ${accepted.rows[0].id}`;
       })().then(

@@ -1,16 +1,21 @@
-// The chaos run shared by the chaos test and the `chaos` bench scenario (issue 20): clients
-// send with an Idempotency-Key each, retrying on connection errors, while the one Postlane
-// process (API and workers) is killed with SIGKILL at random moments and restarted on the same
-// data. Deliveries in flight are cut mid-DATA by the kills (the MTA holds its replies until
+// The chaos run shared by the chaos test and the `chaos` bench scenario (issue 20): API clients
+// send with an Idempotency-Key each and SMTP clients through the relay (STARTTLS, AUTH) with a
+// Message-ID each, all retrying on connection errors and temporary refusals, while the one
+// Postlane process (API, relay and workers) is killed with SIGKILL at random moments and
+// restarted on the same data. Deliveries in flight are cut mid-DATA by the kills (the MTA holds its replies until
 // the last restart). The report says what was lost, doubled or stuck.
 import { eventually, freePort, startChildApp, type ChildApp, databaseUrlOf } from './app.ts';
 import { startSendingApp } from './sending.ts';
+import { submit } from '../smtp/helpers.ts';
 import { startStallingMta } from './stalling-mta.ts';
 import { updateWorkspace } from '../../src/resources/workspaces/service.ts';
 import { DELIVER_LEASE_MS } from '../../src/resources/emails/delivery/worker.ts';
 
 export interface ChaosOptions {
+  /** API clients. */
   clients: number;
+  /** SMTP relay clients besides them (each sends as many as an API client). */
+  smtpClients?: number;
   /** Each client sends at least this many, and keeps sending until the last kill. */
   sendsPerClient: number;
   kills: number;
@@ -24,10 +29,15 @@ export interface ChaosOptions {
 
 export interface ChaosReport {
   sends: number;
+  /** Of them, through the SMTP relay. */
+  smtpSends: number;
   kills: number;
   retries: number;
+  /** Of them, SMTP clients sending a message again. */
+  smtpRetries: number;
+  /** Answers asking to retry later: 409 (key in progress), 451 (relay). */
   conflicts: number;
-  /** Keys whose client never got a 200 (should be 0). */
+  /** Keys (or relayed messages) whose client never got a 200 (or 250): should be 0. */
   unanswered: number;
   /** Emails stored beyond one per key, and answered ids not stored. */
   acceptedTwice: number;
@@ -57,16 +67,21 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       DATABASE_URL: await databaseUrlOf(app),
       DATA_DIR: app.config.dataDir,
       HTTP_HOST: '127.0.0.1',
-      SMTP_SUBMISSION_PORT: '0',
       SMTP_INBOUND_PORT: '0',
       DNS_SERVERS: app.dns.address,
       MX_PORT: String(mta.port),
       MAIL_HOSTNAME: 'mail.postlane.test',
     };
-    child = await startChildApp({ ...env, HTTP_PORT: String(await freePort()) });
+    // Each start listens on new ports: a client never reaches a half-closed old listener.
+    let smtpPort = 0;
+    const start = async () => {
+      smtpPort = await freePort();
+      return startChildApp({ ...env, HTTP_PORT: String(await freePort()), SMTP_SUBMISSION_PORT: String(smtpPort) });
+    };
+    child = await start();
     let url = child.url;
     let killsDone = false;
-    const stats = { retries: 0, conflicts: 0, unanswered: 0 };
+    const stats = { retries: 0, smtpRetries: 0, conflicts: 0, unanswered: 0 };
 
     // One client: its sends in order, each retried with the same key until it gets a 200.
     const client = async (c: number) => {
@@ -104,6 +119,36 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       return results;
     };
 
+    // One relay client: its messages in order, each sent again (same Message-ID, same envelope)
+    // until it gets a 250, after connection errors and 4xx replies alike, as an MTA would.
+    const smtpClient = async (c: number) => {
+      const results: Array<{ key: string; id: string }> = [];
+      for (let i = 0; i < options.sendsPerClient || !killsDone; i++) {
+        await sleep(10 + Math.random() * 20);
+        const key = `chaos-smtp-${c}-${i}`;
+        for (let attempt = 0; ; attempt++) {
+          if (attempt >= 1000) {
+            stats.unanswered++;
+            break;
+          }
+          const sent = await submit(
+            { port: smtpPort, key: app.key },
+            { from: 'hello@acme.test', to: `s${c}-n${i}@example.org`, subject: `Chaos ${key}`, text: 'Hello', messageId: `<${key}@client.test>` },
+          );
+          if (sent.ok && sent.id) {
+            results.push({ key, id: sent.id });
+            break;
+          }
+          if (sent.code === 451) stats.conflicts++;
+          else if (sent.code >= 500) throw new Error(`${key}: ${sent.response}`);
+          stats.retries++;
+          stats.smtpRetries++;
+          await sleep(50 + Math.random() * 100);
+        }
+      }
+      return results;
+    };
+
     const killer = (async () => {
       for (let k = 0; k < options.kills; k++) {
         const [min, max] = options.killEvery;
@@ -113,12 +158,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           continue;
         }
         await child!.kill('SIGKILL');
-        child = await startChildApp({ ...env, HTTP_PORT: String(await freePort()) });
+        child = await start();
         url = child.url;
       }
       killsDone = true;
     })();
+    const relayed = Promise.all(Array.from({ length: options.smtpClients ?? 0 }, (_, c) => smtpClient(c)));
     const sent = (await Promise.all(Array.from({ length: options.clients }, (_, c) => client(c)))).flat();
+    const sentBySmtp = (await relayed).flat();
+    sent.push(...sentBySmtp);
     await killer;
     const restartedAt = Date.now();
     mta.release(); // from now on the MTA answers
@@ -140,8 +188,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     }
     return {
       sends: sent.length,
+      smtpSends: sentBySmtp.length,
       kills: options.kills,
       retries: stats.retries,
+      smtpRetries: stats.smtpRetries,
       conflicts: stats.conflicts,
       unanswered: stats.unanswered,
       acceptedTwice: rows.length - new Set(sent.map((s) => s.id)).size,

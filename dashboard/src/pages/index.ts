@@ -3,9 +3,12 @@
 import type { ComponentType } from 'preact';
 import { Accept } from './accept';
 import { ApiKeys } from './api-keys';
+import { AudienceDetail, Audiences } from './audiences';
+import { ContactDetail, Contacts } from './contacts';
 import { DomainDetail, Domains } from './domains';
 import { EmailDetail, Emails } from './emails';
 import { Events } from './events';
+import { FormEditor, Forms } from './forms';
 import { Members } from './members';
 import { Overview } from './overview';
 import { Suppressions } from './suppressions';
@@ -37,6 +40,12 @@ export const pages: PageDef[] = [
   { path: '/suppressions', component: Suppressions, nav: 'Suppressions' },
   { path: '/webhooks', component: Webhooks, nav: 'Webhooks' },
   { path: '/webhooks/:id', component: WebhookDetail },
+  { path: '/contacts', component: Contacts, nav: 'Contacts' },
+  { path: '/contacts/:id', component: ContactDetail },
+  { path: '/audiences', component: Audiences, nav: 'Audiences' },
+  { path: '/audiences/:id', component: AudienceDetail },
+  { path: '/forms', component: Forms, nav: 'Forms' },
+  { path: '/forms/:id', component: FormEditor },
   { path: '/events', component: Events, nav: 'Events' },
   { path: '/api-keys', component: ApiKeys, nav: 'API keys' },
   { path: '/members', component: Members, nav: 'Members' },

@@ -338,6 +338,8 @@ export class CampaignEngine {
         original_id: null,
         status_detail: null,
         delivered_at: null,
+        bounce_reason: null,
+        bounce_type: null,
         created_at: now,
         updated_at: now,
       };

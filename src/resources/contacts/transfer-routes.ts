@@ -1,7 +1,7 @@
 // POST /v2/contacts/import (a CSV or JSON file as multipart/form-data or as the request body
 // itself, streamed) and GET /v2/contacts/export (CSV, streamed). Paths of ours; the spec
 // says only that export takes the list's parameters.
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import multipart from '@fastify/multipart';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
@@ -11,7 +11,7 @@ import { plainError } from '../../platform/http/errors.ts';
 import { errorResponses } from '../../platform/http/responses.ts';
 import { ContactListQuery, ImportSummary } from './schemas.ts';
 import { exportContacts } from './export.ts';
-import { runImport } from './import/run.ts';
+import { runImport, type ImportSummary as ImportSummaryValue } from './import/run.ts';
 
 const tags = ['Contacts'];
 const ImportQuery = Type.Object({
@@ -50,8 +50,17 @@ export async function registerContactTransfers(app: FastifyInstance, ctx: AppCon
         schema: {
           tags,
           querystring: ImportQuery,
-          description: 'Imports contacts from a CSV (header row with an email column) or a JSON array of objects, as multipart/form-data (a part named file) or as the body itself (text/csv, application/json).',
-          response: { 200: ImportSummary, 400: Type.Union([ImportSummary, Type.Ref('Error')]), ...errorResponses({ 404: 'error' }), 422: ImportSummary },
+          description:
+            'Imports contacts from a CSV (header row with an email column) or a JSON array of objects, as multipart/form-data (a part named file) or as the body itself (text/csv, application/json). ' +
+            'With `Accept: application/x-ndjson` the answer is streamed as it goes: one `contact_import_progress` line per committed batch, then the summary as the last line (its `status` says whether the import completed); an import that fails before its first batch answers as without it.',
+          response: {
+            200: {
+              description: 'The import summary (or, with Accept: application/x-ndjson, progress lines then the summary)',
+              content: {
+                'application/json': { schema: ImportSummary },
+                'application/x-ndjson': { schema: Type.String({ description: 'Lines of JSON: {object: "contact_import_progress", rows, committed_rows, created, updated, unchanged, subscribed, skipped}, then the summary' }) },
+              },
+            }, 400: Type.Union([ImportSummary, Type.Ref('Error')]), ...errorResponses({ 404: 'error' }), 422: ImportSummary },
         },
       },
       async (request, reply) => {
@@ -71,7 +80,24 @@ export async function registerContactTransfers(app: FastifyInstance, ctx: AppCon
           input = request.body as Readable;
           typeHint = request.headers['content-type'];
         }
-        const summary = await runImport(ctx.db, request.principal.workspaceId, input, { audience, format: query.format, typeHint });
+        // Progress as NDJSON when asked: the answer starts with the first committed batch.
+        let progress: PassThrough | null = null;
+        const onBatch = /application\/x-ndjson/.test(request.headers.accept ?? '')
+          ? (s: Readonly<ImportSummaryValue>) => {
+              if (!progress) {
+                progress = new PassThrough();
+                void reply.code(200).header('content-type', 'application/x-ndjson; charset=utf-8').send(progress);
+              }
+              const { rows, committed_rows, created, updated, unchanged, subscribed, skipped } = s;
+              progress.write(`${JSON.stringify({ object: 'contact_import_progress', rows, committed_rows, created, updated, unchanged, subscribed, skipped })}\n`);
+            }
+          : undefined;
+        const summary = await runImport(ctx.db, request.principal.workspaceId, input, { audience, format: query.format, typeHint, onBatch });
+        const stream = progress as PassThrough | null;
+        if (stream) {
+          stream.end(`${JSON.stringify(summary)}\n`);
+          return reply;
+        }
         if (summary.status === 'completed') return summary;
         return reply.code(summary.committed_rows === 0 && summary.created + summary.updated === 0 ? 400 : 422).send(summary);
       },
