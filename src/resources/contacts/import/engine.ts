@@ -175,7 +175,11 @@ async function writeBatch(tx: Executor, target: Target, rows: ImportRow[]): Prom
   const newContacts: ContactRow[] = [];
   const changedContacts: ContactRow[] = [];
   const newMembers: SubscriberRow[] = [];
-  for (const row of admitted) {
+  // In address order (a batch has each address once, so the outcome is the same): ids are
+  // handed out in this order, so every index of both tables (ids, addresses, memberships)
+  // takes the batch as one ascending run instead of scattered inserts.
+  const ordered = [...admitted].sort((a, b) => (a.email < b.email ? -1 : a.email > b.email ? 1 : 0));
+  for (const row of ordered) {
     let contact = existing.get(row.email);
     if (contact) {
       const next: ContactRow = {
