@@ -152,6 +152,7 @@ test('export: streamed CSV with the list filters; importing it into another work
   const res = await fetch(`${app.url}/v2/contacts/export`, { headers: { authorization: `Bearer ${key}` } });
   assert.equal(res.status, 200);
   assert.match(res.headers.get('content-type') ?? '', /^text\/csv/);
+  assert.equal(res.headers.get('x-total-count'), '2', 'how many contacts follow, for a progress bar');
   const csv = await res.text();
   const lines = csv.trim().split('\r\n');
   assert.equal(lines[0], 'email,first_name,last_name,unsubscribed,audiences,city,custom_fields,id,created_at,updated_at');
