@@ -57,6 +57,8 @@ export interface ImportOptions {
   /** `aud_` id or name of an audience of the workspace to add every row to. */
   audience?: string | null;
   format: ImportFormat;
+  /** Called when the import stops on a failure (the batches' source can be ended). */
+  onFailure?: () => void;
   /** Called after each committed batch (progress bars). */
   onBatch?: (summary: Readonly<ImportSummary>) => void;
 }
@@ -135,6 +137,7 @@ export async function importContacts(db: Db, target: Target, batches: AsyncItera
       options.onBatch?.(summary);
     }
   } catch (error) {
+    options.onFailure?.();
     void iterator.return?.(undefined).catch(() => {});
     summary.status = 'failed';
     const detail = error instanceof ImportFileError ? error.message : `row ${writing[0]?.row ?? summary.committed_rows + 1} onwards could not be written: ${(error as Error).message}`;

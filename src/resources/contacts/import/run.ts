@@ -38,8 +38,9 @@ export async function runImport(db: Db, workspaceId: string, input: AsyncIterabl
   }
   const definitions = await fieldDefinitions(db, workspaceId);
   const batchRows = Math.max(1, options.batchRows ?? BATCH_ROWS);
+  const stop = new AbortController();
   const batches = options.parseInThread
     ? batchesOf(format === 'json' ? jsonRows(rest()) : csvRows(Readable.from(rest())), format, definitions, batchRows)
-    : parsedBatches(rest(), format, definitions, batchRows);
-  return importContacts(db, target, batches, { format, onBatch: options.onBatch });
+    : parsedBatches(rest(), format, definitions, batchRows, stop.signal);
+  return importContacts(db, target, batches, { format, onBatch: options.onBatch, onFailure: () => stop.abort() });
 }
