@@ -1,5 +1,6 @@
-// Contact imports (issue 11, addendum §8): rows streamed from a file, written in batches of
-// a few thousand, each batch one transaction of bulk statements (writers.ts).
+// Contact imports (issue 11, addendum §8): rows streamed from a file and parsed in batches
+// (batches.ts; in a worker thread, parse-worker.ts, unless the caller is one), each batch
+// written in one transaction of bulk statements (writers.ts) while the next is parsed.
 // - New addresses become contacts; existing contacts get the names and custom fields the row
 //   gives (custom fields merged key by key); `unsubscribed` true unsubscribes, and nothing in
 //   an import ever subscribes again someone who unsubscribed: not the contact, not a

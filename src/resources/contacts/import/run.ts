@@ -1,4 +1,6 @@
-// One entry point for the API and the CLI: a byte stream in, the import summary out.
+// One entry point for the API and the CLI: a byte stream in, the import summary out. The API
+// parses in a worker thread (the server's event loop only writes); the CLI's import already runs
+// in a worker thread of its own (src/cli/contacts-import-worker.ts) and parses there.
 import type { Db } from '../../../platform/db/database.ts';
 import { fieldDefinitions } from '../../custom-fields/service.ts';
 import { BATCH_ROWS, importContacts, prepareImport, type ImportSummary } from './engine.ts';
