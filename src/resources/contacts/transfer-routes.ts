@@ -19,6 +19,7 @@ const ImportQuery = Type.Object({
   format: Type.Optional(Type.Union([Type.Literal('csv'), Type.Literal('json')], { description: 'default: from the content type or file name, else the first character' })),
 });
 type ImportParams = Static<typeof ImportQuery>;
+const SMALL_UPLOAD_BYTES = 256 * 1024;
 
 export async function registerContactTransfers(app: FastifyInstance, ctx: AppContext) {
   app.get(
@@ -96,7 +97,11 @@ export async function registerContactTransfers(app: FastifyInstance, ctx: AppCon
               progress.write(`${JSON.stringify({ object: 'contact_import_progress', rows, committed_rows, created, updated, unchanged, subscribed, skipped })}\n`);
             }
           : undefined;
-        const summary = await runImport(ctx.db, request.principal.workspaceId, input, { audience, format: query.format, typeHint, onBatch });
+        // A small upload is parsed here (a worker thread takes about half a second to start);
+        // a large one, or one of unknown length, in a worker, off the server's event loop.
+        const length = Number(request.headers['content-length']);
+        const parseInThread = Number.isFinite(length) && length < SMALL_UPLOAD_BYTES;
+        const summary = await runImport(ctx.db, request.principal.workspaceId, input, { audience, format: query.format, typeHint, onBatch, parseInThread });
         const stream = progress as PassThrough | null;
         if (stream) {
           stream.end(`${JSON.stringify(summary)}\n`);
