@@ -8574,6 +8574,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** @description The list's search, filters and sort as a streamed CSV. The x-total-count header says how many contacts follow (for a progress bar). */
         get: {
             parameters: {
                 query?: {
@@ -8597,7 +8598,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description CSV of the matching contacts */
+                /** @description CSV of the matching contacts (x-total-count: their number) */
                 200: {
                     headers: {
                         [name: string]: unknown;

@@ -1,5 +1,6 @@
-// Contact imports (issue 11, addendum §8): rows streamed from a file, written in batches of
-// a few thousand, each batch one transaction of bulk statements (writers.ts).
+// Contact imports (issue 11, addendum §8): rows streamed from a file and parsed in batches
+// (batches.ts; in a worker thread, parse-worker.ts, unless the caller is one), each batch
+// written in one transaction of bulk statements (writers.ts) while the next is parsed.
 // - New addresses become contacts; existing contacts get the names and custom fields the row
 //   gives (custom fields merged key by key); `unsubscribed` true unsubscribes, and nothing in
 //   an import ever subscribes again someone who unsubscribed: not the contact, not a
@@ -57,6 +58,8 @@ export interface ImportOptions {
   /** `aud_` id or name of an audience of the workspace to add every row to. */
   audience?: string | null;
   format: ImportFormat;
+  /** Called when the import stops on a failure (the batches' source can be ended). */
+  onFailure?: () => void;
   /** Called after each committed batch (progress bars). */
   onBatch?: (summary: Readonly<ImportSummary>) => void;
 }
@@ -135,6 +138,7 @@ export async function importContacts(db: Db, target: Target, batches: AsyncItera
       options.onBatch?.(summary);
     }
   } catch (error) {
+    options.onFailure?.();
     void iterator.return?.(undefined).catch(() => {});
     summary.status = 'failed';
     const detail = error instanceof ImportFileError ? error.message : `row ${writing[0]?.row ?? summary.committed_rows + 1} onwards could not be written: ${(error as Error).message}`;
@@ -175,7 +179,11 @@ async function writeBatch(tx: Executor, target: Target, rows: ImportRow[]): Prom
   const newContacts: ContactRow[] = [];
   const changedContacts: ContactRow[] = [];
   const newMembers: SubscriberRow[] = [];
-  for (const row of admitted) {
+  // In address order (a batch has each address once, so the outcome is the same): ids are
+  // handed out in this order, so every index of both tables (ids, addresses, memberships)
+  // takes the batch as one ascending run instead of scattered inserts.
+  const ordered = [...admitted].sort((a, b) => (a.email < b.email ? -1 : a.email > b.email ? 1 : 0));
+  for (const row of ordered) {
     let contact = existing.get(row.email);
     if (contact) {
       const next: ContactRow = {

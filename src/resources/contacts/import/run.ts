@@ -1,4 +1,6 @@
-// One entry point for the API and the CLI: a byte stream in, the import summary out.
+// One entry point for the API and the CLI: a byte stream in, the import summary out. The API
+// parses in a worker thread (the server's event loop only writes); the CLI's import already runs
+// in a worker thread of its own (src/cli/contacts-import-worker.ts) and parses there.
 import type { Db } from '../../../platform/db/database.ts';
 import { fieldDefinitions } from '../../custom-fields/service.ts';
 import { BATCH_ROWS, importContacts, prepareImport, type ImportSummary } from './engine.ts';
@@ -38,8 +40,9 @@ export async function runImport(db: Db, workspaceId: string, input: AsyncIterabl
   }
   const definitions = await fieldDefinitions(db, workspaceId);
   const batchRows = Math.max(1, options.batchRows ?? BATCH_ROWS);
+  const stop = new AbortController();
   const batches = options.parseInThread
     ? batchesOf(format === 'json' ? jsonRows(rest()) : csvRows(Readable.from(rest())), format, definitions, batchRows)
-    : parsedBatches(rest(), format, definitions, batchRows);
-  return importContacts(db, target, batches, { format, onBatch: options.onBatch });
+    : parsedBatches(rest(), format, definitions, batchRows, stop.signal);
+  return importContacts(db, target, batches, { format, onBatch: options.onBatch, onFailure: () => stop.abort() });
 }

@@ -12,7 +12,8 @@ const WORKER = new URL('./parse-worker.ts', import.meta.url);
 // grow to tens of MB), an old generation far above what two batches need.
 const LIMITS = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 256 };
 
-export async function* parsedBatches(input: AsyncIterable<Buffer | string>, format: ImportFormat, definitions: FieldDefinitions, batchRows: number): AsyncGenerator<ParsedBatch> {
+/** `signal` ends the worker at once (the writes failed: nothing more is wanted). */
+export async function* parsedBatches(input: AsyncIterable<Buffer | string>, format: ImportFormat, definitions: FieldDefinitions, batchRows: number, signal?: AbortSignal): AsyncGenerator<ParsedBatch> {
   const worker = new Worker(WORKER, {
     workerData: { format, definitions: [...definitions], batchRows } satisfies WorkerInput,
     resourceLimits: LIMITS,
@@ -51,6 +52,11 @@ export async function* parsedBatches(input: AsyncIterable<Buffer | string>, form
   });
   worker.on('exit', (code) => {
     if (code !== 0 && !failure) failure = new Error(`the import's reader stopped (exit code ${code})`);
+    wake?.();
+  });
+  signal?.addEventListener('abort', () => {
+    failure ??= new Error('the import stopped');
+    void worker.terminate();
     wake?.();
   });
   try {
