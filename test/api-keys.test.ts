@@ -259,3 +259,14 @@ test('an internal failure answers 500 without leaking internals', async () => {
     await broken.close();
   }
 });
+
+test('every route checks its key, HEAD routes too: none gets 401, a sending key on a full route 403', async () => {
+  const created = await app.api.post('/v2/api-keys', { name: 'head check sender', scope: 'sending' });
+  assert.equal(created.status, 201, created.text);
+  const head = (key?: string) => fetch(`${app.url}/v2/api-keys`, { method: 'HEAD', headers: key ? { authorization: `Bearer ${key}` } : {} });
+  assert.equal((await head()).status, 401);
+  assert.equal((await head(app.key)).status, 200);
+  assert.equal((await head(created.body.key)).status, 403);
+  assert.equal((await app.as(created.body.key).get('/v2/api-keys')).status, 403);
+  assert.equal((await app.as(null).get(`/v2/api-keys/${created.body.id}`)).status, 401);
+});

@@ -167,7 +167,7 @@ export async function completeIdempotent(
  */
 export async function releaseIdempotent(db: Db, workspaceId: string, key: string, token: string): Promise<boolean> {
   held.delete(token);
-  try {
+  const release = async () => {
     const result = await db
       .deleteFrom('idempotency_keys')
       .where('workspace_id', '=', workspaceId)
@@ -176,10 +176,22 @@ export async function releaseIdempotent(db: Db, workspaceId: string, key: string
       .where('state', '=', 'pending')
       .executeTakeFirst();
     return Number(result.numDeletedRows) === 1;
+  };
+  try {
+    return await release();
   } catch {
+    // The database is away (a restart, a failover): keep trying in the background while the
+    // lease lasts, so a retry is not refused with 409 for longer than the database was gone.
+    let tries = 0;
+    const again = () => {
+      if (++tries > IDEMPOTENCY_LEASE_MS / RELEASE_RETRY_MS) return;
+      release().catch(() => setTimeout(again, RELEASE_RETRY_MS).unref());
+    };
+    setTimeout(again, RELEASE_RETRY_MS).unref();
     return false;
   }
 }
+const RELEASE_RETRY_MS = 500;
 
 /** Deletes keys whose lock or replay window has ended. */
 export async function pruneIdempotencyKeys(db: Executor, now: number = nowMs()): Promise<number> {

@@ -83,6 +83,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     let killsDone = false;
     const stats = { retries: 0, smtpRetries: 0, conflicts: 0, unanswered: 0 };
 
+    // With the database restarted instead, Postlane must ride it out: it never exits.
+    const assertServerAlive = () => {
+      if (options.restartDatabase && child && child.process.exitCode !== null) {
+        throw new Error(`Postlane exited (${child.process.exitCode}) when its database restarted:\n${child.output().slice(-3000)}`);
+      }
+    };
+
     // One client: its sends in order, each retried with the same key until it gets a 200.
     const client = async (c: number) => {
       const results: Array<{ key: string; id: string }> = [];
@@ -110,6 +117,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
             else if (![429, 503].includes(res.status) && !(options.restartDatabase && res.status === 500)) throw new Error(`${key}: ${res.status} ${JSON.stringify(body)}`);
           } catch (error) {
             if (error instanceof Error && error.message.startsWith(key)) throw error;
+            assertServerAlive();
             // The server is down: retry with the same key, as a client should.
           }
           stats.retries++;
@@ -139,6 +147,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
             results.push({ key, id: sent.id });
             break;
           }
+          if (sent.code === 0) assertServerAlive();
           if (sent.code === 451) stats.conflicts++;
           else if (sent.code >= 500) throw new Error(`${key}: ${sent.response}`);
           stats.retries++;

@@ -63,6 +63,12 @@ export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHa
   // 'error' event on the pool; unheard, it would end the process. The pool drops that client
   // and connects afresh for the next query, so Postlane rides out a database restart.
   pool.on('error', (error) => options.onPoolError?.(error.message));
+  // A connection lost while checked out (a query or transaction running, a worker holding it)
+  // is an 'error' event on the client itself, which the pool listens to only while it is idle:
+  // unheard, it ended the process at every PostgreSQL restart. The running query fails with
+  // the error (its caller answers or retries), and the pool discards the dead client when it is
+  // released; this listener only keeps the event from being fatal.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new OwnSchemaPostgresDialect({ pool }) });
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }

@@ -140,30 +140,42 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   });
   app.get('/openapi.json', { schema: { hide: true }, config: { scope: 'public' } }, async () => app.swagger());
 
-  const authenticate = async (request: FastifyRequest) => {
-    const configured = request.routeOptions.config.scope;
-    const required = (typeof configured === 'function' ? configured(request) : configured) ?? 'full';
-    if (required === 'public') return;
-    const header = request.headers.authorization;
-    // A dashboard session cookie counts only when no Authorization header is sent.
-    const principal = header === undefined && request.headers.cookie !== undefined && ctx.auth.cookieAuthenticator
-      ? await ctx.auth.cookieAuthenticator(request)
-      : await ctx.auth.authenticate(bearerSecret(header));
-    if (!principal) throw unauthorized();
-    if (required === 'full' && principal.scope !== 'full') throw forbiddenScope('full');
-    request.principal = principal;
+  // The key check, made for each route once its scope is known (see authenticateRoutes): a
+  // plugin-wide hook would read request.routeOptions, which Fastify builds afresh per access.
+  const authenticateFor = (configured: Scope | 'public' | ((request: FastifyRequest) => Scope | 'public') | undefined) => {
+    if (configured === 'public') return null;
+    return async (request: FastifyRequest) => {
+      const required = (typeof configured === 'function' ? configured(request) : configured) ?? 'full';
+      if (required === 'public') return;
+      const header = request.headers.authorization;
+      // A dashboard session cookie counts only when no Authorization header is sent.
+      const principal = header === undefined && request.headers.cookie !== undefined && ctx.auth.cookieAuthenticator
+        ? await ctx.auth.cookieAuthenticator(request)
+        : await ctx.auth.authenticate(bearerSecret(header));
+      if (!principal) throw unauthorized();
+      if (required === 'full' && principal.scope !== 'full') throw forbiddenScope('full');
+      request.principal = principal;
+    };
   };
+  // Every route of the plugin (HEAD routes included) gets the check as its first own onRequest hook.
+  const authenticateRoutes = (scoped: FastifyInstance) =>
+    scoped.addHook('onRoute', (route) => {
+      const check = authenticateFor((route.config as { scope?: Parameters<typeof authenticateFor>[0] } | undefined)?.scope);
+      if (!check) return;
+      const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
+      route.onRequest = [check as never, ...own];
+    });
 
   for (const resource of await loadResources()) {
     if (resource.v2) {
       await app.register(async (scoped) => {
-        scoped.addHook('onRequest', authenticate);
+        authenticateRoutes(scoped as unknown as FastifyInstance);
         await resource.v2!(scoped, ctx);
       }, { prefix: '/v2' });
     }
     if (resource.v1) {
       await app.register(async (scoped) => {
-        scoped.addHook('onRequest', authenticate);
+        authenticateRoutes(scoped as unknown as FastifyInstance);
         await resource.v1!(scoped, ctx);
       }, { prefix: '/v1' });
     }
