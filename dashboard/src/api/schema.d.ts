@@ -5702,6 +5702,490 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/delivery/destinations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Traffic shaping per receiving destination: limits, the pace in force, back-off and counts. */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description Messages accepted since the worker started */
+                                accepted: number;
+                                /** @description Blocks about the sender (reputation, policy) */
+                                blocked: number;
+                                /** @description Pace in force now; lower than the limit after throttling answers */
+                                current_per_minute: number | null;
+                                /** @description Provider name or MX host */
+                                destination: string;
+                                /** @description Deliveries under way */
+                                in_flight: number;
+                                /** @description Last throttling answer or block */
+                                last_throttled_at: string | null;
+                                /** DestinationLimits */
+                                limits: {
+                                    /** @description Connections at once */
+                                    connections: number;
+                                    /** @description Messages per connection */
+                                    messagesPerConnection: number;
+                                    /** @description Configured messages per minute; null: no fixed limit */
+                                    perMinute: number | null;
+                                };
+                                /** @description End of the current back-off */
+                                paused_until: string | null;
+                                /** @description Recognised provider, or null */
+                                provider: string | null;
+                                /** @description Deliveries waiting for a slot */
+                                queued: number;
+                                /** @description normal, throttled (slowed by its answers) or paused (backing off) */
+                                state: "normal" | "throttled" | "paused";
+                                /** @description Throttling answers (421, 4.7.x, try again later) */
+                                throttled: number;
+                                /** @description When a delivery worker last wrote this state */
+                                updated_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/delivery/holds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The workspace's delivery holds. */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Holds in force, oldest first */
+                            data: {
+                                /** @description When the hold was put */
+                                created_at: string;
+                                /** @description Receiving provider (gmail, microsoft, yahoo…) or MX host held; null: any */
+                                destination: string | null;
+                                /** @description Recipient domain held; null: any */
+                                domain: string | null;
+                                /** @description hold_ id */
+                                id: string;
+                                /**
+                                 * @description Always delivery_hold
+                                 * @enum {string}
+                                 */
+                                object: "delivery_hold";
+                                /** @description Why, as given */
+                                reason: string | null;
+                                /** @description The workspace held; null for an operator hold over every workspace */
+                                workspace_id: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** @description Holds the workspace's queued deliveries (all, or to a destination or recipient domain): they stay queued until released. Emits delivery.held. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description Without destination or domain the whole workspace is held */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Provider (see GET /delivery/destinations) or MX host */
+                        destination?: string | null;
+                        /** @description Recipient domain */
+                        domain?: string | null;
+                        reason?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description When the hold was put */
+                            created_at: string;
+                            /** @description Receiving provider (gmail, microsoft, yahoo…) or MX host held; null: any */
+                            destination: string | null;
+                            /** @description Recipient domain held; null: any */
+                            domain: string | null;
+                            /** @description hold_ id */
+                            id: string;
+                            /**
+                             * @description Always delivery_hold
+                             * @enum {string}
+                             */
+                            object: "delivery_hold";
+                            /** @description Why, as given */
+                            reason: string | null;
+                            /** @description The workspace held; null for an operator hold over every workspace */
+                            workspace_id: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/delivery/holds/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** @description Releases a hold; its deliveries go out within 30 seconds. Emits delivery.released. */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description When the hold was put */
+                            created_at: string;
+                            /** @description Receiving provider (gmail, microsoft, yahoo…) or MX host held; null: any */
+                            destination: string | null;
+                            /** @description Recipient domain held; null: any */
+                            domain: string | null;
+                            /** @description hold_ id */
+                            id: string;
+                            /**
+                             * @description Always delivery_hold
+                             * @enum {string}
+                             */
+                            object: "delivery_hold";
+                            /** @description Why, as given */
+                            reason: string | null;
+                            /** @description The workspace held; null for an operator hold over every workspace */
+                            workspace_id: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/delivery/purge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Cancels the workspace's queued deliveries (accepted or attempted), optionally only those to a recipient domain or destination; each gets email.canceled. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Only deliveries to this provider or MX host */
+                        destination?: string | null;
+                        /** @description Only deliveries to this recipient domain */
+                        domain?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Their em_ ids */
+                            ids: string[];
+                            /** @enum {string} */
+                            object: "delivery_purge";
+                            /** @description Queued emails canceled (each with email.canceled) */
+                            purged: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/domains": {
         parameters: {
             query?: never;
@@ -9502,6 +9986,10 @@ export interface paths {
                         "application/json": {
                             /** @description This page of the list */
                             data: {
+                                /** @description Documented bounce reason (README "Bounce reasons") */
+                                bounce_reason: ("user_unknown" | "suspended" | "host_unknown" | "mailbox_full" | "filtered" | "message_too_large" | "content_spam" | "policy_block" | "reputation_block" | "rate_limited" | "expired" | "network_error" | "system_error" | "auto_reply" | "complaint" | "unknown") | null;
+                                /** @description hard: will not go away by itself; soft: may */
+                                bounce_type: ("hard" | "soft") | null;
                                 /** @description When it was accepted */
                                 created_at: string;
                                 /** @description Sender as sent, display name included */
@@ -9875,11 +10363,24 @@ export interface paths {
                                 mx_host: string | null;
                                 /** @description What happened: delivered, deferred, bounced, failed… */
                                 outcome: string;
+                                /** @description Documented bounce reason (README "Bounce reasons") */
+                                reason: ("user_unknown" | "suspended" | "host_unknown" | "mailbox_full" | "filtered" | "message_too_large" | "content_spam" | "policy_block" | "reputation_block" | "rate_limited" | "expired" | "network_error" | "system_error" | "auto_reply" | "complaint" | "unknown") | null;
                                 /** @description The server's reply */
                                 response: string | null;
                                 /** @description SMTP reply code */
                                 smtp_code: number | null;
+                                /** @description TLS of the session: mta-sts (required, certificate verified), tls (implicit), opportunistic (STARTTLS when offered), none */
+                                tls: string | null;
                             }[];
+                            /** @description Why the last delivery attempt, bounce report or complaint went wrong; null when nothing did */
+                            bounce: {
+                                /** @description What the reason means */
+                                description: string | null;
+                                /** @description Documented bounce reason (README "Bounce reasons") */
+                                reason: "user_unknown" | "suspended" | "host_unknown" | "mailbox_full" | "filtered" | "message_too_large" | "content_spam" | "policy_block" | "reputation_block" | "rate_limited" | "expired" | "network_error" | "system_error" | "auto_reply" | "complaint" | "unknown";
+                                /** @description hard: will not go away by itself; soft: may */
+                                type: "hard" | "soft";
+                            } | null;
                             /** @description Cc recipients; null once purged */
                             cc: string[] | null;
                             /** @description When it was accepted */
