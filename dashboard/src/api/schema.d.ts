@@ -5726,6 +5726,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Every destination the workers delivered to, by name */
                             data: {
                                 /** @description Messages accepted since the worker started */
                                 accepted: number;
@@ -6135,7 +6136,10 @@ export interface paths {
                         "application/json": {
                             /** @description Their em_ ids */
                             ids: string[];
-                            /** @enum {string} */
+                            /**
+                             * @description Always delivery_purge
+                             * @enum {string}
+                             */
                             object: "delivery_purge";
                             /** @description Queued emails canceled (each with email.canceled) */
                             purged: number;
