@@ -111,8 +111,10 @@ interface Waiter {
   timer: NodeJS.Timeout | null;
 }
 
-const RECOVERY_STEP_MS = 5_000;
-const RECOVERY_FACTOR = 1.05;
+const RECOVERY_STEP_MS = 2_000;
+const RECOVERY_FACTOR = 1.1;
+/** Recovery steps without a throttle before probing past the pace a probe was throttled at. */
+const CAPPED_STEPS = 15;
 const THROTTLE_PAUSE_MS = 1_000;
 const BLOCK_PAUSE_MS = 60_000;
 const MIN_PER_MINUTE = 6;
@@ -127,7 +129,7 @@ class Destination {
   pausedUntil = 0;
   lastThrottleAt = 0;
   lastStepAt = 0;
-  /** Most messages the destination accepted within one second before it throttled (0: unknown). */
+  /** The pace (per minute) settled on after a probe was throttled; probing pauses there (0: none). */
   learned = 0;
   accepted = 0;
   throttled = 0;
@@ -258,7 +260,9 @@ export class TrafficShaper {
       }
       const waiter = destination.waiters.shift()!;
       destination.inFlight++;
-      destination.nextAt = destination.rate ? Math.max(now, destination.nextAt) + 60_000 / destination.rate : now;
+      // A little credit for gaps (no message ready at its turn) keeps the pace, not a burst.
+      const spacing = destination.rate ? 60_000 / destination.rate : 0;
+      destination.nextAt = spacing ? Math.max(now - spacing, destination.nextAt) + spacing : now;
       waiter.resolve(true);
     }
   }
@@ -273,20 +277,22 @@ export class TrafficShaper {
     }
     if (feedback === 'throttled') {
       destination.throttled++;
-      // What the destination took in the last second before saying stop is what it allows:
-      // the best such figure of this episode is kept (answers of a burst arrive at once).
-      const took = destination.acceptedInLast(1_000, now);
-      const fresh = now - destination.lastThrottleAt > 30 * this.recoveryStepMs;
-      destination.learned = fresh ? took : Math.max(destination.learned, took);
-      const firstLesson = destination.rate === null || destination.rate === destination.limits.perMinute;
-      const target = destination.learned > 0 ? destination.learned * 60 * 0.97 : (destination.rate ?? 120) / 2;
-      destination.rate = Math.max(MIN_PER_MINUTE, Math.min(destination.rate ?? Number.POSITIVE_INFINITY, target, destination.limits.perMinute ?? Number.POSITIVE_INFINITY));
-      // Raised past the limit by a probe: back to just below what it took.
-      if (!firstLesson && target > destination.rate) destination.rate = Math.min(target, destination.limits.perMinute ?? target);
+      const sameEpisode = now - destination.lastThrottleAt < 1_000;
       destination.lastThrottleAt = now;
       destination.lastStepAt = now;
+      const firstLesson = destination.rate === null || destination.rate === destination.limits.perMinute;
+      if (firstLesson) {
+        // What it took in the last second before saying stop; probing upwards follows.
+        const took = destination.acceptedInLast(1_000, now) * 60;
+        destination.rate = Math.max(MIN_PER_MINUTE, Math.min(took > 0 ? took * 0.97 : 60, destination.limits.perMinute ?? Number.POSITIVE_INFINITY));
+        destination.learned = 0;
+      } else if (!sameEpisode) {
+        // A probe went too far: just below it, and the probing stops there for a while.
+        destination.rate = Math.max(MIN_PER_MINUTE, destination.rate! * 0.95);
+        destination.learned = destination.rate;
+      }
       // The first lesson waits out the receiver's window; later ones only skip a beat.
-      const pause = firstLesson ? THROTTLE_PAUSE_MS : Math.max(100, 2 * (60_000 / destination.rate));
+      const pause = firstLesson ? THROTTLE_PAUSE_MS : Math.max(100, 2 * (60_000 / destination.rate!));
       destination.pausedUntil = Math.max(destination.pausedUntil, now + pause);
       destination.nextAt = Math.max(destination.nextAt, destination.pausedUntil);
       return;
@@ -307,10 +313,15 @@ export class TrafficShaper {
     if (destination.rate === null || now - destination.lastStepAt < this.recoveryStepMs) return;
     destination.lastStepAt = now;
     const limit = destination.limits.perMinute;
+    // Where a probe was answered with a throttle, the pace stays for a while before probing on.
+    if (destination.learned > 0) {
+      if (now - destination.lastThrottleAt < CAPPED_STEPS * this.recoveryStepMs) return;
+      destination.learned = 0;
+    }
     const next = destination.rate * RECOVERY_FACTOR;
     if (limit !== null && next >= limit) destination.rate = limit;
     // Without a fixed limit, the learned pace is dropped after a long clean stretch.
-    else if (limit === null && now - destination.lastThrottleAt > 120 * this.recoveryStepMs) destination.rate = null;
+    else if (limit === null && now - destination.lastThrottleAt > 300 * this.recoveryStepMs) destination.rate = null;
     else destination.rate = next;
   }
 

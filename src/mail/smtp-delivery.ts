@@ -16,6 +16,7 @@ import type { Config } from '../config.ts';
 import { createResolver } from '../platform/dns.ts';
 import { orderMxHosts, resolveAddresses, resolveMx, type MxOptions } from './mx.ts';
 import { feedbackOf, type Priority, type TrafficShaper } from './shaping.ts';
+import { MtaSts } from './mta-sts.ts';
 
 export type DeliveryKind = 'delivered' | 'temporary' | 'permanent';
 
@@ -32,7 +33,7 @@ export interface HostAttempt {
   address: string | null;
   /** The documented reason of a rejection or failure (bounce-reasons.ts); null when delivered. */
   reason?: BounceReason | null;
-  /** How the session was protected: none | starttls | starttls-verified | tls; null without a session. */
+  /** How the session was protected: mta-sts | tls | opportunistic | none; null without a session. */
   tls?: string | null;
 }
 
@@ -82,6 +83,10 @@ export interface SmtpDeliveryOptions {
   shapingMaxWaitMs?: number;
   /** Throttled answers retried at the destination's new pace within one delivery (default 3). */
   throttleRetries?: number;
+  /** MTA-STS policies of recipient domains (default: looked up through `resolver`); null turns it off. */
+  mtaSts?: MtaSts | null;
+  /** Extra CA certificates trusted when a certificate must be valid (tests). */
+  tlsCa?: string | Buffer | Array<string | Buffer>;
 }
 
 interface Destination {
@@ -98,6 +103,8 @@ interface Hop {
   secure: boolean;
   /** Skip STARTTLS (after a failed TLS handshake with this host). */
   plain: boolean;
+  /** TLS is required (MTA-STS enforce): never in the clear. */
+  requireTls?: boolean;
   auth?: { user: string; pass: string };
   verifyCertificate: boolean;
 }
@@ -155,6 +162,13 @@ export function classifySmtpError(error: SmtpError): Omit<HostAttempt, 'mxHost' 
   };
 }
 
+/** How a session to `hop` is protected: mta-sts (required, verified), tls (implicit), none, or opportunistic STARTTLS. */
+function tlsOf(hop: Hop): string {
+  if (hop.plain) return 'none';
+  if (hop.secure) return 'tls';
+  return hop.requireTls ? 'mta-sts' : 'opportunistic';
+}
+
 /** A parsed SMARTHOST_URL. */
 export function parseSmarthostUrl(url: string): { host: string; port: number; secure: boolean; auth?: { user: string; pass: string }; verifyCertificate: boolean } {
   const parsed = new URL(url);
@@ -197,7 +211,8 @@ class AnswerCache<T> {
 }
 
 export class SmtpDelivery {
-  readonly options: Required<Omit<SmtpDeliveryOptions, 'smarthostUrl' | 'random' | 'shaper'>> & Pick<SmtpDeliveryOptions, 'random' | 'shaper'>;
+  readonly options: Required<Omit<SmtpDeliveryOptions, 'smarthostUrl' | 'random' | 'shaper' | 'mtaSts' | 'tlsCa'>> & Pick<SmtpDeliveryOptions, 'random' | 'shaper' | 'tlsCa'>;
+  private readonly mtaSts: MtaSts | null;
   private readonly smarthost: ReturnType<typeof parseSmarthostUrl> | null;
   private readonly destinations = new Map<string, Destination>();
   private readonly mxCache: AnswerCache<Awaited<ReturnType<typeof resolveMx>>>;
@@ -222,7 +237,9 @@ export class SmtpDelivery {
       shaper: options.shaper ?? null,
       shapingMaxWaitMs: options.shapingMaxWaitMs ?? 30_000,
       throttleRetries: options.throttleRetries ?? 3,
+      tlsCa: options.tlsCa,
     };
+    this.mtaSts = options.mtaSts === undefined ? new MtaSts({ resolver: options.resolver, ca: options.tlsCa }) : options.mtaSts;
     this.mxCache = new AnswerCache(this.options.dnsCacheMs);
     this.addressCache = new AnswerCache(this.options.dnsCacheMs);
     this.smarthost = options.smarthostUrl ? parseSmarthostUrl(options.smarthostUrl) : null;
@@ -241,7 +258,7 @@ export class SmtpDelivery {
       return finish(attempt);
     };
 
-    let hosts: Array<{ host: string; port: number; secure: boolean; auth?: { user: string; pass: string }; verifyCertificate: boolean }>;
+    let hosts: Array<{ host: string; port: number; secure: boolean; auth?: { user: string; pass: string }; verifyCertificate: boolean; requireTls?: boolean }>;
     if (this.smarthost) {
       hosts = [this.smarthost];
     } else {
@@ -252,6 +269,16 @@ export class SmtpDelivery {
       if (mx.kind !== 'hosts') return fail(mx.kind, mx.enhancedCode, mx.reason, null);
       // Ties are reshuffled per message, also when the answer came from the cache.
       hosts = orderMxHosts(mx.hosts, this.options.random).map((mxHost) => ({ host: mxHost.exchange, port: this.options.mxPort, secure: false, verifyCertificate: false }));
+      // MTA-STS enforce: only the MX hosts the policy names, over TLS with a valid certificate.
+      const policy = this.mtaSts ? await this.mtaSts.policyFor(domain) : null;
+      if (policy?.mode === 'enforce') {
+        hosts = hosts.filter((target) => MtaSts.allows(policy, target.host)).map((target) => ({ ...target, verifyCertificate: true, requireTls: true }));
+        if (hosts.length === 0) {
+          const outcome = fail('temporary', '4.7.5', `MTA-STS policy of ${domain} (enforce) names none of its MX hosts`, null);
+          outcome.reason = outcome.attempts[0].reason = 'policy_block';
+          return outcome;
+        }
+      }
     }
 
     let budget = this.options.maxAddressesPerMessage;
@@ -269,7 +296,8 @@ export class SmtpDelivery {
         if ('deferredUntilMs' in shaped) return { ...shaped, attempts };
         let attempt = shaped;
         // A STARTTLS handshake that fails is retried in clear text: TLS here is opportunistic.
-        if (attempt.tlsFailed && !this.smarthost) {
+        // Never when a policy requires TLS (MTA-STS enforce): that delivery waits for a valid TLS session.
+        if (attempt.tlsFailed && !this.smarthost && !hop.requireTls) {
           attempts.push(attempt.result);
           attempt = await this.attempt({ ...hop, plain: true }, message);
         }
@@ -352,14 +380,14 @@ export class SmtpDelivery {
       const response = oneLine(info.response ?? '');
       const code = replyCodeOf(response) ?? 250;
       return {
-        result: { kind: 'delivered', code, enhancedCode: enhancedCodeOf(response), response, mxHost: hop.host, address: hop.address },
+        result: { kind: 'delivered', code, enhancedCode: enhancedCodeOf(response), response, mxHost: hop.host, address: hop.address, tls: tlsOf(hop) },
         hostLevel: false,
         tlsFailed: false,
       };
     } catch (error) {
       const { hostLevel, ...classified } = classifySmtpError(error as SmtpError);
       return {
-        result: { ...classified, mxHost: hop.host, address: hop.address },
+        result: { ...classified, mxHost: hop.host, address: hop.address, tls: tlsOf(hop), ...(hop.requireTls && isTlsFailure(error as SmtpError) ? { reason: 'policy_block' as const } : {}) },
         hostLevel,
         tlsFailed: isTlsFailure(error as SmtpError) && !hop.plain && !hop.secure,
       };
@@ -371,7 +399,7 @@ export class SmtpDelivery {
 
   private destinationFor(hop: Hop): Destination {
     // Keyed by address, not MX name: domains sharing MX hosts share connections and the cap.
-    const key = `${hop.address}|${hop.port}|${hop.secure ? 'tls' : hop.plain ? 'plain' : 'starttls'}`;
+    const key = `${hop.address}|${hop.port}|${hop.secure ? 'tls' : hop.plain ? 'plain' : hop.requireTls ? `sts|${hop.host}` : 'starttls'}`;
     let destination = this.destinations.get(key);
     if (!destination) {
       const servername = isIP(hop.host) ? undefined : hop.host;
@@ -382,9 +410,10 @@ export class SmtpDelivery {
         secure: hop.secure,
         name: this.options.heloName,
         ignoreTLS: hop.plain,
-        opportunisticTLS: true,
+        opportunisticTLS: !hop.requireTls,
+        requireTLS: Boolean(hop.requireTls),
         servername,
-        tls: { rejectUnauthorized: hop.verifyCertificate, servername },
+        tls: { rejectUnauthorized: hop.verifyCertificate, servername, ...(this.options.tlsCa ? { ca: this.options.tlsCa } : {}) },
         auth: hop.auth,
         maxConnections: this.options.shaper ? this.options.shaper.connections(hop.host) : this.options.maxConnectionsPerDestination,
         maxMessages: this.options.shaper ? this.options.shaper.messagesPerConnection(hop.host) : this.options.maxMessagesPerConnection,

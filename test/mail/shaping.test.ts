@@ -35,7 +35,7 @@ function rateSeen(acceptedAt: number[], from: number, to: number): number {
 }
 
 test('a receiver throttling with 421 above 20/s: nothing fails, the pace falls to its limit, then recovers step by step', async (t) => {
-  const shaper = new TrafficShaper({ recoveryStepMs: 1000 });
+  const shaper = new TrafficShaper({ recoveryStepMs: 300 });
   const { sink, delivery } = await setup(t, { throttle: { perSecond: 20 } }, shaper);
   const message = await raw();
   const outcomes = await Promise.all(Array.from({ length: 120 }, (_, i) => delivery.deliver({ from: 'b@acme.test', to: `u${i}@rcpt.test`, raw: message })));
@@ -44,7 +44,7 @@ test('a receiver throttling with 421 above 20/s: nothing fails, the pace falls t
   const [state] = shaper.states();
   assert.equal(state.destination, 'mx.rcpt.test');
   assert.ok(state.throttled > 0, 'the receiver did throttle');
-  assert.ok(state.current_per_minute !== null && state.current_per_minute <= 20 * 60 * 1.1, `pace fell to about the limit: ${state.current_per_minute}/min`);
+  assert.ok(state.current_per_minute !== null && state.current_per_minute <= 20 * 60 * 1.5, `pace fell to about the limit (a probe may be just above it): ${state.current_per_minute}/min`);
   // After the first throttles, the sink saw about its limit and never much more.
   const first = sink.acceptedAt[0];
   const last = sink.acceptedAt[sink.acceptedAt.length - 1];
@@ -53,8 +53,10 @@ test('a receiver throttling with 421 above 20/s: nothing fails, the pace falls t
 
   // The receiver accepts again (we stay below its limit): every clean step raises the pace.
   const before = state.current_per_minute!;
+  // The pace a probe was throttled at holds for 15 clean steps, then probing goes on.
+  await new Promise((resolve) => setTimeout(resolve, 15 * 300));
   for (let i = 0; i < 4; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await new Promise((resolve) => setTimeout(resolve, 350));
     await delivery.deliver({ from: 'b@acme.test', to: `again${i}@rcpt.test`, raw: message });
   }
   const after = shaper.states()[0].current_per_minute!;

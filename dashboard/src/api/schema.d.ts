@@ -9405,6 +9405,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Every destination the workers delivered to, by name */
                             data: {
                                 /** @description Messages accepted since the worker started */
                                 accepted: number;
@@ -9814,7 +9815,10 @@ export interface paths {
                         "application/json": {
                             /** @description Their em_ ids */
                             ids: string[];
-                            /** @enum {string} */
+                            /**
+                             * @description Always delivery_purge
+                             * @enum {string}
+                             */
                             object: "delivery_purge";
                             /** @description Queued emails canceled (each with email.canceled) */
                             purged: number;
@@ -14048,7 +14052,7 @@ export interface paths {
                                 response: string | null;
                                 /** @description SMTP reply code */
                                 smtp_code: number | null;
-                                /** @description TLS of the session: none, starttls, starttls-verified, mta-sts, dane */
+                                /** @description TLS of the session: mta-sts (required, certificate verified), tls (implicit), opportunistic (STARTTLS when offered), none */
                                 tls: string | null;
                             }[];
                             /** @description Why the last delivery attempt, bounce report or complaint went wrong; null when nothing did */

@@ -40,7 +40,7 @@ export const PurgeBody = Type.Object(
 
 export const PurgeResult = Type.Object(
   {
-    object: Type.Literal('delivery_purge'),
+    object: Type.Literal('delivery_purge', { description: 'Always delivery_purge' }),
     purged: Type.Integer({ description: 'Queued emails canceled (each with email.canceled)' }),
     ids: Type.Array(Type.String(), { description: 'Their em_ ids' }),
   },
@@ -75,4 +75,4 @@ export const Destination = Type.Object(
   { title: 'DeliveryDestination' },
 );
 
-export const DestinationList = Type.Object({ data: Type.Array(Destination) }, { title: 'DeliveryDestinationList' });
+export const DestinationList = Type.Object({ data: Type.Array(Destination, { description: 'Every destination the workers delivered to, by name' }) }, { title: 'DeliveryDestinationList' });

@@ -162,7 +162,7 @@ export const RetrievedEmail = Type.Object(
           enhanced_code: nullable(text('Enhanced status code, e.g. 5.1.1')),
           response: nullable(text('The server\'s reply')),
           reason: nullable(BounceReason),
-          tls: nullable(text('TLS of the session: none, starttls, starttls-verified, mta-sts, dane')),
+          tls: nullable(text('TLS of the session: mta-sts (required, certificate verified), tls (implicit), opportunistic (STARTTLS when offered), none')),
         },
         { title: 'DeliveryAttempt' },
       ),

@@ -25,7 +25,7 @@ test('a 550 reputation block is retried, never suppresses the recipient, and slo
   assert.equal(res.status, 200, res.text);
   await app.waitForStatus(res.body.id, 'attempted');
   const attempts = await app.attemptsOf(res.body.id);
-  assert.deepEqual(attempts.map((a) => [a.outcome, a.smtp_code, a.reason]), [['temporary', 550, 'reputation_block']]);
+  assert.deepEqual(attempts.map((a) => [a.outcome, a.smtp_code, a.reason, a.tls]), [['temporary', 550, 'reputation_block', 'opportunistic']]);
   assert.equal((await app.api.get('/v2/suppressions/customer%40example.org')).status, 404);
   const email = await app.api.get(`/v2/emails/${res.body.id}`);
   assert.deepEqual(email.body.bounce, { reason: 'reputation_block', type: 'soft', description: "Refused because of the sending IP's or domain's reputation or a blocklist." });
