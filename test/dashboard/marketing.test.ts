@@ -272,3 +272,49 @@ test('forms: created, the JSON definition checked while typing, refused and then
   await page.getByRole('link', { name: 'Spring sign-up' }).waitFor();
   await captureAtBothWidths(page, 'forms');
 });
+
+test('verification: one address checked with its checks; a list verified with its progress, result chart, results and export', async () => {
+  await go('Verification');
+  await page.getByText('No lists yet.').waitFor();
+  await page.getByLabel('Address', { exact: true }).fill('not-an-address');
+  await page.getByRole('button', { name: 'Check', exact: true }).click();
+  await page.getByRole('heading', { name: /not-an-address: invalid/ }).waitFor();
+  assert.match(await page.locator('.facts').innerText(), /Valid syntax\s+No/);
+  await page.getByLabel('Address', { exact: true }).fill('jane@example.org');
+  await page.getByLabel('Mode').selectOption('full');
+  await page.getByRole('button', { name: 'Check', exact: true }).click();
+  await page.getByRole('heading', { name: /^jane@example\.org:/ }).waitFor();
+  assert.match(await page.locator('.facts').innerText(), /MX records\s+mx\.example\.org \(10\)/);
+  assert.match(await page.locator('.facts').innerText(), /Mailbox check\s+accepted/);
+  await captureAtBothWidths(page, 'verification');
+
+  await page.getByRole('button', { name: 'New list' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByLabel('Name').fill('Spring leads');
+  await dialog.getByLabel('Addresses').fill('jane@example.org\ninfo@example.org, bounce@example.org\nsam@example.org\nJane@example.org');
+  await dialog.getByRole('button', { name: 'Verify the list' }).click();
+  await page.getByRole('heading', { name: 'List: Spring leads' }).waitFor();
+  const listId = new URL(page.url()).pathname.split('/').pop()!;
+  // The page follows the list until it is completed, without a reload.
+  await page.getByText('4 of 4 addresses verified').waitFor({ timeout: 30_000 });
+  await page.getByRole('link', { name: 'Export CSV' }).waitFor();
+  const list = (await app.api.get(`/v2/email-verification-lists/${listId}`)).body;
+  assert.equal(list.status, 'completed');
+  const legend = await page.locator('.legend').innerText();
+  const results = list.stats.results;
+  for (const [key, label] of [['safe', 'Safe'], ['role', 'Role'], ['unknown', 'Unknown'], ['invalid', 'Invalid']]) assert.match(legend, new RegExp(`${label}:\\s*${results[key]}\\b`));
+  assert.equal(results.role, 1);
+  // The bar splits every address once; catch-all (which overlaps the others) is said apart.
+  const label = (await page.getByRole('img', { name: /Addresses by result/ }).getAttribute('aria-label'))!;
+  assert.equal([...label.matchAll(/ (\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0), 4);
+  await page.getByText(`Of them on catch-all domains (the server accepts any address): ${results.catch_all}`).waitFor();
+  assert.match(await page.getByRole('region', { name: 'Addresses and results' }).innerText(), /bounce@example\.org[\s\S]*User unknown/);
+  await captureAtBothWidths(page, 'verification-list');
+
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Export CSV' }).click()]);
+  assert.match(readFileSync((await download.path())!, 'utf8'), /bounce@example\.org/);
+
+  await go('Verification');
+  await page.getByRole('link', { name: 'Spring leads' }).waitFor();
+  assert.match(await page.getByRole('region', { name: 'Verification lists' }).innerText(), /Spring leads\s+completed\s+4/);
+});

@@ -13,6 +13,7 @@ import { Members } from './members';
 import { Overview } from './overview';
 import { Suppressions } from './suppressions';
 import { TemplateEditor, Templates } from './templates';
+import { Verification, VerificationListDetail } from './verification';
 import { WebhookDetail, Webhooks } from './webhooks';
 
 export interface PageProps {
@@ -46,6 +47,8 @@ export const pages: PageDef[] = [
   { path: '/audiences/:id', component: AudienceDetail },
   { path: '/forms', component: Forms, nav: 'Forms' },
   { path: '/forms/:id', component: FormEditor },
+  { path: '/verification', component: Verification, nav: 'Verification' },
+  { path: '/verification/:id', component: VerificationListDetail },
   { path: '/events', component: Events, nav: 'Events' },
   { path: '/api-keys', component: ApiKeys, nav: 'API keys' },
   { path: '/members', component: Members, nav: 'Members' },
