@@ -318,3 +318,58 @@ test('verification: one address checked with its checks; a list verified with it
   await page.getByRole('link', { name: 'Spring leads' }).waitFor();
   assert.match(await page.getByRole('region', { name: 'Verification lists' }).innerText(), /Spring leads\s+completed\s+4/);
 });
+
+test('DMARC: collection off is said as the API says it; a report uploaded, its rows read, pass and fail charted by source', async () => {
+  await go('DMARC');
+  await page.getByText('No domains yet').waitFor();
+  const created = await app.api.post('/v2/domains', { name: 'acme.test' });
+  assert.equal(created.status, 201, created.text);
+  await go('DMARC');
+  await page.getByText('Collection is off for acme.test').waitFor();
+  const fixture = join(import.meta.dirname, '..', 'fixtures', 'dmarc', 'google-aggregate.xml');
+  await page.getByRole('button', { name: 'Upload a report' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByLabel('Report file').setInputFiles(fixture);
+  await dialog.getByRole('button', { name: 'Upload' }).click();
+  await dialog.getByRole('alert').filter({ hasText: 'DMARC report collection is off for this domain' }).waitFor();
+  await dialog.getByRole('button', { name: 'Close' }).click();
+
+  // Turned on in the domain's settings, from the link on the page.
+  await page.getByRole('link', { name: 'its settings' }).click();
+  await page.getByLabel('Receive DMARC reports').check();
+  await page.getByRole('button', { name: 'Save settings' }).click();
+  await page.getByText('Saved.').waitFor();
+  await go('DMARC');
+  await page.getByText('Reports arrive at the address').waitFor();
+  await page.getByText('No messages reported in this period.').waitFor();
+
+  await page.getByRole('button', { name: 'Upload a report' }).click();
+  await dialog.getByLabel('Report file').setInputFiles(fixture);
+  await dialog.getByRole('button', { name: 'Upload' }).click();
+  await dialog.getByRole('region', { name: 'Report rows' }).waitFor();
+  assert.match(await dialog.locator('.facts').first().innerText(), /Reporter\s+google\.com[\s\S]*Messages\s+50/);
+  await captureAtBothWidths(page, 'dmarc-report');
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  await settled(page);
+
+  // The chart: one bar per source, its passes and fails as the API counts them.
+  const sources = (await app.api.get(`/v2/domains/${created.body.id}/dmarc/stats/sources`)).body.data;
+  assert.ok(sources.length >= 2);
+  for (const source of sources) {
+    const bar = page.getByRole('img', { name: new RegExp(`^${source.source_ip.replace(/\./g, '\\.')} .*: Pass ${source.dmarc.pass}, Fail ${source.dmarc.fail}$`) });
+    await bar.waitFor();
+  }
+  assert.ok(sources.some((s: any) => s.dmarc.fail > 0));
+  const summary = (await app.api.get(`/v2/domains/${created.body.id}/dmarc/stats/results`)).body.summary;
+  assert.match(await page.locator('.facts').first().innerText(), new RegExp(`Messages\\s+${summary.message_count}`));
+  assert.match(await page.getByRole('region', { name: 'DMARC reports' }).innerText(), /google\.com[\s\S]*aggregate\s+50/);
+  await captureAtBothWidths(page, 'dmarc');
+
+  // Filters: no forensic report yet; a period before the report shows nothing.
+  await page.getByLabel('Type').selectOption('forensic');
+  await page.getByText('No reports in this period.').waitFor();
+  await page.getByLabel('Type').selectOption('');
+  await page.getByLabel('To').fill('2025-12-31');
+  await page.getByText('No messages reported in this period.').waitFor();
+  await page.getByText('No reports in this period.').waitFor();
+});

@@ -5,6 +5,7 @@ import { Accept } from './accept';
 import { ApiKeys } from './api-keys';
 import { AudienceDetail, Audiences } from './audiences';
 import { ContactDetail, Contacts } from './contacts';
+import { Dmarc } from './dmarc';
 import { DomainDetail, Domains } from './domains';
 import { EmailDetail, Emails } from './emails';
 import { Events } from './events';
@@ -49,6 +50,7 @@ export const pages: PageDef[] = [
   { path: '/forms/:id', component: FormEditor },
   { path: '/verification', component: Verification, nav: 'Verification' },
   { path: '/verification/:id', component: VerificationListDetail },
+  { path: '/dmarc', component: Dmarc, nav: 'DMARC' },
   { path: '/events', component: Events, nav: 'Events' },
   { path: '/api-keys', component: ApiKeys, nav: 'API keys' },
   { path: '/members', component: Members, nav: 'Members' },
