@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { StackedBar } from '../components/Chart';
-import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Pager, Select, TableScroll } from '../components/ui';
+import { Badge, Button, CopyButton, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Pager, Select, TableScroll } from '../components/ui';
 import { ListTable } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { present } from '../lib/list';
@@ -253,7 +253,9 @@ export function Dmarc() {
         <>
           <p class="muted">
             {domain.dmarc_reports ? (
-              <>Reports arrive at the address in the domain's DMARC record. </>
+              <>
+                Reports arrive at the address in the domain's DMARC record{domain.dmarc_address ? <>: <code class="record">{domain.dmarc_address}</code> <CopyButton text={domain.dmarc_address} what="the report address" /></> : '.'}{' '}
+              </>
             ) : (
               <>Collection is off for {domain.name}: turn on "Receive DMARC reports" in <Link href={`/domains/${domain.id}`}>its settings</Link>. </>
             )}
