@@ -13,6 +13,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchBrowser } from '../helpers/browser.ts';
 import { apiClient, eventually } from '../helpers/app.ts';
 import { submitForm } from '../forms/helpers.ts';
+import { startMailboxServer } from '../helpers/mailbox-servers.ts';
 import { captureAtBothWidths, newContext, settled, startDashboardApp, type DashboardApp } from './helpers.ts';
 
 let app: DashboardApp;
@@ -317,6 +318,36 @@ test('verification: one address checked with its checks; a list verified with it
   await go('Verification');
   await page.getByRole('link', { name: 'Spring leads' }).waitFor();
   assert.match(await page.getByRole('region', { name: 'Verification lists' }).innerText(), /Spring leads\s+completed\s+4/);
+});
+
+test('verification: a list whose mail server answers slowly shows its progress as addresses are done', async () => {
+  // A mail server on another loopback address, on the port Postlane's checks connect to, that
+  // takes its time over each RCPT.
+  const slow = await startMailboxServer({ host: '127.0.0.5', port: app.sink.port, rcptDelayMs: 1500, domains: { 'slow.example': { mailboxes: Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`user${i}`, 'exists'])) } } });
+  try {
+    app.dns.set('slow.example', 'MX', [{ exchange: 'mx.slow.example', priority: 10 }]);
+    app.dns.set('mx.slow.example', 'A', ['127.0.0.5']);
+    await go('Verification');
+    await page.getByRole('button', { name: 'New list' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Name').fill('Slow list');
+    // Three addresses whose server answers at once, three whose server takes its time.
+    await dialog.getByLabel('Addresses').fill(['a@example.org', 'b@example.org', 'c@example.org', 'user1@slow.example', 'user2@slow.example', 'user3@slow.example'].join('\n'));
+    await dialog.getByRole('button', { name: 'Verify the list' }).click();
+    await page.getByRole('heading', { name: 'List: Slow list' }).waitFor();
+    // Part of the way: some addresses done, others not, the bar between its ends.
+    await page.getByText(/^[1-5] of 6 addresses verified$/).waitFor({ timeout: 30_000 }).catch(async (error) => {
+      const listId = new URL(page.url()).pathname.split('/').pop();
+      throw new Error(`${error}\n${await page.locator('main').innerText()}\n${JSON.stringify((await app.api.get(`/v2/email-verification-lists/${listId}/results`)).body.data.map((v: any) => [v.status, v.mailbox_check?.outcome]))} rcpts ${slow.connections}`);
+    });
+    const value = Number(await page.getByRole('progressbar', { name: 'Verification progress' }).getAttribute('value'));
+    assert.ok(value > 0 && value < 1, `progress ${value}`);
+    await captureAtBothWidths(page, 'verification-list-progress');
+    await page.getByText('6 of 6 addresses verified').waitFor({ timeout: 60_000 });
+    await page.getByRole('img', { name: /Addresses by result/ }).waitFor();
+  } finally {
+    await slow.close();
+  }
 });
 
 test('DMARC: collection off is said as the API says it; a report uploaded, its rows read, pass and fail charted by source', async () => {
