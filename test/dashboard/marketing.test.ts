@@ -13,6 +13,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchBrowser } from '../helpers/browser.ts';
 import { apiClient, eventually } from '../helpers/app.ts';
 import { submitForm } from '../forms/helpers.ts';
+import { startMailboxServer } from '../helpers/mailbox-servers.ts';
 import { captureAtBothWidths, newContext, settled, startDashboardApp, type DashboardApp } from './helpers.ts';
 
 let app: DashboardApp;
@@ -271,4 +272,135 @@ test('forms: created, the JSON definition checked while typing, refused and then
   await status.selectOption('draft');
   await page.getByRole('link', { name: 'Spring sign-up' }).waitFor();
   await captureAtBothWidths(page, 'forms');
+});
+
+test('verification: one address checked with its checks; a list verified with its progress, result chart, results and export', async () => {
+  await go('Verification');
+  await page.getByText('No lists yet.').waitFor();
+  await page.getByLabel('Address', { exact: true }).fill('not-an-address');
+  await page.getByRole('button', { name: 'Check', exact: true }).click();
+  await page.getByRole('heading', { name: /not-an-address: invalid/ }).waitFor();
+  assert.match(await page.locator('.facts').innerText(), /Valid syntax\s+No/);
+  await page.getByLabel('Address', { exact: true }).fill('jane@example.org');
+  await page.getByLabel('Mode').selectOption('full');
+  await page.getByRole('button', { name: 'Check', exact: true }).click();
+  await page.getByRole('heading', { name: /^jane@example\.org:/ }).waitFor();
+  assert.match(await page.locator('.facts').innerText(), /MX records\s+mx\.example\.org \(10\)/);
+  assert.match(await page.locator('.facts').innerText(), /Mailbox check\s+accepted/);
+  await captureAtBothWidths(page, 'verification');
+
+  await page.getByRole('button', { name: 'New list' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByLabel('Name').fill('Spring leads');
+  await dialog.getByLabel('Addresses').fill('jane@example.org\ninfo@example.org, bounce@example.org\nsam@example.org\nJane@example.org');
+  await dialog.getByRole('button', { name: 'Verify the list' }).click();
+  await page.getByRole('heading', { name: 'List: Spring leads' }).waitFor();
+  const listId = new URL(page.url()).pathname.split('/').pop()!;
+  // The page follows the list until it is completed, without a reload.
+  await page.getByText('4 of 4 addresses verified').waitFor({ timeout: 30_000 });
+  await page.getByRole('link', { name: 'Export CSV' }).waitFor();
+  const list = (await app.api.get(`/v2/email-verification-lists/${listId}`)).body;
+  assert.equal(list.status, 'completed');
+  const legend = await page.locator('.legend').innerText();
+  const results = list.stats.results;
+  for (const [key, label] of [['safe', 'Safe'], ['role', 'Role'], ['unknown', 'Unknown'], ['invalid', 'Invalid']]) assert.match(legend, new RegExp(`${label}:\\s*${results[key]}\\b`));
+  assert.equal(results.role, 1);
+  // The bar splits every address once; catch-all (which overlaps the others) is said apart.
+  const label = (await page.getByRole('img', { name: /Addresses by result/ }).getAttribute('aria-label'))!;
+  assert.equal([...label.matchAll(/ (\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0), 4);
+  await page.getByText(`Of them on catch-all domains (the server accepts any address): ${results.catch_all}`).waitFor();
+  assert.match(await page.getByRole('region', { name: 'Addresses and results' }).innerText(), /bounce@example\.org[\s\S]*User unknown/);
+  await captureAtBothWidths(page, 'verification-list');
+
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Export CSV' }).click()]);
+  assert.match(readFileSync((await download.path())!, 'utf8'), /bounce@example\.org/);
+
+  await go('Verification');
+  await page.getByRole('link', { name: 'Spring leads' }).waitFor();
+  assert.match(await page.getByRole('region', { name: 'Verification lists' }).innerText(), /Spring leads\s+completed\s+4/);
+});
+
+test('verification: a list whose mail server answers slowly shows its progress as addresses are done', async () => {
+  // A mail server on another loopback address, on the port Postlane's checks connect to, that
+  // takes its time over each RCPT.
+  const slow = await startMailboxServer({ host: '127.0.0.5', port: app.sink.port, rcptDelayMs: 1500, domains: { 'slow.example': { mailboxes: Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`user${i}`, 'exists'])) } } });
+  try {
+    app.dns.set('slow.example', 'MX', [{ exchange: 'mx.slow.example', priority: 10 }]);
+    app.dns.set('mx.slow.example', 'A', ['127.0.0.5']);
+    await go('Verification');
+    await page.getByRole('button', { name: 'New list' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Name').fill('Slow list');
+    // Three addresses whose server answers at once, three whose server takes its time.
+    await dialog.getByLabel('Addresses').fill(['a@example.org', 'b@example.org', 'c@example.org', 'user1@slow.example', 'user2@slow.example', 'user3@slow.example'].join('\n'));
+    await dialog.getByRole('button', { name: 'Verify the list' }).click();
+    await page.getByRole('heading', { name: 'List: Slow list' }).waitFor();
+    // Part of the way: some addresses done, others not, the bar between its ends.
+    await page.getByText(/^[1-5] of 6 addresses verified$/).waitFor({ timeout: 30_000 }).catch(async (error) => {
+      const listId = new URL(page.url()).pathname.split('/').pop();
+      throw new Error(`${error}\n${await page.locator('main').innerText()}\n${JSON.stringify((await app.api.get(`/v2/email-verification-lists/${listId}/results`)).body.data.map((v: any) => [v.status, v.mailbox_check?.outcome]))} rcpts ${slow.connections}`);
+    });
+    const value = Number(await page.getByRole('progressbar', { name: 'Verification progress' }).getAttribute('value'));
+    assert.ok(value > 0 && value < 1, `progress ${value}`);
+    await captureAtBothWidths(page, 'verification-list-progress');
+    await page.getByText('6 of 6 addresses verified').waitFor({ timeout: 60_000 });
+    await page.getByRole('img', { name: /Addresses by result/ }).waitFor();
+  } finally {
+    await slow.close();
+  }
+});
+
+test('DMARC: collection off is said as the API says it; a report uploaded, its rows read, pass and fail charted by source', async () => {
+  await go('DMARC');
+  await page.getByText('No domains yet').waitFor();
+  const created = await app.api.post('/v2/domains', { name: 'acme.test' });
+  assert.equal(created.status, 201, created.text);
+  await go('DMARC');
+  await page.getByText('Collection is off for acme.test').waitFor();
+  const fixture = join(import.meta.dirname, '..', 'fixtures', 'dmarc', 'google-aggregate.xml');
+  await page.getByRole('button', { name: 'Upload a report' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByLabel('Report file').setInputFiles(fixture);
+  await dialog.getByRole('button', { name: 'Upload' }).click();
+  await dialog.getByRole('alert').filter({ hasText: 'DMARC report collection is off for this domain' }).waitFor();
+  await dialog.getByRole('button', { name: 'Close' }).click();
+
+  // Turned on in the domain's settings, from the link on the page.
+  await page.getByRole('link', { name: 'its settings' }).click();
+  await page.getByLabel('Receive DMARC reports').check();
+  await page.getByRole('button', { name: 'Save settings' }).click();
+  await page.getByText('Saved.').waitFor();
+  await go('DMARC');
+  await page.getByText('Reports arrive at the address').waitFor();
+  await page.getByText('No messages reported in this period.').waitFor();
+
+  await page.getByRole('button', { name: 'Upload a report' }).click();
+  await dialog.getByLabel('Report file').setInputFiles(fixture);
+  await dialog.getByRole('button', { name: 'Upload' }).click();
+  await dialog.getByRole('region', { name: 'Report rows' }).waitFor();
+  assert.match(await dialog.locator('.facts').first().innerText(), /Reporter\s+google\.com[\s\S]*Messages\s+50/);
+  await captureAtBothWidths(page, 'dmarc-report');
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  await settled(page);
+
+  // The chart: one bar per source, its passes and fails as the API counts them.
+  const sources = (await app.api.get(`/v2/domains/${created.body.id}/dmarc/stats/sources`)).body.data;
+  assert.ok(sources.length >= 2);
+  for (const source of sources) {
+    const bar = page.getByRole('img', { name: new RegExp(`^${source.source_ip.replace(/\./g, '\\.')} .*: Pass ${source.dmarc.pass}, Fail ${source.dmarc.fail}$`) });
+    await bar.waitFor();
+  }
+  assert.ok(sources.some((s: any) => s.dmarc.fail > 0));
+  const summary = (await app.api.get(`/v2/domains/${created.body.id}/dmarc/stats/results`)).body.summary;
+  assert.match(await page.locator('.facts').first().innerText(), new RegExp(`Messages\\s+${summary.message_count}`));
+  assert.match(await page.getByRole('region', { name: 'DMARC reports' }).innerText(), /google\.com[\s\S]*aggregate\s+50/);
+  await captureAtBothWidths(page, 'dmarc');
+
+  // Filters: no forensic report yet; a period before the report shows nothing.
+  await page.getByLabel('Type').selectOption('forensic');
+  await page.getByText('No reports in this period.').waitFor();
+  await page.getByLabel('Type').selectOption('');
+  await page.getByLabel('To').fill('2025-12-31');
+  await page.getByText('No messages reported in this period.').waitFor();
+  await page.getByText('No reports in this period.').waitFor();
 });

@@ -5,6 +5,7 @@ import { Accept } from './accept';
 import { ApiKeys } from './api-keys';
 import { AudienceDetail, Audiences } from './audiences';
 import { ContactDetail, Contacts } from './contacts';
+import { Dmarc } from './dmarc';
 import { DomainDetail, Domains } from './domains';
 import { EmailDetail, Emails } from './emails';
 import { Events } from './events';
@@ -13,6 +14,7 @@ import { Members } from './members';
 import { Overview } from './overview';
 import { Suppressions } from './suppressions';
 import { TemplateEditor, Templates } from './templates';
+import { Verification, VerificationListDetail } from './verification';
 import { WebhookDetail, Webhooks } from './webhooks';
 
 export interface PageProps {
@@ -46,6 +48,9 @@ export const pages: PageDef[] = [
   { path: '/audiences/:id', component: AudienceDetail },
   { path: '/forms', component: Forms, nav: 'Forms' },
   { path: '/forms/:id', component: FormEditor },
+  { path: '/verification', component: Verification, nav: 'Verification' },
+  { path: '/verification/:id', component: VerificationListDetail },
+  { path: '/dmarc', component: Dmarc, nav: 'DMARC' },
   { path: '/events', component: Events, nav: 'Events' },
   { path: '/api-keys', component: ApiKeys, nav: 'API keys' },
   { path: '/members', component: Members, nav: 'Members' },
