@@ -4,6 +4,7 @@ import type { ComponentType } from 'preact';
 import { Accept } from './accept';
 import { ApiKeys } from './api-keys';
 import { AudienceDetail, Audiences } from './audiences';
+import { CampaignCompose, CampaignDetail, Campaigns } from './campaigns';
 import { ContactDetail, Contacts } from './contacts';
 import { DomainDetail, Domains } from './domains';
 import { EmailDetail, Emails } from './emails';
@@ -44,6 +45,9 @@ export const pages: PageDef[] = [
   { path: '/contacts/:id', component: ContactDetail },
   { path: '/audiences', component: Audiences, nav: 'Audiences' },
   { path: '/audiences/:id', component: AudienceDetail },
+  { path: '/campaigns', component: Campaigns, nav: 'Campaigns' },
+  { path: '/campaigns/new', component: CampaignCompose },
+  { path: '/campaigns/:id', component: CampaignDetail },
   { path: '/forms', component: Forms, nav: 'Forms' },
   { path: '/forms/:id', component: FormEditor },
   { path: '/events', component: Events, nav: 'Events' },
