@@ -4,6 +4,7 @@ import type { ComponentType } from 'preact';
 import { Accept } from './accept';
 import { ApiKeys } from './api-keys';
 import { AudienceDetail, Audiences } from './audiences';
+import { AutomationDetail, AutomationRun, Automations } from './automations';
 import { CampaignCompose, CampaignDetail, Campaigns } from './campaigns';
 import { ContactDetail, Contacts } from './contacts';
 import { DomainDetail, Domains } from './domains';
@@ -48,6 +49,9 @@ export const pages: PageDef[] = [
   { path: '/campaigns', component: Campaigns, nav: 'Campaigns' },
   { path: '/campaigns/new', component: CampaignCompose },
   { path: '/campaigns/:id', component: CampaignDetail },
+  { path: '/automations', component: Automations, nav: 'Automations' },
+  { path: '/automations/:id', component: AutomationDetail },
+  { path: '/automations/:id/runs/:run_id', component: AutomationRun },
   { path: '/forms', component: Forms, nav: 'Forms' },
   { path: '/forms/:id', component: FormEditor },
   { path: '/events', component: Events, nav: 'Events' },
