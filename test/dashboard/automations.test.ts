@@ -160,12 +160,20 @@ test('started, run by hand, the run followed to completion and opened, its email
 
   // The run: its steps and what each did.
   await page.getByRole('link', { name: run.id }).click();
-  await page.getByRole('heading', { name: `Run ${run.id}` }).waitFor();
+  await page.getByRole('heading', { name: 'Automation run' }).waitFor();
   await settled(page);
+  assert.match(await page.locator('.facts').innerText(), new RegExp(`Run\\s+${run.id}`));
   const steps = page.getByRole('list', { name: 'Steps of the run' });
   await until(async () => /mail\s+completed[\s\S]*ada@example\.org[\s\S]*done\s+completed/.test(await steps.innerText()));
   assert.match(await page.getByLabel('Trigger payload').innerText(), /"to": "ada@example\.org"/);
   await captureAtBothWidths(page, 'automation-run');
+  // The email the step sent opens on the emails page.
+  await page.getByRole('link', { name: 'The email of step mail' }).click();
+  await page.waitForURL(/\/dashboard\/emails\/em_/);
+  await settled(page);
+  await until(async () => (await page.locator('main').innerText()).includes('ada@example.org'));
+  await page.goBack();
+  await page.getByRole('heading', { name: 'Automation run' }).waitFor();
 
   // The statistics: the steps as a funnel, and the email step's own funnel once it is delivered.
   await page.getByRole('link', { name: 'Back to the automation' }).click();

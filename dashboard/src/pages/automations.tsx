@@ -335,7 +335,7 @@ function StatsView({ automation, stats }: { automation: Automation; stats: { dat
   const actions = order.map((i) => automation.steps[i]).filter((step) => step.type === 'action');
   const first = s && actions.length ? s[actions[0].key]?.total ?? 0 : 0;
   const colors = ['#2457c5', '#1f7a3a', '#5b3cc4', '#006d77', '#8a4b00', '#4a5568'];
-  const visits: Bar[] = s ? actions.map((step, i) => ({ label: step.key, value: s[step.key]?.total ?? 0, color: colors[i % colors.length], note: step.action ?? undefined })) : [];
+  const visits: Bar[] = s ? actions.map((step, i) => ({ label: step.key, value: s[step.key]?.total ?? 0, color: colors[i % colors.length] })) : [];
   const mails = s ? actions.filter((step) => step.action === 'send_email') : [];
   return (
     <>
@@ -516,7 +516,7 @@ export function AutomationRun({ params }: PageProps) {
   }, [r?.status, run.reload]);
   return (
     <>
-      <PageHeader title={`Run ${params.run_id}`}>
+      <PageHeader title="Automation run">
         {r?.status === 'running' ? (
           <Button
             busy={cancel.busy}
@@ -538,6 +538,7 @@ export function AutomationRun({ params }: PageProps) {
         <>
           <Facts
             items={[
+              ['Run', <code class="break-anywhere">{r.id}</code>],
               ['Status', <Badge value={r.status} />],
               ['Trigger', r.event],
               ['Contact', r.contact_id ? <Link href={`/contacts/${r.contact_id}`}>{r.contact_id}</Link> : '—'],
@@ -553,6 +554,11 @@ export function AutomationRun({ params }: PageProps) {
                 <div>
                   <strong>{s.step_key}</strong> <Badge value={s.status} /> <span class="muted small-text">{formatDate(s.started_at ?? s.created_at)}</span>
                 </div>
+                {typeof s.data.email_oid === 'string' ? (
+                  <p class="small-text">
+                    <Link href={`/emails/${s.data.email_oid}`}>The email of step {s.step_key}</Link>
+                  </p>
+                ) : null}
                 {Object.keys(s.data).length > 0 ? (
                   <pre class="raw" tabIndex={0} aria-label={`What step ${s.step_key} did`}>
                     {JSON.stringify(s.data, null, 2)}
