@@ -4,6 +4,8 @@ import type { ComponentType } from 'preact';
 import { Accept } from './accept';
 import { ApiKeys } from './api-keys';
 import { AudienceDetail, Audiences } from './audiences';
+import { AutomationDetail, AutomationRun, Automations } from './automations';
+import { CampaignCompose, CampaignDetail, Campaigns } from './campaigns';
 import { ContactDetail, Contacts } from './contacts';
 import { Dmarc } from './dmarc';
 import { DomainDetail, Domains } from './domains';
@@ -46,6 +48,12 @@ export const pages: PageDef[] = [
   { path: '/contacts/:id', component: ContactDetail },
   { path: '/audiences', component: Audiences, nav: 'Audiences' },
   { path: '/audiences/:id', component: AudienceDetail },
+  { path: '/campaigns', component: Campaigns, nav: 'Campaigns' },
+  { path: '/campaigns/new', component: CampaignCompose },
+  { path: '/campaigns/:id', component: CampaignDetail },
+  { path: '/automations', component: Automations, nav: 'Automations' },
+  { path: '/automations/:id', component: AutomationDetail },
+  { path: '/automations/:id/runs/:run_id', component: AutomationRun },
   { path: '/forms', component: Forms, nav: 'Forms' },
   { path: '/forms/:id', component: FormEditor },
   { path: '/verification', component: Verification, nav: 'Verification' },
