@@ -107,7 +107,7 @@ export const DeletedCampaign = Type.Object(
 );
 
 export const RecipientsError = Type.Object(
-  { message: text('What is wrong'), errors: Type.Object({ recipients: Type.Array(Type.String()) }, { additionalProperties: Type.Array(Type.String()) }) },
+  { message: text('What is wrong'), errors: Type.Object({ recipients: Type.Array(Type.String(), { description: 'What is wrong with the recipients given' }) }, { additionalProperties: Type.Array(Type.String()), description: 'Messages by field' }) },
   { title: 'CampaignRecipientsError', additionalProperties: true },
 );
 
