@@ -320,33 +320,34 @@ test('verification: one address checked with its checks; a list verified with it
   assert.match(await page.getByRole('region', { name: 'Verification lists' }).innerText(), /Spring leads\s+completed\s+4/);
 });
 
-test('verification: a list whose mail server answers slowly shows its progress as addresses are done', async () => {
-  // A mail server on another loopback address, on the port Postlane's checks connect to, that
-  // takes its time over each RCPT.
-  const slow = await startMailboxServer({ host: '127.0.0.5', port: app.sink.port, rcptDelayMs: 1500, domains: { 'slow.example': { mailboxes: Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`user${i}`, 'exists'])) } } });
+test('verification: a list whose mail servers answer slowly shows its progress as addresses are done', async () => {
+  // Two mail servers on other loopback addresses, on the port Postlane's checks connect to: one
+  // takes a second over each RCPT, the other six.
+  const mailboxes = { mailboxes: { user1: 'exists', user2: 'exists' } as const };
+  const slow = await startMailboxServer({ host: '127.0.0.5', port: app.sink.port, rcptDelayMs: 1000, domains: { 'slow.example': mailboxes } });
+  const slower = await startMailboxServer({ host: '127.0.0.6', port: app.sink.port, rcptDelayMs: 6000, domains: { 'slower.example': mailboxes } });
   try {
-    app.dns.set('slow.example', 'MX', [{ exchange: 'mx.slow.example', priority: 10 }]);
-    app.dns.set('mx.slow.example', 'A', ['127.0.0.5']);
+    for (const [name, ip] of [['slow.example', '127.0.0.5'], ['slower.example', '127.0.0.6']]) {
+      app.dns.set(name, 'MX', [{ exchange: `mx.${name}`, priority: 10 }]);
+      app.dns.set(`mx.${name}`, 'A', [ip]);
+    }
     await go('Verification');
     await page.getByRole('button', { name: 'New list' }).click();
     const dialog = page.getByRole('dialog');
     await dialog.getByLabel('Name').fill('Slow list');
-    // Three addresses whose server answers at once, three whose server takes its time.
-    await dialog.getByLabel('Addresses').fill(['a@example.org', 'b@example.org', 'c@example.org', 'user1@slow.example', 'user2@slow.example', 'user3@slow.example'].join('\n'));
+    await dialog.getByLabel('Addresses').fill(['a@example.org', 'user1@slow.example', 'user2@slow.example', 'user1@slower.example'].join('\n'));
     await dialog.getByRole('button', { name: 'Verify the list' }).click();
     await page.getByRole('heading', { name: 'List: Slow list' }).waitFor();
-    // Part of the way: some addresses done, others not, the bar between its ends.
-    await page.getByText(/^[1-5] of 6 addresses verified$/).waitFor({ timeout: 30_000 }).catch(async (error) => {
-      const listId = new URL(page.url()).pathname.split('/').pop();
-      throw new Error(`${error}\n${await page.locator('main').innerText()}\n${JSON.stringify((await app.api.get(`/v2/email-verification-lists/${listId}/results`)).body.data.map((v: any) => [v.status, v.mailbox_check?.outcome]))} rcpts ${slow.connections}`);
-    });
+    // Part of the way: the page says how many are done, the bar between its ends.
+    await page.getByText(/^[1-3] of 4 addresses verified$/).waitFor({ timeout: 20_000 });
     const value = Number(await page.getByRole('progressbar', { name: 'Verification progress' }).getAttribute('value'));
     assert.ok(value > 0 && value < 1, `progress ${value}`);
     await captureAtBothWidths(page, 'verification-list-progress');
-    await page.getByText('6 of 6 addresses verified').waitFor({ timeout: 60_000 });
+    await page.getByText('4 of 4 addresses verified').waitFor({ timeout: 60_000 });
     await page.getByRole('img', { name: /Addresses by result/ }).waitFor();
   } finally {
     await slow.close();
+    await slower.close();
   }
 });
 
