@@ -191,7 +191,22 @@ test('a sending campaign is paused and resumed; a scheduled one deleted; a draft
   assert.equal((await app.api.get(`/v2/campaigns/${later}`)).status, 404);
 
   // A draft canceled, then archived: archived ones leave the default list.
-  const draft = await compose('Winter', {});
+  const first = await compose('Winter', { include: ['Newsletter'] });
+  // New content for the draft: a new draft carrying it and the same settings replaces this one.
+  await page.getByRole('tab', { name: 'Content' }).click();
+  await page.getByLabel('HTML content').fill('<p>Snow for {{first_name}}</p><p><a href="{{unsubscribe_url}}">Unsubscribe</a></p>');
+  await page.frameLocator('iframe[title="Preview of the campaign"]').getByText('Snow for Ada').waitFor();
+  await page.getByRole('button', { name: 'Save new content' }).click();
+  await until(async () => !page.url().endsWith(first));
+  await page.getByRole('heading', { name: 'Campaign: Winter' }).waitFor();
+  await settled(page);
+  const draft = new URL(page.url()).pathname.split('/').pop()!;
+  assert.equal((await app.api.get(`/v2/campaigns/${first}`)).status, 404);
+  const replaced = (await app.api.get(`/v2/campaigns/${draft}`)).body;
+  assert.equal(replaced.recipients.length, 1);
+  const stored = await app.running.ctx.db.selectFrom('campaigns').select('html').where('id', '=', draft).executeTakeFirstOrThrow();
+  assert.match(stored.html ?? '', /Snow for \{\{first_name\}\}/);
+  await captureAtBothWidths(page, 'campaign-content');
   await page.getByRole('button', { name: 'Cancel campaign' }).click();
   await until(async () => (await statusFact()) === 'canceled', 5000);
   await page.getByRole('button', { name: 'Archive' }).click();
