@@ -164,7 +164,7 @@ test('a campaign is composed with its preview, refused without a sender in the A
 });
 
 test('a sending campaign is paused and resumed; a scheduled one deleted; a draft canceled and archived; the list filters and searches', async () => {
-  // Six more subscribers: three batches of two, 0.7 s apart.
+  // Six more subscribers: in batches of two, 1.5 s apart (time enough to pause it on a busy machine).
   for (let i = 0; i < 6; i++) await app.api.post('/v2/contacts', { email: `reader${i}@example.org`, audiences: [newsletter] });
   const id = await compose('Summer', { from: 'news@acme.test', subject: 'Summer', include: ['Newsletter'] });
   // (The content came from the composer's starter, which carries the unsubscribe link.)
