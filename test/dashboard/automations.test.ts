@@ -125,6 +125,10 @@ test('an automation is created and its workflow edited: problems at their field 
   assert.equal(saved.steps[1].config.from, 'hello@acme.test');
   assert.equal(saved.description, 'Greets whoever it is run for');
   assert.equal(await page.locator('.error [data-path]').count(), 0);
+  // The picture: three boxes in three levels, two arrows.
+  assert.equal(await page.locator('svg.picture [data-node]').count(), 3);
+  assert.deepEqual(await page.locator('svg.picture [data-edge]').evaluateAll((edges) => edges.map((e) => e.getAttribute('data-edge'))), ['start>mail', 'mail>done']);
+  assert.equal(await page.getByRole('img', { name: /3 steps in 3 levels, 2 connections/ }).count(), 1);
   await captureAtBothWidths(page, 'automation-editor');
 });
 
@@ -193,7 +197,10 @@ test('started, run by hand, the run followed to completion and opened, its email
   await captureAtBothWidths(page, 'automation-stats');
   // The diagram carries each step's figures too.
   await page.getByRole('tab', { name: 'Workflow' }).click();
-  await until(async () => /1 visits · 1 completed/.test(await page.locator('[data-step="mail"]').innerText()));
+  await until(async () => /1 visit · 1 completed/.test(await page.locator('[data-step="mail"]').innerText()));
+  assert.match((await page.locator('svg.picture [data-node="mail"]').textContent()) ?? '', /1 run$/);
+  assert.doesNotMatch((await page.locator('svg.picture [data-node="start"]').textContent()) ?? '', /run/);
+  await captureAtBothWidths(page, 'automation-diagram-stats');
 
   // Pause, resume, stop.
   await page.getByRole('button', { name: 'Pause' }).click();

@@ -7,6 +7,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ApiFailure, api, ok, type Ok } from '../api/client';
 import { Bars, type Bar } from '../components/campaigns/Bars';
 import { Diagram, flowOrder } from '../components/automations/Diagram';
+import { Picture } from '../components/automations/Picture';
 import { ListTable } from '../components/ListTable';
 import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Select } from '../components/ui';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
@@ -237,7 +238,10 @@ function WorkflowEditor({ automation, stats, onSaved }: { automation: Automation
           {checked.kind === 'json' ? (
             <p class="muted">The diagram returns once the JSON is valid.</p>
           ) : (
-            <Diagram steps={steps as never} connections={connections as never} problems={{ ...local, ...apiProblems }} stats={stats} />
+            <>
+              <Picture steps={steps as never} connections={connections as never} stats={stats} />
+              <Diagram steps={steps as never} connections={connections as never} problems={{ ...local, ...apiProblems }} stats={stats} />
+            </>
           )}
         </section>
       </div>

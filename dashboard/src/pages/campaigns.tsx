@@ -136,6 +136,54 @@ function RecipientPicker({ audiences, value, onChange }: { audiences: Loaded<Aud
   );
 }
 
+const STARTER_HTML = '<h1>Hello {{first_name}}</h1>\n<p>Write your message here.</p>\n<p><a href="{{unsubscribe_url}}">Unsubscribe</a></p>';
+const STARTER_TEXT = 'Hello {{first_name}},\n\nWrite your message here.\n\nUnsubscribe: {{unsubscribe_url}}';
+const UNSUBSCRIBE_TAG = /\{\{\s*unsubscribe_url\s*\}\}/;
+/** Merge tags filled with an example contact's values, for the preview. */
+const sample = (s: string) =>
+  s.replace(/\{\{\s*([\w.]+)\s*\}\}/g, (_m, tag: string) => ({ first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.org', unsubscribe_url: '#unsubscribe' })[tag] ?? '');
+
+function ContentFields({ html, text, setHtml, setText }: { html: string; text: string; setHtml: (v: string) => void; setText: (v: string) => void }) {
+  const missingUnsubscribe = !UNSUBSCRIBE_TAG.test(html) && !UNSUBSCRIBE_TAG.test(text);
+  return (
+    <>
+      <Field label="HTML content" hint="{{first_name}}, {{last_name}}, {{email}}, {{cf.field}}, {{unsubscribe_url}}">
+        <textarea class="code" name="html" spellcheck={false} value={html} onInput={input(setHtml)} />
+      </Field>
+      <Field label="Text content">
+        <textarea class="code" name="text" spellcheck={false} rows={6} value={text} onInput={input(setText)} />
+      </Field>
+      {missingUnsubscribe ? (
+        <p class="warning" role="status">
+          Add an {'{{unsubscribe_url}}'} link: a campaign cannot be sent without one.
+        </p>
+      ) : null}
+    </>
+  );
+}
+
+function ContentPreview({ subject, html, text }: { subject: string; html: string; text: string }) {
+  const [view, setView] = useState<'html' | 'text'>('html');
+  return (
+    <section aria-labelledby="compose-preview-title">
+      <div class="toolbar">
+        <h2 id="compose-preview-title">Preview</h2>
+        <Select label="Show" value={view} onChange={(v) => setView(v as 'html' | 'text')} options={[['html', 'HTML'], ['text', 'Text']]} />
+      </div>
+      <p class="muted">
+        Subject: <strong>{sample(subject) || '(no subject)'}</strong>, as Ada Lovelace would see it.
+      </p>
+      {view === 'html' ? (
+        <iframe class="email-frame" title="Preview of the campaign" sandbox="" srcdoc={sample(html)} />
+      ) : (
+        <pre class="raw" tabIndex={0} aria-label="Text preview">
+          {sample(text)}
+        </pre>
+      )}
+    </section>
+  );
+}
+
 /** A new draft: its settings and its content (the API takes the content at creation only). */
 export function CampaignCompose() {
   const audiences = useAudiences();
@@ -145,15 +193,10 @@ export function CampaignCompose() {
   const [replyTo, setReplyTo] = useState('');
   const [subject, setSubject] = useState('');
   const [previewText, setPreviewText] = useState('');
-  const [html, setHtml] = useState('<h1>Hello {{first_name}}</h1>\n<p>Write your message here.</p>\n<p><a href="{{unsubscribe_url}}">Unsubscribe</a></p>');
-  const [text, setText] = useState('Hello {{first_name}},\n\nWrite your message here.\n\nUnsubscribe: {{unsubscribe_url}}');
+  const [html, setHtml] = useState(STARTER_HTML);
+  const [text, setText] = useState(STARTER_TEXT);
   const [recipients, setRecipients] = useState<Recipient[]>([]);
-  const [view, setView] = useState<'html' | 'text'>('html');
   const save = useAction();
-  const missingUnsubscribe = !/\{\{\s*unsubscribe_url\s*\}\}/.test(html) && !/\{\{\s*unsubscribe_url\s*\}\}/.test(text);
-  // The preview shows merge tags filled with an example contact's values.
-  const sample = (s: string) =>
-    s.replace(/\{\{\s*([\w.]+)\s*\}\}/g, (_m, tag: string) => ({ first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.org', unsubscribe_url: '#unsubscribe' })[tag] ?? '');
   return (
     <>
       <PageHeader title="New campaign" />
@@ -195,35 +238,10 @@ export function CampaignCompose() {
             <RecipientPicker audiences={audiences} value={recipients} onChange={setRecipients} />
           </div>
           <div>
-            <Field label="HTML content" hint="{{first_name}}, {{last_name}}, {{email}}, {{cf.field}}, {{unsubscribe_url}}">
-              <textarea class="code" name="html" spellcheck={false} value={html} onInput={input(setHtml)} />
-            </Field>
-            <Field label="Text content">
-              <textarea class="code" name="text" spellcheck={false} rows={6} value={text} onInput={input(setText)} />
-            </Field>
-            {missingUnsubscribe ? (
-              <p class="warning" role="status">
-                Add an {'{{unsubscribe_url}}'} link: a campaign cannot be sent without one.
-              </p>
-            ) : null}
+            <ContentFields html={html} text={text} setHtml={setHtml} setText={setText} />
           </div>
         </div>
-        <section aria-labelledby="compose-preview-title">
-          <div class="toolbar">
-            <h2 id="compose-preview-title">Preview</h2>
-            <Select label="Show" value={view} onChange={(v) => setView(v as 'html' | 'text')} options={[['html', 'HTML'], ['text', 'Text']]} />
-          </div>
-          <p class="muted">
-            Subject: <strong>{sample(subject) || '(no subject)'}</strong>, as Ada Lovelace would see it.
-          </p>
-          {view === 'html' ? (
-            <iframe class="email-frame" title="Preview of the campaign" sandbox="" srcdoc={sample(html)} />
-          ) : (
-            <pre class="raw" tabIndex={0} aria-label="Text preview">
-              {sample(text)}
-            </pre>
-          )}
-        </section>
+        <ContentPreview subject={subject} html={html} text={text} />
         <ErrorBox error={save.error} />
         <p>
           <Button type="submit" kind="primary" busy={save.busy}>
@@ -394,9 +412,52 @@ function ReportView({ campaign, onStatus }: { campaign: Campaign; onStatus: (sta
   );
 }
 
+/**
+ * New content for a draft. The API takes a campaign's HTML and text at creation only and never
+ * returns them, so this makes a new draft with the content and every setting of this one, then
+ * deletes this one (the page moves to the new draft).
+ */
+function ReplaceContent({ campaign }: { campaign: Campaign }) {
+  const [html, setHtml] = useState(STARTER_HTML);
+  const [text, setText] = useState(STARTER_TEXT);
+  const save = useAction();
+  return (
+    <form
+      onSubmit={async (e) => {
+        e.preventDefault();
+        const made = await save.run(async () => {
+          const c = campaign;
+          const body = { name: c.name, from_name: c.from_name, from_email: c.from_email, subject: c.subject, preview_text: c.preview_text, html: html || undefined, text: text || undefined, ...(c.reply_to ? { reply_to: c.reply_to } : {}) };
+          const next = await ok(api.POST('/v2/campaigns', { body }));
+          if (c.recipients.length > 0) await ok(api.POST('/v2/campaigns/{id}', { params: { path: { id: next.id } }, body: { recipients: c.recipients } }));
+          await ok(api.DELETE('/v2/campaigns/{id}', { params: { path: { id: c.id } } }));
+          return next;
+        });
+        if (made) navigate(`/campaigns/${made.id}`, true);
+      }}
+    >
+      <p class="notice">
+        The API keeps a campaign's content as it was given at creation and does not show it again. Write the new content here: saving makes a new draft with it and
+        this draft's settings and audiences, and deletes this draft.
+      </p>
+      <div class="editor-grid">
+        <div>
+          <ContentFields html={html} text={text} setHtml={setHtml} setText={setText} />
+        </div>
+        <ContentPreview subject={campaign.subject} html={html} text={text} />
+      </div>
+      <ErrorBox error={save.error} />
+      <Button type="submit" kind="primary" busy={save.busy}>
+        Save new content
+      </Button>
+    </form>
+  );
+}
+
 const TABS = [
   ['report', 'Report'],
   ['settings', 'Settings'],
+  ['content', 'Content'],
 ] as const;
 type Tab = (typeof TABS)[number][0];
 
@@ -413,10 +474,11 @@ export function CampaignDetail({ params }: PageProps) {
     const next = await action.run(call);
     if (next) setCurrent(next);
   };
+  const tabs = TABS.filter(([key]) => key !== 'content' || c?.status === 'draft');
   const move = (delta: number) => {
-    const index = (TABS.findIndex(([key]) => key === shownTab) + delta + TABS.length) % TABS.length;
-    setTab(TABS[index][0]);
-    document.getElementById(`tab-${TABS[index][0]}`)?.focus();
+    const index = (tabs.findIndex(([key]) => key === shownTab) + delta + tabs.length) % tabs.length;
+    setTab(tabs[index][0]);
+    document.getElementById(`tab-${tabs[index][0]}`)?.focus();
   };
   const status = c?.status;
   return (
@@ -488,7 +550,7 @@ export function CampaignDetail({ params }: PageProps) {
             ]}
           />
           <div role="tablist" aria-label="Campaign" class="tabs" style="margin-top: 1rem">
-            {TABS.map(([key, label]) => (
+            {tabs.map(([key, label]) => (
               <button
                 type="button"
                 role="tab"
@@ -515,6 +577,8 @@ export function CampaignDetail({ params }: PageProps) {
                   void ok(api.GET('/v2/campaigns/{id}', { params: { path: { id: c.id } } })).then(setCurrent, () => undefined);
                 }}
               />
+            ) : shownTab === 'content' && c.status === 'draft' ? (
+              <ReplaceContent key={c.id} campaign={c} />
             ) : (
               <SettingsForm key={c.id} campaign={c} onSaved={setCurrent} />
             )}

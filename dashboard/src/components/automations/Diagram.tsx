@@ -73,7 +73,7 @@ export function Diagram({
       {order.map((i) => {
         const step = steps[i];
         const out = connections.filter((c) => c.from === step.key);
-        const s = stats?.[step.key];
+        const s = step.type === 'trigger' ? undefined : stats?.[step.key]; // triggers start runs, they are not visited
         const mine = stepProblems(i);
         return (
           <li class="flow-step" data-step={step.key}>
@@ -86,7 +86,7 @@ export function Diagram({
             {summary(step) ? <div class="small-text">{summary(step)}</div> : null}
             {s ? (
               <div class="small-text flow-stats">
-                {s.total.toLocaleString()} visits
+                {s.total.toLocaleString()} {s.total === 1 ? 'visit' : 'visits'}
                 {Object.entries(s.by_status)
                   .filter(([, n]) => n > 0)
                   .map(([status, n]) => ` · ${n} ${status}`)
