@@ -1,9 +1,11 @@
 // Shared pieces of the benchmark scenarios: child-process servers and autocannon runs.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import pg from 'pg';
 import { freePort } from '../src/dev/ports.ts';
 
 export { freePort };
@@ -47,9 +49,34 @@ export async function startChild(script: string, args: string[], env: Record<str
 
 const MAIN = join(import.meta.dirname, '..', 'src', 'main.ts');
 
-/** A Postlane server on a fresh SQLite file (or BENCH_DATABASE_URL) in a child process. */
+export interface BenchDatabase {
+  /** What a Postlane process is given as DATABASE_URL (the schema pinned by search_path). */
+  url: string;
+  /** The schema's name on PostgreSQL, for in-process servers and direct connections. */
+  schema?: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh, empty database for one phase: a SQLite file in `dataDir`, or a new schema of
+ *  BENCH_DATABASE_URL, so every phase of every scenario runs on both dialects from zero. */
+export async function freshBenchDatabase(dataDir: string): Promise<BenchDatabase> {
+  const base = process.env.BENCH_DATABASE_URL;
+  if (!base) return { url: `sqlite:${join(dataDir, 'postlane.db')}`, drop: async () => {} };
+  const schema = `bench_${randomBytes(6).toString('hex')}`;
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: base });
+    await client.connect();
+    await client.query(statement).finally(() => client.end());
+  };
+  await admin(`create schema ${schema}`);
+  const url = `${base}${base.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  return { url, schema, drop: () => admin(`drop schema if exists ${schema} cascade`) };
+}
+
+/** A Postlane server on a fresh SQLite file (or a fresh schema of BENCH_DATABASE_URL) in a child process. */
 export async function startPostlane(env: Record<string, string> = {}, role = 'all'): Promise<ChildServer & { key: string; env: Record<string, string>; cli(...args: string[]): string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'postlane-bench-'));
+  const database = await freshBenchDatabase(dataDir);
   const port = await freePort();
   const fullEnv = {
     DATA_DIR: dataDir,
@@ -58,12 +85,12 @@ export async function startPostlane(env: Record<string, string> = {}, role = 'al
     SMTP_SUBMISSION_PORT: '0',
     SMTP_INBOUND_PORT: '0',
     LOG_LEVEL: 'warn',
-    ...(process.env.BENCH_DATABASE_URL ? { DATABASE_URL: process.env.BENCH_DATABASE_URL } : {}),
+    ...(database.schema ? { DATABASE_URL: database.url } : {}),
     ...env,
   };
   const server = await startChild(MAIN, ['serve', '--role', role], fullEnv, port, '/healthz');
   const key = /secret_[A-Za-z0-9]{32}/.exec(server.output())?.[0];
-  if (!key) throw new Error(`no key printed (BENCH_DATABASE_URL must name an empty database):\n${server.output()}`);
+  if (!key) throw new Error(`no key printed:\n${server.output()}`);
   return {
     ...server,
     key,
@@ -76,6 +103,7 @@ export async function startPostlane(env: Record<string, string> = {}, role = 'al
     },
     async stop() {
       await server.stop();
+      await database.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -39,6 +39,7 @@ export async function buildDashboard(options: { quiet?: boolean } = {}): Promise
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Postlane</title>
 <link rel="icon" href="data:,">
+<link rel="preload" href="/auth/session" as="fetch" crossorigin="anonymous">
 <link rel="stylesheet" href="/dashboard/assets/${css}">
 <script type="module" src="/dashboard/assets/${js}"></script>
 </head>

@@ -1,14 +1,16 @@
-// Single-recipient POST /v2/emails on SQLite with the sending limits lifted: the API alone
-// (role api, so delivery does not compete for the CPU), at full speed and at a fixed 500 req/s,
-// beside the bare-Fastify baseline answering a POST in the same run.
+// Single-recipient POST /v2/emails with the sending limits lifted: the API alone (role api, so
+// delivery does not compete for the CPU), at full speed and at a fixed 500 req/s, beside the
+// bare-Fastify baseline answering a POST in the same run; on PostgreSQL (BENCH_DATABASE_URL)
+// also beside pgbench committing the same writes as one send.
 import { join } from 'node:path';
 import type { Scenario } from '../run.ts';
 import { describeLoad, freePort, load, startChild, startPostlane } from '../lib.ts';
 import { startDnsServer } from '../../test/helpers/dns-server.ts';
+import { pgbenchSendRate } from '../pgbench-send.ts';
 
 export const scenario: Scenario = {
   name: 'send',
-  description: 'single-recipient POST /v2/emails, limits lifted (aims: >= 2,000 accepted/s; p99 < 25 ms at 500 req/s)',
+  description: `single-recipient POST /v2/emails, limits lifted, on ${process.env.BENCH_DATABASE_URL ? 'PostgreSQL' : 'SQLite'} (aims: >= 2,000 accepted/s; p99 < 25 ms at 500 req/s${process.env.BENCH_DATABASE_URL ? '; >= 0.5 of pgbench' : ''})`,
   async run({ seconds, connections }) {
     const dns = await startDnsServer();
     const postlane = await startPostlane({ DNS_SERVERS: dns.address }, 'api');
@@ -35,9 +37,19 @@ export const scenario: Scenario = {
         const full = await load(url, { seconds, connections, headers, method: 'POST', body });
         const paced = await load(url, { seconds, connections, headers, method: 'POST', body, overallRate: 500 });
         const bare = await load(`${baseline.url}/v2/emails`, { seconds, connections, headers, method: 'POST', body });
+        const postgresUrl = postlane.env.DATABASE_URL;
+        const pgbench = postgresUrl ? await pgbenchSendRate(postgresUrl, postlane.env.DATA_DIR, connections, seconds) : null;
+        const pgbenchInserts = postgresUrl ? await pgbenchSendRate(postgresUrl, postlane.env.DATA_DIR, connections, seconds, false) : null;
         return {
           name: this.name,
           lines: [
+            ...(pgbench
+              ? [
+                  `pgbench, the writes of one send (${connections} clients)   ${pgbench.toFixed(0).padStart(7)} tx/s`,
+                  `pgbench, its four inserts alone                 ${pgbenchInserts!.toFixed(0).padStart(7)} tx/s`,
+                  `ratio (postlane / pgbench): ${(full.requestsPerSecond / pgbench).toFixed(2)} (aim >= 0.5); to the inserts alone: ${(full.requestsPerSecond / pgbenchInserts!).toFixed(2)}`,
+                ]
+              : []),
             describeLoad('postlane POST /v2/emails (full speed)', full),
             describeLoad('postlane POST /v2/emails @ 500 req/s', paced),
             describeLoad('bare fastify POST, same body', bare),

@@ -11,14 +11,13 @@
 // Fresh SQLite file in a temporary DATA_DIR, or a fresh schema of BENCH_DATABASE_URL.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import pg from 'pg';
 import { pino } from 'pino';
 import type { Scenario } from '../run.ts';
+import { freshBenchDatabase } from '../lib.ts';
 import { loadConfig } from '../../src/config.ts';
 import { startPostlane, type RunningPostlane } from '../../src/server.ts';
 import type { Role } from '../../src/resources/index.ts';
@@ -126,24 +125,6 @@ async function startReceiver(): Promise<Receiver> {
   };
 }
 
-/** A fresh database: a SQLite file in `dataDir`, or a new schema of BENCH_DATABASE_URL. */
-async function freshDatabase(dataDir: string): Promise<{ url: string; schema?: string; drop(): Promise<void> }> {
-  const url = process.env.BENCH_DATABASE_URL;
-  if (!url) return { url: `sqlite:${join(dataDir, 'postlane.db')}`, drop: async () => {} };
-  const schema = `bench_${randomBytes(6).toString('hex')}`;
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`create schema ${schema}`);
-  return { url, schema, drop: () => admin(`drop schema if exists ${schema} cascade`) };
-}
-
 /** The objects of `count` email.delivered events, built before any clock starts. */
 function deliveredObjects(count: number): Array<Record<string, unknown>> {
   const now = nowIso();
@@ -198,7 +179,7 @@ interface Instance {
 async function startInstance(receiver: Receiver, roles: Role[]): Promise<Instance> {
   const dataDir = mkdtempSync(join(tmpdir(), 'postlane-bench-webhooks-'));
   const others: RunningPostlane[] = [];
-  let database: Awaited<ReturnType<typeof freshDatabase>> | null = null;
+  let database: Awaited<ReturnType<typeof freshBenchDatabase>> | null = null;
   let running: RunningPostlane | null = null;
   const close = async () => {
     for (const other of others) await other.close();
@@ -207,7 +188,7 @@ async function startInstance(receiver: Receiver, roles: Role[]): Promise<Instanc
     rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    database = await freshDatabase(dataDir);
+    database = await freshBenchDatabase(dataDir);
     const config = loadConfig({
       HTTP_HOST: '127.0.0.1',
       HTTP_PORT: '0',

@@ -14,6 +14,11 @@ export interface SessionState {
 
 export const SessionContext = createContext<SessionState | null>(null);
 
+/** The session, or null while it is still being loaded (the first load fetches it beside the page's data). */
+export function useOptionalSession(): SessionState | null {
+  return useContext(SessionContext);
+}
+
 export function useSession(): SessionState {
   const state = useContext(SessionContext);
   if (!state) throw new Error('useSession outside a signed-in page');

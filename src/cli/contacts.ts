@@ -1,16 +1,17 @@
 // `postlane contacts import FILE [--workspace ID] [--audience ID] [--format csv|json] [--json]`
-// and `postlane contacts export [--workspace ID] [--audience ID] [--search TEXT] [--out FILE]`,
+// and `postlane contacts export [--workspace ID] [--audience ID] [--search TEXT] [--sort KEY] [--order asc|desc] [--filter K.C=V]… [--out FILE]`,
 // against the configured database like every administration command. The import streams the
 // file, draws a progress bar on stderr (when it is a terminal, else a line per batch) and
 // prints a summary; --workspace may be left out when there is only one.
-import { createReadStream, createWriteStream, statSync } from 'node:fs';
+import { createWriteStream, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
 import type { Db } from '../platform/db/database.ts';
-import { ApiError } from '../platform/http/errors.ts';
 import { listWorkspaces } from '../resources/workspaces/service.ts';
-import { runImport, type ImportFormat, type ImportSummary } from '../resources/contacts/import/run.ts';
-import { exportContacts } from '../resources/contacts/export.ts';
+import { Worker } from 'node:worker_threads';
+import type { ImportFormat, ImportSummary } from '../resources/contacts/import/run.ts';
+import type { FromImport, ImportJob } from './contacts-import-worker.ts';
+import { countExport, exportContacts } from '../resources/contacts/export.ts';
 import { withDatabase } from './workspace.ts';
 import { UsageError } from './index.ts';
 
@@ -20,6 +21,10 @@ async function workspaceOf(db: Db, given: string | undefined): Promise<string> {
   if (all.length === 1) return all[0].id;
   throw new UsageError(`--workspace ID is required (${all.length} workspaces exist; see postlane workspace list)`);
 }
+
+// The import's thread: a young generation of 12 MB instead of the 128 MB V8 grows to (the
+// process's peak RSS: 276 MB at 8 MB, 285 at 12, 290 at 16, 298 at 32, importing 100,000 rows).
+const IMPORT_LIMITS = { maxYoungGenerationSizeMb: 12 };
 
 function bar(done: number, total: number, width = 30): string {
   const share = total > 0 ? Math.min(1, done / total) : 0;
@@ -58,31 +63,31 @@ async function importCommand(rest: string[]): Promise<number> {
     throw new UsageError(`cannot read ${file}`);
   }
   const started = performance.now();
-  const summary = await withDatabase(async (db) => {
-    const workspaceId = await workspaceOf(db, values.workspace);
-    let read = 0;
-    // Bytes counted as the import pulls them (a 'data' listener would start the flow early).
-    async function* counted() {
-      for await (const chunk of createReadStream(file, { highWaterMark: 256 * 1024 })) {
-        read += (chunk as Buffer).length;
-        yield chunk as Buffer;
+  const tty = process.stderr.isTTY;
+  const summary = await new Promise<ImportSummary>((resolve, reject) => {
+    const worker = new Worker(new URL('./contacts-import-worker.ts', import.meta.url), {
+      workerData: { file, workspace: values.workspace, audience: values.audience, format: values.format as ImportFormat | undefined } satisfies ImportJob,
+      resourceLimits: IMPORT_LIMITS,
+    });
+    let settled = false;
+    worker.on('message', (message: FromImport) => {
+      if (message.type === 'progress') {
+        const rate = Math.round(message.rows / ((performance.now() - started) / 1000));
+        const line = `${bar(message.read, size)} ${message.rows.toLocaleString('en-US')} rows, ${rate.toLocaleString('en-US')}/s`;
+        process.stderr.write(tty ? `\r${line}` : `${line}\n`);
+        return;
       }
-    }
-    const tty = process.stderr.isTTY;
-    const progress = (s: Readonly<ImportSummary>) => {
-      const rate = Math.round(s.rows / ((performance.now() - started) / 1000));
-      const line = `${bar(read, size)} ${s.rows.toLocaleString('en-US')} rows, ${rate.toLocaleString('en-US')}/s`;
-      process.stderr.write(tty ? `\r${line}` : `${line}\n`);
-    };
-    try {
-      const result = await runImport(db, workspaceId, counted(), { audience: values.audience, format: values.format as ImportFormat | undefined, typeHint: file, onBatch: progress });
-      if (tty) process.stderr.write('\n');
-      return result;
-    } catch (error) {
-      if (error instanceof ApiError) throw new UsageError(String(error.body.error ?? error.message));
-      throw error;
-    }
+      settled = true;
+      if (message.type === 'result') resolve(message.summary);
+      else if (message.type === 'usage') reject(new UsageError(message.message));
+      else reject(new Error(message.message));
+    });
+    worker.on('error', reject);
+    worker.on('exit', (code) => {
+      if (!settled) reject(new Error(`the import stopped (exit code ${code})`));
+    });
   });
+  if (tty) process.stderr.write('\n');
   const seconds = (performance.now() - started) / 1000;
   process.stdout.write(values.json ? `${JSON.stringify(summary)}\n` : describe(summary, seconds));
   return summary.status === 'completed' ? 0 : 1;
@@ -91,18 +96,50 @@ async function importCommand(rest: string[]): Promise<number> {
 async function exportCommand(rest: string[]): Promise<number> {
   const { values } = parseArgs({
     args: rest,
-    options: { workspace: { type: 'string' }, audience: { type: 'string' }, search: { type: 'string' }, unsubscribed: { type: 'string' }, out: { type: 'string' } },
+    options: {
+      workspace: { type: 'string' },
+      audience: { type: 'string' },
+      search: { type: 'string' },
+      unsubscribed: { type: 'string' },
+      sort: { type: 'string' },
+      order: { type: 'string' },
+      filter: { type: 'string', multiple: true },
+      out: { type: 'string' },
+    },
   });
+  if (values.order && values.order !== 'asc' && values.order !== 'desc') throw new UsageError('--order must be asc or desc');
+  const query: Record<string, string | string[]> = {};
+  if (values.audience) query.audience_id = values.audience;
+  if (values.search) query.search = values.search;
+  if (values.unsubscribed) query.unsubscribed = values.unsubscribed;
+  if (values.sort) query.sort = values.sort;
+  if (values.order) query.order = values.order;
+  // --filter key.condition=value, as the list's query parameters (first_name.contains=ann).
+  for (const filter of values.filter ?? []) {
+    const match = /^([^=]+\.[a-z_]+)=(.*)$/s.exec(filter);
+    if (!match) throw new UsageError(`--filter takes key.condition=value (got "${filter}")`);
+    const [, key, value] = match;
+    query[key] = [...(query[key] === undefined ? [] : ([] as string[]).concat(query[key])), value];
+  }
   await withDatabase(async (db) => {
     const workspaceId = await workspaceOf(db, values.workspace);
-    const query: Record<string, string> = {};
-    if (values.audience) query.audience_id = values.audience;
-    if (values.search) query.search = values.search;
-    if (values.unsubscribed) query.unsubscribed = values.unsubscribed;
+    const total = await countExport(db, workspaceId, query);
+    const tty = process.stderr.isTTY;
+    let shown = 0;
+    // Progress on stderr (the CSV may be on stdout): redrawn on a terminal, else a line a second.
+    const progress = (exported: number) => {
+      const now = performance.now();
+      if (!tty && exported < total && now - shown < 1000) return;
+      shown = now;
+      const line = `${bar(exported, total)} ${exported.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} contacts`;
+      process.stderr.write(tty ? `\r${line}` : `${line}\n`);
+    };
     const out = values.out ? createWriteStream(values.out) : process.stdout;
-    for await (const chunk of exportContacts(db, workspaceId, query)) {
+    for await (const chunk of exportContacts(db, workspaceId, query, progress)) {
       if (!out.write(chunk)) await once(out, 'drain');
     }
+    if (total === 0) progress(0);
+    if (tty) process.stderr.write('\n');
     if (values.out) await new Promise<void>((resolve) => out.end(() => resolve()));
   });
   return 0;

@@ -15,6 +15,7 @@ const commands: Record<string, Command> = {
   demo: async (args) => (await import('./demo.ts')).demoCommand(args),
   contacts: async (args) => (await import('./contacts.ts')).contactsCommand(args),
   user: async (args) => (await import('./user.ts')).userCommand(args),
+  delivery: async (args) => (await import('./delivery.ts')).deliveryCommand(args),
 };
 
 export class UsageError extends Error {}
@@ -30,8 +31,13 @@ const USAGE = `usage: postlane <command>
   demo [--json] [--keep]               end-to-end demonstration on loopback (no internet needed)
   contacts import FILE [--workspace ID] [--audience ID] [--format csv|json] [--json]
                                        import contacts from CSV or JSON (progress on stderr, then a summary)
-  contacts export [--workspace ID] [--audience ID] [--search TEXT] [--unsubscribed true|false] [--out FILE]
-  user create --email E --workspace WSP_ID [--role admin|member] [--json]   a dashboard user and a link to set its password`;
+  contacts export [--workspace ID] [--audience ID] [--search TEXT] [--unsubscribed true|false] [--sort KEY] [--order asc|desc]
+                  [--filter KEY.CONDITION=VALUE]… [--out FILE]   the list's filters and sort as CSV (progress on stderr)
+  user create --email E --workspace WSP_ID [--role admin|member] [--json]   a dashboard user and a link to set its password
+  delivery destinations [--json]       traffic shaping per destination (pace, back-off, counts)
+  delivery hold [--workspace ID] [--destination D] [--domain D] [--reason R] [--json]   hold queued deliveries
+  delivery holds [--workspace ID] [--json] | delivery release HOLD_ID [--json]
+  delivery purge --workspace ID [--domain D] [--destination D] [--json]   cancel queued deliveries`;
 
 export async function runCli(argv: string[]): Promise<number> {
   const [name, ...args] = argv;

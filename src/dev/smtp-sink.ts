@@ -54,6 +54,8 @@ export interface SmtpSinkOptions {
   port?: number;
   /** Keep raw messages (default true; benchmarks may only count). */
   keepMessages?: boolean;
+  /** Behave like a receiver that throttles: more than `perSecond` recipients in any second get `reply` (421 by default). */
+  throttle?: { perSecond: number; reply?: SinkReply };
 }
 
 export interface SmtpSink {
@@ -69,6 +71,8 @@ export interface SmtpSink {
   maxOpenConnections: number;
   /** Messages accepted, also when keepMessages is false. */
   accepted: number;
+  /** When each message was accepted (ms), also when keepMessages is false: the rate the sink saw. */
+  acceptedAt: number[];
   addRule(rule: SinkRule): void;
   clearRules(): void;
   reset(): void;
@@ -97,6 +101,7 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
   const keep = options.keepMessages ?? true;
   const waiters: Array<{ count: number; resolve: () => void }> = [];
   const random = options.randomFailures?.random ?? Math.random;
+  const rcptTimes: number[] = [];
 
   const sink: SmtpSink = {
     host: options.host ?? '127.0.0.1',
@@ -107,6 +112,7 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
     openConnections: 0,
     maxOpenConnections: 0,
     accepted: 0,
+    acceptedAt: [],
     addRule: (rule) => void rules.unshift(rule),
     clearRules: () => void rules.splice(0),
     reset() {
@@ -115,6 +121,7 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
       sink.connections = 0;
       sink.maxOpenConnections = sink.openConnections;
       sink.accepted = 0;
+      sink.acceptedAt.length = 0;
     },
     waitForMessages(count, timeoutMs = 10_000) {
       if (sink.accepted >= count) return Promise.resolve(sink.messages);
@@ -177,6 +184,14 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
       callback(Object.assign(new Error('5.7.8 Authentication credentials invalid'), { responseCode: 535 }));
     },
     onRcptTo(address, _session, callback) {
+      if (options.throttle) {
+        const now = Date.now();
+        while (rcptTimes.length && rcptTimes[0] <= now - 1000) rcptTimes.shift();
+        if (rcptTimes.length >= options.throttle.perSecond) {
+          return callback(refuse(address.address, options.throttle.reply ?? { code: 421, message: '4.7.0 Rate limited, try again later' }, 'rcpt'));
+        }
+        rcptTimes.push(now);
+      }
       const reply = replyFor(address.address, 'rcpt');
       callback(reply && reply.code >= 400 ? refuse(address.address, reply, 'rcpt') : undefined);
     },
@@ -193,6 +208,7 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
           if (reply && reply.code >= 400) return callback(refuse(rcpt, reply, 'data'));
         }
         sink.accepted++;
+        sink.acceptedAt.push(Date.now());
         const message: SinkMessage = {
           mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           rcptTo,

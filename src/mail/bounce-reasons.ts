@@ -1,60 +1,179 @@
-// Reasons, not just codes (issue 19): maps an SMTP reply or DSN status + diagnostic text to one
-// documented reason. `aboutRecipient` is the only thing that may justify a `bounce` suppression;
-// reasons about the sender (reputation, policy, rate) are blocks: retried, never suppressed.
+// Reasons, not just codes (issue 19): every DSN, ARF report, synchronous SMTP rejection and
+// auto-reply maps to ONE documented reason (BOUNCE_REASONS) with hard/soft. `aboutRecipient`
+// is the only thing that may justify a `bounce` suppression; reasons about the sender
+// (reputation, policy, rate, content) are blocks: retried, never suppressed.
+//
+// The wording lists in bounce-phrases.json (what receivers of many vendors write for each
+// reason) and the status-code table are data taken from Sisimai (https://github.com/sisimai,
+// BSD 2-Clause, (C) azumakuniyuki), mapped onto our coarser reasons below; the order in which
+// reasons are tried follows Sisimai's too, so that a 550 that talks about a blocked IP is a
+// block and not an unknown user.
+import phrases from './bounce-phrases.json' with { type: 'json' };
 
-export type BounceReason =
-  | 'user_unknown' | 'mailbox_disabled' | 'mailbox_full' | 'message_too_large' | 'content_spam'
-  | 'policy_block' | 'reputation_block' | 'rate_limited' | 'host_unknown' | 'expired'
-  | 'auto_reply' | 'complaint' | 'unknown';
+export const BOUNCE_REASONS = {
+  user_unknown: { hard: true, aboutRecipient: true, description: 'The mailbox does not exist (or moved without a forwarding address).' },
+  suspended: { hard: true, aboutRecipient: true, description: 'The mailbox exists but is disabled, suspended or inactive.' },
+  host_unknown: { hard: true, aboutRecipient: true, description: 'The recipient domain does not exist or accepts no mail (NXDOMAIN, null MX).' },
+  mailbox_full: { hard: false, aboutRecipient: true, description: 'The mailbox is over its quota.' },
+  filtered: { hard: false, aboutRecipient: true, description: "Refused by the recipient's own filter or settings (not a reason to suppress)." },
+  message_too_large: { hard: true, aboutRecipient: false, description: 'The message exceeds a size limit of the receiver.' },
+  content_spam: { hard: false, aboutRecipient: false, description: 'The content was rejected as spam, a virus or otherwise unacceptable.' },
+  policy_block: { hard: false, aboutRecipient: false, description: 'Refused by policy about the sender: SPF/DKIM/DMARC, PTR, relaying, RFC compliance.' },
+  reputation_block: { hard: false, aboutRecipient: false, description: "Refused because of the sending IP's or domain's reputation or a blocklist." },
+  rate_limited: { hard: false, aboutRecipient: false, description: 'The receiver throttles us: too many connections or messages.' },
+  expired: { hard: false, aboutRecipient: false, description: 'Not delivered before the retry window ended.' },
+  network_error: { hard: false, aboutRecipient: false, description: 'The receiving host could not be reached or routed to.' },
+  system_error: { hard: false, aboutRecipient: false, description: "A fault on the receiver's side (disk full, misconfiguration, mailer error)." },
+  auto_reply: { hard: false, aboutRecipient: false, description: 'A vacation notice or other auto-reply: never a bounce.' },
+  complaint: { hard: false, aboutRecipient: true, description: 'A feedback-loop (ARF) spam complaint: adds a `complaint` suppression.' },
+  unknown: { hard: false, aboutRecipient: false, description: 'Not recognised; kept with its code and text.' },
+} as const;
+
+export type BounceReason = keyof typeof BOUNCE_REASONS;
+export const BOUNCE_REASON_NAMES = Object.keys(BOUNCE_REASONS) as BounceReason[];
 
 export type ReasonResult = { reason: BounceReason; hard: boolean; aboutRecipient: boolean };
 
-type Rule = { reason: BounceReason; pattern: RegExp; hard: boolean; aboutRecipient: boolean };
+// Sisimai's finer reasons → ours.
+const FROM_SISIMAI: Record<string, BounceReason> = {
+  userunknown: 'user_unknown', hasmoved: 'user_unknown', suspend: 'suspended', hostunknown: 'host_unknown', notaccept: 'host_unknown',
+  mailboxfull: 'mailbox_full', filtered: 'filtered', mesgtoobig: 'message_too_large', exceedlimit: 'message_too_large',
+  spamdetected: 'content_spam', virusdetected: 'content_spam', contenterror: 'content_spam',
+  policyviolation: 'policy_block', authfailure: 'policy_block', requireptr: 'policy_block', notcompliantrfc: 'policy_block',
+  norelaying: 'policy_block', securityerror: 'policy_block', rejected: 'policy_block',
+  blocked: 'reputation_block', badreputation: 'reputation_block', toomanyconn: 'rate_limited', speeding: 'rate_limited',
+  expired: 'expired', networkerror: 'network_error', systemerror: 'system_error', systemfull: 'system_error',
+  mailererror: 'system_error', syntaxerror: 'system_error', vacation: 'auto_reply', feedback: 'complaint',
+  undefined: 'unknown', onhold: 'unknown', delivered: 'unknown',
+};
 
-// Text rules first (receivers often answer 550 for a block), ordered so sender-side blocks win
-// over the generic "rejected" wording of recipient rules.
-const textRules: Rule[] = [
-  { reason: 'rate_limited', hard: false, aboutRecipient: false, pattern: /rate limit|too many (messages|connections|recipients)|try again later|throttl|temporarily deferred|4\.7\.28/i },
-  { reason: 'reputation_block', hard: false, aboutRecipient: false, pattern: /reputation|blocklist|blacklist|block ?list|spamhaus|barracuda|spamcop|\bblocked\b|\bRBL\b|\bDNSBL\b|listed at|poor sender/i },
-  { reason: 'policy_block', hard: false, aboutRecipient: false, pattern: /\bpolicy\b|\bSPF\b|\bDKIM\b|\bDMARC\b|not authori[sz]ed|relay(ing)? (denied|not permitted|access denied)|5\.7\.(23|25|26)\b/i },
-  { reason: 'content_spam', hard: false, aboutRecipient: false, pattern: /\bspam\b|content rejected|message content|virus|malware/i },
-  { reason: 'message_too_large', hard: true, aboutRecipient: false, pattern: /too (large|big)|size limit|exceeds.*size|5\.3\.4|5\.2\.3/i },
-  { reason: 'mailbox_full', hard: false, aboutRecipient: true, pattern: /mailbox (is )?full|over ?quota|quota exceeded|insufficient (disk )?space|5\.2\.2|4\.2\.2/i },
-  { reason: 'mailbox_disabled', hard: true, aboutRecipient: true, pattern: /disabled|inactive|suspended|deactivated|no longer (active|in use)|account (has been )?(closed|expired)|5\.2\.1/i },
-  { reason: 'user_unknown', hard: true, aboutRecipient: true, pattern: /user (unknown|not found|doesn'?t exist)|unknown (user|recipient)|no such (user|mailbox|recipient)|does not exist|recipient (address )?rejected|invalid (mailbox|recipient)|address rejected|mailbox unavailable|not a valid mailbox|5\.1\.1|5\.1\.0|5\.1\.10/i },
-  { reason: 'host_unknown', hard: true, aboutRecipient: true, pattern: /host (not found|unknown)|domain (not found|does not exist)|no mx|NXDOMAIN|5\.1\.2|5\.4\.4/i },
-  { reason: 'expired', hard: false, aboutRecipient: false, pattern: /expired|retry timeout|could not be delivered within|4\.4\.7/i },
+/** One of our reasons for a Sisimai reason name (used by the fixture test and kept documented). */
+export function fromSisimaiReason(name: string): BounceReason {
+  return FROM_SISIMAI[name] ?? 'unknown';
+}
+
+type PhraseSet = { index?: string[]; pairs?: string[][]; isnot?: string[] };
+const PHRASES = phrases.reasons as Record<string, PhraseSet>;
+const STATUS_NAMES = phrases.status as Record<string, string>;
+
+// Our own wordings, tried before Sisimai's lists: reputation words that a 550 often carries
+// (postal #60) and throttling replies.
+const OWN: Array<[string, RegExp]> = [
+  ['speeding', /rate limit|too many (messages|connections|recipients|mails)|try again later|throttl|temporarily deferred|4\.7\.28|exceeded .*(rate|limit)/i],
+  ['badreputation', /reputation|poor sender|spamhaus|barracuda|spamcop|\bRBL\b|\bDNSBL\b|block ?list|blacklist/i],
 ];
 
-const autoReplyPattern = /out of (the )?office|auto(matic)?[- ]?(reply|response)|vacation|away from (my|the) (desk|office)|abwesenheit/i;
+// Vendor wordings that Sisimai reads in its per-MTA modules rather than its reason lists
+// (facts about what Exim, Gmail, Domino, Notes, IMail, DragonFly, OpenSMTPD, Google Groups…
+// write), tried after the reason lists.
+const VENDOR: Array<[string, RegExp]> = [
+  ['expired', /retry timeout exceeded|could not deliver for the last \d+ seconds|did not accept our requests to connect|envelope expired|delivery failed \d+ attempts|was not delivered within \d+ days|remote host is not responding|maximum time in queue|too long in queue/],
+  ['userunknown', /not listed in (domino directory|public name & address book)|invalid final delivery userid|unable to deliver message to <[^>]+> \(and other recipients|ディレクトリのリストにありません|no mailbox here by that name|user unknown|unknown user|no such (user|mailbox|recipient)/],
+  ['hostunknown', /dns lookup failure: host|host .{1,80} not found|domain .{1,80} (not found|does not exist)/],
+  ['notaccept', /indicated no smtp service|does not accept mail \(null mx\)/],
+  ['mailboxfull', /user mailbox exceeds allowed size|mailbox (is )?full|over ?quota/],
+  ['rejected', /groups\.google\.com\/support|not have permission to post/],
+  ['systemerror', /malformed address|does not support tls/],
+];
+
+// A "user unknown" answered after DATA (the recipient had been accepted) is the recipient's
+// filter speaking, as Sisimai reads it.
+const AFTER_DATA = /end of data|after data|in reply to data|>>> data/;
+
+/** Ordered "aligned" search: every part appears, each after the previous one (Sisimai::String->aligned). */
+function aligned(text: string, parts: string[]): boolean {
+  let from = 0;
+  for (const part of parts) {
+    const at = text.indexOf(part, from);
+    if (at < 0) return false;
+    from = at + part.length;
+  }
+  return parts.length > 0;
+}
+
+function matches(name: string, text: string): boolean {
+  const set = PHRASES[name];
+  if (!set) return false;
+  if (set.isnot?.some((p) => text.includes(p))) return false;
+  if (set.index?.some((p) => text.includes(p))) return true;
+  return set.pairs?.some((parts) => aligned(text, parts)) ?? false;
+}
+
+// Sisimai::Reason's orders: first pass (status or wording), second pass (wording only).
+const FIRST = ['mailboxfull', 'mesgtoobig', 'exceedlimit', 'suspend', 'hasmoved', 'norelaying', 'authfailure', 'userunknown', 'filtered', 'requireptr', 'notcompliantrfc', 'badreputation', 'rejected', 'hostunknown', 'spamdetected', 'speeding', 'toomanyconn', 'blocked'];
+const SECOND = ['mailboxfull', 'authfailure', 'badreputation', 'speeding', 'spamdetected', 'virusdetected', 'policyviolation', 'norelaying', 'systemerror', 'networkerror', 'suspend', 'contenterror', 'systemfull', 'notaccept', 'expired', 'securityerror', 'mailererror'];
+// Status names that only say "try the wording" (Sisimai's retry set).
+const VAGUE = new Set(['undefined', 'onhold', 'systemerror', 'securityerror', 'expired', 'suspend', 'networkerror', 'hostunknown', 'userunknown']);
+
+const ENHANCED = /(?<![\w.])([245])\.(\d{1,3})\.(\d{1,3})(?![\w]|\.\d)/;
+
+type ReasonInput = {
+  status?: string | null;
+  diagnostic?: string | null;
+  action?: string | null;
+  /** The report's human-readable part: read when the diagnostic says nothing, and for the SMTP stage. */
+  context?: string | null;
+};
+
+function sisimaiName(input: ReasonInput): string {
+  const name = sisimaiNameOf(input, (input.diagnostic ?? '').toLowerCase().replace(/\s+/g, ' '));
+  if (!input.context) return name;
+  const context = input.context.toLowerCase().replace(/\s+/g, ' ');
+  if (name !== 'undefined' && name !== 'onhold') return name;
+  const fromContext = sisimaiNameOf(input, context);
+  return fromContext === 'undefined' ? name : fromContext;
+}
+
+function sisimaiNameOf(input: ReasonInput, text: string): string {
+  const status = ENHANCED.exec(input.status ?? '')?.[0] ?? ENHANCED.exec(text)?.[0] ?? '';
+  if (status.startsWith('2.')) return 'delivered';
+  const byStatus = STATUS_NAMES[status] ?? '';
+  if (!/grey ?list|gray ?list/.test(text)) for (const [name, pattern] of OWN) if (pattern.test(text)) return name;
+  for (const name of FIRST) {
+    if (byStatus === name || matches(name, text)) return name === 'userunknown' && AFTER_DATA.test(text) ? 'filtered' : name;
+  }
+  for (const name of SECOND) if (matches(name, text)) return name;
+  for (const [name, pattern] of VENDOR) if (pattern.test(text)) return name;
+  if (byStatus && !VAGUE.has(byStatus)) return byStatus;
+  const klass = status.slice(2, 4);
+  if (klass === '6.') return 'contenterror';
+  if (klass === '7.') return 'securityerror';
+  if (byStatus) return byStatus;
+  if (/^(delayed|expired)/i.test(input.action ?? '')) return 'expired';
+  if (matches('vacation', text)) return 'vacation';
+  return 'undefined';
+}
 
 /** Classifies one rejection. `status` is the enhanced code (5.1.1) or the basic one (550). */
-export function classifyReason(input: { status?: string | null; diagnostic?: string | null }): ReasonResult {
+export function classifyReason(input: ReasonInput): ReasonResult {
   const status = input.status ?? '';
-  const text = `${status} ${input.diagnostic ?? ''}`;
-  for (const rule of textRules) {
-    if (rule.pattern.test(text)) {
-      // A 4xx never counts as hard, whatever the words say.
-      const permanent = status.startsWith('5');
-      return { reason: rule.reason, hard: rule.hard && permanent, aboutRecipient: rule.aboutRecipient };
-    }
-  }
-  return { reason: 'unknown', hard: status.startsWith('5'), aboutRecipient: false };
+  const reason = fromSisimaiReason(sisimaiName(input));
+  const entry = BOUNCE_REASONS[reason];
+  // A 4xx never counts as hard, whatever the words say; neither does an unknown reason.
+  const permanent = status.startsWith('5') || (!status && /^failed/i.test(input.action ?? ''));
+  return { reason, hard: entry.hard && permanent, aboutRecipient: entry.aboutRecipient };
 }
+
+const autoReplyPattern = /out of (the )?office|auto(matic)?[- ]?(reply|response|antwort)|vacation|away from (my|the) (desk|office)|abwesenheit|absence|r[ée]ponse automatique|on (holiday|leave)/i;
 
 /** True for vacation notices and other auto-replies, which never count as bounces. */
 export function isAutoReply(headers: { subject?: string; autoSubmitted?: string; xAutoreply?: string }): boolean {
-  if (headers.autoSubmitted && /auto-replied|auto-generated/i.test(headers.autoSubmitted)) return true;
+  if (headers.autoSubmitted && /auto-replied/i.test(headers.autoSubmitted)) return true;
   if (headers.xAutoreply) return true;
   return autoReplyPattern.test(headers.subject ?? '');
 }
 
 /** Only reasons about the recipient, and only hard ones, may add a `bounce` suppression. */
 export function suppressesRecipient(result: ReasonResult): boolean {
-  return result.hard && result.aboutRecipient;
+  return result.hard && result.aboutRecipient && result.reason !== 'complaint';
 }
 
 /** Reasons about the sender that a receiver answers with 5xx but that deserve a later retry. */
 export function isSenderBlock(reason: BounceReason): boolean {
   return reason === 'reputation_block' || reason === 'policy_block' || reason === 'rate_limited';
+}
+
+/** Throttling answers: the destination wants us slower (traffic shaping backs off). */
+export function isThrottle(reason: BounceReason): boolean {
+  return reason === 'rate_limited';
 }

@@ -3,8 +3,9 @@
 // report-type=feedback-report) and the non-standard bounces some servers still send (qmail,
 // old Exim, appliances), recognized by their sender, subject, status codes and wording.
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
+import { classifyReason, isAutoReply, type BounceReason } from './bounce-reasons.ts';
 
-export type BounceKind = 'bounce' | 'delay' | 'complaint' | 'unknown';
+export type BounceKind = 'bounce' | 'delay' | 'complaint' | 'auto_reply' | 'delivered' | 'unknown';
 
 export interface RecipientStatus {
   recipient: string | null;
@@ -12,6 +13,10 @@ export interface RecipientStatus {
   action: string | null;
   status: string | null;
   diagnostic: string | null;
+  /** The documented reason (bounce-reasons.ts). */
+  reason: BounceReason;
+  /** A permanent failure (5.x.x about the recipient's mailbox or the message). */
+  hard: boolean;
 }
 
 export interface BounceReport {
@@ -32,6 +37,8 @@ export interface BounceReport {
   source: 'dsn' | 'arf' | 'heuristic' | null;
   /** Every recipient block of a DSN. */
   recipients: RecipientStatus[];
+  /** The documented reason of the primary recipient; null for mail that is no report. */
+  reason: BounceReason | null;
 }
 
 const STATUS_CODE = /(?<![\w.])([245])\.(\d{1,3})\.(\d{1,3})(?![\w]|\.\d)/;
@@ -44,7 +51,7 @@ const HEURISTIC_TEXT_LIMIT = 64 * 1024;
 const COMPLAINT_TYPES = new Set(['abuse', 'fraud', 'virus', 'other']);
 
 function empty(kind: BounceKind = 'unknown'): BounceReport {
-  return { kind, recipient: null, status: null, diagnostic: null, originalMessageId: null, hard: false, feedbackType: null, source: null, recipients: [] };
+  return { kind, recipient: null, status: null, diagnostic: null, originalMessageId: null, hard: false, feedbackType: null, source: null, recipients: [], reason: null };
 }
 
 /** Header-style fields (RFC 822 syntax: folded lines) split into blocks at blank lines. */
@@ -120,6 +127,7 @@ export function originalHeaders(mail: ParsedMail, rawText: string): string | nul
 }
 
 function readDsn(mail: ParsedMail, rawText: string, statusText: string): BounceReport {
+  const context = explanationOf((mail.text ?? '').slice(0, HEURISTIC_TEXT_LIMIT)).explanation.slice(0, 4000);
   // The first block is per-message (Reporting-MTA…); some MTAs omit it, so blocks are picked by content.
   const recipients: RecipientStatus[] = parseFieldBlocks(statusText)
     .filter((block) => block.has('final-recipient') || block.has('original-recipient') || block.has('action'))
@@ -134,19 +142,25 @@ function readDsn(mail: ParsedMail, rawText: string, statusText: string): BounceR
         const reply = SMTP_REPLY.exec(diagnostic)?.[1];
         if (reply) status = `${reply[0]}.0.0`;
       }
+      const action = block.get('action')?.split(/[\s(;]/)[0].toLowerCase() ?? null;
+      const classified = classifyReason({ status, diagnostic, action, context });
       return {
         recipient: addressField(block.get('final-recipient')) ?? addressField(block.get('original-recipient')),
-        action: block.get('action')?.split(/[\s(;]/)[0].toLowerCase() ?? null,
+        action,
         status,
         diagnostic,
+        reason: classified.reason,
+        hard: classified.hard && action !== 'delayed',
       };
     });
   const failed = recipients.find((r) => r.action === 'failed' || (!r.action && r.status?.startsWith('5')));
   const delayed = recipients.find((r) => r.action === 'delayed');
+  const delivered = recipients.find((r) => r.action === 'delivered' || r.action === 'relayed' || r.action === 'expanded');
   const primary = failed ?? delayed ?? recipients[0];
   const headers = originalHeaders(mail, rawText);
   const report: BounceReport = {
-    ...empty(failed ? 'bounce' : delayed ? 'delay' : 'unknown'),
+    ...empty(failed ? 'bounce' : delayed ? 'delay' : delivered ? 'delivered' : 'unknown'),
+    reason: primary?.reason ?? null,
     source: 'dsn',
     recipients,
     recipient: primary?.recipient ?? null,
@@ -154,7 +168,7 @@ function readDsn(mail: ParsedMail, rawText: string, statusText: string): BounceR
     diagnostic: primary?.diagnostic ?? null,
     originalMessageId: headers ? messageIdIn(headers) : messageIdIn(mail.text ?? ''),
   };
-  report.hard = report.kind === 'bounce' && Boolean(report.status?.startsWith('5'));
+  report.hard = report.kind === 'bounce' && Boolean(primary?.hard);
   return report;
 }
 
@@ -170,6 +184,7 @@ function readArf(mail: ParsedMail, rawText: string, reportText: string): BounceR
   const agent = fields.get('user-agent');
   return {
     ...empty(COMPLAINT_TYPES.has(feedbackType) ? 'complaint' : 'unknown'),
+    reason: 'complaint',
     source: 'arf',
     feedbackType,
     recipient,
@@ -210,10 +225,15 @@ function lineAround(text: string, index: number, fromIndex = false): string {
 
 /** The part of a non-standard bounce before the returned copy of the message. */
 function explanationOf(text: string): { explanation: string; copy: string } {
-  const marker = /this is a copy of the message|below this line is a copy|original message (follows|headers)|returned message follows|--- ?original message|the original message was received|message headers follow|unsent message below/i.exec(text);
-  if (!marker) return { explanation: text, copy: '' };
-  const lineStart = text.lastIndexOf('\n', marker.index) + 1;
-  return { explanation: text.slice(0, lineStart), copy: text.slice(lineStart) };
+  const markers = /this is a copy of the message|below this line is a copy|original message (follows|headers)|returned message follows|--- ?original message|the original message was received|message headers follow|unsent message below|header of the original message|below is a copy of the original|returned message --/gi;
+  // The first marker with an explanation before it ("The original message was received at…"
+  // opens sendmail's bounces, it does not end them).
+  for (const marker of text.matchAll(markers)) {
+    const lineStart = text.lastIndexOf('\n', marker.index) + 1;
+    if (text.slice(0, lineStart).replace(/\s+/g, '').length < 40) continue;
+    return { explanation: text.slice(0, lineStart), copy: text.slice(lineStart) };
+  }
+  return { explanation: text, copy: '' };
 }
 
 function readHeuristic(mail: ParsedMail, rawText: string): BounceReport {
@@ -271,15 +291,38 @@ function readHeuristic(mail: ParsedMail, rawText: string): BounceReport {
   const delayed = (status?.startsWith('4') || !status) && (DELAY_TEXT.test(subject) || DELAY_TEXT.test(explanation));
   const kind: BounceKind = delayed ? 'delay' : 'bounce';
   const headers = originalHeaders(mail, rawText);
+  const action = kind === 'delay' ? 'delayed' : 'failed';
+  // The whole explanation is read for the reason: vendors put the telling words around the code.
+  const classified = classifyReason({ status, diagnostic, action, context: explanation.slice(0, 4000) });
+  const hard = kind === 'bounce' && classified.hard;
   return {
     ...empty(kind),
     source: 'heuristic',
     recipient,
     status,
     diagnostic,
+    reason: classified.reason,
     originalMessageId: headers ? messageIdIn(headers) : messageIdIn(copy),
-    hard: kind === 'bounce' && Boolean(status?.startsWith('5')),
-    recipients: recipient ? [{ recipient, action: kind === 'delay' ? 'delayed' : 'failed', status, diagnostic }] : [],
+    hard,
+    recipients: recipient ? [{ recipient, action, status, diagnostic, reason: classified.reason, hard }] : [],
+  };
+}
+
+function readSesNotification(type: string, text: string): BounceReport {
+  const field = (name: string) => new RegExp(`"${name}"\\s*:\\s*"([^"]*)"`).exec(text)?.[1] ?? null;
+  const recipient = field('emailAddress')?.toLowerCase() ?? null;
+  if (type === 'Delivery') return { ...empty('delivered'), source: 'dsn', recipient };
+  if (type === 'Complaint') {
+    const feedbackType = field('complaintFeedbackType') ?? 'abuse';
+    return { ...empty('complaint'), reason: 'complaint', source: 'arf', feedbackType, recipient, diagnostic: `Feedback-Type: ${feedbackType} (Amazon SES)` };
+  }
+  const status = statusIn(field('status'));
+  const diagnostic = field('diagnosticCode')?.replace(/^[\w-]+\s*;\s*/, '') ?? null;
+  const classified = classifyReason({ status, diagnostic, action: field('action') ?? 'failed' });
+  const hard = classified.hard && field('bounceType') === 'Permanent';
+  return {
+    ...empty('bounce'), source: 'dsn', recipient, status, diagnostic, reason: classified.reason, hard,
+    recipients: [{ recipient, action: 'failed', status, diagnostic, reason: classified.reason, hard }],
   };
 }
 
@@ -296,5 +339,29 @@ export async function parseBounce(raw: Buffer | string): Promise<BounceReport> {
   if (deliveryStatus) return readDsn(mail, rawText, deliveryStatus.content.toString('utf8'));
   const feedback = mail.attachments.find((a) => /^message\/feedback-report$/i.test(a.contentType));
   if (feedback) return readArf(mail, rawText, feedback.content.toString('utf8'));
+  // Amazon SES notifications forwarded by e-mail (SNS): JSON, read field by field (SNS may wrap it).
+  const sesType = /"notificationType"\s*:\s*"(Bounce|Complaint|Delivery)"/.exec(mail.text ?? '');
+  if (sesType) return readSesNotification(sesType[1], mail.text ?? '');
+  // Non-standard feedback loops: Microsoft JMRP ("complaint about message from <ip>" with the
+  // message attached) and mailto unsubscribe requests (Apple Mail's "unsubscribe").
+  const subjectLine = (mail.subject ?? '').trim();
+  if (/^complaint about message from /i.test(subjectLine) || mail.headers.has('x-hmxmroriginalrecipient')) {
+    const headers = originalHeaders(mail, rawText);
+    const hmxmr = mail.headers.get('x-hmxmroriginalrecipient');
+    const recipient = addressField(typeof hmxmr === 'string' ? hmxmr : undefined) ?? (headers ? addressField(parseFieldBlocks(headers)[0]?.get('to')) : null);
+    return { ...empty('complaint'), reason: 'complaint', source: 'arf', feedbackType: 'abuse', recipient, diagnostic: 'Feedback loop complaint (non-ARF)', originalMessageId: headers ? messageIdIn(headers) : null };
+  }
+  if (/^unsubscribe$/i.test(subjectLine)) {
+    return { ...empty('unknown'), reason: 'complaint', source: 'arf', feedbackType: 'opt-out', recipient: firstAddress(mail.from), diagnostic: 'Unsubscribe request' };
+  }
+  // Auto-replies (RFC 3834 Auto-Submitted, vacation headers and subjects) are never bounces.
+  const header = (name: string) => {
+    const value = mail.headers.get(name);
+    return typeof value === 'string' ? value : value ? String((value as { value?: unknown }).value ?? value) : undefined;
+  };
+  const from = firstAddress(mail.from) ?? '';
+  if (!BOUNCE_SENDER.test(from) && isAutoReply({ subject: mail.subject, autoSubmitted: header('auto-submitted'), xAutoreply: header('x-autoreply') ?? header('x-autorespond') })) {
+    return { ...empty('auto_reply'), reason: 'auto_reply', recipient: from || null };
+  }
   return readHeuristic(mail, rawText);
 }

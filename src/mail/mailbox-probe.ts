@@ -99,8 +99,10 @@ export function classifyRcptReply(code: number, text: string): MailboxOutcome {
   }
   const { reason } = classifyReason({ status: enhanced ?? String(code), diagnostic: text });
   if (reason === 'mailbox_full') return 'inbox_full';
-  if (reason === 'mailbox_disabled') return 'disabled';
+  if (reason === 'suspended') return 'disabled';
   if (temporary) return 'temporary';
+  // qmail's answer for a domain it does not receive mail for: nobody has that address there.
+  if (/allowed rcpthosts/i.test(text)) return 'rejected';
   if (isSenderBlock(reason) || reason === 'content_spam') return 'blocked';
   if (reason === 'user_unknown' || reason === 'host_unknown') return 'rejected';
   // A bare 550/551/553 to RCPT is how most servers say "no such user".

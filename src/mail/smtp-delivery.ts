@@ -7,7 +7,7 @@
 // Outcomes: 2xx → delivered; 5xx → permanent (the recipient's server refused for good); 4xx,
 // network errors, timeouts, DNS failures → temporary (retry later). Temporary and connection
 // failures move on to the next address / MX host first.
-import { classifyReason, isSenderBlock } from './bounce-reasons.ts';
+import { classifyReason, isSenderBlock, type BounceReason } from './bounce-reasons.ts';
 import type { Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
@@ -15,6 +15,8 @@ import nodemailer from 'nodemailer';
 import type { Config } from '../config.ts';
 import { createResolver } from '../platform/dns.ts';
 import { orderMxHosts, resolveAddresses, resolveMx, type MxOptions } from './mx.ts';
+import { feedbackOf, type Priority, type TrafficShaper } from './shaping.ts';
+import { MtaSts } from './mta-sts.ts';
 
 export type DeliveryKind = 'delivered' | 'temporary' | 'permanent';
 
@@ -29,11 +31,17 @@ export interface HostAttempt {
   mxHost: string | null;
   /** IP address connected to. */
   address: string | null;
+  /** The documented reason of a rejection or failure (bounce-reasons.ts); null when delivered. */
+  reason?: BounceReason | null;
+  /** How the session was protected: mta-sts | tls | opportunistic | none; null without a session. */
+  tls?: string | null;
 }
 
 export interface DeliveryOutcome extends HostAttempt {
   /** Every host tried, in order; the outcome is the decisive one. */
   attempts: HostAttempt[];
+  /** Not tried at all: the destination had no slot within the wait (traffic shaping); retry soon, it is no attempt. */
+  deferredUntilMs?: number;
 }
 
 export interface OutboundMessage {
@@ -43,6 +51,8 @@ export interface OutboundMessage {
   to: string;
   /** Signed RFC 5322 message. */
   raw: Buffer;
+  /** Transactional mail is served before bulk mail within a destination's allowance. */
+  priority?: Priority;
 }
 
 export interface SmtpDeliveryOptions {
@@ -67,6 +77,16 @@ export interface SmtpDeliveryOptions {
   /** How long MX and address answers are reused (default 60 s; 0 looks up every time). */
   dnsCacheMs?: number;
   random?: MxOptions['random'];
+  /** Traffic shaping per destination (connections, messages per connection, pace, back-off). */
+  shaper?: TrafficShaper | null;
+  /** How long a message waits for a slot of its destination before it is deferred (default 30 s). */
+  shapingMaxWaitMs?: number;
+  /** Throttled answers retried at the destination's new pace within one delivery (default 3). */
+  throttleRetries?: number;
+  /** MTA-STS policies of recipient domains (default: looked up through `resolver`); null turns it off. */
+  mtaSts?: MtaSts | null;
+  /** Extra CA certificates trusted when a certificate must be valid (tests). */
+  tlsCa?: string | Buffer | Array<string | Buffer>;
 }
 
 interface Destination {
@@ -83,6 +103,8 @@ interface Hop {
   secure: boolean;
   /** Skip STARTTLS (after a failed TLS handshake with this host). */
   plain: boolean;
+  /** TLS is required (MTA-STS enforce): never in the clear. */
+  requireTls?: boolean;
   auth?: { user: string; pass: string };
   verifyCertificate: boolean;
 }
@@ -122,9 +144,10 @@ export function classifySmtpError(error: SmtpError): Omit<HostAttempt, 'mxHost' 
     // A refused login at a smarthost is our configuration, not the recipient: retry later.
     // A 5xx that is about the sender (reputation, blocklist, policy, rate) is a block, not a
     // bounce: retried later and never a reason to suppress the recipient (issue 19, postal #60).
-    const senderBlock = isSenderBlock(classifyReason({ status: String(code), diagnostic: response }).reason);
+    const reason = classifyReason({ status: enhancedCodeOf(response) ?? String(code), diagnostic: response }).reason;
+    const senderBlock = isSenderBlock(reason);
     const kind: DeliveryKind = permanent && error.code !== 'EAUTH' && !senderBlock ? 'permanent' : 'temporary';
-    return { kind, code, enhancedCode: enhancedCodeOf(response) ?? (kind === 'permanent' ? '5.0.0' : '4.0.0'), response, hostLevel };
+    return { kind, code, enhancedCode: enhancedCodeOf(response) ?? (kind === 'permanent' ? '5.0.0' : '4.0.0'), response, hostLevel, reason };
   }
   // No reply: TLS failed (X.7.5 cryptographic failure), the connection failed or timed out
   // (X.4.1 no answer from host), or it broke midway (X.4.2 bad connection).
@@ -135,7 +158,15 @@ export function classifySmtpError(error: SmtpError): Omit<HostAttempt, 'mxHost' 
     enhancedCode: tls ? '4.7.5' : error.command === 'CONN' ? '4.4.1' : '4.4.2',
     response: oneLine(error.message),
     hostLevel: true,
+    reason: tls ? 'policy_block' : 'network_error',
   };
+}
+
+/** How a session to `hop` is protected: mta-sts (required, verified), tls (implicit), none, or opportunistic STARTTLS. */
+function tlsOf(hop: Hop): string {
+  if (hop.plain) return 'none';
+  if (hop.secure) return 'tls';
+  return hop.requireTls ? 'mta-sts' : 'opportunistic';
 }
 
 /** A parsed SMARTHOST_URL. */
@@ -180,7 +211,8 @@ class AnswerCache<T> {
 }
 
 export class SmtpDelivery {
-  readonly options: Required<Omit<SmtpDeliveryOptions, 'smarthostUrl' | 'random'>> & Pick<SmtpDeliveryOptions, 'random'>;
+  readonly options: Required<Omit<SmtpDeliveryOptions, 'smarthostUrl' | 'random' | 'shaper' | 'mtaSts' | 'tlsCa'>> & Pick<SmtpDeliveryOptions, 'random' | 'shaper' | 'tlsCa'>;
+  private readonly mtaSts: MtaSts | null;
   private readonly smarthost: ReturnType<typeof parseSmarthostUrl> | null;
   private readonly destinations = new Map<string, Destination>();
   private readonly mxCache: AnswerCache<Awaited<ReturnType<typeof resolveMx>>>;
@@ -202,7 +234,12 @@ export class SmtpDelivery {
       maxAddressesPerMessage: options.maxAddressesPerMessage ?? 6,
       dnsCacheMs: options.dnsCacheMs ?? 60_000,
       random: options.random,
+      shaper: options.shaper ?? null,
+      shapingMaxWaitMs: options.shapingMaxWaitMs ?? 30_000,
+      throttleRetries: options.throttleRetries ?? 3,
+      tlsCa: options.tlsCa,
     };
+    this.mtaSts = options.mtaSts === undefined ? new MtaSts({ resolver: options.resolver, ca: options.tlsCa }) : options.mtaSts;
     this.mxCache = new AnswerCache(this.options.dnsCacheMs);
     this.addressCache = new AnswerCache(this.options.dnsCacheMs);
     this.smarthost = options.smarthostUrl ? parseSmarthostUrl(options.smarthostUrl) : null;
@@ -216,12 +253,12 @@ export class SmtpDelivery {
     const attempts: HostAttempt[] = [];
     const finish = (decisive: HostAttempt): DeliveryOutcome => ({ ...decisive, attempts });
     const fail = (kind: DeliveryKind, enhancedCode: string, response: string, mxHost: string | null): DeliveryOutcome => {
-      const attempt: HostAttempt = { kind, code: null, enhancedCode, response, mxHost, address: null };
+      const attempt: HostAttempt = { kind, code: null, enhancedCode, response, mxHost, address: null, reason: classifyReason({ status: enhancedCode, diagnostic: response }).reason };
       attempts.push(attempt);
       return finish(attempt);
     };
 
-    let hosts: Array<{ host: string; port: number; secure: boolean; auth?: { user: string; pass: string }; verifyCertificate: boolean }>;
+    let hosts: Array<{ host: string; port: number; secure: boolean; auth?: { user: string; pass: string }; verifyCertificate: boolean; requireTls?: boolean }>;
     if (this.smarthost) {
       hosts = [this.smarthost];
     } else {
@@ -232,6 +269,16 @@ export class SmtpDelivery {
       if (mx.kind !== 'hosts') return fail(mx.kind, mx.enhancedCode, mx.reason, null);
       // Ties are reshuffled per message, also when the answer came from the cache.
       hosts = orderMxHosts(mx.hosts, this.options.random).map((mxHost) => ({ host: mxHost.exchange, port: this.options.mxPort, secure: false, verifyCertificate: false }));
+      // MTA-STS enforce: only the MX hosts the policy names, over TLS with a valid certificate.
+      const policy = this.mtaSts ? await this.mtaSts.policyFor(domain) : null;
+      if (policy?.mode === 'enforce') {
+        hosts = hosts.filter((target) => MtaSts.allows(policy, target.host)).map((target) => ({ ...target, verifyCertificate: true, requireTls: true }));
+        if (hosts.length === 0) {
+          const outcome = fail('temporary', '4.7.5', `MTA-STS policy of ${domain} (enforce) names none of its MX hosts`, null);
+          outcome.reason = outcome.attempts[0].reason = 'policy_block';
+          return outcome;
+        }
+      }
     }
 
     let budget = this.options.maxAddressesPerMessage;
@@ -239,15 +286,18 @@ export class SmtpDelivery {
       if (budget <= 0) break;
       const resolved = await this.addressesOf(target.host);
       if (resolved.kind !== 'addresses') {
-        attempts.push({ kind: 'temporary', code: null, enhancedCode: resolved.kind === 'none' ? '4.4.4' : '4.4.3', response: resolved.reason, mxHost: target.host, address: null });
+        attempts.push({ kind: 'temporary', code: null, enhancedCode: resolved.kind === 'none' ? '4.4.4' : '4.4.3', response: resolved.reason, mxHost: target.host, address: null, reason: 'network_error' });
         continue;
       }
       for (const address of resolved.addresses) {
         if (budget-- <= 0) break;
         const hop: Hop = { ...target, address, plain: false };
-        let attempt = await this.attempt(hop, message);
+        const shaped = await this.shapedAttempt(hop, message, attempts);
+        if ('deferredUntilMs' in shaped) return { ...shaped, attempts };
+        let attempt = shaped;
         // A STARTTLS handshake that fails is retried in clear text: TLS here is opportunistic.
-        if (attempt.tlsFailed && !this.smarthost) {
+        // Never when a policy requires TLS (MTA-STS enforce): that delivery waits for a valid TLS session.
+        if (attempt.tlsFailed && !this.smarthost && !hop.requireTls) {
           attempts.push(attempt.result);
           attempt = await this.attempt({ ...hop, plain: true }, message);
         }
@@ -268,6 +318,18 @@ export class SmtpDelivery {
     return finish(decisive);
   }
 
+  /** The destination (shaping key) mail to `to` goes to: the provider or first MX host; null when DNS has none. */
+  async destinationKeyOf(to: string): Promise<string | null> {
+    if (this.smarthost) return this.options.shaper ? this.options.shaper.keyOf(this.smarthost.host) : this.smarthost.host;
+    const at = to.lastIndexOf('@');
+    const domain = at > 0 ? domainToASCII(to.slice(at + 1).toLowerCase()) : '';
+    if (!domain) return null;
+    const mx = await this.mxCache.get(domain, () => resolveMx(domain, this.options.resolver, { random: this.options.random }), (answer) => answer.kind === 'hosts');
+    if (mx.kind !== 'hosts') return null;
+    const host = mx.hosts[0].exchange;
+    return this.options.shaper ? this.options.shaper.keyOf(host) : host;
+  }
+
   /** Closes every pooled connection (in-flight messages finish first). */
   async close(): Promise<void> {
     this.closed = true;
@@ -282,6 +344,31 @@ export class SmtpDelivery {
     return this.addressCache.get(host, () => resolveAddresses(host, this.options.resolver), (answer) => answer.kind === 'addresses');
   }
 
+  /**
+   * One attempt at `hop` within its destination's allowance: waits for a slot, reports the
+   * answer to the shaper, and retries a throttled answer at the new pace (a few times).
+   */
+  private async shapedAttempt(hop: Hop, message: OutboundMessage, attempts: HostAttempt[]): Promise<Awaited<ReturnType<SmtpDelivery['attempt']>> | (HostAttempt & { deferredUntilMs: number })> {
+    const shaper = this.options.shaper;
+    if (!shaper) return this.attempt(hop, message);
+    for (let tries = 0; ; tries++) {
+      const slot = await shaper.acquire(hop.host, message.priority ?? 'transactional', this.options.shapingMaxWaitMs);
+      if (!slot) {
+        const key = shaper.keyOf(hop.host);
+        return {
+          kind: 'temporary', code: null, enhancedCode: '4.4.5', mxHost: hop.host, address: null, reason: 'rate_limited',
+          response: `Deferred by traffic shaping: ${key} has no free slot within ${this.options.shapingMaxWaitMs} ms`,
+          deferredUntilMs: Date.now() + 5_000,
+        };
+      }
+      const attempt = await this.attempt(hop, message);
+      const feedback = feedbackOf(attempt.result);
+      slot.release(feedback);
+      if (feedback !== 'throttled' || tries >= this.options.throttleRetries) return attempt;
+      attempts.push(attempt.result);
+    }
+  }
+
   private async attempt(hop: Hop, message: OutboundMessage): Promise<{ result: HostAttempt; hostLevel: boolean; tlsFailed: boolean }> {
     const destination = this.destinationFor(hop);
     destination.inFlight++;
@@ -293,14 +380,14 @@ export class SmtpDelivery {
       const response = oneLine(info.response ?? '');
       const code = replyCodeOf(response) ?? 250;
       return {
-        result: { kind: 'delivered', code, enhancedCode: enhancedCodeOf(response), response, mxHost: hop.host, address: hop.address },
+        result: { kind: 'delivered', code, enhancedCode: enhancedCodeOf(response), response, mxHost: hop.host, address: hop.address, tls: tlsOf(hop) },
         hostLevel: false,
         tlsFailed: false,
       };
     } catch (error) {
       const { hostLevel, ...classified } = classifySmtpError(error as SmtpError);
       return {
-        result: { ...classified, mxHost: hop.host, address: hop.address },
+        result: { ...classified, mxHost: hop.host, address: hop.address, tls: tlsOf(hop), ...(hop.requireTls && isTlsFailure(error as SmtpError) ? { reason: 'policy_block' as const } : {}) },
         hostLevel,
         tlsFailed: isTlsFailure(error as SmtpError) && !hop.plain && !hop.secure,
       };
@@ -312,7 +399,7 @@ export class SmtpDelivery {
 
   private destinationFor(hop: Hop): Destination {
     // Keyed by address, not MX name: domains sharing MX hosts share connections and the cap.
-    const key = `${hop.address}|${hop.port}|${hop.secure ? 'tls' : hop.plain ? 'plain' : 'starttls'}`;
+    const key = `${hop.address}|${hop.port}|${hop.secure ? 'tls' : hop.plain ? 'plain' : hop.requireTls ? `sts|${hop.host}` : 'starttls'}`;
     let destination = this.destinations.get(key);
     if (!destination) {
       const servername = isIP(hop.host) ? undefined : hop.host;
@@ -323,12 +410,13 @@ export class SmtpDelivery {
         secure: hop.secure,
         name: this.options.heloName,
         ignoreTLS: hop.plain,
-        opportunisticTLS: true,
+        opportunisticTLS: !hop.requireTls,
+        requireTLS: Boolean(hop.requireTls),
         servername,
-        tls: { rejectUnauthorized: hop.verifyCertificate, servername },
+        tls: { rejectUnauthorized: hop.verifyCertificate, servername, ...(this.options.tlsCa ? { ca: this.options.tlsCa } : {}) },
         auth: hop.auth,
-        maxConnections: this.options.maxConnectionsPerDestination,
-        maxMessages: this.options.maxMessagesPerConnection,
+        maxConnections: this.options.shaper ? this.options.shaper.connections(hop.host) : this.options.maxConnectionsPerDestination,
+        maxMessages: this.options.shaper ? this.options.shaper.messagesPerConnection(hop.host) : this.options.maxMessagesPerConnection,
         idleTimeout: this.options.idleTimeoutMs,
         connectionTimeout: this.options.connectionTimeoutMs,
         greetingTimeout: this.options.greetingTimeoutMs,

@@ -4,6 +4,7 @@
 // each UPDATE locks the row and re-checks `credits >= n` against the latest committed value.
 import type { Executor } from './db/database.ts';
 import { preparedQuery } from './db/prepared.ts';
+import { literal, writeHotRow } from './db/hot-rows.ts';
 import { messageError, type ApiError } from './http/errors.ts';
 
 /** The 402 `{error:'Insufficient credits', message}`, stating required and available. */
@@ -35,6 +36,23 @@ export async function spendCredits(tx: Executor, workspaceId: string, n: number)
   if (row) return Number(row.credits);
   throw insufficientCreditsError(n, await getCredits(tx, workspaceId));
 }
+
+/**
+ * Like spendCredits for a send's transaction: on PostgreSQL the conditional UPDATE goes out
+ * with the COMMIT (hot-rows.ts), and a short balance makes the commit fail with the same 402.
+ */
+export async function spendCreditsAtCommit(tx: Executor, workspaceId: string, n: number): Promise<void> {
+  checkAmount(n);
+  const statement = `do $spend$ begin
+    update workspaces set credits = credits - ${literal(n)} where id = ${literal(workspaceId)} and credits >= ${literal(n)};
+    if not found then raise exception 'insufficient credits' using errcode = '${INSUFFICIENT_CREDITS_SQLSTATE}'; end if;
+  end $spend$`;
+  await writeHotRow(tx, { statement, refusalCode: INSUFFICIENT_CREDITS_SQLSTATE, refusal: async (db) => insufficientCreditsError(n, await getCredits(db, workspaceId)) }, async () => {
+    await spendCredits(tx, workspaceId, n);
+  });
+}
+// Our own SQLSTATE for a refused spend, raised by the statement above.
+const INSUFFICIENT_CREDITS_SQLSTATE = 'PL402';
 
 /** Gives `n` credits back (e.g. a send that could not go out); returns the new balance. */
 export async function refundCredits(tx: Executor, workspaceId: string, n: number): Promise<number> {

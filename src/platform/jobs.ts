@@ -321,3 +321,15 @@ export class JobRunner {
     for (const timer of this.renewTimers) clearInterval(timer);
   }
 }
+
+/** Enqueues many jobs of one type in the caller's transaction with multi-row inserts (a
+ *  campaign batch's deliveries); returns how many. */
+export async function enqueueJobs(tx: Executor, type: string, payloads: unknown[], options: EnqueueOptions = {}): Promise<number> {
+  const runAt = Math.floor(options.runAt ?? nowMs());
+  const createdAt = nowIso();
+  const rows = payloads.map((payload) => ({ type, payload: JSON.stringify(payload ?? null), run_at: runAt, attempts: 0, max_attempts: options.maxAttempts ?? 10, created_at: createdAt }));
+  // 6 parameters a row: well under SQLite's and PostgreSQL's limits per statement.
+  for (let i = 0; i < rows.length; i += 1000) await tx.insertInto('jobs').values(rows.slice(i, i + 1000)).execute();
+  if (rows.length > 0) enqueuedSignal(type).notify();
+  return rows.length;
+}

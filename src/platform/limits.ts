@@ -14,6 +14,7 @@ import type { Db, Executor } from './db/database.ts';
 import type {} from './db/limits-tables.ts';
 import { nowMs } from './clock.ts';
 import { preparedQuery } from './db/prepared.ts';
+import { literal, writeHotRow } from './db/hot-rows.ts';
 import { ApiError } from './http/errors.ts';
 
 export const SEND_WINDOW_MS = 1000;
@@ -87,7 +88,6 @@ export async function checkSendLimits(db: Executor, workspace: SendLimitsOf, now
     dailyCurrent: Number(counts.day ?? 0),
     dailyReset: secondsToUtcMidnight(now),
   };
-  if (!db.isTransaction) pruneLimitCountersNowAndThen(db as Db);
 
   if (state.dailyCurrent >= state.dailyLimit) {
     return refusal(state, 'daily', {
@@ -135,9 +135,23 @@ const addToDay = preparedQuery((db, p: { workspaceId: string; day: string; units
 export async function countSends(tx: Executor, workspaceId: string, units: number, now: number = nowMs()): Promise<void> {
   if (!Number.isInteger(units) || units < 0) throw new TypeError(`units must be a whole number, got ${units}`);
   if (units === 0) return;
-  // Slot first, then day: every sender takes the two row locks in the same order.
-  await addToWindow(tx, { workspaceId, bucket: slotOf(now, SEND_SLOT_MS), units });
-  await addToDay(tx, { workspaceId, day: utcDay(now), units });
+  // Slot first, then day: every sender takes the two row locks in the same order. On
+  // PostgreSQL both go out with the commit (hot-rows.ts).
+  const bucket = slotOf(now, SEND_SLOT_MS);
+  const day = utcDay(now);
+  await writeHotRow(
+    tx,
+    {
+      statement: `insert into send_window_counts (workspace_id, bucket, units) values (${literal(workspaceId)}, ${literal(bucket)}, ${literal(units)})
+        on conflict (workspace_id, bucket) do update set units = send_window_counts.units + excluded.units;
+      insert into send_daily_counts (workspace_id, day, units) values (${literal(workspaceId)}, ${literal(day)}, ${literal(units)})
+        on conflict (workspace_id, day) do update set units = send_daily_counts.units + excluded.units`,
+    },
+    async () => {
+      await addToWindow(tx, { workspaceId, bucket, units });
+      await addToDay(tx, { workspaceId, day, units });
+    },
+  );
 }
 
 /** The number of units a send counts: its unique recipient addresses (case-insensitive). */

@@ -10,6 +10,8 @@
 //     Authentication-Results, and `email.received` emitted (addendum §1.4).
 // (c) a domain's DMARC report address `dmarc-<random>@MAIL_HOSTNAME` while the domain collects
 //     reports: the reports in the message are stored for the domain (resources/dmarc/intake.ts).
+// (d) a campaign email's List-Unsubscribe mailto `b+u-<email id>.<mac>@<return-path host>`:
+//     its recipient is unsubscribed, whatever the message says (resources/campaigns/unsubscribe.ts).
 import { authenticate } from 'mailauth';
 import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import type { AppContext } from '../platform/context.ts';
@@ -27,6 +29,7 @@ import { MAX_MESSAGE_BYTES, type StoredMessage } from '../resources/emails/conte
 import { emailEventObject, type EmailRow } from '../resources/emails/objects.ts';
 import { findDomainByHost } from '../resources/domains/service.ts';
 import { findReportMailbox, receiveReportMail, type ReportMailbox } from '../resources/dmarc/intake.ts';
+import { UNSUBSCRIBE_MAILBOX_PREFIX, unsubscribeByEmail } from '../resources/campaigns/unsubscribe.ts';
 import { listen, readMessage, type Listening } from './listen.ts';
 import { inboundMessage, normalizeAddress, parseMime } from './message.ts';
 import { replies, smtpError } from './replies.ts';
@@ -38,13 +41,18 @@ export const INBOUND_MAX_RECIPIENTS = 100;
 type Target =
   | { kind: 'report'; emailId: string }
   | { kind: 'inbound'; workspaceId: string; domainId: string }
-  | { kind: 'dmarc'; mailbox: ReportMailbox };
+  | { kind: 'dmarc'; mailbox: ReportMailbox }
+  | { kind: 'unsubscribe'; emailId: string };
 
 const insufficientStorage = () => smtpError(452, '4.3.1 Insufficient system storage, try again later');
 
 /** What a recipient address is to us, or null (refused). */
 async function classify(ctx: AppContext, address: string): Promise<Target | { refuse: Error } | null> {
   const verp = parseVerpAddress(address, ctx.verpSecret);
+  if (verp?.id.startsWith(UNSUBSCRIBE_MAILBOX_PREFIX)) {
+    // A campaign's List-Unsubscribe mailto (campaigns/unsubscribe.ts): its MAC proved it ours.
+    return { kind: 'unsubscribe', emailId: verp.id.slice(UNSUBSCRIBE_MAILBOX_PREFIX.length) };
+  }
   if (verp) {
     const email = await ctx.db.selectFrom('emails').select(['id']).where('id', '=', verp.id).where('type', '=', 'outbound').executeTakeFirst();
     return email ? { kind: 'report', emailId: email.id } : null;
@@ -67,6 +75,7 @@ async function applyReport(ctx: AppContext, emailId: string, report: BounceRepor
       status: report.status ?? undefined,
       diagnostic: report.diagnostic ?? undefined,
       hard: report.hard,
+      bounceReason: report.reason ?? undefined,
     });
   } else if (report.kind === 'complaint') {
     await applyComplaint(ctx.db, emailId, {
@@ -74,7 +83,8 @@ async function applyReport(ctx: AppContext, emailId: string, report: BounceRepor
       feedbackType: report.feedbackType ?? undefined,
     });
   }
-  // Delay notices (still trying) and unreadable mail (auto-replies) change nothing.
+  // Delay notices (still trying), auto-replies (never bounces), success DSNs and unreadable
+  // mail change nothing.
 }
 
 /** The trace field an MX adds (RFC 5321 §4.4). */
@@ -157,6 +167,8 @@ async function storeInbound(ctx: AppContext, session: SMTPServerSession, raw: Bu
           original_id: null,
           status_detail: null,
           delivered_at: null,
+          bounce_reason: null,
+          bounce_type: null,
           created_at: now,
           updated_at: now,
         };
@@ -224,6 +236,7 @@ export function createInboundServer(ctx: AppContext, tls: TlsMaterial): SMTPServ
           if (target?.kind === 'report') reports.push(target.emailId);
           else if (target?.kind === 'inbound') inbound.push({ address, workspaceId: target.workspaceId, domainId: target.domainId });
           else if (target?.kind === 'dmarc') mailboxes.set(target.mailbox.domainId, target.mailbox);
+          else if (target?.kind === 'unsubscribe') await unsubscribeByEmail(ctx, target.emailId);
         }
         for (const mailbox of mailboxes.values()) await receiveReportMail(ctx.db, mailbox, raw);
         if (reports.length > 0) {

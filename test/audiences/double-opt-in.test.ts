@@ -140,3 +140,34 @@ test('single opt-in public page subscribes at once', async () => {
   assert.equal((await app.api.get(`/v2/audiences/${open.id}/subscribers/quick%40example.org`)).body.subscribed, true);
   assert.match((await page(`/subscribe/${open.token}`, { email: 'quick@example.org' })).html, /Already subscribed/);
 });
+
+test('confirmation_email on: a new subscriber gets one email saying so (API add, hosted page); none for an existing one or when off', async () => {
+  const created = await app.api.post('/v2/audiences', {
+    name: 'Welcomed',
+    visibility: 'public',
+    confirmation_email: { enabled: true, email: { from: 'Acme <news@acme.test>', subject: 'Welcome to Welcomed', button_url: 'https://acme.test/start', button_label: 'Get started' } },
+  });
+  assert.equal(created.status, 201, created.text);
+  const welcomed = created.body;
+  const received = (address: string) => app.sink.messages.filter((m) => m.rcptTo.includes(address));
+
+  assert.equal((await app.api.post(`/v2/audiences/${welcomed.id}/subscribers`, { email: 'new.one@example.org' })).status, 201);
+  const message = await eventually(async () => received('new.one@example.org')[0], 15_000);
+  const parsed = await app.parse(message.raw);
+  assert.equal(parsed.subject, 'Welcome to Welcomed');
+  assert.match(parsed.text ?? '', /You are now subscribed to Welcomed\.[\s\S]*Get started: https:\/\/acme\.test\/start/);
+  assert.match(String(parsed.html), /<a href="https:\/\/acme\.test\/start"[^>]*>Get started<\/a>/);
+
+  // The hosted page (single opt-in) welcomes too.
+  const form = await page(`/subscribe/${welcomed.token}`);
+  assert.equal((await page(formAction(form.html)!, { email: 'visitor@example.org' })).status, 200);
+  await eventually(async () => received('visitor@example.org')[0], 15_000);
+
+  // Already subscribed: 409 and no second email; an audience without it sends nothing.
+  assert.equal((await app.api.post(`/v2/audiences/${welcomed.id}/subscribers`, { email: 'new.one@example.org' })).status, 409);
+  const quiet = (await app.api.post('/v2/audiences', { name: 'Quiet' })).body;
+  assert.equal((await app.api.post(`/v2/audiences/${quiet.id}/subscribers`, { email: 'silent@example.org' })).status, 201);
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  assert.equal(received('new.one@example.org').length, 1);
+  assert.equal(received('silent@example.org').length, 0);
+});

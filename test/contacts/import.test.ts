@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTestApp, databaseUrlOf, type TestApp, type ApiClient } from '../helpers/app.ts';
+import { startTestApp, databaseUrlOf, usingPostgres, type TestApp, type ApiClient } from '../helpers/app.ts';
 import { BATCH_ROWS } from '../../src/resources/contacts/import/run.ts';
 
 let app: TestApp;
@@ -143,6 +143,21 @@ test('a file that breaks after a committed batch: the summary says which rows we
   assert.equal((await api.get(`/v2/contacts/user${s.created}%40example.com`)).status, 404, 'the next batch was not written');
 });
 
+test('a batch the database refuses (PostgreSQL: a NUL character in text): the rows before it are committed, the summary says from which row nothing was written', { skip: !usingPostgres && 'SQLite stores NUL characters' }, async () => {
+  const { api, key } = await workspace('custom');
+  const good = Array.from({ length: BATCH_ROWS + 3 }, (_, i) => ({ email: `nul${i}@example.com` }));
+  const body = JSON.stringify([...good, { email: 'bad@example.com', first_name: 'a\u0000b' }, { email: 'later@example.com' }]);
+  const res = await fetch(`${app.url}/v2/contacts/import`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
+  assert.equal(res.status, 422);
+  const s = (await res.json()) as any;
+  assert.equal(s.status, 'failed');
+  assert.equal(s.created, BATCH_ROWS);
+  assert.equal(s.committed_rows, BATCH_ROWS);
+  assert.match(s.error, new RegExp(`^row ${BATCH_ROWS + 1} onwards could not be written: .*Rows up to ${BATCH_ROWS} are committed; nothing after them was written\\.$`, 's'));
+  assert.equal((await api.get('/v2/contacts?limit=1')).body.total_records, BATCH_ROWS);
+  assert.equal((await api.get('/v2/contacts/later%40example.com')).status, 404);
+});
+
 test('export: streamed CSV with the list filters; importing it into another workspace gives the same contacts', async () => {
   const { api, key } = await workspace();
   await api.post('/v2/custom-fields', { key: 'city', type: 'text' });
@@ -152,6 +167,7 @@ test('export: streamed CSV with the list filters; importing it into another work
   const res = await fetch(`${app.url}/v2/contacts/export`, { headers: { authorization: `Bearer ${key}` } });
   assert.equal(res.status, 200);
   assert.match(res.headers.get('content-type') ?? '', /^text\/csv/);
+  assert.equal(res.headers.get('x-total-count'), '2', 'how many contacts follow, for a progress bar');
   const csv = await res.text();
   const lines = csv.trim().split('\r\n');
   assert.equal(lines[0], 'email,first_name,last_name,unsubscribed,audiences,city,custom_fields,id,created_at,updated_at');
@@ -170,6 +186,61 @@ test('export: streamed CSV with the list filters; importing it into another work
   assert.equal(e1.first_name, 'Comma, Name');
   assert.deepEqual(e1.custom_fields, { city: 'Oslo', extra: 'x"y' });
   assert.equal((await other.api.get('/v2/contacts/e2%40example.com')).body.unsubscribed, true);
+});
+
+test('progress through the API: with Accept: application/x-ndjson, a line per committed batch, then the summary', async () => {
+  const { key } = await workspace('custom');
+  const rows = BATCH_ROWS * 2 + 5;
+  const csv = ['email', ...Array.from({ length: rows }, (_, i) => `progress${i}@example.com`)].join('\n');
+  const res = await fetch(`${app.url}/v2/contacts/import`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv', accept: 'application/x-ndjson' }, body: csv });
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/x-ndjson/);
+  const lines = (await res.text()).trim().split('\n').map((line) => JSON.parse(line));
+  const progress = lines.slice(0, -1);
+  assert.deepEqual(progress.map((p) => [p.object, p.created]), [['contact_import_progress', BATCH_ROWS], ['contact_import_progress', BATCH_ROWS * 2], ['contact_import_progress', rows]]);
+  assert.deepEqual(progress.map((p) => p.committed_rows), [BATCH_ROWS + 1, BATCH_ROWS * 2 + 1, rows + 1]);
+  const summary = lines.at(-1);
+  assert.equal(summary.object, 'contact_import');
+  assert.equal(summary.status, 'completed');
+  assert.equal(summary.created, rows);
+  // Without the header: one JSON summary, as before.
+  const plain = await fetch(`${app.url}/v2/contacts/import`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' }, body: 'email\nprogress0@example.com\n' });
+  assert.equal((await plain.json()).unchanged, 1);
+});
+
+test('export follows the list sort across pages (ties by id, blanks last) and its filters', async () => {
+  const { key } = await workspace('custom');
+  const names = ['Ann', 'bob', '', 'Cy', 'ann'];
+  const csv = ['email,first_name', ...Array.from({ length: 4600 }, (_, i) => `sorted${i}@example.com,${names[i % names.length]}`)].join('\n');
+  assert.equal((await upload(key, csv, 'sorted.csv')).body.created, 4600);
+  const exported = async (query: string) => {
+    const res = await fetch(`${app.url}/v2/contacts/export?${query}`, { headers: { authorization: `Bearer ${key}` } });
+    assert.equal(res.status, 200);
+    return (await res.text()).trim().split('\r\n').slice(1).map((line) => {
+      const cells = line.split(',');
+      return { email: cells[0], first: cells[1], id: cells[cells.length - 3] };
+    });
+  };
+  for (const order of ['desc', 'asc'] as const) {
+    const rows = await exported(`sort=first_name&order=${order}`);
+    assert.equal(rows.length, 4600);
+    assert.equal(new Set(rows.map((r) => r.email)).size, 4600, 'every contact once across the pages');
+    const sign = order === 'asc' ? 1 : -1;
+    for (let i = 1; i < rows.length; i++) {
+      const [a, b] = [rows[i - 1], rows[i]];
+      if (a.first === '') assert.equal(b.first, '', `blank names come last (${order}, row ${i})`);
+      else if (b.first !== '') {
+        const byName = a.first.toLowerCase().localeCompare(b.first.toLowerCase());
+        assert.ok(byName * sign <= 0, `sorted by first name ${order} at row ${i}: ${a.first} then ${b.first}`);
+        if (byName === 0) assert.ok((a.id < b.id ? -1 : 1) * sign < 0, `ties by id ${order} at row ${i}`);
+      }
+    }
+  }
+  const byEmail = await exported('sort=email&order=asc&first_name.exact=Cy');
+  assert.equal(byEmail.length, 920);
+  assert.deepEqual(byEmail.map((r) => r.email), [...byEmail.map((r) => r.email)].sort());
+  const newest = await exported('');
+  assert.ok(newest[0].id > newest[newest.length - 1].id, 'the list default: newest first');
 });
 
 test('CLI: postlane contacts import FILE --audience ID prints a summary; export writes the CSV', async () => {
@@ -197,6 +268,12 @@ test('CLI: postlane contacts import FILE --audience ID prints a summary; export 
   assert.equal(exported.status, 0, exported.stderr);
   const lines = readFileSync(out, 'utf8').trim().split('\r\n');
   assert.deepEqual(lines.slice(1).map((l) => l.split(',')[0]).sort(), ['cli1@example.com', 'cli3@example.com']);
+  assert.match(exported.stderr, /\[#+\] 100% 2 of 2 contacts/);
+  const sorted = spawnSync(process.execPath, [bin, 'contacts', 'export', '--workspace', id, '--sort', 'email', '--order', 'desc', '--filter', 'first_name.contains=o'], { env, encoding: 'utf8' });
+  assert.equal(sorted.status, 0, sorted.stderr);
+  assert.deepEqual(sorted.stdout.trim().split('\r\n').slice(1).map((l) => l.split(',')[0]), ['cli1@example.com'], 'One (o) but not Three');
+  const both = spawnSync(process.execPath, [bin, 'contacts', 'export', '--workspace', id, '--sort', 'email', '--order', 'desc'], { env, encoding: 'utf8' });
+  assert.deepEqual(both.stdout.trim().split('\r\n').slice(1).map((l) => l.split(',')[0]), ['cli3@example.com', 'cli1@example.com']);
   const missing = spawnSync(process.execPath, [bin, 'contacts', 'import', join(dir, 'nope.csv'), '--workspace', id], { env, encoding: 'utf8' });
   assert.equal(missing.status, 2);
 });

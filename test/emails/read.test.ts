@@ -49,6 +49,8 @@ test('GET /emails lists one item per recipient, newest first, with the list item
     created_at: first.created_at,
     updated_at: first.created_at,
     meta: { k: 'v' },
+    bounce_reason: null,
+    bounce_type: null,
   });
   assert.ok(Number.isInteger(item.size) && item.size > 0);
   assert.deepEqual(res.body.data.slice(0, 2).map((e: { id: string }) => e.id).sort(), Object.values(second.ids).sort());
@@ -205,7 +207,7 @@ test('GET /emails/{id}: the retrieved email with headers, bodies, attachment inf
   const email = res.body;
   assert.deepEqual(Object.keys(email), [
     'object', 'id', 'type', 'token', 'message_id', 'from', 'to', 'cc', 'reply_to', 'subject', 'status', 'scheduled_at',
-    'created_at', 'updated_at', 'delivered_at', 'tracking', 'meta', 'headers', 'html', 'text', 'attachments', 'size',
+    'created_at', 'updated_at', 'delivered_at', 'bounce', 'tracking', 'meta', 'headers', 'html', 'text', 'attachments', 'size',
     'original_id', 'purged_at', 'attempts',
   ]);
   assert.equal(email.object, 'email');
@@ -241,9 +243,10 @@ test('GET /emails/{id}: the retrieved email with headers, bodies, attachment inf
   });
   assert.ok(!('Bcc' in email.headers), 'bcc never shows in headers');
   assert.deepEqual(email.attempts, [
-    { attempted_at: '2030-01-01T00:00:01.000000Z', outcome: 'temporary', mx_host: 'mx.example.org', smtp_code: 451, enhanced_code: '4.7.1', response: '451 4.7.1 Try again later' },
-    { attempted_at: '2030-01-01T00:05:00.000000Z', outcome: 'delivered', mx_host: 'mx.example.org', smtp_code: 250, enhanced_code: '2.0.0', response: '250 2.0.0 OK' },
+    { attempted_at: '2030-01-01T00:00:01.000000Z', outcome: 'temporary', mx_host: 'mx.example.org', smtp_code: 451, enhanced_code: '4.7.1', response: '451 4.7.1 Try again later', reason: null, tls: null },
+    { attempted_at: '2030-01-01T00:05:00.000000Z', outcome: 'delivered', mx_host: 'mx.example.org', smtp_code: 250, enhanced_code: '2.0.0', response: '250 2.0.0 OK', reason: null, tls: null },
   ]);
+  assert.equal(email.bounce, null);
 
   // The bcc copy is its own email with the same content.
   const bccCopy = await app.api.get(`/v2/emails/${sent.ids['hidden@example.org']}`);

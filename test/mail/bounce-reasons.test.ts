@@ -13,7 +13,7 @@ const cases: [string, string, string, boolean][] = [
   ['5.3.4', '552 5.3.4 Message size exceeds fixed limit', 'message_too_large', false],
   ['5.7.26', '550 5.7.26 Unauthenticated email is not accepted due to DMARC policy', 'policy_block', false],
   ['5.4.4', '550 5.4.4 Host not found', 'host_unknown', true],
-  ['5.2.1', '550 5.2.1 The email account that you tried to reach is disabled', 'mailbox_disabled', true],
+  ['5.2.1', '550 5.2.1 The email account that you tried to reach is disabled', 'suspended', true],
   ['4.4.7', 'Delivery expired after retries', 'expired', false],
   ['550', '550 Message content rejected as spam', 'content_spam', false],
 ];

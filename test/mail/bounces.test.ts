@@ -33,7 +33,7 @@ test('DSN delays and soft failures are told apart from hard bounces', async () =
     diagnostic: 'connect to mx.slow.example.org[203.0.113.9]:25: Connection timed out',
     originalMessageId: '<2gG9ccccccccccccccccccccccc@acme.test>', hard: false, feedbackType: null, source: 'dsn',
   });
-  assert.deepEqual(delayed.recipients, [{ recipient: 'dave@slow.example.org', action: 'delayed', status: '4.4.1', diagnostic: 'connect to mx.slow.example.org[203.0.113.9]:25: Connection timed out' }]);
+  assert.deepEqual(delayed.recipients, [{ recipient: 'dave@slow.example.org', action: 'delayed', status: '4.4.1', diagnostic: 'connect to mx.slow.example.org[203.0.113.9]:25: Connection timed out', reason: 'expired', hard: false }]);
   // Given up after days of 4xx: a bounce, but not a hard one (no suppression-worthy verdict).
   assert.deepEqual(summary(await parseBounce(fixture('sendmail-expired.eml'))), {
     kind: 'bounce', recipient: 'erin@busy.example.com', status: '4.4.7', diagnostic: '452 4.2.2 Mailbox full',
@@ -58,11 +58,12 @@ test('a DSN with several recipients reports the failed one; a success DSN is not
   assert.equal(mixed.recipients.length, 2);
   assert.equal(mixed.originalMessageId, null);
   const success = await parseBounce(dsn(['Final-Recipient: rfc822; ok@example.net', 'Action: delivered', 'Status: 2.0.0'].join('\r\n')));
-  assert.equal(success.kind, 'unknown');
+  assert.equal(success.kind, 'delivered');
   assert.equal(success.hard, false);
   // No Status field: the SMTP reply in the diagnostic gives the class.
   const noStatus = await parseBounce(dsn(['Final-Recipient: rfc822; x@example.net', 'Action: failed', 'Diagnostic-Code: smtp; 554 rejected'].join('\r\n')));
-  assert.deepEqual([noStatus.kind, noStatus.status, noStatus.hard], ['bounce', '5.0.0', true]);
+  // A bare "rejected" says nothing about the mailbox: not hard, so it never suppresses.
+  assert.deepEqual([noStatus.kind, noStatus.status, noStatus.hard, noStatus.reason], ['bounce', '5.0.0', false, 'unknown']);
   // No per-message block at all (seen from some appliances): the recipient block is still read.
   const bare = await parseBounce(dsn(['Final-Recipient: rfc822; y@example.net', 'Action: failed', 'Status: 5.1.1'].join('\r\n'), ''));
   assert.deepEqual([bare.kind, bare.recipient, bare.status], ['bounce', 'y@example.net', '5.1.1']);
@@ -100,10 +101,9 @@ test('ARF complaints: with the full original, and redacted to headers only', asy
   assert.deepEqual([report.kind, report.feedbackType, report.source], ['unknown', 'auth-failure', 'arf']);
 });
 
-test('auto-replies, ordinary mail and garbage are unknown', async () => {
-  assert.deepEqual(summary(await parseBounce(fixture('auto-reply.eml'))), {
-    kind: 'unknown', recipient: null, status: null, diagnostic: null, originalMessageId: null, hard: false, feedbackType: null, source: null,
-  });
+test('auto-replies are auto_reply (never bounces); ordinary mail and garbage are unknown', async () => {
+  const autoReply = await parseBounce(fixture('auto-reply.eml'));
+  assert.deepEqual([autoReply.kind, autoReply.reason, autoReply.hard, autoReply.status], ['auto_reply', 'auto_reply', false, null]);
   const plain = 'From: Kim <kim@example.com>\r\nTo: b+em_x.0@acme.test\r\nSubject: Re: invoice\r\n\r\nThanks, got it. Error 550 on my side is fixed.\r\n';
   assert.equal((await parseBounce(plain)).kind, 'unknown');
   assert.equal((await parseBounce(Buffer.from([0, 1, 2, 255]))).kind, 'unknown');

@@ -138,11 +138,12 @@ test('a 5xx greeting makes the next MX try; DNS answers decide before any connec
   dns.set('closed.greet.test', 'A', ['127.0.0.4']);
   dns.set('open.greet.test', 'A', ['127.0.0.1']);
   const outcome = await delivery.deliver({ from: 'b@acme.test', to: 'x@greet.test', raw });
-  assert.deepEqual(outcome.attempts.map((a) => [a.mxHost, a.kind, a.code]), [['closed.greet.test', 'permanent', 554], ['open.greet.test', 'delivered', 250]]);
-  // When it is the only MX, its 554 is the verdict.
+  assert.deepEqual(outcome.attempts.map((a) => [a.mxHost, a.kind, a.code]), [['closed.greet.test', 'temporary', 554], ['open.greet.test', 'delivered', 250]]);
+  // When it is the only MX, its 554 is the verdict: 5.7.1 refuses us (a block), not the recipient,
+  // so it is retried later (issue 19).
   dns.set('onlyclosed.test', 'MX', [{ exchange: 'closed.greet.test', priority: 1 }]);
   const refused = await delivery.deliver({ from: 'b@acme.test', to: 'x@onlyclosed.test', raw });
-  assert.deepEqual([refused.kind, refused.code, refused.enhancedCode], ['permanent', 554, '5.7.1']);
+  assert.deepEqual([refused.kind, refused.code, refused.enhancedCode, refused.reason], ['temporary', 554, '5.7.1', 'policy_block']);
 
   // No MX but an A record: the domain itself is the mail host (implicit MX).
   dns.set('implicit.test', 'A', ['127.0.0.1']);
@@ -153,7 +154,7 @@ test('a 5xx greeting makes the next MX try; DNS answers decide before any connec
   dns.set('nullmx.test', 'MX', [{ exchange: '.', priority: 0 }]);
   const nullMx = await delivery.deliver({ from: 'b@acme.test', to: 'x@nullmx.test', raw });
   assert.deepEqual({ ...nullMx, attempts: nullMx.attempts.length }, {
-    kind: 'permanent', code: null, enhancedCode: '5.1.10', response: 'Domain nullmx.test does not accept mail (null MX)', mxHost: null, address: null, attempts: 1,
+    kind: 'permanent', code: null, enhancedCode: '5.1.10', response: 'Domain nullmx.test does not accept mail (null MX)', mxHost: null, address: null, reason: 'host_unknown', attempts: 1,
   });
   const nx = await delivery.deliver({ from: 'b@acme.test', to: 'x@no-such-domain.test', raw });
   assert.deepEqual([nx.kind, nx.enhancedCode], ['permanent', '5.1.2']);
@@ -277,13 +278,13 @@ test('smtps:// smarthost uses implicit TLS', async (t) => {
 test('SMTP error classification and smarthost URLs', () => {
   const err = (props: Record<string, unknown>) => Object.assign(new Error(String(props.message ?? 'x')), props);
   assert.deepEqual(classifySmtpError(err({ responseCode: 552, response: '552 5.3.4 Message too big', command: 'DATA', code: 'EMESSAGE' })),
-    { kind: 'permanent', code: 552, enhancedCode: '5.3.4', response: '552 5.3.4 Message too big', hostLevel: false });
+    { kind: 'permanent', code: 552, enhancedCode: '5.3.4', response: '552 5.3.4 Message too big', hostLevel: false, reason: 'message_too_large' });
   assert.equal(classifySmtpError(err({ responseCode: 503, response: '503 bad sequence', command: 'RCPT TO' })).kind, 'temporary');
   assert.deepEqual(classifySmtpError(err({ responseCode: 550, response: '550 Access denied', command: 'RCPT TO' })).enhancedCode, '5.0.0');
   assert.deepEqual(classifySmtpError(err({ responseCode: 421, response: '421 4.7.0 closing', command: 'CONN' })),
-    { kind: 'temporary', code: 421, enhancedCode: '4.7.0', response: '421 4.7.0 closing', hostLevel: true });
+    { kind: 'temporary', code: 421, enhancedCode: '4.7.0', response: '421 4.7.0 closing', hostLevel: true, reason: 'policy_block' });
   assert.deepEqual(classifySmtpError(err({ message: 'Greeting never received', code: 'ETIMEDOUT', command: 'CONN' })),
-    { kind: 'temporary', code: null, enhancedCode: '4.4.1', response: 'Greeting never received', hostLevel: true });
+    { kind: 'temporary', code: null, enhancedCode: '4.4.1', response: 'Greeting never received', hostLevel: true, reason: 'network_error' });
   assert.equal(classifySmtpError(err({ message: 'Connection closed unexpectedly', code: 'ECONNECTION', command: 'DATA' })).enhancedCode, '4.4.2');
 
   assert.deepEqual(parseSmarthostUrl('smtp://user:p%40ss@relay.example.com:2525'), { host: 'relay.example.com', port: 2525, secure: false, auth: { user: 'user', pass: 'p@ss' }, verifyCertificate: true });

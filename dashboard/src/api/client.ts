@@ -61,3 +61,31 @@ export async function ok<T>(call: Promise<{ data?: T; error?: unknown; response:
   if (!response.ok) throw new ApiFailure(response.status, error);
   return data as T;
 }
+
+/**
+ * Sends a file (multipart) to a /v2 route with XMLHttpRequest, the one browser API that reports
+ * upload progress; `onProgress` gets the share sent (0 to 1). Answers the status and JSON body.
+ */
+export function upload(url: string, form: FormData, onProgress: (share: number) => void): Promise<{ status: number; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', url);
+    xhr.withCredentials = true;
+    xhr.setRequestHeader('x-csrf-token', csrfToken);
+    xhr.upload.onprogress = (e) => {
+      if (e.lengthComputable) onProgress(e.loaded / e.total);
+    };
+    xhr.upload.onload = () => onProgress(1);
+    xhr.onload = () => {
+      let body: unknown = xhr.responseText;
+      try {
+        body = JSON.parse(xhr.responseText);
+      } catch {
+        // not JSON: the text as it came
+      }
+      resolve({ status: xhr.status, body });
+    };
+    xhr.onerror = () => reject(new Error('The upload failed: the server could not be reached'));
+    xhr.send(form);
+  });
+}

@@ -4231,6 +4231,3683 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/automations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    match?: "all" | "or";
+                    page?: number;
+                    per_page?: number;
+                    /** @description draft, running, paused or stopped */
+                    status?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description This page, from 1 */
+                            current_page: number;
+                            /** @description This page of the list */
+                            data: {
+                                /** @description Edges between steps */
+                                connections: {
+                                    /** @description yes, no, a variant key, or default */
+                                    branch: string;
+                                    /** @description Step key */
+                                    from: string;
+                                    /** @description Step key */
+                                    to: string;
+                                }[];
+                                /** @description contact, email or event */
+                                context: string;
+                                /** @description When it was created */
+                                created_at: string;
+                                /** @description Description */
+                                description: string | null;
+                                /** @description aut_ id */
+                                id: string;
+                                /** @description When a run last started */
+                                last_triggered_at: string | null;
+                                /** @description Name */
+                                name: string;
+                                /** @description The last start */
+                                published_at: string | null;
+                                /** @description How runs behave */
+                                settings: {
+                                    /** @description false: a trigger is skipped while the same contact or email has a running run */
+                                    allow_reentry: boolean;
+                                    /** @description Skip a trigger if the same contact or email started a run this recently */
+                                    cooldown_seconds: number;
+                                    /** @description Runs in running status at once; 0 unlimited */
+                                    max_concurrent_runs: number;
+                                    /** @description stop or skip */
+                                    on_step_failure: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                /** @description draft, running, paused or stopped */
+                                status: string;
+                                /** @description Trigger and action steps */
+                                steps: {
+                                    /** @description The action name (action steps) */
+                                    action: string | null;
+                                    /** @description The step's config */
+                                    config: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description aus_ id */
+                                    id: string;
+                                    /** @description Unique key within the automation */
+                                    key: string;
+                                    /** @description The trigger name (trigger steps) */
+                                    trigger: string | null;
+                                    /** @description trigger or action */
+                                    type: string;
+                                }[];
+                                /** @description When it last changed */
+                                updated_at: string;
+                            }[];
+                            /** @description The next page's URL (every other query parameter kept), or null */
+                            next_page_url: string | null;
+                            /** @description Page size */
+                            per_page: number;
+                            /** @description The previous page's URL (every other query parameter kept), or null */
+                            previous_page_url: string | null;
+                            /** @description Pages in all */
+                            total_pages: number;
+                            /** @description Items matching the filters, on every page */
+                            total_records: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** @description Creates a draft automation; the graph's structure is checked (400 `errors` keyed by field path). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description Checked by the service: every problem is returned in `errors` keyed by field path. */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Connections: from (key), to (key), branch (yes/no after a condition, a variant key after an experiment, otherwise default) */
+                        connections?: unknown;
+                        /** @description contact, email or event (required, immutable) */
+                        context?: unknown;
+                        /** @description string or null */
+                        description?: unknown;
+                        /** @description Required, up to 191 characters */
+                        name?: unknown;
+                        /** @description on_step_failure (stop | skip, default stop), allow_reentry (boolean, default true), max_concurrent_runs (integer, 0 = unlimited), cooldown_seconds (integer) */
+                        settings?: unknown;
+                        /** @description Steps: key (unique), type (trigger | action), trigger (for triggers), action (for actions), config (object) */
+                        steps?: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Automation */
+                            data: {
+                                /** @description Edges between steps */
+                                connections: {
+                                    /** @description yes, no, a variant key, or default */
+                                    branch: string;
+                                    /** @description Step key */
+                                    from: string;
+                                    /** @description Step key */
+                                    to: string;
+                                }[];
+                                /** @description contact, email or event */
+                                context: string;
+                                /** @description When it was created */
+                                created_at: string;
+                                /** @description Description */
+                                description: string | null;
+                                /** @description aut_ id */
+                                id: string;
+                                /** @description When a run last started */
+                                last_triggered_at: string | null;
+                                /** @description Name */
+                                name: string;
+                                /** @description The last start */
+                                published_at: string | null;
+                                /** @description How runs behave */
+                                settings: {
+                                    /** @description false: a trigger is skipped while the same contact or email has a running run */
+                                    allow_reentry: boolean;
+                                    /** @description Skip a trigger if the same contact or email started a run this recently */
+                                    cooldown_seconds: number;
+                                    /** @description Runs in running status at once; 0 unlimited */
+                                    max_concurrent_runs: number;
+                                    /** @description stop or skip */
+                                    on_step_failure: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                /** @description draft, running, paused or stopped */
+                                status: string;
+                                /** @description Trigger and action steps */
+                                steps: {
+                                    /** @description The action name (action steps) */
+                                    action: string | null;
+                                    /** @description The step's config */
+                                    config: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description aus_ id */
+                                    id: string;
+                                    /** @description Unique key within the automation */
+                                    key: string;
+                                    /** @description The trigger name (trigger steps) */
+                                    trigger: string | null;
+                                    /** @description trigger or action */
+                                    type: string;
+                                }[];
+                                /** @description When it last changed */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["FieldValidationError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/automations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description aut_ id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Automation */
+                            data: {
+                                /** @description Edges between steps */
+                                connections: {
+                                    /** @description yes, no, a variant key, or default */
+                                    branch: string;
+                                    /** @description Step key */
+                                    from: string;
+                                    /** @description Step key */
+                                    to: string;
+                                }[];
+                                /** @description contact, email or event */
+                                context: string;
+                                /** @description When it was created */
+                                created_at: string;
+                                /** @description Description */
+                                description: string | null;
+                                /** @description aut_ id */
+                                id: string;
+                                /** @description When a run last started */
+                                last_triggered_at: string | null;
+                                /** @description Name */
+                                name: string;
+                                /** @description The last start */
+                                published_at: string | null;
+                                /** @description How runs behave */
+                                settings: {
+                                    /** @description false: a trigger is skipped while the same contact or email has a running run */
+                                    allow_reentry: boolean;
+                                    /** @description Skip a trigger if the same contact or email started a run this recently */
+                                    cooldown_seconds: number;
+                                    /** @description Runs in running status at once; 0 unlimited */
+                                    max_concurrent_runs: number;
+                                    /** @description stop or skip */
+                                    on_step_failure: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                /** @description draft, running, paused or stopped */
+                                status: string;
+                                /** @description Trigger and action steps */
+                                steps: {
+                                    /** @description The action name (action steps) */
+                                    action: string | null;
+                                    /** @description The step's config */
+                                    config: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description aus_ id */
+                                    id: string;
+                                    /** @description Unique key within the automation */
+                                    key: string;
+                                    /** @description The trigger name (trigger steps) */
+                                    trigger: string | null;
+                                    /** @description trigger or action */
+                                    type: string;
+                                }[];
+                                /** @description When it last changed */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** @description Updates the given fields; the graph and every action's config are checked. A running automation's triggers change at once. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description aut_ id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            /** @description Fields given replace the stored ones; the whole graph and every action's config are checked. */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Connections: from (key), to (key), branch (yes/no after a condition, a variant key after an experiment, otherwise default) */
+                        connections?: unknown;
+                        /** @description Immutable: must match if given */
+                        context?: unknown;
+                        /** @description string or null */
+                        description?: unknown;
+                        /** @description Up to 191 characters */
+                        name?: unknown;
+                        /** @description on_step_failure (stop | skip, default stop), allow_reentry (boolean, default true), max_concurrent_runs (integer, 0 = unlimited), cooldown_seconds (integer) */
+                        settings?: unknown;
+                        /** @description Steps: key (unique), type (trigger | action), trigger (for triggers), action (for actions), config (object) */
+                        steps?: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Automation */
+                            data: {
+                                /** @description Edges between steps */
+                                connections: {
+                                    /** @description yes, no, a variant key, or default */
+                                    branch: string;
+                                    /** @description Step key */
+                                    from: string;
+                                    /** @description Step key */
+                                    to: string;
+                                }[];
+                                /** @description contact, email or event */
+                                context: string;
+                                /** @description When it was created */
+                                created_at: string;
+                                /** @description Description */
+                                description: string | null;
+                                /** @description aut_ id */
+                                id: string;
+                                /** @description When a run last started */
+                                last_triggered_at: string | null;
+                                /** @description Name */
+                                name: string;
+                                /** @description The last start */
+                                published_at: string | null;
+                                /** @description How runs behave */
+                                settings: {
+                                    /** @description false: a trigger is skipped while the same contact or email has a running run */
+                                    allow_reentry: boolean;
+                                    /** @description Skip a trigger if the same contact or email started a run this recently */
+                                    cooldown_seconds: number;
+                                    /** @description Runs in running status at once; 0 unlimited */
+                                    max_concurrent_runs: number;
+                                    /** @description stop or skip */
+                                    on_step_failure: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                /** @description draft, running, paused or stopped */
+                                status: string;
+                                /** @description Trigger and action steps */
+                                steps: {
+                                    /** @description The action name (action steps) */
+                                    action: string | null;
+                                    /** @description The step's config */
+                                    config: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description aus_ id */
+                                    id: string;
+                                    /** @description Unique key within the automation */
+                                    key: string;
+                                    /** @description The trigger name (trigger steps) */
+                                    trigger: string | null;
+                                    /** @description trigger or action */
+                                    type: string;
+                                }[];
+                                /** @description When it last changed */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["FieldValidationError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        /** @description Deletes the automation with its runs; running runs stop. */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description aut_ id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What was deleted */
+                            data: {
+                                /**
+                                 * @description Always true
+                                 * @enum {boolean}
+                                 */
+                                deleted: true;
+                                /** @description aut_ id */
+                                id: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/automations/{id}/contacts/{contact_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** @description Removes a contact from the automation: its running runs end canceled. */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description con_ id or email address */
+                    contact_id: string;
+                    /** @description aut_ id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The contact removed */
+                            data: {
+                                /** @description aut_ id */
+                                automation_id: string;
+                                /** @description Runs of the contact that were canceled */
+                                canceled_runs: number;
+                                /** @description con_ id */
+                                contact_id: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/automations/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Pauses a running automation: its triggers are ignored and its runs hold at their next step until it is started again. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description aut_ id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Automation */
+                            data: {
+                                /** @description Edges between steps */
+                                connections: {
+                                    /** @description yes, no, a variant key, or default */
+                                    branch: string;
+                                    /** @description Step key */
+                                    from: string;
+                                    /** @description Step key */
+                                    to: string;
+                                }[];
+                                /** @description contact, email or event */
+                                context: string;
+                                /** @description When it was created */
+                                created_at: string;
+                                /** @description Description */
+                                description: string | null;
+                                /** @description aut_ id */
+                                id: string;
+                                /** @description When a run last started */
+                                last_triggered_at: string | null;
+                                /** @description Name */
+                                name: string;
+                                /** @description The last start */
+                                published_at: string | null;
+                                /** @description How runs behave */
+                                settings: {
+                                    /** @description false: a trigger is skipped while the same contact or email has a running run */
+                                    allow_reentry: boolean;
+                                    /** @description Skip a trigger if the same contact or email started a run this recently */
+                                    cooldown_seconds: number;
+                                    /** @description Runs in running status at once; 0 unlimited */
+                                    max_concurrent_runs: number;
+                                    /** @description stop or skip */
+                                    on_step_failure: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                /** @description draft, running, paused or stopped */
+                                status: string;
+                                /** @description Trigger and action steps */
+                                steps: {
+                                    /** @description The action name (action steps) */
+                                    action: string | null;
+                                    /** @description The step's config */
+                                    config: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description aus_ id */
+                                    id: string;
+                                    /** @description Unique key within the automation */
+                                    key: string;
+                                    /** @description The trigger name (trigger steps) */
+                                    trigger: string | null;
+                                    /** @description trigger or action */
+                                    type: string;
+                                }[];
+                                /** @description When it last changed */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FieldValidationError"] | components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/automations/{id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    /** @description con_ id */
+                    contact_id?: string;
+                    match?: "all" | "or";
+                    page?: number;
+                    per_page?: number;
+                    /** @description running, completed, failed or canceled */
+                    status?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description aut_ id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description This page, from 1 */
+                            current_page: number;
+                            /** @description This page of the list */
+                            data: {
+                                /** @description aut_ id */
+                                automation_id: string;
+                                /** @description When it ended */
+                                completed_at: string | null;
+                                /** @description con_ id (contact context) */
+                                contact_id: string | null;
+                                /** @description When it was created */
+                                created_at: string;
+                                /** @description em_ id (email context) */
+                                email_id: string | null;
+                                /** @description Trigger name */
+                                event: string;
+                                /** @description evt_ id of the event that started it */
+                                event_id: string | null;
+                                /** @description aur_ id */
+                                id: string;
+                                /** @description e.g. source_event_id */
+                                meta: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Trigger payload, with an object */
+                                payload: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Each step visit, oldest first */
+                                run_steps: {
+                                    /** @description When it ended */
+                                    completed_at: string | null;
+                                    /** @description When it was reached */
+                                    created_at: string;
+                                    /** @description What the step did: email steps result, outcome, email_oid, to; wait steps status, delayMs, seconds; failures error */
+                                    data: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description When it started */
+                                    started_at: string | null;
+                                    /** @description running, waiting, completed or failed */
+                                    status: string;
+                                    /** @description aus_ id */
+                                    step_id: string;
+                                    /** @description The step's key */
+                                    step_key: string;
+                                }[];
+                                /** @description When it started */
+                                started_at: string | null;
+                                /** @description running, completed, failed or canceled */
+                                status: string;
+                                /** @description When it last changed */
+                                updated_at: string;
+                            }[];
+                            /** @description The next page's URL (every other query parameter kept), or null */
+                            next_page_url: string | null;
+                            /** @description Page size */
+                            per_page: number;
+                            /** @description The previous page's URL (every other query parameter kept), or null */
+                            previous_page_url: string | null;
+                            /** @description Pages in all */
+                            total_pages: number;
+                            /** @description Items matching the filters, on every page */
+                            total_records: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/automations/{id}/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description aut_ id */
+                    id: string;
+                    /** @description aur_ id */
+                    run_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** AutomationRun */
+                            data: {
+                                /** @description aut_ id */
+                                automation_id: string;
+                                /** @description When it ended */
+                                completed_at: string | null;
+                                /** @description con_ id (contact context) */
+                                contact_id: string | null;
+                                /** @description When it was created */
+                                created_at: string;
+                                /** @description em_ id (email context) */
+                                email_id: string | null;
+                                /** @description Trigger name */
+                                event: string;
+                                /** @description evt_ id of the event that started it */
+                                event_id: string | null;
+                                /** @description aur_ id */
+                                id: string;
+                                /** @description e.g. source_event_id */
+                                meta: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Trigger payload, with an object */
+                                payload: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Each step visit, oldest first */
+                                run_steps: {
+                                    /** @description When it ended */
+                                    completed_at: string | null;
+                                    /** @description When it was reached */
+                                    created_at: string;
+                                    /** @description What the step did: email steps result, outcome, email_oid, to; wait steps status, delayMs, seconds; failures error */
+                                    data: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description When it started */
+                                    started_at: string | null;
+                                    /** @description running, waiting, completed or failed */
+                                    status: string;
+                                    /** @description aus_ id */
+                                    step_id: string;
+                                    /** @description The step's key */
+                                    step_key: string;
+                                }[];
+                                /** @description When it started */
+                                started_at: string | null;
+                                /** @description running, completed, failed or canceled */
+                                status: string;
+                                /** @description When it last changed */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/automations/{id}/runs/{run_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Cancels a running run: its waiting and running steps end. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description aut_ id */
+                    id: string;
+                    /** @description aur_ id */
+                    run_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** AutomationRun */
+                            data: {
+                                /** @description aut_ id */
+                                automation_id: string;
+                                /** @description When it ended */
+                                completed_at: string | null;
+                                /** @description con_ id (contact context) */
+                                contact_id: string | null;
+                                /** @description When it was created */
+                                created_at: string;
+                                /** @description em_ id (email context) */
+                                email_id: string | null;
+                                /** @description Trigger name */
+                                event: string;
+                                /** @description evt_ id of the event that started it */
+                                event_id: string | null;
+                                /** @description aur_ id */
+                                id: string;
+                                /** @description e.g. source_event_id */
+                                meta: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Trigger payload, with an object */
+                                payload: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Each step visit, oldest first */
+                                run_steps: {
+                                    /** @description When it ended */
+                                    completed_at: string | null;
+                                    /** @description When it was reached */
+                                    created_at: string;
+                                    /** @description What the step did: email steps result, outcome, email_oid, to; wait steps status, delayMs, seconds; failures error */
+                                    data: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description When it started */
+                                    started_at: string | null;
+                                    /** @description running, waiting, completed or failed */
+                                    status: string;
+                                    /** @description aus_ id */
+                                    step_id: string;
+                                    /** @description The step's key */
+                                    step_key: string;
+                                }[];
+                                /** @description When it started */
+                                started_at: string | null;
+                                /** @description running, completed, failed or canceled */
+                                status: string;
+                                /** @description When it last changed */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FieldValidationError"] | components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/automations/{id}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Starts (or resumes) the automation: every config is checked; from now on matching events start runs (3 credits each). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description aut_ id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Automation */
+                            data: {
+                                /** @description Edges between steps */
+                                connections: {
+                                    /** @description yes, no, a variant key, or default */
+                                    branch: string;
+                                    /** @description Step key */
+                                    from: string;
+                                    /** @description Step key */
+                                    to: string;
+                                }[];
+                                /** @description contact, email or event */
+                                context: string;
+                                /** @description When it was created */
+                                created_at: string;
+                                /** @description Description */
+                                description: string | null;
+                                /** @description aut_ id */
+                                id: string;
+                                /** @description When a run last started */
+                                last_triggered_at: string | null;
+                                /** @description Name */
+                                name: string;
+                                /** @description The last start */
+                                published_at: string | null;
+                                /** @description How runs behave */
+                                settings: {
+                                    /** @description false: a trigger is skipped while the same contact or email has a running run */
+                                    allow_reentry: boolean;
+                                    /** @description Skip a trigger if the same contact or email started a run this recently */
+                                    cooldown_seconds: number;
+                                    /** @description Runs in running status at once; 0 unlimited */
+                                    max_concurrent_runs: number;
+                                    /** @description stop or skip */
+                                    on_step_failure: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                /** @description draft, running, paused or stopped */
+                                status: string;
+                                /** @description Trigger and action steps */
+                                steps: {
+                                    /** @description The action name (action steps) */
+                                    action: string | null;
+                                    /** @description The step's config */
+                                    config: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description aus_ id */
+                                    id: string;
+                                    /** @description Unique key within the automation */
+                                    key: string;
+                                    /** @description The trigger name (trigger steps) */
+                                    trigger: string | null;
+                                    /** @description trigger or action */
+                                    type: string;
+                                }[];
+                                /** @description When it last changed */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["FieldValidationError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/automations/{id}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Alias of run_ids[] */
+                    run_ids?: string | string[];
+                    /** @description Only these aur_ ids (repeatable) */
+                    "run_ids[]"?: string | string[];
+                    /** @description RFC 3339: runs created at or after */
+                    since?: string;
+                    /** @description RFC 3339: runs created before */
+                    until?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description aut_ id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description By step key */
+                            data: {
+                                [key: string]: {
+                                    /** @description Outcomes (send/forward: email statuses; condition: matched/not_matched; experiment: variant; call_webhook: 2xx…; failures: error) */
+                                    by_outcome: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description running, waiting, completed, failed */
+                                    by_status: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description send_email only; cumulative accepted ⊇ delivered ⊇ loaded ⊇ clicked; bounced, failed, complained, unsubscribed plain */
+                                    funnel?: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description Step visits */
+                                    total: number;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["FieldValidationError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/automations/{id}/steps/{step_key}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    /** @description RFC 3339: runs created at or after */
+                    since?: string;
+                    /** @description RFC 3339: runs created before */
+                    until?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description aut_ id */
+                    id: string;
+                    /** @description The step's key */
+                    step_key: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** StepStatistics */
+                            data: {
+                                /** @description Outcomes (send/forward: email statuses; condition: matched/not_matched; experiment: variant; call_webhook: 2xx…; failures: error) */
+                                by_outcome: {
+                                    [key: string]: number;
+                                };
+                                /** @description running, waiting, completed, failed */
+                                by_status: {
+                                    [key: string]: number;
+                                };
+                                /** @description send_email only; cumulative accepted ⊇ delivered ⊇ loaded ⊇ clicked; bounced, failed, complained, unsubscribed plain */
+                                funnel?: {
+                                    [key: string]: number;
+                                };
+                                /** @description Step visits */
+                                total: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["FieldValidationError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/automations/{id}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Stops the automation: triggers are ignored and running runs end canceled. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description aut_ id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Automation */
+                            data: {
+                                /** @description Edges between steps */
+                                connections: {
+                                    /** @description yes, no, a variant key, or default */
+                                    branch: string;
+                                    /** @description Step key */
+                                    from: string;
+                                    /** @description Step key */
+                                    to: string;
+                                }[];
+                                /** @description contact, email or event */
+                                context: string;
+                                /** @description When it was created */
+                                created_at: string;
+                                /** @description Description */
+                                description: string | null;
+                                /** @description aut_ id */
+                                id: string;
+                                /** @description When a run last started */
+                                last_triggered_at: string | null;
+                                /** @description Name */
+                                name: string;
+                                /** @description The last start */
+                                published_at: string | null;
+                                /** @description How runs behave */
+                                settings: {
+                                    /** @description false: a trigger is skipped while the same contact or email has a running run */
+                                    allow_reentry: boolean;
+                                    /** @description Skip a trigger if the same contact or email started a run this recently */
+                                    cooldown_seconds: number;
+                                    /** @description Runs in running status at once; 0 unlimited */
+                                    max_concurrent_runs: number;
+                                    /** @description stop or skip */
+                                    on_step_failure: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                /** @description draft, running, paused or stopped */
+                                status: string;
+                                /** @description Trigger and action steps */
+                                steps: {
+                                    /** @description The action name (action steps) */
+                                    action: string | null;
+                                    /** @description The step's config */
+                                    config: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description aus_ id */
+                                    id: string;
+                                    /** @description Unique key within the automation */
+                                    key: string;
+                                    /** @description The trigger name (trigger steps) */
+                                    trigger: string | null;
+                                    /** @description trigger or action */
+                                    type: string;
+                                }[];
+                                /** @description When it last changed */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FieldValidationError"] | components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/automations/{id}/trigger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Runs a running automation with a system.manual trigger once now (201 with the run; 409 when a setting skipped it). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description aut_ id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The trigger data; in contact automations `contact_id` (con_ id or email) names the run's contact; in email automations `email_id` */
+                        payload?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** AutomationRun */
+                            data: {
+                                /** @description aut_ id */
+                                automation_id: string;
+                                /** @description When it ended */
+                                completed_at: string | null;
+                                /** @description con_ id (contact context) */
+                                contact_id: string | null;
+                                /** @description When it was created */
+                                created_at: string;
+                                /** @description em_ id (email context) */
+                                email_id: string | null;
+                                /** @description Trigger name */
+                                event: string;
+                                /** @description evt_ id of the event that started it */
+                                event_id: string | null;
+                                /** @description aur_ id */
+                                id: string;
+                                /** @description e.g. source_event_id */
+                                meta: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Trigger payload, with an object */
+                                payload: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Each step visit, oldest first */
+                                run_steps: {
+                                    /** @description When it ended */
+                                    completed_at: string | null;
+                                    /** @description When it was reached */
+                                    created_at: string;
+                                    /** @description What the step did: email steps result, outcome, email_oid, to; wait steps status, delayMs, seconds; failures error */
+                                    data: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description When it started */
+                                    started_at: string | null;
+                                    /** @description running, waiting, completed or failed */
+                                    status: string;
+                                    /** @description aus_ id */
+                                    step_id: string;
+                                    /** @description The step's key */
+                                    step_key: string;
+                                }[];
+                                /** @description When it started */
+                                started_at: string | null;
+                                /** @description running, completed, failed or canceled */
+                                status: string;
+                                /** @description When it last changed */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FieldValidationError"] | components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/campaigns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    /** @description asc or desc (order without direction sorts ascending) */
+                    direction?: string;
+                    limit?: number;
+                    match?: "all" | "or";
+                    /** @description Sort key: name, subject, status, created_at, sent_at; newest first without it */
+                    order?: string;
+                    page?: number;
+                    search?: string;
+                    /** @description draft, scheduled, queued, sending, paused, sent, canceled, archived or all; sending also matches queued */
+                    status?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description This page of the list */
+                            data: {
+                                /** @description When it was created */
+                                created_at: string;
+                                /** @description Empty until set */
+                                from_email: string;
+                                /** @description Empty until set */
+                                from_name: string;
+                                /** @description cmp_ id */
+                                id: string;
+                                /** @description Internal name */
+                                name: string;
+                                /**
+                                 * @description Always campaign
+                                 * @enum {string}
+                                 */
+                                object: "campaign";
+                                /** @description When a scheduled campaign sends (UTC) */
+                                scheduled_at: string | null;
+                                /** @description When sending started */
+                                sent_at: string | null;
+                                /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
+                                status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
+                                /** @description Merge tags unresolved; empty until set */
+                                subject: string;
+                                /** @description When it last changed */
+                                updated_at: string;
+                            }[];
+                            /** @description The next page's URL (every other query parameter kept), or null */
+                            next_page_url: string | null;
+                            /** @description The previous page's URL (every other query parameter kept), or null */
+                            previous_page_url: string | null;
+                            /** @description Campaigns matching the filters, on every page */
+                            total_records: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Editor source, stored as is */
+                        content?: unknown;
+                        /** @description html, text or mjml (MJML is stored, not compiled) */
+                        content_type?: "html" | "text" | "mjml";
+                        /** @description On a verified domain (checked when sending) */
+                        from_email?: string;
+                        from_name?: string;
+                        /** @description HTML body with merge tags; set at creation only */
+                        html?: string;
+                        /** @description Internal name; also accepted in paths */
+                        name: string;
+                        /** @description Stored only */
+                        preview_text?: string | null;
+                        /** @description Defaults to from_email at send */
+                        reply_to?: string;
+                        /** @description Merge tags allowed */
+                        subject?: string;
+                        /** @description Plain-text body with merge tags; set at creation only */
+                        text?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description html, text or mjml (MJML is stored, not compiled) */
+                            content_type: "html" | "text" | "mjml";
+                            /** @description When it was created */
+                            created_at: string;
+                            /** @description Empty until set */
+                            from_email: string;
+                            /** @description Empty until set */
+                            from_name: string;
+                            /** @description cmp_ id */
+                            id: string;
+                            /** @description Internal name */
+                            name: string;
+                            /**
+                             * @description Always campaign
+                             * @enum {string}
+                             */
+                            object: "campaign";
+                            /** @description Stored only */
+                            preview_text: string | null;
+                            /** @description Empty: replies go to from_email */
+                            reply_to: string;
+                            /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
+                            status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
+                            /** @description Merge tags unresolved; empty until set */
+                            subject: string;
+                            /** @description When it last changed */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/campaigns/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description cmp_ id or URL-encoded name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description html, text or mjml (MJML is stored, not compiled) */
+                            content_type: "html" | "text" | "mjml";
+                            /** @description When it was created */
+                            created_at: string;
+                            /** @description Empty until set */
+                            from_email: string;
+                            /** @description Empty until set */
+                            from_name: string;
+                            /** @description cmp_ id */
+                            id: string;
+                            /** @description Internal name */
+                            name: string;
+                            /**
+                             * @description Always campaign
+                             * @enum {string}
+                             */
+                            object: "campaign";
+                            /** @description Stored only */
+                            preview_text: string | null;
+                            /** @description Audiences to send to */
+                            recipients: {
+                                /** @description aud_ id */
+                                audience_id: string;
+                                /** @description Stored; not applied by the send */
+                                exclude: boolean;
+                            }[];
+                            /** @description Empty: replies go to from_email */
+                            reply_to: string;
+                            /** @description When a scheduled campaign sends (UTC) */
+                            scheduled_at: string | null;
+                            /** @description When sending started */
+                            sent_at: string | null;
+                            /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
+                            status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
+                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), or null */
+                            status_reason: string | null;
+                            /** @description Merge tags unresolved; empty until set */
+                            subject: string;
+                            /** @description When it last changed */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description cmp_ id or URL-encoded name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            /** @description Unknown fields, html and text are ignored */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Editor source, stored as is */
+                        content?: unknown;
+                        /** @description html, text or mjml (MJML is stored, not compiled) */
+                        content_type?: "html" | "text" | "mjml";
+                        from_email?: string;
+                        from_name?: string;
+                        name?: string;
+                        preview_text?: string | null;
+                        /** @description Replaces the list: at least one included audience of the workspace; duplicates ignored */
+                        recipients?: ({
+                            /** @description aud_ id of an audience of the workspace (required) */
+                            audience_id?: string;
+                            /** @description Stored and returned; the send does not apply exclusions (default false) */
+                            exclude?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        reply_to?: string;
+                        subject?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description html, text or mjml (MJML is stored, not compiled) */
+                            content_type: "html" | "text" | "mjml";
+                            /** @description When it was created */
+                            created_at: string;
+                            /** @description Empty until set */
+                            from_email: string;
+                            /** @description Empty until set */
+                            from_name: string;
+                            /** @description cmp_ id */
+                            id: string;
+                            /** @description Internal name */
+                            name: string;
+                            /**
+                             * @description Always campaign
+                             * @enum {string}
+                             */
+                            object: "campaign";
+                            /** @description Stored only */
+                            preview_text: string | null;
+                            /** @description Audiences to send to */
+                            recipients: {
+                                /** @description aud_ id */
+                                audience_id: string;
+                                /** @description Stored; not applied by the send */
+                                exclude: boolean;
+                            }[];
+                            /** @description Empty: replies go to from_email */
+                            reply_to: string;
+                            /** @description When a scheduled campaign sends (UTC) */
+                            scheduled_at: string | null;
+                            /** @description When sending started */
+                            sent_at: string | null;
+                            /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
+                            status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
+                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), or null */
+                            status_reason: string | null;
+                            /** @description Merge tags unresolved; empty until set */
+                            subject: string;
+                            /** @description When it last changed */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                recipients: string[];
+                            } & {
+                                [key: string]: string[];
+                            };
+                            /** @description What is wrong */
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        /** @description Permanent; only for a campaign that has not been sent (a scheduled one is deleted to stop it). */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description cmp_ id or URL-encoded name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Always true
+                             * @enum {boolean}
+                             */
+                            deleted: true;
+                            /** @description cmp_ id */
+                            id: string;
+                            /**
+                             * @description Always campaign
+                             * @enum {string}
+                             */
+                            object: "campaign";
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/campaigns/{id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Archives a draft, sent or canceled campaign (lists show archived ones with status=archived or all). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description cmp_ id or URL-encoded name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description html, text or mjml (MJML is stored, not compiled) */
+                            content_type: "html" | "text" | "mjml";
+                            /** @description When it was created */
+                            created_at: string;
+                            /** @description Empty until set */
+                            from_email: string;
+                            /** @description Empty until set */
+                            from_name: string;
+                            /** @description cmp_ id */
+                            id: string;
+                            /** @description Internal name */
+                            name: string;
+                            /**
+                             * @description Always campaign
+                             * @enum {string}
+                             */
+                            object: "campaign";
+                            /** @description Stored only */
+                            preview_text: string | null;
+                            /** @description Audiences to send to */
+                            recipients: {
+                                /** @description aud_ id */
+                                audience_id: string;
+                                /** @description Stored; not applied by the send */
+                                exclude: boolean;
+                            }[];
+                            /** @description Empty: replies go to from_email */
+                            reply_to: string;
+                            /** @description When a scheduled campaign sends (UTC) */
+                            scheduled_at: string | null;
+                            /** @description When sending started */
+                            sent_at: string | null;
+                            /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
+                            status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
+                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), or null */
+                            status_reason: string | null;
+                            /** @description Merge tags unresolved; empty until set */
+                            subject: string;
+                            /** @description When it last changed */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/campaigns/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Cancels a draft or sending campaign: recipients not yet enqueued are dropped (emails already created are not recalled). A scheduled campaign cannot be canceled: delete it. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description cmp_ id or URL-encoded name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description html, text or mjml (MJML is stored, not compiled) */
+                            content_type: "html" | "text" | "mjml";
+                            /** @description When it was created */
+                            created_at: string;
+                            /** @description Empty until set */
+                            from_email: string;
+                            /** @description Empty until set */
+                            from_name: string;
+                            /** @description cmp_ id */
+                            id: string;
+                            /** @description Internal name */
+                            name: string;
+                            /**
+                             * @description Always campaign
+                             * @enum {string}
+                             */
+                            object: "campaign";
+                            /** @description Stored only */
+                            preview_text: string | null;
+                            /** @description Audiences to send to */
+                            recipients: {
+                                /** @description aud_ id */
+                                audience_id: string;
+                                /** @description Stored; not applied by the send */
+                                exclude: boolean;
+                            }[];
+                            /** @description Empty: replies go to from_email */
+                            reply_to: string;
+                            /** @description When a scheduled campaign sends (UTC) */
+                            scheduled_at: string | null;
+                            /** @description When sending started */
+                            sent_at: string | null;
+                            /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
+                            status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
+                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), or null */
+                            status_reason: string | null;
+                            /** @description Merge tags unresolved; empty until set */
+                            subject: string;
+                            /** @description When it last changed */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/campaigns/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Pauses a sending campaign within one batch; resume continues where it stopped. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description cmp_ id or URL-encoded name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description html, text or mjml (MJML is stored, not compiled) */
+                            content_type: "html" | "text" | "mjml";
+                            /** @description When it was created */
+                            created_at: string;
+                            /** @description Empty until set */
+                            from_email: string;
+                            /** @description Empty until set */
+                            from_name: string;
+                            /** @description cmp_ id */
+                            id: string;
+                            /** @description Internal name */
+                            name: string;
+                            /**
+                             * @description Always campaign
+                             * @enum {string}
+                             */
+                            object: "campaign";
+                            /** @description Stored only */
+                            preview_text: string | null;
+                            /** @description Audiences to send to */
+                            recipients: {
+                                /** @description aud_ id */
+                                audience_id: string;
+                                /** @description Stored; not applied by the send */
+                                exclude: boolean;
+                            }[];
+                            /** @description Empty: replies go to from_email */
+                            reply_to: string;
+                            /** @description When a scheduled campaign sends (UTC) */
+                            scheduled_at: string | null;
+                            /** @description When sending started */
+                            sent_at: string | null;
+                            /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
+                            status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
+                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), or null */
+                            status_reason: string | null;
+                            /** @description Merge tags unresolved; empty until set */
+                            subject: string;
+                            /** @description When it last changed */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/campaigns/{id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The campaign's figures, counted live (correct while it is still sending). */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description cmp_ id or URL-encoded name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Emails that bounced */
+                            bounced: number;
+                            /** @description cmp_ id */
+                            campaign_id: string;
+                            /** @description Recipients not sent because the campaign was canceled */
+                            canceled: number;
+                            /** @description Clicks of tracked links, every one */
+                            clicked: number;
+                            /** @description Emails reported as spam */
+                            complained: number;
+                            /** @description Emails the recipient server accepted (including those loaded or clicked since) */
+                            delivered: number;
+                            /** @description Emails that failed */
+                            failed: number;
+                            /** @description Loads (opens) of the tracking pixel, every one */
+                            loaded: number;
+                            /**
+                             * @description Always campaign_report
+                             * @enum {string}
+                             */
+                            object: "campaign_report";
+                            /** @description Recipients whose email is not created yet */
+                            pending: number;
+                            /** @description Recipients in the snapshot taken when sending started (0 before) */
+                            recipients: number;
+                            /** @description Emails created and queued for delivery */
+                            sent: number;
+                            /** @description Recipients left out at send time (unsubscribed, suppressed or deleted since the snapshot) */
+                            skipped: number;
+                            /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
+                            status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
+                            /** @description Recipients who clicked at least once */
+                            unique_clicks: number;
+                            /** @description Recipients who opened at least once */
+                            unique_loads: number;
+                            /** @description Recipients who unsubscribed through this campaign */
+                            unsubscribed: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/campaigns/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Resumes a paused campaign. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description cmp_ id or URL-encoded name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description html, text or mjml (MJML is stored, not compiled) */
+                            content_type: "html" | "text" | "mjml";
+                            /** @description When it was created */
+                            created_at: string;
+                            /** @description Empty until set */
+                            from_email: string;
+                            /** @description Empty until set */
+                            from_name: string;
+                            /** @description cmp_ id */
+                            id: string;
+                            /** @description Internal name */
+                            name: string;
+                            /**
+                             * @description Always campaign
+                             * @enum {string}
+                             */
+                            object: "campaign";
+                            /** @description Stored only */
+                            preview_text: string | null;
+                            /** @description Audiences to send to */
+                            recipients: {
+                                /** @description aud_ id */
+                                audience_id: string;
+                                /** @description Stored; not applied by the send */
+                                exclude: boolean;
+                            }[];
+                            /** @description Empty: replies go to from_email */
+                            reply_to: string;
+                            /** @description When a scheduled campaign sends (UTC) */
+                            scheduled_at: string | null;
+                            /** @description When sending started */
+                            sent_at: string | null;
+                            /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
+                            status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
+                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), or null */
+                            status_reason: string | null;
+                            /** @description Merge tags unresolved; empty until set */
+                            subject: string;
+                            /** @description When it last changed */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/campaigns/{id}/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Sends a draft now, or schedules it for a future scheduled_at. Needs a verified workspace (403), from_email on a verified domain, a subject, html or text with an {{unsubscribe_url}}, an included audience with subscribed contacts (422 naming each missing prerequisite), and credits for the first batch (402; 2 per email, charged as each batch is enqueued). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description cmp_ id or URL-encoded name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description A future time (ISO 8601 or English such as "tomorrow at 9am", UTC) schedules a draft; absent or past sends now */
+                        scheduled_at?: string | null;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description html, text or mjml (MJML is stored, not compiled) */
+                            content_type: "html" | "text" | "mjml";
+                            /** @description When it was created */
+                            created_at: string;
+                            /** @description Empty until set */
+                            from_email: string;
+                            /** @description Empty until set */
+                            from_name: string;
+                            /** @description cmp_ id */
+                            id: string;
+                            /** @description Internal name */
+                            name: string;
+                            /**
+                             * @description Always campaign
+                             * @enum {string}
+                             */
+                            object: "campaign";
+                            /** @description Stored only */
+                            preview_text: string | null;
+                            /** @description Audiences to send to */
+                            recipients: {
+                                /** @description aud_ id */
+                                audience_id: string;
+                                /** @description Stored; not applied by the send */
+                                exclude: boolean;
+                            }[];
+                            /** @description Empty: replies go to from_email */
+                            reply_to: string;
+                            /** @description When a scheduled campaign sends (UTC) */
+                            scheduled_at: string | null;
+                            /** @description When sending started */
+                            sent_at: string | null;
+                            /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
+                            status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
+                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), or null */
+                            status_reason: string | null;
+                            /** @description Merge tags unresolved; empty until set */
+                            subject: string;
+                            /** @description When it last changed */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FieldValidationError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/contacts": {
         parameters: {
             query?: never;
@@ -4897,6 +8574,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** @description The list's search, filters and sort as a streamed CSV. The x-total-count header says how many contacts follow (for a progress bar). */
         get: {
             parameters: {
                 query?: {
@@ -4920,7 +8598,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description CSV of the matching contacts */
+                /** @description CSV of the matching contacts (x-total-count: their number) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -4984,7 +8662,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Imports contacts from a CSV (header row with an email column) or a JSON array of objects, as multipart/form-data (a part named file) or as the body itself (text/csv, application/json). */
+        /** @description Imports contacts from a CSV (header row with an email column) or a JSON array of objects, as multipart/form-data (a part named file) or as the body itself (text/csv, application/json). With `Accept: application/x-ndjson` the answer is streamed as it goes: one `contact_import_progress` line per committed batch, then the summary as the last line (its `status` says whether the import completed); an import that fails before its first batch answers as without it. */
         post: {
             parameters: {
                 query?: {
@@ -4999,7 +8677,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The import summary (or, with Accept: application/x-ndjson, progress lines then the summary) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -5051,6 +8729,7 @@ export interface paths {
                             /** @description Existing contacts whose fields changed */
                             updated: number;
                         };
+                        "application/x-ndjson": string;
                     };
                 };
                 /** @description Default Response */
@@ -5697,6 +9376,494 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/delivery/destinations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Traffic shaping per receiving destination: limits, the pace in force, back-off and counts. */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Every destination the workers delivered to, by name */
+                            data: {
+                                /** @description Messages accepted since the worker started */
+                                accepted: number;
+                                /** @description Blocks about the sender (reputation, policy) */
+                                blocked: number;
+                                /** @description Pace in force now; lower than the limit after throttling answers */
+                                current_per_minute: number | null;
+                                /** @description Provider name or MX host */
+                                destination: string;
+                                /** @description Deliveries under way */
+                                in_flight: number;
+                                /** @description Last throttling answer or block */
+                                last_throttled_at: string | null;
+                                /** DestinationLimits */
+                                limits: {
+                                    /** @description Connections at once */
+                                    connections: number;
+                                    /** @description Messages per connection */
+                                    messagesPerConnection: number;
+                                    /** @description Configured messages per minute; null: no fixed limit */
+                                    perMinute: number | null;
+                                };
+                                /** @description End of the current back-off */
+                                paused_until: string | null;
+                                /** @description Recognised provider, or null */
+                                provider: string | null;
+                                /** @description Deliveries waiting for a slot */
+                                queued: number;
+                                /** @description normal, throttled (slowed by its answers) or paused (backing off) */
+                                state: "normal" | "throttled" | "paused";
+                                /** @description Throttling answers (421, 4.7.x, try again later) */
+                                throttled: number;
+                                /** @description When a delivery worker last wrote this state */
+                                updated_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/delivery/holds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The workspace's delivery holds. */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Holds in force, oldest first */
+                            data: {
+                                /** @description When the hold was put */
+                                created_at: string;
+                                /** @description Receiving provider (gmail, microsoft, yahoo…) or MX host held; null: any */
+                                destination: string | null;
+                                /** @description Recipient domain held; null: any */
+                                domain: string | null;
+                                /** @description hold_ id */
+                                id: string;
+                                /**
+                                 * @description Always delivery_hold
+                                 * @enum {string}
+                                 */
+                                object: "delivery_hold";
+                                /** @description Why, as given */
+                                reason: string | null;
+                                /** @description The workspace held; null for an operator hold over every workspace */
+                                workspace_id: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** @description Holds the workspace's queued deliveries (all, or to a destination or recipient domain): they stay queued until released. Emits delivery.held. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description Without destination or domain the whole workspace is held */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Provider (see GET /delivery/destinations) or MX host */
+                        destination?: string | null;
+                        /** @description Recipient domain */
+                        domain?: string | null;
+                        reason?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description When the hold was put */
+                            created_at: string;
+                            /** @description Receiving provider (gmail, microsoft, yahoo…) or MX host held; null: any */
+                            destination: string | null;
+                            /** @description Recipient domain held; null: any */
+                            domain: string | null;
+                            /** @description hold_ id */
+                            id: string;
+                            /**
+                             * @description Always delivery_hold
+                             * @enum {string}
+                             */
+                            object: "delivery_hold";
+                            /** @description Why, as given */
+                            reason: string | null;
+                            /** @description The workspace held; null for an operator hold over every workspace */
+                            workspace_id: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/delivery/holds/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** @description Releases a hold; its deliveries go out within 30 seconds. Emits delivery.released. */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description When the hold was put */
+                            created_at: string;
+                            /** @description Receiving provider (gmail, microsoft, yahoo…) or MX host held; null: any */
+                            destination: string | null;
+                            /** @description Recipient domain held; null: any */
+                            domain: string | null;
+                            /** @description hold_ id */
+                            id: string;
+                            /**
+                             * @description Always delivery_hold
+                             * @enum {string}
+                             */
+                            object: "delivery_hold";
+                            /** @description Why, as given */
+                            reason: string | null;
+                            /** @description The workspace held; null for an operator hold over every workspace */
+                            workspace_id: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/delivery/purge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Cancels the workspace's queued deliveries (accepted or attempted), optionally only those to a recipient domain or destination; each gets email.canceled. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Only deliveries to this provider or MX host */
+                        destination?: string | null;
+                        /** @description Only deliveries to this recipient domain */
+                        domain?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Their em_ ids */
+                            ids: string[];
+                            /**
+                             * @description Always delivery_purge
+                             * @enum {string}
+                             */
+                            object: "delivery_purge";
+                            /** @description Queued emails canceled (each with email.canceled) */
+                            purged: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -9502,6 +13669,10 @@ export interface paths {
                         "application/json": {
                             /** @description This page of the list */
                             data: {
+                                /** @description Documented bounce reason (README "Bounce reasons") */
+                                bounce_reason: ("user_unknown" | "suspended" | "host_unknown" | "mailbox_full" | "filtered" | "message_too_large" | "content_spam" | "policy_block" | "reputation_block" | "rate_limited" | "expired" | "network_error" | "system_error" | "auto_reply" | "complaint" | "unknown") | null;
+                                /** @description hard: will not go away by itself; soft: may */
+                                bounce_type: ("hard" | "soft") | null;
                                 /** @description When it was accepted */
                                 created_at: string;
                                 /** @description Sender as sent, display name included */
@@ -9875,11 +14046,24 @@ export interface paths {
                                 mx_host: string | null;
                                 /** @description What happened: delivered, deferred, bounced, failed… */
                                 outcome: string;
+                                /** @description Documented bounce reason (README "Bounce reasons") */
+                                reason: ("user_unknown" | "suspended" | "host_unknown" | "mailbox_full" | "filtered" | "message_too_large" | "content_spam" | "policy_block" | "reputation_block" | "rate_limited" | "expired" | "network_error" | "system_error" | "auto_reply" | "complaint" | "unknown") | null;
                                 /** @description The server's reply */
                                 response: string | null;
                                 /** @description SMTP reply code */
                                 smtp_code: number | null;
+                                /** @description TLS of the session: mta-sts (required, certificate verified), tls (implicit), opportunistic (STARTTLS when offered), none */
+                                tls: string | null;
                             }[];
+                            /** @description Why the last delivery attempt, bounce report or complaint went wrong; null when nothing did */
+                            bounce: {
+                                /** @description What the reason means */
+                                description: string | null;
+                                /** @description Documented bounce reason (README "Bounce reasons") */
+                                reason: "user_unknown" | "suspended" | "host_unknown" | "mailbox_full" | "filtered" | "message_too_large" | "content_spam" | "policy_block" | "reputation_block" | "rate_limited" | "expired" | "network_error" | "system_error" | "auto_reply" | "complaint" | "unknown";
+                                /** @description hard: will not go away by itself; soft: may */
+                                type: "hard" | "soft";
+                            } | null;
                             /** @description Cc recipients; null once purged */
                             cc: string[] | null;
                             /** @description When it was accepted */

@@ -25,3 +25,43 @@ export function BarChart({ title, points, color = '#2457c5' }: { title: string; 
     </figure>
   );
 }
+
+export interface Segment {
+  label: string;
+  value: number;
+  color: string;
+}
+
+/**
+ * One bar split into parts (results of a list, passes and fails of a source), with a legend
+ * that gives every number as text; the bar itself is an image with the same words.
+ */
+export function StackedBar({ title, segments, showTitle = true }: { title: string; segments: Segment[]; showTitle?: boolean }) {
+  const total = segments.reduce((sum, s) => sum + s.value, 0);
+  const words = segments.map((s) => `${s.label} ${s.value}`).join(', ');
+  return (
+    <figure class="stacked">
+      {showTitle ? (
+        <figcaption>
+          <span>{title}</span> <strong>{total.toLocaleString()}</strong>
+        </figcaption>
+      ) : null}
+      <div class="stack" role="img" aria-label={`${title}: ${total ? words : 'nothing yet'}`}>
+        {segments
+          .filter((s) => s.value > 0)
+          .map((s) => (
+            <span style={{ width: `${(s.value / total) * 100}%`, background: s.color }} title={`${s.label}: ${s.value}`} />
+          ))}
+      </div>
+      <ul class="legend">
+        {segments.map((s) => (
+          <li>
+            <span class="swatch" style={{ background: s.color }} aria-hidden="true" />
+            {s.label}: <strong>{s.value.toLocaleString()}</strong>
+            {total ? <span class="muted"> ({Math.round((s.value / total) * 100)} %)</span> : null}
+          </li>
+        ))}
+      </ul>
+    </figure>
+  );
+}

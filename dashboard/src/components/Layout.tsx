@@ -5,15 +5,15 @@ import { useState } from 'preact/hooks';
 import { api, ok } from '../api/client';
 import { Link } from '../lib/router';
 import { navEntries } from '../pages/index';
-import { useSession } from '../session';
+import { useOptionalSession } from '../session';
 import { ErrorBox, Loading } from './ui';
 
 export function Layout({ path, children }: { path: string; children: ComponentChildren }) {
-  const { session, update, signOut } = useSession();
+  const state = useOptionalSession();
   const [menuOpen, setMenuOpen] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [switching, setSwitching] = useState(false);
-  const current = session.workspace;
+  const current = state?.session.workspace;
   const isAdmin = current?.role === 'admin';
   return (
     <div class="shell">
@@ -27,33 +27,37 @@ export function Layout({ path, children }: { path: string; children: ComponentCh
         <Link href="/" class="brand">
           Postlane
         </Link>
-        <label class="workspace-switch">
-          <span class="visually-hidden">Workspace</span>
-          <select
-            value={current?.id}
-            onChange={async (e) => {
-              setError(null);
-              setSwitching(true);
-              try {
-                update(await ok(api.POST('/auth/workspace', { body: { workspace_id: (e.target as HTMLSelectElement).value } })));
-              } catch (err) {
-                setError((err as Error).message);
-              } finally {
-                setSwitching(false);
-              }
-            }}
-          >
-            {session.workspaces.map((w) => (
-              <option value={w.id}>{w.name}</option>
-            ))}
-          </select>
-        </label>
-        <span class="who" title={session.user.email}>
-          {session.user.email}
-        </span>
-        <button type="button" class="small" onClick={() => signOut()}>
-          Sign out
-        </button>
+        {state ? (
+          <>
+            <label class="workspace-switch">
+              <span class="visually-hidden">Workspace</span>
+              <select
+                value={current?.id}
+                onChange={async (e) => {
+                  setError(null);
+                  setSwitching(true);
+                  try {
+                    state.update(await ok(api.POST('/auth/workspace', { body: { workspace_id: (e.target as HTMLSelectElement).value } })));
+                  } catch (err) {
+                    setError((err as Error).message);
+                  } finally {
+                    setSwitching(false);
+                  }
+                }}
+              >
+                {state.session.workspaces.map((w) => (
+                  <option value={w.id}>{w.name}</option>
+                ))}
+              </select>
+            </label>
+            <span class="who" title={state.session.user.email}>
+              {state.session.user.email}
+            </span>
+            <button type="button" class="small" onClick={() => state.signOut()}>
+              Sign out
+            </button>
+          </>
+        ) : null}
       </header>
       <ErrorBox error={error} />
       {switching ? <Loading label="Switching workspace…" /> : null}
@@ -71,7 +75,7 @@ export function Layout({ path, children }: { path: string; children: ComponentCh
               );
             })}
           </ul>
-          <button type="button" class="small plain signout-all" onClick={() => signOut(true)}>
+          <button type="button" class="small plain signout-all" onClick={() => state?.signOut(true)}>
             Sign out everywhere
           </button>
         </nav>

@@ -24,6 +24,7 @@ const TONES: Record<string, string> = {
   delivered: 'good', verified: 'good', ok: 'good', active: 'good', published: 'good', loaded: 'good', clicked: 'good', received: 'good', enabled: 'good',
   accepted: 'info', scheduled: 'info', pending: 'info', retrying: 'warn', attempted: 'warn', held: 'warn', partially_verified: 'warn', draft: 'info',
   bounced: 'bad', failed: 'bad', permanent: 'bad', temporary: 'warn', deferred: 'warn', error: 'bad', rejected: 'bad', complained: 'bad', suppressed: 'bad', canceled: 'muted', disabled: 'muted', missing: 'bad', invalid: 'bad',
+  subscribed: 'good', unsubscribed: 'muted', live: 'good', processing: 'info', completed: 'good', processed: 'good', duplicate: 'muted', safe: 'good', role: 'warn', catch_all: 'warn', unknown: 'muted', inbox_full: 'warn', disposable: 'bad', pass: 'good', fail: 'bad',
 };
 
 export function Badge({ value }: { value: string | null | undefined }) {
@@ -171,5 +172,20 @@ export function Facts({ items }: { items: Array<[string, ComponentChildren]> }) 
         </div>
       ))}
     </dl>
+  );
+}
+
+/** A labelled progress bar; without `value` it says the work goes on without a known end. */
+export function Progress({ label, value, text }: { label: string; value?: number; text: string }) {
+  return (
+    <div class="progress">
+      <span class="label" id={`progress-${label.replace(/\W+/g, '-')}`}>
+        {label}
+      </span>
+      <progress aria-labelledby={`progress-${label.replace(/\W+/g, '-')}`} max={1} value={value} />
+      <span class="small-text" role="status">
+        {text}
+      </span>
+    </div>
   );
 }

@@ -1,5 +1,5 @@
 // Loading data: every request has a loading state and shows the API's own error words.
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -30,7 +30,8 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
     }
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, deps);
-  useEffect(() => {
+  // A layout effect: the request goes out as soon as the page is rendered, not a frame later.
+  useLayoutEffect(() => {
     void run();
   }, [run]);
   return { data, error, loading, reload: run };

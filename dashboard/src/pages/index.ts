@@ -3,13 +3,20 @@
 import type { ComponentType } from 'preact';
 import { Accept } from './accept';
 import { ApiKeys } from './api-keys';
+import { AudienceDetail, Audiences } from './audiences';
+import { AutomationDetail, AutomationRun, Automations } from './automations';
+import { CampaignCompose, CampaignDetail, Campaigns } from './campaigns';
+import { ContactDetail, Contacts } from './contacts';
+import { Dmarc } from './dmarc';
 import { DomainDetail, Domains } from './domains';
 import { EmailDetail, Emails } from './emails';
 import { Events } from './events';
+import { FormEditor, Forms } from './forms';
 import { Members } from './members';
 import { Overview } from './overview';
 import { Suppressions } from './suppressions';
 import { TemplateEditor, Templates } from './templates';
+import { Verification, VerificationListDetail } from './verification';
 import { WebhookDetail, Webhooks } from './webhooks';
 
 export interface PageProps {
@@ -37,6 +44,21 @@ export const pages: PageDef[] = [
   { path: '/suppressions', component: Suppressions, nav: 'Suppressions' },
   { path: '/webhooks', component: Webhooks, nav: 'Webhooks' },
   { path: '/webhooks/:id', component: WebhookDetail },
+  { path: '/contacts', component: Contacts, nav: 'Contacts' },
+  { path: '/contacts/:id', component: ContactDetail },
+  { path: '/audiences', component: Audiences, nav: 'Audiences' },
+  { path: '/audiences/:id', component: AudienceDetail },
+  { path: '/campaigns', component: Campaigns, nav: 'Campaigns' },
+  { path: '/campaigns/new', component: CampaignCompose },
+  { path: '/campaigns/:id', component: CampaignDetail },
+  { path: '/automations', component: Automations, nav: 'Automations' },
+  { path: '/automations/:id', component: AutomationDetail },
+  { path: '/automations/:id/runs/:run_id', component: AutomationRun },
+  { path: '/forms', component: Forms, nav: 'Forms' },
+  { path: '/forms/:id', component: FormEditor },
+  { path: '/verification', component: Verification, nav: 'Verification' },
+  { path: '/verification/:id', component: VerificationListDetail },
+  { path: '/dmarc', component: Dmarc, nav: 'DMARC' },
   { path: '/events', component: Events, nav: 'Events' },
   { path: '/api-keys', component: ApiKeys, nav: 'API keys' },
   { path: '/members', component: Members, nav: 'Members' },

@@ -6,10 +6,16 @@ import { api, ok } from '../api/client';
 import { Badge, Button, CopyButton, ErrorBox, Field, Loading, PageHeader, Select } from '../components/ui';
 import { ListTable } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
-import { useSession } from '../session';
+import { useOptionalSession, type SessionState } from '../session';
 
 export function Members() {
-  const { session } = useSession();
+  const state = useOptionalSession();
+  if (!state) return <Loading />;
+  return <MembersOf state={state} />;
+}
+
+function MembersOf({ state }: { state: SessionState }) {
+  const { session } = state;
   const isAdmin = session.workspace?.role === 'admin';
   const members = useLoad(() => ok(api.GET('/v2/members')), []);
   const invitations = useLoad(() => (isAdmin ? ok(api.GET('/v2/invitations')) : Promise.resolve({ data: [] })), [isAdmin]);

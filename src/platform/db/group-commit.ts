@@ -10,12 +10,13 @@
 // fails (402, 429, 422) rolls back alone and its caller gets its own error.
 //
 // PostgreSQL commits transactions from separate connections in parallel, so there each unit
-// simply gets its own transaction.
-import { sql, type Transaction } from 'kysely';
-import type { Database } from './schema.ts';
-import { dialectOf, type Db } from './database.ts';
+// gets its own transaction, on a connection of its own, whose hot-row writes (credits, send
+// counters) go out together with its COMMIT (see hot-rows.ts).
+import { sql } from 'kysely';
+import { dialectOf, type Db, type Executor } from './database.ts';
+import { collectHotWrites, commitWithHotWrites } from './hot-rows.ts';
 
-type Work<T> = (tx: Transaction<Database>) => Promise<T>;
+type Work<T> = (tx: Executor) => Promise<T>;
 interface Pending {
   work: Work<unknown>;
   resolve(value: unknown): void;
@@ -90,10 +91,33 @@ class GroupCommitter {
 
 const committers = new WeakMap<Db, GroupCommitter>();
 
-/** Runs `work` in a transaction; on SQLite it shares the commit with concurrent callers. */
+/** Runs `work` in a transaction; on SQLite it shares the commit with concurrent callers, on
+ *  PostgreSQL its hot-row writes are sent with the commit. */
 export function groupCommit<T>(db: Db, work: Work<T>): Promise<T> {
-  if (dialectOf(db) === 'postgres') return db.transaction().execute(work);
+  if (dialectOf(db) === 'postgres') return commitOnPostgres(db, work);
   let committer = committers.get(db);
   if (!committer) committers.set(db, (committer = new GroupCommitter(db)));
   return committer.run(work);
+}
+
+// BEGIN and COMMIT by hand on one pooled connection, because Kysely's own transaction sends
+// its COMMIT alone, one more round trip after the last write.
+async function commitOnPostgres<T>(db: Db, work: Work<T>): Promise<T> {
+  const outcome = await db.connection().execute(async (connection) => {
+    await sql`begin`.execute(connection);
+    collectHotWrites(connection);
+    try {
+      const value = await work(connection);
+      const refused = await commitWithHotWrites(connection);
+      if (refused) await sql`rollback`.execute(connection);
+      return { value, refused };
+    } catch (error) {
+      await sql`rollback`.execute(connection).catch(() => {});
+      throw error;
+    }
+  });
+  // The refusal's message may read the database: only once this connection is back in the
+  // pool, or refusals holding every connection would wait on each other for ever.
+  if (outcome.refused) throw await outcome.refused.refusal!(db);
+  return outcome.value;
 }

@@ -12,6 +12,7 @@ import { normalizeAddress } from '../suppressions/input.ts';
 import { findContactById } from '../contacts/records.ts';
 import { doubleOptInOf, findAudienceByToken, type AudienceRow } from './records.ts';
 import { confirmSubscription, findConfirmation, publicNameOf } from './confirmations.ts';
+import { sendWelcome } from './welcome.ts';
 import { publicSubscribe } from './subscriber-api.ts';
 import { setSubscribed } from './subscribers.ts';
 import { verifyLink } from './links.ts';
@@ -96,10 +97,11 @@ export async function registerHostedPages(app: FastifyInstance, ctx: AppContext)
       const done = await ctx.db.transaction().execute(async (tx) => {
         const found = await findConfirmation(ctx, tx, request.params.token);
         if (!found) return null;
-        await confirmSubscription(tx, found.confirmation, found.audience);
-        return found;
+        const { outcome } = await confirmSubscription(tx, found.confirmation, found.audience);
+        return { ...found, outcome };
       });
       if (!done) return expiredPage(reply);
+      await sendWelcome(ctx, done.audience, done.confirmation.email, done.outcome);
       const redirect = doubleOptInOf(done.audience).redirect_url;
       if (redirect) return reply.code(303).header('location', redirect).header('cache-control', NO_CACHE).send();
       return html(reply, 200, messagePage('Subscription confirmed', `${done.confirmation.email} is now subscribed to ${publicNameOf(done.audience)}.`));

@@ -14,6 +14,7 @@ import { resolveSettings } from './settings.ts';
 import { listAudiences, listSubscribers } from './lists.ts';
 import { bulkAddSubscribers, bulkRemoveSubscribers, removeSubscriber, requireSubscriber, updateSubscriber } from './subscriber-api.ts';
 import { requestConfirmation } from './confirmations.ts';
+import { sendWelcome } from './welcome.ts';
 import { findContactById } from '../contacts/records.ts';
 import { registerLegacyAudiences } from './legacy-routes.ts';
 import { registerHostedPages } from './hosted.ts';
@@ -99,8 +100,9 @@ function subscriberRoutes(app: FastifyInstance, ctx: AppContext) {
         const audience = await requireAudience(tx, workspaceId, (request.params as Id).id);
         const { subscriber, outcome } = await addSubscriber(tx, workspaceId, audience, input);
         const contact = (await findContactById(tx, workspaceId, subscriber.contact_id))!;
-        return { outcome, object: subscriberObject(subscriber, audience, contact) };
+        return { outcome, audience, email: contact.email, object: subscriberObject(subscriber, audience, contact) };
       });
+      await sendWelcome(ctx, result.audience, result.email, result.outcome, request.principal);
       if (result.outcome === 'already_subscribed') throw new ApiError(409, { error: 'This address is already subscribed to the audience', existing: result.object });
       return reply.code(result.outcome === 'created' ? 201 : 200).send(result.object);
     },

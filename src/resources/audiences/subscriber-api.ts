@@ -10,6 +10,7 @@ import { doubleOptInOf, subscriberObject, type AudienceRow, type SubscriberRow }
 import { deleteSubscriber, findMembership, setSubscribed, subscribeContact } from './subscribers.ts';
 import { addSubscriber, audienceUsage } from './service.ts';
 import { requestConfirmation } from './confirmations.ts';
+import { sendWelcome } from './welcome.ts';
 import type { AppContext } from '../../platform/context.ts';
 
 const NOT_FOUND = 'Subscriber not found';
@@ -115,9 +116,10 @@ export async function publicSubscribe(ctx: AppContext, audience: AudienceRow, in
     await requestConfirmation(ctx, audience, input);
     return 'pending_confirmation';
   }
-  return ctx.db.transaction().execute(async (tx) => {
+  const { outcome, email } = await ctx.db.transaction().execute(async (tx) => {
     const { contact } = await findOrCreateContact(tx, audience.workspace_id, input);
-    const { outcome } = await subscribeContact(tx, audience.workspace_id, audience, contact);
-    return outcome === 'already_subscribed' ? 'already_subscribed' : 'subscribed';
+    return { ...(await subscribeContact(tx, audience.workspace_id, audience, contact)), email: contact.email };
   });
+  await sendWelcome(ctx, audience, email, outcome);
+  return outcome === 'already_subscribed' ? 'already_subscribed' : 'subscribed';
 }

@@ -95,6 +95,21 @@ export function contactsMatching(db: Db, workspaceId: string, rawQuery: Query): 
   return applyListQuery(base, withoutMembership, specFor(db, query));
 }
 
+/** The list's order as one expression and a direction (ties broken by id the same way):
+ *  what applyListQuery sorts by, for walking the matches in keyset pages (the export). */
+export function contactsOrder(db: Db, rawQuery: Query): { expression: Expression<unknown>; direction: 'asc' | 'desc' } {
+  const query = normalizeQuery(rawQuery);
+  const fields = specFor(db, query).fields;
+  const sortKey = first(query.sort);
+  const requested = first(query.order)?.toLowerCase();
+  if (sortKey && Object.hasOwn(fields, sortKey)) {
+    const field = fields[sortKey];
+    const expression = field.expression ?? sql.ref(field.column ?? sortKey);
+    return { expression: field.type === 'string' ? sql`lower(${expression})` : expression, direction: requested === 'asc' ? 'asc' : 'desc' };
+  }
+  return { expression: sql.ref('contacts.created_at'), direction: requested === 'asc' ? 'asc' : 'desc' };
+}
+
 export async function listContacts(db: Db, workspaceId: string, query: Query, requestUrl: string) {
   const matching = contactsMatching(db, workspaceId, query);
   const paging = pagingFrom(query, 10);

@@ -1,7 +1,7 @@
 // POST /v2/contacts/import (a CSV or JSON file as multipart/form-data or as the request body
 // itself, streamed) and GET /v2/contacts/export (CSV, streamed). Paths of ours; the spec
 // says only that export takes the list's parameters.
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import multipart from '@fastify/multipart';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
@@ -10,8 +10,8 @@ import type { Query } from '../../platform/http/lists.ts';
 import { plainError } from '../../platform/http/errors.ts';
 import { errorResponses } from '../../platform/http/responses.ts';
 import { ContactListQuery, ImportSummary } from './schemas.ts';
-import { exportContacts } from './export.ts';
-import { runImport } from './import/run.ts';
+import { countExport, exportContacts } from './export.ts';
+import { runImport, type ImportSummary as ImportSummaryValue } from './import/run.ts';
 
 const tags = ['Contacts'];
 const ImportQuery = Type.Object({
@@ -19,6 +19,7 @@ const ImportQuery = Type.Object({
   format: Type.Optional(Type.Union([Type.Literal('csv'), Type.Literal('json')], { description: 'default: from the content type or file name, else the first character' })),
 });
 type ImportParams = Static<typeof ImportQuery>;
+const SMALL_UPLOAD_BYTES = 256 * 1024;
 
 export async function registerContactTransfers(app: FastifyInstance, ctx: AppContext) {
   app.get(
@@ -27,13 +28,17 @@ export async function registerContactTransfers(app: FastifyInstance, ctx: AppCon
       schema: {
         tags,
         querystring: ContactListQuery,
-        response: { 200: { description: 'CSV of the matching contacts', content: { 'text/csv': { schema: Type.String({ description: 'A header line, then one line per contact' }) } } } },
+        description: "The list's search, filters and sort as a streamed CSV. The x-total-count header says how many contacts follow (for a progress bar).",
+        response: { 200: { description: 'CSV of the matching contacts (x-total-count: their number)', content: { 'text/csv': { schema: Type.String({ description: 'A header line, then one line per contact' }) } } } },
       },
     },
     async (request, reply) => {
-      const lines = exportContacts(ctx.db, request.principal.workspaceId, request.query as Query);
+      const query = request.query as Query;
+      const total = await countExport(ctx.db, request.principal.workspaceId, query);
+      const lines = exportContacts(ctx.db, request.principal.workspaceId, query);
       return reply
         .header('content-type', 'text/csv; charset=utf-8')
+        .header('x-total-count', String(total))
         .header('content-disposition', 'attachment; filename="contacts.csv"')
         .send(Readable.from(lines));
     },
@@ -50,8 +55,17 @@ export async function registerContactTransfers(app: FastifyInstance, ctx: AppCon
         schema: {
           tags,
           querystring: ImportQuery,
-          description: 'Imports contacts from a CSV (header row with an email column) or a JSON array of objects, as multipart/form-data (a part named file) or as the body itself (text/csv, application/json).',
-          response: { 200: ImportSummary, 400: Type.Union([ImportSummary, Type.Ref('Error')]), ...errorResponses({ 404: 'error' }), 422: ImportSummary },
+          description:
+            'Imports contacts from a CSV (header row with an email column) or a JSON array of objects, as multipart/form-data (a part named file) or as the body itself (text/csv, application/json). ' +
+            'With `Accept: application/x-ndjson` the answer is streamed as it goes: one `contact_import_progress` line per committed batch, then the summary as the last line (its `status` says whether the import completed); an import that fails before its first batch answers as without it.',
+          response: {
+            200: {
+              description: 'The import summary (or, with Accept: application/x-ndjson, progress lines then the summary)',
+              content: {
+                'application/json': { schema: ImportSummary },
+                'application/x-ndjson': { schema: Type.String({ description: 'Lines of JSON: {object: "contact_import_progress", rows, committed_rows, created, updated, unchanged, subscribed, skipped}, then the summary' }) },
+              },
+            }, 400: Type.Union([ImportSummary, Type.Ref('Error')]), ...errorResponses({ 404: 'error' }), 422: ImportSummary },
         },
       },
       async (request, reply) => {
@@ -71,7 +85,28 @@ export async function registerContactTransfers(app: FastifyInstance, ctx: AppCon
           input = request.body as Readable;
           typeHint = request.headers['content-type'];
         }
-        const summary = await runImport(ctx.db, request.principal.workspaceId, input, { audience, format: query.format, typeHint });
+        // Progress as NDJSON when asked: the answer starts with the first committed batch.
+        let progress: PassThrough | null = null;
+        const onBatch = /application\/x-ndjson/.test(request.headers.accept ?? '')
+          ? (s: Readonly<ImportSummaryValue>) => {
+              if (!progress) {
+                progress = new PassThrough();
+                void reply.code(200).header('content-type', 'application/x-ndjson; charset=utf-8').send(progress);
+              }
+              const { rows, committed_rows, created, updated, unchanged, subscribed, skipped } = s;
+              progress.write(`${JSON.stringify({ object: 'contact_import_progress', rows, committed_rows, created, updated, unchanged, subscribed, skipped })}\n`);
+            }
+          : undefined;
+        // A small upload is parsed here (a worker thread takes about half a second to start);
+        // a large one, or one of unknown length, in a worker, off the server's event loop.
+        const length = Number(request.headers['content-length']);
+        const parseInThread = Number.isFinite(length) && length < SMALL_UPLOAD_BYTES;
+        const summary = await runImport(ctx.db, request.principal.workspaceId, input, { audience, format: query.format, typeHint, onBatch, parseInThread });
+        const stream = progress as PassThrough | null;
+        if (stream) {
+          stream.end(`${JSON.stringify(summary)}\n`);
+          return reply;
+        }
         if (summary.status === 'completed') return summary;
         return reply.code(summary.committed_rows === 0 && summary.created + summary.updated === 0 ? 400 : 422).send(summary);
       },

@@ -11,7 +11,7 @@ import { newId, randomAlphanumeric } from '../../platform/ids.ts';
 import { isoFromDate, nowIso, nowMs } from '../../platform/clock.ts';
 import { emitEvent } from '../../platform/events.ts';
 import { enqueueJob } from '../../platform/jobs.ts';
-import { spendCredits } from '../../platform/credits.ts';
+import { spendCreditsAtCommit } from '../../platform/credits.ts';
 import { checkSendLimits, countSends, pruneLimitCountersNowAndThen, rateLimitHeaders, type SendLimitState } from '../../platform/limits.ts';
 import { preparedQuery } from '../../platform/db/prepared.ts';
 import { groupCommit } from '../../platform/db/group-commit.ts';
@@ -23,6 +23,9 @@ import { MAX_MESSAGE_BYTES, messageSize, type StoredMessage } from './content.ts
 import { emailEventObject, type EmailRow } from './objects.ts';
 
 export const DELIVER_JOB = 'email.deliver';
+/** Deliveries of campaign mail: their own job type and worker share, so a large campaign never
+ *  queues ahead of transactional mail (architecture.md). Same handler as DELIVER_JOB. */
+export const CAMPAIGN_DELIVER_JOB = 'email.deliver.campaign';
 
 export type TrackingRequest = boolean | { loads?: boolean; clicks?: boolean } | undefined;
 
@@ -119,7 +122,7 @@ const insertContent = preparedQuery((db, p: { id: string; workspaceId: string; m
 const EMAIL_COLUMNS = [
   'id', 'workspace_id', 'type', 'source', 'token', 'message_id', 'content_id', 'from', 'from_address', 'to', 'recipient_kind',
   'subject', 'status', 'scheduled_at', 'api_key_id', 'sending_domain_id', 'tag', 'spam_score', 'size', 'meta', 'track_loads',
-  'track_clicks', 'original_id', 'status_detail', 'delivered_at', 'created_at', 'updated_at',
+  'track_clicks', 'original_id', 'status_detail', 'delivered_at', 'bounce_reason', 'bounce_type', 'created_at', 'updated_at',
 ] as const satisfies ReadonlyArray<keyof EmailRow>;
 // Fails to compile when a column is added to the table but not to the list above.
 const everyColumnListed: Exclude<keyof EmailRow, (typeof EMAIL_COLUMNS)[number]> extends never ? true : never = true;
@@ -156,7 +159,6 @@ export async function acceptMessage(ctx: AppContext, principal: Principal, reque
     // SMTP sends and retries do not emit email.accepted (addendum §1.3).
     const quietAccept = request.source === 'smtp' || request.source === 'retry';
 
-    if (billable.length > 0) await spendCredits(tx, workspace.id, billable.length);
     await insertContent(tx, { id: rows[0].content_id, workspaceId: workspace.id, message: JSON.stringify(message), raw: request.raw ?? null, size, createdAt: rows[0].created_at });
     if (rows.length === 1) await insertEmail(tx, rows[0]);
     else await tx.insertInto('emails').values(rows).execute();
@@ -165,8 +167,11 @@ export async function acceptMessage(ctx: AppContext, principal: Principal, reque
       if (!(quietAccept && type === 'email.accepted')) await emitEvent(tx, workspace.id, type, emailEventObject(row, type));
       if (row.status !== 'suppressed') await enqueueJob(tx, DELIVER_JOB, { email_id: row.id }, { runAt, maxAttempts: 1_000_000 });
     }
-    await countSends(tx, workspace.id, units);
     await request.inTransaction?.(tx, rows);
+    // The workspace's hot rows (credits, counters) last: on PostgreSQL their row locks are
+    // then held only from here to the commit, not across the whole send.
+    if (billable.length > 0) await spendCreditsAtCommit(tx, workspace.id, billable.length);
+    await countSends(tx, workspace.id, units);
     return { rows, limits: check.state, counted: units, headers: rateLimitHeaders(check.state, units) };
   });
 }
@@ -214,6 +219,8 @@ function emailRows(principal: Principal, request: AcceptRequest, { workspace, do
       original_id: request.originalId ?? null,
       status_detail: isSuppressed ? 'The recipient is on the suppression list' : null,
       delivered_at: null,
+      bounce_reason: null,
+      bounce_type: null,
       created_at: now,
       updated_at: now,
     };

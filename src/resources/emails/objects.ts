@@ -2,6 +2,7 @@
 // addendum §1.2 and §6.4).
 import type { Selectable } from 'kysely';
 import type { EmailsTable } from './tables.ts';
+import type { BounceReason } from '../../mail/bounce-reasons.ts';
 
 export type EmailRow = Selectable<EmailsTable>;
 
@@ -15,6 +16,10 @@ export function emailEventObject(row: EmailRow, type: string): Record<string, un
   if (type === 'email.accepted') return { ...base, meta: parseMeta(row.meta), timestamp: row.created_at };
   if (type === 'email.scheduled') return { ...base, meta: parseMeta(row.meta), scheduled_at: row.scheduled_at, timestamp: row.created_at, created_at: row.created_at };
   if (type === 'email.received') return { ...base, created_at: row.created_at };
+  // Bounces, failures and deferrals say why, as a documented reason (issue 19).
+  if (type === 'email.bounced' || type === 'email.failed' || type === 'email.attempted' || type === 'email.complained') {
+    return { ...base, status: row.status, bounce_reason: row.bounce_reason, bounce_type: row.bounce_type, meta: parseMeta(row.meta), updated_at: row.updated_at, created_at: row.created_at };
+  }
   return { ...base, status: row.status, meta: parseMeta(row.meta), updated_at: row.updated_at, created_at: row.created_at };
 }
 
@@ -33,6 +38,8 @@ export function emailListItem(row: EmailRow) {
     created_at: row.created_at,
     updated_at: row.updated_at,
     meta: parseMeta(row.meta),
+    bounce_reason: row.bounce_reason as BounceReason | null,
+    bounce_type: row.bounce_type as 'hard' | 'soft' | null,
   };
 }
 

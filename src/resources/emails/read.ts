@@ -4,6 +4,7 @@ import type { Executor } from '../../platform/db/database.ts';
 import { nowMs, isoFromMs } from '../../platform/clock.ts';
 import { applyListQuery, pageLimitList, type ListSpec, type Query } from '../../platform/http/lists.ts';
 import { emailListItem } from './objects.ts';
+import { BOUNCE_REASON_NAMES } from '../../mail/bounce-reasons.ts';
 
 export const EMAIL_STATUSES = [
   'accepted', 'scheduled', 'delivered', 'loaded', 'clicked', 'attempted', 'bounced',
@@ -26,6 +27,8 @@ const EMAIL_LIST: ListSpec = {
     updated_at: { type: 'date' },
     api_key_id: { type: 'string' },
     sending_domain_id: { type: 'string' },
+    bounce_reason: { type: 'enum', values: BOUNCE_REASON_NAMES },
+    bounce_type: { type: 'enum', values: ['hard', 'soft'] },
   },
   searchColumns: ['to', 'from', 'subject'],
   sortConvention: 'order-direction',

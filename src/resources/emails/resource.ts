@@ -3,28 +3,28 @@
 // database the job came from (tests run several apps in one process).
 import type { Resource } from '../../platform/resource.ts';
 import type { Db } from '../../platform/db/database.ts';
-import { registerJobHandler } from '../../platform/jobs.ts';
-import { DELIVER_JOB } from './accept.ts';
+import { registerJobHandler, type Job } from '../../platform/jobs.ts';
+import { CAMPAIGN_DELIVER_JOB, DELIVER_JOB } from './accept.ts';
 import { DeliveryWorker, DELIVER_LEASE_MS } from './delivery/worker.ts';
 
 const workers = new Map<Db, DeliveryWorker>();
 
 /** Deliveries running at once per process (each waits mostly on the network). */
 export const DELIVER_CONCURRENCY = 64;
+/** Campaign deliveries running at once per process, beside (never instead of) the above. */
+export const CAMPAIGN_DELIVER_CONCURRENCY = 48;
 
 export const resource: Resource = {
   name: 'delivery',
   registerJobs(ctx) {
     workers.set(ctx.db, new DeliveryWorker(ctx));
-    registerJobHandler(
-      DELIVER_JOB,
-      async (job, db) => {
-        const worker = workers.get(db);
-        if (!worker) throw new Error('no delivery worker for this database');
-        await worker.run(job);
-      },
-      { concurrency: DELIVER_CONCURRENCY, leaseMs: DELIVER_LEASE_MS },
-    );
+    const deliver = async (job: Job, db: Db) => {
+      const worker = workers.get(db);
+      if (!worker) throw new Error('no delivery worker for this database');
+      await worker.run(job);
+    };
+    registerJobHandler(DELIVER_JOB, deliver, { concurrency: DELIVER_CONCURRENCY, leaseMs: DELIVER_LEASE_MS });
+    registerJobHandler(CAMPAIGN_DELIVER_JOB, deliver, { concurrency: CAMPAIGN_DELIVER_CONCURRENCY, leaseMs: DELIVER_LEASE_MS });
   },
   async start(ctx) {
     // Stopped after the job runner: in-flight deliveries have finished by then.

@@ -5,6 +5,7 @@ import type { Selectable } from 'kysely';
 import type { Executor } from '../../platform/db/database.ts';
 import { messageError } from '../../platform/http/errors.ts';
 import { composeMessage } from '../../mail/compose.ts';
+import { BOUNCE_REASONS } from '../../mail/bounce-reasons.ts';
 import { formatAddress } from './addresses.ts';
 import type { StoredMessage } from './content.ts';
 import { parseMeta, type EmailRow } from './objects.ts';
@@ -119,7 +120,16 @@ function attemptObject(row: AttemptRow) {
     smtp_code: row.smtp_code === null ? null : Number(row.smtp_code),
     enhanced_code: row.enhanced_code,
     response: row.response,
+    reason: row.reason,
+    tls: row.tls,
   };
+}
+
+/** The documented reason of the email's last rejection or bounce (issue 19), or null. */
+export function bounceObject(row: EmailRow) {
+  if (!row.bounce_reason) return null;
+  const known = (BOUNCE_REASONS as Record<string, { description: string }>)[row.bounce_reason];
+  return { reason: row.bounce_reason, type: row.bounce_type ?? 'soft', description: known?.description ?? null };
 }
 
 /** GET /emails/{id}: the email with headers, bodies, attachment info and delivery attempts. */
@@ -146,6 +156,7 @@ export async function retrievedEmail(db: Executor, row: EmailRow) {
     created_at: meta.created_at,
     updated_at: meta.updated_at,
     delivered_at: meta.delivered_at,
+    bounce: bounceObject(row),
     tracking: meta.tracking,
     meta: meta.meta,
     headers: headersOf(row, content),

@@ -3,9 +3,18 @@
 import { Type, type TProperties } from '@sinclair/typebox';
 import { nullable, pageLimitListOf } from '../../platform/http/responses.ts';
 import { EMAIL_STATUSES } from './read.ts';
+import { BOUNCE_REASON_NAMES } from '../../mail/bounce-reasons.ts';
 
 const text = (description: string) => Type.String({ description });
 const Status = Type.Union(EMAIL_STATUSES.map((s) => Type.Literal(s)), { description: 'Delivery status (spec 000 "Email status")' });
+const BounceReason = Type.Union(BOUNCE_REASON_NAMES.map((r) => Type.Literal(r)), { description: 'Documented bounce reason (README "Bounce reasons")' });
+const BounceType = Type.Union([Type.Literal('hard'), Type.Literal('soft')], { description: 'hard: will not go away by itself; soft: may' });
+const Bounce = nullable(
+  Type.Object(
+    { reason: BounceReason, type: BounceType, description: nullable(text('What the reason means')) },
+    { title: 'EmailBounce', description: 'Why the last delivery attempt, bounce report or complaint went wrong; null when nothing did' },
+  ),
+);
 const Meta = nullable(Type.Record(Type.String(), Type.String(), { description: 'The meta object given at send' }));
 const Tracking = Type.Object(
   { loads: Type.Boolean({ description: 'Opens are tracked' }), clicks: Type.Boolean({ description: 'Clicks are tracked' }) },
@@ -106,6 +115,8 @@ export const EmailList = pageLimitListOf(
       ...dates,
       updated_at: metadata.updated_at,
       meta: Meta,
+      bounce_reason: nullable(BounceReason),
+      bounce_type: nullable(BounceType),
     },
     { title: 'EmailListItem' },
   ),
@@ -131,6 +142,7 @@ export const RetrievedEmail = Type.Object(
     ...dates,
     updated_at: metadata.updated_at,
     delivered_at: metadata.delivered_at,
+    bounce: Bounce,
     tracking: Tracking,
     meta: Meta,
     headers: HeaderMap,
@@ -149,6 +161,8 @@ export const RetrievedEmail = Type.Object(
           smtp_code: nullable(Type.Integer({ description: 'SMTP reply code' })),
           enhanced_code: nullable(text('Enhanced status code, e.g. 5.1.1')),
           response: nullable(text('The server\'s reply')),
+          reason: nullable(BounceReason),
+          tls: nullable(text('TLS of the session: mta-sts (required, certificate verified), tls (implicit), opportunistic (STARTTLS when offered), none')),
         },
         { title: 'DeliveryAttempt' },
       ),

@@ -28,6 +28,10 @@ export interface EmailsTable {
   original_id: string | null;
   status_detail: string | null; // last reason (bounce text, failure) shown on reads
   delivered_at: string | null;
+  /** Documented reason of the last rejection or bounce (src/mail/bounce-reasons.ts); issue 19. */
+  bounce_reason: string | null;
+  /** hard | soft */
+  bounce_type: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -53,6 +57,10 @@ export interface EmailAttemptsTable {
   smtp_code: number | null;
   enhanced_code: string | null;
   response: string | null;
+  /** Documented reason of a rejection (null when delivered). */
+  reason: string | null;
+  /** TLS outcome: mta-sts | tls | opportunistic | none (null for attempts without a session or before issue 19). */
+  tls: string | null;
 }
 
 declare module '../../platform/db/schema.ts' {

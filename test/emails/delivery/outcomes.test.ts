@@ -40,8 +40,25 @@ test('a hard DSN after delivery: delivered → bounced, email.bounced, bounce su
   const events = await app.eventsOf(id);
   assert.deepEqual(events.map((e) => e.type), ['email.accepted', 'email.delivered', 'email.bounced']);
   assert.deepEqual(events[2].object, {
-    id, object: 'email', from: 'hello@acme.test', to: 'dsn-hard@example.org', subject: 'Report', status: 'bounced', meta: null, updated_at: row.updated_at, created_at: row.created_at,
+    id, object: 'email', from: 'hello@acme.test', to: 'dsn-hard@example.org', subject: 'Report', status: 'bounced',
+    bounce_reason: 'user_unknown', bounce_type: 'hard', meta: null, updated_at: row.updated_at, created_at: row.created_at,
   });
+});
+
+test('a DSN about the sender (reputation block) bounces with its reason but never suppresses the recipient', async () => {
+  const id = await delivered('dsn-block@example.org');
+  const db = app.running.ctx.db;
+  assert.equal(await applyBounce(db, id, { reason: '550 5.7.1 Service unavailable, Client host blocked using Spamhaus', status: '5.7.1', hard: true }), true);
+  const row = await app.email(id);
+  assert.deepEqual([row.status, row.bounce_reason, row.bounce_type], ['bounced', 'reputation_block', 'soft']);
+  assert.equal(await suppressionOf('dsn-block@example.org'), null);
+  const email = await app.api.get(`/v2/emails/${id}`);
+  assert.deepEqual(email.body.bounce, { reason: 'reputation_block', type: 'soft', description: "Refused because of the sending IP's or domain's reputation or a blocklist." });
+  const listed = await app.api.get('/v2/emails?bounce_reason.exact=reputation_block');
+  assert.equal(listed.status, 200, listed.text);
+  assert.deepEqual(listed.body.data.map((e: { id: string; bounce_reason: string }) => [e.id, e.bounce_reason]), [[id, 'reputation_block']]);
+  const hard = await app.api.get('/v2/emails?bounce_type.exact=hard&bounce_reason.exact=reputation_block');
+  assert.deepEqual(hard.body.data, []);
 });
 
 test('a soft (not hard) DSN bounces the email without a suppression', async () => {

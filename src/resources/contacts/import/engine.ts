@@ -1,5 +1,6 @@
-// Contact imports (issue 11, addendum §8): rows streamed from a file, written in batches of
-// a few thousand, each batch one transaction of bulk statements (writers.ts).
+// Contact imports (issue 11, addendum §8): rows streamed from a file and parsed in batches
+// (batches.ts; in a worker thread, parse-worker.ts, unless the caller is one), each batch
+// written in one transaction of bulk statements (writers.ts) while the next is parsed.
 // - New addresses become contacts; existing contacts get the names and custom fields the row
 //   gives (custom fields merged key by key); `unsubscribed` true unsubscribes, and nothing in
 //   an import ever subscribes again someone who unsubscribed: not the contact, not a
@@ -11,23 +12,27 @@
 //   one). Imports emit no per-contact events: a million `contact.created` would flood
 //   webhooks and start a million automation runs; an import is one bulk operation.
 import type { Db, Executor } from '../../../platform/db/database.ts';
-import { newId } from '../../../platform/ids.ts';
 import { nowIso } from '../../../platform/clock.ts';
 import { plainError } from '../../../platform/http/errors.ts';
-import { fieldDefinitions } from '../../custom-fields/service.ts';
 import { findAudience, type AudienceRow, type SubscriberRow } from '../../audiences/records.ts';
 import { takeSubscriberPlaces, workspacePlan, SUBSCRIBER_LIMITS } from '../../audiences/caps.ts';
-import { newSubscriberRow } from '../../audiences/subscribers.ts';
 import type { Plan } from '../../workspaces/service.ts';
 import type { ContactRow } from '../records.ts';
 import { collectGarbage } from './memory.ts';
-import { ColumnMap, hasEmailColumn, readRow, type ImportRow } from './rows.ts';
-import { ImportFileError, type ImportFormat, type SourceRow } from './sources.ts';
-import { contactsByEmail, countSuppressed, insertContactRows, insertSubscriberRows, membershipsIn } from './writers.ts';
+import type { ImportRow } from './rows.ts';
+import type { ParsedBatch } from './batches.ts';
+import { ImportFileError, type ImportFormat } from './sources.ts';
+import { contactsByEmail, countSuppressed, writeContactRows, insertSubscriberRows, membershipsIn } from './writers.ts';
+import { AscendingIds } from './ids.ts';
 
-export const BATCH_ROWS = 2000;
+/** Rows per transaction through the API: the server's other writes wait while one commits. */
+export const BATCH_ROWS = 5000;
+/** Rows per transaction from the CLI (its own process; the server's writes wait for the lock
+ *  through busy_timeout): fewer, larger commits rewrite each index page fewer times. */
+export const CLI_BATCH_ROWS = 25_000;
 const MAX_LISTED_ERRORS = 1000;
-const GC_EVERY_BATCHES = 10;
+// A full collection once this many rows have gone by (see memory.ts).
+const GC_EVERY_ROWS = 25_000;
 
 export interface ImportSummary {
   object: 'contact_import';
@@ -53,6 +58,8 @@ export interface ImportOptions {
   /** `aud_` id or name of an audience of the workspace to add every row to. */
   audience?: string | null;
   format: ImportFormat;
+  /** Called when the import stops on a failure (the batches' source can be ended). */
+  onFailure?: () => void;
   /** Called after each committed batch (progress bars). */
   onBatch?: (summary: Readonly<ImportSummary>) => void;
 }
@@ -61,6 +68,8 @@ interface Target {
   workspaceId: string;
   audience: AudienceRow | null;
   plan: Plan;
+  contactIds: AscendingIds;
+  subscriberIds: AscendingIds;
 }
 
 /** Resolves the audience first: an unknown one is a 404 before a byte of the file is read. */
@@ -70,10 +79,11 @@ export async function prepareImport(db: Db, workspaceId: string, audience: strin
     row = (await findAudience(db, workspaceId, audience)) ?? null;
     if (!row) throw plainError(404, 'Audience not found');
   }
-  return { workspaceId, audience: row, plan: await workspacePlan(db, workspaceId) };
+  return { workspaceId, audience: row, plan: await workspacePlan(db, workspaceId), contactIds: new AscendingIds('con'), subscriberIds: new AscendingIds('sub') };
 }
 
-export async function importContacts(db: Db, target: Target, source: AsyncIterable<SourceRow>, options: ImportOptions): Promise<ImportSummary> {
+/** Writes the batches of a file (parse-worker.ts), one transaction each. */
+export async function importContacts(db: Db, target: Target, batches: AsyncIterable<ParsedBatch>, options: ImportOptions): Promise<ImportSummary> {
   const summary: ImportSummary = {
     object: 'contact_import',
     status: 'completed',
@@ -97,55 +107,41 @@ export async function importContacts(db: Db, target: Target, source: AsyncIterab
     if (summary.errors.length < MAX_LISTED_ERRORS) summary.errors.push({ row, email, reason });
     else summary.errors_truncated = true;
   };
-  const definitions = await fieldDefinitions(db, target.workspaceId);
-  const columns = new ColumnMap();
-  let batch: ImportRow[] = [];
-  let inBatch = new Set<string>();
-  let lastRow = 0;
-  let checkedHeader = options.format === 'json';
-  let batches = 0;
-
-  const flush = async () => {
-    if (batch.length > 0) {
-      const rows = batch;
-      batch = [];
-      inBatch = new Set();
-      // Counted once committed: a batch that fails counts for nothing.
-      const outcome = await db.transaction().execute((tx) => writeBatch(tx, target, rows));
-      for (const key of COUNTS) summary[key] += outcome.counts[key];
-      for (const refused of outcome.refused) skip(refused.row, refused.email, refused.reason);
-    }
-    summary.committed_rows = lastRow;
-    if (++batches % GC_EVERY_BATCHES === 0) collectGarbage();
-    options.onBatch?.(summary);
-  };
-
+  let sinceGc = 0;
+  let writing: ImportRow[] = [];
+  const iterator = batches[Symbol.asyncIterator]();
+  let pending = iterator.next();
   try {
-    for await (const item of source) {
-      if (!checkedHeader) {
-        checkedHeader = true;
-        if (item.values && !hasEmailColumn(columns, Object.keys(item.values))) {
-          throw new ImportFileError('The CSV header has no email column (name one "email")', 1);
-        }
+    for (;;) {
+      const step = await pending;
+      if (step.done) break;
+      const batch = step.value;
+      // The next batch is read and parsed while this one is written (on PostgreSQL the
+      // thread is free while the server works; a worker parses in parallel anyway).
+      pending = iterator.next();
+      pending.catch(() => {}); // awaited on the next turn; a failure then is reported there
+      summary.rows = batch.rowsSeen;
+      for (const row of batch.skipped) skip(row.row, row.email, row.reason);
+      const rows = (writing = batch.rows);
+      if (rows.length > 0) {
+        // Counted once committed: a batch that fails counts for nothing.
+        const outcome = await db.transaction().execute((tx) => writeBatch(tx, target, rows));
+        for (const key of COUNTS) summary[key] += outcome.counts[key];
+        for (const refused of outcome.refused) skip(refused.row, refused.email, refused.reason);
       }
-      summary.rows++;
-      const read = readRow(item, columns, definitions);
-      if (!read.ok) {
-        skip(read.row, read.email, read.reason);
-        lastRow = item.row;
-        continue;
+      summary.committed_rows = batch.lastRow;
+      writing = [];
+      if ((sinceGc += rows.length) >= GC_EVERY_ROWS) {
+        sinceGc = 0;
+        collectGarbage();
       }
-      // A second row for the same address goes into the next batch, where it finds the
-      // contact the first one made: the same outcome as when the rows are far apart.
-      if (inBatch.has(read.value.email) || batch.length >= BATCH_ROWS) await flush();
-      batch.push(read.value);
-      inBatch.add(read.value.email);
-      lastRow = item.row;
+      options.onBatch?.(summary);
     }
-    await flush();
   } catch (error) {
+    options.onFailure?.();
+    void iterator.return?.(undefined).catch(() => {});
     summary.status = 'failed';
-    const detail = error instanceof ImportFileError ? error.message : `row ${batch[0]?.row ?? lastRow + 1} onwards could not be written: ${(error as Error).message}`;
+    const detail = error instanceof ImportFileError ? error.message : `row ${writing[0]?.row ?? summary.committed_rows + 1} onwards could not be written: ${(error as Error).message}`;
     summary.error = `${detail}. Rows up to ${summary.committed_rows} are committed; nothing after them was written.`;
   }
   return summary;
@@ -154,11 +150,6 @@ export async function importContacts(db: Db, target: Target, source: AsyncIterab
 function customFieldsAfter(contact: ContactRow, row: ImportRow): string {
   if (Object.keys(row.custom_fields).length === 0) return contact.custom_fields;
   return JSON.stringify({ ...(JSON.parse(contact.custom_fields) as Record<string, unknown>), ...row.custom_fields });
-}
-
-function ascendingIds(prefix: string, n: number): string[] {
-  const ids = Array.from({ length: n }, () => newId(prefix));
-  return ids.sort();
 }
 
 const COUNTS = ['created', 'updated', 'unchanged', 'subscribed', 'already_subscribed', 'kept_unsubscribed', 'suppressed'] as const;
@@ -186,13 +177,13 @@ async function writeBatch(tx: Executor, target: Target, rows: ImportRow[]): Prom
   }
 
   const newContacts: ContactRow[] = [];
+  const changedContacts: ContactRow[] = [];
   const newMembers: SubscriberRow[] = [];
-  // Ids of a batch are handed out in ascending order (KSUIDs of one second differ only by
-  // their random part), so each batch appends to the id indexes instead of scattering over
-  // them: a third of the import's time on SQLite.
-  const contactIds = ascendingIds('con', admitted.length);
-  const subscriberIds = audience ? ascendingIds('sub', admitted.length) : [];
-  for (const row of admitted) {
+  // In address order (a batch has each address once, so the outcome is the same): ids are
+  // handed out in this order, so every index of both tables (ids, addresses, memberships)
+  // takes the batch as one ascending run instead of scattered inserts.
+  const ordered = [...admitted].sort((a, b) => (a.email < b.email ? -1 : a.email > b.email ? 1 : 0));
+  for (const row of ordered) {
     let contact = existing.get(row.email);
     if (contact) {
       const next: ContactRow = {
@@ -204,11 +195,7 @@ async function writeBatch(tx: Executor, target: Target, rows: ImportRow[]): Prom
       };
       if (next.first_name !== contact.first_name || next.last_name !== contact.last_name || next.custom_fields !== contact.custom_fields || next.unsubscribed !== contact.unsubscribed) {
         next.updated_at = now;
-        await tx
-          .updateTable('contacts')
-          .set({ first_name: next.first_name, last_name: next.last_name, custom_fields: next.custom_fields, unsubscribed: next.unsubscribed, updated_at: now })
-          .where('id', '=', contact.id)
-          .execute();
+        changedContacts.push(next);
         summary.updated++;
       } else {
         summary.unchanged++;
@@ -216,7 +203,7 @@ async function writeBatch(tx: Executor, target: Target, rows: ImportRow[]): Prom
       contact = next;
     } else {
       contact = {
-        id: contactIds[newContacts.length],
+        id: target.contactIds.next(),
         workspace_id: workspaceId,
         email: row.email,
         first_name: row.first_name ?? null,
@@ -236,12 +223,23 @@ async function writeBatch(tx: Executor, target: Target, rows: ImportRow[]): Prom
     else {
       // A contact unsubscribed from all campaigns joins unsubscribed, as POST /contacts does.
       const subscribed = contact.unsubscribed === 0;
-      newMembers.push({ ...newSubscriberRow(workspaceId, audience.id, contact.id, subscribed, now), id: subscriberIds[newMembers.length] });
+      newMembers.push({
+        id: target.subscriberIds.next(),
+        workspace_id: workspaceId,
+        audience_id: audience.id,
+        contact_id: contact.id,
+        subscribed: subscribed ? 1 : 0,
+        subscribed_at: subscribed ? now : null,
+        unsubscribed_at: subscribed ? null : now,
+        created_at: now,
+        updated_at: now,
+      });
       if (subscribed) summary.subscribed++;
       else summary.kept_unsubscribed++;
     }
   }
-  await insertContactRows(tx, newContacts);
+  await writeContactRows(tx, changedContacts, true);
+  await writeContactRows(tx, newContacts);
   await insertSubscriberRows(tx, newMembers);
   summary.suppressed += await countSuppressed(tx, workspaceId, admitted.map((r) => r.email), now);
   return { counts: summary, refused: refusedRows };

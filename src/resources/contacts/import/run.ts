@@ -1,10 +1,15 @@
-// One entry point for the API and the CLI: a byte stream in, the import summary out.
-import { Readable } from 'node:stream';
+// One entry point for the API and the CLI: a byte stream in, the import summary out. The API
+// parses in a worker thread (the server's event loop only writes); the CLI's import already runs
+// in a worker thread of its own (src/cli/contacts-import-worker.ts) and parses there.
 import type { Db } from '../../../platform/db/database.ts';
-import { importContacts, prepareImport, type ImportSummary } from './engine.ts';
+import { fieldDefinitions } from '../../custom-fields/service.ts';
+import { BATCH_ROWS, importContacts, prepareImport, type ImportSummary } from './engine.ts';
+import { Readable } from 'node:stream';
 import { csvRows, formatOf, jsonRows, type ImportFormat } from './sources.ts';
+import { batchesOf } from './batches.ts';
+import { parsedBatches } from './threaded.ts';
 
-export { BATCH_ROWS, type ImportSummary } from './engine.ts';
+export { BATCH_ROWS, CLI_BATCH_ROWS, type ImportSummary } from './engine.ts';
 export { ImportFileError, type ImportFormat } from './sources.ts';
 
 export interface RunImportOptions {
@@ -12,6 +17,10 @@ export interface RunImportOptions {
   /** csv or json; else from `typeHint` (content type or file name), else the first byte. */
   format?: ImportFormat;
   typeHint?: string;
+  /** Rows per transaction (default BATCH_ROWS). */
+  batchRows?: number;
+  /** Parse on this thread instead of a worker (a caller that is itself a worker thread). */
+  parseInThread?: boolean;
   onBatch?: (summary: Readonly<ImportSummary>) => void;
 }
 
@@ -29,6 +38,11 @@ export async function runImport(db: Db, workspaceId: string, input: AsyncIterabl
       yield next.value;
     }
   }
-  const rows = format === 'json' ? jsonRows(rest()) : csvRows(Readable.from(rest()));
-  return importContacts(db, target, rows, { format, onBatch: options.onBatch });
+  const definitions = await fieldDefinitions(db, workspaceId);
+  const batchRows = Math.max(1, options.batchRows ?? BATCH_ROWS);
+  const stop = new AbortController();
+  const batches = options.parseInThread
+    ? batchesOf(format === 'json' ? jsonRows(rest()) : csvRows(Readable.from(rest())), format, definitions, batchRows)
+    : parsedBatches(rest(), format, definitions, batchRows, stop.signal);
+  return importContacts(db, target, batches, { format, onBatch: options.onBatch, onFailure: () => stop.abort() });
 }

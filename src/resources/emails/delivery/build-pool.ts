@@ -7,6 +7,7 @@ import { availableParallelism } from 'node:os';
 import type { SendingDomain } from '../../domains/service.ts';
 import type { EmailRow } from '../objects.ts';
 import type { BuildSecrets, OutgoingMessage } from './message.ts';
+import type { Personalization } from './personalize.ts';
 
 export interface BuildTask {
   id: number;
@@ -16,6 +17,7 @@ export interface BuildTask {
   domain: SendingDomain;
   verpSecret: Uint8Array;
   trackingSecret: Uint8Array;
+  personal: Personalization | null;
 }
 
 export interface BuildResult {
@@ -50,14 +52,14 @@ export class BuildPool {
     this.size = size;
   }
 
-  build(email: EmailRow, storedJson: string, domain: SendingDomain, secrets: BuildSecrets): Promise<OutgoingMessage> {
+  build(email: EmailRow, storedJson: string, domain: SendingDomain, secrets: BuildSecrets, personal: Personalization | null = null): Promise<OutgoingMessage> {
     if (this.closed) return Promise.reject(new Error('the build pool is closed'));
     const slot = this.leastBusy();
     const id = this.nextId++;
     return new Promise<OutgoingMessage>((resolve, reject) => {
       slot.pending.set(id, { resolve, reject });
       slot.worker.ref();
-      slot.outbox.push({ id, email, storedJson, domain, verpSecret: secrets.verpSecret, trackingSecret: secrets.trackingSecret });
+      slot.outbox.push({ id, email, storedJson, domain, verpSecret: secrets.verpSecret, trackingSecret: secrets.trackingSecret, personal });
       if (slot.outbox.length === 1) {
         setImmediate(() => {
           const tasks = slot.outbox.splice(0);

@@ -25,7 +25,7 @@ function reply(result: BuildResult, raw?: ArrayBuffer): void {
 async function build(task: BuildTask): Promise<void> {
   try {
     const secrets = { verpSecret: Buffer.from(task.verpSecret), trackingSecret: Buffer.from(task.trackingSecret) };
-    const built = await buildOutgoingMessage(task.email, JSON.parse(task.storedJson) as StoredMessage, task.domain, secrets);
+    const built = await buildOutgoingMessage(task.email, JSON.parse(task.storedJson) as StoredMessage, task.domain, secrets, task.personal);
     const raw = built.raw.buffer.slice(built.raw.byteOffset, built.raw.byteOffset + built.raw.byteLength) as ArrayBuffer;
     reply({ id: task.id, envelopeFrom: built.envelopeFrom, raw, tracked: built.tracked }, raw);
   } catch (error) {

@@ -9,6 +9,7 @@ import type { EmailRow } from '../objects.ts';
 import type { StoredMessage } from '../content.ts';
 import { formatAddress } from '../addresses.ts';
 import { applyTracking, trackingToken, type TrackedHtml } from './tracking.ts';
+import { personalizeMessage, type Personalization } from './personalize.ts';
 
 export interface OutgoingMessage {
   envelopeFrom: string;
@@ -22,7 +23,8 @@ export interface BuildSecrets {
   trackingSecret: Buffer;
 }
 
-export async function buildOutgoingMessage(email: EmailRow, stored: StoredMessage, domain: SendingDomain, secrets: BuildSecrets): Promise<OutgoingMessage> {
+export async function buildOutgoingMessage(email: EmailRow, given: StoredMessage, domain: SendingDomain, secrets: BuildSecrets, personal: Personalization | null = null): Promise<OutgoingMessage> {
+  const stored = personal ? personalizeMessage(email, given, personal) : given;
   let html = stored.html;
   let tracked: TrackedHtml | null = null;
   if (html && (email.track_loads === 1 || email.track_clicks === 1)) {
@@ -31,6 +33,7 @@ export async function buildOutgoingMessage(email: EmailRow, stored: StoredMessag
       loads: email.track_loads === 1,
       clicks: email.track_clicks === 1,
       token: (slot) => trackingToken(secrets.trackingSecret, email.id, slot),
+      untracked: personal?.untracked,
     });
     html = tracked.html;
   }
@@ -52,6 +55,7 @@ export async function buildOutgoingMessage(email: EmailRow, stored: StoredMessag
     })),
     messageId: email.message_id,
     date: new Date(email.scheduled_at ?? email.created_at),
+    listUnsubscribe: personal?.listUnsubscribe ?? null,
   });
   const raw = await signMessage(composed, { domain: domain.name, selector: domain.dkimSelector, privateKey: domain.dkimPrivateKeyPem });
   return { envelopeFrom: verpAddress(email.id, domain.returnPathDomain, secrets.verpSecret), raw, tracked };

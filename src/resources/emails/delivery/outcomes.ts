@@ -9,6 +9,7 @@ import { emitEvent } from '../../../platform/events.ts';
 import { emailEventObject, type EmailRow } from '../objects.ts';
 import { addAutomaticSuppression } from '../../suppressions/service.ts';
 import type { DeliveryOutcome, HostAttempt } from '../../../mail/smtp-delivery.ts';
+import { BOUNCE_REASONS, classifyReason, suppressesRecipient, type BounceReason } from '../../../mail/bounce-reasons.ts';
 
 /** Statuses a delivery worker may still send from. */
 export const SENDABLE_STATUSES = ['accepted', 'scheduled', 'attempted'] as const;
@@ -20,7 +21,7 @@ const COMPLAINABLE = ['accepted', 'attempted', 'delivered', 'loaded', 'clicked',
 // The message did leave when the next hop said 2xx, even if a cancel raced the send.
 const DELIVERABLE = [...SENDABLE_STATUSES, 'canceled'];
 
-type Change = Partial<Pick<EmailRow, 'status' | 'status_detail' | 'delivered_at'>>;
+type Change = Partial<Pick<EmailRow, 'status' | 'status_detail' | 'delivered_at' | 'bounce_reason' | 'bounce_type'>>;
 
 /** Moves the email to `change.status` when its status is one of `from`; the updated row or null. */
 async function transition(tx: Executor, emailId: string, from: readonly string[], change: Change): Promise<EmailRow | null> {
@@ -49,10 +50,22 @@ async function insertAttempts(tx: Executor, attempts: Array<{ emailId: string; a
         smtp_code: attempt.code,
         enhanced_code: attempt.enhancedCode,
         response: attempt.response.slice(0, 2000),
+        reason: attempt.kind === 'delivered' ? null : (attempt.reason ?? reasonOf(attempt).reason),
+        tls: attempt.tls ?? null,
       })),
     )
     .execute();
 }
+
+/** The documented reason of an attempt (the delivery client sets it; older callers may not). */
+function reasonOf(attempt: Pick<HostAttempt, 'code' | 'enhancedCode' | 'response' | 'reason'>): { reason: BounceReason; hard: boolean; aboutRecipient: boolean } {
+  const classified = classifyReason({ status: attempt.enhancedCode ?? (attempt.code !== null ? String(attempt.code) : null), diagnostic: attempt.response });
+  if (!attempt.reason || attempt.reason === classified.reason) return classified;
+  const entry = BOUNCE_REASONS[attempt.reason];
+  return { reason: attempt.reason, hard: entry.hard && Boolean(attempt.enhancedCode?.startsWith('5') || (attempt.code ?? 0) >= 500), aboutRecipient: entry.aboutRecipient };
+}
+
+const bounceType = (hard: boolean) => (hard ? 'hard' : 'soft');
 
 const attemptsOf = (emailId: string, outcome: DeliveryOutcome) => outcome.attempts.map((attempt) => ({ emailId, attempt }));
 
@@ -122,7 +135,7 @@ async function flushDelivered(db: Db, queue: { items: DeliveredItem[]; flushing:
 const toDelivered = preparedQuery((db, p: { id: string; at: string; detail: string }) =>
   db
     .updateTable('emails')
-    .set({ status: 'delivered', delivered_at: p.at, status_detail: p.detail, updated_at: p.at })
+    .set({ status: 'delivered', delivered_at: p.at, status_detail: p.detail, bounce_reason: null, bounce_type: null, updated_at: p.at })
     .where('id', '=', p.id)
     .where('type', '=', 'outbound')
     .where('status', 'in', DELIVERABLE)
@@ -139,7 +152,8 @@ async function markDelivered(tx: Executor, emailId: string, outcome: DeliveryOut
 export async function recordAttempted(db: Db, emailId: string, outcome: DeliveryOutcome, nextAttemptAt: string): Promise<boolean> {
   return db.transaction().execute(async (tx) => {
     await insertAttempts(tx, attemptsOf(emailId, outcome));
-    const row = await transition(tx, emailId, SENDABLE_STATUSES, { status: 'attempted', status_detail: describe(outcome) });
+    const { reason } = reasonOf(outcome);
+    const row = await transition(tx, emailId, SENDABLE_STATUSES, { status: 'attempted', status_detail: describe(outcome), bounce_reason: reason, bounce_type: 'soft' });
     if (row) {
       await emitStatus(tx, row, {
         smtp_code: outcome.code,
@@ -157,7 +171,9 @@ export async function recordAttempted(db: Db, emailId: string, outcome: Delivery
 export async function recordFailed(db: Db, emailId: string, reason: string, outcome?: DeliveryOutcome): Promise<boolean> {
   return db.transaction().execute(async (tx) => {
     if (outcome) await insertAttempts(tx, attemptsOf(emailId, outcome));
-    const row = await transition(tx, emailId, SENDABLE_STATUSES, { status: 'failed', status_detail: reason.slice(0, 1000) });
+    // With an outcome the retry window ran out: `expired` (soft). Without one the message could not be built.
+    const bounce: Change = outcome ? { bounce_reason: 'expired', bounce_type: 'soft' } : { bounce_reason: null, bounce_type: null };
+    const row = await transition(tx, emailId, SENDABLE_STATUSES, { status: 'failed', status_detail: reason.slice(0, 1000), ...bounce });
     if (row) await emitStatus(tx, row);
     return row !== null;
   });
@@ -168,9 +184,11 @@ export async function recordBouncedAtDelivery(db: Db, emailId: string, outcome: 
   return db.transaction().execute(async (tx) => {
     await insertAttempts(tx, attemptsOf(emailId, outcome));
     const reason = describe(outcome);
-    const row = await transition(tx, emailId, SENDABLE_STATUSES, { status: 'bounced', status_detail: reason });
+    const classified = reasonOf(outcome);
+    const row = await transition(tx, emailId, SENDABLE_STATUSES, { status: 'bounced', status_detail: reason, bounce_reason: classified.reason, bounce_type: bounceType(classified.hard) });
     if (!row) return false;
-    await addAutomaticSuppression(tx, row.workspace_id, row.to, 'bounce', reason);
+    // Only reasons about the recipient suppress it (a too-large or spam-rejected message does not).
+    if (suppressesRecipient(classified)) await addAutomaticSuppression(tx, row.workspace_id, row.to, 'bounce', reason);
     await emitStatus(tx, row);
     return true;
   });
@@ -182,8 +200,10 @@ export interface BounceInput {
   /** RFC 3463 status, e.g. 5.1.1. */
   status?: string;
   diagnostic?: string;
-  /** A permanent failure: adds a `bounce` suppression. */
+  /** A permanent failure. */
   hard: boolean;
+  /** The documented reason; a `bounce` suppression needs a hard one about the recipient. */
+  bounceReason?: BounceReason;
 }
 
 /**
@@ -194,9 +214,13 @@ export interface BounceInput {
 export async function applyBounce(db: Db, emailId: string, input: BounceInput): Promise<boolean> {
   const detail = [input.status, input.reason || input.diagnostic].filter(Boolean).join(' ').slice(0, 1000) || 'Bounced';
   return db.transaction().execute(async (tx) => {
-    const row = await transition(tx, emailId, BOUNCEABLE, { status: 'bounced', status_detail: detail });
+    const reason = input.bounceReason ?? classifyReason({ status: input.status, diagnostic: input.diagnostic ?? input.reason }).reason;
+    const hard = input.hard && BOUNCE_REASONS[reason].hard;
+    const row = await transition(tx, emailId, BOUNCEABLE, { status: 'bounced', status_detail: detail, bounce_reason: reason, bounce_type: bounceType(hard) });
     if (!row) return false;
-    if (input.hard) await addAutomaticSuppression(tx, row.workspace_id, row.to, 'bounce', detail);
+    if (suppressesRecipient({ reason, hard, aboutRecipient: BOUNCE_REASONS[reason].aboutRecipient })) {
+      await addAutomaticSuppression(tx, row.workspace_id, row.to, 'bounce', detail);
+    }
     await emitStatus(tx, row);
     return true;
   });
@@ -212,7 +236,7 @@ export interface ComplaintInput {
 export async function applyComplaint(db: Db, emailId: string, input: ComplaintInput): Promise<boolean> {
   const detail = (input.reason || `Complaint${input.feedbackType ? ` (${input.feedbackType})` : ''}`).slice(0, 1000);
   return db.transaction().execute(async (tx) => {
-    const row = await transition(tx, emailId, COMPLAINABLE, { status: 'complained', status_detail: detail });
+    const row = await transition(tx, emailId, COMPLAINABLE, { status: 'complained', status_detail: detail, bounce_reason: 'complaint', bounce_type: 'soft' });
     if (!row) return false;
     await addAutomaticSuppression(tx, row.workspace_id, row.to, 'complaint', detail);
     await emitStatus(tx, row);

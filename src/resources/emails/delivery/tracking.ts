@@ -17,6 +17,8 @@ export interface TrackingOptions {
   clicks: boolean;
   /** Makes the token of a link slot (`c0`, `c1`, … and `o` for the pixel). */
   token: (slot: string) => string;
+  /** URLs left untracked (a campaign's unsubscribe link). */
+  untracked?: readonly string[];
 }
 
 export interface TrackedLink {
@@ -87,7 +89,7 @@ export function applyTracking(html: string, options: TrackingOptions): TrackedHt
     out = out.replace(ANCHOR_TAG, (tag) =>
       tag.replace(HREF, (whole, prefix: string, dq?: string, sq?: string, bare?: string) => {
         const url = trackableUrl(dq ?? sq ?? bare ?? '');
-        if (url === null) return whole;
+        if (url === null || options.untracked?.includes(url)) return whole;
         let link = byUrl.get(url);
         if (!link) {
           link = { token: options.token(`c${links.length}`), url };

@@ -20,7 +20,17 @@ import { createOutboundDelivery, type DeliveryOutcome, type SmtpDelivery } from 
 import { findSendingDomainById, type SendingDomain } from '../../domains/service.ts';
 import { BuildError, BuildPool } from './build-pool.ts';
 import { deriveTrackingSecret, storeTrackingLinks } from './tracking.ts';
+import { personalizationFor } from './personalize.ts';
 import { recordAttempted, recordBouncedAtDelivery, recordDelivered, recordFailed, SENDABLE_STATUSES } from './outcomes.ts';
+import { parseShapingOverrides, TrafficShaper, type Priority } from '../../../mail/shaping.ts';
+import { activeHolds, holdFor, HOLD_RECHECK_MS, saveDestinationStates } from '../../delivery-queue/service.ts';
+
+/** How often the shaper's state is written for the API and the CLI. */
+const STATE_SNAPSHOT_MS = 5_000;
+
+/** Sources of bulk mail (marketing); everything else is transactional and goes first. */
+const BULK_SOURCES = new Set(['campaign', 'automation', 'broadcast', 'bulk']);
+export const priorityOf = (source: string): Priority => (BULK_SOURCES.has(source) ? 'bulk' : 'transactional');
 
 /** Lease of a deliver job, renewed by the job runner while its SMTP exchange lasts: a dead
  *  worker's deliveries resume within this time. */
@@ -61,6 +71,9 @@ export class DeliveryWorker {
   private readonly db: Db;
   private readonly trackingSecret: Buffer;
   private smtp: SmtpDelivery | null = null;
+  /** Traffic shaping per destination (DELIVERY_SHAPING overrides the provider defaults). */
+  readonly shaper: TrafficShaper;
+  private readonly snapshots: NodeJS.Timeout;
   private readonly builder = new BuildPool();
   private readonly domains = new Map<string, { expires: number; domain: Promise<SendingDomain | null> }>();
 
@@ -68,19 +81,35 @@ export class DeliveryWorker {
     this.ctx = ctx;
     this.db = ctx.db;
     this.trackingSecret = deriveTrackingSecret(ctx.verpSecret);
+    this.shaper = new TrafficShaper({ overrides: parseShapingOverrides(process.env.DELIVERY_SHAPING) });
+    this.snapshots = setInterval(() => void this.saveStates(), STATE_SNAPSHOT_MS);
+    this.snapshots.unref();
+  }
+
+  /** Writes every destination's shaping state (read by GET /v2/delivery/destinations and the CLI). */
+  async saveStates(): Promise<void> {
+    try {
+      await saveDestinationStates(this.db, this.shaper.states());
+    } catch (error) {
+      this.ctx.log.warn({ err: error }, 'saving the traffic shaping state failed');
+    }
   }
 
   /** One long-lived SMTP client per process: pooled connections per destination. */
   private delivery(): SmtpDelivery {
     this.smtp ??= createOutboundDelivery(this.ctx.config, {
       maxConnectionsPerDestination: DESTINATION_CONCURRENCY,
+      shaper: this.shaper,
     });
     return this.smtp;
   }
 
   async close(): Promise<void> {
+    clearInterval(this.snapshots);
+    await this.saveStates();
     await this.smtp?.close();
     this.smtp = null;
+    this.shaper.close();
     await this.builder.close();
   }
 
@@ -112,6 +141,12 @@ export class DeliveryWorker {
       await recordFailed(this.db, email.id, 'The message content is no longer stored');
       return;
     }
+    // Held by an operator or the workspace (queue administration): checked again later.
+    const holds = await activeHolds(this.db);
+    if (holds.length > 0) {
+      const hold = await holdFor(holds, email, () => this.delivery().destinationKeyOf(email.to));
+      if (hold) throw new RetryJobAt(nowMs() + HOLD_RECHECK_MS, `held by ${hold.id}`);
+    }
     const domain = email.sending_domain_id ? await this.domain(email.workspace_id, email.sending_domain_id) : null;
     if (!domain) {
       await recordFailed(this.db, email.id, 'The sending domain no longer exists');
@@ -120,7 +155,8 @@ export class DeliveryWorker {
 
     let outgoing;
     try {
-      outgoing = await this.builder.build(email, message, domain, { verpSecret: this.ctx.verpSecret, trackingSecret: this.trackingSecret });
+      const personal = await personalizationFor(this.db, email);
+      outgoing = await this.builder.build(email, message, domain, { verpSecret: this.ctx.verpSecret, trackingSecret: this.trackingSecret }, personal);
     } catch (error) {
       if (!(error instanceof BuildError)) throw error; // the build worker died: try again later
       // A message that cannot be composed or signed will not get better by waiting.
@@ -130,7 +166,9 @@ export class DeliveryWorker {
     }
     if (outgoing.tracked) await storeTrackingLinks(this.db, email, outgoing.tracked);
 
-    const outcome = await this.delivery().deliver({ from: outgoing.envelopeFrom, to: email.to, raw: outgoing.raw });
+    const outcome = await this.delivery().deliver({ from: outgoing.envelopeFrom, to: email.to, raw: outgoing.raw, priority: priorityOf(email.source) });
+    // No slot at the destination in time: not an attempt, just later (the queue waits its turn).
+    if (outcome.deferredUntilMs !== undefined) throw new RetryJobAt(outcome.deferredUntilMs, outcome.response);
     if (outcome.kind === 'delivered') {
       await recordDelivered(this.db, email.id, outcome);
     } else if (outcome.kind === 'permanent') {

@@ -1,0 +1,58 @@
+// The baseline of the send scenario on PostgreSQL: pgbench running, with the same number of
+// clients, a transaction of the same shape as one send's writes — the content, email, event and
+// job rows (copied from a real send, with fresh ids), the credit spend and both send counters
+// of the one workspace — on the same schema, so the same tables and indexes.
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+
+const SERIAL_COLUMNS: Record<string, string[]> = { events: ['seq'], jobs: ['id'] };
+const UNIQUE_TEXT_COLUMNS = new Set(['id', 'token', 'message_id']);
+
+function literal(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  const text = typeof value === 'object' ? JSON.stringify(value) : String(value);
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+/** Writes the pgbench script copying the newest row of each table a send writes. */
+async function sendScript(url: string, path: string, sharedRows: boolean): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const lines = ['begin;'];
+    for (const table of ['email_contents', 'emails', 'events', 'jobs']) {
+      const { rows } = await client.query(`select row_to_json(t) as row from ${table} t limit 1`);
+      if (!rows[0]) throw new Error(`no ${table} row to copy: send once first`);
+      const row = rows[0].row as Record<string, unknown>;
+      const columns = Object.keys(row).filter((c) => !(SERIAL_COLUMNS[table] ?? []).includes(c));
+      const values = columns.map((c) => (UNIQUE_TEXT_COLUMNS.has(c) ? 'md5(random()::text)' : literal(row[c])));
+      lines.push(`insert into ${table} (${columns.map((c) => `"${c}"`).join(', ')}) values (${values.join(', ')});`);
+    }
+    const { rows } = await client.query('select id from workspaces limit 1');
+    if (sharedRows) {
+    const workspace = literal(rows[0].id);
+    lines.push(`update workspaces set credits = credits - 1 where id = ${workspace} and credits >= 1;`);
+    lines.push(`insert into send_window_counts (workspace_id, bucket, units) values (${workspace}, (extract(epoch from clock_timestamp()) * 100)::bigint * 10, 1) on conflict (workspace_id, bucket) do update set units = send_window_counts.units + 1;`);
+    lines.push(`insert into send_daily_counts (workspace_id, day, units) values (${workspace}, to_char(now() at time zone 'utc', 'YYYY-MM-DD'), 1) on conflict (workspace_id, day) do update set units = send_daily_counts.units + 1;`);
+    }
+    lines.push('commit;');
+    // pgbench reads one statement per line.
+    writeFileSync(path, lines.map((l) => l.replaceAll('\n', ' ')).join('\n') + '\n');
+  } finally {
+    await client.end();
+  }
+}
+
+/** Transactions per second pgbench commits with `clients` clients for `seconds` seconds; with
+ *  `sharedRows` false, the four inserts alone (no row every client updates). */
+export async function pgbenchSendRate(url: string, dir: string, clients: number, seconds: number, sharedRows = true): Promise<number> {
+  const script = join(dir, `send-${sharedRows}.sql`);
+  await sendScript(url, script, sharedRows);
+  const result = spawnSync('pgbench', ['-n', '-c', String(clients), '-j', '2', '-T', String(seconds), '-f', script, url], { encoding: 'utf8' });
+  const tps = /tps = ([\d.]+)/.exec(result.stdout);
+  if (result.status !== 0 || !tps) throw new Error(`pgbench failed: ${result.stderr || result.stdout}`);
+  return Number(tps[1]);
+}

@@ -1,0 +1,536 @@
+// Campaigns: the list with a status filter and search; composing a draft (sender, subject,
+// audiences included and excluded, HTML and text with a live preview); one campaign's settings
+// (editable while the API allows), sending now or scheduling, pause/resume/cancel/archive/delete
+// as its status allows, and its report drawn as bars, refreshed while it sends.
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { api, ok, type Ok } from '../api/client';
+import { Bars, type Bar } from '../components/campaigns/Bars';
+import { ListTable, nextPageUrl } from '../components/ListTable';
+import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Progress, SearchBox, Select } from '../components/ui';
+import { formatDate, useAction, useLoad, type Loaded } from '../lib/hooks';
+import { present, useListState } from '../lib/list';
+import { Link, navigate } from '../lib/router';
+import type { PageProps } from './index';
+
+type Campaign = Ok<'/v2/campaigns/{id}', 'get'>;
+type Report = Ok<'/v2/campaigns/{id}/report', 'get'>;
+type Audiences = Ok<'/v2/audiences', 'get'>;
+type Recipient = { audience_id: string; exclude: boolean };
+
+const STATUS_OPTIONS: Array<[string, string]> = [
+  ['', 'All but archived'],
+  ['draft', 'Draft'],
+  ['scheduled', 'Scheduled'],
+  ['sending', 'Sending'],
+  ['paused', 'Paused'],
+  ['sent', 'Sent'],
+  ['canceled', 'Canceled'],
+  ['archived', 'Archived'],
+  ['all', 'All'],
+];
+const EDITABLE = ['draft', 'scheduled', 'paused'];
+/** While the campaign is in one of these, its report is reloaded every couple of seconds. */
+const LIVE = ['queued', 'sending', 'paused'];
+
+const input = (set: (v: string) => void) => (e: Event) => set((e.target as HTMLInputElement).value);
+
+function useAudiences(): Loaded<Audiences> {
+  return useLoad(() => ok(api.GET('/v2/audiences', { params: { query: { limit: 100, order: 'name', direction: 'asc' } as never } })), []);
+}
+
+export function Campaigns() {
+  const list = useListState({ status: '', order: '', direction: '' });
+  const { status, order, direction } = list.filters;
+  const campaigns = useLoad(
+    () =>
+      ok(
+        api.GET('/v2/campaigns', {
+          params: { query: present({ page: list.page, limit: 25, search: list.settledSearch, status, order, direction: order ? direction || 'asc' : '' }) as never },
+        }),
+      ),
+    [list.page, list.settledSearch, list.filters],
+  );
+  return (
+    <>
+      <PageHeader title="Campaigns">
+        <Button kind="primary" onClick={() => navigate('/campaigns/new')}>
+          New campaign
+        </Button>
+      </PageHeader>
+      <div class="toolbar">
+        <SearchBox value={list.search} onInput={list.setSearch} label="Search name or subject" />
+        <Select label="Status" value={status} onChange={(v) => list.setFilter('status', v)} options={STATUS_OPTIONS} />
+        <Select label="Sort by" value={order} onChange={(v) => list.setFilter('order', v)} options={[['', 'Newest first'], ['name', 'Name'], ['status', 'Status'], ['sent_at', 'Sent']]} />
+      </div>
+      {campaigns.data ? <p class="muted">{campaigns.data.total_records.toLocaleString()} campaigns</p> : null}
+      <ListTable
+        label="Campaign list"
+        loaded={campaigns}
+        items={(data) => data.data}
+        columns={['Name', 'Status', 'Subject', 'Scheduled', 'Sent', 'Created']}
+        empty="No campaigns."
+        page={list.page}
+        onPage={list.setPage}
+        hasNext={nextPageUrl}
+        row={(c) => (
+          <tr>
+            <td>
+              <Link href={`/campaigns/${c.id}`}>{c.name}</Link>
+            </td>
+            <td>
+              <Badge value={c.status} />
+            </td>
+            <td class="wrap">{c.subject || '—'}</td>
+            <td>{formatDate(c.scheduled_at)}</td>
+            <td>{formatDate(c.sent_at)}</td>
+            <td>{formatDate(c.created_at)}</td>
+          </tr>
+        )}
+      />
+    </>
+  );
+}
+
+/** Which audiences are included and which excluded: one choice per audience. */
+function RecipientPicker({ audiences, value, onChange }: { audiences: Loaded<Audiences>; value: Recipient[]; onChange: (next: Recipient[]) => void }) {
+  const choice = (id: string) => {
+    const found = value.find((r) => r.audience_id === id);
+    return found ? (found.exclude ? 'exclude' : 'include') : '';
+  };
+  const set = (id: string, what: string) => {
+    const rest = value.filter((r) => r.audience_id !== id);
+    onChange(what === '' ? rest : [...rest, { audience_id: id, exclude: what === 'exclude' }]);
+  };
+  const items = audiences.data?.data ?? [];
+  return (
+    <fieldset class="group">
+      <legend>Audiences</legend>
+      {audiences.loading ? <Loading label="Loading audiences…" /> : null}
+      <ErrorBox error={audiences.error} />
+      {audiences.data && items.length === 0 ? (
+        <p class="muted">
+          No audiences yet: <Link href="/audiences">create one</Link> first.
+        </p>
+      ) : null}
+      {items.length > 0 ? (
+        <div class="recipient-picker">
+          {items.map((a) => (
+            <div class="picker-row">
+              <span>
+                {a.name} <span class="muted">({a.subscribers_count.toLocaleString()} subscribers)</span>
+              </span>
+              <label>
+                <span class="visually-hidden">Audience {a.name}</span>
+                <select value={choice(a.id)} onChange={(e) => set(a.id, (e.target as HTMLSelectElement).value)}>
+                  <option value="">Not used</option>
+                  <option value="include">Include</option>
+                  <option value="exclude">Exclude</option>
+                </select>
+              </label>
+            </div>
+          ))}
+        </div>
+      ) : null}
+      <p class="hint">Contacts in several included audiences get one copy. Unsubscribed and suppressed addresses are skipped.</p>
+    </fieldset>
+  );
+}
+
+/** A new draft: its settings and its content (the API takes the content at creation only). */
+export function CampaignCompose() {
+  const audiences = useAudiences();
+  const [name, setName] = useState('');
+  const [fromName, setFromName] = useState('');
+  const [fromEmail, setFromEmail] = useState('');
+  const [replyTo, setReplyTo] = useState('');
+  const [subject, setSubject] = useState('');
+  const [previewText, setPreviewText] = useState('');
+  const [html, setHtml] = useState('<h1>Hello {{first_name}}</h1>\n<p>Write your message here.</p>\n<p><a href="{{unsubscribe_url}}">Unsubscribe</a></p>');
+  const [text, setText] = useState('Hello {{first_name}},\n\nWrite your message here.\n\nUnsubscribe: {{unsubscribe_url}}');
+  const [recipients, setRecipients] = useState<Recipient[]>([]);
+  const [view, setView] = useState<'html' | 'text'>('html');
+  const save = useAction();
+  const missingUnsubscribe = !/\{\{\s*unsubscribe_url\s*\}\}/.test(html) && !/\{\{\s*unsubscribe_url\s*\}\}/.test(text);
+  // The preview shows merge tags filled with an example contact's values.
+  const sample = (s: string) =>
+    s.replace(/\{\{\s*([\w.]+)\s*\}\}/g, (_m, tag: string) => ({ first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.org', unsubscribe_url: '#unsubscribe' })[tag] ?? '');
+  return (
+    <>
+      <PageHeader title="New campaign" />
+      <p>
+        <Link href="/campaigns">All campaigns</Link>
+      </p>
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const created = await save.run(async () => {
+            const body = { name, from_name: fromName, from_email: fromEmail, subject, preview_text: previewText || null, html: html || undefined, text: text || undefined, ...(replyTo ? { reply_to: replyTo } : {}) };
+            const made = await ok(api.POST('/v2/campaigns', { body }));
+            if (recipients.length > 0) await ok(api.POST('/v2/campaigns/{id}', { params: { path: { id: made.id } }, body: { recipients } }));
+            return made;
+          });
+          if (created) navigate(`/campaigns/${created.id}`);
+        }}
+      >
+        <div class="editor-grid">
+          <div>
+            <Field label="Campaign name" hint="Not shown to recipients">
+              <input name="name" required value={name} onInput={input(setName)} />
+            </Field>
+            <Field label="From name">
+              <input name="from_name" value={fromName} onInput={input(setFromName)} />
+            </Field>
+            <Field label="From address" hint="On a verified domain">
+              <input name="from_email" type="email" value={fromEmail} onInput={input(setFromEmail)} />
+            </Field>
+            <Field label="Reply-to address" hint="Empty: replies go to the from address">
+              <input name="reply_to" type="email" value={replyTo} onInput={input(setReplyTo)} />
+            </Field>
+            <Field label="Subject" hint="Merge tags such as {{first_name}} allowed">
+              <input name="subject" value={subject} onInput={input(setSubject)} />
+            </Field>
+            <Field label="Preview text">
+              <input name="preview_text" value={previewText} onInput={input(setPreviewText)} />
+            </Field>
+            <RecipientPicker audiences={audiences} value={recipients} onChange={setRecipients} />
+          </div>
+          <div>
+            <Field label="HTML content" hint="{{first_name}}, {{last_name}}, {{email}}, {{cf.field}}, {{unsubscribe_url}}">
+              <textarea class="code" name="html" spellcheck={false} value={html} onInput={input(setHtml)} />
+            </Field>
+            <Field label="Text content">
+              <textarea class="code" name="text" spellcheck={false} rows={6} value={text} onInput={input(setText)} />
+            </Field>
+            {missingUnsubscribe ? (
+              <p class="warning" role="status">
+                Add an {'{{unsubscribe_url}}'} link: a campaign cannot be sent without one.
+              </p>
+            ) : null}
+          </div>
+        </div>
+        <section aria-labelledby="compose-preview-title">
+          <div class="toolbar">
+            <h2 id="compose-preview-title">Preview</h2>
+            <Select label="Show" value={view} onChange={(v) => setView(v as 'html' | 'text')} options={[['html', 'HTML'], ['text', 'Text']]} />
+          </div>
+          <p class="muted">
+            Subject: <strong>{sample(subject) || '(no subject)'}</strong>, as Ada Lovelace would see it.
+          </p>
+          {view === 'html' ? (
+            <iframe class="email-frame" title="Preview of the campaign" sandbox="" srcdoc={sample(html)} />
+          ) : (
+            <pre class="raw" tabIndex={0} aria-label="Text preview">
+              {sample(text)}
+            </pre>
+          )}
+        </section>
+        <ErrorBox error={save.error} />
+        <p>
+          <Button type="submit" kind="primary" busy={save.busy}>
+            Create draft
+          </Button>
+        </p>
+      </form>
+    </>
+  );
+}
+
+/** The settings the API lets change while a campaign is a draft, scheduled or paused. */
+function SettingsForm({ campaign, onSaved }: { campaign: Campaign; onSaved: (c: Campaign) => void }) {
+  const audiences = useAudiences();
+  const [name, setName] = useState(campaign.name);
+  const [fromName, setFromName] = useState(campaign.from_name);
+  const [fromEmail, setFromEmail] = useState(campaign.from_email);
+  const [replyTo, setReplyTo] = useState(campaign.reply_to);
+  const [subject, setSubject] = useState(campaign.subject);
+  const [previewText, setPreviewText] = useState(campaign.preview_text ?? '');
+  const [recipients, setRecipients] = useState<Recipient[]>(campaign.recipients);
+  const save = useAction();
+  const [saved, setSaved] = useState(false);
+  const editable = EDITABLE.includes(campaign.status);
+  return (
+    <form
+      onSubmit={async (e) => {
+        e.preventDefault();
+        setSaved(false);
+        const body = editable
+          ? { name, from_name: fromName, from_email: fromEmail, reply_to: replyTo, subject, preview_text: previewText || null, ...(recipients.length > 0 || campaign.recipients.length > 0 ? { recipients } : {}) }
+          : { name };
+        const updated = await save.run(() => ok(api.POST('/v2/campaigns/{id}', { params: { path: { id: campaign.id } }, body })));
+        if (updated) {
+          setSaved(true);
+          onSaved(updated);
+        }
+      }}
+    >
+      {!editable ? <p class="notice">A {campaign.status} campaign can only be renamed.</p> : null}
+      <div class="editor-grid">
+        <div>
+          <Field label="Campaign name">
+            <input name="name" required value={name} onInput={input(setName)} />
+          </Field>
+          <Field label="From name">
+            <input name="from_name" disabled={!editable} value={fromName} onInput={input(setFromName)} />
+          </Field>
+          <Field label="From address" hint="On a verified domain">
+            <input name="from_email" type="email" disabled={!editable} value={fromEmail} onInput={input(setFromEmail)} />
+          </Field>
+          <Field label="Reply-to address">
+            <input name="reply_to" type="email" disabled={!editable} value={replyTo} onInput={input(setReplyTo)} />
+          </Field>
+          <Field label="Subject">
+            <input name="subject" disabled={!editable} value={subject} onInput={input(setSubject)} />
+          </Field>
+          <Field label="Preview text">
+            <input name="preview_text" disabled={!editable} value={previewText} onInput={input(setPreviewText)} />
+          </Field>
+        </div>
+        <div>{editable ? <RecipientPicker audiences={audiences} value={recipients} onChange={setRecipients} /> : null}</div>
+      </div>
+      <p class="muted">The content ({campaign.content_type}) is given when the campaign is created; the API does not change it afterwards.</p>
+      <ErrorBox error={save.error} />
+      <Button type="submit" kind="primary" busy={save.busy}>
+        Save settings
+      </Button>
+      {saved ? <span role="status"> Saved.</span> : null}
+    </form>
+  );
+}
+
+/** Send now, or schedule for later (ISO 8601 or English such as "tomorrow at 9am", UTC). */
+function SendDialog({ campaign, open, onClose, onSent }: { campaign: Campaign; open: boolean; onClose: () => void; onSent: (c: Campaign) => void }) {
+  const [when, setWhen] = useState<'now' | 'later'>('now');
+  const [at, setAt] = useState('');
+  const send = useAction();
+  return (
+    <Dialog title={`Send ${campaign.name}`} open={open} onClose={onClose}>
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const body = when === 'later' ? { scheduled_at: at } : {};
+          const sent = await send.run(() => ok(api.POST('/v2/campaigns/{id}/send', { params: { path: { id: campaign.id } }, body })));
+          if (sent) onSent(sent);
+        }}
+      >
+        <Select label="When" value={when} onChange={(v) => setWhen(v as 'now' | 'later')} options={[['now', 'Now'], ['later', 'At a later time']]} />
+        {when === 'later' ? (
+          <Field label="Send at" hint='UTC: 2026-12-01T09:00:00Z or "tomorrow at 9am"'>
+            <input name="scheduled_at" required value={at} onInput={input(setAt)} />
+          </Field>
+        ) : (
+          <p>The campaign goes to every subscribed contact of its included audiences, 2 credits per email.</p>
+        )}
+        <ErrorBox error={send.error} />
+        <p>
+          <Button type="submit" kind="primary" busy={send.busy}>
+            {when === 'later' ? 'Schedule' : 'Send now'}
+          </Button>
+        </p>
+      </form>
+    </Dialog>
+  );
+}
+
+/** The report as bars against the recipients, reloaded every 2 s while the campaign sends. */
+function ReportView({ campaign, onStatus }: { campaign: Campaign; onStatus: (status: Campaign['status']) => void }) {
+  const report = useLoad(() => ok(api.GET('/v2/campaigns/{id}/report', { params: { path: { id: campaign.id } } })), [campaign.id]);
+  const r = report.data;
+  const live = LIVE.includes(r?.status ?? campaign.status) || (r !== undefined && r.status === 'sent' && r.delivered + r.bounced + r.failed < r.sent);
+  useEffect(() => {
+    if (!live) return;
+    const timer = setInterval(() => void report.reload(), 2000);
+    return () => clearInterval(timer);
+  }, [live, report.reload]);
+  useEffect(() => {
+    if (r && r.status !== campaign.status) onStatus(r.status);
+  }, [r?.status]);
+  const bars = useMemo((): Bar[] => {
+    if (!r) return [];
+    return [
+      { label: 'Sent', value: r.sent, color: '#2457c5' },
+      { label: 'Delivered', value: r.delivered, color: '#1f7a3a' },
+      { label: 'Opened', value: r.unique_loads, color: '#5b3cc4', note: r.loaded > r.unique_loads ? `· ${r.loaded} opens` : undefined },
+      { label: 'Clicked', value: r.unique_clicks, color: '#006d77', note: r.clicked > r.unique_clicks ? `· ${r.clicked} clicks` : undefined },
+      { label: 'Bounced', value: r.bounced, color: '#b3261e' },
+      { label: 'Failed', value: r.failed, color: '#7a1712' },
+      { label: 'Complained', value: r.complained, color: '#8a4b00' },
+      { label: 'Unsubscribed', value: r.unsubscribed, color: '#4a5568' },
+    ];
+  }, [r]);
+  return (
+    <section aria-labelledby="report-title">
+      <div class="toolbar">
+        <h2 id="report-title">Report</h2>
+        <Button onClick={() => void report.reload()} busy={report.loading && !live}>
+          Refresh
+        </Button>
+        {live ? <span class="muted">Updating every 2 seconds</span> : null}
+      </div>
+      {report.loading && !r ? <Loading /> : null}
+      <ErrorBox error={report.error} />
+      {r ? (
+        <>
+          {r.recipients === 0 ? (
+            <p class="muted">{campaign.status === 'scheduled' ? `Sends ${formatDate(campaign.scheduled_at)}.` : 'The recipients are counted when sending starts.'}</p>
+          ) : (
+            <Progress
+              label="Handed to delivery"
+              value={(r.recipients - r.pending) / Math.max(1, r.recipients)}
+              text={`${(r.recipients - r.pending).toLocaleString()} of ${r.recipients.toLocaleString()} recipients${r.pending ? `, ${r.pending.toLocaleString()} waiting` : ''}`}
+            />
+          )}
+          <Bars id="campaign-report" title={`Of ${r.recipients.toLocaleString()} recipients`} total={r.recipients} bars={bars} />
+          <Facts
+            items={[
+              ['Recipients', r.recipients.toLocaleString()],
+              ['Waiting', r.pending.toLocaleString()],
+              ['Skipped', r.skipped.toLocaleString()],
+              ['Canceled', r.canceled.toLocaleString()],
+            ]}
+          />
+        </>
+      ) : null}
+    </section>
+  );
+}
+
+const TABS = [
+  ['report', 'Report'],
+  ['settings', 'Settings'],
+] as const;
+type Tab = (typeof TABS)[number][0];
+
+export function CampaignDetail({ params }: PageProps) {
+  const loaded = useLoad(() => ok(api.GET('/v2/campaigns/{id}', { params: { path: { id: params.id } } })), [params.id]);
+  const [current, setCurrent] = useState<Campaign | null>(null);
+  const c = current ?? loaded.data;
+  const [tab, setTab] = useState<Tab | null>(null);
+  const [sending, setSending] = useState(false);
+  const action = useAction();
+  const shownTab: Tab = tab ?? (c && (c.sent_at || !['draft', 'scheduled'].includes(c.status)) ? 'report' : 'settings');
+  const path = c ? { params: { path: { id: c.id } } } : null;
+  const act = async (call: () => Promise<Campaign>) => {
+    const next = await action.run(call);
+    if (next) setCurrent(next);
+  };
+  const move = (delta: number) => {
+    const index = (TABS.findIndex(([key]) => key === shownTab) + delta + TABS.length) % TABS.length;
+    setTab(TABS[index][0]);
+    document.getElementById(`tab-${TABS[index][0]}`)?.focus();
+  };
+  const status = c?.status;
+  return (
+    <>
+      <PageHeader title={c ? `Campaign: ${c.name}` : 'Campaign'}>
+        {c && path ? (
+          <>
+            {status === 'draft' || status === 'scheduled' ? (
+              <Button kind="primary" busy={action.busy} onClick={() => setSending(true)}>
+                {status === 'scheduled' ? 'Send or reschedule' : 'Send or schedule'}
+              </Button>
+            ) : null}
+            {status === 'queued' || status === 'sending' ? (
+              <Button busy={action.busy} onClick={() => act(() => ok(api.POST('/v2/campaigns/{id}/pause', path)))}>
+                Pause
+              </Button>
+            ) : null}
+            {status === 'paused' ? (
+              <Button kind="primary" busy={action.busy} onClick={() => act(() => ok(api.POST('/v2/campaigns/{id}/resume', path)))}>
+                Resume
+              </Button>
+            ) : null}
+            {status === 'draft' || status === 'queued' || status === 'sending' || status === 'paused' ? (
+              <Button
+                busy={action.busy}
+                onClick={() => {
+                  if (confirm(`Cancel ${c.name}? Recipients not sent to yet are dropped.`)) void act(() => ok(api.POST('/v2/campaigns/{id}/cancel', path)));
+                }}
+              >
+                Cancel campaign
+              </Button>
+            ) : null}
+            {status === 'draft' || status === 'sent' || status === 'canceled' ? (
+              <Button busy={action.busy} onClick={() => act(() => ok(api.POST('/v2/campaigns/{id}/archive', path)))}>
+                Archive
+              </Button>
+            ) : null}
+            {!c.sent_at && status !== 'sending' && status !== 'sent' ? (
+              <Button
+                kind="danger"
+                busy={action.busy}
+                onClick={async () => {
+                  if (!confirm(`Delete ${c.name}? This cannot be undone.`)) return;
+                  if (await action.run(() => ok(api.DELETE('/v2/campaigns/{id}', path)))) navigate('/campaigns');
+                }}
+              >
+                Delete
+              </Button>
+            ) : null}
+          </>
+        ) : null}
+      </PageHeader>
+      <p>
+        <Link href="/campaigns">All campaigns</Link>
+      </p>
+      {loaded.loading && !c ? <Loading /> : null}
+      <ErrorBox error={loaded.error ?? action.error} />
+      {c ? (
+        <>
+          <Facts
+            items={[
+              ['Status', <Badge value={c.status} />],
+              ...(c.status_reason ? ([['Why', c.status_reason === 'insufficient_credits' ? 'Waiting for credits (resumes by itself)' : c.status_reason]] as Array<[string, string]>) : []),
+              ['From', c.from_email ? `${c.from_name ? `${c.from_name} ` : ''}<${c.from_email}>` : '—'],
+              ['Subject', c.subject || '—'],
+              ['Audiences', `${c.recipients.filter((r) => !r.exclude).length} included, ${c.recipients.filter((r) => r.exclude).length} excluded`],
+              ['Scheduled', formatDate(c.scheduled_at)],
+              ['Sending started', formatDate(c.sent_at)],
+            ]}
+          />
+          <div role="tablist" aria-label="Campaign" class="tabs" style="margin-top: 1rem">
+            {TABS.map(([key, label]) => (
+              <button
+                type="button"
+                role="tab"
+                id={`tab-${key}`}
+                aria-selected={shownTab === key}
+                aria-controls="campaign-panel"
+                tabIndex={shownTab === key ? 0 : -1}
+                onClick={() => setTab(key)}
+                onKeyDown={(e) => {
+                  if (e.key === 'ArrowRight') move(1);
+                  if (e.key === 'ArrowLeft') move(-1);
+                }}
+              >
+                {label}
+              </button>
+            ))}
+          </div>
+          <div class="tab-panel" role="tabpanel" id="campaign-panel" aria-labelledby={`tab-${shownTab}`}>
+            {shownTab === 'report' ? (
+              <ReportView
+                key={`${c.id}-${c.status}`}
+                campaign={c}
+                onStatus={() => {
+                  void ok(api.GET('/v2/campaigns/{id}', { params: { path: { id: c.id } } })).then(setCurrent, () => undefined);
+                }}
+              />
+            ) : (
+              <SettingsForm key={c.id} campaign={c} onSaved={setCurrent} />
+            )}
+          </div>
+          <SendDialog
+            campaign={c}
+            open={sending}
+            onClose={() => setSending(false)}
+            onSent={(next) => {
+              setSending(false);
+              setCurrent(next);
+              setTab('report');
+            }}
+          />
+        </>
+      ) : null}
+    </>
+  );
+}

@@ -1,0 +1,355 @@
+// Traffic shaping per destination (issue 19). A destination is a receiving provider recognised
+// by its MX host (Gmail, Microsoft, Yahoo…) or else the MX host itself. Each has limits —
+// connections at once, messages per connection, messages per minute — with defaults per
+// provider and operator overrides (DELIVERY_SHAPING). Deliveries wait for a slot of their
+// destination; transactional mail is served before bulk mail within the allowance.
+//
+// The destination's answers steer the rate (AIMD-like, but learning the receiver's limit):
+// a throttling answer (421, 4.7.x, "try again later", rate_limited) sets the rate just below
+// what the destination accepted in the last second and pauses it briefly; a block about the
+// sender (reputation, policy) halves the rate and pauses it longer. Every stretch without a
+// throttle raises the rate a step, until the configured limit is reached again.
+import type { BounceReason } from './bounce-reasons.ts';
+
+export interface DestinationLimits {
+  /** Connections (deliveries) open at once. */
+  connections: number;
+  /** Messages sent over one connection before it is replaced. */
+  messagesPerConnection: number;
+  /** Messages per minute; null: no fixed limit (only what the destination's answers teach). */
+  perMinute: number | null;
+  /** Back-off after a block about the sender (reputation, policy), in ms (default 60 s). */
+  blockPauseMs?: number;
+}
+
+export interface Provider {
+  name: string;
+  /** Matches the MX host name (lowercase, no trailing dot). */
+  mx: RegExp;
+  limits: DestinationLimits;
+}
+
+/** Conservative public figures and common practice (Postfix/PowerMTA defaults per provider). */
+export const PROVIDERS: Provider[] = [
+  { name: 'gmail', mx: /(^|\.)(google\.com|googlemail\.com)$/, limits: { connections: 20, messagesPerConnection: 100, perMinute: 6000 } },
+  { name: 'microsoft', mx: /(^|\.)(outlook\.com|hotmail\.com|live\.com|olc\.protection\.outlook\.com)$/, limits: { connections: 10, messagesPerConnection: 50, perMinute: 3000 } },
+  { name: 'yahoo', mx: /(^|\.)(yahoodns\.net|yahoo\.com|aol\.com)$/, limits: { connections: 10, messagesPerConnection: 20, perMinute: 1500 } },
+  { name: 'apple', mx: /(^|\.)(icloud\.com|me\.com|apple\.com)$/, limits: { connections: 10, messagesPerConnection: 50, perMinute: 1500 } },
+  { name: 'gmx-webde', mx: /(^|\.)(gmx\.net|gmx\.com|web\.de|kundenserver\.de|ionos\.com)$/, limits: { connections: 5, messagesPerConnection: 20, perMinute: 600 } },
+  { name: 'mailru', mx: /(^|\.)mail\.ru$/, limits: { connections: 5, messagesPerConnection: 20, perMinute: 600 } },
+  { name: 'yandex', mx: /(^|\.)yandex\.(net|ru)$/, limits: { connections: 5, messagesPerConnection: 20, perMinute: 600 } },
+  { name: 'zoho', mx: /(^|\.)zoho(mail)?\.(com|eu|in)$/, limits: { connections: 5, messagesPerConnection: 50, perMinute: 1200 } },
+  { name: 'proton', mx: /(^|\.)protonmail\.ch$/, limits: { connections: 5, messagesPerConnection: 50, perMinute: 1200 } },
+  { name: 'comcast', mx: /(^|\.)comcast\.net$/, limits: { connections: 5, messagesPerConnection: 20, perMinute: 600 } },
+];
+
+/** Any other destination: Postfix's default_destination_concurrency_limit, no fixed rate. */
+export const DEFAULT_LIMITS: DestinationLimits = { connections: 20, messagesPerConnection: 100, perMinute: null };
+
+export type Overrides = Record<string, Partial<DestinationLimits>>;
+
+/** DELIVERY_SHAPING: JSON `{"gmail": {"perMinute": 600}, "mx.example.org": {"connections": 2}, "default": {...}}`. */
+export function parseShapingOverrides(value: string | undefined | null): Overrides {
+  if (!value || !value.trim()) return {};
+  const parsed = JSON.parse(value) as unknown;
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('DELIVERY_SHAPING must be a JSON object');
+  const out: Overrides = {};
+  for (const [key, limits] of Object.entries(parsed as Record<string, Record<string, unknown>>)) {
+    const entry: Partial<DestinationLimits> = {};
+    for (const field of ['connections', 'messagesPerConnection', 'perMinute', 'blockPauseMs'] as const) {
+      const v = limits?.[field];
+      if (v === undefined) continue;
+      if (!(v === null && field === 'perMinute') && !(typeof v === 'number' && v > 0)) throw new Error(`DELIVERY_SHAPING ${key}.${field} must be a positive number`);
+      (entry as Record<string, unknown>)[field] = v;
+    }
+    out[key.toLowerCase()] = entry;
+  }
+  return out;
+}
+
+/** The destination key and provider of an MX host. */
+export function destinationOf(mxHost: string): { key: string; provider: string | null } {
+  const host = mxHost.toLowerCase().replace(/\.$/, '');
+  const provider = PROVIDERS.find((p) => p.mx.test(host));
+  return provider ? { key: provider.name, provider: provider.name } : { key: host, provider: null };
+}
+
+export type Priority = 'transactional' | 'bulk';
+
+/** What an answer means for the destination's pace. */
+export type Feedback = 'accepted' | 'throttled' | 'blocked' | 'other';
+
+export function feedbackOf(result: { kind: string; code: number | null; enhancedCode: string | null; response: string; reason?: BounceReason | null }): Feedback {
+  if (result.kind === 'delivered') return 'accepted';
+  // Greylisting asks for a retry minutes later, not for a slower pace.
+  if (/grey ?list|gray ?list/i.test(result.response)) return 'other';
+  if (result.reason === 'rate_limited' || result.code === 421 || /try again later|throttl|too many/i.test(result.response)) return 'throttled';
+  if (result.reason === 'reputation_block' || (result.reason === 'policy_block' && result.code !== null)) return 'blocked';
+  return 'other';
+}
+
+export interface DestinationState {
+  destination: string;
+  provider: string | null;
+  limits: DestinationLimits;
+  /** The pace in force now (messages per minute); null: no limit. */
+  current_per_minute: number | null;
+  state: 'normal' | 'throttled' | 'paused';
+  in_flight: number;
+  queued: number;
+  paused_until: string | null;
+  accepted: number;
+  throttled: number;
+  blocked: number;
+  last_throttled_at: string | null;
+}
+
+interface Waiter {
+  priority: Priority;
+  seq: number;
+  resolve(ok: boolean): void;
+  timer: NodeJS.Timeout | null;
+}
+
+const RECOVERY_STEP_MS = 2_000;
+const RECOVERY_FACTOR = 1.1;
+/** Recovery steps without a throttle before probing past the pace a probe was throttled at. */
+const CAPPED_STEPS = 15;
+const THROTTLE_PAUSE_MS = 1_000;
+const BLOCK_PAUSE_MS = 60_000;
+const MIN_PER_MINUTE = 6;
+
+class Destination {
+  readonly key: string;
+  readonly provider: string | null;
+  readonly limits: DestinationLimits;
+  rate: number | null;
+  inFlight = 0;
+  nextAt = 0;
+  pausedUntil = 0;
+  lastThrottleAt = 0;
+  lastStepAt = 0;
+  /** The pace (per minute) settled on after a probe was throttled; probing pauses there (0: none). */
+  learned = 0;
+  accepted = 0;
+  throttled = 0;
+  blocked = 0;
+  /** When recent messages were accepted (the last few seconds), to learn the receiver's pace. */
+  readonly acceptedAt: number[] = [];
+  readonly waiters: Waiter[] = [];
+  pumpTimer: NodeJS.Timeout | null = null;
+
+  constructor(key: string, provider: string | null, limits: DestinationLimits) {
+    this.key = key;
+    this.provider = provider;
+    this.limits = limits;
+    this.rate = limits.perMinute;
+  }
+
+  acceptedInLast(ms: number, now: number): number {
+    while (this.acceptedAt.length && this.acceptedAt[0] < now - 5_000) this.acceptedAt.shift();
+    let count = 0;
+    for (let i = this.acceptedAt.length - 1; i >= 0 && this.acceptedAt[i] >= now - ms; i--) count++;
+    return count;
+  }
+}
+
+export interface Slot {
+  destination: string;
+  release(feedback: Feedback): void;
+}
+
+export class TrafficShaper {
+  private readonly destinations = new Map<string, Destination>();
+  private readonly overrides: Overrides;
+  private seq = 0;
+  private readonly now: () => number;
+  private readonly recoveryStepMs: number;
+  private readonly blockPauseMs: number;
+
+  constructor(options: { overrides?: Overrides; now?: () => number; recoveryStepMs?: number; blockPauseMs?: number } = {}) {
+    this.overrides = options.overrides ?? {};
+    this.now = options.now ?? Date.now;
+    this.recoveryStepMs = options.recoveryStepMs ?? RECOVERY_STEP_MS;
+    this.blockPauseMs = options.blockPauseMs ?? BLOCK_PAUSE_MS;
+  }
+
+  limitsFor(key: string, provider: string | null): DestinationLimits {
+    const base = PROVIDERS.find((p) => p.name === provider)?.limits ?? DEFAULT_LIMITS;
+    return { ...base, ...(provider ? {} : this.overrides.default), ...this.overrides[key] };
+  }
+
+  private destination(mxHost: string): Destination {
+    const { key, provider } = destinationOf(mxHost);
+    let destination = this.destinations.get(key);
+    if (!destination) {
+      destination = new Destination(key, provider, this.limitsFor(key, provider));
+      this.destinations.set(key, destination);
+    }
+    return destination;
+  }
+
+  /** The destination key of an MX host (for holds and reports). */
+  keyOf(mxHost: string): string {
+    return destinationOf(mxHost).key;
+  }
+
+  messagesPerConnection(mxHost: string): number {
+    return this.destination(mxHost).limits.messagesPerConnection;
+  }
+
+  connections(mxHost: string): number {
+    return this.destination(mxHost).limits.connections;
+  }
+
+  /**
+   * Waits for a slot at the destination of `mxHost`: a free connection and the pace allowing
+   * another message. Null when none came within `maxWaitMs` (the caller defers the message).
+   */
+  acquire(mxHost: string, priority: Priority, maxWaitMs: number): Promise<Slot | null> {
+    const destination = this.destination(mxHost);
+    return new Promise<Slot | null>((resolve) => {
+      const waiter: Waiter = {
+        priority,
+        seq: this.seq++,
+        timer: null,
+        resolve: (ok) => {
+          if (waiter.timer) clearTimeout(waiter.timer);
+          resolve(ok ? this.slot(destination) : null);
+        },
+      };
+      waiter.timer = setTimeout(() => {
+        const index = destination.waiters.indexOf(waiter);
+        if (index >= 0) destination.waiters.splice(index, 1);
+        resolve(null);
+      }, Math.max(0, maxWaitMs));
+      waiter.timer.unref?.();
+      destination.waiters.push(waiter);
+      // Transactional first, then in arrival order.
+      destination.waiters.sort((a, b) => (a.priority === b.priority ? a.seq - b.seq : a.priority === 'transactional' ? -1 : 1));
+      this.pump(destination);
+    });
+  }
+
+  private slot(destination: Destination): Slot {
+    let released = false;
+    return {
+      destination: destination.key,
+      release: (feedback) => {
+        if (released) return;
+        released = true;
+        destination.inFlight--;
+        this.feedback(destination, feedback);
+        this.pump(destination);
+      },
+    };
+  }
+
+  private pump(destination: Destination): void {
+    if (destination.pumpTimer) return;
+    const now = this.now();
+    while (destination.waiters.length > 0 && destination.inFlight < destination.limits.connections) {
+      const startAt = Math.max(destination.nextAt, destination.pausedUntil);
+      if (startAt > now) {
+        destination.pumpTimer = setTimeout(() => {
+          destination.pumpTimer = null;
+          this.pump(destination);
+        }, startAt - now);
+        destination.pumpTimer.unref?.();
+        return;
+      }
+      const waiter = destination.waiters.shift()!;
+      destination.inFlight++;
+      // A little credit for gaps (no message ready at its turn) keeps the pace, not a burst.
+      const spacing = destination.rate ? 60_000 / destination.rate : 0;
+      destination.nextAt = spacing ? Math.max(now - spacing, destination.nextAt) + spacing : now;
+      waiter.resolve(true);
+    }
+  }
+
+  private feedback(destination: Destination, feedback: Feedback): void {
+    const now = this.now();
+    if (feedback === 'accepted') {
+      destination.accepted++;
+      destination.acceptedAt.push(now);
+      this.recover(destination, now);
+      return;
+    }
+    if (feedback === 'throttled') {
+      destination.throttled++;
+      const sameEpisode = now - destination.lastThrottleAt < 1_000;
+      destination.lastThrottleAt = now;
+      destination.lastStepAt = now;
+      const firstLesson = destination.rate === null || destination.rate === destination.limits.perMinute;
+      if (firstLesson) {
+        // What it took in the last second before saying stop; probing upwards follows.
+        const took = destination.acceptedInLast(1_000, now) * 60;
+        destination.rate = Math.max(MIN_PER_MINUTE, Math.min(took > 0 ? took * 0.97 : 60, destination.limits.perMinute ?? Number.POSITIVE_INFINITY));
+        destination.learned = 0;
+      } else if (!sameEpisode) {
+        // A probe went too far: just below it, and the probing stops there for a while.
+        destination.rate = Math.max(MIN_PER_MINUTE, destination.rate! * 0.95);
+        destination.learned = destination.rate;
+      }
+      // The first lesson waits out the receiver's window; later ones only skip a beat.
+      const pause = firstLesson ? THROTTLE_PAUSE_MS : Math.max(100, 2 * (60_000 / destination.rate!));
+      destination.pausedUntil = Math.max(destination.pausedUntil, now + pause);
+      destination.nextAt = Math.max(destination.nextAt, destination.pausedUntil);
+      return;
+    }
+    if (feedback === 'blocked') {
+      destination.blocked++;
+      const current = destination.rate ?? Math.max(60, destination.acceptedInLast(5_000, now) * 12);
+      destination.rate = Math.max(MIN_PER_MINUTE, current / 2);
+      destination.lastThrottleAt = now;
+      destination.lastStepAt = now;
+      destination.pausedUntil = Math.max(destination.pausedUntil, now + (destination.limits.blockPauseMs ?? this.blockPauseMs));
+      destination.nextAt = destination.pausedUntil;
+    }
+  }
+
+  /** Step by step back to the configured pace while the destination accepts. */
+  private recover(destination: Destination, now: number): void {
+    if (destination.rate === null || now - destination.lastStepAt < this.recoveryStepMs) return;
+    destination.lastStepAt = now;
+    const limit = destination.limits.perMinute;
+    // Where a probe was answered with a throttle, the pace stays for a while before probing on.
+    if (destination.learned > 0) {
+      if (now - destination.lastThrottleAt < CAPPED_STEPS * this.recoveryStepMs) return;
+      destination.learned = 0;
+    }
+    const next = destination.rate * RECOVERY_FACTOR;
+    if (limit !== null && next >= limit) destination.rate = limit;
+    // Without a fixed limit, the learned pace is dropped after a long clean stretch.
+    else if (limit === null && now - destination.lastThrottleAt > 300 * this.recoveryStepMs) destination.rate = null;
+    else destination.rate = next;
+  }
+
+  /** Every destination seen, for operators (CLI and API). */
+  states(): DestinationState[] {
+    const now = this.now();
+    return [...this.destinations.values()]
+      .map((d) => ({
+        destination: d.key,
+        provider: d.provider,
+        limits: d.limits,
+        current_per_minute: d.rate === null ? null : Math.round(d.rate * 10) / 10,
+        state: (d.pausedUntil > now ? 'paused' : d.rate !== d.limits.perMinute ? 'throttled' : 'normal') as DestinationState['state'],
+        in_flight: d.inFlight,
+        queued: d.waiters.length,
+        paused_until: d.pausedUntil > now ? new Date(d.pausedUntil).toISOString() : null,
+        accepted: d.accepted,
+        throttled: d.throttled,
+        blocked: d.blocked,
+        last_throttled_at: d.lastThrottleAt ? new Date(d.lastThrottleAt).toISOString() : null,
+      }))
+      .sort((a, b) => a.destination.localeCompare(b.destination));
+  }
+
+  close(): void {
+    for (const destination of this.destinations.values()) {
+      if (destination.pumpTimer) clearTimeout(destination.pumpTimer);
+      for (const waiter of destination.waiters.splice(0)) waiter.resolve(false);
+    }
+  }
+}

@@ -1,0 +1,138 @@
+// The campaigns API (spec 001 "Campaigns", addendum §9): thin handlers over service.ts; the
+// fan-out engine's job (engine.ts); the recipient personalization handed to the delivery
+// engine; and the hosted unsubscribe page.
+import type { FastifyRequest } from 'fastify';
+import type { Static } from '@sinclair/typebox';
+import type { Resource } from '../../platform/resource.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { Query } from '../../platform/http/lists.ts';
+import { registerJobHandler } from '../../platform/jobs.ts';
+import { errorResponses } from '../../platform/http/responses.ts';
+import { forgetPersonalizers, registerPersonalizer } from '../emails/delivery/personalize.ts';
+import * as S from './schemas.ts';
+import {
+  archiveCampaign,
+  cancelCampaign,
+  createCampaign,
+  deleteCampaign,
+  getCampaign,
+  listCampaigns,
+  pauseCampaign,
+  resumeCampaign,
+  sendCampaign,
+  updateCampaign,
+} from './service.ts';
+import { CampaignEngine, FANOUT_JOB, FANOUT_LEASE_MS } from './engine.ts';
+import { campaignReport } from './report.ts';
+import { registerUnsubscribePages, unsubscribeMailbox, unsubscribeUrl } from './unsubscribe.ts';
+
+const tags = ['Campaigns'];
+type Id = Static<typeof S.IdParams>;
+const engines = new Map<Db, CampaignEngine>();
+/** Fan-out jobs running at once per process (each turns batches of recipients into emails). */
+const FANOUT_CONCURRENCY = 2;
+
+const notFound = errorResponses({ 404: 'error' });
+const stateErrors = errorResponses({ 404: 'error', 409: 'errorMessage' });
+
+export const resource: Resource = {
+  name: 'campaigns',
+  v2(app, ctx) {
+    const workspace = (request: FastifyRequest) => request.principal.workspaceId;
+    const id = (request: FastifyRequest) => (request.params as Id).id;
+
+    app.post('/campaigns', { schema: { tags, body: S.CreateBody, response: { 201: S.CreatedCampaign } } }, async (request, reply) =>
+      reply.code(201).send(await createCampaign(ctx.db, workspace(request), request.body as Static<typeof S.CreateBody>)),
+    );
+    app.get('/campaigns', { schema: { tags, querystring: S.ListQuery, response: { 200: S.CampaignList } } }, async (request) =>
+      listCampaigns(ctx.db, workspace(request), request.query as Query, request.url),
+    );
+    app.get('/campaigns/:id', { schema: { tags, params: S.IdParams, response: { 200: S.Campaign, ...notFound } } }, async (request) =>
+      getCampaign(ctx.db, workspace(request), id(request)),
+    );
+    app.post(
+      '/campaigns/:id',
+      {
+        schema: { tags, params: S.IdParams, body: S.UpdateBody, response: { 200: S.Campaign, 422: S.RecipientsError, ...stateErrors } },
+        preValidation: async (request) => {
+          request.body ??= {};
+        },
+      },
+      async (request) => updateCampaign(ctx.db, workspace(request), id(request), request.body as Static<typeof S.UpdateBody>),
+    );
+    app.delete(
+      '/campaigns/:id',
+      { schema: { tags, params: S.IdParams, description: 'Permanent; only for a campaign that has not been sent (a scheduled one is deleted to stop it).', response: { 200: S.DeletedCampaign, ...stateErrors } } },
+      async (request) => deleteCampaign(ctx.db, workspace(request), id(request)),
+    );
+    app.post(
+      '/campaigns/:id/send',
+      {
+        schema: {
+          tags,
+          params: S.IdParams,
+          body: S.SendBody,
+          description:
+            'Sends a draft now, or schedules it for a future scheduled_at. Needs a verified workspace (403), from_email on a verified domain, a subject, html or text with an {{unsubscribe_url}}, an included audience with subscribed contacts (422 naming each missing prerequisite), and credits for the first batch (402; 2 per email, charged as each batch is enqueued).',
+          response: { 200: S.Campaign, ...errorResponses({ 402: 'errorMessage', 404: 'error', 409: 'errorMessage', 422: 'fieldValidation' }) },
+        },
+        preValidation: async (request) => {
+          request.body ??= {};
+        },
+      },
+      async (request) => sendCampaign(ctx, request.principal, id(request), (request.body as Static<typeof S.SendBody>).scheduled_at),
+    );
+    const action = (path: string, description: string, run: typeof cancelCampaign) =>
+      app.post(`/campaigns/:id/${path}`, { schema: { tags, params: S.IdParams, description, response: { 200: S.Campaign, ...stateErrors } } }, async (request) =>
+        run(ctx.db, workspace(request), id(request)),
+      );
+    action('cancel', 'Cancels a draft or sending campaign: recipients not yet enqueued are dropped (emails already created are not recalled). A scheduled campaign cannot be canceled: delete it.', cancelCampaign);
+    action('pause', 'Pauses a sending campaign within one batch; resume continues where it stopped.', pauseCampaign);
+    action('resume', 'Resumes a paused campaign.', resumeCampaign);
+    action('archive', 'Archives a draft, sent or canceled campaign (lists show archived ones with status=archived or all).', archiveCampaign);
+    app.get(
+      '/campaigns/:id/report',
+      { schema: { tags, params: S.IdParams, description: 'The campaign\'s figures, counted live (correct while it is still sending).', response: { 200: S.CampaignReport, ...notFound } } },
+      async (request) => campaignReport(ctx.db, workspace(request), id(request)),
+    );
+  },
+
+  public: (app, ctx) => registerUnsubscribePages(app, ctx),
+
+  registerJobs(ctx) {
+    engines.set(ctx.db, new CampaignEngine(ctx));
+    registerJobHandler(
+      FANOUT_JOB,
+      async (job, db) => {
+        const engine = engines.get(db);
+        if (!engine) throw new Error('no campaign engine for this database');
+        await engine.run(job);
+      },
+      { concurrency: FANOUT_CONCURRENCY, leaseMs: FANOUT_LEASE_MS },
+    );
+    // Each recipient's copy: merge values from the contact as it is now, and its unsubscribe links.
+    registerPersonalizer(ctx.db, 'campaign', async (email) => {
+      const row = await ctx.db
+        .selectFrom('campaign_recipients as r')
+        .leftJoin('contacts as c', 'c.id', 'r.contact_id')
+        .select(['r.campaign_id', 'r.contact_id', 'c.first_name', 'c.last_name', 'c.custom_fields'])
+        .where('r.email_id', '=', email.id)
+        .executeTakeFirst();
+      if (!row) return { to: email.to, values: { email: email.to } };
+      const url = unsubscribeUrl(ctx, row.campaign_id, row.contact_id);
+      return {
+        to: email.to,
+        values: { first_name: row.first_name ?? '', last_name: row.last_name ?? '', email: email.to, unsubscribe_url: url, cf: row.custom_fields ? JSON.parse(row.custom_fields) : {} },
+        listUnsubscribe: { url, mailto: `mailto:${unsubscribeMailbox(ctx, email.id, email.from_address)}?subject=unsubscribe`, oneClick: true },
+        untracked: [url],
+      };
+    });
+  },
+
+  async start(ctx) {
+    return async () => {
+      engines.delete(ctx.db);
+      forgetPersonalizers(ctx.db);
+    };
+  },
+};

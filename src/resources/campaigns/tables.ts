@@ -1,0 +1,42 @@
+// The campaigns tables (migration 0012).
+export interface CampaignsTable {
+  id: string; // cmp_
+  workspace_id: string;
+  name: string;
+  status: string; // draft | scheduled | queued | sending | paused | sent | canceled | archived
+  status_reason: string | null; // insufficient_credits | requested | null
+  subject: string;
+  from_email: string;
+  from_name: string;
+  reply_to: string;
+  preview_text: string | null;
+  html: string | null;
+  text: string | null;
+  content: string | null;
+  content_type: string; // html | text | mjml
+  recipients: string; // JSON [{audience_id, exclude}]
+  scheduled_at: string | null;
+  sent_at: string | null;
+  completed_at: string | null;
+  canceled_at: string | null;
+  content_id: string | null;
+  sending_domain_id: string | null;
+  recipient_count: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface CampaignRecipientsTable {
+  campaign_id: string;
+  contact_id: string;
+  status: string; // pending | queued | skipped | canceled
+  email_id: string | null;
+  unsubscribed_at: string | null;
+}
+
+declare module '../../platform/db/schema.ts' {
+  interface Database {
+    campaigns: CampaignsTable;
+    campaign_recipients: CampaignRecipientsTable;
+  }
+}

@@ -1,0 +1,78 @@
+// Request and response bodies of queue administration and destination states (issue 19).
+import { Type } from '@sinclair/typebox';
+import { nullable } from '../../platform/http/responses.ts';
+
+const text = (description: string) => Type.String({ description });
+
+export const Hold = Type.Object(
+  {
+    object: Type.Literal('delivery_hold', { description: 'Always delivery_hold' }),
+    id: text('hold_ id'),
+    workspace_id: nullable(text('The workspace held; null for an operator hold over every workspace')),
+    destination: nullable(text('Receiving provider (gmail, microsoft, yahoo…) or MX host held; null: any')),
+    domain: nullable(text('Recipient domain held; null: any')),
+    reason: nullable(text('Why, as given')),
+    created_at: text('When the hold was put'),
+  },
+  { title: 'DeliveryHold' },
+);
+
+export const HoldList = Type.Object({ data: Type.Array(Hold, { description: 'Holds in force, oldest first' }) }, { title: 'DeliveryHoldList' });
+
+export const CreateHoldBody = Type.Object(
+  {
+    destination: Type.Optional(nullable(Type.String({ maxLength: 253, description: 'Provider (see GET /delivery/destinations) or MX host' }))),
+    domain: Type.Optional(nullable(Type.String({ maxLength: 253, description: 'Recipient domain' }))),
+    reason: Type.Optional(nullable(Type.String({ maxLength: 500 }))),
+  },
+  { title: 'CreateDeliveryHold', additionalProperties: false, description: 'Without destination or domain the whole workspace is held' },
+);
+
+export const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+
+export const PurgeBody = Type.Object(
+  {
+    domain: Type.Optional(nullable(Type.String({ maxLength: 253, description: 'Only deliveries to this recipient domain' }))),
+    destination: Type.Optional(nullable(Type.String({ maxLength: 253, description: 'Only deliveries to this provider or MX host' }))),
+  },
+  { title: 'PurgeDeliveryQueue', additionalProperties: false },
+);
+
+export const PurgeResult = Type.Object(
+  {
+    object: Type.Literal('delivery_purge', { description: 'Always delivery_purge' }),
+    purged: Type.Integer({ description: 'Queued emails canceled (each with email.canceled)' }),
+    ids: Type.Array(Type.String(), { description: 'Their em_ ids' }),
+  },
+  { title: 'DeliveryPurge' },
+);
+
+const Limits = Type.Object(
+  {
+    connections: Type.Integer({ description: 'Connections at once' }),
+    messagesPerConnection: Type.Integer({ description: 'Messages per connection' }),
+    perMinute: nullable(Type.Number({ description: 'Configured messages per minute; null: no fixed limit' })),
+  },
+  { title: 'DestinationLimits' },
+);
+
+export const Destination = Type.Object(
+  {
+    destination: text('Provider name or MX host'),
+    provider: nullable(text('Recognised provider, or null')),
+    limits: Limits,
+    current_per_minute: nullable(Type.Number({ description: 'Pace in force now; lower than the limit after throttling answers' })),
+    state: Type.Union([Type.Literal('normal'), Type.Literal('throttled'), Type.Literal('paused')], { description: 'normal, throttled (slowed by its answers) or paused (backing off)' }),
+    in_flight: Type.Integer({ description: 'Deliveries under way' }),
+    queued: Type.Integer({ description: 'Deliveries waiting for a slot' }),
+    paused_until: nullable(text('End of the current back-off')),
+    accepted: Type.Integer({ description: 'Messages accepted since the worker started' }),
+    throttled: Type.Integer({ description: 'Throttling answers (421, 4.7.x, try again later)' }),
+    blocked: Type.Integer({ description: 'Blocks about the sender (reputation, policy)' }),
+    last_throttled_at: nullable(text('Last throttling answer or block')),
+    updated_at: text('When a delivery worker last wrote this state'),
+  },
+  { title: 'DeliveryDestination' },
+);
+
+export const DestinationList = Type.Object({ data: Type.Array(Destination, { description: 'Every destination the workers delivered to, by name' }) }, { title: 'DeliveryDestinationList' });

@@ -1,0 +1,44 @@
+// The bounce reader against a broad corpus of real-world bounces, DSN variants, ARF reports
+// and auto-replies from many MTAs and providers (test/fixtures/bounces, sources in its README).
+// The expectation of every sample is the one its source project states for it, mapped onto
+// our reasons (fromSisimaiReason). Set BOUNCE_CORPUS_VERBOSE=1 to list the misses.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { parseBounce } from '../../src/mail/bounces.ts';
+import { fromSisimaiReason } from '../../src/mail/bounce-reasons.ts';
+
+const root = new URL('../fixtures/bounces/', import.meta.url).pathname;
+
+interface Expected {
+  recipients: Array<{ status: string; reply: string; reason: string; hard: boolean; feedbackType?: string }>;
+}
+
+function corpus(dir: string): Array<{ file: string; raw: Buffer; expected: Expected }> {
+  const expected = JSON.parse(readFileSync(`${root}${dir}/expected.json`, 'utf8')) as Record<string, Expected>;
+  return readdirSync(`${root}${dir}`)
+    .filter((file) => file.endsWith('.eml') && expected[file])
+    .map((file) => ({ file: `${dir}/${file}`, raw: readFileSync(`${root}${dir}/${file}`), expected: expected[file] }));
+}
+
+test('the bounce reader classifies the real-world corpus (reason of the failed recipient)', async () => {
+  const samples = corpus('sisimai');
+  assert.ok(samples.length >= 500, `corpus has ${samples.length} samples`);
+  const misses: string[] = [];
+  let recipientMisses = 0;
+  for (const sample of samples) {
+    const report = await parseBounce(sample.raw);
+    const first = sample.expected.recipients[0];
+    const want = first.reason === 'delivered' ? 'delivered' : fromSisimaiReason(first.reason);
+    const got = want === 'delivered' ? (report.kind === 'delivered' ? 'delivered' : report.kind) : report.reason;
+    if (got !== want) misses.push(`${sample.file}: want ${want} (${first.reason} ${first.status} ${first.reply}), got ${got} [${report.kind}/${report.source}] ${report.status ?? ''} ${(report.diagnostic ?? '').slice(0, 140)}`);
+    // Bounces and complaints must name the recipient (or be tied back through VERP/headers).
+    if ((report.kind === 'bounce' || report.kind === 'complaint') && !report.recipient && !report.originalMessageId) recipientMisses++;
+  }
+  const rate = 1 - misses.length / samples.length;
+  if (process.env.BOUNCE_CORPUS_VERBOSE) console.log(misses.join('\n'));
+  console.log(`bounce corpus: ${samples.length - misses.length}/${samples.length} classified correctly (${(rate * 100).toFixed(1)}%), ${recipientMisses} reports with neither recipient nor original Message-ID`);
+  assert.ok(rate >= MIN_RATE, `recognition rate ${(rate * 100).toFixed(1)}% below ${MIN_RATE * 100}%:\n${misses.slice(0, 40).join('\n')}`);
+});
+
+const MIN_RATE = 0.76;

@@ -1,0 +1,66 @@
+// Traffic shaping per destination against loopback receivers that behave like real ones: one
+// that throttles with 421 above a rate (the pace falls to what it accepts, then recovers step
+// by step), one that answers a reputation block (the destination is slowed and paused), the
+// provider table, operator overrides and transactional-before-bulk.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { composeMessage } from '../../src/mail/compose.ts';
+import { SmtpDelivery } from '../../src/mail/smtp-delivery.ts';
+import { destinationOf, parseShapingOverrides, TrafficShaper } from '../../src/mail/shaping.ts';
+import { createResolver } from '../../src/platform/dns.ts';
+import { startDnsServer } from '../helpers/dns-server.ts';
+import { startSmtpSink } from '../helpers/smtp-sink.ts';
+
+async function setup(t: import('node:test').TestContext, sinkOptions: Parameters<typeof startSmtpSink>[0], shaper: TrafficShaper) {
+  const dns = await startDnsServer();
+  const sink = await startSmtpSink({ rules: [], keepMessages: false, ...sinkOptions });
+  const resolver = createResolver([dns.address], { timeoutMs: 300, tries: 1 });
+  dns.set('rcpt.test', 'MX', [{ exchange: 'mx.rcpt.test', priority: 10 }]);
+  dns.set('mx.rcpt.test', 'A', [sink.host]);
+  const delivery = new SmtpDelivery({ resolver, heloName: 'mta.postlane.test', mxPort: sink.port, connectionTimeoutMs: 5000, greetingTimeoutMs: 5000, socketTimeoutMs: 5000, shaper, throttleRetries: 20 });
+  t.after(async () => {
+    shaper.close();
+    await delivery.close();
+    await sink.close();
+    await dns.close();
+  });
+  return { sink, delivery };
+}
+
+const raw = () => composeMessage({ from: 'Acme <news@acme.test>', to: ['bob@rcpt.test'], subject: 'Hello', text: 'Hi', messageId: `${Math.random()}@acme.test` });
+
+/** Messages per second the sink accepted between two instants. */
+function rateSeen(acceptedAt: number[], from: number, to: number): number {
+  return acceptedAt.filter((at) => at >= from && at < to).length / ((to - from) / 1000);
+}
+
+test('a receiver throttling with 421 above 20/s: nothing fails, the pace falls to its limit, then recovers step by step', async (t) => {
+  const shaper = new TrafficShaper({ recoveryStepMs: 300 });
+  const { sink, delivery } = await setup(t, { throttle: { perSecond: 20 } }, shaper);
+  const message = await raw();
+  const outcomes = await Promise.all(Array.from({ length: 120 }, (_, i) => delivery.deliver({ from: 'b@acme.test', to: `u${i}@rcpt.test`, raw: message })));
+  assert.deepEqual([...new Set(outcomes.map((o) => o.kind))], ['delivered'], 'every message delivered (throttled answers retried at the new pace)');
+  assert.equal(sink.accepted, 120);
+  const [state] = shaper.states();
+  assert.equal(state.destination, 'mx.rcpt.test');
+  assert.ok(state.throttled > 0, 'the receiver did throttle');
+  assert.ok(state.current_per_minute !== null && state.current_per_minute <= 20 * 60 * 1.5, `pace fell to about the limit (a probe may be just above it): ${state.current_per_minute}/min`);
+  // After the first throttles, the sink saw about its limit and never much more.
+  const first = sink.acceptedAt[0];
+  const last = sink.acceptedAt[sink.acceptedAt.length - 1];
+  const steady = rateSeen(sink.acceptedAt, first + 1500, last);
+  // Never above the receiver's limit; the floor only proves the pace did not collapse (a busy
+  // CI machine delivers more slowly than the receiver allows).
+  assert.ok(steady <= 22 && steady >= 8, `steady rate ${steady.toFixed(1)}/s near the receiver's 20/s`);
+
+  // The receiver accepts again (we stay below its limit): every clean step raises the pace.
+  const before = state.current_per_minute!;
+  // The pace a probe was throttled at holds for 15 clean steps, then probing goes on.
+  await new Promise((resolve) => setTimeout(resolve, 15 * 300));
+  for (let i = 0; i < 4; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    await delivery.deliver({ from: 'b@acme.test', to: `again${i}@rcpt.test`, raw: message });
+  }
+  const after = shaper.states()[0].current_per_minute!;
+  assert.ok(after > before, `pace recovers: ${before} → ${after}`);
+});
