@@ -45,15 +45,24 @@ function containsNul(value: unknown, depth = 0): boolean {
 }
 
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
+  // Fastify's own per-request logging (a line per request and response) is for debug and
+  // trace only. At other levels Fastify runs without a logger: then it creates no logger per
+  // request and hangs no response listeners on each reply (together a measurable share of a
+  // small request's cost); our own lines (the error handler's) go to ctx.log.
+  const requestLogging = ctx.config.logLevel === 'debug' || ctx.config.logLevel === 'trace';
   const app = Fastify({
-    loggerInstance: ctx.log,
+    ...(requestLogging
+      ? {
+          loggerInstance: ctx.log,
+          logController: new LogController({ disableRequestLogging: false }),
+          // One logger for every request instead of a child per request; the few
+          // request-scoped lines name the request id themselves.
+          childLoggerFactory: (logger) => logger,
+        }
+      : { logger: false }),
     bodyLimit: BODY_LIMIT,
-    logController: new LogController({ disableRequestLogging: ctx.config.logLevel !== 'debug' && ctx.config.logLevel !== 'trace' }),
     trustProxy: false,
     routerOptions: { ignoreTrailingSlash: true },
-    // One logger for every request instead of a child per request (a measurable share of a
-    // small request's cost); the few request-scoped lines name the request id themselves.
-    childLoggerFactory: (logger) => logger,
   });
 
   const bodyAjv = makeAjv({ coerceTypes: false });
@@ -102,7 +111,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       const message = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'Request body is larger than 50 MB' : error.message;
       return reply.code(status).send(frameworkError(status, message).body);
     }
-    request.log.error({ err: error, reqId: request.id, url: request.url }, 'unhandled error');
+    ctx.log.error({ err: error, reqId: request.id, url: request.url }, 'unhandled error');
     return reply.code(500).send({ statusCode: 500, error: reasonPhrase(500), message: 'Internal server error' });
   });
 
