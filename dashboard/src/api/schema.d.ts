@@ -6907,7 +6907,9 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Messages by field */
                             errors: {
+                                /** @description What is wrong with the recipients given */
                                 recipients: string[];
                             } & {
                                 [key: string]: string[];
