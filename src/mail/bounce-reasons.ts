@@ -76,10 +76,6 @@ const VENDOR: Array<[string, RegExp]> = [
   ['systemerror', /malformed address|does not support tls/],
 ];
 
-// A "user unknown" answered after DATA (the recipient had been accepted) is the recipient's
-// filter speaking, as Sisimai reads it.
-const AFTER_DATA = /end of data|after data|in reply to data|>>> data/;
-
 /** Ordered "aligned" search: every part appears, each after the previous one (Sisimai::String->aligned). */
 function aligned(text: string, parts: string[]): boolean {
   let from = 0;
@@ -113,7 +109,21 @@ type ReasonInput = {
   action?: string | null;
   /** The report's human-readable part: read when the diagnostic says nothing, and for the SMTP stage. */
   context?: string | null;
+  /** The SMTP command that was answered (RCPT, DATA, MAIL…), when known. */
+  command?: string | null;
 };
+
+// Wordings that only a recipient lookup produces (Exchange/Office 365 directory lookups,
+// "mailbox unavailable"), whatever the command.
+const RECIPIENT_NOT_FOUND = /recipientnotfound|recipient not found|unknown recipient|mailbox unavailable|resolver\.adr\./;
+
+/** The SMTP command a report says was answered, from its wording. */
+function commandIn(text: string): string | null {
+  if (/in reply to rcpt|rcpt to|>>> rcpt|after rcpt/.test(text)) return 'RCPT';
+  if (/end of data|after data|in reply to data|>>> data|data command/.test(text)) return 'DATA';
+  if (/in reply to mail from|>>> mail from|mail from command/.test(text)) return 'MAIL';
+  return null;
+}
 
 function sisimaiName(input: ReasonInput): string {
   const name = sisimaiNameOf(input, (input.diagnostic ?? '').toLowerCase().replace(/\s+/g, ' '));
@@ -130,7 +140,15 @@ function sisimaiNameOf(input: ReasonInput, text: string): string {
   const byStatus = STATUS_NAMES[status] ?? '';
   if (!/grey ?list|gray ?list/.test(text)) for (const [name, pattern] of OWN) if (pattern.test(text)) return name;
   for (const name of FIRST) {
-    if (byStatus === name || matches(name, text)) return name === 'userunknown' && AFTER_DATA.test(text) ? 'filtered' : name;
+    if (byStatus === name) return name;
+    if (!matches(name, text)) continue;
+    // "User unknown" without a 5.1.1 status counts only when RCPT TO was answered; after the
+    // recipient was accepted (DATA, or no telling) it is the recipient's filter (Sisimai's rule).
+    if (name === 'userunknown' && !RECIPIENT_NOT_FOUND.test(text)) {
+      const command = input.command?.toUpperCase().split(' ')[0] ?? commandIn(`${text} ${(input.context ?? '').toLowerCase()}`);
+      if (command !== 'RCPT' && command !== 'MAIL') return 'filtered';
+    }
+    return name;
   }
   for (const name of SECOND) if (matches(name, text)) return name;
   for (const [name, pattern] of VENDOR) if (pattern.test(text)) return name;

@@ -144,7 +144,7 @@ export function classifySmtpError(error: SmtpError): Omit<HostAttempt, 'mxHost' 
     // A refused login at a smarthost is our configuration, not the recipient: retry later.
     // A 5xx that is about the sender (reputation, blocklist, policy, rate) is a block, not a
     // bounce: retried later and never a reason to suppress the recipient (issue 19, postal #60).
-    const reason = classifyReason({ status: enhancedCodeOf(response) ?? String(code), diagnostic: response }).reason;
+    const reason = classifyReason({ status: enhancedCodeOf(response) ?? String(code), diagnostic: response, command: error.command ?? null }).reason;
     const senderBlock = isSenderBlock(reason);
     const kind: DeliveryKind = permanent && error.code !== 'EAUTH' && !senderBlock ? 'permanent' : 'temporary';
     return { kind, code, enhancedCode: enhancedCodeOf(response) ?? (kind === 'permanent' ? '5.0.0' : '4.0.0'), response, hostLevel, reason };
