@@ -59,6 +59,12 @@ const STATUS_NAMES = phrases.status as Record<string, string>;
 // Our own wordings, tried before Sisimai's lists: reputation words that a 550 often carries
 // (postal #60) and throttling replies.
 const OWN: Array<[string, RegExp]> = [
+  // Yahoo's TSS04 deferrals are about complaints and reputation, not only volume.
+  ['badreputation', /\[ts0[1-4]\]|\[tss0\d\]|due to (unexpected volume or )?user complaints/i],
+  ['suspend', /account is disabled|account has been disabled|mailbox (is )?disabled|account (is |has been )?suspended|temporar(y|ily) locked/i],
+  ['networkerror', /dns query failed|malformed or unexpected name server reply|wasn't able to establish an smtp connection/i],
+  ['expired', /message expired, connection refused/i],
+  ['speeding', /receiving mail at a rate that/i],
   ['speeding', /rate limit|too many (messages|connections|recipients|mails)|try again later|throttl|temporarily deferred|4\.7\.28|exceeded .*(rate|limit)/i],
   ['badreputation', /reputation|poor sender|spamhaus|barracuda|spamcop|\bRBL\b|\bDNSBL\b|block ?list|blacklist/i],
 ];
@@ -74,6 +80,8 @@ const VENDOR: Array<[string, RegExp]> = [
   ['mailboxfull', /user mailbox exceeds allowed size|mailbox (is )?full|over ?quota/],
   ['rejected', /groups\.google\.com\/support|not have permission to post/],
   ['systemerror', /malformed address|does not support tls/],
+  ['securityerror', /smtp authentication|authentication required/],
+  ['syntaxerror', /command parameter not implemented|syntax error in parameters/],
 ];
 
 /** Ordered "aligned" search: every part appears, each after the previous one (Sisimai::String->aligned). */
