@@ -150,11 +150,12 @@ function sisimaiNameOf(input: ReasonInput, text: string): string {
   for (const name of FIRST) {
     if (byStatus === name) return name;
     if (!matches(name, text)) continue;
-    // "User unknown" without a 5.1.1 status counts only when RCPT TO was answered; after the
-    // recipient was accepted (DATA, or no telling) it is the recipient's filter (Sisimai's rule).
+    // "User unknown" without a 5.1.1 status answered after DATA (the recipient had been
+    // accepted) is the recipient's filter (Sisimai's rule); when the command is not known it
+    // is taken for what it says (Sisimai's default would be the filter: we rather suppress).
     if (name === 'userunknown' && !RECIPIENT_NOT_FOUND.test(text)) {
       const command = input.command?.toUpperCase().split(' ')[0] ?? commandIn(`${text} ${(input.context ?? '').toLowerCase()}`);
-      if (command !== 'RCPT' && command !== 'MAIL') return 'filtered';
+      if (command === 'DATA') return 'filtered';
     }
     return name;
   }
