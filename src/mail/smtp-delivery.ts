@@ -81,7 +81,7 @@ export interface SmtpDeliveryOptions {
   shaper?: TrafficShaper | null;
   /** How long a message waits for a slot of its destination before it is deferred (default 30 s). */
   shapingMaxWaitMs?: number;
-  /** Throttled answers retried at the destination's new pace within one delivery (default 3). */
+  /** Throttled answers retried at the destination's new pace within one delivery (default 8). */
   throttleRetries?: number;
   /** MTA-STS policies of recipient domains (default: looked up through `resolver`); null turns it off. */
   mtaSts?: MtaSts | null;
@@ -236,7 +236,7 @@ export class SmtpDelivery {
       random: options.random,
       shaper: options.shaper ?? null,
       shapingMaxWaitMs: options.shapingMaxWaitMs ?? 30_000,
-      throttleRetries: options.throttleRetries ?? 3,
+      throttleRetries: options.throttleRetries ?? 8,
       tlsCa: options.tlsCa,
     };
     this.mtaSts = options.mtaSts === undefined ? new MtaSts({ resolver: options.resolver, ca: options.tlsCa }) : options.mtaSts;
