@@ -37,6 +37,7 @@ export async function deliveryCommand(args: string[]): Promise<number> {
         return 0;
       }
       case 'hold': {
+        if (!values.workspace && !values.destination && !values.domain) throw new UsageError('a hold over every workspace needs --destination or --domain (or give --workspace ID)');
         const hold = await withDatabase((db) => createHold(db, values.workspace ?? null, { destination: values.destination, domain: values.domain, reason: values.reason }));
         if (values.json) return out(holdObject(hold)), 0;
         process.stdout.write(`Hold ${hold.id}: ${describe(hold)}. Release with: postlane delivery release ${hold.id}\n`);

@@ -59,6 +59,12 @@ const STATUS_NAMES = phrases.status as Record<string, string>;
 // Our own wordings, tried before Sisimai's lists: reputation words that a 550 often carries
 // (postal #60) and throttling replies.
 const OWN: Array<[string, RegExp]> = [
+  // Yahoo's TSS04 deferrals are about complaints and reputation, not only volume.
+  ['badreputation', /\[ts0[1-4]\]|\[tss0\d\]|due to (unexpected volume or )?user complaints/i],
+  ['suspend', /account is disabled|account has been disabled|mailbox (is )?disabled|account (is |has been )?suspended|temporar(y|ily) locked/i],
+  ['networkerror', /dns query failed|malformed or unexpected name server reply|wasn't able to establish an smtp connection/i],
+  ['expired', /message expired, connection refused/i],
+  ['speeding', /receiving mail at a rate that/i],
   ['speeding', /rate limit|too many (messages|connections|recipients|mails)|try again later|throttl|temporarily deferred|4\.7\.28|exceeded .*(rate|limit)/i],
   ['badreputation', /reputation|poor sender|spamhaus|barracuda|spamcop|\bRBL\b|\bDNSBL\b|block ?list|blacklist/i],
 ];
@@ -74,11 +80,9 @@ const VENDOR: Array<[string, RegExp]> = [
   ['mailboxfull', /user mailbox exceeds allowed size|mailbox (is )?full|over ?quota/],
   ['rejected', /groups\.google\.com\/support|not have permission to post/],
   ['systemerror', /malformed address|does not support tls/],
+  ['securityerror', /smtp authentication|authentication required/],
+  ['syntaxerror', /command parameter not implemented|syntax error in parameters/],
 ];
-
-// A "user unknown" answered after DATA (the recipient had been accepted) is the recipient's
-// filter speaking, as Sisimai reads it.
-const AFTER_DATA = /end of data|after data|in reply to data|>>> data/;
 
 /** Ordered "aligned" search: every part appears, each after the previous one (Sisimai::String->aligned). */
 function aligned(text: string, parts: string[]): boolean {
@@ -113,7 +117,21 @@ type ReasonInput = {
   action?: string | null;
   /** The report's human-readable part: read when the diagnostic says nothing, and for the SMTP stage. */
   context?: string | null;
+  /** The SMTP command that was answered (RCPT, DATA, MAIL…), when known. */
+  command?: string | null;
 };
+
+// Wordings that only a recipient lookup produces (Exchange/Office 365 directory lookups,
+// "mailbox unavailable"), whatever the command.
+const RECIPIENT_NOT_FOUND = /recipientnotfound|recipient not found|unknown recipient|mailbox unavailable|resolver\.adr\./;
+
+/** The SMTP command a report says was answered, from its wording. */
+function commandIn(text: string): string | null {
+  if (/in reply to rcpt|rcpt to|>>> rcpt|after rcpt/.test(text)) return 'RCPT';
+  if (/end of data|after data|in reply to data|>>> data|data command/.test(text)) return 'DATA';
+  if (/in reply to mail from|>>> mail from|mail from command/.test(text)) return 'MAIL';
+  return null;
+}
 
 function sisimaiName(input: ReasonInput): string {
   const name = sisimaiNameOf(input, (input.diagnostic ?? '').toLowerCase().replace(/\s+/g, ' '));
@@ -130,7 +148,16 @@ function sisimaiNameOf(input: ReasonInput, text: string): string {
   const byStatus = STATUS_NAMES[status] ?? '';
   if (!/grey ?list|gray ?list/.test(text)) for (const [name, pattern] of OWN) if (pattern.test(text)) return name;
   for (const name of FIRST) {
-    if (byStatus === name || matches(name, text)) return name === 'userunknown' && AFTER_DATA.test(text) ? 'filtered' : name;
+    if (byStatus === name) return name;
+    if (!matches(name, text)) continue;
+    // "User unknown" without a 5.1.1 status answered after DATA (the recipient had been
+    // accepted) is the recipient's filter (Sisimai's rule); when the command is not known it
+    // is taken for what it says (Sisimai's default would be the filter: we rather suppress).
+    if (name === 'userunknown' && !RECIPIENT_NOT_FOUND.test(text)) {
+      const command = input.command?.toUpperCase().split(' ')[0] ?? commandIn(`${text} ${(input.context ?? '').toLowerCase()}`);
+      if (command === 'DATA') return 'filtered';
+    }
+    return name;
   }
   for (const name of SECOND) if (matches(name, text)) return name;
   for (const [name, pattern] of VENDOR) if (pattern.test(text)) return name;

@@ -95,9 +95,9 @@ export function classifyRcptReply(code: number, text: string): MailboxOutcome {
   const temporary = code >= 400 && code < 500;
   if (temporary && (enhanced === '4.7.1' || GREYLISTED.test(text))) {
     // "4.2.2 mailbox full, try again later" is a full mailbox, not greylisting.
-    if (classifyReason({ status: enhanced ?? String(code), diagnostic: text }).reason !== 'mailbox_full') return 'greylisted';
+    if (classifyReason({ status: enhanced ?? String(code), diagnostic: text, command: 'RCPT' }).reason !== 'mailbox_full') return 'greylisted';
   }
-  const { reason } = classifyReason({ status: enhanced ?? String(code), diagnostic: text });
+  const { reason } = classifyReason({ status: enhanced ?? String(code), diagnostic: text, command: 'RCPT' });
   if (reason === 'mailbox_full') return 'inbox_full';
   if (reason === 'suspended') return 'disabled';
   if (temporary) return 'temporary';

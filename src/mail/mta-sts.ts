@@ -50,8 +50,7 @@ export class MtaSts {
     let id: string | false;
     try {
       id = await resolvePolicy(domain, { resolver: this.dnsResolve as never });
-    } catch (error) {
-      if (process.env.MTA_STS_DEBUG) console.error('MTA-STS TXT', domain, error);
+    } catch {
       // DNS trouble: a still valid cached policy stays in force.
       return cached && cached.expiresAt > now ? cached : null;
     }
@@ -69,8 +68,7 @@ export class MtaSts {
       if (this.cache.size > 10_000) this.cache.clear();
       this.cache.set(domain, policy);
       return policy.mode === 'none' ? null : policy;
-    } catch (error) {
-      if (process.env.MTA_STS_DEBUG) console.error('MTA-STS', domain, error);
+    } catch {
       return cached && cached.expiresAt > now ? cached : null;
     }
   }

@@ -113,6 +113,7 @@ interface Waiter {
 
 const RECOVERY_STEP_MS = 2_000;
 const RECOVERY_FACTOR = 1.1;
+const SETTLED_FACTOR = 1.03;
 /** Recovery steps without a throttle before probing past the pace a probe was throttled at. */
 const CAPPED_STEPS = 15;
 const THROTTLE_PAUSE_MS = 1_000;
@@ -131,6 +132,10 @@ class Destination {
   lastStepAt = 0;
   /** The pace (per minute) settled on after a probe was throttled; probing pauses there (0: none). */
   learned = 0;
+  /** The pace before the last raise: where a throttled probe returns to. */
+  lastGood = 0;
+  /** A probe has been throttled: later probes take small steps. */
+  settled = false;
   accepted = 0;
   throttled = 0;
   blocked = 0;
@@ -286,10 +291,15 @@ export class TrafficShaper {
         const took = destination.acceptedInLast(1_000, now) * 60;
         destination.rate = Math.max(MIN_PER_MINUTE, Math.min(took > 0 ? took * 0.97 : 60, destination.limits.perMinute ?? Number.POSITIVE_INFINITY));
         destination.learned = 0;
+        destination.lastGood = 0;
+        destination.settled = false;
       } else if (!sameEpisode) {
-        // A probe went too far: just below it, and the probing stops there for a while.
-        destination.rate = Math.max(MIN_PER_MINUTE, destination.rate! * 0.95);
+        // A probe went too far: back to the pace before it, and the probing stops there for a
+        // while; without a probe (jitter at a steady pace) a little lower.
+        const probed = destination.lastGood > 0 && destination.rate! > destination.lastGood;
+        destination.rate = Math.max(MIN_PER_MINUTE, probed ? destination.lastGood : destination.rate! * 0.98);
         destination.learned = destination.rate;
+        destination.settled = true;
       }
       // The first lesson waits out the receiver's window; later ones only skip a beat.
       const pause = firstLesson ? THROTTLE_PAUSE_MS : Math.max(100, 2 * (60_000 / destination.rate!));
@@ -318,7 +328,9 @@ export class TrafficShaper {
       if (now - destination.lastThrottleAt < CAPPED_STEPS * this.recoveryStepMs) return;
       destination.learned = 0;
     }
-    const next = destination.rate * RECOVERY_FACTOR;
+    // Big steps while learning, small ones once a limit was found.
+    const next = destination.rate * (destination.settled ? SETTLED_FACTOR : RECOVERY_FACTOR);
+    destination.lastGood = destination.rate;
     if (limit !== null && next >= limit) destination.rate = limit;
     // Without a fixed limit, the learned pace is dropped after a long clean stretch.
     else if (limit === null && now - destination.lastThrottleAt > 300 * this.recoveryStepMs) destination.rate = null;

@@ -81,7 +81,7 @@ export interface SmtpDeliveryOptions {
   shaper?: TrafficShaper | null;
   /** How long a message waits for a slot of its destination before it is deferred (default 30 s). */
   shapingMaxWaitMs?: number;
-  /** Throttled answers retried at the destination's new pace within one delivery (default 3). */
+  /** Throttled answers retried at the destination's new pace within one delivery (default 8). */
   throttleRetries?: number;
   /** MTA-STS policies of recipient domains (default: looked up through `resolver`); null turns it off. */
   mtaSts?: MtaSts | null;
@@ -144,7 +144,7 @@ export function classifySmtpError(error: SmtpError): Omit<HostAttempt, 'mxHost' 
     // A refused login at a smarthost is our configuration, not the recipient: retry later.
     // A 5xx that is about the sender (reputation, blocklist, policy, rate) is a block, not a
     // bounce: retried later and never a reason to suppress the recipient (issue 19, postal #60).
-    const reason = classifyReason({ status: enhancedCodeOf(response) ?? String(code), diagnostic: response }).reason;
+    const reason = classifyReason({ status: enhancedCodeOf(response) ?? String(code), diagnostic: response, command: error.command ?? null }).reason;
     const senderBlock = isSenderBlock(reason);
     const kind: DeliveryKind = permanent && error.code !== 'EAUTH' && !senderBlock ? 'permanent' : 'temporary';
     return { kind, code, enhancedCode: enhancedCodeOf(response) ?? (kind === 'permanent' ? '5.0.0' : '4.0.0'), response, hostLevel, reason };
@@ -236,7 +236,7 @@ export class SmtpDelivery {
       random: options.random,
       shaper: options.shaper ?? null,
       shapingMaxWaitMs: options.shapingMaxWaitMs ?? 30_000,
-      throttleRetries: options.throttleRetries ?? 3,
+      throttleRetries: options.throttleRetries ?? 8,
       tlsCa: options.tlsCa,
     };
     this.mtaSts = options.mtaSts === undefined ? new MtaSts({ resolver: options.resolver, ca: options.tlsCa }) : options.mtaSts;

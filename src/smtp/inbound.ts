@@ -40,6 +40,8 @@ export const INBOUND_MAX_RECIPIENTS = 100;
 
 type Target =
   | { kind: 'report'; emailId: string }
+  /** A report to a return-path host whose local part is no (valid) VERP address: tied by the returned message's headers. */
+  | { kind: 'loose-report'; workspaceId: string | null }
   | { kind: 'inbound'; workspaceId: string; domainId: string }
   | { kind: 'dmarc'; mailbox: ReportMailbox }
   | { kind: 'unsubscribe'; emailId: string };
@@ -60,6 +62,12 @@ async function classify(ctx: AppContext, address: string): Promise<Target | { re
   const mailbox = await findReportMailbox(ctx.db, address, ctx.config.mailHostname);
   if (mailbox) return { kind: 'dmarc', mailbox };
   const domain = await findDomainByHost(ctx.db, domainOf(address));
+  // Reports some MTAs send to a mangled return path (or postmaster@) of one of our return-path hosts.
+  // A VERP-shaped address whose MAC fails stays refused (forged); other local parts are read.
+  const verpShaped = /^b\+/i.test(address);
+  if (!verpShaped && (domain?.role === 'return_path' || domainOf(address).toLowerCase() === ctx.config.returnPathHost.toLowerCase())) {
+    return { kind: 'loose-report', workspaceId: domain?.role === 'return_path' ? domain.workspaceId : null };
+  }
   if (!domain || domain.role !== 'inbound' || !domain.verified) return null;
   // Each received message costs a credit: an empty balance is a temporary refusal, so the
   // sender's queue delivers it once credits are added (without telling strangers why).
@@ -239,9 +247,19 @@ export function createInboundServer(ctx: AppContext, tls: TlsMaterial): SMTPServ
           else if (target?.kind === 'unsubscribe') await unsubscribeByEmail(ctx, target.emailId);
         }
         for (const mailbox of mailboxes.values()) await receiveReportMail(ctx.db, mailbox, raw);
-        if (reports.length > 0) {
+        const loose = recipients.map((address) => seen.get(address.toLowerCase())).filter((t): t is Extract<Target, { kind: 'loose-report' }> => t?.kind === 'loose-report');
+        if (reports.length > 0 || loose.length > 0) {
           const report = await parseBounce(raw);
           for (const emailId of new Set(reports)) await applyReport(ctx, emailId, report);
+          // No VERP id: the returned message's Message-ID names the email (in that workspace when known).
+          if (reports.length === 0 && report.originalMessageId) {
+            let query = ctx.db.selectFrom('emails').select(['id']).where('message_id', '=', report.originalMessageId).where('type', '=', 'outbound');
+            const workspaces = [...new Set(loose.map((t) => t.workspaceId))];
+            if (!workspaces.includes(null)) query = query.where('workspace_id', 'in', workspaces as string[]);
+            const matched = await query.limit(2).execute();
+            // Only an unambiguous match is applied.
+            if (matched.length === 1) await applyReport(ctx, matched[0].id, report);
+          }
         }
         const ids = inbound.length > 0 ? await storeInbound(ctx, session, raw, inbound) : [];
         return ids.length > 0 ? `2.0.0 OK: queued as ${ids[0]}` : '2.0.0 OK';

@@ -64,3 +64,36 @@ test('a receiver throttling with 421 above 20/s: nothing fails, the pace falls t
   const after = shaper.states()[0].current_per_minute!;
   assert.ok(after > before, `pace recovers: ${before} → ${after}`);
 });
+
+test('providers are recognised by MX host; operators override limits; transactional mail goes first', async () => {
+  assert.deepEqual(destinationOf('gmail-smtp-in.l.google.com.'), { key: 'gmail', provider: 'gmail' });
+  assert.deepEqual(destinationOf('example-com.mail.protection.outlook.com'), { key: 'microsoft', provider: 'microsoft' });
+  assert.deepEqual(destinationOf('mta7.am0.yahoodns.net'), { key: 'yahoo', provider: 'yahoo' });
+  assert.deepEqual(destinationOf('MX.Example.ORG'), { key: 'mx.example.org', provider: null });
+  assert.throws(() => parseShapingOverrides('{"gmail":{"perMinute":-1}}'), /positive number/);
+  const shaper = new TrafficShaper({ overrides: parseShapingOverrides('{"gmail":{"perMinute":600},"mx.one.test":{"connections":1}}') });
+  assert.equal(shaper.limitsFor('gmail', 'gmail').perMinute, 600);
+  assert.equal(shaper.limitsFor('gmail', 'gmail').connections, 20);
+
+  // One connection: whoever waits, a transactional message is served before bulk ones.
+  const first = await shaper.acquire('mx.one.test', 'bulk', 1000);
+  assert.ok(first);
+  const order: string[] = [];
+  // Each served message is delivered at once (its slot released), which serves the next.
+  const serve = (name: string, priority: 'bulk' | 'transactional') =>
+    shaper.acquire('mx.one.test', priority, 1000).then((slot) => {
+      assert.ok(slot, `${name} got a slot`);
+      order.push(name);
+      slot.release('accepted');
+    });
+  const waiting = [serve('bulk-1', 'bulk'), serve('bulk-2', 'bulk'), serve('transactional', 'transactional')];
+  assert.equal(shaper.states()[0].queued, 3);
+  first.release('accepted');
+  await Promise.all(waiting);
+  assert.deepEqual(order, ['transactional', 'bulk-1', 'bulk-2']);
+  // No slot within the wait: null (the delivery is deferred, not failed).
+  const held = await shaper.acquire('mx.one.test', 'bulk', 1000);
+  assert.equal(await shaper.acquire('mx.one.test', 'bulk', 50), null);
+  held?.release('accepted');
+  shaper.close();
+});

@@ -141,6 +141,19 @@ test('an ARF report to the VERP address marks the email complained with a compla
   assert.deepEqual((await app.eventsOf(email.id)).map((e) => e.type), ['email.accepted', 'email.delivered', 'email.complained']);
 });
 
+test('a report to another address at the return-path host is tied to its email by the returned Message-ID', async () => {
+  const email = await deliveredEmail('gone-loose@example.org');
+  const host = email.verp.slice(email.verp.lastIndexOf('@') + 1);
+  // Some MTAs report to postmaster@ of the return-path host instead of the VERP sender.
+  const sent = await submit(mx(), { envelope: { from: '', to: [`postmaster@${host}`] }, raw: dsn(`postmaster@${host}`, 'gone-loose@example.org', email.messageId) });
+  assert.equal(sent.response, '250 2.0.0 OK');
+  const row = await app.waitForStatus(email.id, 'bounced');
+  assert.deepEqual([row.bounce_reason, row.bounce_type], ['user_unknown', 'hard']);
+  // An unknown Message-ID changes nothing (and is still accepted: no backscatter).
+  const stray = await submit(mx(), { envelope: { from: '', to: [`postmaster@${host}`] }, raw: dsn(`postmaster@${host}`, 'x@example.org', '<nobody@acme.test>') });
+  assert.equal(stray.response, '250 2.0.0 OK');
+});
+
 test('forged or unknown VERP addresses and random recipients get 550 5.1.1 at RCPT', async () => {
   const email = await deliveredEmail('real@example.org');
   const forged = email.verp.replace(/\.([0-9a-f]{16})@/, (_m, mac: string) => `.${mac.startsWith('0') ? '1' : '0'}${mac.slice(1)}@`);

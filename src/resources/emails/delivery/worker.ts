@@ -25,6 +25,8 @@ import { recordAttempted, recordBouncedAtDelivery, recordDelivered, recordFailed
 import { parseShapingOverrides, TrafficShaper, type Priority } from '../../../mail/shaping.ts';
 import { activeHolds, holdFor, HOLD_RECHECK_MS, saveDestinationStates } from '../../delivery-queue/service.ts';
 
+/** A delivery the destination throttled beyond its in-delivery retries is tried again after this. */
+const THROTTLED_RETRY_MS = 10_000;
 /** How often the shaper's state is written for the API and the CLI. */
 const STATE_SNAPSHOT_MS = 5_000;
 
@@ -186,8 +188,10 @@ export class DeliveryWorker {
       await recordFailed(this.db, email.id, `Not delivered within ${hours} hours; last answer: ${outcome.mxHost ? `${outcome.mxHost}: ` : ''}${outcome.response}`, outcome);
       return;
     }
-    // The last try happens at the end of the window, not after it.
-    const next = Math.floor(Math.min(now + retryDelayMs(job.attempts), deadline));
+    // The last try happens at the end of the window, not after it. A throttled delivery comes
+    // back soon: the destination's pace (traffic shaping) decides when it goes, not the backoff.
+    const delay = outcome.reason === 'rate_limited' ? THROTTLED_RETRY_MS * (0.9 + Math.random() * 0.2) : retryDelayMs(job.attempts);
+    const next = Math.floor(Math.min(now + delay, deadline));
     const moved = await recordAttempted(this.db, email.id, outcome, isoFromMs(next));
     if (moved) throw new RetryJobAt(next, `temporary failure: ${outcome.response}`);
   }
