@@ -206,8 +206,11 @@ export function CampaignCompose() {
       <form
         onSubmit={async (e) => {
           e.preventDefault();
+          // As in SettingsForm: the fields as shown, not as last rendered.
+          const form = new FormData(e.currentTarget);
+          const field = (key: string) => String(form.get(key) ?? '');
           const created = await save.run(async () => {
-            const body = { name, from_name: fromName, from_email: fromEmail, subject, preview_text: previewText || null, html: html || undefined, text: text || undefined, ...(replyTo ? { reply_to: replyTo } : {}) };
+            const body = { name: field('name'), from_name: field('from_name'), from_email: field('from_email'), subject: field('subject'), preview_text: field('preview_text') || null, html: html || undefined, text: text || undefined, ...(field('reply_to') ? { reply_to: field('reply_to') } : {}) };
             const made = await ok(api.POST('/v2/campaigns', { body }));
             if (recipients.length > 0) await ok(api.POST('/v2/campaigns/{id}', { params: { path: { id: made.id } }, body: { recipients } }));
             return made;
@@ -271,9 +274,13 @@ function SettingsForm({ campaign, onSaved }: { campaign: Campaign; onSaved: (c: 
       onSubmit={async (e) => {
         e.preventDefault();
         setSaved(false);
+        // What the fields show is what is saved: read from the form itself, so a submit that
+        // comes before the last keystroke's re-render still sends it.
+        const form = new FormData(e.currentTarget);
+        const field = (key: string) => String(form.get(key) ?? '');
         const body = editable
-          ? { name, from_name: fromName, from_email: fromEmail, reply_to: replyTo, subject, preview_text: previewText || null, ...(recipients.length > 0 || campaign.recipients.length > 0 ? { recipients } : {}) }
-          : { name };
+          ? { name: field('name'), from_name: field('from_name'), from_email: field('from_email'), reply_to: field('reply_to'), subject: field('subject'), preview_text: field('preview_text') || null, ...(recipients.length > 0 || campaign.recipients.length > 0 ? { recipients } : {}) }
+          : { name: field('name') };
         const updated = await save.run(() => ok(api.POST('/v2/campaigns/{id}', { params: { path: { id: campaign.id } }, body })));
         if (updated) {
           setSaved(true);
