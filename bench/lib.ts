@@ -59,9 +59,9 @@ export interface BenchDatabase {
 
 /** A fresh, empty database for one phase: a SQLite file in `dataDir`, or a new schema of
  *  BENCH_DATABASE_URL, so every phase of every scenario runs on both dialects from zero. */
-export async function freshBenchDatabase(dataDir: string): Promise<BenchDatabase> {
+export async function freshBenchDatabase(dataDir: string, kind: 'sqlite' | 'postgres' = process.env.BENCH_DATABASE_URL ? 'postgres' : 'sqlite'): Promise<BenchDatabase> {
   const base = process.env.BENCH_DATABASE_URL;
-  if (!base) return { url: `sqlite:${join(dataDir, 'postlane.db')}`, drop: async () => {} };
+  if (kind === 'sqlite' || !base) return { url: `sqlite:${join(dataDir, 'postlane.db')}`, drop: async () => {} };
   const schema = `bench_${randomBytes(6).toString('hex')}`;
   const admin = async (statement: string) => {
     const client = new pg.Client({ connectionString: base });

@@ -10,10 +10,9 @@ import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from '
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { CompiledQuery, sql } from 'kysely';
-import pg from 'pg';
 import type { Scenario } from '../run.ts';
+import { freshBenchDatabase } from '../lib.ts';
 import { openDatabase, type Db } from '../../src/platform/db/database.ts';
 import { migrateToLatest } from '../../src/platform/db/migrate.ts';
 import { createWorkspace } from '../../src/resources/workspaces/service.ts';
@@ -50,20 +49,9 @@ interface Database {
 }
 
 async function freshDatabase(kind: 'sqlite' | 'postgres', dir: string): Promise<Database> {
-  if (kind === 'sqlite') {
-    const url = `sqlite:${join(dir, `import-${randomBytes(3).toString('hex')}.db`)}`;
-    return { url, kind, open: () => openDatabase(url), drop: async () => {} };
-  }
-  const base = process.env.BENCH_DATABASE_URL!;
-  const schema = `bench_${randomBytes(6).toString('hex')}`;
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: base });
-    await client.connect();
-    await client.query(statement).finally(() => client.end());
-  };
-  await admin(`create schema ${schema}`);
-  const url = `${base}${base.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-  return { url, kind, open: () => openDatabase(base, { schema }), drop: () => admin(`drop schema ${schema} cascade`) };
+  const fresh = await freshBenchDatabase(dir, kind);
+  const open = () => (fresh.schema ? openDatabase(process.env.BENCH_DATABASE_URL!, { schema: fresh.schema }) : openDatabase(fresh.url));
+  return { url: fresh.url, kind, open, drop: fresh.drop };
 }
 
 /** Peak RSS in MB of a running process (VmHWM), or 0 when it cannot be read. */
