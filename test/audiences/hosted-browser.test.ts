@@ -46,8 +46,10 @@ test('subscribe page: accessible, keyboard only, no JavaScript needed', async ()
   // The browser's own type=email check would stop the form first; novalidate lets the
   // server's check, the one every client gets, answer.
   await page.evaluate(() => document.querySelector('form')?.setAttribute('novalidate', ''));
+  // waitForLoadState alone can return on the old page before the form's navigation starts:
+  // wait for the answer page's own content instead.
   await page.keyboard.press('Enter');
-  await page.waitForLoadState();
+  await page.locator('[role=alert]').waitFor();
   assert.match((await page.textContent('[role=alert]')) ?? '', /valid email address/);
   await scan.setContent(await page.content());
   assert.deepEqual(await seriousViolations(scan), [], 'the error state');
@@ -55,7 +57,7 @@ test('subscribe page: accessible, keyboard only, no JavaScript needed', async ()
   await page.fill('#email', 'kim@example.com');
   await page.focus('#email');
   await page.keyboard.press('Enter');
-  await page.waitForLoadState();
+  await page.locator('h1', { hasText: 'You are subscribed' }).waitFor();
   assert.match((await page.textContent('h1')) ?? '', /You are subscribed/);
   assert.equal((await app.api.get(`/v2/audiences/${audience.id}/subscribers/kim%40example.com`)).body.contact.first_name, 'Kim');
   await scan.setContent(await page.content());
