@@ -30,7 +30,7 @@ export interface TestDnsServer {
   sign(zone: string, signed?: boolean): void;
   /** `name` answers SERVFAIL (a validating resolver's answer to a broken signature, say); `false` undoes it. */
   fail(name: string, failing?: boolean): void;
-  queries: Array<{ name: string; type: string }>;
+  queries: Array<{ name: string; type: string; authenticated?: boolean }>;
   close(): Promise<void>;
 }
 
@@ -68,13 +68,14 @@ export async function startDnsServer(): Promise<TestDnsServer> {
     const labels = name.toLowerCase().replace(/\.$/, '').split('.');
     return labels.some((_, i) => signedZones.has(labels.slice(i).join('.')));
   };
-  const queries: Array<{ name: string; type: string }> = [];
+  const queries: TestDnsServer['queries'] = [];
 
   function respond(message: Buffer): Buffer | null {
     const query = packet.decode(message);
     const question = query.questions?.[0];
     if (!question) return null;
-    queries.push({ name: question.name, type: question.type });
+    // `authenticated`: the query asked for DNSSEC-authenticated data (AD bit), as DANE's lookups do.
+    queries.push({ name: question.name, type: question.type, ...((query.flags ?? 0) & packet.AUTHENTIC_DATA ? { authenticated: true } : {}) });
     if (hanging.has(question.name.toLowerCase())) return null;
     if (failing.has(question.name.toLowerCase())) {
       return packet.encode({ id: query.id, type: 'response', flags: (query.flags ?? 0) & packet.RECURSION_DESIRED | 2, questions: [question] }); // rcode 2 = SERVFAIL
