@@ -6,9 +6,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { composeMessage } from '../../src/mail/compose.ts';
 import { SmtpDelivery } from '../../src/mail/smtp-delivery.ts';
 import { tlsaFor } from '../../src/mail/dane.ts';
+import { MtaSts } from '../../src/mail/mta-sts.ts';
 import { createSelfSignedCertificate } from '../../src/smtp/tls.ts';
 import { createResolver } from '../../src/platform/dns.ts';
 import { startDnsServer } from '../helpers/dns-server.ts';
@@ -80,4 +83,41 @@ test('DANE: matching TLSA → delivered over verified TLS; mismatch, no STARTTLS
   assert.equal(unsigned.kind, 'delivered', unsigned.response);
   assert.equal(unsigned.tls, 'opportunistic');
   assert.equal(badSink.accepted, 1);
+});
+
+test('DANE takes precedence over MTA-STS: an MX host with matching TLSA records is used though the enforce policy does not name it', async (t) => {
+  const dns = await startDnsServer();
+  const mxCert = createSelfSignedCertificate(['mx.both.test']);
+  const policyCert = createSelfSignedCertificate(['mta-sts.both.test']);
+  const https = createServer({ key: policyCert.key, cert: policyCert.cert }, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain' }).end('version: STSv1\nmode: enforce\nmx: mx.elsewhere.test\nmax_age: 86400\n');
+  });
+  await new Promise<void>((resolve) => https.listen(0, '127.0.0.1', resolve));
+  const sink = await startSmtpSink({ rules: [], tls: { key: mxCert.key, cert: mxCert.cert } });
+  const resolver = createResolver([dns.address], { timeoutMs: 500, tries: 1 });
+  const mtaSts = new MtaSts({ resolver, port: (https.address() as AddressInfo).port, ca: [policyCert.cert] });
+  const delivery = new SmtpDelivery({ resolver, heloName: 'mta.postlane.test', mxPort: sink.port, connectionTimeoutMs: 5000, greetingTimeoutMs: 5000, socketTimeoutMs: 5000, dnsCacheMs: 0, mtaSts });
+  t.after(async () => {
+    await delivery.close();
+    await sink.close();
+    https.close();
+    await dns.close();
+  });
+  dns.set('both.test', 'MX', [{ exchange: 'mx.both.test', priority: 10 }]);
+  dns.set('mx.both.test', 'A', ['127.0.0.1']);
+  dns.set('_mta-sts.both.test', 'TXT', ['v=STSv1; id=1']);
+  dns.set('mta-sts.both.test', 'A', ['127.0.0.1']);
+  dns.set(`_${sink.port}._tcp.mx.both.test`, 'TLSA', [tlsaFor(new X509Certificate(mxCert.cert), 3, 1, 1)]);
+  const raw = await composeMessage({ from: 'Acme <news@acme.test>', to: ['x@both.test'], subject: 'Hello', text: 'Hi', messageId: 'both@acme.test' });
+
+  // Unsigned: MTA-STS alone decides, and its policy names none of the MX hosts.
+  const refused = await delivery.deliver({ from: 'b@acme.test', to: 'x@both.test', raw });
+  assert.equal(refused.kind, 'temporary');
+  assert.match(refused.response, /MTA-STS policy of both\.test \(enforce\) names none of its MX hosts/);
+
+  dns.sign('both.test');
+  const delivered = await delivery.deliver({ from: 'b@acme.test', to: 'x@both.test', raw });
+  assert.equal(delivered.kind, 'delivered', delivered.response);
+  assert.equal(delivered.tls, 'dane');
+  assert.equal(sink.messages.length, 1);
 });
