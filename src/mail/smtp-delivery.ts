@@ -288,10 +288,10 @@ export class SmtpDelivery {
       // Ties are reshuffled per message, also when the answer came from the cache.
       hosts = orderMxHosts(mx.hosts, this.options.random).map((mxHost) => ({ host: mxHost.exchange, port: this.options.mxPort, secure: false, verifyCertificate: false }));
       // DANE needs an authenticated MX answer; then each MX host's TLSA records decide (below).
-      daneDomain = this.dane ? await this.dane.mxSecure(domain) : false;
       // MTA-STS enforce: only the MX hosts the policy names, over TLS with a valid certificate
       // (for hosts where DANE does not apply: DANE takes precedence, RFC 8461 §2).
-      const policy = this.mtaSts ? await this.mtaSts.policyFor(domain) : null;
+      const [secureMx, policy] = await Promise.all([this.dane ? this.dane.mxSecure(domain) : false, this.mtaSts ? this.mtaSts.policyFor(domain) : null]);
+      daneDomain = secureMx;
       if (policy?.mode === 'enforce') stsEnforce = (host) => MtaSts.allows(policy, host);
     }
 
