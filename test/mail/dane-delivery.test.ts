@@ -2,7 +2,8 @@
 // validating resolver: names in a signed zone answer with the AD bit. A matching DANE-EE record
 // gets the message over TLS (recorded `dane`); a certificate that does not match, a receiver
 // without STARTTLS and a TLSA lookup that fails in a signed zone get nothing (temporary: retried
-// later, never in the clear); TLSA records in an unsigned zone are ignored.
+// later, never in the clear); TLSA records in an unsigned zone are ignored; only unusable records
+// (PKIX-EE) still require STARTTLS, without checking the certificate. DANE wins over MTA-STS.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
@@ -17,7 +18,7 @@ import { createResolver } from '../../src/platform/dns.ts';
 import { startDnsServer } from '../helpers/dns-server.ts';
 import { startSmtpSink } from '../helpers/smtp-sink.ts';
 
-test('DANE: matching TLSA → delivered over verified TLS; mismatch, no STARTTLS or SERVFAIL → not sent; unsigned TLSA ignored', async (t) => {
+test('DANE: matching TLSA → delivered over verified TLS; mismatch, no STARTTLS or SERVFAIL → not sent; unsigned TLSA ignored; unusable TLSA → TLS required', async (t) => {
   const dns = await startDnsServer();
   const published = createSelfSignedCertificate(['mx.good.test']);
   const other = createSelfSignedCertificate(['mx.bad.test']);
@@ -44,6 +45,13 @@ test('DANE: matching TLSA → delivered over verified TLS; mismatch, no STARTTLS
     if (name !== 'unsigned') dns.sign(`${name}.test`);
   }
   dns.fail(`_${port}._tcp.mx.servfail.test`);
+  // Only a PKIX-EE record (unusable for SMTP): TLS is still required, the certificate not checked.
+  for (const [name, address] of [['pkix', '127.0.0.2'], ['pkixplain', '127.0.0.3']]) {
+    dns.set(`${name}.test`, 'MX', [{ exchange: `mx.${name}.test`, priority: 10 }]);
+    dns.set(`mx.${name}.test`, 'A', [address]);
+    dns.set(`_${port}._tcp.mx.${name}.test`, 'TLSA', [{ ...record, usage: 1 }]);
+    dns.sign(`${name}.test`);
+  }
   const raw = await composeMessage({ from: 'Acme <news@acme.test>', to: ['x@good.test'], subject: 'Hello', text: 'Hi', messageId: 'dane@acme.test' });
 
   const delivered = await delivery.deliver({ from: 'b@acme.test', to: 'x@good.test', raw });
@@ -83,6 +91,15 @@ test('DANE: matching TLSA → delivered over verified TLS; mismatch, no STARTTLS
   assert.equal(unsigned.kind, 'delivered', unsigned.response);
   assert.equal(unsigned.tls, 'opportunistic');
   assert.equal(badSink.accepted, 1);
+
+  const unusable = await delivery.deliver({ from: 'b@acme.test', to: 'x@pkix.test', raw });
+  assert.equal(unusable.kind, 'delivered', unusable.response);
+  assert.equal(unusable.tls, 'tls');
+  assert.equal(badSink.messages.at(-1)?.secure, true);
+  const unusablePlain = await delivery.deliver({ from: 'b@acme.test', to: 'x@pkixplain.test', raw });
+  assert.equal(unusablePlain.kind, 'temporary', unusablePlain.response);
+  assert.match(unusablePlain.response, /mx\.pkixplain\.test offers no STARTTLS/);
+  assert.equal(plainSink.accepted, 0);
 });
 
 test('DANE takes precedence over MTA-STS: an MX host with matching TLSA records is used though the enforce policy does not name it', async (t) => {
