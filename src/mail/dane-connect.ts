@@ -96,6 +96,9 @@ export async function daneConnect(options: DaneConnectOptions): Promise<TLSSocke
   failure.catch(() => {});
   const onError = (error: Error) => failed!(Object.assign(error, { command: (error as SmtpSetupError).command ?? 'CONN', code: (error as SmtpSetupError).code ?? 'ECONNECTION' }));
   plain.on('error', onError);
+  // A server that hangs up mid-setup fails the attempt now, not when the timer runs out.
+  const onClose = () => failed!(setupError(`${host} closed the connection during STARTTLS setup`, { code: 'ECONNECTION', command: 'CONN' }));
+  plain.once('close', onClose);
   const timer = setTimeout(() => current.destroy(setupError(`Connection to ${host} timed out during STARTTLS setup`, { code: 'ETIMEDOUT', command: 'CONN' })), options.timeoutMs);
   const step = <T>(promise: Promise<T>) => Promise.race([promise, failure]);
   try {
@@ -127,6 +130,7 @@ export async function daneConnect(options: DaneConnectOptions): Promise<TLSSocke
       }
     }
     plain.off('error', onError);
+    plain.off('close', onClose);
     plain.on('error', () => {}); // the TLS socket reports what happens to the connection from here on
     secure.removeAllListeners('error');
     // nodemailer starts a session by waiting for a greeting: give it one, then it sends EHLO over TLS.
