@@ -119,21 +119,36 @@ type ReasonInput = {
   context?: string | null;
   /** The SMTP command that was answered (RCPT, DATA, MAIL…), when known. */
   command?: string | null;
+  /** The text comes from a bounce report: an unstated command is not taken as RCPT. */
+  report?: boolean;
 };
 
 // Wordings that only a recipient lookup produces (Exchange/Office 365 directory lookups,
 // "mailbox unavailable"), whatever the command.
 const RECIPIENT_NOT_FOUND = /recipientnotfound|recipient not found|unknown recipient|mailbox unavailable|resolver\.adr\./;
 
-/** The SMTP command a report says was answered, from its wording. */
-function commandIn(text: string): string | null {
-  if (/in reply to rcpt|rcpt to|>>> rcpt|after rcpt/.test(text)) return 'RCPT';
-  if (/end of data|after data|in reply to data|>>> data|data command/.test(text)) return 'DATA';
-  if (/in reply to mail from|>>> mail from|mail from command/.test(text)) return 'MAIL';
-  return null;
+/** The SMTP command a report says was answered, from its wording (null when it does not say). */
+export function commandIn(text: string): string | null {
+  // Transcripts and MTA wordings: ">>> RCPT TO:<…>", "in reply to RCPT TO command", "after RCPT TO:".
+  // Microsoft relays the remote answer after "->"; one that names the address answered RCPT TO.
+  if (/unknown recipient or mailbox unavailable ->[^\n]*@/i.test(text)) return 'RCPT';
+  const stated = /(?:>>>|in reply to(?: the)?|after(?: the)?|error in)\s+(HELO|EHLO|STARTTLS|AUTH|MAIL(?: FROM)?|RCPT(?: TO)?|DATA|end of data|QUIT|XFORWARD)\b/gi;
+  let last: string | null = null;
+  for (const match of text.matchAll(stated)) last = match[1];
+  if (!last) {
+    // A bare command word in the diagnostic itself ("RCPT TO:<…> 550 …"), upper case only.
+    const bare = /\b(HELO|EHLO|STARTTLS|MAIL FROM|RCPT TO|DATA)\b/g;
+    for (const match of text.matchAll(bare)) last = match[1];
+  }
+  if (!last) return null;
+  const word = last.toUpperCase();
+  if (word === 'END OF DATA') return 'DATA';
+  return word.split(' ')[0];
 }
 
-function sisimaiName(input: ReasonInput): string {
+function sisimaiName(given: ReasonInput): string {
+  const command = given.command || commandIn(given.diagnostic ?? '') || (given.report ? commandIn(given.context ?? '') : null);
+  const input = { ...given, command };
   const name = sisimaiNameOf(input, (input.diagnostic ?? '').toLowerCase().replace(/\s+/g, ' '));
   if (!input.context) return name;
   const context = input.context.toLowerCase().replace(/\s+/g, ' ');
@@ -142,22 +157,45 @@ function sisimaiName(input: ReasonInput): string {
   return fromContext === 'undefined' ? name : fromContext;
 }
 
+// Wordings that, beside a 5.1.1 status, say the refusal was about something else.
+const NOT_THE_RECIPIENT = ['norelaying', 'blocked', 'mailboxfull', 'hasmoved', 'rejected', 'notaccept'];
+const BEFORE_DATA = new Set(['CONN', 'HELO', 'EHLO', 'MAIL', 'RCPT', 'STARTTLS', 'AUTH']);
+
+/**
+ * "User unknown" is the recipient's when the status says so (x.1.1) or when it answered RCPT TO;
+ * after DATA (the recipient had been accepted) it is the recipient's filter. A report that does
+ * not say which command was answered is read the way Sisimai does, as the filter: receivers such
+ * as docomo and au answer their users' filters with "Unknown user", and suppressing a real
+ * customer is the mistake a careful postmaster avoids (postal #60). Our own deliveries know
+ * the command; a caller that does not (and is no report) is taken as RCPT.
+ */
+function recipientOrFilter(name: 'userunknown' | 'filtered', byStatus: string, text: string, input: ReasonInput): string | null {
+  const command = input.command?.toUpperCase().split(' ')[0] || (input.report ? '' : 'RCPT');
+  if (name === 'userunknown') {
+    if (/recipientnotfound|recipient not found/.test(text)) return 'userunknown';
+    if (byStatus === 'userunknown') return NOT_THE_RECIPIENT.some((other) => matches(other, text)) ? null : 'userunknown';
+    if (byStatus === 'suspend') return null;
+    if (command === 'RCPT' && (matches('userunknown', text) || (!input.report && RECIPIENT_NOT_FOUND.test(text)))) return 'userunknown';
+    return null;
+  }
+  if (byStatus === 'suspend') return null;
+  if (byStatus === 'filtered') return matches('userunknown', text) || matches('filtered', text) ? 'filtered' : null;
+  if (BEFORE_DATA.has(command)) return null;
+  return matches('filtered', text) || matches('userunknown', text) ? 'filtered' : null;
+}
+
 function sisimaiNameOf(input: ReasonInput, text: string): string {
   const status = ENHANCED.exec(input.status ?? '')?.[0] ?? ENHANCED.exec(text)?.[0] ?? '';
   if (status.startsWith('2.')) return 'delivered';
   const byStatus = STATUS_NAMES[status] ?? '';
   if (!/grey ?list|gray ?list/.test(text)) for (const [name, pattern] of OWN) if (pattern.test(text)) return name;
   for (const name of FIRST) {
-    if (byStatus === name) return name;
-    if (!matches(name, text)) continue;
-    // "User unknown" without a 5.1.1 status answered after DATA (the recipient had been
-    // accepted) is the recipient's filter (Sisimai's rule); when the command is not known it
-    // is taken for what it says (Sisimai's default would be the filter: we rather suppress).
-    if (name === 'userunknown' && !RECIPIENT_NOT_FOUND.test(text)) {
-      const command = input.command?.toUpperCase().split(' ')[0] ?? commandIn(`${text} ${(input.context ?? '').toLowerCase()}`);
-      if (command === 'DATA') return 'filtered';
+    if (name === 'userunknown' || name === 'filtered') {
+      const found = recipientOrFilter(name, byStatus, text, input);
+      if (found) return found;
+      continue;
     }
-    return name;
+    if (byStatus === name || matches(name, text)) return name;
   }
   for (const name of SECOND) if (matches(name, text)) return name;
   for (const [name, pattern] of VENDOR) if (pattern.test(text)) return name;

@@ -3,7 +3,7 @@
 // report-type=feedback-report) and the non-standard bounces some servers still send (qmail,
 // old Exim, appliances), recognized by their sender, subject, status codes and wording.
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
-import { classifyReason, isAutoReply, type BounceReason } from './bounce-reasons.ts';
+import { BOUNCE_REASONS, classifyReason, isAutoReply, type BounceReason } from './bounce-reasons.ts';
 
 export type BounceKind = 'bounce' | 'delay' | 'complaint' | 'auto_reply' | 'delivered' | 'unknown';
 
@@ -126,6 +126,13 @@ export function originalHeaders(mail: ParsedMail, rawText: string): string | nul
   return end >= 0 ? text.slice(0, end) : text;
 }
 
+// PowerMTA states its own classification of each failure (X-PowerMTA-BounceCategory).
+const VENDOR_CATEGORIES: Record<string, BounceReason> = {
+  'bad-domain': 'host_unknown', 'bad-mailbox': 'user_unknown', 'inactive-mailbox': 'suspended', 'message-expired': 'expired',
+  'no-answer-from-host': 'network_error', 'policy-related': 'policy_block', 'quota-issues': 'mailbox_full',
+  'routing-errors': 'system_error', 'spam-related': 'content_spam',
+};
+
 function readDsn(mail: ParsedMail, rawText: string, statusText: string): BounceReport {
   const context = explanationOf((mail.text ?? '').slice(0, HEURISTIC_TEXT_LIMIT)).explanation.slice(0, 4000);
   // The first block is per-message (Reporting-MTA…); some MTAs omit it, so blocks are picked by content.
@@ -143,7 +150,8 @@ function readDsn(mail: ParsedMail, rawText: string, statusText: string): BounceR
         if (reply) status = `${reply[0]}.0.0`;
       }
       const action = block.get('action')?.split(/[\s(;]/)[0].toLowerCase() ?? null;
-      const classified = classifyReason({ status, diagnostic, action, context });
+      const category = VENDOR_CATEGORIES[block.get('x-powermta-bouncecategory')?.toLowerCase() ?? ''];
+      const classified = category ? { reason: category, hard: BOUNCE_REASONS[category].hard && !status?.startsWith('4') } : classifyReason({ status, diagnostic, action, context, report: true });
       return {
         recipient: addressField(block.get('final-recipient')) ?? addressField(block.get('original-recipient')),
         action,
@@ -293,7 +301,7 @@ function readHeuristic(mail: ParsedMail, rawText: string): BounceReport {
   const headers = originalHeaders(mail, rawText);
   const action = kind === 'delay' ? 'delayed' : 'failed';
   // The whole explanation is read for the reason: vendors put the telling words around the code.
-  const classified = classifyReason({ status, diagnostic, action, context: explanation.slice(0, 4000) });
+  const classified = classifyReason({ status, diagnostic, action, context: explanation.slice(0, 4000), report: true });
   const hard = kind === 'bounce' && classified.hard;
   return {
     ...empty(kind),
@@ -318,7 +326,7 @@ function readSesNotification(type: string, text: string): BounceReport {
   }
   const status = statusIn(field('status'));
   const diagnostic = field('diagnosticCode')?.replace(/^[\w-]+\s*;\s*/, '') ?? null;
-  const classified = classifyReason({ status, diagnostic, action: field('action') ?? 'failed' });
+  const classified = classifyReason({ status, diagnostic, action: field('action') ?? 'failed', report: true });
   const hard = classified.hard && field('bounceType') === 'Permanent';
   return {
     ...empty('bounce'), source: 'dsn', recipient, status, diagnostic, reason: classified.reason, hard,
