@@ -9,6 +9,7 @@
 // reasons are tried follows Sisimai's too, so that a 550 that talks about a blocked IP is a
 // block and not an unknown user.
 import phrases from './bounce-phrases.json' with { type: 'json' };
+import { receiverReason } from './bounce/receivers.ts';
 
 export const BOUNCE_REASONS = {
   user_unknown: { hard: true, aboutRecipient: true, description: 'The mailbox does not exist (or moved without a forwarding address).' },
@@ -121,6 +122,8 @@ type ReasonInput = {
   command?: string | null;
   /** The text comes from a bounce report: an unstated command is not taken as RCPT. */
   report?: boolean;
+  /** The receiving host (Remote-MTA or MX), for receivers with codes of their own. */
+  host?: string | null;
 };
 
 // Wordings that only a recipient lookup produces (Exchange/Office 365 directory lookups,
@@ -149,6 +152,9 @@ export function commandIn(text: string): string | null {
 function sisimaiName(given: ReasonInput): string {
   const command = given.command || commandIn(given.diagnostic ?? '') || (given.report ? commandIn(given.context ?? '') : null);
   const input = { ...given, command };
+  const status = ENHANCED.exec(given.status ?? '')?.[0] ?? ENHANCED.exec(given.diagnostic ?? '')?.[0] ?? '';
+  const byReceiver = receiverReason({ host: given.host ?? '', diagnostic: given.diagnostic ?? '', status, command: command ?? '' });
+  if (byReceiver) return byReceiver;
   const name = sisimaiNameOf(input, (input.diagnostic ?? '').toLowerCase().replace(/\s+/g, ' '));
   if (!input.context) return name;
   const context = input.context.toLowerCase().replace(/\s+/g, ' ');

@@ -87,6 +87,11 @@ function addressField(value: string | undefined): string | null {
   return match ? match[0].toLowerCase() : null;
 }
 
+/** The receiving host a report names ("host mx.example.com[192.0.2.1] said:", "mx.example.com [192.0.2.1]"). */
+function remoteHostIn(text: string): string | null {
+  return /\b((?:[a-z0-9-]{1,63}\.){1,10}[a-z]{2,63})\.?\s*\[(?:\d{1,3}\.){3}\d{1,3}\]/i.exec(text.slice(0, 8000))?.[1] ?? null;
+}
+
 function statusIn(text: string | null | undefined): string | null {
   const match = STATUS_CODE.exec(text ?? '');
   return match ? `${match[1]}.${match[2]}.${match[3]}` : null;
@@ -133,8 +138,14 @@ const VENDOR_CATEGORIES: Record<string, BounceReason> = {
   'routing-errors': 'system_error', 'spam-related': 'content_spam',
 };
 
+/** The report's text; a multipart whose boundary does not match its parts leaves mailparser with none: the raw body then. */
+function bodyTextOf(mail: ParsedMail, rawText: string): string {
+  if ((mail.text ?? '').trim().length > 40) return mail.text ?? '';
+  return rawText.slice(Math.max(0, rawText.search(/\r?\n\r?\n/))).replace(/^--\S+$/gm, '');
+}
+
 function readDsn(mail: ParsedMail, rawText: string, statusText: string): BounceReport {
-  const context = explanationOf((mail.text ?? '').slice(0, HEURISTIC_TEXT_LIMIT)).explanation.slice(0, 4000);
+  const context = explanationOf(bodyTextOf(mail, rawText).slice(0, HEURISTIC_TEXT_LIMIT)).explanation.slice(0, 4000);
   // The first block is per-message (Reporting-MTA…); some MTAs omit it, so blocks are picked by content.
   const recipients: RecipientStatus[] = parseFieldBlocks(statusText)
     .filter((block) => block.has('final-recipient') || block.has('original-recipient') || block.has('action'))
@@ -151,7 +162,7 @@ function readDsn(mail: ParsedMail, rawText: string, statusText: string): BounceR
       }
       const action = block.get('action')?.split(/[\s(;]/)[0].toLowerCase() ?? null;
       const category = VENDOR_CATEGORIES[block.get('x-powermta-bouncecategory')?.toLowerCase() ?? ''];
-      const classified = category ? { reason: category, hard: BOUNCE_REASONS[category].hard && !status?.startsWith('4') } : classifyReason({ status, diagnostic, action, context, report: true });
+      const classified = category ? { reason: category, hard: BOUNCE_REASONS[category].hard && !status?.startsWith('4') } : classifyReason({ status, diagnostic, action, context, report: true, host: block.get('remote-mta') ?? remoteHostIn(context) });
       return {
         recipient: addressField(block.get('final-recipient')) ?? addressField(block.get('original-recipient')),
         action,
@@ -253,7 +264,7 @@ function readHeuristic(mail: ParsedMail, rawText: string): BounceReport {
   if (!fromDaemon && !BOUNCE_SUBJECT.test(subject) && !failedHeader) return empty();
   if (!fromDaemon && AUTO_REPLY_SUBJECT.test(subject)) return empty();
 
-  const text = (mail.text ?? '').slice(0, HEURISTIC_TEXT_LIMIT).replace(/\r\n?/g, '\n');
+  const text = bodyTextOf(mail, rawText).slice(0, HEURISTIC_TEXT_LIMIT).replace(/\r\n?/g, '\n');
   const { explanation, copy } = explanationOf(text);
   const own = new Set([from, firstAddress(mail.to)].filter(Boolean));
 
@@ -301,7 +312,7 @@ function readHeuristic(mail: ParsedMail, rawText: string): BounceReport {
   const headers = originalHeaders(mail, rawText);
   const action = kind === 'delay' ? 'delayed' : 'failed';
   // The whole explanation is read for the reason: vendors put the telling words around the code.
-  const classified = classifyReason({ status, diagnostic, action, context: explanation.slice(0, 4000), report: true });
+  const classified = classifyReason({ status, diagnostic, action, context: explanation.slice(0, 4000), report: true, host: remoteHostIn(explanation) });
   const hard = kind === 'bounce' && classified.hard;
   return {
     ...empty(kind),
@@ -334,6 +345,17 @@ function readSesNotification(type: string, text: string): BounceReport {
   };
 }
 
+/** The body of a MIME part found by its Content-Type line in the raw text, up to the next boundary line. */
+function rawPart(rawText: string, contentType: RegExp): string | null {
+  const header = contentType.exec(rawText);
+  if (!header) return null;
+  const afterHeaders = rawText.slice(header.index).search(/\r?\n\r?\n/);
+  if (afterHeaders < 0) return null;
+  const body = rawText.slice(header.index + afterHeaders).replace(/^\s+/, '');
+  const end = body.search(/^--\S/m);
+  return end >= 0 ? body.slice(0, end) : body;
+}
+
 /** What an inbound message says about an earlier delivery. Never throws for odd input. */
 export async function parseBounce(raw: Buffer | string): Promise<BounceReport> {
   let mail: ParsedMail;
@@ -345,6 +367,9 @@ export async function parseBounce(raw: Buffer | string): Promise<BounceReport> {
   const deliveryStatus = mail.attachments.find((a) => /^message\/(global-)?delivery-status$/i.test(a.contentType));
   const rawText = typeof raw === 'string' ? raw : raw.toString('utf8');
   if (deliveryStatus) return readDsn(mail, rawText, deliveryStatus.content.toString('utf8'));
+  // A report whose boundary does not match its parts (it happens): find the part in the raw text.
+  const rawStatus = rawPart(rawText, /^content-type:[ \t]*message\/(global-)?delivery-status\b/im);
+  if (rawStatus && /^(final-recipient|original-recipient|action)\s*:/im.test(rawStatus)) return readDsn(mail, rawText, rawStatus);
   const feedback = mail.attachments.find((a) => /^message\/feedback-report$/i.test(a.contentType));
   if (feedback) return readArf(mail, rawText, feedback.content.toString('utf8'));
   // Amazon SES notifications forwarded by e-mail (SNS): JSON, read field by field (SNS may wrap it).
