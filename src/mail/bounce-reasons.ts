@@ -124,6 +124,8 @@ type ReasonInput = {
   report?: boolean;
   /** The receiving host (Remote-MTA or MX), for receivers with codes of their own. */
   host?: string | null;
+  /** What the product that wrote the report means by it (a Sisimai reason name, bounce/reporters.ts). */
+  reporter?: string | null;
 };
 
 // Wordings that only a recipient lookup produces (Exchange/Office 365 directory lookups,
@@ -155,6 +157,8 @@ function sisimaiName(given: ReasonInput): string {
   const status = ENHANCED.exec(given.status ?? '')?.[0] ?? ENHANCED.exec(given.diagnostic ?? '')?.[0] ?? '';
   const byReceiver = receiverReason({ host: given.host ?? '', diagnostic: given.diagnostic ?? '', status, command: command ?? '' });
   if (byReceiver) return byReceiver;
+  // The reporting product's own reading is final unless it only says "held" or "undefined".
+  if (given.reporter && given.reporter !== 'onhold' && given.reporter !== 'undefined') return given.reporter;
   const name = sisimaiNameOf(input, (input.diagnostic ?? '').toLowerCase().replace(/\s+/g, ' '));
   if (!input.context) return name;
   const context = input.context.toLowerCase().replace(/\s+/g, ' ');

@@ -4,6 +4,7 @@
 // old Exim, appliances), recognized by their sender, subject, status codes and wording.
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
 import { BOUNCE_REASONS, classifyReason, isAutoReply, type BounceReason } from './bounce-reasons.ts';
+import { reporterReason, type ReportHeaders } from './bounce/reporters.ts';
 
 export type BounceKind = 'bounce' | 'delay' | 'complaint' | 'auto_reply' | 'delivered' | 'unknown';
 
@@ -87,6 +88,24 @@ function addressField(value: string | undefined): string | null {
   return match ? match[0].toLowerCase() : null;
 }
 
+/** The report's own headers, raw (From with its display name, Received lines). */
+function reportHeaders(mail: ParsedMail): ReportHeaders {
+  const values = new Map<string, string>();
+  const received: string[] = [];
+  for (const { key, line } of mail.headerLines) {
+    const value = line.slice(line.indexOf(':') + 1).replace(/\r?\n[ \t]+/g, ' ').trim();
+    if (key === 'received') received.push(value);
+    else if (!values.has(key)) values.set(key, value);
+  }
+  return { get: (name) => values.get(name) ?? '', received };
+}
+
+/** The reporting product's reading of the diagnostic, else of the explanation around it. */
+function reporterOf(mail: ParsedMail, diagnostic: string | null, context: string): string | null {
+  const headers = reportHeaders(mail);
+  return (diagnostic ? reporterReason(headers, diagnostic) : null) ?? reporterReason(headers, context);
+}
+
 /** The receiving host a report names ("host mx.example.com[192.0.2.1] said:", "mx.example.com [192.0.2.1]"). */
 function remoteHostIn(text: string): string | null {
   return /\b((?:[a-z0-9-]{1,63}\.){1,10}[a-z]{2,63})\.?\s*\[(?:\d{1,3}\.){3}\d{1,3}\]/i.exec(text.slice(0, 8000))?.[1] ?? null;
@@ -162,7 +181,7 @@ function readDsn(mail: ParsedMail, rawText: string, statusText: string): BounceR
       }
       const action = block.get('action')?.split(/[\s(;]/)[0].toLowerCase() ?? null;
       const category = VENDOR_CATEGORIES[block.get('x-powermta-bouncecategory')?.toLowerCase() ?? ''];
-      const classified = category ? { reason: category, hard: BOUNCE_REASONS[category].hard && !status?.startsWith('4') } : classifyReason({ status, diagnostic, action, context, report: true, host: block.get('remote-mta') ?? remoteHostIn(context) });
+      const classified = category ? { reason: category, hard: BOUNCE_REASONS[category].hard && !status?.startsWith('4') } : classifyReason({ status, diagnostic, action, context, report: true, host: block.get('remote-mta') ?? remoteHostIn(context), reporter: reporterOf(mail, diagnostic, context) });
       return {
         recipient: addressField(block.get('final-recipient')) ?? addressField(block.get('original-recipient')),
         action,
@@ -284,6 +303,8 @@ function readHeuristic(mail: ParsedMail, rawText: string): BounceReport {
   // The status: an enhanced code, else an SMTP reply code, else a known wording.
   let status: string | null = null;
   let diagnostic: string | null = null;
+  // A code guessed from the wording is reported, but the reason is read from the words alone.
+  let guessed = false;
   const statusMatch = STATUS_CODE.exec(explanation);
   const replyMatch = SMTP_REPLY.exec(explanation);
   if (statusMatch) {
@@ -299,6 +320,7 @@ function readHeuristic(mail: ParsedMail, rawText: string): BounceReport {
       const match = pattern.exec(explanation);
       if (match) {
         status = code;
+        guessed = true;
         diagnostic = lineAround(explanation, match.index);
         break;
       }
@@ -312,7 +334,7 @@ function readHeuristic(mail: ParsedMail, rawText: string): BounceReport {
   const headers = originalHeaders(mail, rawText);
   const action = kind === 'delay' ? 'delayed' : 'failed';
   // The whole explanation is read for the reason: vendors put the telling words around the code.
-  const classified = classifyReason({ status, diagnostic, action, context: explanation.slice(0, 4000), report: true, host: remoteHostIn(explanation) });
+  const classified = classifyReason({ status: guessed && status ? `${status[0]}.0.0` : status, diagnostic, action, context: explanation.slice(0, 4000), report: true, host: remoteHostIn(explanation), reporter: reporterOf(mail, diagnostic, explanation.slice(0, 4000)) });
   const hard = kind === 'bounce' && classified.hard;
   return {
     ...empty(kind),

@@ -1,0 +1,160 @@
+// What the MTA or service that wrote a bounce means by its own wordings and codes. A reporter is
+// recognised by the headers of its report (X-NAI-Header, X-MSG-Ref, X-SES-Outgoing, From,
+// Subject…). The wording tables are facts about those products' bounce texts as collected by
+// Sisimai's Lhost modules (https://github.com/sisimai, BSD 2-Clause, (C) azumakuniyuki), in
+// Sisimai's reason names; they are tried before the generic wording lists.
+
+export interface ReportHeaders {
+  /** The raw value of a header (first occurrence), '' when absent. */
+  get(name: string): string;
+  /** Every Received header. */
+  received: string[];
+}
+
+type Wordings = Array<[string, string[]]>;
+
+interface Reporter {
+  name: string;
+  is(h: ReportHeaders): boolean;
+  /** Case-sensitive wordings as the product writes them, tried in order. */
+  wordings?: Wordings;
+  /** A code the product writes, looked up in `codes`. */
+  code?: RegExp;
+  codes?: Record<string, string>;
+}
+
+const FACEBOOK: Record<string, string> = {
+  'RCP-P1': 'userunknown', 'INT-P1': 'userunknown', 'INT-P3': 'userunknown', 'INT-P4': 'userunknown',
+  'RCP-P2': 'filtered', 'RCP-P3': 'filtered', 'POL-P1': 'blocked', 'POL-P2': 'blocked', 'MSG-P1': 'mesgtoobig',
+  'INT-P2': 'mesgtoobig', 'MSG-P2': 'contenterror', 'MSG-P3': 'contenterror', 'POL-P6': 'contenterror',
+  'POL-P7': 'contenterror', 'POL-P3': 'notaccept', 'POL-P4': 'notaccept', 'POL-T1': 'notaccept', 'POL-T2': 'notaccept',
+  'POL-T3': 'notaccept', 'DNS-P1': 'rejected', 'DNS-P2': 'rejected', 'DNS-T1': 'rejected', 'DNS-P3': 'rejected',
+  'DNS-T2': 'rejected', 'CON-T1': 'systemerror', 'RCP-T1': 'systemerror', 'CON-T2': 'toomanyconn', 'CON-T3': 'toomanyconn',
+  'POL-P5': 'virusdetected', 'RCP-T4': 'suspend', 'MSG-T1': 'undefined', 'CON-T4': 'undefined',
+};
+
+// Exchange 2000/2003 diagnostic codes.
+const EXCHANGE2003: Record<string, string> = {
+  '000B099C': 'onhold', '000B09AA': 'onhold', '000B09B6': 'onhold', '000C05A6': 'userunknown', '00010256': 'systemerror',
+  '000D06B5': 'systemerror', '00120270': 'networkerror', '00050311': 'contenterror', '000502CC': 'contenterror',
+  '000B0981': 'securityerror', '000C0595': 'filtered',
+};
+
+const hasReceived = (h: ReportHeaders, part: string) => h.received.some((line) => line.includes(part));
+
+const REPORTERS: Reporter[] = [
+  {
+    name: 'McAfee',
+    is: (h) => h.get('x-nai-header').includes('Modified by McAfee'),
+    wordings: [['userunknown', [' User not exist', ' unknown.', '550 Unknown user ', 'No such user']]],
+  },
+  {
+    name: 'MessageLabs',
+    is: (h) => Boolean(h.get('x-msg-ref')) && /MAILER-DAEMON@messagelabs\.com/i.test(h.get('from')),
+    wordings: [['userunknown', ['542 ', ' Rejected', 'No such user']], ['securityerror', ['Please turn on SMTP Authentication in your mail client']]],
+  },
+  {
+    name: 'Amazon SES (receiving)',
+    is: (h) => Boolean(h.get('x-ses-outgoing')),
+    wordings: [['filtered', ['Mailbox does not exist']], ['mesgtoobig', ['Message too large']], ['mailboxfull', ['Mailbox full']], ['contenterror', ['Message content rejected']]],
+  },
+  {
+    name: 'Biglobe',
+    is: (h) => /postmaster@(biglobe|inacatv|tmtv|ttv)\.ne\.jp/i.test(h.get('from')) && h.get('subject').startsWith('Returned mail:'),
+    wordings: [['filtered', ['Mail Delivery Failed... User unknown']], ['mailboxfull', ["The number of messages in recipient's mailbox exceeded the local limit."]]],
+  },
+  { name: 'Zoho', is: (h) => Boolean(h.get('x-zohomail')), wordings: [['expired', ['Host not reachable']]] },
+  {
+    name: 'Outlook.com',
+    is: (h) => [h.get('subject').includes('Delivery Status Notification'), Boolean(h.get('x-message-delivery')), Boolean(h.get('x-message-info')), hasReceived(h, '.hotmail.com')].filter(Boolean).length >= 2,
+    wordings: [['hostunknown', ['The mail could not be delivered to the recipient because the domain is not reachable']], ['userunknown', ['Requested action not taken: mailbox unavailable']]],
+  },
+  {
+    name: 'Google Workspace',
+    is: (h) => /<mailer-daemon@googlemail\.com>/i.test(h.get('from')) && h.get('subject').includes('Delivery Status Notification') && Boolean(h.get('x-gm-message-state')),
+    wordings: [
+      ['userunknown', ["because the address couldn't be found. Check for typos or unnecessary spaces and try again."]],
+      ['notaccept', ['Null MX']],
+      ['networkerror', [' had no relevant answers.', ' responded with code NXDOMAIN']],
+    ],
+  },
+  {
+    name: 'AOL',
+    is: (h) => Boolean(h.get('x-aol-ip')),
+    wordings: [['hostunknown', ['Host or domain name not found']], ['notaccept', ['type=MX: Malformed or unexpected name server reply']]],
+  },
+  {
+    name: 'Domino',
+    is: (h) => /^DELIVERY[ _]FAILURE:/.test(h.get('subject')),
+    wordings: [
+      ['userunknown', ['not listed in Domino Directory', 'not listed in public Name & Address Book', 'no se encuentra en el Directorio de Domino', "non répertorié dans l'annuaire Domino", 'Domino ディレクトリには見つかりません']],
+      ['filtered', ['Cannot route mail to user']],
+      ['systemerror', ['Several matches found in Domino Directory']],
+    ],
+  },
+  {
+    name: 'KDDI',
+    is: (h) => /no-reply@.*\.dion\.ne\.jp/i.test(h.get('from')) || h.get('reply-to') === 'no-reply@app.auone-net.jp' || hasReceived(h, 'ezweb.ne.jp (') || hasReceived(h, '.au.com ('),
+    wordings: [['mailboxfull', ['As their mailbox is full']], ['norelaying', ['Due to the following SMTP relay error']], ['hostunknown', ['As the remote domain doesnt exist']]],
+  },
+  {
+    name: 'EZweb',
+    is: (h) => [/Postmaster@ezweb\.ne\.jp|Postmaster@au\.com/i.test(h.get('from')), h.get('subject') === 'Mail System Error - Returned Mail', hasReceived(h, 'ezweb.ne.jp (EZweb Mail) with'), hasReceived(h, '.au.com ('), /\.ezweb\.ne\.jp>$|\.au\.com>$/.test(h.get('message-id'))].filter(Boolean).length >= 2,
+    wordings: [
+      ['mailboxfull', ['The user(s) account is temporarily over quota']],
+      ['suspend', ['The user(s) account is disabled.', 'The user(s) account is temporarily limited.']],
+      ['expired', ['Your message was not delivered within ']],
+      ['onhold', ['Each of the following recipients was rejected by a remote mail server']],
+    ],
+  },
+  {
+    name: 'fml',
+    is: (h) => Boolean(h.get('x-mlserver')) && h.get('from').includes('-admin@') && h.get('message-id').includes('.FML'),
+    wordings: [
+      ['rejected', [' header may cause mail loop', 'NOT MEMBER article from ', 'reject mail from ', 'reject spammers:', 'You are not a member of this mailing list', ' are not member', 'Spam mail from a spammer is rejected']],
+      ['systemerror', [' has detected a loop condition so that', 'Duplicated Message-ID', 'Loop Back Warning:', 'Loop Alert: ', 'fml system error message', 'WARNING: UNIX FROM Loop']],
+      ['securityerror', ['Security alert:', 'Security Alert']],
+    ],
+  },
+  {
+    name: 'Facebook',
+    is: (h) => /mailer-daemon@mx\.facebook\.com/i.test(h.get('from')),
+    code: /\b((?:RCP|INT|POL|MSG|DNS|CON)-[PT]\d)\b/,
+    codes: FACEBOOK,
+  },
+  {
+    name: 'IMail',
+    is: (h) => h.get('subject').startsWith('Undeliverable Mail ') || h.get('x-mailer').startsWith('<SMTP32 v'),
+    wordings: [
+      ['hostunknown', ['Unknown host']],
+      ['userunknown', ['Unknown user', 'Invalid final delivery userid']],
+      ['mailboxfull', ['User mailbox exceeds allowed size']],
+      ['virusdetected', ['Requested action not taken: virus detected']],
+      ['undefined', ['undeliverable to']],
+      ['expired', ['Delivery failed ']],
+    ],
+  },
+  {
+    name: 'Messaging Server',
+    is: (h) => h.get('content-type').includes('Boundary_(ID_') || h.get('subject').startsWith('Delivery Notification: '),
+    wordings: [['hostunknown', ['Illegal host/domain name found']]],
+  },
+  {
+    name: 'Exchange 2003',
+    is: (h) => Boolean(h.get('x-ms-embedded-report')) || /^(Internet Mail Service \(|Microsoft Exchange Server Internet Mail Connector)/.test(h.get('x-mailer')) || h.get('x-mimeole').startsWith('Produced By Microsoft Exchange') || hasReceived(h, ' with Internet Mail Service ('),
+    code: /\b([0-9A-F]{8})\b/,
+    codes: EXCHANGE2003,
+  },
+];
+
+/** The reporting product's own meaning of a failure text (a Sisimai reason name), when it has one. */
+export function reporterReason(headers: ReportHeaders, text: string): string | null {
+  for (const reporter of REPORTERS) {
+    if (!reporter.is(headers)) continue;
+    const code = reporter.code?.exec(text)?.[1];
+    if (code && reporter.codes?.[code]) return reporter.codes[code];
+    for (const [name, phrases] of reporter.wordings ?? []) if (phrases.some((phrase) => text.includes(phrase))) return name;
+    return null;
+  }
+  return null;
+}
