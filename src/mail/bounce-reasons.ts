@@ -137,6 +137,8 @@ export function commandIn(text: string): string | null {
   // Transcripts and MTA wordings: ">>> RCPT TO:<…>", "in reply to RCPT TO command", "after RCPT TO:".
   // Microsoft relays the remote answer after "->"; one that names the address answered RCPT TO.
   if (/unknown recipient or mailbox unavailable ->[^\n]*@/i.test(text)) return 'RCPT';
+  // Yahoo's "[RCPT_TO]" line, "SMTP:RCPT host …", Sun Messaging Server's "rejected address".
+  if (/\[RCPT_TO\]|SMTP:RCPT host|remote smtp server has rejected address/i.test(text)) return 'RCPT';
   const stated = /(?:>>>|in reply to(?: the)?|after(?: the)?|error in)\s+(HELO|EHLO|STARTTLS|AUTH|MAIL(?: FROM)?|RCPT(?: TO)?|DATA|end of data|QUIT|XFORWARD)\b/gi;
   let last: string | null = null;
   for (const match of text.matchAll(stated)) last = match[1];

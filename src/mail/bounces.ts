@@ -4,7 +4,7 @@
 // old Exim, appliances), recognized by their sender, subject, status codes and wording.
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
 import { BOUNCE_REASONS, classifyReason, isAutoReply, type BounceReason } from './bounce-reasons.ts';
-import { reporterReason, type ReportHeaders } from './bounce/reporters.ts';
+import { reporterName, reporterReason, type ReportHeaders } from './bounce/reporters.ts';
 
 export type BounceKind = 'bounce' | 'delay' | 'complaint' | 'auto_reply' | 'delivered' | 'unknown';
 
@@ -106,6 +106,11 @@ function reporterOf(mail: ParsedMail, diagnostic: string | null, context: string
   return (diagnostic ? reporterReason(headers, diagnostic) : null) ?? reporterReason(headers, context);
 }
 
+/** ".example.com" for an address, so that receiver tables match the recipient's domain like a host suffix. */
+function domainOf(address: string | null): string {
+  return address ? `.${address.slice(address.lastIndexOf('@') + 1)}` : '';
+}
+
 /** The receiving host a report names ("host mx.example.com[192.0.2.1] said:", "mx.example.com [192.0.2.1]"). */
 function remoteHostIn(text: string): string | null {
   return /\b((?:[a-z0-9-]{1,63}\.){1,10}[a-z]{2,63})\.?\s*\[(?:\d{1,3}\.){3}\d{1,3}\]/i.exec(text.slice(0, 8000))?.[1] ?? null;
@@ -181,7 +186,7 @@ function readDsn(mail: ParsedMail, rawText: string, statusText: string): BounceR
       }
       const action = block.get('action')?.split(/[\s(;]/)[0].toLowerCase() ?? null;
       const category = VENDOR_CATEGORIES[block.get('x-powermta-bouncecategory')?.toLowerCase() ?? ''];
-      const classified = category ? { reason: category, hard: BOUNCE_REASONS[category].hard && !status?.startsWith('4') } : classifyReason({ status, diagnostic, action, context, report: true, host: block.get('remote-mta') ?? remoteHostIn(context), reporter: reporterOf(mail, diagnostic, context) });
+      const classified = category ? { reason: category, hard: BOUNCE_REASONS[category].hard && !status?.startsWith('4') } : classifyReason({ status, diagnostic, action, context, report: true, host: `${block.get('remote-mta') ?? remoteHostIn(context) ?? ''} ${domainOf(addressField(block.get('final-recipient')) ?? addressField(block.get('original-recipient')))}`, reporter: reporterOf(mail, diagnostic, context) });
       return {
         recipient: addressField(block.get('final-recipient')) ?? addressField(block.get('original-recipient')),
         action,
@@ -231,7 +236,7 @@ function readArf(mail: ParsedMail, rawText: string, reportText: string): BounceR
   };
 }
 
-const BOUNCE_SENDER = /^(mailer-daemon|postmaster|mail-daemon|mailerdaemon|maildaemon|mdaemon)@/i;
+const BOUNCE_SENDER = /^(mailer-daemon|postmaster|mail-daemon|mailerdaemon|maildaemon|mdaemon)(@|$)/i;
 const BOUNCE_SENDER_NAME = /mail delivery (subsystem|system|service)|mailer.daemon/i;
 const BOUNCE_SUBJECT =
   /undeliver|returned mail|returning message|delivery (status notification|failure|failed|has failed|problem|incomplete|notification)|failure notice|mail delivery failed|could not be delivered|not (be )?delivered|non.?deliver|returned to sender|delayed mail|delivery delayed|warning: could not send/i;
@@ -275,12 +280,14 @@ function explanationOf(text: string): { explanation: string; copy: string } {
 }
 
 function readHeuristic(mail: ParsedMail, rawText: string): BounceReport {
-  const from = firstAddress(mail.from) ?? '';
+  const from = firstAddress(mail.from) ?? mail.from?.text?.replace(/"/g, '').trim().toLowerCase() ?? '';
   const fromName = mail.from?.value?.[0]?.name ?? '';
   const subject = mail.subject ?? '';
   const fromDaemon = BOUNCE_SENDER.test(from) || BOUNCE_SENDER_NAME.test(fromName);
   const failedHeader = mail.headers.get('x-failed-recipients');
-  if (!fromDaemon && !BOUNCE_SUBJECT.test(subject) && !failedHeader) return empty();
+  // Products whose bounces come from no daemon address and under no telling subject (au, fml, Verizon).
+  const reporter = reporterName(reportHeaders(mail));
+  if (!fromDaemon && !BOUNCE_SUBJECT.test(subject) && !failedHeader && !reporter) return empty();
   if (!fromDaemon && AUTO_REPLY_SUBJECT.test(subject)) return empty();
 
   const text = bodyTextOf(mail, rawText).slice(0, HEURISTIC_TEXT_LIMIT).replace(/\r\n?/g, '\n');
@@ -334,7 +341,7 @@ function readHeuristic(mail: ParsedMail, rawText: string): BounceReport {
   const headers = originalHeaders(mail, rawText);
   const action = kind === 'delay' ? 'delayed' : 'failed';
   // The whole explanation is read for the reason: vendors put the telling words around the code.
-  const classified = classifyReason({ status: guessed && status ? `${status[0]}.0.0` : status, diagnostic, action, context: explanation.slice(0, 4000), report: true, host: remoteHostIn(explanation), reporter: reporterOf(mail, diagnostic, explanation.slice(0, 4000)) });
+  const classified = classifyReason({ status: guessed && status ? `${status[0]}.0.0` : status, diagnostic, action, context: explanation.slice(0, 4000), report: true, host: `${remoteHostIn(explanation) ?? ''} ${domainOf(recipient)}`, reporter: reporterOf(mail, diagnostic, explanation.slice(0, 4000)) });
   const hard = kind === 'bounce' && classified.hard;
   return {
     ...empty(kind),
@@ -395,8 +402,10 @@ export async function parseBounce(raw: Buffer | string): Promise<BounceReport> {
   const feedback = mail.attachments.find((a) => /^message\/feedback-report$/i.test(a.contentType));
   if (feedback) return readArf(mail, rawText, feedback.content.toString('utf8'));
   // Amazon SES notifications forwarded by e-mail (SNS): JSON, read field by field (SNS may wrap it).
-  const sesType = /"notificationType"\s*:\s*"(Bounce|Complaint|Delivery)"/.exec(mail.text ?? '');
-  if (sesType) return readSesNotification(sesType[1], mail.text ?? '');
+  // The SNS envelope carries SES's JSON as an escaped string.
+  const snsText = (mail.text ?? '').includes('\\"notificationType\\"') ? (mail.text ?? '').replace(/\\"/g, '"') : mail.text ?? '';
+  const sesType = /"notificationType"\s*:\s*"(Bounce|Complaint|Delivery)"/.exec(snsText);
+  if (sesType) return readSesNotification(sesType[1], snsText);
   // Non-standard feedback loops: Microsoft JMRP ("complaint about message from <ip>" with the
   // message attached) and mailto unsubscribe requests (Apple Mail's "unsubscribe").
   const subjectLine = (mail.subject ?? '').trim();
@@ -414,7 +423,7 @@ export async function parseBounce(raw: Buffer | string): Promise<BounceReport> {
     const value = mail.headers.get(name);
     return typeof value === 'string' ? value : value ? String((value as { value?: unknown }).value ?? value) : undefined;
   };
-  const from = firstAddress(mail.from) ?? '';
+  const from = firstAddress(mail.from) ?? mail.from?.text?.replace(/"/g, '').trim().toLowerCase() ?? '';
   if (!BOUNCE_SENDER.test(from) && isAutoReply({ subject: mail.subject, autoSubmitted: header('auto-submitted'), xAutoreply: header('x-autoreply') ?? header('x-autorespond') })) {
     return { ...empty('auto_reply'), reason: 'auto_reply', recipient: from || null };
   }

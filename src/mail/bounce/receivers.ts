@@ -134,6 +134,11 @@ const RECEIVERS: Receiver[] = [
     rule: ({ status }) => MICROSOFT.find(([pattern]) => pattern.test(status))?.[1] ?? null,
   },
   {
+    // au (KDDI) answers its users' filters with "550 : User unknown", an unknown address with "550 <addr>: User unknown".
+    hosts: /\.ezweb\.ne\.jp\b|msmx\.au\.com\b/,
+    wordings: [['filtered', ['550 : user unknown']], ['userunknown', ['>: user unknown']]],
+  },
+  {
     // NTT docomo answers its users' own filters with "550 Unknown user" after DATA.
     hosts: /mfsmax\.docomo\.ne\.jp\b/,
     wordings: [

@@ -44,6 +44,15 @@ const hasReceived = (h: ReportHeaders, part: string) => h.received.some((line) =
 
 const REPORTERS: Reporter[] = [
   {
+    name: 'Verizon',
+    is: (h) => /^post_master@vtext\.com$|^sysadmin@.*\.vzwpix\.com/i.test(h.get('from').replace(/^.*<|>.*$/g, '')) || (/sysadmin@/i.test(h.get('from')) && /\.vzwpix\.com/i.test(h.get('from'))),
+    wordings: [['userunknown', ['550 - Requested action not taken: no such user here', 'No valid recipients for this MM']]],
+  },
+  {
+    name: 'Apache James',
+    is: (h) => h.get('subject') === '[BOUNCE]' || h.get('message-id').includes('.JavaMail.') || hasReceived(h, 'JAMES SMTP Server'),
+  },
+  {
     name: 'McAfee',
     is: (h) => h.get('x-nai-header').includes('Modified by McAfee'),
     wordings: [['userunknown', [' User not exist', ' unknown.', '550 Unknown user ', 'No such user']]],
@@ -146,6 +155,11 @@ const REPORTERS: Reporter[] = [
     codes: EXCHANGE2003,
   },
 ];
+
+/** The product that wrote a report, when its headers say so. */
+export function reporterName(headers: ReportHeaders): string | null {
+  return REPORTERS.find((reporter) => reporter.is(headers))?.name ?? null;
+}
 
 /** The reporting product's own meaning of a failure text (a Sisimai reason name), when it has one. */
 export function reporterReason(headers: ReportHeaders, text: string): string | null {
