@@ -163,10 +163,10 @@ function sisimaiName(given: ReasonInput): string {
   if (given.reporter && given.reporter !== 'onhold' && given.reporter !== 'undefined') return given.reporter;
   const name = sisimaiNameOf(input, (input.diagnostic ?? '').toLowerCase().replace(/\s+/g, ' '));
   if (!input.context) return name;
-  const context = input.context.toLowerCase().replace(/\s+/g, ' ');
-  if (name !== 'undefined' && name !== 'onhold') return name;
-  const fromContext = sisimaiNameOf(input, context);
-  return fromContext === 'undefined' ? name : fromContext;
+  // A status alone (expired, onhold…) says less than the report's own words around it.
+  if (name !== 'undefined' && name !== 'onhold' && (!VAGUE.has(name) || (input.diagnostic ?? '').trim().length > 0)) return name;
+  const fromContext = sisimaiNameOf(input, input.context.toLowerCase().replace(/\s+/g, ' '));
+  return fromContext === 'undefined' || fromContext === 'onhold' ? name : fromContext;
 }
 
 // Wordings that, beside a 5.1.1 status, say the refusal was about something else.

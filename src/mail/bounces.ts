@@ -333,6 +333,11 @@ function readHeuristic(mail: ParsedMail, rawText: string): BounceReport {
       }
     }
   }
+  // OpenSMTPD-style "addr: what happened" lines.
+  if (!diagnostic && recipient) {
+    const line = new RegExp(`^\\s*<?${recipient.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}>?:\\s*(\\S.*)$`, 'im').exec(explanation);
+    if (line) diagnostic = line[1].trim();
+  }
   // A qmail-style line holding only the address is no diagnostic; the wording is on the next line.
   if (diagnostic && recipient && diagnostic.replace(/[<>:]/g, '').trim().toLowerCase() === recipient) diagnostic = null;
 
@@ -399,6 +404,9 @@ export async function parseBounce(raw: Buffer | string): Promise<BounceReport> {
   // A report whose boundary does not match its parts (it happens): find the part in the raw text.
   const rawStatus = rawPart(rawText, /^content-type:[ \t]*message\/(global-)?delivery-status\b/im);
   if (rawStatus && /^(final-recipient|original-recipient|action)\s*:/im.test(rawStatus)) return readDsn(mail, rawText, rawStatus);
+  // Delivery-status fields written into the text itself (no message/delivery-status part).
+  const inline = /^(reporting-mta|final-recipient)[ \t]*:/im.exec(mail.text ?? '');
+  if (inline && /^action[ \t]*:/im.test((mail.text ?? '').slice(inline.index))) return readDsn(mail, rawText, (mail.text ?? '').slice(inline.index));
   const feedback = mail.attachments.find((a) => /^message\/feedback-report$/i.test(a.contentType));
   if (feedback) return readArf(mail, rawText, feedback.content.toString('utf8'));
   // Amazon SES notifications forwarded by e-mail (SNS): JSON, read field by field (SNS may wrap it).

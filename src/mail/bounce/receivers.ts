@@ -122,12 +122,14 @@ const RECEIVERS: Receiver[] = [
     wordings: [['suspend', ['the email account that you tried to reach is inactive', 'the email account that you tried to reach is disabled']]],
   },
   {
-    hosts: /\.yahoodns\.net\b|\.yahoo\.com\b/,
+    hosts: /\.yahoodns\.net\b/,
     wordings: [
       ['rejected', ['temporarily deferred due to unexpected volume or user complaints']],
       ['userunknown', ["dd this user doesn't have a ", 'mailbox not found']],
     ],
   },
+  // Yahoo's answer for an address it does not have, wherever it is relayed from.
+  { hosts: /dd This user doesn't have a /i, wordings: [['userunknown', ["dd this user doesn't have a "]]] },
   {
     hosts: /\.prod\.outlook\.com\b|\.protection\.outlook\.com\b/,
     wordings: [['userunknown', ['recipient address rejected: access denied']]],
