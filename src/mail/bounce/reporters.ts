@@ -40,9 +40,58 @@ const EXCHANGE2003: Record<string, string> = {
   '000B0981': 'securityerror', '000C0595': 'filtered',
 };
 
+const EXIM_WORDINGS: Wordings = [
+  ['userunknown', ['user not found']],
+  ['hostunknown', ['all host address lookups failed permanently', 'all relevant MX records point to non-existent hosts', 'Unrouteable address']],
+  ['mailboxfull', ['mailbox is full', 'error: quota exceed']],
+  ['notaccept', ['an MX or SRV record indicated no SMTP service', 'no host found for existing SMTP connection']],
+  ['syntaxerror', ['angle-brackets nested too deep', 'expected word or "<"', 'domain missing in source-routed address', 'malformed address:']],
+  ['systemerror', ['delivery to file forbidden', 'delivery to pipe forbidden', 'local delivery failed', 'LMTP error after ']],
+  ['contenterror', ['Too many "Received" headers']],
+];
+
+// Gmail's "(state N)" names the SMTP stage its relay failed at; 15, 17 and 18 come after DATA,
+// where the recipient had been accepted (its filter). The other states say less than the words.
+const GMAIL_STATES: Record<string, string> = { '15': 'filtered', '17': 'filtered', '18': 'filtered' };
+
 const hasReceived = (h: ReportHeaders, part: string) => h.received.some((line) => line.includes(part));
 
 const REPORTERS: Reporter[] = [
+  {
+    name: 'OpenSMTPD',
+    is: (h) => h.get('subject').includes('Delivery status notification') && h.get('from').includes('Mailer Daemon <') && hasReceived(h, ' (OpenSMTPD) with '),
+    wordings: [
+      ['expired', ['Envelope expired']],
+      ['hostunknown', ['Invalid domain name', 'Domain does not exist']],
+      ['notaccept', ['Destination seem to reject all mails', 'No MX found for domain', 'No MX found for destination']],
+      ['networkerror', ['Address family mismatch on destination MXs', 'All routes to destination blocked', 'bad DNS lookup error code', 'Could not retrieve source address', 'Loop detected', 'Network error on destination MXs', 'No valid route to remote MX', 'No valid route to destination', 'Temporary failure in MX lookup']],
+      ['securityerror', ['Could not retrieve credentials']],
+    ],
+  },
+  {
+    name: 'MXLogic',
+    is: (h) => Boolean(h.get('x-mx-bounce') || h.get('x-mxl-hash') || h.get('x-mxl-notehash')),
+    wordings: EXIM_WORDINGS,
+  },
+  {
+    name: 'Exim',
+    is: (h) => !h.get('from').includes('.mail.ru') && [
+      h.get('from').startsWith('Mail Delivery System'),
+      /^<.{7}-.{9}@/.test(h.get('message-id')),
+      ['Delivery Status Notification', 'Mail delivery failed', 'Mail failure', 'Message frozen', 'Warning: message ', 'error(s) in forwarding or filtering'].some((part) => h.get('subject').includes(part)),
+    ].filter(Boolean).length >= 2,
+    wordings: EXIM_WORDINGS,
+  },
+  {
+    name: 'Gmail',
+    is: (h) => /<mailer-daemon@googlemail\.com>/i.test(h.get('from')) && h.get('subject').includes('Delivery Status Notification') && !h.get('x-gm-message-state'),
+    code: /\(state (\d+)\)/,
+    codes: GMAIL_STATES,
+    wordings: [
+      ['expired', ['DNS Error: Could not contact DNS servers', 'Delivery to the following recipient has been delayed', 'The recipient server did not accept our requests to connect']],
+      ['hostunknown', ['DNS Error: Domain name not found', 'DNS Error: DNS server returned answer with no data']],
+    ],
+  },
   {
     name: 'Verizon',
     is: (h) => /^post_master@vtext\.com$|^sysadmin@.*\.vzwpix\.com/i.test(h.get('from').replace(/^.*<|>.*$/g, '')) || (/sysadmin@/i.test(h.get('from')) && /\.vzwpix\.com/i.test(h.get('from'))),
