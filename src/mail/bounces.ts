@@ -106,6 +106,13 @@ function reporterOf(mail: ParsedMail, diagnostic: string | null, context: string
   return (diagnostic ? reporterReason(headers, diagnostic) : null) ?? reporterReason(headers, context);
 }
 
+/** OpenSMTPD-style "addr: what happened" lines: what is said about one recipient. */
+function recipientLine(text: string, recipient: string): string | null {
+  const escaped = recipient.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const line = new RegExp(`^\\s*<?${escaped}>?:\\s*(\\S.*)$`, 'im').exec(text);
+  return line ? line[1].trim() : null;
+}
+
 /** ".example.com" for an address, so that receiver tables match the recipient's domain like a host suffix. */
 function domainOf(address: string | null): string {
   return address ? `.${address.slice(address.lastIndexOf('@') + 1)}` : '';
@@ -175,7 +182,9 @@ function readDsn(mail: ParsedMail, rawText: string, statusText: string): BounceR
     .filter((block) => block.has('final-recipient') || block.has('original-recipient') || block.has('action'))
     .map((block) => {
       const diagnosticField = block.get('diagnostic-code') ?? null;
-      const diagnostic = diagnosticField ? diagnosticField.replace(/^[\w-]+\s*;\s*/, '').trim() : null;
+      const finalRecipient = addressField(block.get('final-recipient')) ?? addressField(block.get('original-recipient'));
+      // No Diagnostic-Code: the human-readable part often has the reply on the recipient's line.
+      const diagnostic = diagnosticField ? diagnosticField.replace(/^[\w-]+\s*;\s*/, '').trim() || null : finalRecipient ? recipientLine(context, finalRecipient) : null;
       let status = statusIn(block.get('status'));
       // "Status: 5.0.0" beside "550 5.1.1 …": the diagnostic is more precise.
       const fromDiagnostic = statusIn(diagnostic);
@@ -188,7 +197,7 @@ function readDsn(mail: ParsedMail, rawText: string, statusText: string): BounceR
       const category = VENDOR_CATEGORIES[block.get('x-powermta-bouncecategory')?.toLowerCase() ?? ''];
       const classified = category ? { reason: category, hard: BOUNCE_REASONS[category].hard && !status?.startsWith('4') } : classifyReason({ status, diagnostic, action, context, report: true, host: `${block.get('remote-mta') ?? remoteHostIn(context) ?? ''} ${domainOf(addressField(block.get('final-recipient')) ?? addressField(block.get('original-recipient')))}`, reporter: reporterOf(mail, diagnostic, context) });
       return {
-        recipient: addressField(block.get('final-recipient')) ?? addressField(block.get('original-recipient')),
+        recipient: finalRecipient,
         action,
         status,
         diagnostic,
@@ -333,11 +342,7 @@ function readHeuristic(mail: ParsedMail, rawText: string): BounceReport {
       }
     }
   }
-  // OpenSMTPD-style "addr: what happened" lines.
-  if (!diagnostic && recipient) {
-    const line = new RegExp(`^\\s*<?${recipient.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}>?:\\s*(\\S.*)$`, 'im').exec(explanation);
-    if (line) diagnostic = line[1].trim();
-  }
+  if (!diagnostic && recipient) diagnostic = recipientLine(explanation, recipient);
   // A qmail-style line holding only the address is no diagnostic; the wording is on the next line.
   if (diagnostic && recipient && diagnostic.replace(/[<>:]/g, '').trim().toLowerCase() === recipient) diagnostic = null;
 
