@@ -102,8 +102,7 @@ function reportHeaders(mail: ParsedMail): ReportHeaders {
 
 /** The reporting product's reading of the diagnostic, else of the explanation around it. */
 function reporterOf(mail: ParsedMail, diagnostic: string | null, context: string): string | null {
-  const headers = reportHeaders(mail);
-  return (diagnostic ? reporterReason(headers, diagnostic) : null) ?? reporterReason(headers, context);
+  return reporterReason(reportHeaders(mail), diagnostic, context);
 }
 
 /** OpenSMTPD-style "addr: what happened" lines: what is said about one recipient. */
@@ -277,7 +276,7 @@ function lineAround(text: string, index: number, fromIndex = false): string {
 
 /** The part of a non-standard bounce before the returned copy of the message. */
 function explanationOf(text: string): { explanation: string; copy: string } {
-  const markers = /this is a copy of the message|below this line is a copy|original message (follows|headers)|returned message follows|--- ?original message|the original message was received|message headers follow|unsent message below|header of the original message|below is a copy of the original|returned message --/gi;
+  const markers = /this is a copy of the message|below this line is a copy|original message (follows|headers)|returned message follows|--- ?original message|message headers follow|unsent message below|header of the original message|below is a copy of the original|returned message --/gi;
   // The first marker with an explanation before it ("The original message was received at…"
   // opens sendmail's bounces, it does not end them).
   for (const marker of text.matchAll(markers)) {

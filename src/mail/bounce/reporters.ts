@@ -18,6 +18,10 @@ interface Reporter {
   is(h: ReportHeaders): boolean;
   /** Case-sensitive wordings as the product writes them, tried in order. */
   wordings?: Wordings;
+  /** A verdict the product writes into a header of its own. */
+  flagged?: (h: ReportHeaders) => string | null;
+  /** The product explains in prose around the reply: its wordings are looked for there too. */
+  prose?: boolean;
   /** A code the product writes, looked up in `codes`. */
   code?: RegExp;
   codes?: Record<string, string>;
@@ -94,6 +98,7 @@ const REPORTERS: Reporter[] = [
   },
   {
     name: 'Verizon',
+    prose: true,
     is: (h) => /^post_master@vtext\.com$|^sysadmin@.*\.vzwpix\.com/i.test(h.get('from').replace(/^.*<|>.*$/g, '')) || (/sysadmin@/i.test(h.get('from')) && /\.vzwpix\.com/i.test(h.get('from'))),
     wordings: [['userunknown', ['550 - Requested action not taken: no such user here', 'No valid recipients for this MM']]],
   },
@@ -118,6 +123,7 @@ const REPORTERS: Reporter[] = [
   },
   {
     name: 'Biglobe',
+    prose: true,
     is: (h) => /postmaster@(biglobe|inacatv|tmtv|ttv)\.ne\.jp/i.test(h.get('from')) && h.get('subject').startsWith('Returned mail:'),
     wordings: [['filtered', ['Mail Delivery Failed... User unknown']], ['mailboxfull', ["The number of messages in recipient's mailbox exceeded the local limit."]]],
   },
@@ -143,6 +149,7 @@ const REPORTERS: Reporter[] = [
   },
   {
     name: 'Domino',
+    prose: true,
     is: (h) => /^DELIVERY[ _]FAILURE:/.test(h.get('subject')),
     wordings: [
       ['userunknown', ['not listed in Domino Directory', 'not listed in public Name & Address Book', 'no se encuentra en el Directorio de Domino', "non répertorié dans l'annuaire Domino", 'Domino ディレクトリには見つかりません']],
@@ -152,11 +159,15 @@ const REPORTERS: Reporter[] = [
   },
   {
     name: 'KDDI',
+    prose: true,
     is: (h) => /no-reply@.*\.dion\.ne\.jp/i.test(h.get('from')) || h.get('reply-to') === 'no-reply@app.auone-net.jp' || hasReceived(h, 'ezweb.ne.jp (') || hasReceived(h, '.au.com ('),
     wordings: [['mailboxfull', ['As their mailbox is full']], ['norelaying', ['Due to the following SMTP relay error']], ['hostunknown', ['As the remote domain doesnt exist']]],
   },
   {
     name: 'EZweb',
+    prose: true,
+    // au's own filter marks what it refused.
+    flagged: (h) => (h.get('x-spasign') === 'NG' ? 'filtered' : null),
     is: (h) => [/Postmaster@ezweb\.ne\.jp|Postmaster@au\.com/i.test(h.get('from')), h.get('subject') === 'Mail System Error - Returned Mail', hasReceived(h, 'ezweb.ne.jp (EZweb Mail) with'), hasReceived(h, '.au.com ('), /\.ezweb\.ne\.jp>$|\.au\.com>$/.test(h.get('message-id'))].filter(Boolean).length >= 2,
     wordings: [
       ['mailboxfull', ['The user(s) account is temporarily over quota']],
@@ -167,6 +178,7 @@ const REPORTERS: Reporter[] = [
   },
   {
     name: 'fml',
+    prose: true,
     is: (h) => Boolean(h.get('x-mlserver')) && h.get('from').includes('-admin@') && h.get('message-id').includes('.FML'),
     wordings: [
       ['rejected', [' header may cause mail loop', 'NOT MEMBER article from ', 'reject mail from ', 'reject spammers:', 'You are not a member of this mailing list', ' are not member', 'Spam mail from a spammer is rejected']],
@@ -210,14 +222,22 @@ export function reporterName(headers: ReportHeaders): string | null {
   return REPORTERS.find((reporter) => reporter.is(headers))?.name ?? null;
 }
 
-/** The reporting product's own meaning of a failure text (a Sisimai reason name), when it has one. */
-export function reporterReason(headers: ReportHeaders, text: string): string | null {
+/**
+ * The reporting product's own meaning of a failure (a Sisimai reason name), when it has one: its
+ * wordings in the diagnostic, or in the explanation when there is no diagnostic or the product
+ * explains in prose.
+ */
+export function reporterReason(headers: ReportHeaders, diagnostic: string | null, explanation: string): string | null {
   for (const reporter of REPORTERS) {
     if (!reporter.is(headers)) continue;
-    const code = reporter.code?.exec(text)?.[1];
-    if (code && reporter.codes?.[code]) return reporter.codes[code];
-    for (const [name, phrases] of reporter.wordings ?? []) if (phrases.some((phrase) => text.includes(phrase))) return name;
-    return null;
+    const flagged = reporter.flagged?.(headers);
+    if (flagged) return flagged;
+    const texts = diagnostic && !reporter.prose ? [diagnostic] : diagnostic ? [diagnostic, explanation] : [explanation];
+    for (const text of texts) {
+      const code = reporter.code?.exec(text)?.[1];
+      if (code && reporter.codes?.[code]) return reporter.codes[code];
+      for (const [name, phrases] of reporter.wordings ?? []) if (phrases.some((phrase) => text.includes(phrase))) return name;
+    }
   }
   return null;
 }
