@@ -184,7 +184,7 @@ const BEFORE_DATA = new Set(['CONN', 'HELO', 'EHLO', 'MAIL', 'RCPT', 'STARTTLS',
 function recipientOrFilter(name: 'userunknown' | 'filtered', byStatus: string, text: string, input: ReasonInput): string | null {
   const command = input.command?.toUpperCase().split(' ')[0] || (input.report ? '' : 'RCPT');
   if (name === 'userunknown') {
-    if (/recipientnotfound|recipient not found/.test(text)) return 'userunknown';
+    if (/recipientnotfound|recipient not found by smtp address lookup/.test(text)) return 'userunknown';
     if (byStatus === 'userunknown') return NOT_THE_RECIPIENT.some((other) => matches(other, text)) ? null : 'userunknown';
     if (byStatus === 'suspend') return null;
     if (command === 'RCPT' && (matches('userunknown', text) || (!input.report && RECIPIENT_NOT_FOUND.test(text)))) return 'userunknown';
@@ -200,6 +200,8 @@ function sisimaiNameOf(input: ReasonInput, text: string): string {
   const status = ENHANCED.exec(input.status ?? '')?.[0] ?? ENHANCED.exec(text)?.[0] ?? '';
   if (status.startsWith('2.')) return 'delivered';
   const byStatus = STATUS_NAMES[status] ?? '';
+  // The status says the retry window ended and the words agree ("could not be delivered for 5 days").
+  if (byStatus === 'expired' && matches('expired', text)) return 'expired';
   if (!/grey ?list|gray ?list/.test(text)) for (const [name, pattern] of OWN) if (pattern.test(text)) return name;
   for (const name of FIRST) {
     if (name === 'userunknown' || name === 'filtered') {

@@ -211,6 +211,7 @@ const REPORTERS: Reporter[] = [
   },
   {
     name: 'Exchange 2003',
+    prose: true,
     is: (h) => Boolean(h.get('x-ms-embedded-report')) || /^(Internet Mail Service \(|Microsoft Exchange Server Internet Mail Connector)/.test(h.get('x-mailer')) || h.get('x-mimeole').startsWith('Produced By Microsoft Exchange') || hasReceived(h, ' with Internet Mail Service ('),
     code: /\b([0-9A-F]{8})\b/,
     codes: EXCHANGE2003,
