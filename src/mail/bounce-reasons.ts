@@ -63,7 +63,7 @@ const OWN: Array<[string, RegExp]> = [
   // Yahoo's TSS04 deferrals are about complaints and reputation, not only volume.
   ['badreputation', /\[ts0[1-4]\]|\[tss0\d\]|due to (unexpected volume or )?user complaints/i],
   ['suspend', /account is disabled|account has been disabled|mailbox (is )?disabled|account (is |has been )?suspended|temporar(y|ily) locked/i],
-  ['networkerror', /dns query failed|malformed or unexpected name server reply|wasn't able to establish an smtp connection/i],
+  ['networkerror', /dns query failed|malformed or unexpected name server reply|wasn't able to establish an smtp connection|lost connection with .{1,200} while (performing|sending|receiving)/i],
   ['expired', /message expired, connection refused/i],
   ['speeding', /receiving mail at a rate that/i],
   ['speeding', /rate limit|too many (messages|connections|recipients|mails)|try again later|throttl|temporarily deferred|4\.7\.28|exceeded .*(rate|limit)/i],
@@ -124,6 +124,8 @@ type ReasonInput = {
   report?: boolean;
   /** The receiving host (Remote-MTA or MX), for receivers with codes of their own. */
   host?: string | null;
+  /** The Diagnostic-Code's type (smtp, x-unix, x-postfix…), when a DSN gives it. */
+  diagnosticType?: string | null;
   /** What the product that wrote the report means by it (a Sisimai reason name, bounce/reporters.ts). */
   reporter?: string | null;
 };
@@ -139,6 +141,10 @@ export function commandIn(text: string): string | null {
   if (/unknown recipient or mailbox unavailable ->[^\n]*@/i.test(text)) return 'RCPT';
   // Yahoo's "[RCPT_TO]" line, "SMTP:RCPT host …", Sun Messaging Server's "rejected address".
   if (/\[RCPT_TO\]|SMTP:RCPT host|remote smtp server has rejected address/i.test(text)) return 'RCPT';
+  // qmail says what it was doing in words.
+  if (/ but greeting failed\./.test(text)) return 'CONN';
+  if (/ but my name was rejected\./.test(text)) return 'EHLO';
+  if (/ but sender was rejected\./.test(text)) return 'MAIL';
   const stated = /(?:>>>|in reply to(?: the)?|after(?: the)?|error in)\s+(HELO|EHLO|STARTTLS|AUTH|MAIL(?: FROM)?|RCPT(?: TO)?|DATA|end of data|QUIT|XFORWARD)\b/gi;
   let last: string | null = null;
   for (const match of text.matchAll(stated)) last = match[1];
@@ -203,7 +209,9 @@ function sisimaiNameOf(input: ReasonInput, text: string): string {
   // The status says the retry window ended and the words agree ("could not be delivered for 5 days").
   if (byStatus === 'expired' && matches('expired', text)) return 'expired';
   if (!/grey ?list|gray ?list/.test(text)) for (const [name, pattern] of OWN) if (pattern.test(text)) return name;
-  for (const name of FIRST) {
+  // An X-Unix Diagnostic-Code is a local mailer's exit, no SMTP reply.
+  const smtp = !/^x-unix/i.test(input.diagnosticType ?? '');
+  if (smtp) for (const name of FIRST) {
     if (name === 'userunknown' || name === 'filtered') {
       const found = recipientOrFilter(name, byStatus, text, input);
       if (found) return found;
@@ -217,6 +225,12 @@ function sisimaiNameOf(input: ReasonInput, text: string): string {
   const klass = status.slice(2, 4);
   if (klass === '6.') return 'contenterror';
   if (klass === '7.') return 'securityerror';
+  if (/^x-unix/i.test(input.diagnosticType ?? '')) return 'mailererror';
+  // Refused before any recipient was named: about the sending host.
+  if (/^(CONN|EHLO|HELO)$/.test(input.command ?? '')) return 'blocked';
+  // 501-507: the receiver did not understand what it was sent.
+  const reply = Number(/^\s*([45]\d\d)\b/.exec(input.diagnostic ?? '')?.[1] ?? 0);
+  if ((reply > 400 && reply < 408) || (reply > 500 && reply < 508)) return 'syntaxerror';
   if (byStatus) return byStatus;
   if (/^(delayed|expired)/i.test(input.action ?? '')) return 'expired';
   if (matches('vacation', text)) return 'vacation';

@@ -194,7 +194,7 @@ function readDsn(mail: ParsedMail, rawText: string, statusText: string): BounceR
       }
       const action = block.get('action')?.split(/[\s(;]/)[0].toLowerCase() ?? null;
       const category = VENDOR_CATEGORIES[block.get('x-powermta-bouncecategory')?.toLowerCase() ?? ''];
-      const classified = category ? { reason: category, hard: BOUNCE_REASONS[category].hard && !status?.startsWith('4') } : classifyReason({ status, diagnostic, action, context, report: true, host: `${block.get('remote-mta') ?? remoteHostIn(context) ?? ''} ${domainOf(addressField(block.get('final-recipient')) ?? addressField(block.get('original-recipient')))}`, reporter: reporterOf(mail, diagnostic, context) });
+      const classified = category ? { reason: category, hard: BOUNCE_REASONS[category].hard && !status?.startsWith('4') } : classifyReason({ status, diagnostic, diagnosticType: diagnosticField ? /^\s*([\w-]+)\s*;/.exec(diagnosticField)?.[1] ?? null : null, action, context, report: true, host: `${block.get('remote-mta') ?? remoteHostIn(context) ?? ''} ${domainOf(addressField(block.get('final-recipient')) ?? addressField(block.get('original-recipient')))}`, reporter: reporterOf(mail, diagnostic, context) });
       return {
         recipient: finalRecipient,
         action,
