@@ -67,8 +67,13 @@ const OWN: Array<[string, RegExp]> = [
   ['expired', /message expired, connection refused/i],
   ['speeding', /receiving mail at a rate that/i],
   ['speeding', /rate limit|too many (messages|connections|recipients|mails)|try again later|throttl|temporarily deferred|4\.7\.28|exceeded .*(rate|limit)/i],
-  ['badreputation', /reputation|poor sender|spamhaus|barracuda|spamcop|\bRBL\b|\bDNSBL\b|block ?list|blacklist/i],
+  // Reputation, and the blocklists by name: a block even beside a 5.1.x status (postal #60).
+  ['badreputation', /reputation|poor sender|spamhaus|barracuda|spamcop|\bRBL\b|\bDNSBL\b/i],
 ];
+
+// "Blacklisted" alone, tried once Sisimai's lists have had their say (they tell a blocklisted
+// URL in the content or a blocklisted sender address from a blocked IP).
+const REPUTATION_WORDS = /block ?list|blacklist/i;
 
 // Vendor wordings that Sisimai reads in its per-MTA modules rather than its reason lists
 // (facts about what Exim, Gmail, Domino, Notes, IMail, DragonFly, OpenSMTPD, Google Groups…
@@ -135,7 +140,7 @@ type ReasonInput = {
 const RECIPIENT_NOT_FOUND = /recipientnotfound|recipient not found|unknown recipient|mailbox unavailable|resolver\.adr\./;
 
 /** The SMTP command a report says was answered, from its wording (null when it does not say). */
-export function commandIn(text: string): string | null {
+export function commandIn(text: string, bare = true): string | null {
   // Transcripts and MTA wordings: ">>> RCPT TO:<…>", "in reply to RCPT TO command", "after RCPT TO:".
   // Microsoft relays the remote answer after "->"; one that names the address answered RCPT TO.
   if (/unknown recipient or mailbox unavailable ->[^\n]*@/i.test(text)) return 'RCPT';
@@ -145,11 +150,12 @@ export function commandIn(text: string): string | null {
   if (/ but greeting failed\./.test(text)) return 'CONN';
   if (/ but my name was rejected\./.test(text)) return 'EHLO';
   if (/ but sender was rejected\./.test(text)) return 'MAIL';
-  const stated = /(?:>>>|in reply to(?: the)?|after(?: the)?|error in)\s+(HELO|EHLO|STARTTLS|AUTH|MAIL(?: FROM)?|RCPT(?: TO)?|DATA|end of data|QUIT|XFORWARD)\b/gi;
+  const stated = /(?:>>>|in reply to(?: the)?|after(?: the)?|error in|did not like our|most progress was|said \d{3} for)\s+(HELO|EHLO|STARTTLS|AUTH|MAIL(?: FROM)?|RCPT(?: TO)?|DATA|end of data|QUIT|XFORWARD)\b/gi;
   let last: string | null = null;
   for (const match of text.matchAll(stated)) last = match[1];
-  if (!last) {
-    // A bare command word in the diagnostic itself ("RCPT TO:<…> 550 …"), upper case only.
+  if (!last && bare) {
+    // A bare command word in the diagnostic itself ("RCPT TO:<…> 550 …"), upper case only; not in
+    // an explanation, which may list the envelope ("RCPT TO: …") without saying what failed.
     const bare = /\b(HELO|EHLO|STARTTLS|MAIL FROM|RCPT TO|DATA)\b/g;
     for (const match of text.matchAll(bare)) last = match[1];
   }
@@ -160,7 +166,7 @@ export function commandIn(text: string): string | null {
 }
 
 function sisimaiName(given: ReasonInput): string {
-  const command = given.command || commandIn(given.diagnostic ?? '') || (given.report ? commandIn(given.context ?? '') : null);
+  const command = given.command || commandIn(given.diagnostic ?? '') || (given.report ? commandIn(given.context ?? '', false) : null);
   const input = { ...given, command };
   const status = ENHANCED.exec(given.status ?? '')?.[0] ?? ENHANCED.exec(given.diagnostic ?? '')?.[0] ?? '';
   const byReceiver = receiverReason({ host: given.host ?? '', diagnostic: given.diagnostic ?? '', status, command: command ?? '' });
@@ -219,6 +225,7 @@ function sisimaiNameOf(input: ReasonInput, text: string): string {
     }
     if (byStatus === name || matches(name, text)) return name;
   }
+  if (REPUTATION_WORDS.test(text)) return 'badreputation';
   for (const name of SECOND) if (matches(name, text)) return name;
   for (const [name, pattern] of VENDOR) if (pattern.test(text)) return name;
   if (byStatus && !VAGUE.has(byStatus)) return byStatus;
