@@ -208,6 +208,19 @@ function recipientOrFilter(name: 'userunknown' | 'filtered', byStatus: string, t
   return matches('filtered', text) || matches('userunknown', text) ? 'filtered' : null;
 }
 
+/**
+ * Wordings about the sender ("address rejected", "sender rejected") count when MAIL FROM was
+ * answered, after DATA unless the status says the recipient is unknown, or when the status says
+ * nothing precise; beside a recipient's status at RCPT they are about the recipient.
+ */
+function rejectedBySender(byStatus: string, text: string, input: ReasonInput): boolean {
+  const command = input.command?.toUpperCase().split(' ')[0] ?? '';
+  if (command === 'MAIL') return matches('rejected', text);
+  if (command === 'DATA') return byStatus !== 'userunknown' && matches('rejected', text);
+  if (['', 'undefined', 'onhold', 'securityerror', 'systemerror'].includes(byStatus)) return matches('rejected', text);
+  return false;
+}
+
 function sisimaiNameOf(input: ReasonInput, text: string): string {
   const status = ENHANCED.exec(input.status ?? '')?.[0] ?? ENHANCED.exec(text)?.[0] ?? '';
   if (status.startsWith('2.')) return 'delivered';
@@ -221,6 +234,10 @@ function sisimaiNameOf(input: ReasonInput, text: string): string {
     if (name === 'userunknown' || name === 'filtered') {
       const found = recipientOrFilter(name, byStatus, text, input);
       if (found) return found;
+      continue;
+    }
+    if (name === 'rejected') {
+      if (byStatus === 'rejected' || rejectedBySender(byStatus, text, input)) return name;
       continue;
     }
     if (byStatus === name || matches(name, text)) return name;
