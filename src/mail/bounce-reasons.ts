@@ -66,7 +66,7 @@ const OWN: Array<[string, RegExp]> = [
   ['networkerror', /dns query failed|malformed or unexpected name server reply|wasn't able to establish an smtp connection|lost connection with .{1,200} while (performing|sending|receiving)/i],
   ['expired', /message expired, connection refused/i],
   ['speeding', /receiving mail at a rate that/i],
-  ['speeding', /rate limit|too many (messages|connections|recipients|mails)|try again later|throttl|temporarily deferred|4\.7\.28|exceeded .*(rate|limit)/i],
+  ['speeding', /rate limit|too many (messages|connections|recipients|mails)|throttl|temporarily deferred|4\.7\.28|exceeded .*(rate|limit)/i],
   // Reputation, and the blocklists by name: a block even beside a 5.1.x status (postal #60).
   ['badreputation', /reputation|poor sender|spamhaus|barracuda|spamcop|\bRBL\b|\bDNSBL\b/i],
 ];
@@ -227,7 +227,11 @@ function sisimaiNameOf(input: ReasonInput, text: string): string {
   const byStatus = STATUS_NAMES[status] ?? '';
   // The status says the retry window ended and the words agree ("could not be delivered for 5 days").
   if (byStatus === 'expired' && matches('expired', text)) return 'expired';
-  if (!/grey ?list|gray ?list/.test(text)) for (const [name, pattern] of OWN) if (pattern.test(text)) return name;
+  if (!/grey ?list|gray ?list/.test(text)) {
+    for (const [name, pattern] of OWN) if (pattern.test(text)) return name;
+    // "Try again later" is a throttle in a 421 or a 4.7.x; elsewhere it only says the failure is temporary.
+    if (/try again later/.test(text) && (/^4\.7\./.test(status) || /(?<!\d)421(?!\d)/.test(text))) return 'speeding';
+  }
   // An X-Unix Diagnostic-Code is a local mailer's exit, no SMTP reply.
   const smtp = !/^x-unix/i.test(input.diagnosticType ?? '');
   if (smtp) for (const name of FIRST) {

@@ -207,7 +207,8 @@ function readDsn(mail: ParsedMail, rawText: string, statusText: string): BounceR
     });
   const failed = recipients.find((r) => r.action === 'failed' || (!r.action && r.status?.startsWith('5')));
   const delayed = recipients.find((r) => r.action === 'delayed');
-  const delivered = recipients.find((r) => r.action === 'delivered' || r.action === 'relayed' || r.action === 'expanded');
+  // "deliverable": an address verification report (Postfix's sendmail -bv).
+  const delivered = recipients.find((r) => r.action === 'delivered' || r.action === 'relayed' || r.action === 'expanded' || r.action === 'deliverable');
   const primary = failed ?? delayed ?? recipients[0];
   const headers = originalHeaders(mail, rawText);
   const report: BounceReport = {
@@ -405,7 +406,13 @@ export async function parseBounce(raw: Buffer | string): Promise<BounceReport> {
   }
   const deliveryStatus = mail.attachments.find((a) => /^message\/(global-)?delivery-status$/i.test(a.contentType));
   const rawText = typeof raw === 'string' ? raw : raw.toString('utf8');
-  if (deliveryStatus) return readDsn(mail, rawText, deliveryStatus.content.toString('utf8'));
+  if (deliveryStatus) {
+    const report = readDsn(mail, rawText, deliveryStatus.content.toString('utf8'));
+    if (report.recipients.length) return report;
+    // A delivery-status part without recipient fields: the text may still name who failed.
+    const read = readHeuristic(mail, rawText);
+    return read.kind === 'unknown' ? { ...report, reason: 'unknown' } : read;
+  }
   // A report whose boundary does not match its parts (it happens): find the part in the raw text.
   const rawStatus = rawPart(rawText, /^content-type:[ \t]*message\/(global-)?delivery-status\b/im);
   if (rawStatus && /^(final-recipient|original-recipient|action)\s*:/im.test(rawStatus)) return readDsn(mail, rawText, rawStatus);
