@@ -187,8 +187,11 @@ function readDsn(mail: ParsedMail, rawText: string, statusText: string): BounceR
       let status = statusIn(block.get('status'));
       // "Status: 5.0.0" beside "550 5.1.1 …": the diagnostic is more precise.
       // The code right after the reply code is the receiver's ("5.1.0 - … 550-'5.7.1 …": 5.7.1).
-      const fromDiagnostic = statusIn(/[45]\d\d[ -]'?([245]\.\d{1,3}\.\d{1,3})/.exec(diagnostic ?? '')?.[1]) ?? statusIn(diagnostic);
-      if (fromDiagnostic && (!status || (/\.0\.0$/.test(status) && fromDiagnostic[0] === status[0]))) status = fromDiagnostic;
+      const receiverCode = statusIn(/[45]\d\d[ -]'?([245]\.\d{1,3}\.\d{1,3})/.exec(diagnostic ?? '')?.[1]);
+      const fromDiagnostic = receiverCode ?? statusIn(diagnostic);
+      // The reporting MTA's own summary says less than the code the receiver answered with.
+      const vague = status && (/\.0\.0$/.test(status) || receiverCode);
+      if (fromDiagnostic && (!status || (vague && fromDiagnostic[0] === status[0]))) status = fromDiagnostic;
       if (!status && diagnostic) {
         const reply = SMTP_REPLY.exec(diagnostic)?.[1];
         if (reply) status = `${reply[0]}.0.0`;
