@@ -189,16 +189,17 @@ function readDsn(mail: ParsedMail, rawText: string, statusText: string): BounceR
       // The code right after the reply code is the receiver's ("5.1.0 - … 550-'5.7.1 …": 5.7.1).
       const receiverCode = statusIn(/[45]\d\d[ -]'?([245]\.\d{1,3}\.\d{1,3})/.exec(diagnostic ?? '')?.[1]);
       const fromDiagnostic = receiverCode ?? statusIn(diagnostic);
-      // The reporting MTA's own summary says less than the code the receiver answered with.
-      const vague = status && (/\.0\.0$/.test(status) || receiverCode);
-      if (fromDiagnostic && (!status || (vague && fromDiagnostic[0] === status[0]))) status = fromDiagnostic;
+      if (fromDiagnostic && (!status || (/\.0\.0$/.test(status) && fromDiagnostic[0] === status[0]))) status = fromDiagnostic;
+      // The reason is read from the code the receiver answered with: the reporting MTA's Status
+      // summarises (4.4.7 "gave up", 5.1.1 beside "552 5.2.2 Over quota").
+      const reasonStatus = receiverCode && status && receiverCode[0] === status[0] ? receiverCode : status;
       if (!status && diagnostic) {
         const reply = SMTP_REPLY.exec(diagnostic)?.[1];
         if (reply) status = `${reply[0]}.0.0`;
       }
       const action = block.get('action')?.split(/[\s(;]/)[0].toLowerCase() ?? null;
       const category = VENDOR_CATEGORIES[block.get('x-powermta-bouncecategory')?.toLowerCase() ?? ''];
-      const classified = category ? { reason: category, hard: BOUNCE_REASONS[category].hard && !status?.startsWith('4') } : classifyReason({ status, diagnostic, diagnosticType: diagnosticField ? /^\s*([\w-]+)\s*;/.exec(diagnosticField)?.[1] ?? null : null, action, context, report: true, host: `${block.get('remote-mta') ?? remoteHostIn(context) ?? ''} ${domainOf(addressField(block.get('final-recipient')) ?? addressField(block.get('original-recipient')))}`, reporter: reporterOf(mail, diagnostic, context) });
+      const classified = category ? { reason: category, hard: BOUNCE_REASONS[category].hard && !status?.startsWith('4') } : classifyReason({ status: reasonStatus, diagnostic, diagnosticType: diagnosticField ? /^\s*([\w-]+)\s*;/.exec(diagnosticField)?.[1] ?? null : null, action, context, report: true, host: `${block.get('remote-mta') ?? remoteHostIn(context) ?? ''} ${domainOf(addressField(block.get('final-recipient')) ?? addressField(block.get('original-recipient')))}`, reporter: reporterOf(mail, diagnostic, context) });
       return {
         recipient: finalRecipient,
         action,
