@@ -144,8 +144,8 @@ export function commandIn(text: string, bare = true): string | null {
   // Transcripts and MTA wordings: ">>> RCPT TO:<…>", "in reply to RCPT TO command", "after RCPT TO:".
   // Microsoft relays the remote answer after "->"; one that names the address answered RCPT TO.
   if (/unknown recipient or mailbox unavailable ->[^\n]*@/i.test(text)) return 'RCPT';
-  // Yahoo's "[RCPT_TO]" line, "SMTP:RCPT host …", Sun Messaging Server's "rejected address".
-  if (/\[RCPT_TO\]|SMTP:RCPT host|remote smtp server has rejected address/i.test(text)) return 'RCPT';
+  // Yahoo's "[RCPT_TO]" line, "SMTP:RCPT host …".
+  if (/\[RCPT_TO\]|SMTP:RCPT host/.test(text)) return 'RCPT';
   // qmail says what it was doing in words.
   if (/ but greeting failed\./.test(text)) return 'CONN';
   if (/ but my name was rejected\./.test(text)) return 'EHLO';

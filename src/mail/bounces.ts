@@ -101,8 +101,8 @@ function reportHeaders(mail: ParsedMail): ReportHeaders {
 }
 
 /** The reporting product's reading of the diagnostic, else of the explanation around it. */
-function reporterOf(mail: ParsedMail, diagnostic: string | null, context: string): string | null {
-  return reporterReason(reportHeaders(mail), diagnostic, context);
+function reporterOf(mail: ParsedMail, diagnostic: string | null, context: string, status: string | null = null): string | null {
+  return reporterReason(reportHeaders(mail), diagnostic, context, status);
 }
 
 /** OpenSMTPD-style "addr: what happened" lines: what is said about one recipient. */
@@ -199,7 +199,7 @@ function readDsn(mail: ParsedMail, rawText: string, statusText: string): BounceR
       }
       const action = block.get('action')?.split(/[\s(;]/)[0].toLowerCase() ?? null;
       const category = VENDOR_CATEGORIES[block.get('x-powermta-bouncecategory')?.toLowerCase() ?? ''];
-      const classified = category ? { reason: category, hard: BOUNCE_REASONS[category].hard && !status?.startsWith('4') } : classifyReason({ status: reasonStatus, diagnostic, diagnosticType: diagnosticField ? /^\s*([\w-]+)\s*;/.exec(diagnosticField)?.[1] ?? null : null, action, context, report: true, host: `${block.get('remote-mta') ?? remoteHostIn(context) ?? ''} ${domainOf(addressField(block.get('final-recipient')) ?? addressField(block.get('original-recipient')))}`, reporter: reporterOf(mail, diagnostic, context) });
+      const classified = category ? { reason: category, hard: BOUNCE_REASONS[category].hard && !status?.startsWith('4') } : classifyReason({ status: reasonStatus, diagnostic, diagnosticType: diagnosticField ? /^\s*([\w-]+)\s*;/.exec(diagnosticField)?.[1] ?? null : null, action, context, report: true, host: `${block.get('remote-mta') ?? remoteHostIn(context) ?? ''} ${domainOf(addressField(block.get('final-recipient')) ?? addressField(block.get('original-recipient')))}`, reporter: reporterOf(mail, diagnostic, context, reasonStatus) });
       return {
         recipient: finalRecipient,
         action,

@@ -4,6 +4,10 @@
 // Sisimai's Lhost modules (https://github.com/sisimai, BSD 2-Clause, (C) azumakuniyuki), in
 // Sisimai's reason names; they are tried before the generic wording lists.
 
+import phrases from '../bounce-phrases.json' with { type: 'json' };
+
+const STATUS_NAMES = phrases.status as Record<string, string>;
+
 export interface ReportHeaders {
   /** The raw value of a header (first occurrence), '' when absent. */
   get(name: string): string;
@@ -18,6 +22,8 @@ interface Reporter {
   is(h: ReportHeaders): boolean;
   /** Case-sensitive wordings as the product writes them, tried in order. */
   wordings?: Wordings;
+  /** The product's status code is its verdict when no wording says more (Amazon SES receiving). */
+  statusIsVerdict?: boolean;
   /** A verdict the product writes into a header of its own. */
   flagged?: (h: ReportHeaders) => string | null;
   /** The product explains in prose around the reply: its wordings are looked for there too. */
@@ -118,7 +124,9 @@ const REPORTERS: Reporter[] = [
   },
   {
     name: 'Amazon SES (receiving)',
-    is: (h) => Boolean(h.get('x-ses-outgoing')),
+    statusIsVerdict: true,
+    // SES relays other receivers' reports too; its own sending reports come from amazonses.com.
+    is: (h) => Boolean(h.get('x-ses-outgoing')) && !/@amazonses\.com/i.test(h.get('from')),
     wordings: [['filtered', ['Mailbox does not exist']], ['mesgtoobig', ['Message too large']], ['mailboxfull', ['Mailbox full']], ['contenterror', ['Message content rejected']]],
   },
   {
@@ -228,7 +236,7 @@ export function reporterName(headers: ReportHeaders): string | null {
  * wordings in the diagnostic, or in the explanation when there is no diagnostic or the product
  * explains in prose.
  */
-export function reporterReason(headers: ReportHeaders, diagnostic: string | null, explanation: string): string | null {
+export function reporterReason(headers: ReportHeaders, diagnostic: string | null, explanation: string, status: string | null = null): string | null {
   for (const reporter of REPORTERS) {
     if (!reporter.is(headers)) continue;
     const flagged = reporter.flagged?.(headers);
@@ -239,6 +247,7 @@ export function reporterReason(headers: ReportHeaders, diagnostic: string | null
       if (code && reporter.codes?.[code]) return reporter.codes[code];
       for (const [name, phrases] of reporter.wordings ?? []) if (phrases.some((phrase) => text.includes(phrase))) return name;
     }
+    if (reporter.statusIsVerdict && status && STATUS_NAMES[status]) return STATUS_NAMES[status];
   }
   return null;
 }
