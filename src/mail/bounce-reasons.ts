@@ -175,8 +175,10 @@ function sisimaiName(given: ReasonInput): string {
   if (given.reporter && given.reporter !== 'onhold' && given.reporter !== 'undefined') return given.reporter;
   const name = sisimaiNameOf(input, (input.diagnostic ?? '').toLowerCase().replace(/\s+/g, ' '));
   if (!input.context) return name;
-  // A status alone (expired, onhold…) says less than the report's own words around it.
-  if (name !== 'undefined' && name !== 'onhold' && (!VAGUE.has(name) || (input.diagnostic ?? '').trim().length > 0)) return name;
+  // A status alone (expired, onhold…) says less than the report's own words around it; so does
+  // a "system error" or "security error" that only the status code gave.
+  const onlyStatus = (name === 'systemerror' || name === 'securityerror') && STATUS_NAMES[status] === name;
+  if (name !== 'undefined' && name !== 'onhold' && !onlyStatus && (!VAGUE.has(name) || (input.diagnostic ?? '').trim().length > 0)) return name;
   const fromContext = sisimaiNameOf(input, input.context.toLowerCase().replace(/\s+/g, ' '));
   return fromContext === 'undefined' || fromContext === 'onhold' ? name : fromContext;
 }

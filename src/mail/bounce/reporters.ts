@@ -226,6 +226,24 @@ const REPORTERS: Reporter[] = [
   },
 ];
 
+// qmail, last: its Received lines also mark mail it merely relayed.
+REPORTERS.push({
+  name: 'qmail',
+  is: (h) => h.get('subject') === 'failure notice' || h.received.some((line) => /\(qmail \d+ invoked for bounce\)/.test(line)),
+  wordings: [
+    ['suspend', ['Mailaddress is administratively disabled', 'Mailaddress is administrativley disabled']],
+    ['userunknown', ['Sorry, no mailbox here by that name', 'does not like recipient.']],
+    ['exceedlimit', ['The message exeeded the maximum size the user accepts']],
+    ['systemerror', ['Automatic homedir creator crashed', 'Illegal value in LDAP attribute', 'LDAP attribute is not given but mandatory', 'Timeout while performing search on LDAP server', 'Too many results returned but needs to be unique', 'Permanent error while executing qmail-forward', 'Temporary error in automatic homedir creation', 'Temporary error while executing qmail-forward', 'Temporary failure in LDAP lookup', 'Unable to contact LDAP server', 'Unable to login into LDAP server, bad credentials', 'bad interpreter: No such file or directory']],
+    ['mailboxfull', ['disk quota exceeded']],
+    ['mesgtoobig', ['Message size exceeds fixed maximum message size:']],
+    ['hostunknown', ["Sorry, I couldn't find any host "]],
+    ['systemfull', ['Requested action not taken: mailbox unavailable (not enough free space)']],
+    ['notaccept', ["Sorry, I couldn't find a mail exchanger or IP address"]],
+    ['networkerror', ["Sorry, I wasn't able to establish an SMTP connection", "Sorry. Although I'm listed as a best-preference MX or A for that host"]],
+  ],
+});
+
 /** The product that wrote a report, when its headers say so. */
 export function reporterName(headers: ReportHeaders): string | null {
   return REPORTERS.find((reporter) => reporter.is(headers))?.name ?? null;
