@@ -421,8 +421,9 @@ export async function parseBounce(raw: Buffer | string): Promise<BounceReport> {
   const rawStatus = rawPart(rawText, /^content-type:[ \t]*message\/(global-)?delivery-status\b/im);
   if (rawStatus && /^(final-recipient|original-recipient|action)\s*:/im.test(rawStatus)) return readDsn(mail, rawText, rawStatus);
   // Delivery-status fields written into the text itself (no message/delivery-status part).
-  const inline = /^(reporting-mta|final-recipient)[ \t]*:/im.exec(mail.text ?? '');
-  if (inline && /^action[ \t]*:/im.test((mail.text ?? '').slice(inline.index))) return readDsn(mail, rawText, (mail.text ?? '').slice(inline.index));
+  const body = bodyTextOf(mail, rawText);
+  const inline = /^(reporting-mta|final-recipient)[ \t]*:/im.exec(body);
+  if (inline && /^action[ \t]*:/im.test(body.slice(inline.index))) return readDsn(mail, rawText, body.slice(inline.index));
   const feedback = mail.attachments.find((a) => /^message\/feedback-report$/i.test(a.contentType));
   if (feedback) return readArf(mail, rawText, feedback.content.toString('utf8'));
   // Amazon SES notifications forwarded by e-mail (SNS): JSON, read field by field (SNS may wrap it).

@@ -131,7 +131,8 @@ const RECEIVERS: Receiver[] = [
   // Yahoo's answer for an address it does not have, wherever it is relayed from.
   { hosts: /dd This user doesn't have a /i, wordings: [['userunknown', ["dd this user doesn't have a "]]] },
   {
-    hosts: /\.prod\.outlook\.com\b|\.protection\.outlook\.com\b/,
+    // Exchange Online names itself in its NDR's help text.
+    hosts: /\.prod\.outlook\.com\b|\.protection\.outlook\.com\b|Exchange Online and Office 365/,
     wordings: [['userunknown', ['recipient address rejected: access denied']]],
     rule: ({ status }) => MICROSOFT.find(([pattern]) => pattern.test(status))?.[1] ?? null,
   },
