@@ -9,6 +9,7 @@
 // reasons are tried follows Sisimai's too, so that a 550 that talks about a blocked IP is a
 // block and not an unknown user.
 import phrases from './bounce-phrases.json' with { type: 'json' };
+import { agentSaysUnknown } from './bounce/agents.ts';
 import { receiverReason } from './bounce/receivers.ts';
 
 export const BOUNCE_REASONS = {
@@ -173,6 +174,8 @@ function sisimaiName(given: ReasonInput): string {
   if (byReceiver) return byReceiver;
   // The reporting product's own reading is final unless it only says "held" or "undefined".
   if (given.reporter && given.reporter !== 'onhold' && given.reporter !== 'undefined') return given.reporter;
+  // A local delivery agent's "unknown user" is the mailbox's: no SMTP command, no filter.
+  if (agentSaysUnknown((given.diagnostic ?? '').toLowerCase()) || (given.report && agentSaysUnknown((given.context ?? '').toLowerCase()))) return 'userunknown';
   const name = sisimaiNameOf(input, (input.diagnostic ?? '').toLowerCase().replace(/\s+/g, ' '));
   if (!input.context) return name;
   // A status alone (expired, onhold…) says less than the report's own words around it; so does
