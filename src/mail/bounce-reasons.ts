@@ -234,8 +234,10 @@ function sisimaiNameOf(input: ReasonInput, text: string): string {
   if (byStatus === 'expired' && matches('expired', text)) return 'expired';
   if (!/grey ?list|gray ?list/.test(text)) {
     for (const [name, pattern] of OWN) if (pattern.test(text)) return name;
-    // "Try again later" is a throttle in a 421 or a 4.7.x; elsewhere it only says the failure is temporary.
-    if (/try again later/.test(text) && (/^4\.7\./.test(status) || /(?<!\d)421(?!\d)/.test(text))) return 'speeding';
+    // "Try again later" from a receiver we are talking to asks us to slow down; in a report it is
+    // a throttle only beside a 421 or a 4.7.x (elsewhere it says the failure is temporary: a full
+    // disk, a recipient error).
+    if (/try again later/.test(text) && (!input.report || /^4\.7\./.test(status) || /(?<!\d)421(?!\d)/.test(text))) return 'speeding';
   }
   // An X-Unix Diagnostic-Code is a local mailer's exit, no SMTP reply.
   const smtp = !/^x-unix/i.test(input.diagnosticType ?? '');
