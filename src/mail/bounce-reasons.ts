@@ -166,6 +166,9 @@ export function commandIn(text: string, bare = true): string | null {
   return word.split(' ')[0];
 }
 
+// Sisimai reasons that mean "this address is dead" (user_unknown, suspended, host_unknown).
+const SUPPRESSING = new Set(['userunknown', 'hasmoved', 'suspend', 'hostunknown', 'notaccept']);
+
 function sisimaiName(given: ReasonInput): string {
   const command = given.command || commandIn(given.diagnostic ?? '') || (given.report ? commandIn(given.context ?? '', false) : null);
   const input = { ...given, command };
@@ -183,7 +186,12 @@ function sisimaiName(given: ReasonInput): string {
   const onlyStatus = (name === 'systemerror' || name === 'securityerror') && STATUS_NAMES[status] === name;
   if (name !== 'undefined' && name !== 'onhold' && !onlyStatus && (!VAGUE.has(name) || (input.diagnostic ?? '').trim().length > 0)) return name;
   const fromContext = sisimaiNameOf(input, input.context.toLowerCase().replace(/\s+/g, ' '));
-  return fromContext === 'undefined' || fromContext === 'onhold' ? name : fromContext;
+  if (fromContext === 'undefined' || fromContext === 'onhold') return name;
+  // The receiver's own words about this recipient said nothing we know; an explanation that is
+  // about several recipients never makes a dead address of this one.
+  const addresses = new Set(input.context.toLowerCase().match(/[\w.+-]{1,64}@[\w.-]{1,253}\.[a-z]{2,63}/g) ?? []);
+  if ((input.diagnostic ?? '').trim() && addresses.size > 1 && SUPPRESSING.has(fromContext)) return name;
+  return fromContext;
 }
 
 // Wordings that, beside a 5.1.1 status, say the refusal was about something else.
