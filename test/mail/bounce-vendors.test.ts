@@ -49,9 +49,12 @@ test("reporting products' own formats: Facebook codes, au/KDDI without a daemon 
   assert.deepEqual([ses.kind, ses.recipient, ses.reason], ['bounce', 'bounce@simulator.amazonses.com', 'user_unknown']);
 });
 
-test('reports with broken MIME are still read: mismatched boundaries, no boundaries at all', async () => {
+test('reports with broken MIME are still read: mismatched boundaries, no boundaries at all, ISO-2022-JP fields', async () => {
   const mismatched = await sample('rhost-franceptt-07');
   assert.deepEqual([mismatched.kind, mismatched.source, mismatched.recipient, mismatched.reason], ['bounce', 'dsn', 'xxxx@wanadoo.fr', 'reputation_block']);
+  // Delivery-status fields in ISO-2022-JP (Domino in Japanese) are decoded.
+  const domino = await sample('lhost-domino-02');
+  assert.deepEqual([domino.diagnostic, domino.reason], ['ユーザーNeko (kijitora@example.co.jp) は Domino ディレクトリには見つかりません。', 'user_unknown']);
   const bare = await sample('rfc3464-06');
   assert.deepEqual([bare.kind, bare.recipient, bare.reason], ['bounce', 'kijitora@example.net', 'user_unknown']);
 });

@@ -15,10 +15,15 @@ const VENDOR_CATEGORIES: Record<string, BounceReason> = {
   'routing-errors': 'system_error', 'spam-related': 'content_spam',
 };
 
+/** Delivery-status fields carry no charset; Japanese MTAs (Domino, au) write ISO-2022-JP in them. */
+function decodeJis(text: string): string {
+  return /\x1b\$[@B]/.test(text) ? new TextDecoder('iso-2022-jp').decode(Buffer.from(text, 'utf8')) : text;
+}
+
 export function readDsn(mail: ParsedMail, rawText: string, statusText: string): BounceReport {
   const context = explanationOf(bodyTextOf(mail, rawText).slice(0, HEURISTIC_TEXT_LIMIT)).explanation.slice(0, 4000);
   // The first block is per-message (Reporting-MTA…); some MTAs omit it, so blocks are picked by content.
-  const recipients: RecipientStatus[] = parseFieldBlocks(statusText)
+  const recipients: RecipientStatus[] = parseFieldBlocks(decodeJis(statusText))
     .filter((block) => block.has('final-recipient') || block.has('original-recipient') || block.has('action'))
     .map((block) => {
       const diagnosticField = block.get('diagnostic-code') ?? null;
