@@ -170,7 +170,8 @@ export function commandIn(text: string, bare = true): string | null {
 const SUPPRESSING = new Set(['userunknown', 'hasmoved', 'suspend', 'hostunknown', 'notaccept']);
 
 function sisimaiName(given: ReasonInput): string {
-  const command = given.command || commandIn(given.diagnostic ?? '') || (given.report ? commandIn(given.context ?? '', false) : null);
+  // "RCPT TO", "MAIL FROM" (as an SMTP client names them) → RCPT, MAIL.
+  const command = (given.command || commandIn(given.diagnostic ?? '') || (given.report ? commandIn(given.context ?? '', false) : null))?.toUpperCase().split(' ')[0] ?? null;
   const input = { ...given, command };
   const status = ENHANCED.exec(given.status ?? '')?.[0] ?? ENHANCED.exec(given.diagnostic ?? '')?.[0] ?? '';
   const byReceiver = receiverReason({ host: given.host ?? '', diagnostic: given.diagnostic ?? '', status, command: command ?? '' });
@@ -263,7 +264,9 @@ function sisimaiNameOf(input: ReasonInput, text: string): string {
   }
   if (REPUTATION_WORDS.test(text)) return 'badreputation';
   for (const name of SECOND) if (matches(name, text)) return name;
-  for (const [name, pattern] of VENDOR) if (pattern.test(text)) return name;
+  // "User unknown" answered before RCPT TO (at MAIL FROM: our sender) is not about the recipient.
+  const beforeRcpt = /^(CONN|EHLO|HELO|MAIL)$/.test(input.command ?? '');
+  for (const [name, pattern] of VENDOR) if (pattern.test(text) && !(name === 'userunknown' && beforeRcpt)) return name;
   if (byStatus && !VAGUE.has(byStatus)) return byStatus;
   const klass = status.slice(2, 4);
   if (klass === '6.') return 'contenterror';

@@ -14,6 +14,8 @@ test('"user unknown" in a report is the recipient only when RCPT TO was answered
   assert.deepEqual([unstated.reason, suppressesRecipient(unstated)], ['filtered', false]);
   const atRcpt = classifyReason({ status: '5.0.0', diagnostic: '550 Unknown user kijitora@example.jp', context: '>>> RCPT To:<kijitora@example.jp>\n<<< 550 Unknown user', report: true });
   assert.deepEqual([atRcpt.reason, suppressesRecipient(atRcpt)], ['user_unknown', true]);
+  // Answered at MAIL FROM, "user unknown" is about our sender, not the recipient.
+  assert.equal(suppressesRecipient(classifyReason({ status: '550', diagnostic: '550 5.0.0 <bounce@acme.test>... User unknown', command: 'MAIL FROM' })), false);
   // Our own deliveries know the command; a synchronous answer without one is taken as RCPT's.
   assert.equal(classifyReason({ status: '550', diagnostic: '550 Unknown user kijitora@example.jp' }).reason, 'user_unknown');
   // A local delivery agent has no SMTP stage: its "unknown user" is the mailbox's.
