@@ -97,7 +97,7 @@ export const scenario: Scenario = {
             count(notSent, outcome.cause);
             example(`not sent (${outcome.cause}): ${describe(request)}`);
           } else {
-            sent++;
+            if (++sent % 10_000 === 0) process.stderr.write(`  … ${sent.toLocaleString('en')} sent in ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
             if (outcome.kind === 'no answer') {
               count(noAnswer, outcome.cause);
               example(`no answer (${outcome.cause}): ${describe(request)}; before it on that connection: ${previous ? describe(previous) : 'nothing'}`);
