@@ -237,3 +237,45 @@ test('a sending campaign is paused and resumed; a scheduled one deleted; a draft
   await until(async () => (await rows()).includes('Spring') && (await rows()).includes('Summer') && !(await rows()).includes('Winter'), 5000);
   await captureAtBothWidths(page, 'campaigns');
 });
+
+test('a slow refetch never puts back an older state: the campaign stays paused and its settings keep what is typed', async () => {
+  const id = await compose('Late answers', { from: 'news@acme.test', subject: 'Late', include: ['Newsletter'] });
+  // From now on every read of this campaign (not of its report) answers 4 s late, as from a busy
+  // server: the answer the page gets describes the campaign as it was when it asked.
+  let late: Promise<void> = Promise.resolve();
+  let asked!: () => void;
+  const firstRead = new Promise<void>((resolve) => (asked = resolve));
+  const campaignReads = (url: URL) => url.pathname === `/v2/campaigns/${id}`;
+  await page.route(
+    campaignReads,
+    async (route) => {
+      if (route.request().method() !== 'GET') return route.continue();
+      const response = await route.fetch();
+      asked();
+      const delivered = new Promise((resolve) => setTimeout(resolve, 4000)).then(() => route.fulfill({ response }).catch(() => undefined));
+      late = late.then(() => delivered);
+      await delivered;
+    },
+  );
+  await sendNow();
+  // The report sees the campaign sending and the page reads the campaign again (answering late) …
+  await firstRead;
+  // … while it is paused.
+  await page.getByRole('button', { name: 'Pause' }).click();
+  await page.getByRole('button', { name: 'Resume' }).waitFor();
+  await late; // the late answer ("sending") has reached the page
+  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))));
+  assert.equal(await statusFact(), 'paused', await page.locator('main').innerText());
+  assert.ok(await page.getByRole('button', { name: 'Resume' }).isVisible());
+
+  // A paused campaign's settings can be edited; what is typed is saved.
+  await page.getByRole('tab', { name: 'Settings' }).click();
+  await page.getByLabel('Subject').fill('Later, but sure');
+  await page.getByRole('button', { name: 'Save settings' }).click();
+  await page.getByText('Saved.').waitFor();
+  const stored = (await app.api.get(`/v2/campaigns/${id}`)).body;
+  assert.deepEqual([stored.status, stored.subject], ['paused', 'Later, but sure']);
+  await page.unroute(campaignReads);
+  await page.getByRole('button', { name: 'Cancel campaign' }).click();
+  await until(async () => (await statusFact()) === 'canceled', 10_000);
+});
