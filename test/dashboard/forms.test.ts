@@ -74,6 +74,16 @@ test('a form is built with the builder and its live preview, published, embedded
   await preview().getByRole('combobox', { name: 'Topic' }).locator('option', { hasText: 'Offers' }).waitFor({ state: 'attached' });
   assert.deepEqual(await previewLabels(), ['Email address *', 'First name', 'Topic']);
 
+  // A third one added and removed again with the keyboard: the focus goes to the block in its place.
+  await page.getByLabel('New block in Sign up').selectOption('phone');
+  await page.getByRole('button', { name: 'Add block to Sign up' }).click();
+  await preview().getByLabel('Phone number').waitFor();
+  await block('phone').getByRole('button', { name: /^Remove/ }).focus();
+  await page.keyboard.press('Enter');
+  await eventually(async () => (await previewLabels()).length === 3, 5000);
+  assert.equal(await block('phone').count(), 0);
+  assert.ok(await page.evaluate(() => Boolean(document.activeElement?.closest('[data-block]'))), 'the focus stays in the builder');
+
   // Reordered with the keyboard: the focus stays on the moved field's button.
   await block('text-input').getByRole('button', { name: /^Move up/ }).focus();
   await page.keyboard.press('Enter');

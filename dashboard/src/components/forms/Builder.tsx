@@ -169,18 +169,26 @@ function StepEditor({ step, steps, onChange, onRemove }: { step: Step; steps: St
   const choices = step.kind === 'form' ? [...INPUT_TYPES, 'text', 'button', 'image'] : ['text', 'button', 'image'];
   const [adding, setAdding] = useState<string>(choices[0]);
   // After a move, the focus follows the block to its new place (keyboard users keep their place).
-  const focusAfter = useRef<{ id: string; move: string } | null>(null);
+  // After a removal, it goes to the block that took its place (or to the step's "new block").
+  const focusAfter = useRef<{ id: string; move: string } | { removedAt: number } | null>(null);
+  const section = useRef<HTMLElement>(null);
   useEffect(() => {
     const want = focusAfter.current;
     if (!want) return;
     focusAfter.current = null;
+    if ('removedAt' in want) {
+      const rest = section.current?.querySelectorAll<HTMLElement>('.builder-block');
+      const next = rest?.[Math.min(want.removedAt, rest.length - 1)];
+      (next?.querySelector<HTMLElement>('input, textarea, select') ?? section.current?.querySelector<HTMLElement>('.inline-form select'))?.focus();
+      return;
+    }
     const button = document.querySelector<HTMLButtonElement>(`[data-block="${want.id}"] [data-move="${want.move}"]`);
     (button && !button.disabled ? button : document.querySelector<HTMLButtonElement>(`[data-block="${want.id}"] [data-move]:not([disabled])`))?.focus();
   });
   const blocks = step.blocks;
   const title = `${step.kind === 'form' ? 'Form step' : 'Success step'}: ${step.name ?? step.id}`;
   return (
-    <section class="builder-step" aria-label={title}>
+    <section class="builder-step" aria-label={title} ref={section}>
       <div class="toolbar">
         <h4>{title}</h4>
         {onRemove ? (
@@ -205,7 +213,10 @@ function StepEditor({ step, steps, onChange, onRemove }: { step: Step; steps: St
               focusAfter.current = { id: block.id, move: delta < 0 ? 'up' : 'down' };
               onChange({ ...step, blocks: next });
             }}
-            onRemove={() => onChange({ ...step, blocks: blocks.filter((b) => b !== block) })}
+            onRemove={() => {
+              focusAfter.current = { removedAt: i };
+              onChange({ ...step, blocks: blocks.filter((b) => b !== block) });
+            }}
           />
         ))}
         {blocks.length === 0 ? <li class="muted">No blocks: add one.</li> : null}
