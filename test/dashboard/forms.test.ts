@@ -143,7 +143,7 @@ test('a form is built with the builder and its live preview, published, embedded
   await embedded.getByLabel('Email address').fill('ann@example.org');
   await embedded.getByLabel('Topic').selectOption('Offers');
   await embedded.getByRole('button', { name: 'Subscribe' }).click();
-  await embedded.getByText('This field is required').waitFor(); // First name is required now
+  await embedded.getByText('This field is required', { exact: true }).waitFor(); // First name is required now
   await embedded.getByLabel('First name').fill('Ann');
   await embedded.getByRole('button', { name: 'Subscribe' }).click();
   await embedded.getByRole('heading', { name: 'Thanks for subscribing!' }).waitFor({ timeout: 30_000 });
