@@ -11,7 +11,7 @@ import http from 'node:http';
 import type { Scenario } from '../run.ts';
 import { startPostlane } from '../lib.ts';
 import { startDnsServer } from '../../test/helpers/dns-server.ts';
-import { hostileRequests, LEAK, operationsOf, type FuzzRequest } from '../../test/helpers/fuzz.ts';
+import { hostileRequests, LEAK, operationsOf, sendAsIs, type FuzzRequest } from '../../test/helpers/fuzz.ts';
 
 const TOTAL = Number(process.env.FUZZ_REQUESTS ?? 100_000);
 const CONCURRENCY = Number(process.env.FUZZ_CONCURRENCY ?? 16);
@@ -19,34 +19,6 @@ const CONCURRENCY = Number(process.env.FUZZ_CONCURRENCY ?? 16);
 const PER_SLICE = 4;
 /** A request unanswered this long counts as no answer (the server's own timeouts are longer). */
 const ANSWER_TIMEOUT_MS = Number(process.env.FUZZ_ANSWER_TIMEOUT_MS ?? 30_000);
-
-type Outcome =
-  | { kind: 'answer'; status: number; text: string }
-  /** The client refused to send it (e.g. a character Node will not put in a request line): not the server's doing. */
-  | { kind: 'not sent'; cause: string }
-  /** Sent, and the connection failed or stayed silent before a whole answer came. */
-  | { kind: 'no answer'; cause: string };
-
-function send(port: number, agent: http.Agent, headers: Record<string, string>, request: FuzzRequest): Promise<Outcome> {
-  return new Promise((resolve) => {
-    let outgoing: http.ClientRequest;
-    try {
-      const length = request.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(request.body)) };
-      outgoing = http.request({ host: '127.0.0.1', port, method: request.method, path: request.url, agent, headers: { ...headers, ...length } });
-    } catch (error) {
-      return resolve({ kind: 'not sent', cause: (error as NodeJS.ErrnoException).code ?? (error as Error).message });
-    }
-    outgoing.setTimeout(ANSWER_TIMEOUT_MS, () => outgoing.destroy(Object.assign(new Error('timeout'), { code: `no answer in ${ANSWER_TIMEOUT_MS / 1000} s` })));
-    outgoing.on('error', (error: NodeJS.ErrnoException) => resolve({ kind: 'no answer', cause: error.code ?? error.message }));
-    outgoing.on('response', (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('error', (error: NodeJS.ErrnoException) => resolve({ kind: 'no answer', cause: `body cut: ${error.code ?? error.message}` }));
-      response.on('end', () => resolve({ kind: 'answer', status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-    });
-    outgoing.end(request.body);
-  });
-}
 
 const describe = (request: FuzzRequest) => `${request.method} ${request.url.slice(0, 120)}${request.body === undefined ? '' : ` (body ${request.body.length.toLocaleString('en')} chars)`}`;
 
@@ -92,7 +64,7 @@ export const scenario: Scenario = {
         const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
         let previous: FuzzRequest | undefined;
         for (let request = take(); request; request = take()) {
-          const outcome = await send(port, agent, headers, request);
+          const outcome = await sendAsIs(port, agent, headers, request, ANSWER_TIMEOUT_MS);
           if (outcome.kind === 'not sent') {
             count(notSent, outcome.cause);
             example(`not sent (${outcome.cause}): ${describe(request)}`);

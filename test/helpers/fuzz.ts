@@ -1,7 +1,9 @@
 // Hostile requests for every operation of /openapi.json, generated with fast-check: malformed
 // JSON, wrong types, huge and deeply nested values, NUL and control characters, prototype-
 // pollution keys, path tricks in ids, huge paging values, filter keys with SQL metacharacters.
-// Used by the fuzz test (a bounded count) and the `fuzz` bench scenario (100,000 requests).
+// Used by the fuzz test (a bounded count) and the `fuzz` bench scenario (100,000 requests),
+// both sending through sendAsIs (node:http, the request line as generated).
+import http from 'node:http';
 import fc from 'fast-check';
 
 export interface FuzzOperation {
@@ -111,3 +113,40 @@ export function hostileRequests(operations: FuzzOperation[], count: number, seed
 
 /** What a 4xx body must never contain: a stack trace, SQL or a driver's words. */
 export const LEAK = /(\n\s+at |node_modules|\.ts:\d+|SQLITE_|sqlite3|syntax error at|relation "|violates|select .* from|insert into|Kysely|TypeError|ReferenceError)/i;
+
+export type FuzzOutcome =
+  | { kind: 'answer'; status: number; contentType: string | null; text: string }
+  /** The client refused to send it (e.g. a character Node will not put in a request line): not the server's doing. */
+  | { kind: 'not sent'; cause: string }
+  /** Sent, and the connection failed or stayed silent before a whole answer came. */
+  | { kind: 'no answer'; cause: string };
+
+/** Sends `request` through node:http with its request line exactly as generated: fetch's URL
+ *  parser would turn path tricks such as %2e%2e or .. into plain dot segments before sending.
+ *  `agent` (keep-alive, one socket) makes a worker's requests share one connection. */
+export function sendAsIs(port: number, agent: http.Agent, headers: Record<string, string>, request: FuzzRequest, timeoutMs: number): Promise<FuzzOutcome> {
+  return new Promise((resolve) => {
+    let outgoing: http.ClientRequest;
+    try {
+      const length = request.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(request.body)) };
+      outgoing = http.request({ host: '127.0.0.1', port, method: request.method, path: request.url, agent, headers: { ...headers, ...length } });
+    } catch (error) {
+      return resolve({ kind: 'not sent', cause: (error as NodeJS.ErrnoException).code ?? (error as Error).message });
+    }
+    outgoing.setTimeout(timeoutMs, () => outgoing.destroy(Object.assign(new Error('timeout'), { code: `no answer in ${timeoutMs / 1000} s` })));
+    outgoing.on('error', (error: NodeJS.ErrnoException) => resolve({ kind: 'no answer', cause: error.code ?? error.message }));
+    outgoing.on('response', (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('error', (error: NodeJS.ErrnoException) => resolve({ kind: 'no answer', cause: `body cut: ${error.code ?? error.message}` }));
+      response.on('end', () => resolve({ kind: 'answer', status: response.statusCode ?? 0, contentType: response.headers['content-type'] ?? null, text: Buffer.concat(chunks).toString('utf8') }));
+    });
+    outgoing.end(request.body);
+  });
+}
+
+/** A URL of `operation` with plain ids, for looking up its documented answers (the path as
+ *  sent may hold dot segments that a URL parser would resolve to another path). */
+export function documentedUrlOf(request: FuzzRequest): string {
+  return request.operation.replace(/\{[^}]+\}/g, 'x');
+}
