@@ -7,6 +7,8 @@ import type { FieldDefinitions } from '../../custom-fields/values.ts';
 import { ColumnMap, hasEmailColumn, readRow, type ImportRow } from './rows.ts';
 import { ImportFileError, type ImportFormat, type SourceRow } from './sources.ts';
 
+export const NO_EMAIL_COLUMN = 'The CSV header has no email column (name one "email")';
+
 export interface SkippedRow {
   row: number;
   email: string | null;
@@ -42,7 +44,7 @@ export async function* batchesOf(source: AsyncIterable<SourceRow>, format: Impor
     if (!checkedHeader) {
       checkedHeader = true;
       if (item.values && !hasEmailColumn(columns, Object.keys(item.values))) {
-        throw new ImportFileError('The CSV header has no email column (name one "email")', 1);
+        throw new ImportFileError(NO_EMAIL_COLUMN, 1);
       }
     }
     const read = readRow(item, columns, definitions);

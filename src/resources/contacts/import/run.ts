@@ -1,6 +1,7 @@
 // One entry point for the API and the CLI: a byte stream in, the import summary out. The API
 // parses in a worker thread (the server's event loop only writes); the CLI's import already runs
-// in a worker thread of its own (src/cli/contacts-import-worker.ts) and parses there.
+// in a worker thread of its own (src/cli/contacts-import-worker.ts) and parses there. A file
+// that fails on its first bytes is refused before a worker is started (file-start.ts).
 import type { Db } from '../../../platform/db/database.ts';
 import { fieldDefinitions } from '../../custom-fields/service.ts';
 import { BATCH_ROWS, importContacts, prepareImport, type ImportSummary } from './engine.ts';
@@ -8,6 +9,7 @@ import { Readable } from 'node:stream';
 import { csvRows, formatOf, jsonRows, type ImportFormat } from './sources.ts';
 import { batchesOf } from './batches.ts';
 import { parsedBatches } from './threaded.ts';
+import { checkedFileStart } from './file-start.ts';
 
 export { BATCH_ROWS, CLI_BATCH_ROWS, type ImportSummary } from './engine.ts';
 export { ImportFileError, type ImportFormat } from './sources.ts';
@@ -43,6 +45,6 @@ export async function runImport(db: Db, workspaceId: string, input: AsyncIterabl
   const stop = new AbortController();
   const batches = options.parseInThread
     ? batchesOf(format === 'json' ? jsonRows(rest()) : csvRows(Readable.from(rest())), format, definitions, batchRows)
-    : parsedBatches(rest(), format, definitions, batchRows, stop.signal);
+    : checkedFileStart(rest(), format, (checked) => parsedBatches(checked, format, definitions, batchRows, stop.signal));
   return importContacts(db, target, batches, { format, onBatch: options.onBatch, onFailure: () => stop.abort() });
 }

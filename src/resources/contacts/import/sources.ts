@@ -34,8 +34,11 @@ export function formatOf(contentTypeOrName: string | undefined, firstChunk?: Buf
   return start.startsWith('[') ? 'json' : 'csv';
 }
 
+export const CSV_OPTIONS = { bom: true, relax_column_count: true, skip_empty_lines: true, trim: true, max_record_size: 1_000_000 };
+export const NOT_AN_ARRAY = 'A JSON import must be an array of objects';
+
 export async function* csvRows(input: Readable): AsyncGenerator<SourceRow> {
-  const parser = input.pipe(parse({ bom: true, relax_column_count: true, skip_empty_lines: true, trim: true, max_record_size: 1_000_000 }));
+  const parser = input.pipe(parse(CSV_OPTIONS));
   let header: string[] | null = null;
   let row = 0;
   try {
@@ -97,7 +100,7 @@ export async function* jsonRows(input: AsyncIterable<Buffer | string>): AsyncGen
       }
       if (!started) {
         if (c === 0xfeff || WS.has(c)) continue;
-        if (c !== 0x5b /* [ */) throw new ImportFileError('A JSON import must be an array of objects', 1);
+        if (c !== 0x5b /* [ */) throw new ImportFileError(NOT_AN_ARRAY, 1);
         started = true;
         depth = 1;
         continue;
