@@ -443,16 +443,14 @@ async function advance(tx: Executor, run: RunRow, automation: AutomationRow, fro
   return queued;
 }
 
+const closeRun = preparedQuery((db, p: { id: string; status: string; now: string }) =>
+  db.updateTable('automation_runs').set({ status: p.status, active_subject: null, completed_at: p.now, updated_at: p.now }).where('id', '=', p.id).where('status', '=', 'running').returning('counted'),
+);
+
 /** Ends a running run (no-op otherwise), giving back its concurrency place. */
 export async function endRun(tx: Executor, run: Pick<RunRow, 'id' | 'automation_id'>, status: 'completed' | 'failed' | 'canceled'): Promise<boolean> {
   const now = nowIso();
-  const ended = await tx
-    .updateTable('automation_runs')
-    .set({ status, active_subject: null, completed_at: now, updated_at: now })
-    .where('id', '=', run.id)
-    .where('status', '=', 'running')
-    .returning('counted')
-    .execute();
+  const ended = await closeRun(tx, { id: run.id, status, now });
   if (ended.length === 0) return false;
   if (Number(ended[0].counted) === 1) {
     await tx
@@ -477,32 +475,39 @@ interface Finish {
   emailId?: string | null;
 }
 
+// The statements of every visit's end, compiled once.
+const endVisit = preparedQuery((db, p: { id: string; status: string; outcome: string | null; data: string; emailId: string | null; now: string }) =>
+  db
+    .updateTable('automation_run_steps')
+    .set({ status: p.status, outcome: p.outcome, data: p.data, email_id: p.emailId, completed_at: p.now, updated_at: p.now })
+    .where('id', '=', p.id)
+    .where('status', 'in', ['running', 'waiting'])
+    .returning('id'),
+);
+const countPending = preparedQuery((db, p: { id: string; queued: number; now: string }) =>
+  db
+    .updateTable('automation_runs')
+    .set((eb) => ({ pending_steps: eb(eb('pending_steps', '-', 1), '+', p.queued), updated_at: p.now }))
+    .where('id', '=', p.id)
+    .returning('pending_steps'),
+);
+
 /**
  * Records a visit's end and starts its successors, in the caller's transaction. Throws
  * StaleVisit (rolling the transaction back) when the visit was already ended.
  */
 async function finishVisit(tx: Executor, visit: RunStepRow, automation: AutomationRow, finish: Finish): Promise<void> {
   const now = nowIso();
-  const done = await tx
-    .updateTable('automation_run_steps')
-    .set({ status: finish.status, outcome: finish.outcome, data: JSON.stringify(finish.data), email_id: finish.emailId ?? null, completed_at: now, updated_at: now })
-    .where('id', '=', visit.id)
-    .where('status', 'in', ['running', 'waiting'])
-    .returning('id')
-    .execute();
+  const done = await endVisit(tx, { id: visit.id, status: finish.status, outcome: finish.outcome, data: JSON.stringify(finish.data), emailId: finish.emailId ?? null, now });
   if (done.length === 0) throw new StaleVisit();
-  const run = await tx.selectFrom('automation_runs').selectAll().where('id', '=', visit.run_id).executeTakeFirstOrThrow();
+  const [run] = await runById(tx, { id: visit.run_id });
+  if (!run) throw new Error(`run ${visit.run_id} not found`);
   if (run.status !== 'running') return;
   const { settings } = parsedOf(automation);
   const stopRun = finish.status === 'failed' && settings.on_step_failure === 'stop';
   const next = stopRun ? [] : successorsOf(automation, visit.step_key, finish.branches ?? ['default']);
   const queued = await advance(tx, run, automation, visit.id, next, lazyScope(tx, run));
-  const [left] = await tx
-    .updateTable('automation_runs')
-    .set((eb) => ({ pending_steps: eb(eb('pending_steps', '-', 1), '+', queued), updated_at: now }))
-    .where('id', '=', run.id)
-    .returning('pending_steps')
-    .execute();
+  const [left] = await countPending(tx, { id: run.id, queued, now });
   if (stopRun) await endRun(tx, run, 'failed');
   else if (Number(left.pending_steps) <= 0) await endRun(tx, run, 'completed');
 }
@@ -612,12 +617,16 @@ function failureOf(error: unknown): string | null {
   return null;
 }
 
+// Every step job reads its visit, run and automation: compiled once.
+const visitById = preparedQuery((db, p: { id: string }) => db.selectFrom('automation_run_steps').selectAll().where('id', '=', p.id));
+const runById = preparedQuery((db, p: { id: string }) => db.selectFrom('automation_runs').selectAll().where('id', '=', p.id));
+
 export async function runStepJob(ctx: AppContext, job: Job<{ run_step_id: string }>): Promise<void> {
-  const visit = await ctx.db.selectFrom('automation_run_steps').selectAll().where('id', '=', job.payload.run_step_id).executeTakeFirst();
+  const [visit] = await visitById(ctx.db, { id: job.payload.run_step_id });
   if (!visit || (visit.status !== 'running' && visit.status !== 'waiting')) return;
-  const run = await ctx.db.selectFrom('automation_runs').selectAll().where('id', '=', visit.run_id).executeTakeFirst();
+  const [run] = await runById(ctx.db, { id: visit.run_id });
   if (!run || run.status !== 'running') return;
-  const automation = await ctx.db.selectFrom('automations').selectAll().where('id', '=', run.automation_id).executeTakeFirst();
+  const [automation] = await automationById(ctx.db, { id: run.automation_id });
   if (!automation) return;
   if (automation.status === 'paused') throw new RetryJobAt(nowMs() + 2000, 'the automation is paused');
   if (automation.status !== 'running') return;
