@@ -31,7 +31,8 @@ export const scenario: Scenario = {
     dns.set('mx.example.org', 'A', ['127.0.0.1']);
     const postlane = await startPostlane({ DNS_SERVERS: dns.address, MX_PORT: String(sink.port), MAIL_HOSTNAME: 'mail.bench.test' });
     const kind = process.env.BENCH_DATABASE_URL ? 'postgres' : 'sqlite';
-    const handle = openDatabase(process.env.BENCH_DATABASE_URL ?? `sqlite:${join(postlane.env.DATA_DIR, 'postlane.db')}`);
+    // The server's own database: on PostgreSQL a fresh schema of BENCH_DATABASE_URL (search_path pinned).
+    const handle = openDatabase(postlane.env.DATABASE_URL ?? `sqlite:${join(postlane.env.DATA_DIR, 'postlane.db')}`);
     try {
       const headers = { authorization: `Bearer ${postlane.key}`, 'content-type': 'application/json' };
       const call = async (method: string, path: string, body?: unknown) => {

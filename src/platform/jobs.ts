@@ -135,8 +135,11 @@ class Signal {
   private waiters: Array<() => void> = [];
   /** Counts notifications, so a waiter can tell it missed one while it was busy. */
   generation = 0;
+  /** When the last notification came (Date.now()). */
+  notifiedAt = 0;
   notify(): void {
     this.generation++;
+    this.notifiedAt = Date.now();
     const waiters = this.waiters;
     this.waiters = [];
     for (const wake of waiters) wake();
@@ -174,6 +177,8 @@ export class RetryJobAt extends Error {
 
 /** While jobs of a type run, the shortest time between two claims for it. */
 const CLAIM_BATCH_WAIT_MS = 10;
+/** How soon a claim is tried again after one that a recent enqueue prompted found nothing. */
+const AFTER_ENQUEUE_POLL_MS = 25;
 
 export interface JobHandlerOptions {
   concurrency?: number;
@@ -274,7 +279,11 @@ export class JobRunner {
         });
         running.add(run);
       }
-      if (claimed.length < free) await signal.wait(pollMs, generation);
+      // An enqueue notifies before its transaction commits, so the claim it prompts can come
+      // too early (on PostgreSQL it then sees nothing): for a poll interval after an enqueue,
+      // look again soon rather than a whole interval later.
+      const recent = Date.now() - signal.notifiedAt < pollMs;
+      if (claimed.length < free) await signal.wait(recent ? Math.min(pollMs, AFTER_ENQUEUE_POLL_MS) : pollMs, generation);
     }
     await Promise.allSettled(running);
   }

@@ -21,7 +21,7 @@ import type { Executor } from '../../platform/db/database.ts';
 import { newId } from '../../platform/ids.ts';
 import { nowIso, nowMs } from '../../platform/clock.ts';
 import { enqueueJob, RetryJobAt, type Job } from '../../platform/jobs.ts';
-import { getCredits, spendCredits } from '../../platform/credits.ts';
+import { getCredits, spendCreditsAtCommit } from '../../platform/credits.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import type { Principal } from '../../platform/http/auth.ts';
 import type { EmittedEvent } from '../../platform/events.ts';
@@ -39,6 +39,7 @@ import { findAudience, removeContactFromAudience, subscribeContact } from '../au
 import { createSuppression, deleteSuppression } from '../suppressions/service.ts';
 import { TRIGGER_SOURCES, type Connection, type Step } from './graph.ts';
 import { connectionsOf, settingsOf, stepsOf, type AutomationRow } from './service.ts';
+import type { Settings } from './graph.ts';
 import type { AutomationRunsTable, AutomationRunStepsTable } from './tables.ts';
 
 export const TRIGGER_JOB = 'automation.trigger';
@@ -72,6 +73,15 @@ const OUTCOME_EVENTS: Record<string, { outcome: string; from: string[] }> = {
   'email.canceled': { outcome: 'canceled', from: ['accepted'] },
   'email.complained': { outcome: 'complained', from: ['accepted', 'delivered', 'loaded', 'clicked'] },
 };
+// Every email event runs one of these in its emitting transaction: compiled once each.
+const updateOutcome = new Map(
+  Object.entries(OUTCOME_EVENTS).map(([type, { outcome, from }]) => [
+    type,
+    preparedQuery((db, p: { emailId: string }) =>
+      db.updateTable('automation_run_steps').set({ outcome }).where('email_id', '=', p.emailId).where('outcome', 'in', from),
+    ),
+  ]),
+);
 
 /** The email an email event is about: its object, or the email inside a load or click. */
 function emailIdOf(object: Record<string, any>): string | null {
@@ -89,14 +99,7 @@ function recipientOf(object: Record<string, any>): string | null {
 export async function queueAutomationTriggers(tx: Executor, event: EmittedEvent): Promise<void> {
   const outcome = OUTCOME_EVENTS[event.type];
   const emailId = emailIdOf(event.object);
-  if (outcome && emailId) {
-    await tx
-      .updateTable('automation_run_steps')
-      .set({ outcome: outcome.outcome })
-      .where('email_id', '=', emailId)
-      .where('outcome', 'in', outcome.from)
-      .execute();
-  }
+  if (outcome && emailId) await updateOutcome.get(event.type)!(tx, { emailId });
   if (!SOURCE_TYPES.has(event.type)) return;
   const rows = await triggersFor(tx, { workspaceId: event.workspaceId, type: event.type });
   for (const row of rows) {
@@ -124,17 +127,52 @@ function passes(filter: unknown, object: unknown): boolean {
   }
 }
 
+const automationById = preparedQuery((db, p: { id: string }) => db.selectFrom('automations').selectAll().where('id', '=', p.id));
+
+/** The parsed graph and settings of an automation row, kept while its text is unchanged
+ *  (every trigger and step job reads them; parsing them each time costs more than the reads). */
+interface Parsed {
+  text: string;
+  steps: Step[];
+  connections: Connection[];
+  settings: Settings;
+}
+const parsedGraphs = new Map<string, Parsed>();
+function parsedOf(automation: AutomationRow): Parsed {
+  const text = `${automation.settings}\u0000${automation.connections}\u0000${automation.steps}`;
+  const cached = parsedGraphs.get(automation.id);
+  if (cached && cached.text === text) return cached;
+  const parsed = { text, steps: stepsOf(automation), connections: connectionsOf(automation), settings: settingsOf(automation) };
+  if (parsedGraphs.size >= 1000) parsedGraphs.delete(parsedGraphs.keys().next().value!);
+  parsedGraphs.set(automation.id, parsed);
+  return parsed;
+}
+
+// The trigger's checks and the run's start share one transaction: one connection and, on
+// SQLite, one group commit with the other triggers and steps of the moment.
 export async function runTriggerJob(ctx: AppContext, job: Job<TriggerJob>): Promise<void> {
-  const { automation_id, step_key, event } = job.payload;
-  const automation = await ctx.db.selectFrom('automations').selectAll().where('id', '=', automation_id).executeTakeFirst();
-  if (!automation || automation.status !== 'running' || !automation.started_at || event.created_at < automation.started_at) return;
-  const trigger = stepsOf(automation).find((s) => s.key === step_key && s.type === 'trigger');
-  if (!trigger?.trigger) return;
+  try {
+    await startRunWith(ctx, async (tx) => {
+      const input = await triggeredRun(tx, job.payload);
+      if (!input) throw new RunSkipped('The event does not start a run.');
+      return input;
+    });
+  } catch (error) {
+    if (!(error instanceof RunSkipped)) throw error;
+  }
+}
+
+/** The run an event starts through a trigger, or null when the trigger does not fire. */
+async function triggeredRun(tx: Executor, { automation_id, step_key, event }: TriggerJob): Promise<{ automation: AutomationRow; input: RunInput } | null> {
+  const [automation] = await automationById(tx, { id: automation_id });
+  if (!automation || automation.status !== 'running' || !automation.started_at || event.created_at < automation.started_at) return null;
+  const trigger = parsedOf(automation).steps.find((s) => s.key === step_key && s.type === 'trigger');
+  if (!trigger?.trigger) return null;
   const object = event.object;
   const config = trigger.config ?? {};
-  if (trigger.trigger === 'contact.added_to_audience' && event.type === 'subscriber.created' && object.subscribed !== true) return;
-  if (config.audience_id && (trigger.trigger === 'contact.added_to_audience' || trigger.trigger === 'contact.removed_from_audience') && object.audience?.id !== config.audience_id) return;
-  if (!passes(config.filter, object)) return;
+  if (trigger.trigger === 'contact.added_to_audience' && event.type === 'subscriber.created' && object.subscribed !== true) return null;
+  if (config.audience_id && (trigger.trigger === 'contact.added_to_audience' || trigger.trigger === 'contact.removed_from_audience') && object.audience?.id !== config.audience_id) return null;
+  if (!passes(config.filter, object)) return null;
 
   let contactId: string | null = null;
   let emailId: string | null = null;
@@ -143,17 +181,18 @@ export async function runTriggerJob(ctx: AppContext, job: Job<TriggerJob>): Prom
     else if (event.type === 'contact.updated') contactId = object.id ?? null;
     else {
       const to = recipientOf(object);
-      if (to) contactId = (await findContactByEmail(ctx.db, automation.workspace_id, to))?.id ?? null;
+      if (to) contactId = (await findContactByEmail(tx, automation.workspace_id, to))?.id ?? null;
     }
-    if (!contactId) return;
+    if (!contactId) return null;
   } else if (automation.context === 'email') {
     emailId = emailIdOf(object);
-    if (!emailId) return;
+    if (!emailId) return null;
     const to = recipientOf(object);
-    if (to) contactId = (await findContactByEmail(ctx.db, automation.workspace_id, to))?.id ?? null;
+    if (to) contactId = (await findContactByEmail(tx, automation.workspace_id, to))?.id ?? null;
   }
-  try {
-    await startRun(ctx, automation, {
+  return {
+    automation,
+    input: {
       triggerKey: trigger.key,
       event: trigger.trigger,
       eventId: event.id,
@@ -161,10 +200,8 @@ export async function runTriggerJob(ctx: AppContext, job: Job<TriggerJob>): Prom
       meta: { source_event_id: event.id },
       contactId,
       emailId,
-    });
-  } catch (error) {
-    if (!(error instanceof RunSkipped)) throw error;
-  }
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -184,84 +221,32 @@ const lastTriggered = new Map<string, number>();
 
 /** Starts a run in one transaction; RunSkipped when a setting or a duplicate stops it. */
 export async function startRun(ctx: AppContext, automation: AutomationRow, input: RunInput): Promise<RunRow> {
-  const settings = settingsOf(automation);
-  const connections = connectionsOf(automation);
-  const steps = stepsOf(automation);
-  const run = await groupCommit(ctx.db, async (tx) => {
-    const now = nowIso();
-    const subject = input.contactId ?? input.emailId;
-    const row: RunRow = {
-      id: newId('aur'),
-      workspace_id: automation.workspace_id,
-      automation_id: automation.id,
-      trigger_key: input.triggerKey,
-      contact_id: input.contactId,
-      email_id: input.emailId,
-      event_id: input.eventId,
-      event: input.event,
-      payload: JSON.stringify(input.payload),
-      meta: JSON.stringify(input.meta),
-      status: 'running',
-      active_subject: !settings.allow_reentry && subject ? subject : null,
-      pending_steps: 0,
-      counted: settings.max_concurrent_runs > 0 ? 1 : 0,
-      started_at: now,
-      completed_at: null,
-      created_at: now,
-      updated_at: now,
-    };
-    // Both unique keys (the event, the running subject) are decided by the database.
-    const inserted = await tx.insertInto('automation_runs').values(row).onConflict((oc) => oc.doNothing()).returning('id').execute();
-    if (inserted.length === 0) throw new RunSkipped(input.eventId ? 'This event already started a run, or the contact or email already has a running run.' : 'The contact or email already has a running run (re-entry is off).');
-    if (settings.cooldown_seconds > 0 && subject) {
-      const nowAt = Math.floor(nowMs());
-      const stamped = await tx
-        .insertInto('automation_cooldowns')
-        .values({ automation_id: automation.id, subject, last_started_ms: nowAt })
-        .onConflict((oc) =>
-          oc
-            .columns(['automation_id', 'subject'])
-            .doUpdateSet({ last_started_ms: nowAt })
-            .where('automation_cooldowns.last_started_ms', '<=', nowAt - settings.cooldown_seconds * 1000),
-        )
-        .returning('subject')
-        .execute();
-      if (stamped.length === 0) throw new RunSkipped(`The contact or email started a run less than ${settings.cooldown_seconds} seconds ago.`);
-    }
-    if (settings.max_concurrent_runs > 0) {
-      const placed = await tx
-        .updateTable('automations')
-        .set((eb) => ({ running_runs: eb('running_runs', '+', 1) }))
-        .where('id', '=', automation.id)
-        .where('running_runs', '<', settings.max_concurrent_runs)
-        .returning('id')
-        .execute();
-      if (placed.length === 0) throw new RunSkipped(`The automation already has ${settings.max_concurrent_runs} running runs.`);
-    }
-    const firsts = connections.filter((c) => c.from === input.triggerKey).map((c) => steps.find((s) => s.key === c.to)!).filter(Boolean);
-    // The balance is read first and taken last: the workspace row is a hot row that every
-    // run start and send locks, so it is held only for the commit. Taken by someone else in
-    // between, the spend fails, the transaction rolls back and the trigger is tried again.
-    const available = await getCredits(tx, automation.workspace_id);
-    if (available < 3) {
-      // A run that cannot pay fails at its first step with the reason.
-      const message = `Insufficient credits: starting a run needs 3 credits but the workspace has ${available} available.`;
-      for (const step of firsts) await insertVisit(tx, row, step, 'root', { status: 'failed', outcome: 'error', data: { error: message } });
-      await endRun(tx, { ...row }, 'failed');
-      return { ...row, status: 'failed', completed_at: now };
-    }
-    const queued = await advance(tx, row, automation, 'root', firsts, lazyScope(tx, row));
-    let result: RunRow;
-    if (queued === 0) {
-      await endRun(tx, row, 'completed');
-      result = { ...row, status: 'completed', completed_at: now };
-    } else {
-      await tx.updateTable('automation_runs').set({ pending_steps: queued }).where('id', '=', row.id).execute();
-      result = { ...row, pending_steps: queued };
-    }
-    await spendCredits(tx, automation.workspace_id, 3);
-    return result;
-  });
+  return startRunWith(ctx, async () => ({ automation, input }));
+}
+
+const isInsufficientCredits = (error: unknown) => error instanceof ApiError && error.status === 402;
+
+/**
+ * Starts the run `decide` names (it may read in the transaction, or throw RunSkipped). The
+ * 3 credits are taken at the commit without reading the balance first (on PostgreSQL the
+ * workspace row, which every run start and send locks, is then held only for the commit);
+ * when they are short, a second transaction reads the balance and records the unpaid run.
+ */
+async function startRunWith(ctx: AppContext, decide: (tx: Executor) => Promise<{ automation: AutomationRow; input: RunInput }>): Promise<RunRow> {
+  let started: { automation: AutomationRow; run: RunRow };
+  try {
+    started = await groupCommit(ctx.db, async (tx) => {
+      const { automation, input } = await decide(tx);
+      return { automation, run: await startRunIn(tx, automation, input, true) };
+    });
+  } catch (error) {
+    if (!isInsufficientCredits(error)) throw error;
+    started = await groupCommit(ctx.db, async (tx) => {
+      const { automation, input } = await decide(tx);
+      return { automation, run: await startRunIn(tx, automation, input, false) };
+    });
+  }
+  const { automation, run } = started;
   // last_triggered_at: at most once a second per automation and process (not a hot-row write per run).
   const at = Date.now();
   if ((lastTriggered.get(automation.id) ?? 0) < at - 1000) {
@@ -269,6 +254,94 @@ export async function startRun(ctx: AppContext, automation: AutomationRow, input
     await ctx.db.updateTable('automations').set({ last_triggered_at: run.created_at }).where('id', '=', automation.id).execute();
   }
   return run;
+}
+
+// The statements of every run start, compiled once (the columns named: a prepared query's
+// parameters stand in for values only).
+const RUN_COLUMNS = ['id', 'workspace_id', 'automation_id', 'trigger_key', 'contact_id', 'email_id', 'event_id', 'event', 'payload', 'meta', 'status', 'active_subject', 'pending_steps', 'counted', 'started_at', 'completed_at', 'created_at', 'updated_at'] as const satisfies ReadonlyArray<keyof RunRow>;
+const STEP_COLUMNS = ['id', 'run_id', 'automation_id', 'step_key', 'step_id', 'visit', 'status', 'outcome', 'email_id', 'data', 'started_at', 'completed_at', 'created_at', 'updated_at'] as const satisfies ReadonlyArray<keyof RunStepRow>;
+const pick = <T, K extends keyof T>(p: T, keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, p[k]])) as Pick<T, K>;
+const insertRun = preparedQuery((db, p: RunRow) => db.insertInto('automation_runs').values(pick(p, RUN_COLUMNS)).onConflict((oc) => oc.doNothing()).returning('id'));
+const setPendingSteps = preparedQuery((db, p: { id: string; pending: number }) => db.updateTable('automation_runs').set({ pending_steps: p.pending }).where('id', '=', p.id));
+const insertRunStep = preparedQuery((db, p: RunStepRow) => db.insertInto('automation_run_steps').values(pick(p, STEP_COLUMNS)));
+
+/** The run's writes; `optimistic`: take the credits at the commit without reading the balance
+ *  (a short balance then fails the transaction with the 402), else read it and record an
+ *  unpaid run as failed. */
+async function startRunIn(tx: Executor, automation: AutomationRow, input: RunInput, optimistic: boolean): Promise<RunRow> {
+  const { settings, connections, steps } = parsedOf(automation);
+  const now = nowIso();
+  const subject = input.contactId ?? input.emailId;
+  const row: RunRow = {
+    id: newId('aur'),
+    workspace_id: automation.workspace_id,
+    automation_id: automation.id,
+    trigger_key: input.triggerKey,
+    contact_id: input.contactId,
+    email_id: input.emailId,
+    event_id: input.eventId,
+    event: input.event,
+    payload: JSON.stringify(input.payload),
+    meta: JSON.stringify(input.meta),
+    status: 'running',
+    active_subject: !settings.allow_reentry && subject ? subject : null,
+    pending_steps: 0,
+    counted: settings.max_concurrent_runs > 0 ? 1 : 0,
+    started_at: now,
+    completed_at: null,
+    created_at: now,
+    updated_at: now,
+  };
+  // Both unique keys (the event, the running subject) are decided by the database.
+  const inserted = await tx.insertInto('automation_runs').values(row).onConflict((oc) => oc.doNothing()).returning('id').execute();
+  if (inserted.length === 0) throw new RunSkipped(input.eventId ? 'This event already started a run, or the contact or email already has a running run.' : 'The contact or email already has a running run (re-entry is off).');
+  if (settings.cooldown_seconds > 0 && subject) {
+    const nowAt = Math.floor(nowMs());
+    const stamped = await tx
+      .insertInto('automation_cooldowns')
+      .values({ automation_id: automation.id, subject, last_started_ms: nowAt })
+      .onConflict((oc) =>
+        oc
+          .columns(['automation_id', 'subject'])
+          .doUpdateSet({ last_started_ms: nowAt })
+          .where('automation_cooldowns.last_started_ms', '<=', nowAt - settings.cooldown_seconds * 1000),
+      )
+      .returning('subject')
+      .execute();
+    if (stamped.length === 0) throw new RunSkipped(`The contact or email started a run less than ${settings.cooldown_seconds} seconds ago.`);
+  }
+  if (settings.max_concurrent_runs > 0) {
+    const placed = await tx
+      .updateTable('automations')
+      .set((eb) => ({ running_runs: eb('running_runs', '+', 1) }))
+      .where('id', '=', automation.id)
+      .where('running_runs', '<', settings.max_concurrent_runs)
+      .returning('id')
+      .execute();
+    if (placed.length === 0) throw new RunSkipped(`The automation already has ${settings.max_concurrent_runs} running runs.`);
+  }
+  const firsts = connections.filter((c) => c.from === input.triggerKey).map((c) => steps.find((s) => s.key === c.to)!).filter(Boolean);
+  const available = optimistic ? Infinity : await getCredits(tx, automation.workspace_id);
+  if (available < 3) {
+    // A run that cannot pay fails at its first step with the reason.
+    const message = `Insufficient credits: starting a run needs 3 credits but the workspace has ${available} available.`;
+    for (const step of firsts) await insertVisit(tx, row, step, 'root', { status: 'failed', outcome: 'error', data: { error: message } });
+    await endRun(tx, { ...row }, 'failed');
+    return { ...row, status: 'failed', completed_at: now };
+  }
+  const queued = await advance(tx, row, automation, 'root', firsts, lazyScope(tx, row));
+  let result: RunRow;
+  if (queued === 0) {
+    await endRun(tx, row, 'completed');
+    result = { ...row, status: 'completed', completed_at: now };
+  } else {
+    await tx.updateTable('automation_runs').set({ pending_steps: queued }).where('id', '=', row.id).execute();
+    result = { ...row, pending_steps: queued };
+  }
+  // Taken by someone else since it was read, the spend fails, the transaction rolls back
+  // and the trigger is tried again.
+  await spendCreditsAtCommit(tx, automation.workspace_id, 3);
+  return result;
 }
 
 async function insertVisit(
@@ -295,7 +368,7 @@ async function insertVisit(
     created_at: now,
     updated_at: now,
   };
-  await tx.insertInto('automation_run_steps').values(row).execute();
+  await insertRunStep(tx, row);
   if (!done) await enqueueJob(tx, STEP_JOB, { run_step_id: row.id }, { maxAttempts: 10 });
   return row.id;
 }
@@ -325,8 +398,8 @@ function instantResult(step: Step, scope: Scope, context: string): Finish {
 }
 
 function successorsOf(automation: AutomationRow, key: string, branches: string[]): Step[] {
-  const steps = stepsOf(automation);
-  const next = connectionsOf(automation)
+  const { steps, connections } = parsedOf(automation);
+  const next = connections
     .filter((c: Connection) => c.from === key && branches.includes(c.branch))
     .map((c) => steps.find((s) => s.key === c.to))
     .filter((s): s is Step => s !== undefined);
@@ -370,16 +443,14 @@ async function advance(tx: Executor, run: RunRow, automation: AutomationRow, fro
   return queued;
 }
 
+const closeRun = preparedQuery((db, p: { id: string; status: string; now: string }) =>
+  db.updateTable('automation_runs').set({ status: p.status, active_subject: null, completed_at: p.now, updated_at: p.now }).where('id', '=', p.id).where('status', '=', 'running').returning('counted'),
+);
+
 /** Ends a running run (no-op otherwise), giving back its concurrency place. */
 export async function endRun(tx: Executor, run: Pick<RunRow, 'id' | 'automation_id'>, status: 'completed' | 'failed' | 'canceled'): Promise<boolean> {
   const now = nowIso();
-  const ended = await tx
-    .updateTable('automation_runs')
-    .set({ status, active_subject: null, completed_at: now, updated_at: now })
-    .where('id', '=', run.id)
-    .where('status', '=', 'running')
-    .returning('counted')
-    .execute();
+  const ended = await closeRun(tx, { id: run.id, status, now });
   if (ended.length === 0) return false;
   if (Number(ended[0].counted) === 1) {
     await tx
@@ -404,32 +475,39 @@ interface Finish {
   emailId?: string | null;
 }
 
+// The statements of every visit's end, compiled once.
+const endVisit = preparedQuery((db, p: { id: string; status: string; outcome: string | null; data: string; emailId: string | null; now: string }) =>
+  db
+    .updateTable('automation_run_steps')
+    .set({ status: p.status, outcome: p.outcome, data: p.data, email_id: p.emailId, completed_at: p.now, updated_at: p.now })
+    .where('id', '=', p.id)
+    .where('status', 'in', ['running', 'waiting'])
+    .returning('id'),
+);
+const countPending = preparedQuery((db, p: { id: string; queued: number; now: string }) =>
+  db
+    .updateTable('automation_runs')
+    .set((eb) => ({ pending_steps: eb(eb('pending_steps', '-', 1), '+', p.queued), updated_at: p.now }))
+    .where('id', '=', p.id)
+    .returning('pending_steps'),
+);
+
 /**
  * Records a visit's end and starts its successors, in the caller's transaction. Throws
  * StaleVisit (rolling the transaction back) when the visit was already ended.
  */
 async function finishVisit(tx: Executor, visit: RunStepRow, automation: AutomationRow, finish: Finish): Promise<void> {
   const now = nowIso();
-  const done = await tx
-    .updateTable('automation_run_steps')
-    .set({ status: finish.status, outcome: finish.outcome, data: JSON.stringify(finish.data), email_id: finish.emailId ?? null, completed_at: now, updated_at: now })
-    .where('id', '=', visit.id)
-    .where('status', 'in', ['running', 'waiting'])
-    .returning('id')
-    .execute();
+  const done = await endVisit(tx, { id: visit.id, status: finish.status, outcome: finish.outcome, data: JSON.stringify(finish.data), emailId: finish.emailId ?? null, now });
   if (done.length === 0) throw new StaleVisit();
-  const run = await tx.selectFrom('automation_runs').selectAll().where('id', '=', visit.run_id).executeTakeFirstOrThrow();
+  const [run] = await runById(tx, { id: visit.run_id });
+  if (!run) throw new Error(`run ${visit.run_id} not found`);
   if (run.status !== 'running') return;
-  const settings = settingsOf(automation);
+  const { settings } = parsedOf(automation);
   const stopRun = finish.status === 'failed' && settings.on_step_failure === 'stop';
   const next = stopRun ? [] : successorsOf(automation, visit.step_key, finish.branches ?? ['default']);
   const queued = await advance(tx, run, automation, visit.id, next, lazyScope(tx, run));
-  const [left] = await tx
-    .updateTable('automation_runs')
-    .set((eb) => ({ pending_steps: eb(eb('pending_steps', '-', 1), '+', queued), updated_at: now }))
-    .where('id', '=', run.id)
-    .returning('pending_steps')
-    .execute();
+  const [left] = await countPending(tx, { id: run.id, queued, now });
   if (stopRun) await endRun(tx, run, 'failed');
   else if (Number(left.pending_steps) <= 0) await endRun(tx, run, 'completed');
 }
@@ -539,16 +617,20 @@ function failureOf(error: unknown): string | null {
   return null;
 }
 
+// Every step job reads its visit, run and automation: compiled once.
+const visitById = preparedQuery((db, p: { id: string }) => db.selectFrom('automation_run_steps').selectAll().where('id', '=', p.id));
+const runById = preparedQuery((db, p: { id: string }) => db.selectFrom('automation_runs').selectAll().where('id', '=', p.id));
+
 export async function runStepJob(ctx: AppContext, job: Job<{ run_step_id: string }>): Promise<void> {
-  const visit = await ctx.db.selectFrom('automation_run_steps').selectAll().where('id', '=', job.payload.run_step_id).executeTakeFirst();
+  const [visit] = await visitById(ctx.db, { id: job.payload.run_step_id });
   if (!visit || (visit.status !== 'running' && visit.status !== 'waiting')) return;
-  const run = await ctx.db.selectFrom('automation_runs').selectAll().where('id', '=', visit.run_id).executeTakeFirst();
+  const [run] = await runById(ctx.db, { id: visit.run_id });
   if (!run || run.status !== 'running') return;
-  const automation = await ctx.db.selectFrom('automations').selectAll().where('id', '=', run.automation_id).executeTakeFirst();
+  const [automation] = await automationById(ctx.db, { id: run.automation_id });
   if (!automation) return;
   if (automation.status === 'paused') throw new RetryJobAt(nowMs() + 2000, 'the automation is paused');
   if (automation.status !== 'running') return;
-  const step = stepsOf(automation).find((s) => s.key === visit.step_key);
+  const step = parsedOf(automation).steps.find((s) => s.key === visit.step_key);
   const fail = (message: string) => finishAlone(ctx, visit, automation, async () => ({ status: 'failed', outcome: 'error', data: { error: message } }));
   if (!step || step.type !== 'action') return fail('The step no longer exists in the automation.');
   try {

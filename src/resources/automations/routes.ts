@@ -115,7 +115,8 @@ export const resource: Resource = {
   },
   registerJobs(ctx) {
     subscribeToEvents(hook);
-    registerJobHandler(TRIGGER_JOB, (job) => runTriggerJob(ctx, job), { concurrency: 16, leaseMs: LEASE_MS });
+    // Many trigger jobs at once: on SQLite their run starts then share group commits.
+    registerJobHandler(TRIGGER_JOB, (job) => runTriggerJob(ctx, job), { concurrency: 64, leaseMs: LEASE_MS });
     registerJobHandler(STEP_JOB, (job) => runStepJob(ctx, job), { concurrency: 32, leaseMs: LEASE_MS });
     registerJobHandler(DATE_JOB, (job) => runDateJob(ctx, job), { concurrency: 1 });
   },
