@@ -2,7 +2,8 @@
 // (multipart/report; report-type=delivery-status), ARF complaint reports (RFC 5965,
 // report-type=feedback-report) and the non-standard bounces some servers still send (qmail,
 // old Exim, appliances), recognized by their sender, subject, status codes and wording.
-import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
+import type { AddressObject, ParsedMail } from 'mailparser';
+import { simpleParser } from './parse-mail.ts';
 import { classifyReason, isAutoReply, type BounceReason } from './bounce-reasons.ts';
 
 export type BounceKind = 'bounce' | 'delay' | 'complaint' | 'auto_reply' | 'delivered' | 'unknown';
