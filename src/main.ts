@@ -12,8 +12,8 @@
 //   own malloc arenas; freed blocks stayed resident in each (about 17 MB).
 const SERVE_V8_FLAGS = ['--max-semi-space-size=4', '--heap-growing-percent=25'];
 const ownFlags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-if (process.argv[2] === 'serve' && !ownFlags.some((flag) => /^--(max-semi-space-size|heap-growing-percent|optimize-for-size)\b/.test(flag))) {
-  process.execve!(process.execPath, [process.execPath, ...SERVE_V8_FLAGS, ...process.execArgv, ...process.argv.slice(1)], { MALLOC_ARENA_MAX: '2', ...process.env });
+if (process.argv[2] === 'serve' && typeof process.execve === 'function' && !ownFlags.some((flag) => /^--(max-semi-space-size|heap-growing-percent|optimize-for-size)\b/.test(flag))) {
+  process.execve(process.execPath, [process.execPath, ...SERVE_V8_FLAGS, ...process.execArgv, ...process.argv.slice(1)], { MALLOC_ARENA_MAX: '2', ...process.env });
 }
 
 const { runCli } = await import('./cli/index.ts');
