@@ -1,16 +1,23 @@
 // A small authoritative DNS server on loopback (UDP and TCP) for tests and the demo: set records, point
 // the app's DNS_SERVERS at it. Unknown names answer NXDOMAIN; `hang(name)` makes a name
-// never answer, to exercise timeouts.
+// never answer, to exercise timeouts. `sign(zone)` plays a validating resolver for DANE: answers
+// for names in that zone carry the AD (Authenticated Data) bit; `fail(name)` answers SERVFAIL.
 import { createSocket, type Socket } from 'node:dgram';
 import { createServer, type Server } from 'node:net';
 import * as packet from 'dns-packet';
 
-export type RecordType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'CNAME';
+export type RecordType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'CNAME' | 'TLSA';
 export interface MxValue {
   exchange: string;
   priority: number;
 }
-type Value = string | MxValue | string[];
+export interface TlsaValue {
+  usage: number;
+  selector: number;
+  matchingType: number;
+  data: Buffer;
+}
+type Value = string | MxValue | string[] | TlsaValue;
 
 export interface TestDnsServer {
   address: string; // ip:port for DNS_SERVERS
@@ -19,7 +26,11 @@ export interface TestDnsServer {
   add(name: string, type: RecordType, value: Value): void;
   remove(name: string, type?: RecordType): void;
   hang(name: string): void;
-  queries: Array<{ name: string; type: string }>;
+  /** Answers for `zone` and the names below it carry the AD bit (as from a validating resolver); `false` undoes it. */
+  sign(zone: string, signed?: boolean): void;
+  /** `name` answers SERVFAIL (a validating resolver's answer to a broken signature, say); `false` undoes it. */
+  fail(name: string, failing?: boolean): void;
+  queries: Array<{ name: string; type: string; authenticated?: boolean }>;
   close(): Promise<void>;
 }
 
@@ -28,6 +39,10 @@ function answersFor(records: Map<string, Map<string, Value[]>>, name: string, ty
   const values = byType?.get(type) ?? [];
   return values.map((value) => {
     if (type === 'MX') return { type: 'MX', name, ttl: 60, data: { exchange: (value as MxValue).exchange, preference: (value as MxValue).priority } };
+    if (type === 'TLSA') {
+      const tlsa = value as TlsaValue;
+      return { type: 'TLSA', name, ttl: 60, data: { usage: tlsa.usage, selector: tlsa.selector, matchingType: tlsa.matchingType, certificate: tlsa.data } };
+    }
     if (type === 'TXT') {
       // A TXT record is one or more character-strings (each at most 255 bytes): a string[]
       // value is sent as separate strings, a long string is split into 255-byte chunks.
@@ -47,20 +62,31 @@ function chunk(text: string): string[] {
 export async function startDnsServer(): Promise<TestDnsServer> {
   const records = new Map<string, Map<string, Value[]>>();
   const hanging = new Set<string>();
-  const queries: Array<{ name: string; type: string }> = [];
+  const signedZones = new Set<string>();
+  const failing = new Set<string>();
+  const isSigned = (name: string) => {
+    const labels = name.toLowerCase().replace(/\.$/, '').split('.');
+    return labels.some((_, i) => signedZones.has(labels.slice(i).join('.')));
+  };
+  const queries: TestDnsServer['queries'] = [];
 
   function respond(message: Buffer): Buffer | null {
     const query = packet.decode(message);
     const question = query.questions?.[0];
     if (!question) return null;
-    queries.push({ name: question.name, type: question.type });
+    // `authenticated`: the query asked for DNSSEC-authenticated data (AD bit), as DANE's lookups do.
+    queries.push({ name: question.name, type: question.type, ...((query.flags ?? 0) & packet.AUTHENTIC_DATA ? { authenticated: true } : {}) });
     if (hanging.has(question.name.toLowerCase())) return null;
+    if (failing.has(question.name.toLowerCase())) {
+      return packet.encode({ id: query.id, type: 'response', flags: (query.flags ?? 0) & packet.RECURSION_DESIRED | 2, questions: [question] }); // rcode 2 = SERVFAIL
+    }
     const answers = answersFor(records, question.name, question.type);
     const known = records.has(question.name.toLowerCase());
+    const authenticated = isSigned(question.name) ? packet.AUTHENTIC_DATA : 0;
     return packet.encode({
       id: query.id,
       type: 'response',
-      flags: packet.AUTHORITATIVE_ANSWER | (query.flags ?? 0) & packet.RECURSION_DESIRED | (known ? 0 : 3), // rcode 3 = NXDOMAIN
+      flags: packet.AUTHORITATIVE_ANSWER | (query.flags ?? 0) & packet.RECURSION_DESIRED | authenticated | (known ? 0 : 3), // rcode 3 = NXDOMAIN
       questions: [question],
       answers,
     });
@@ -120,6 +146,8 @@ export async function startDnsServer(): Promise<TestDnsServer> {
       else records.get(name.toLowerCase())?.delete(type);
     },
     hang: (name) => void hanging.add(name.toLowerCase()),
+    sign: (zone, signed = true) => void (signed ? signedZones.add(zone.toLowerCase()) : signedZones.delete(zone.toLowerCase())),
+    fail: (name, fails = true) => void (fails ? failing.add(name.toLowerCase()) : failing.delete(name.toLowerCase())),
     close: () =>
       new Promise<void>((resolve) => {
         udp.close();

@@ -9,6 +9,8 @@
 // reasons are tried follows Sisimai's too, so that a 550 that talks about a blocked IP is a
 // block and not an unknown user.
 import phrases from './bounce-phrases.json' with { type: 'json' };
+import { agentSaysUnknown } from './bounce/agents.ts';
+import { receiverReason } from './bounce/receivers.ts';
 
 export const BOUNCE_REASONS = {
   user_unknown: { hard: true, aboutRecipient: true, description: 'The mailbox does not exist (or moved without a forwarding address).' },
@@ -62,12 +64,17 @@ const OWN: Array<[string, RegExp]> = [
   // Yahoo's TSS04 deferrals are about complaints and reputation, not only volume.
   ['badreputation', /\[ts0[1-4]\]|\[tss0\d\]|due to (unexpected volume or )?user complaints/i],
   ['suspend', /account is disabled|account has been disabled|mailbox (is )?disabled|account (is |has been )?suspended|temporar(y|ily) locked/i],
-  ['networkerror', /dns query failed|malformed or unexpected name server reply|wasn't able to establish an smtp connection/i],
+  ['networkerror', /dns query failed|malformed or unexpected name server reply|wasn't able to establish an smtp connection|lost connection with .{1,200} while (performing|sending|receiving)/i],
   ['expired', /message expired, connection refused/i],
   ['speeding', /receiving mail at a rate that/i],
-  ['speeding', /rate limit|too many (messages|connections|recipients|mails)|try again later|throttl|temporarily deferred|4\.7\.28|exceeded .*(rate|limit)/i],
-  ['badreputation', /reputation|poor sender|spamhaus|barracuda|spamcop|\bRBL\b|\bDNSBL\b|block ?list|blacklist/i],
+  ['speeding', /rate limit|too many (messages|connections|recipients|mails)|throttl|temporarily deferred|4\.7\.28|exceeded .*(rate|limit)/i],
+  // Reputation, and the blocklists by name: a block even beside a 5.1.x status (postal #60).
+  ['badreputation', /reputation|poor sender|spamhaus|barracuda|spamcop|\bRBL\b|\bDNSBL\b/i],
 ];
+
+// "Blacklisted" alone, tried once Sisimai's lists have had their say (they tell a blocklisted
+// URL in the content or a blocklisted sender address from a blocked IP).
+const REPUTATION_WORDS = /block ?list|blacklist/i;
 
 // Vendor wordings that Sisimai reads in its per-MTA modules rather than its reason lists
 // (facts about what Exim, Gmail, Domino, Notes, IMail, DragonFly, OpenSMTPD, Google Groups…
@@ -119,52 +126,157 @@ type ReasonInput = {
   context?: string | null;
   /** The SMTP command that was answered (RCPT, DATA, MAIL…), when known. */
   command?: string | null;
+  /** The text comes from a bounce report: an unstated command is not taken as RCPT. */
+  report?: boolean;
+  /** The receiving host (Remote-MTA or MX), for receivers with codes of their own. */
+  host?: string | null;
+  /** The Diagnostic-Code's type (smtp, x-unix, x-postfix…), when a DSN gives it. */
+  diagnosticType?: string | null;
+  /** What the product that wrote the report means by it (a Sisimai reason name, bounce/reporters.ts). */
+  reporter?: string | null;
 };
 
 // Wordings that only a recipient lookup produces (Exchange/Office 365 directory lookups,
 // "mailbox unavailable"), whatever the command.
 const RECIPIENT_NOT_FOUND = /recipientnotfound|recipient not found|unknown recipient|mailbox unavailable|resolver\.adr\./;
 
-/** The SMTP command a report says was answered, from its wording. */
-function commandIn(text: string): string | null {
-  if (/in reply to rcpt|rcpt to|>>> rcpt|after rcpt/.test(text)) return 'RCPT';
-  if (/end of data|after data|in reply to data|>>> data|data command/.test(text)) return 'DATA';
-  if (/in reply to mail from|>>> mail from|mail from command/.test(text)) return 'MAIL';
-  return null;
+/** The SMTP command a report says was answered, from its wording (null when it does not say). */
+export function commandIn(text: string, bare = true): string | null {
+  // Transcripts and MTA wordings: ">>> RCPT TO:<…>", "in reply to RCPT TO command", "after RCPT TO:".
+  // Microsoft relays the remote answer after "->"; one that names the address answered RCPT TO.
+  if (/unknown recipient or mailbox unavailable ->[^\n]*@/i.test(text)) return 'RCPT';
+  // Yahoo's "[RCPT_TO]" line, "SMTP:RCPT host …".
+  if (/\[RCPT_TO\]|SMTP:RCPT host/.test(text)) return 'RCPT';
+  // qmail says what it was doing in words.
+  if (/ but greeting failed\./.test(text)) return 'CONN';
+  if (/ but my name was rejected\./.test(text)) return 'EHLO';
+  if (/ but sender was rejected\./.test(text)) return 'MAIL';
+  const stated = /(?:>>>|in reply to(?: the)?|after(?: the)?|error in|did not like our|most progress was|said \d{3} for)\s+(HELO|EHLO|STARTTLS|AUTH|MAIL(?: FROM)?|RCPT(?: TO)?|DATA|end of data|QUIT|XFORWARD)\b/gi;
+  let last: string | null = null;
+  for (const match of text.matchAll(stated)) last = match[1];
+  if (!last && bare) {
+    // A bare command word in the diagnostic itself ("RCPT TO:<…> 550 …"), upper case only; not in
+    // an explanation, which may list the envelope ("RCPT TO: …") without saying what failed.
+    const bare = /\b(HELO|EHLO|STARTTLS|MAIL FROM|RCPT TO|DATA)\b/g;
+    for (const match of text.matchAll(bare)) last = match[1];
+  }
+  if (!last) return null;
+  const word = last.toUpperCase();
+  if (word === 'END OF DATA') return 'DATA';
+  return word.split(' ')[0];
 }
 
-function sisimaiName(input: ReasonInput): string {
+// Sisimai reasons that mean "this address is dead" (user_unknown, suspended, host_unknown).
+const SUPPRESSING = new Set(['userunknown', 'hasmoved', 'suspend', 'hostunknown', 'notaccept']);
+
+function sisimaiName(given: ReasonInput): string {
+  // "RCPT TO", "MAIL FROM" (as an SMTP client names them) → RCPT, MAIL.
+  const command = (given.command || commandIn(given.diagnostic ?? '') || (given.report ? commandIn(given.context ?? '', false) : null))?.toUpperCase().split(' ')[0] ?? null;
+  const input = { ...given, command };
+  const status = ENHANCED.exec(given.status ?? '')?.[0] ?? ENHANCED.exec(given.diagnostic ?? '')?.[0] ?? '';
+  const byReceiver = receiverReason({ host: given.host ?? '', diagnostic: given.diagnostic ?? '', status, command: command ?? '' });
+  if (byReceiver) return byReceiver;
+  // The reporting product's own reading is final unless it only says "held" or "undefined".
+  if (given.reporter && given.reporter !== 'onhold' && given.reporter !== 'undefined') return given.reporter;
+  // A local delivery agent's "unknown user" is the mailbox's: no SMTP command, no filter.
+  if (agentSaysUnknown((given.diagnostic ?? '').toLowerCase()) || (given.report && agentSaysUnknown((given.context ?? '').toLowerCase()))) return 'userunknown';
   const name = sisimaiNameOf(input, (input.diagnostic ?? '').toLowerCase().replace(/\s+/g, ' '));
   if (!input.context) return name;
-  const context = input.context.toLowerCase().replace(/\s+/g, ' ');
-  if (name !== 'undefined' && name !== 'onhold') return name;
-  const fromContext = sisimaiNameOf(input, context);
-  return fromContext === 'undefined' ? name : fromContext;
+  // A status alone (expired, onhold…) says less than the report's own words around it; so does
+  // a "system error" or "security error" that only the status code gave.
+  const onlyStatus = (name === 'systemerror' || name === 'securityerror') && STATUS_NAMES[status] === name;
+  if (name !== 'undefined' && name !== 'onhold' && !onlyStatus && (!VAGUE.has(name) || (input.diagnostic ?? '').trim().length > 0)) return name;
+  const fromContext = sisimaiNameOf(input, input.context.toLowerCase().replace(/\s+/g, ' '));
+  if (fromContext === 'undefined' || fromContext === 'onhold') return name;
+  // The receiver's own words about this recipient said nothing we know; an explanation that is
+  // about several recipients never makes a dead address of this one.
+  const addresses = new Set(input.context.toLowerCase().match(/[\w.+-]{1,64}@[\w.-]{1,253}\.[a-z]{2,63}/g) ?? []);
+  if ((input.diagnostic ?? '').trim() && addresses.size > 1 && SUPPRESSING.has(fromContext)) return name;
+  return fromContext;
+}
+
+// Wordings that, beside a 5.1.1 status, say the refusal was about something else.
+const NOT_THE_RECIPIENT = ['norelaying', 'blocked', 'mailboxfull', 'hasmoved', 'rejected', 'notaccept'];
+const BEFORE_DATA = new Set(['CONN', 'HELO', 'EHLO', 'MAIL', 'RCPT', 'STARTTLS', 'AUTH']);
+
+/**
+ * "User unknown" is the recipient's when the status says so (x.1.1) or when it answered RCPT TO;
+ * after DATA (the recipient had been accepted) it is the recipient's filter. A report that does
+ * not say which command was answered is read the way Sisimai does, as the filter: receivers such
+ * as docomo and au answer their users' filters with "Unknown user", and suppressing a real
+ * customer is the mistake a careful postmaster avoids (postal #60). Our own deliveries know
+ * the command; a caller that does not (and is no report) is taken as RCPT.
+ */
+function recipientOrFilter(name: 'userunknown' | 'filtered', byStatus: string, text: string, input: ReasonInput): string | null {
+  const command = input.command?.toUpperCase().split(' ')[0] || (input.report ? '' : 'RCPT');
+  if (name === 'userunknown') {
+    if (/recipientnotfound|recipient not found by smtp address lookup/.test(text)) return 'userunknown';
+    if (byStatus === 'userunknown') return NOT_THE_RECIPIENT.some((other) => matches(other, text)) ? null : 'userunknown';
+    if (byStatus === 'suspend') return null;
+    if (command === 'RCPT' && (matches('userunknown', text) || (!input.report && RECIPIENT_NOT_FOUND.test(text)))) return 'userunknown';
+    return null;
+  }
+  if (byStatus === 'suspend') return null;
+  if (byStatus === 'filtered') return matches('userunknown', text) || matches('filtered', text) ? 'filtered' : null;
+  if (BEFORE_DATA.has(command)) return null;
+  return matches('filtered', text) || matches('userunknown', text) ? 'filtered' : null;
+}
+
+/**
+ * Wordings about the sender ("address rejected", "sender rejected") count when MAIL FROM was
+ * answered, after DATA unless the status says the recipient is unknown, or when the status says
+ * nothing precise; beside a recipient's status at RCPT they are about the recipient.
+ */
+function rejectedBySender(byStatus: string, text: string, input: ReasonInput): boolean {
+  const command = input.command?.toUpperCase().split(' ')[0] ?? '';
+  if (command === 'MAIL') return matches('rejected', text);
+  if (command === 'DATA') return byStatus !== 'userunknown' && matches('rejected', text);
+  if (['', 'undefined', 'onhold', 'securityerror', 'systemerror'].includes(byStatus)) return matches('rejected', text);
+  return false;
 }
 
 function sisimaiNameOf(input: ReasonInput, text: string): string {
   const status = ENHANCED.exec(input.status ?? '')?.[0] ?? ENHANCED.exec(text)?.[0] ?? '';
   if (status.startsWith('2.')) return 'delivered';
   const byStatus = STATUS_NAMES[status] ?? '';
-  if (!/grey ?list|gray ?list/.test(text)) for (const [name, pattern] of OWN) if (pattern.test(text)) return name;
-  for (const name of FIRST) {
-    if (byStatus === name) return name;
-    if (!matches(name, text)) continue;
-    // "User unknown" without a 5.1.1 status answered after DATA (the recipient had been
-    // accepted) is the recipient's filter (Sisimai's rule); when the command is not known it
-    // is taken for what it says (Sisimai's default would be the filter: we rather suppress).
-    if (name === 'userunknown' && !RECIPIENT_NOT_FOUND.test(text)) {
-      const command = input.command?.toUpperCase().split(' ')[0] ?? commandIn(`${text} ${(input.context ?? '').toLowerCase()}`);
-      if (command === 'DATA') return 'filtered';
-    }
-    return name;
+  // The status says the retry window ended and the words agree ("could not be delivered for 5 days").
+  if (byStatus === 'expired' && matches('expired', text)) return 'expired';
+  if (!/grey ?list|gray ?list/.test(text)) {
+    for (const [name, pattern] of OWN) if (pattern.test(text)) return name;
+    // "Try again later" from a receiver we are talking to asks us to slow down; in a report it is
+    // a throttle only beside a 421 or a 4.7.x (elsewhere it says the failure is temporary: a full
+    // disk, a recipient error).
+    if (/try again later/.test(text) && (!input.report || /^4\.7\./.test(status) || /(?<!\d)421(?!\d)/.test(text))) return 'speeding';
   }
+  // An X-Unix Diagnostic-Code is a local mailer's exit, no SMTP reply.
+  const smtp = !/^x-unix/i.test(input.diagnosticType ?? '');
+  if (smtp) for (const name of FIRST) {
+    if (name === 'userunknown' || name === 'filtered') {
+      const found = recipientOrFilter(name, byStatus, text, input);
+      if (found) return found;
+      continue;
+    }
+    if (name === 'rejected') {
+      if (byStatus === 'rejected' || rejectedBySender(byStatus, text, input)) return name;
+      continue;
+    }
+    if (byStatus === name || matches(name, text)) return name;
+  }
+  if (REPUTATION_WORDS.test(text)) return 'badreputation';
   for (const name of SECOND) if (matches(name, text)) return name;
-  for (const [name, pattern] of VENDOR) if (pattern.test(text)) return name;
+  // "User unknown" answered before RCPT TO (at MAIL FROM: our sender) is not about the recipient.
+  const beforeRcpt = /^(CONN|EHLO|HELO|MAIL)$/.test(input.command ?? '');
+  for (const [name, pattern] of VENDOR) if (pattern.test(text) && !(name === 'userunknown' && beforeRcpt)) return name;
   if (byStatus && !VAGUE.has(byStatus)) return byStatus;
   const klass = status.slice(2, 4);
   if (klass === '6.') return 'contenterror';
   if (klass === '7.') return 'securityerror';
+  if (/^x-unix/i.test(input.diagnosticType ?? '')) return 'mailererror';
+  // Refused before any recipient was named: about the sending host.
+  if (/^(CONN|EHLO|HELO)$/.test(input.command ?? '')) return 'blocked';
+  // 501-507: the receiver did not understand what it was sent.
+  const reply = Number(/^\s*([45]\d\d)\b/.exec(input.diagnostic ?? '')?.[1] ?? 0);
+  if ((reply > 400 && reply < 408) || (reply > 500 && reply < 508)) return 'syntaxerror';
   if (byStatus) return byStatus;
   if (/^(delayed|expired)/i.test(input.action ?? '')) return 'expired';
   if (matches('vacation', text)) return 'vacation';

@@ -7,6 +7,10 @@
 // Outcomes: 2xx → delivered; 5xx → permanent (the recipient's server refused for good); 4xx,
 // network errors, timeouts, DNS failures → temporary (retry later). Temporary and connection
 // failures move on to the next address / MX host first.
+//
+// Transport security: DANE (RFC 7672, src/mail/dane*.ts) for MX hosts with authenticated TLSA
+// records, else MTA-STS `enforce` (RFC 8461, src/mail/mta-sts.ts), else opportunistic STARTTLS.
+// A hop that policy says must be secured is never retried in the clear.
 import { classifyReason, isSenderBlock, type BounceReason } from './bounce-reasons.ts';
 import type { Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
@@ -17,6 +21,10 @@ import { createResolver } from '../platform/dns.ts';
 import { orderMxHosts, resolveAddresses, resolveMx, type MxOptions } from './mx.ts';
 import { feedbackOf, type Priority, type TrafficShaper } from './shaping.ts';
 import { MtaSts } from './mta-sts.ts';
+import { DaneLookup } from './dane-dns.ts';
+import { daneConnect } from './dane-connect.ts';
+import type { TlsaRecord } from './dane.ts';
+import { createHash } from 'node:crypto';
 
 export type DeliveryKind = 'delivered' | 'temporary' | 'permanent';
 
@@ -33,7 +41,7 @@ export interface HostAttempt {
   address: string | null;
   /** The documented reason of a rejection or failure (bounce-reasons.ts); null when delivered. */
   reason?: BounceReason | null;
-  /** How the session was protected: mta-sts | tls | opportunistic | none; null without a session. */
+  /** How the session was protected: dane | mta-sts | tls | opportunistic | none; null without a session. */
   tls?: string | null;
 }
 
@@ -85,6 +93,8 @@ export interface SmtpDeliveryOptions {
   throttleRetries?: number;
   /** MTA-STS policies of recipient domains (default: looked up through `resolver`); null turns it off. */
   mtaSts?: MtaSts | null;
+  /** DANE lookups (default: through `resolver`'s servers, trusting their AD bit); null turns it off. */
+  dane?: DaneLookup | null;
   /** Extra CA certificates trusted when a certificate must be valid (tests). */
   tlsCa?: string | Buffer | Array<string | Buffer>;
 }
@@ -103,8 +113,10 @@ interface Hop {
   secure: boolean;
   /** Skip STARTTLS (after a failed TLS handshake with this host). */
   plain: boolean;
-  /** TLS is required (MTA-STS enforce): never in the clear. */
+  /** TLS is required (MTA-STS enforce, DANE): never in the clear. */
   requireTls?: boolean;
+  /** DANE applies: STARTTLS required; the certificate must match `records` (null: only unusable records, not checked). */
+  dane?: { records: TlsaRecord[] | null; domain: string };
   auth?: { user: string; pass: string };
   verifyCertificate: boolean;
 }
@@ -162,9 +174,10 @@ export function classifySmtpError(error: SmtpError): Omit<HostAttempt, 'mxHost' 
   };
 }
 
-/** How a session to `hop` is protected: mta-sts (required, verified), tls (implicit), none, or opportunistic STARTTLS. */
+/** How a session to `hop` is protected: dane (TLSA-verified), mta-sts (required, verified), tls (implicit, or required unverified), none, or opportunistic STARTTLS. */
 function tlsOf(hop: Hop): string {
   if (hop.plain) return 'none';
+  if (hop.dane) return hop.dane.records ? 'dane' : 'tls';
   if (hop.secure) return 'tls';
   return hop.requireTls ? 'mta-sts' : 'opportunistic';
 }
@@ -211,8 +224,9 @@ class AnswerCache<T> {
 }
 
 export class SmtpDelivery {
-  readonly options: Required<Omit<SmtpDeliveryOptions, 'smarthostUrl' | 'random' | 'shaper' | 'mtaSts' | 'tlsCa'>> & Pick<SmtpDeliveryOptions, 'random' | 'shaper' | 'tlsCa'>;
+  readonly options: Required<Omit<SmtpDeliveryOptions, 'smarthostUrl' | 'random' | 'shaper' | 'mtaSts' | 'dane' | 'tlsCa'>> & Pick<SmtpDeliveryOptions, 'random' | 'shaper' | 'tlsCa'>;
   private readonly mtaSts: MtaSts | null;
+  private readonly dane: DaneLookup | null;
   private readonly smarthost: ReturnType<typeof parseSmarthostUrl> | null;
   private readonly destinations = new Map<string, Destination>();
   private readonly mxCache: AnswerCache<Awaited<ReturnType<typeof resolveMx>>>;
@@ -240,6 +254,7 @@ export class SmtpDelivery {
       tlsCa: options.tlsCa,
     };
     this.mtaSts = options.mtaSts === undefined ? new MtaSts({ resolver: options.resolver, ca: options.tlsCa }) : options.mtaSts;
+    this.dane = options.dane === undefined ? new DaneLookup({ servers: options.resolver.getServers(), cacheMs: this.options.dnsCacheMs }) : options.dane;
     this.mxCache = new AnswerCache(this.options.dnsCacheMs);
     this.addressCache = new AnswerCache(this.options.dnsCacheMs);
     this.smarthost = options.smarthostUrl ? parseSmarthostUrl(options.smarthostUrl) : null;
@@ -258,32 +273,43 @@ export class SmtpDelivery {
       return finish(attempt);
     };
 
-    let hosts: Array<{ host: string; port: number; secure: boolean; auth?: { user: string; pass: string }; verifyCertificate: boolean; requireTls?: boolean }>;
+    let hosts: Array<Omit<Hop, 'address' | 'plain'>>;
+    let domain = '';
+    let stsEnforce: ((host: string) => boolean) | null = null;
+    let daneDomain = false;
     if (this.smarthost) {
       hosts = [this.smarthost];
     } else {
       const at = message.to.lastIndexOf('@');
-      const domain = at > 0 ? domainToASCII(message.to.slice(at + 1).toLowerCase()) : '';
+      domain = at > 0 ? domainToASCII(message.to.slice(at + 1).toLowerCase()) : '';
       if (!domain) return fail('permanent', '5.1.3', `Bad recipient address syntax: ${message.to}`, null);
       const mx = await this.mxCache.get(domain, () => resolveMx(domain, this.options.resolver, { random: this.options.random }), (answer) => answer.kind === 'hosts');
       if (mx.kind !== 'hosts') return fail(mx.kind, mx.enhancedCode, mx.reason, null);
       // Ties are reshuffled per message, also when the answer came from the cache.
       hosts = orderMxHosts(mx.hosts, this.options.random).map((mxHost) => ({ host: mxHost.exchange, port: this.options.mxPort, secure: false, verifyCertificate: false }));
-      // MTA-STS enforce: only the MX hosts the policy names, over TLS with a valid certificate.
-      const policy = this.mtaSts ? await this.mtaSts.policyFor(domain) : null;
-      if (policy?.mode === 'enforce') {
-        hosts = hosts.filter((target) => MtaSts.allows(policy, target.host)).map((target) => ({ ...target, verifyCertificate: true, requireTls: true }));
-        if (hosts.length === 0) {
-          const outcome = fail('temporary', '4.7.5', `MTA-STS policy of ${domain} (enforce) names none of its MX hosts`, null);
-          outcome.reason = outcome.attempts[0].reason = 'policy_block';
-          return outcome;
-        }
-      }
+      // DANE needs an authenticated MX answer; then each MX host's TLSA records decide (below).
+      // MTA-STS enforce: only the MX hosts the policy names, over TLS with a valid certificate
+      // (for hosts where DANE does not apply: DANE takes precedence, RFC 8461 §2).
+      const [secureMx, policy] = await Promise.all([this.dane ? this.dane.mxSecure(domain) : false, this.mtaSts ? this.mtaSts.policyFor(domain) : null]);
+      daneDomain = secureMx;
+      if (policy?.mode === 'enforce') stsEnforce = (host) => MtaSts.allows(policy, host);
     }
 
     let budget = this.options.maxAddressesPerMessage;
-    for (const target of hosts) {
+    let stsRefused = 0;
+    for (let target of hosts) {
       if (budget <= 0) break;
+      const security = await this.securityOf(target.host, target.port, domain, daneDomain, stsEnforce);
+      if (security.kind === 'temporary') {
+        attempts.push({ kind: 'temporary', code: null, enhancedCode: '4.4.3', response: security.reason, mxHost: target.host, address: null, reason: 'network_error' });
+        continue;
+      }
+      if (security.kind === 'refused') {
+        stsRefused++;
+        continue;
+      }
+      if (security.kind === 'dane') target = { ...target, requireTls: true, verifyCertificate: false, dane: security.dane };
+      if (security.kind === 'mta-sts') target = { ...target, requireTls: true, verifyCertificate: true };
       const resolved = await this.addressesOf(target.host);
       if (resolved.kind !== 'addresses') {
         attempts.push({ kind: 'temporary', code: null, enhancedCode: resolved.kind === 'none' ? '4.4.4' : '4.4.3', response: resolved.reason, mxHost: target.host, address: null, reason: 'network_error' });
@@ -307,6 +333,11 @@ export class SmtpDelivery {
         if (attempt.result.kind === 'delivered') return finish(attempt.result);
         if (attempt.result.kind === 'permanent' && !attempt.hostLevel) return finish(attempt.result);
       }
+    }
+    if (attempts.length === 0 && stsRefused > 0) {
+      const outcome = fail('temporary', '4.7.5', `MTA-STS policy of ${domain} (enforce) names none of its MX hosts`, null);
+      outcome.reason = outcome.attempts[0].reason = 'policy_block';
+      return outcome;
     }
     if (attempts.length === 0) return fail('temporary', '4.4.3', 'No delivery host could be tried', null);
     // Nothing delivered: a permanent answer from any host wins, else the last answer with an
@@ -336,6 +367,23 @@ export class SmtpDelivery {
     clearInterval(this.sweeper);
     for (const destination of this.destinations.values()) destination.transport.close();
     this.destinations.clear();
+  }
+
+  /**
+   * How a session to MX `host` must be protected: DANE when the MX answer and the host's TLSA
+   * records are authenticated (usable records: verified; only unusable ones: TLS required,
+   * unverified), else MTA-STS enforce (`refused`: the policy does not name the host), else
+   * opportunistic. `temporary`: the TLSA lookup failed in a signed zone (RFC 7672 §2.1.1).
+   */
+  private async securityOf(host: string, port: number, domain: string, daneDomain: boolean, stsEnforce: ((host: string) => boolean) | null) {
+    if (daneDomain && this.dane) {
+      const tlsa = await this.dane.tlsaFor(host, port);
+      if (tlsa.kind === 'temporary') return { kind: 'temporary' as const, reason: tlsa.reason };
+      if (tlsa.kind === 'dane') return { kind: 'dane' as const, dane: { records: tlsa.records, domain } };
+      if (tlsa.kind === 'unusable' && !stsEnforce) return { kind: 'dane' as const, dane: { records: null, domain } };
+    }
+    if (stsEnforce) return stsEnforce(host) ? { kind: 'mta-sts' as const } : { kind: 'refused' as const };
+    return { kind: 'opportunistic' as const };
   }
 
   private async addressesOf(host: string) {
@@ -399,8 +447,12 @@ export class SmtpDelivery {
 
   private destinationFor(hop: Hop): Destination {
     // Keyed by address, not MX name: domains sharing MX hosts share connections and the cap.
-    const key = `${hop.address}|${hop.port}|${hop.secure ? 'tls' : hop.plain ? 'plain' : hop.requireTls ? `sts|${hop.host}` : 'starttls'}`;
+    const key = `${hop.address}|${hop.port}|${hop.dane ? `dane|${hop.host}|${fingerprintOf(hop.dane.records)}|${hop.dane.domain}` : hop.secure ? 'tls' : hop.plain ? 'plain' : hop.requireTls ? `sts|${hop.host}` : 'starttls'}`;
     let destination = this.destinations.get(key);
+    if (!destination && hop.dane) {
+      destination = { key, transport: this.daneTransport(hop, hop.dane), inFlight: 0, lastUsed: Date.now() };
+      this.destinations.set(key, destination);
+    }
     if (!destination) {
       const servername = isIP(hop.host) ? undefined : hop.host;
       const transport = nodemailer.createTransport({
@@ -432,6 +484,35 @@ export class SmtpDelivery {
     return destination;
   }
 
+  /** A pool whose connections start with daneConnect: STARTTLS and the TLSA check done before nodemailer takes over. */
+  private daneTransport(hop: Hop, dane: NonNullable<Hop['dane']>): ReturnType<typeof nodemailer.createTransport> {
+    const setupTimeoutMs = this.options.connectionTimeoutMs + this.options.greetingTimeoutMs;
+    const transport = nodemailer.createTransport({
+      pool: true,
+      host: hop.address,
+      port: hop.port,
+      secure: true, // the socket getSocket hands over is already TLS: no second STARTTLS
+      name: this.options.heloName,
+      getSocket: (_options: unknown, callback: (error: Error | null, socket?: { connection: import('node:net').Socket; secured: boolean }) => void) => {
+        daneConnect({ address: hop.address, port: hop.port, host: hop.host, alsoNames: [dane.domain], heloName: this.options.heloName, records: dane.records, timeoutMs: setupTimeoutMs }).then(
+          (connection) => callback(null, { connection, secured: true }),
+          (error) => callback(error),
+        );
+      },
+      maxConnections: this.options.shaper ? this.options.shaper.connections(hop.host) : this.options.maxConnectionsPerDestination,
+      maxMessages: this.options.shaper ? this.options.shaper.messagesPerConnection(hop.host) : this.options.maxMessagesPerConnection,
+      idleTimeout: this.options.idleTimeoutMs,
+      connectionTimeout: setupTimeoutMs,
+      greetingTimeout: this.options.greetingTimeoutMs,
+      socketTimeout: this.options.socketTimeoutMs,
+      logger: false,
+      disableFileAccess: true,
+      disableUrlAccess: true,
+    } as Parameters<typeof nodemailer.createTransport>[0]);
+    transport.on('error', () => {}); // failures reach the sendMail callers
+    return transport;
+  }
+
   private sweep(): void {
     const cutoff = Date.now() - this.options.idleTimeoutMs;
     for (const [key, destination] of this.destinations) {
@@ -441,6 +522,14 @@ export class SmtpDelivery {
       }
     }
   }
+}
+
+/** Pools are per TLSA RRset: new records (key rollover) start new connections. */
+function fingerprintOf(records: TlsaRecord[] | null): string {
+  if (!records) return 'unusable';
+  const hash = createHash('sha256');
+  for (const record of records) hash.update(`${record.usage} ${record.selector} ${record.matchingType} ${record.data.toString('hex')};`);
+  return hash.digest('hex').slice(0, 16);
 }
 
 /** A delivery client configured from the environment (MAIL_HOSTNAME, MX_PORT, SMARTHOST_URL). */
@@ -457,5 +546,6 @@ export function createOutboundDelivery(
   config: Pick<Config, 'mailHostname' | 'mxPort' | 'smarthostUrl' | 'dnsServers' | 'dnsTimeoutMs'>,
   overrides: Partial<SmtpDeliveryOptions> = {},
 ): SmtpDelivery {
-  return createSmtpDelivery(config, createResolver(config.dnsServers, { timeoutMs: config.dnsTimeoutMs }), overrides);
+  const resolver = createResolver(config.dnsServers, { timeoutMs: config.dnsTimeoutMs });
+  return createSmtpDelivery(config, resolver, { dane: new DaneLookup({ servers: resolver.getServers(), timeoutMs: config.dnsTimeoutMs, cacheMs: overrides.dnsCacheMs }), ...overrides });
 }

@@ -4,6 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import http from 'node:http';
 import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -276,4 +277,42 @@ test('CLI: postlane contacts import FILE --audience ID prints a summary; export 
   assert.deepEqual(both.stdout.trim().split('\r\n').slice(1).map((l) => l.split(',')[0]), ['cli3@example.com', 'cli1@example.com']);
   const missing = spawnSync(process.execPath, [bin, 'contacts', 'import', join(dir, 'nope.csv'), '--workspace', id], { env, encoding: 'utf8' });
   assert.equal(missing.status, 2);
+});
+
+test('an import that fails before the end of its body: the answer comes, and the same connection serves the next request', async () => {
+  const { key } = await workspace();
+  const { port } = new URL(app.url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const send = (method: string, path: string, body?: string, type = 'application/json') =>
+    new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const headers = { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': type, 'content-length': String(Buffer.byteLength(body)) }) };
+      const request = http.request({ host: '127.0.0.1', port, method, path, agent, headers, timeout: 20_000 }, (response) => {
+        let text = '';
+        response.setEncoding('utf8').on('data', (d) => (text += d)).on('end', () => resolve({ status: response.statusCode!, text }));
+      });
+      request.on('timeout', () => request.destroy(new Error(`${method} ${path}: no answer in 20 s`))).on('error', reject);
+      request.end(body);
+    });
+  try {
+    // Not JSON from its first byte, and far larger than what the parser reads before giving up.
+    for (const size of [100_000, 2_000_000]) {
+      const failed = await send('POST', '/v2/contacts/import?format=json', `{${'x'.repeat(size)}`);
+      assert.equal(failed.status, 400, failed.text);
+      assert.equal(JSON.parse(failed.text).status, 'failed');
+      const next = await send('GET', '/v2/contacts');
+      assert.equal(next.status, 200, next.text);
+    }
+    // The same as a multipart upload.
+    const boundary = 'fuzzboundary';
+    const form = `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="c.json"\r\ncontent-type: application/json\r\n\r\n{${'x'.repeat(2_000_000)}\r\n--${boundary}--\r\n`;
+    const multipart = await send('POST', '/v2/contacts/import', form, `multipart/form-data; boundary=${boundary}`);
+    assert.equal(multipart.status, 400, multipart.text);
+    assert.equal((await send('GET', '/v2/contacts')).status, 200);
+    // An unknown audience is refused before the body is read: the connection goes on too.
+    const unknown = await send('POST', '/v2/contacts/import?audience_id=aud_nothere', `[${'{"email":"a@example.com"},'.repeat(40_000)}{}]`);
+    assert.equal(unknown.status, 404, unknown.text);
+    assert.equal((await send('GET', '/v2/contacts')).status, 200);
+  } finally {
+    agent.destroy();
+  }
 });

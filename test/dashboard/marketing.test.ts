@@ -1,6 +1,7 @@
 // The dashboard's pages of the marketing resources in real Chromium: contacts (create, edit,
 // search and filters, a CSV import with its summary, the export), audiences and subscribers,
-// forms (the JSON editor's feedback, publish, the embed snippet, submissions), email
+// forms (the JSON tab's feedback, publish, the embed snippet, submissions; the builder has
+// its own file), email
 // verification (one address, a list with its progress and result chart) and DMARC reports
 // (an uploaded report, the pass/fail chart by source). Every page is scanned by axe-core and
 // photographed at 1280 and 390 px. One browser and one page for the whole file.
@@ -204,11 +205,13 @@ test('forms: created, the JSON definition checked while typing, refused and then
   await page.getByRole('heading', { name: 'Form: Spring sign-up' }).waitFor();
   await settled(page);
   const formId = new URL(page.url()).pathname.split('/').pop()!;
+  await page.getByRole('tab', { name: 'JSON' }).click();
   const editor = page.getByLabel('Definition (JSON)');
   const starter = await editor.inputValue();
   await page.getByText('The definition is ready to publish.').waitFor();
-  // The preview draws the starter's steps.
-  assert.match(await page.locator('.form-preview').innerText(), /Subscribe to our newsletter[\s\S]*Email address \*/);
+  // The live preview draws the starter's steps.
+  await page.locator('[data-form-preview]').getByRole('heading', { name: 'Subscribe to our newsletter' }).waitFor();
+  await page.locator('[data-form-preview]').getByLabel('Email address').waitFor();
 
   // Broken JSON: said where, and nothing can be saved.
   await editor.fill(starter.replace('"version": 1,', '"version": 1'));

@@ -19,6 +19,8 @@ test('domain names: only a registrable apex under an ICANN suffix, lowercase ASC
   assert.deepEqual(checkApexName('example.com.'), { ok: true, name: 'example.com' });
   assert.deepEqual(checkApexName('example.co.uk'), { ok: true, name: 'example.co.uk' });
   assert.deepEqual(checkApexName('münchen.de'), { ok: true, name: 'xn--mnchen-3ya.de' });
+  // A huge name is quoted by its start in the reason, not whole.
+  assert.deepEqual(checkApexName('x'.repeat(300_000)), { ok: false, error: `"${'x'.repeat(100)}… (300,000 characters)" is not a valid domain name` });
   // The reserved testing names (RFC 2606 / 6761) work like a public suffix, for labs and demos.
   assert.deepEqual(checkApexName('acme.test'), { ok: true, name: 'acme.test' });
   assert.deepEqual(checkApexName('Docs.Example'), { ok: true, name: 'docs.example' });

@@ -143,6 +143,8 @@ test('forward validation errors use the send shape', async () => {
     [{}, ['The to field is required.']],
     [{ to: [] }, ['The to field is required.']],
     [{ to: 'someone@nowhere' }, ['The to field contains an invalid email address: someone@nowhere']],
+    // A huge bad value is quoted by its start, not sent back whole.
+    [{ to: 'a'.repeat(300_000) }, [`The to field contains an invalid email address: ${'a'.repeat(100)}… (300,000 characters)`]],
     [{ to: Array.from({ length: 51 }, (_, i) => `r${i}@example.org`) }, ['The to field may not have more than 50 recipients.']],
     [{ to: 'a@example.org', include_headers: 'yes', comment: 5 }, ['The include_headers field must be a boolean.', 'The comment field must be a string.']],
     [{ to: 'a@example.org', from: 'a@x.test, b@x.test' }, ['The from field must be a single valid email address.']],

@@ -115,6 +115,10 @@ test('send validation errors use the send shape', async () => {
   for (const needle of ['from field is required', 'to field contains an invalid email address', 'subject field is required', 'html or the text', 'cc field must be', 'meta.n value must be a string']) {
     assert.ok(text.includes(needle), `${needle} in ${text}`);
   }
+  // A huge bad value is quoted by its start, not sent back whole.
+  const huge = await app.api.post('/v2/emails', { from: 'hello@acme.test', to: 'b'.repeat(300_000), subject: 's', text: 't' });
+  assert.equal(huge.status, 400);
+  assert.deepEqual(huge.body.validation_errors, [`The to field contains an invalid email address: ${'b'.repeat(100)}… (300,000 characters)`]);
   const many = await app.api.post('/v2/emails', { from: 'hello@acme.test', to: Array.from({ length: 51 }, (_, i) => `r${i}@example.org`), subject: 's', text: 't' });
   assert.equal(many.status, 400);
   assert.deepEqual(many.body.validation_errors, ['The to field may not have more than 50 recipients.']);

@@ -190,7 +190,8 @@ test('connections are reused per destination and capped', async (t) => {
   }
   assert.equal(sink.connections, 1, 'one connection for five messages');
   assert.equal(new Set(sink.messages.map((m) => m.connectionId)).size, 1);
-  assert.equal(dns.queries.filter((q) => q.name === 'rcpt.test' && q.type === 'MX').length, 1, 'the MX answer is reused');
+  assert.equal(dns.queries.filter((q) => q.name === 'rcpt.test' && q.type === 'MX' && !q.authenticated).length, 1, 'the MX answer is reused');
+  assert.equal(dns.queries.filter((q) => q.name === 'rcpt.test' && q.type === 'MX' && q.authenticated).length, 1, "DANE's authenticated MX check is reused too");
   assert.equal(dns.queries.filter((q) => q.name === 'mx.rcpt.test' && q.type === 'A').length, 1, 'the address answer is reused');
   // A refused recipient does not cost the connection: it is reset (RSET), not closed. (The next
   // message may open a second one while the RSET is under way.)

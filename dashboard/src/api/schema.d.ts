@@ -14054,7 +14054,7 @@ export interface paths {
                                 response: string | null;
                                 /** @description SMTP reply code */
                                 smtp_code: number | null;
-                                /** @description TLS of the session: mta-sts (required, certificate verified), tls (implicit), opportunistic (STARTTLS when offered), none */
+                                /** @description TLS of the session: dane (required, certificate matched the MX host's DNSSEC-authenticated TLSA records), mta-sts (required, certificate verified), tls (implicit, or required without verification: DANE with only unusable TLSA records), opportunistic (STARTTLS when offered), none */
                                 tls: string | null;
                             }[];
                             /** @description Why the last delivery attempt, bounce report or complaint went wrong; null when nothing did */

@@ -1,6 +1,6 @@
 // A list page's table: its loading state, the API's error, the rows (or a line saying there are
 // none) and the pager, so each page only says which columns it has and how a row looks.
-import type { ComponentChildren } from 'preact';
+import { Fragment, type ComponentChildren } from 'preact';
 import type { Loaded } from '../lib/hooks';
 import { ErrorBox, Loading, Pager, TableScroll } from './ui';
 
@@ -43,7 +43,10 @@ export function ListTable<T, R>(props: ListTableProps<T, R>) {
               </tr>
             </thead>
             <tbody>
-              {rows.map(row)}
+              {/* Keyed by the item's id: a reload that adds rows above never hands one row's DOM state (focus, an opened detail) to another. */}
+              {rows.map((item, i) => (
+                <Fragment key={(item as { id?: unknown }).id ?? i}>{row(item)}</Fragment>
+              ))}
               {rows.length === 0 ? (
                 <tr>
                   <td colSpan={columns.length}>{empty}</td>

@@ -37,6 +37,32 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
   return { data, error, loading, reload: run };
 }
 
+/**
+ * Calls `reload` every `ms` while `active`, never two at once: the next call is timed from the
+ * end of the last, so on a slow server the answers are not all overtaken by newer requests
+ * (useLoad keeps only the newest answer; a fixed interval could leave the page never updating).
+ * The data stays on screen while it reloads: nothing the user is editing is replaced.
+ */
+export function usePolling(reload: () => Promise<void>, ms: number, active: boolean): void {
+  const latest = useRef(reload);
+  latest.current = reload;
+  useEffect(() => {
+    if (!active) return;
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout>;
+    const tick = async () => {
+      if (stopped) return;
+      await latest.current();
+      if (!stopped) timer = setTimeout(tick, ms);
+    };
+    timer = setTimeout(tick, ms);
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, [active, ms]);
+}
+
 /** An action's busy flag and error, for a button or a form. */
 export function useAction() {
   const [busy, setBusy] = useState(false);

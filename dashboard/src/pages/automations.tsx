@@ -3,14 +3,14 @@
 // at their field paths while typing (the API's own structure checker) and, after saving, the
 // API's answer at the same paths; the graph drawn as a flow with each step's statistics; start,
 // pause, stop, run now; its runs with a status filter and each run's steps; the per-step funnel.
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiFailure, api, ok, type Ok } from '../api/client';
 import { Bars, type Bar } from '../components/campaigns/Bars';
 import { Diagram, flowOrder } from '../components/automations/Diagram';
 import { Picture } from '../components/automations/Picture';
 import { ListTable } from '../components/ListTable';
 import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Select } from '../components/ui';
-import { formatDate, useAction, useLoad } from '../lib/hooks';
+import { formatDate, useAction, useLoad, usePolling } from '../lib/hooks';
 import { present, useListState } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import { CONTEXTS, checkGraph, checkSettings, DEFAULT_SETTINGS, type AutomationContext, type Problems } from '../../../src/resources/automations/graph.ts';
@@ -289,12 +289,8 @@ function Runs({ automation, refreshKey }: { automation: Automation; refreshKey: 
     () => ok(api.GET('/v2/automations/{id}/runs', { params: { path: { id: automation.id }, query: present({ page: list.page, per_page: 25, status: list.filters.status }) as never } })),
     [automation.id, list.page, list.filters, refreshKey],
   );
-  const active = runs.data?.data.some((r) => r.status === 'running');
-  useEffect(() => {
-    if (!active) return;
-    const timer = setInterval(() => void runs.reload(), 2000);
-    return () => clearInterval(timer);
-  }, [active, runs.reload]);
+  const active = Boolean(runs.data?.data.some((r) => r.status === 'running'));
+  usePolling(runs.reload, 2000, active);
   return (
     <>
       <div class="toolbar">
@@ -510,14 +506,18 @@ export function AutomationRun({ params }: PageProps) {
   const [current, setCurrent] = useState<Run | null>(null);
   const r = current ?? run.data?.data;
   const cancel = useAction();
-  useEffect(() => {
-    if (r?.status !== 'running') return;
-    const timer = setInterval(() => {
+  // The polled answer replaces a cancel's only if it came later (a poll started before the
+  // cancel must not show the run running again).
+  const order = useRef({ issued: 0, shown: 0 });
+  const poll = async () => {
+    const ticket = ++order.current.issued;
+    await run.reload();
+    if (ticket > order.current.shown) {
+      order.current.shown = ticket;
       setCurrent(null);
-      void run.reload();
-    }, 2000);
-    return () => clearInterval(timer);
-  }, [r?.status, run.reload]);
+    }
+  };
+  usePolling(poll, 2000, r?.status === 'running');
   return (
     <>
       <PageHeader title="Automation run">
@@ -525,8 +525,12 @@ export function AutomationRun({ params }: PageProps) {
           <Button
             busy={cancel.busy}
             onClick={async () => {
+              const ticket = ++order.current.issued;
               const next = await cancel.run(() => ok(api.POST('/v2/automations/{id}/runs/{run_id}/cancel', { params: { path: { id: params.id, run_id: params.run_id } } })));
-              if (next) setCurrent(next.data);
+              if (next && ticket > order.current.shown) {
+                order.current.shown = ticket;
+                setCurrent(next.data);
+              }
             }}
           >
             Cancel run

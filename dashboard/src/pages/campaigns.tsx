@@ -2,12 +2,12 @@
 // audiences included and excluded, HTML and text with a live preview); one campaign's settings
 // (editable while the API allows), sending now or scheduling, pause/resume/cancel/archive/delete
 // as its status allows, and its report drawn as bars, refreshed while it sends.
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { Bars, type Bar } from '../components/campaigns/Bars';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Progress, SearchBox, Select } from '../components/ui';
-import { formatDate, useAction, useLoad, type Loaded } from '../lib/hooks';
+import { formatDate, useAction, useLoad, usePolling, type Loaded } from '../lib/hooks';
 import { present, useListState } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import type { PageProps } from './index';
@@ -257,7 +257,12 @@ export function CampaignCompose() {
 }
 
 /** The settings the API lets change while a campaign is a draft, scheduled or paused. */
-function SettingsForm({ campaign, onSaved }: { campaign: Campaign; onSaved: (c: Campaign) => void }) {
+/**
+ * `save` is the page's: it orders the answer against the page's other refetches (see
+ * CampaignDetail). The fields keep what was typed when the campaign shown changes: this form is
+ * keyed by the campaign's id only, so a refetch or a status change never remounts it.
+ */
+function SettingsForm({ campaign, save: saveCampaign }: { campaign: Campaign; save: (call: () => Promise<Campaign>) => Promise<Campaign> }) {
   const audiences = useAudiences();
   const [name, setName] = useState(campaign.name);
   const [fromName, setFromName] = useState(campaign.from_name);
@@ -281,11 +286,8 @@ function SettingsForm({ campaign, onSaved }: { campaign: Campaign; onSaved: (c: 
         const body = editable
           ? { name: field('name'), from_name: field('from_name'), from_email: field('from_email'), reply_to: field('reply_to'), subject: field('subject'), preview_text: field('preview_text') || null, ...(recipients.length > 0 || campaign.recipients.length > 0 ? { recipients } : {}) }
           : { name: field('name') };
-        const updated = await save.run(() => ok(api.POST('/v2/campaigns/{id}', { params: { path: { id: campaign.id } }, body })));
-        if (updated) {
-          setSaved(true);
-          onSaved(updated);
-        }
+        const updated = await save.run(() => saveCampaign(() => ok(api.POST('/v2/campaigns/{id}', { params: { path: { id: campaign.id } }, body }))));
+        if (updated) setSaved(true);
       }}
     >
       {!editable ? <p class="notice">A {campaign.status} campaign can only be renamed.</p> : null}
@@ -323,7 +325,7 @@ function SettingsForm({ campaign, onSaved }: { campaign: Campaign; onSaved: (c: 
 }
 
 /** Send now, or schedule for later (ISO 8601 or English such as "tomorrow at 9am", UTC). */
-function SendDialog({ campaign, open, onClose, onSent }: { campaign: Campaign; open: boolean; onClose: () => void; onSent: (c: Campaign) => void }) {
+function SendDialog({ campaign, open, onClose, track, onSent }: { campaign: Campaign; open: boolean; onClose: () => void; track: (call: () => Promise<Campaign>) => Promise<Campaign>; onSent: () => void }) {
   const [when, setWhen] = useState<'now' | 'later'>('now');
   const [at, setAt] = useState('');
   const send = useAction();
@@ -333,8 +335,8 @@ function SendDialog({ campaign, open, onClose, onSent }: { campaign: Campaign; o
         onSubmit={async (e) => {
           e.preventDefault();
           const body = when === 'later' ? { scheduled_at: at } : {};
-          const sent = await send.run(() => ok(api.POST('/v2/campaigns/{id}/send', { params: { path: { id: campaign.id } }, body })));
-          if (sent) onSent(sent);
+          const sent = await send.run(() => track(() => ok(api.POST('/v2/campaigns/{id}/send', { params: { path: { id: campaign.id } }, body }))));
+          if (sent) onSent();
         }}
       >
         <Select label="When" value={when} onChange={(v) => setWhen(v as 'now' | 'later')} options={[['now', 'Now'], ['later', 'At a later time']]} />
@@ -356,16 +358,16 @@ function SendDialog({ campaign, open, onClose, onSent }: { campaign: Campaign; o
   );
 }
 
-/** The report as bars against the recipients, reloaded every 2 s while the campaign sends. */
+/**
+ * The report as bars against the recipients, reloaded every 2 s while the campaign sends. It
+ * stays mounted when the campaign's status changes (it loads again, the bars staying on screen
+ * meanwhile), and it polls one request at a time.
+ */
 function ReportView({ campaign, onStatus }: { campaign: Campaign; onStatus: (status: Campaign['status']) => void }) {
-  const report = useLoad(() => ok(api.GET('/v2/campaigns/{id}/report', { params: { path: { id: campaign.id } } })), [campaign.id]);
+  const report = useLoad(() => ok(api.GET('/v2/campaigns/{id}/report', { params: { path: { id: campaign.id } } })), [campaign.id, campaign.status]);
   const r = report.data;
-  const live = LIVE.includes(r?.status ?? campaign.status) || (r !== undefined && r.status === 'sent' && r.delivered + r.bounced + r.failed < r.sent);
-  useEffect(() => {
-    if (!live) return;
-    const timer = setInterval(() => void report.reload(), 2000);
-    return () => clearInterval(timer);
-  }, [live, report.reload]);
+  const live = LIVE.includes(campaign.status) || LIVE.includes(r?.status ?? '') || (r !== undefined && r.status === 'sent' && r.delivered + r.bounced + r.failed < r.sent);
+  usePolling(report.reload, 2000, live);
   useEffect(() => {
     if (r && r.status !== campaign.status) onStatus(r.status);
   }, [r?.status]);
@@ -475,12 +477,25 @@ export function CampaignDetail({ params }: PageProps) {
   const [tab, setTab] = useState<Tab | null>(null);
   const [sending, setSending] = useState(false);
   const action = useAction();
-  const shownTab: Tab = tab ?? (c && (c.sent_at || !['draft', 'scheduled'].includes(c.status)) ? 'report' : 'settings');
+  // Until a tab is chosen, the one the campaign's first load suggests: a later change of status
+  // (a refetch while sending) never swaps the panel, and the form in it, from under the user.
+  const first = loaded.data;
+  const shownTab: Tab = tab ?? (first && (first.sent_at || !['draft', 'scheduled'].includes(first.status)) ? 'report' : 'settings');
   const path = c ? { params: { path: { id: c.id } } } : null;
-  const act = async (call: () => Promise<Campaign>) => {
-    const next = await action.run(call);
-    if (next) setCurrent(next);
+  // Every call that answers with the campaign (actions, saves, refetches when the report's
+  // status moves on) takes a ticket when it starts; an answer is shown only if no later call's
+  // answer has been, so a slow refetch never puts back an older state over a newer one.
+  const tickets = useRef({ issued: 0, shown: 0 });
+  const track = async (call: () => Promise<Campaign>): Promise<Campaign> => {
+    const ticket = ++tickets.current.issued;
+    const next = await call();
+    if (ticket > tickets.current.shown) {
+      tickets.current.shown = ticket;
+      setCurrent(next);
+    }
+    return next;
   };
+  const act = (call: () => Promise<Campaign>) => action.run(() => track(call));
   const tabs = TABS.filter(([key]) => key !== 'content' || c?.status === 'draft');
   const move = (delta: number) => {
     const index = (tabs.findIndex(([key]) => key === shownTab) + delta + tabs.length) % tabs.length;
@@ -578,25 +593,25 @@ export function CampaignDetail({ params }: PageProps) {
           <div class="tab-panel" role="tabpanel" id="campaign-panel" aria-labelledby={`tab-${shownTab}`}>
             {shownTab === 'report' ? (
               <ReportView
-                key={`${c.id}-${c.status}`}
+                key={c.id}
                 campaign={c}
                 onStatus={() => {
-                  void ok(api.GET('/v2/campaigns/{id}', { params: { path: { id: c.id } } })).then(setCurrent, () => undefined);
+                  track(() => ok(api.GET('/v2/campaigns/{id}', { params: { path: { id: c.id } } }))).catch(() => undefined);
                 }}
               />
             ) : shownTab === 'content' && c.status === 'draft' ? (
               <ReplaceContent key={c.id} campaign={c} />
             ) : (
-              <SettingsForm key={c.id} campaign={c} onSaved={setCurrent} />
+              <SettingsForm key={c.id} campaign={c} save={track} />
             )}
           </div>
           <SendDialog
             campaign={c}
             open={sending}
             onClose={() => setSending(false)}
-            onSent={(next) => {
+            track={track}
+            onSent={() => {
               setSending(false);
-              setCurrent(next);
               setTab('report');
             }}
           />

@@ -1,10 +1,10 @@
 // Events: the workspace's event stream, newest first, updating by itself while "Live" is on
 // (the first page is fetched again every few seconds); filter by type, page back in time.
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, ok } from '../api/client';
 import { Badge, Button, PageHeader } from '../components/ui';
 import { ListTable, nextPageUrl } from '../components/ListTable';
-import { formatDate, useDebounced, useLoad } from '../lib/hooks';
+import { formatDate, useDebounced, useLoad, usePolling } from '../lib/hooks';
 import { present } from '../lib/list';
 
 const LIVE_MS = 3000;
@@ -18,11 +18,9 @@ export function Events() {
   const settledType = useDebounced(type);
   const query = present({ page, limit: 50, type: settledType, include_data: 'true', 'created_at.after': since ? new Date(since).toISOString() : undefined });
   const events = useLoad(() => ok(api.GET('/v2/events', { params: { query: query as never } })), [page, settledType, since]);
-  useEffect(() => {
-    if (!live || page !== 1) return;
-    const timer = setInterval(() => void events.reload(), LIVE_MS);
-    return () => clearInterval(timer);
-  }, [live, page, events.reload]);
+  // One request at a time; rows are keyed by event id (ListTable), so a new event arriving on
+  // top never moves an opened row's state or the keyboard focus onto another event.
+  usePolling(events.reload, LIVE_MS, live && page === 1);
   return (
     <>
       <PageHeader title="Events">

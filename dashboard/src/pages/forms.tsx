@@ -1,15 +1,18 @@
-// Forms: the list with search, type and status filters; create. One form: its definition
-// edited as JSON with feedback while typing (the JSON itself, then every reason it could not be
-// published, from the same checker the API runs on publish) and a preview of its steps;
-// publish and unpublish; its submissions; the embed snippet to copy; rotate the token, delete.
-import { useMemo, useState } from 'preact/hooks';
+// Forms: the list with search, type and status filters; create. One form: its definition built
+// with the builder (blocks added, moved, edited; the type's settings) or edited as JSON, both
+// beside a live preview drawn by the embed script's own code and with every reason it could not
+// be published yet (the checker the API runs on publish); publish (saving first) and
+// unpublish; its submissions; the embed snippet to copy; rotate the token, delete.
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { Badge, Button, CopyButton, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, Select } from '../components/ui';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { present, useListState } from '../lib/list';
 import { Link, navigate } from '../lib/router';
-import { definitionProblems, FORM_TYPES, type Block, type Step } from '../../../src/resources/forms/definition.ts';
+import { definitionProblems, FORM_TYPES, starterDefinition } from '../../../src/resources/forms/definition.ts';
+import { Builder, type Draft } from '../components/forms/Builder';
+import { FormPreview } from '../components/forms/Preview';
 import type { PageProps } from './index';
 
 type Form = Ok<'/v2/forms/{id}/publish', 'post'>;
@@ -101,78 +104,80 @@ function jsonError(text: string, error: Error): string {
   return `${error.message.replace(/\s*\(line \d+ column \d+\)/, '')} (line ${before.length}, column ${before[before.length - 1].length + 1})`;
 }
 
-type Checked = { kind: 'json'; message: string } | { kind: 'problems'; problems: string[]; value: Record<string, unknown> } | { kind: 'ok'; value: Record<string, unknown> };
-
-function check(text: string, type: FormType): Checked {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    return { kind: 'json', message: jsonError(text, error as Error) };
-  }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return { kind: 'json', message: 'The definition must be a JSON object' };
-  const object = value as Record<string, unknown>;
-  const problems = definitionProblems({ ...object, type });
-  return problems.length ? { kind: 'problems', problems, value: object } : { kind: 'ok', value: object };
-}
-
-function BlockPreview({ block }: { block: Block }) {
-  switch (block.type) {
-    case 'text':
-      return block.level === 'heading' ? <p class="preview-heading">{block.content}</p> : <p>{block.content}</p>;
-    case 'button':
-      return (
-        <span class="button primary-look" aria-hidden="true">
-          {block.label}
-        </span>
-      );
-    case 'image':
-      return <span class="muted">[image: {block.alt}]</span>;
-    default:
-      return (
-        <div class="preview-input">
-          <span>
-            {block.label}
-            {block.required ? ' *' : ''}
-          </span>
-          <span class="preview-box">{block.placeholder ?? block.options?.map((o) => (typeof o === 'string' ? o : o.label)).join(' / ') ?? ''}</span>
-        </div>
-      );
-  }
-}
-
-/** The steps as a visitor would meet them, drawn plainly (the embed script styles them). */
-function Preview({ value }: { value: Record<string, unknown> }) {
-  const steps = Array.isArray(value.steps) ? (value.steps as Step[]) : [];
+/**
+ * The definition as JSON, for what the builder does not draw (experiments …). It edits the same
+ * draft as the builder: each valid JSON object typed replaces the draft; invalid JSON is said
+ * where, and the draft keeps its last valid value (and cannot be saved meanwhile).
+ */
+function JsonEditor({ definition, onChange, onValid }: { definition: Draft; onChange: (d: Draft) => void; onValid: (valid: boolean) => void }) {
+  const [text, setText] = useState(() => JSON.stringify(definition, null, 2));
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => () => onValid(true), []);
   return (
-    <div class="form-preview">
-      {steps.map((step) => (
-        <div class="preview-step">
-          <p class="small-text muted">
-            Step: {step.name ?? step.id} ({step.kind})
-          </p>
-          {Array.isArray(step.blocks) ? step.blocks.map((block) => <BlockPreview block={block} />) : null}
-        </div>
-      ))}
-      {steps.length === 0 ? <p class="muted">No steps.</p> : null}
-    </div>
+    <>
+      <Field label="Definition (JSON)" hint="version, steps, styles, targeting, experiments">
+        <textarea
+          class="code"
+          spellcheck={false}
+          aria-describedby="definition-check"
+          value={text}
+          onInput={(e) => {
+            const next = (e.target as HTMLTextAreaElement).value;
+            setText(next);
+            let value: unknown;
+            try {
+              value = JSON.parse(next);
+            } catch (err) {
+              setError(jsonError(next, err as Error));
+              onValid(false);
+              return;
+            }
+            if (!value || typeof value !== 'object' || Array.isArray(value)) {
+              setError('The definition must be a JSON object');
+              onValid(false);
+              return;
+            }
+            setError(null);
+            onValid(true);
+            onChange(value as Draft);
+          }}
+        />
+      </Field>
+      {error ? <p class="error">Not valid JSON: {error}</p> : null}
+    </>
   );
 }
 
-function DefinitionEditor({ form, onSaved }: { form: Form; onSaved: (form: Form) => void }) {
-  const [name, setName] = useState(form.name);
-  const [type, setType] = useState<FormType>(form.type);
-  const [text, setText] = useState(JSON.stringify(form.definition, null, 2));
-  const checked = useMemo(() => check(text, type), [text, type]);
+interface Edit {
+  name: string;
+  type: FormType;
+  definition: Draft;
+}
+
+const editOf = (form: Form): Edit => {
+  const definition = form.definition as Partial<Draft>;
+  // A definition without steps (made over the API) starts the builder from the starter's.
+  return { name: form.name, type: form.type, definition: (Array.isArray(definition.steps) ? definition : { ...starterDefinition(form.type), ...definition, steps: starterDefinition(form.type).steps }) as Draft };
+};
+const bodyOf = (edit: Edit) => ({ name: edit.name, type: edit.type, definition: { ...edit.definition, type: edit.type } });
+
+/** Builder or JSON beside the live preview, with what keeps the form from being published. */
+function DefinitionEditor({ form, edit, setEdit, mode, onSaved }: { form: Form; edit: Edit; setEdit: (e: Edit) => void; mode: 'builder' | 'json'; onSaved: (f: Form) => void }) {
+  const [jsonValid, setJsonValid] = useState(true);
+  const problems = useMemo(() => definitionProblems({ ...edit.definition, type: edit.type }), [edit]);
   const save = useAction();
   const [saved, setSaved] = useState(false);
+  const setDefinition = (definition: Draft) => {
+    setSaved(false);
+    setEdit({ ...edit, definition });
+  };
   return (
     <form
       onSubmit={async (e) => {
         e.preventDefault();
-        if (checked.kind === 'json') return;
+        if (!jsonValid) return;
         setSaved(false);
-        const updated = await save.run(() => ok(api.POST('/v2/forms/{id}', { params: { path: { id: form.id } }, body: { name, type, definition: { ...checked.value, type } } })));
+        const updated = await save.run(() => ok(api.POST('/v2/forms/{id}', { params: { path: { id: form.id } }, body: bodyOf(edit) })) as Promise<Form>);
         if (updated) {
           setSaved(true);
           onSaved(updated);
@@ -181,37 +186,34 @@ function DefinitionEditor({ form, onSaved }: { form: Form; onSaved: (form: Form)
     >
       <div class="inline-form">
         <Field label="Name">
-          <input name="name" required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+          <input name="name" required value={edit.name} onInput={(e) => setEdit({ ...edit, name: (e.target as HTMLInputElement).value })} />
         </Field>
-        <Select label="Form type" value={type} onChange={(v) => setType(v as FormType)} options={typeOptions} />
+        <Select label="Form type" value={edit.type} onChange={(v) => setEdit({ ...edit, type: v as FormType })} options={typeOptions} />
       </div>
-      <div class="editor-grid" style="margin-top: 0.8rem">
+      <div class="editor-grid builder-grid" style="margin-top: 0.8rem">
         <div>
-          <Field label="Definition (JSON)" hint="version, steps, styles, targeting, experiments">
-            <textarea class="code" spellcheck={false} aria-describedby="definition-check" value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
-          </Field>
-          <div id="definition-check" aria-live="polite">
-            {checked.kind === 'json' ? <p class="error">Not valid JSON: {checked.message}</p> : null}
-            {checked.kind === 'problems' ? (
-              <div class="warning">
-                <p>Can be saved as a draft, but not published yet:</p>
-                <ul class="problems">
-                  {checked.problems.map((p) => (
-                    <li>{p}</li>
-                  ))}
-                </ul>
-              </div>
-            ) : null}
-            {checked.kind === 'ok' ? <p class="ok-text">The definition is ready to publish.</p> : null}
-          </div>
+          {mode === 'builder' ? <Builder type={edit.type} draft={edit.definition} onChange={setDefinition} /> : <JsonEditor definition={edit.definition} onChange={setDefinition} onValid={setJsonValid} />}
         </div>
-        <section aria-labelledby="preview-title">
-          <h3 id="preview-title">Preview</h3>
-          {checked.kind === 'json' ? <p class="muted">The preview returns once the JSON is valid.</p> : <Preview value={checked.value} />}
-        </section>
+        <div class="preview-column">
+          <FormPreview type={edit.type} definition={edit.definition} />
+        </div>
+      </div>
+      <div id="definition-check" aria-live="polite">
+        {problems.length > 0 ? (
+          <div class="warning">
+            <p>Can be saved as a draft, but not published yet:</p>
+            <ul class="problems">
+              {problems.map((p) => (
+                <li>{p}</li>
+              ))}
+            </ul>
+          </div>
+        ) : (
+          <p class="ok-text">The definition is ready to publish.</p>
+        )}
       </div>
       <ErrorBox error={save.error} />
-      <Button type="submit" kind="primary" busy={save.busy} disabled={checked.kind === 'json'}>
+      <Button type="submit" kind="primary" busy={save.busy} disabled={!jsonValid}>
         Save
       </Button>
       {saved ? <span role="status"> Saved.</span> : null}
@@ -291,7 +293,8 @@ function Embed({ form }: { form: Form }) {
 }
 
 const TABS = [
-  ['definition', 'Definition'],
+  ['builder', 'Builder'],
+  ['json', 'JSON'],
   ['submissions', 'Submissions'],
   ['embed', 'Embed'],
 ] as const;
@@ -300,9 +303,14 @@ type Tab = (typeof TABS)[number][0];
 export function FormEditor({ params }: PageProps) {
   const loaded = useLoad(() => ok(api.GET('/v2/forms/{id}', { params: { path: { id: params.id } } })) as Promise<Form>, [params.id]);
   const [current, setCurrent] = useState<Form | null>(null);
-  const [tab, setTab] = useState<Tab>('definition');
+  const [tab, setTab] = useState<Tab>('builder');
   const action = useAction();
   const f = current ?? loaded.data;
+  // What the builder and the JSON tab edit: kept here, so switching tabs loses nothing and no
+  // answer from the API (a publish, a token rotated) replaces what is being typed.
+  const [editing, setEdit] = useState<Edit | null>(null);
+  const edit = editing ?? (f ? editOf(f) : null);
+  const dirty = Boolean(f && edit && JSON.stringify(bodyOf(edit)) !== JSON.stringify(bodyOf(editOf(f))));
   const path = f ? { params: { path: { id: f.id } } } : null;
   const act = async (call: () => Promise<unknown>) => {
     const next = (await action.run(call)) as Form | undefined;
@@ -323,8 +331,18 @@ export function FormEditor({ params }: PageProps) {
                 Unpublish
               </Button>
             ) : (
-              <Button kind="primary" busy={action.busy} onClick={() => act(() => ok(api.POST('/v2/forms/{id}/publish', path)))}>
-                Publish
+              <Button
+                kind="primary"
+                busy={action.busy}
+                onClick={() =>
+                  act(async () => {
+                    // Unsaved changes are saved first: what is published is what is shown.
+                    if (dirty && edit) await ok(api.POST('/v2/forms/{id}', { ...path, body: bodyOf(edit) }));
+                    return ok(api.POST('/v2/forms/{id}/publish', path));
+                  })
+                }
+              >
+                {dirty ? 'Save and publish' : 'Publish'}
               </Button>
             )}
             <Button
@@ -383,7 +401,7 @@ export function FormEditor({ params }: PageProps) {
             ))}
           </div>
           <div class="tab-panel" role="tabpanel" id="form-panel" aria-labelledby={`tab-${tab}`}>
-            {tab === 'definition' ? <DefinitionEditor key={f.id} form={f} onSaved={setCurrent} /> : null}
+            {(tab === 'builder' || tab === 'json') && edit ? <DefinitionEditor form={f} edit={edit} setEdit={setEdit} mode={tab} onSaved={setCurrent} /> : null}
             {tab === 'submissions' ? <Submissions form={f} /> : null}
             {tab === 'embed' ? <Embed form={f} /> : null}
           </div>

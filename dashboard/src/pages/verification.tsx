@@ -1,12 +1,12 @@
 // Email verification: one address checked at once (fast or full) with every check behind its
 // result; verification lists (create, status filter) and one list's progress while it is
 // verified, its results as a chart and a table, and its export (XLSX or CSV).
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { StackedBar, type Segment } from '../components/Chart';
 import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Progress, Select } from '../components/ui';
 import { ListTable, nextPageUrl } from '../components/ListTable';
-import { formatDate, useAction, useLoad } from '../lib/hooks';
+import { formatDate, useAction, useLoad, usePolling } from '../lib/hooks';
 import { present, useListState } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import type { PageProps } from './index';
@@ -183,21 +183,17 @@ export function VerificationListDetail({ params }: PageProps) {
   const [done, setDone] = useState<number | null>(null);
   const l = list.data;
   const processing = l?.status === 'processing';
-  // While it is verified: the list and its progress again every second, until completed.
-  useEffect(() => {
-    if (!processing || !l) return;
-    let stopped = false;
-    const tick = async () => {
+  // While it is verified: the list and its progress again every second, until completed (one
+  // round at a time: on a slow server the rounds never pile up and overtake each other).
+  usePolling(
+    async () => {
+      if (!l) return;
       if (l.stats.total_emails <= COUNTED_PROGRESS) setDone(await countDone(l.id, l.stats.total_emails).catch(() => null));
-      if (!stopped) await Promise.all([list.reload(), results.reload()]);
-    };
-    void tick();
-    const timer = setInterval(() => void tick(), 1000);
-    return () => {
-      stopped = true;
-      clearInterval(timer);
-    };
-  }, [processing, l?.id]);
+      await Promise.all([list.reload(), results.reload()]);
+    },
+    1000,
+    processing,
+  );
   const segments: Segment[] = l ? RESULT_COLORS.map(([key, label, color]) => ({ label, value: l.stats.results[key], color })) : [];
   return (
     <>

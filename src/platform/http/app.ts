@@ -168,19 +168,46 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   // plugin-wide hook would read request.routeOptions, which Fastify builds afresh per access.
   const authenticateFor = (configured: Scope | 'public' | ((request: FastifyRequest) => Scope | 'public') | undefined) => {
     if (configured === 'public') return null;
-    return async (request: FastifyRequest) => {
-      const required = (typeof configured === 'function' ? configured(request) : configured) ?? 'full';
-      if (required === 'public') return;
-      const header = request.headers.authorization;
-      // A dashboard session cookie counts only when no Authorization header is sent.
-      const principal = header === undefined && request.headers.cookie !== undefined && ctx.auth.cookieAuthenticator
-        ? await ctx.auth.cookieAuthenticator(request)
-        : await ctx.auth.authenticate(bearerSecret(header));
+    const check = (request: FastifyRequest, principal: Principal | null | undefined, required: Scope) => {
       if (!principal) throw unauthorized();
       if (required === 'full' && principal.scope !== 'full') throw forbiddenScope('full');
       request.principal = principal;
     };
+    // Callback style: a key seen within the last second is answered without a promise.
+    return (request: FastifyRequest, _reply: unknown, done: (error?: Error) => void) => {
+      let pending: Promise<Principal | null>;
+      let required: Scope;
+      try {
+        const wanted = (typeof configured === 'function' ? configured(request) : configured) ?? 'full';
+        if (wanted === 'public') return done();
+        required = wanted;
+        const header = request.headers.authorization;
+        // A dashboard session cookie counts only when no Authorization header is sent.
+        if (header === undefined && request.headers.cookie !== undefined && ctx.auth.cookieAuthenticator) {
+          pending = ctx.auth.cookieAuthenticator(request);
+        } else {
+          const secret = bearerSecret(header);
+          const cached = ctx.auth.cachedPrincipal(secret);
+          if (cached) {
+            check(request, cached, required);
+            return done();
+          }
+          pending = ctx.auth.authenticate(secret);
+        }
+      } catch (error) {
+        return done(error as Error);
+      }
+      pending.then((principal) => {
+        try {
+          check(request, principal, required);
+        } catch (error) {
+          return done(error as Error);
+        }
+        done();
+      }, done);
+    };
   };
+
   // Every route of the plugin (HEAD routes included) gets the check as its first own onRequest hook.
   const authenticateRoutes = (scoped: FastifyInstance) =>
     scoped.addHook('onRoute', (route) => {

@@ -28,6 +28,8 @@ export type CookieAuthenticator = (request: FastifyRequest) => Promise<Principal
 
 const CACHE_MS = 1000;
 const FLUSH_MS = 2000;
+// Bounds the cache against a flood of distinct valid-looking secrets.
+const MAX_CACHED_KEYS = 10_000;
 
 export function hashSecret(secret: string): string {
   // One-shot hashing: no Hash object per request.
@@ -65,15 +67,29 @@ export class Authenticator {
     this.db = db;
   }
 
+  /**
+   * The principal of a secret seen within CACHE_MS, without waiting on anything (most requests:
+   * their hook then needs no promise); undefined when it must be looked up.
+   */
+  cachedPrincipal(secret: string | null): Principal | undefined {
+    if (!secret) return undefined;
+    const cached = this.cache.get(secret);
+    if (!cached || cached.expires < Date.now() || !cached.stamped) return undefined;
+    this.pendingUse.set(cached.principal.keyId, { hash: cached.principal.keyHash, atMs: nowMs() });
+    this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
+    return cached.principal;
+  }
+
   async authenticate(secret: string | null): Promise<Principal | null> {
     if (!secret || !secret.startsWith('secret_') || secret.length > 200) return null;
-    const hash = hashSecret(secret);
     const now = Date.now();
-    let cached = this.cache.get(hash);
+    // Keyed by the secret itself: hashing it is needed only to look it up in the table.
+    let cached = this.cache.get(secret);
     if (!cached || cached.expires < now) {
+      const hash = hashSecret(secret);
       const [row] = await liveKeyByHash(this.db, { hash });
       if (!row) {
-        this.cache.delete(hash);
+        this.cache.delete(secret);
         return null;
       }
       cached = {
@@ -81,7 +97,8 @@ export class Authenticator {
         expires: now + CACHE_MS,
         stamped: cached?.stamped || row.last_used_at !== null,
       };
-      this.cache.set(hash, cached);
+      if (this.cache.size >= MAX_CACHED_KEYS) this.cache.clear();
+      this.cache.set(secret, cached);
     }
     await this.recordUse(cached);
     return cached.principal;
@@ -120,7 +137,7 @@ export class Authenticator {
 
   /** Called when a key is deleted or regenerated: its old secret must fail at once. */
   forgetKey(keyId: string): void {
-    for (const [hash, cached] of this.cache) if (cached.principal.keyId === keyId) this.cache.delete(hash);
+    for (const [secret, cached] of this.cache) if (cached.principal.keyId === keyId) this.cache.delete(secret);
     this.pendingUse.delete(keyId);
   }
 }

@@ -28,6 +28,12 @@ export function reasonPhrase(status: number): string {
   return REASONS[status] ?? 'Error';
 }
 
+/** Input quoted back in an error message, cut short: the message names the bad value, it does
+ *  not send back the megabyte a client put in a field. */
+export function excerpt(text: string, max = 100): string {
+  return text.length <= max ? text : `${text.slice(0, max).toWellFormed()}… (${text.length.toLocaleString('en')} characters)`;
+}
+
 /** `{error}`: many 400, 404, 409, 422 cases. */
 export const plainError = (status: number, error: string) => new ApiError(status, { error });
 

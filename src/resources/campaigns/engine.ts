@@ -33,6 +33,9 @@ export const FANOUT_JOB = 'campaign.fanout';
 export const CREDITS_PER_EMAIL = 2;
 /** Recipients turned into emails per transaction. */
 export const BATCH_SIZE = Number(process.env.POSTLANE_CAMPAIGN_BATCH ?? 200);
+/** A batch's credits were spent by someone else after its balance was read: it rolls back. */
+class CreditsTakenMeanwhile extends Error {}
+
 /** How often a campaign waiting for credits looks again. */
 export const CREDIT_WAIT_MS = Number(process.env.POSTLANE_CAMPAIGN_CREDIT_WAIT_MS ?? 2000);
 /** Campaign deliveries due and not yet done, beyond which the fan-out waits for them to drain:
@@ -130,7 +133,16 @@ export class CampaignEngine {
   }
 
   /** One transaction: start the campaign, or turn one batch into emails, or finish it. */
-  step(campaignId: string): Promise<Step> {
+  async step(campaignId: string): Promise<Step> {
+    try {
+      return await this.stepInTransaction(campaignId);
+    } catch (error) {
+      if (error instanceof CreditsTakenMeanwhile) return { kind: 'wait', until: nowMs() + CREDIT_WAIT_MS, why: 'waiting for credits' };
+      throw error;
+    }
+  }
+
+  private stepInTransaction(campaignId: string): Promise<Step> {
     return this.db.transaction().execute(async (tx) => {
       let query = tx.selectFrom('campaigns').selectAll().where('id', '=', campaignId);
       if (dialectOf(tx) === 'postgres') query = query.forUpdate();
@@ -285,13 +297,6 @@ export class CampaignEngine {
       await emit(tx, { ...row, ...changes }, 'campaign.paused');
       return DONE; // resumed by request once the domain is verified again
     }
-    try {
-      await spendCredits(tx, row.workspace_id, sendable.length * CREDITS_PER_EMAIL);
-    } catch (error) {
-      // Spent by someone else since the balance was read: wait like any shortage (nothing was taken).
-      if (error instanceof ApiError && error.status === 402) return { kind: 'wait', until: nowMs() + CREDIT_WAIT_MS, why: 'waiting for credits' };
-      throw error;
-    }
     const emails = this.emailRows(row, domain, sendable, now);
     for (let i = 0; i < emails.length; i += EMAIL_INSERT_CHUNK) await tx.insertInto('emails').values(emails.slice(i, i + EMAIL_INSERT_CHUNK)).execute();
     for (const email of emails) await emitEvent(tx, row.workspace_id, 'email.accepted', emailEventObject(email, 'email.accepted'));
@@ -300,6 +305,15 @@ export class CampaignEngine {
     const updated = await this.markQueued(tx, row.id, pairs);
     // Never more or less than what this transaction claimed: otherwise nothing of it commits.
     if (updated !== pairs.length) throw new Error(`campaign ${row.id}: ${updated} of ${pairs.length} recipients were still pending`);
+    // The credits last: on PostgreSQL the workspace row stays locked from this UPDATE until the
+    // commit, and every transactional send of the workspace waits for it meanwhile.
+    try {
+      await spendCredits(tx, row.workspace_id, sendable.length * CREDITS_PER_EMAIL);
+    } catch (error) {
+      // Spent by someone else since the balance was read: the batch rolls back and waits like any shortage.
+      if (error instanceof ApiError && error.status === 402) throw new CreditsTakenMeanwhile();
+      throw error;
+    }
     return MORE;
   }
 

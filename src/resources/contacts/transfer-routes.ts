@@ -1,6 +1,7 @@
 // POST /v2/contacts/import (a CSV or JSON file as multipart/form-data or as the request body
 // itself, streamed) and GET /v2/contacts/export (CSV, streamed). Paths of ours; the spec
 // says only that export takes the list's parameters.
+import type { IncomingMessage } from 'node:http';
 import { PassThrough, Readable } from 'node:stream';
 import multipart from '@fastify/multipart';
 import { Type, type Static } from '@sinclair/typebox';
@@ -20,6 +21,19 @@ const ImportQuery = Type.Object({
 });
 type ImportParams = Static<typeof ImportQuery>;
 const SMALL_UPLOAD_BYTES = 256 * 1024;
+
+/** An import that stops early (a bad file, an unknown audience) leaves the rest of the body
+ *  on the connection; Node drains only bodies nobody began to read, so without this the next
+ *  request on a kept-alive connection would wait behind the unread bytes until a timeout.
+ *  The abandoned reader (an async iterator's 'readable' listener, or multipart's pipe) would
+ *  keep the stream paused: it is detached, and the rest is read and dropped. */
+function discardUnreadBody(raw: IncomingMessage) {
+  if (raw.complete || raw.destroyed) return;
+  raw.unpipe();
+  raw.removeAllListeners('readable');
+  raw.on('data', () => {});
+  raw.resume();
+}
 
 export async function registerContactTransfers(app: FastifyInstance, ctx: AppContext) {
   app.get(
@@ -101,7 +115,12 @@ export async function registerContactTransfers(app: FastifyInstance, ctx: AppCon
         // a large one, or one of unknown length, in a worker, off the server's event loop.
         const length = Number(request.headers['content-length']);
         const parseInThread = Number.isFinite(length) && length < SMALL_UPLOAD_BYTES;
-        const summary = await runImport(ctx.db, request.principal.workspaceId, input, { audience, format: query.format, typeHint, onBatch, parseInThread });
+        let summary: ImportSummaryValue;
+        try {
+          summary = await runImport(ctx.db, request.principal.workspaceId, input, { audience, format: query.format, typeHint, onBatch, parseInThread });
+        } finally {
+          discardUnreadBody(request.raw);
+        }
         const stream = progress as PassThrough | null;
         if (stream) {
           stream.end(`${JSON.stringify(summary)}\n`);

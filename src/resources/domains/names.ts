@@ -3,6 +3,7 @@
 // suffix and `example.co.uk` an apex.
 import { domainToASCII } from 'node:url';
 import { parse } from 'tldts';
+import { excerpt } from '../../platform/http/errors.ts';
 
 export type NameCheck = { ok: true; name: string } | { ok: false; error: string };
 
@@ -17,7 +18,7 @@ export function checkApexName(input: string): NameCheck {
   const raw = input.trim();
   if (raw === '') return { ok: false, error: 'Domain name is required' };
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) {
-    return { ok: false, error: `Domain name must not include a scheme: use the bare domain, such as ${suggest(raw)}` };
+    return { ok: false, error: `Domain name must not include a scheme: use the bare domain, such as ${excerpt(suggest(raw))}` };
   }
   if (/[/?#@:\s]/.test(raw)) {
     return { ok: false, error: 'Domain name must be a bare domain such as example.com, without path, port, user or spaces' };
@@ -25,7 +26,7 @@ export function checkApexName(input: string): NameCheck {
   // International names are stored in their ASCII (punycode) form, as DNS uses them.
   const ascii = domainToASCII(raw.replace(/\.$/, '')).toLowerCase();
   if (ascii === '' || ascii.length > 253 || !ascii.split('.').every((label) => LABEL.test(label))) {
-    return { ok: false, error: `"${raw}" is not a valid domain name` };
+    return { ok: false, error: `"${excerpt(raw)}" is not a valid domain name` };
   }
   if (ascii.startsWith('www.')) {
     return { ok: false, error: `Domain name must not start with www.: use the apex domain ${ascii.slice(4)}` };

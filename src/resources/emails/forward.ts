@@ -5,7 +5,7 @@
 // plus the hourly forward limit, which replays also meet and count against.
 import type { AppContext } from '../../platform/context.ts';
 import type { Principal } from '../../platform/http/auth.ts';
-import { ApiError, messageError, sendValidationError } from '../../platform/http/errors.ts';
+import { ApiError, excerpt, messageError, sendValidationError } from '../../platform/http/errors.ts';
 import { checkForwardLimit, checkSendLimits, countForward, rateLimitHeaders } from '../../platform/limits.ts';
 import { getWorkspace } from '../workspaces/service.ts';
 import type { AcceptRequest } from './accept.ts';
@@ -58,7 +58,7 @@ function validateForward(body: unknown): ForwardInput {
     errors.push('The to field must be a string or an array of strings.');
   } else {
     const { addresses, invalid } = parseAddressField(toValue);
-    for (const entry of invalid) errors.push(`The to field contains an invalid email address: ${entry}`);
+    for (const entry of invalid) errors.push(`The to field contains an invalid email address: ${excerpt(entry)}`);
     const seen = new Set<string>();
     to = addresses.filter((a) => !seen.has(a.address.toLowerCase()) && seen.add(a.address.toLowerCase()));
     if (to.length > MAX_RECIPIENTS_PER_FIELD) errors.push(`The to field may not have more than ${MAX_RECIPIENTS_PER_FIELD} recipients.`);

@@ -162,7 +162,7 @@ export const RetrievedEmail = Type.Object(
           enhanced_code: nullable(text('Enhanced status code, e.g. 5.1.1')),
           response: nullable(text('The server\'s reply')),
           reason: nullable(BounceReason),
-          tls: nullable(text('TLS of the session: mta-sts (required, certificate verified), tls (implicit), opportunistic (STARTTLS when offered), none')),
+          tls: nullable(text('TLS of the session: dane (required, certificate matched the MX host\'s DNSSEC-authenticated TLSA records), mta-sts (required, certificate verified), tls (implicit, or required without verification: DANE with only unusable TLSA records), opportunistic (STARTTLS when offered), none')),
         },
         { title: 'DeliveryAttempt' },
       ),

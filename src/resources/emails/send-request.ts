@@ -1,7 +1,7 @@
 // POST /emails bodies: validation (errors as the spec's `validation_errors` list), template
 // resolution and Temple rendering, attachments, schedule and tracking, into an AcceptRequest.
 import type { AppContext } from '../../platform/context.ts';
-import { messageError, sendValidationError } from '../../platform/http/errors.ts';
+import { excerpt, messageError, sendValidationError } from '../../platform/http/errors.ts';
 import { createResolver } from '../../platform/dns.ts';
 import { renderTemple, TempleSyntaxError } from '../../templating/temple.ts';
 import { resolveTemplateForSend } from '../templates/service.ts';
@@ -49,7 +49,7 @@ function recipientField(name: string, value: unknown, required: boolean, errors:
     return [];
   }
   const { addresses, invalid } = parseAddressField(value);
-  for (const entry of invalid) errors.push(`The ${name} field contains an invalid email address: ${entry}`);
+  for (const entry of invalid) errors.push(`The ${name} field contains an invalid email address: ${excerpt(entry)}`);
   const unique: ParsedAddress[] = [];
   const seen = new Set<string>();
   for (const address of addresses) {

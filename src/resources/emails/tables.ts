@@ -59,7 +59,7 @@ export interface EmailAttemptsTable {
   response: string | null;
   /** Documented reason of a rejection (null when delivered). */
   reason: string | null;
-  /** TLS outcome: mta-sts | tls | opportunistic | none (null for attempts without a session or before issue 19). */
+  /** TLS outcome: dane | mta-sts | tls | opportunistic | none (null for attempts without a session or before issue 19). */
   tls: string | null;
 }
 

@@ -22,13 +22,18 @@ test('hostile requests to every operation: documented 4xx answers, no 5xx, nothi
   const seed = Number(process.env.FUZZ_SEED ?? 20261125);
   const requests = hostileRequests(operations, PER_OPERATION, seed);
   const statuses = new Map<number, number>();
-  for (const request of requests) {
-    const where = `${request.method} ${request.url.slice(0, 200)} (seed ${seed})`;
-    const res = await app.api.request(request.method, request.url, request.body);
-    statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-    assert.ok(res.status < 500, `${where} answered ${res.status}: ${res.text.slice(0, 300)}`);
-    if (res.status >= 400) assert.doesNotMatch(res.text, LEAK, `${where} leaked: ${res.text.slice(0, 300)}`);
-  }
+  // A few at a time, as clients would: the answers are checked one by one all the same.
+  let next = 0;
+  const worker = async () => {
+    for (let request = requests[next++]; request; request = requests[next++]) {
+      const where = `${request.method} ${request.url.slice(0, 200)} (seed ${seed})`;
+      const res = await app.api.request(request.method, request.url, request.body);
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      assert.ok(res.status < 500, `${where} answered ${res.status}: ${res.text.slice(0, 300)}`);
+      if (res.status >= 400) assert.doesNotMatch(res.text, LEAK, `${where} leaked: ${res.text.slice(0, 300)}`);
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, worker));
   assert.equal((await fetch(`${app.url}/healthz`)).status, 200, 'still up');
   // The sample reached past the schemas too (not only 400s).
   assert.ok([...statuses.keys()].some((s) => s !== 400), JSON.stringify(Object.fromEntries(statuses)));
