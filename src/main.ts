@@ -1,4 +1,20 @@
 // Process entry: `node src/main.ts <command>` (npm start runs `serve`).
-import { runCli } from './cli/index.ts';
+//
+// A server first replaces itself (process.execve: same pid, stdio, arguments and environment)
+// with a process started with memory settings for a long-running service, unless the
+// operator passed V8 heap flags of their own. Measured on the campaign bench (issue 12):
+// - --max-semi-space-size=4: V8 sized the young generation from the machine's memory and
+//   grew it to 128 MB per thread under a steady load, mostly garbage awaiting a scavenge;
+//   capped at 8 MB, collection time did not measurably change.
+// - --heap-growing-percent=25: the old generation grew to about 150 MB of mostly garbage
+//   before a full collection (live data: about 45 MB); now it stays near 50 MB.
+// - MALLOC_ARENA_MAX=2: glibc gave each thread (build workers, checkpointer, libuv pool) its
+//   own malloc arenas; freed blocks stayed resident in each (about 17 MB).
+const SERVE_V8_FLAGS = ['--max-semi-space-size=4', '--heap-growing-percent=25'];
+const ownFlags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+if (process.argv[2] === 'serve' && typeof process.execve === 'function' && !ownFlags.some((flag) => /^--(max-semi-space-size|heap-growing-percent|optimize-for-size)\b/.test(flag))) {
+  process.execve(process.execPath, [process.execPath, ...SERVE_V8_FLAGS, ...process.execArgv, ...process.argv.slice(1)], { MALLOC_ARENA_MAX: '2', ...process.env });
+}
 
+const { runCli } = await import('./cli/index.ts');
 process.exitCode = await runCli(process.argv.slice(2));

@@ -5,7 +5,8 @@
 // status codes and wording. The readers live in src/mail/bounce/: dsn.ts, feedback.ts,
 // heuristic.ts; what receivers and reporting products mean by their own codes and wordings in
 // receivers.ts, reporters.ts and agents.ts.
-import { simpleParser, type ParsedMail } from 'mailparser';
+import type { ParsedMail } from 'mailparser';
+import { simpleParser } from './parse-mail.ts';
 import { isAutoReply } from './bounce-reasons.ts';
 import { readDsn } from './bounce/dsn.ts';
 import { readArf, readSesNotification } from './bounce/feedback.ts';

@@ -7,7 +7,14 @@
 // one is still valid keeps the cached one (RFC 8461 §5.1).
 import https from 'node:https';
 import type { Resolver } from 'node:dns/promises';
-import { parsePolicy, resolvePolicy, validateMx } from 'mailauth/lib/mta-sts.js';
+import { createRequire } from 'node:module';
+
+// mailauth's MTA-STS module (about 6 MB of heap with what it pulls in) loads with the first
+// delivery that looks up a policy, not with every process that imports this file.
+type StsModule = typeof import('mailauth/lib/mta-sts.js');
+const require = createRequire(import.meta.url);
+let stsModule: StsModule | null = null;
+const sts = (): StsModule => (stsModule ??= require('mailauth/lib/mta-sts.js') as StsModule);
 
 const NO_POLICY_TTL_MS = 60_000;
 
@@ -49,7 +56,7 @@ export class MtaSts {
     if (!cached && (this.none.get(domain) ?? 0) > now) return null;
     let id: string | false;
     try {
-      id = await resolvePolicy(domain, { resolver: this.dnsResolve as never });
+      id = await sts().resolvePolicy(domain, { resolver: this.dnsResolve as never });
     } catch {
       // DNS trouble: a still valid cached policy stays in force.
       return cached && cached.expiresAt > now ? cached : null;
@@ -62,7 +69,7 @@ export class MtaSts {
     if (cached && cached.id === id && cached.expiresAt > now) return cached;
     try {
       const text = await this.fetchPolicyText(domain);
-      const parsed = parsePolicy(text) as unknown as { mode: StsPolicy['mode']; mx?: string[]; maxAge?: number; max_age?: number };
+      const parsed = sts().parsePolicy(text) as unknown as { mode: StsPolicy['mode']; mx?: string[]; maxAge?: number; max_age?: number };
       const maxAge = Number(parsed.maxAge ?? parsed.max_age ?? 86400);
       const policy: StsPolicy = { id, mode: parsed.mode, mx: parsed.mx ?? [], maxAge, expiresAt: now + maxAge * 1000 };
       if (this.cache.size > 10_000) this.cache.clear();
@@ -75,7 +82,7 @@ export class MtaSts {
 
   /** True when `mxHost` is one the policy names (`*.example.com` covers one label). */
   static allows(policy: StsPolicy, mxHost: string): boolean {
-    return validateMx(mxHost, { mode: policy.mode, mx: policy.mx, id: policy.id } as never).valid;
+    return sts().validateMx(mxHost, { mode: policy.mode, mx: policy.mx, id: policy.id } as never).valid;
   }
 
   private fetchPolicyText(domain: string): Promise<string> {

@@ -12,7 +12,6 @@
 //     reports: the reports in the message are stored for the domain (resources/dmarc/intake.ts).
 // (d) a campaign email's List-Unsubscribe mailto `b+u-<email id>.<mac>@<return-path host>`:
 //     its recipient is unsubscribed, whatever the message says (resources/campaigns/unsubscribe.ts).
-import { authenticate } from 'mailauth';
 import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import type { AppContext } from '../platform/context.ts';
 import { nowIso } from '../platform/clock.ts';
@@ -107,6 +106,8 @@ function receivedHeader(ctx: AppContext, session: SMTPServerSession, recipients:
 async function authenticationHeaders(ctx: AppContext, session: SMTPServerSession, raw: Buffer): Promise<string> {
   const resolver = createResolver(ctx.config.dnsServers, { timeoutMs: ctx.config.dnsTimeoutMs });
   try {
+    // mailauth (about 9 MB of heap) loads with the first received message.
+    const { authenticate } = await import('mailauth');
     const result = await authenticate(raw, {
       ip: session.remoteAddress.replace(/^::ffff:/, ''),
       helo: session.hostNameAppearsAs,

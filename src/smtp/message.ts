@@ -1,7 +1,8 @@
 // Raw MIME (as an SMTP client or a remote MX sent it) to the StoredMessage every other part of
 // Postlane reads: parsed with mailparser, addresses normalized like the API's, attachments as
 // base64, headers as a name → value record.
-import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
+import type { AddressObject, ParsedMail } from 'mailparser';
+import { simpleParser } from '../mail/parse-mail.ts';
 import { detectExtension } from 'nodemailer/lib/mime-funcs';
 import { isEmailAddress, type ParsedAddress } from '../resources/emails/addresses.ts';
 import type { StoredAttachment } from '../resources/emails/attachments.ts';

@@ -3,7 +3,8 @@
 // message/feedback-report part says Feedback-Type: auth-failure. Only the original message's
 // headers are kept, never its body (RFC 6591 §6: reports can carry personal data).
 import { createHash } from 'node:crypto';
-import { simpleParser, type ParsedMail } from 'mailparser';
+import type { ParsedMail } from 'mailparser';
+import { simpleParser } from '../parse-mail.ts';
 import { originalHeaders, parseFieldBlocks } from '../bounces.ts';
 import { DmarcReportError } from './errors.ts';
 

@@ -1,7 +1,8 @@
 // What a mail sent to a domain's DMARC report address carries: the aggregate report files
 // attached to it (Google zips them, Microsoft gzips them, some send the XML as it is), or,
 // for a failure report, the whole message (RFC 6591 reports are a message format).
-import { simpleParser, type ParsedMail } from 'mailparser';
+import type { ParsedMail } from 'mailparser';
+import { simpleParser } from '../parse-mail.ts';
 import { hasFeedbackReport } from './forensic.ts';
 
 /** Attachments of one mail looked at, at most (a report mail carries one). */

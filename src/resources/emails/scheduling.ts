@@ -1,6 +1,12 @@
 // `scheduled_at`: ISO 8601 with a zone, or English such as "tomorrow at 9am" (read in UTC).
 // Past, unparsable values and Unix timestamps send at once (spec: no error).
-import * as chrono from 'chrono-node';
+import { createRequire } from 'node:module';
+
+// chrono-node (about 4 MB of heap) loads with the first date written in English.
+type Chrono = typeof import('chrono-node');
+const require = createRequire(import.meta.url);
+let chronoModule: Chrono | null = null;
+const chrono = (): Chrono => (chronoModule ??= require('chrono-node') as Chrono);
 
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
 
@@ -16,7 +22,7 @@ export function parseScheduledAt(value: unknown, now: Date = new Date()): Date |
     const ms = Date.parse(iso[3] ? text.replace(' ', 'T') : `${text.replace(' ', 'T')}Z`);
     at = Number.isNaN(ms) ? null : new Date(ms);
   } else {
-    at = chrono.parseDate(text, { instant: now, timezone: 'UTC' }, { forwardDate: true });
+    at = chrono().parseDate(text, { instant: now, timezone: 'UTC' }, { forwardDate: true });
   }
   if (!at || Number.isNaN(at.getTime()) || at.getTime() <= now.getTime()) return null;
   return at;

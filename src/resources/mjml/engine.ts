@@ -30,7 +30,7 @@ const core = require('mjml-core') as {
 };
 const validator = require('mjml-validator') as { dependencies: Record<string, Array<string | RegExp>> };
 
-export const MJML_VERSION: string = (require('mjml/package.json') as { version: string }).version;
+export { MJML_VERSION } from './versions.ts';
 
 export const components: Readonly<Record<string, MjmlComponentClass>> = core.components;
 export const dependencies: Readonly<Record<string, Array<string | RegExp>>> = validator.dependencies;

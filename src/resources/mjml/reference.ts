@@ -3,7 +3,9 @@
 // always matches what validate and render accept.
 import { COMPONENTLESS_TAGS, GLOBAL_ATTRIBUTES, MJML_VERSION, ROOT_ATTRIBUTES, components, dependencies } from './engine.ts';
 
-export const DOCUMENT_SCHEMA_VERSION = 1;
+import { DOCUMENT_SCHEMA_VERSION } from './versions.ts';
+
+export { DOCUMENT_SCHEMA_VERSION };
 
 type Category = 'root' | 'head' | 'layout' | 'content' | 'interactive' | 'child' | 'advanced';
 

@@ -5,13 +5,16 @@ import type { Executor } from '../../platform/db/database.ts';
 import { ApiError, fieldValidationError, messageError } from '../../platform/http/errors.ts';
 import { SlidingWindowLimiter } from '../../platform/http/rate-limit.ts';
 import { getWorkspace, hasFeature } from '../workspaces/service.ts';
-import { MJML_VERSION } from './engine.ts';
+import { DOCUMENT_SCHEMA_VERSION, MJML_VERSION } from './versions.ts';
 import { processMjml } from './pool.ts';
-import { DOCUMENT_SCHEMA_VERSION } from './reference.ts';
 import type { Diagnostic, SourceFormat } from './types.ts';
 
-export { MJML_VERSION } from './engine.ts';
-export { mjmlReference } from './reference.ts';
+export { MJML_VERSION } from './versions.ts';
+
+/** The reference reads mjml's component registry: the compiler loads on the first call only. */
+export async function mjmlReference() {
+  return (await import('./reference.ts')).mjmlReference();
+}
 export type { Diagnostic } from './types.ts';
 
 export const MAX_SOURCE_BYTES = 2 * 1024 * 1024;

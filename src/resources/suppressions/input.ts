@@ -1,8 +1,14 @@
 // Request values of suppressions: the address and `keep_until` (ISO 8601, Unix seconds as a
 // number or numeric string, English such as "in 30 days" via chrono-node, or null).
-import * as chrono from 'chrono-node';
+import { createRequire } from 'node:module';
 import { nowMs } from '../../platform/clock.ts';
 import { plainError } from '../../platform/http/errors.ts';
+
+// chrono-node (about 4 MB of heap) loads with the first date written in English.
+type Chrono = typeof import('chrono-node');
+const require = createRequire(import.meta.url);
+let chronoModule: Chrono | null = null;
+const chrono = (): Chrono => (chronoModule ??= require('chrono-node') as Chrono);
 
 export const SUPPRESSION_TYPES = ['recipient', 'bounce', 'complaint', 'unsubscribe'] as const;
 export type SuppressionType = (typeof SUPPRESSION_TYPES)[number];
@@ -72,7 +78,7 @@ function fromIso(match: RegExpExecArray): string {
 /** English such as "tomorrow at 9am" or "in 30 days", read in UTC and toward the future.
  *  The whole text must be the date: "hello tomorrow world" is rejected. */
 function fromEnglish(text: string): string {
-  const results = chrono.parse(text, { instant: new Date(nowMs()), timezone: 'UTC' }, { forwardDate: true });
+  const results = chrono().parse(text, { instant: new Date(nowMs()), timezone: 'UTC' }, { forwardDate: true });
   const [result] = results;
   if (results.length !== 1 || result.index !== 0 || result.text.length !== text.length) throw badKeepUntil();
   return iso(result.start.date().getTime(), 0);
