@@ -469,6 +469,9 @@ export class SmtpDelivery {
         auth: hop.auth,
         maxConnections: this.options.shaper ? this.options.shaper.connections(hop.host) : this.options.maxConnectionsPerDestination,
         maxMessages: this.options.shaper ? this.options.shaper.messagesPerConnection(hop.host) : this.options.maxMessagesPerConnection,
+      // A 421 on a reused connection would be retried inside the pool, unseen by the shaper and
+      // outside its pace (a retry storm); the shaper retries it at the destination's pace instead.
+      ...(this.options.shaper ? { maxRequeues: 0 } : {}),
         idleTimeout: this.options.idleTimeoutMs,
         connectionTimeout: this.options.connectionTimeoutMs,
         greetingTimeout: this.options.greetingTimeoutMs,
@@ -501,6 +504,9 @@ export class SmtpDelivery {
       },
       maxConnections: this.options.shaper ? this.options.shaper.connections(hop.host) : this.options.maxConnectionsPerDestination,
       maxMessages: this.options.shaper ? this.options.shaper.messagesPerConnection(hop.host) : this.options.maxMessagesPerConnection,
+      // A 421 on a reused connection would be retried inside the pool, unseen by the shaper and
+      // outside its pace (a retry storm); the shaper retries it at the destination's pace instead.
+      ...(this.options.shaper ? { maxRequeues: 0 } : {}),
       idleTimeout: this.options.idleTimeoutMs,
       connectionTimeout: setupTimeoutMs,
       greetingTimeout: this.options.greetingTimeoutMs,
