@@ -50,6 +50,7 @@ export class Pace {
   nextAt = 0;
   pausedUntil = 0;
   lastThrottleAt = 0;
+  private lastJudgedAt = Number.NEGATIVE_INFINITY;
   /** When a throttle last changed the pace (jitter does not): probing waits from there. */
   private lastLessonAt = 0;
   private lastStepAt = 0;
@@ -123,7 +124,10 @@ export class Pace {
   }
 
   private throttled(now: number): void {
-    const sameEpisode = now - this.lastThrottleAt < WINDOW_MS;
+    // One judgement per second: the throttles of one burst are one lesson (a steady stream of
+    // them is judged again every second).
+    const sameEpisode = now - this.lastJudgedAt < WINDOW_MS;
+    if (!sameEpisode) this.lastJudgedAt = now;
     this.lastThrottleAt = now;
     this.lastStepAt = now;
     if (this.rate === null || this.ceiling === 0) {
