@@ -4,12 +4,13 @@
 // provider and operator overrides (DELIVERY_SHAPING). Deliveries wait for a slot of their
 // destination; transactional mail is served before bulk mail within the allowance.
 //
-// The destination's answers steer the rate (AIMD-like, but learning the receiver's limit):
-// a throttling answer (421, 4.7.x, "try again later", rate_limited) sets the rate just below
-// what the destination accepted in the last second and pauses it briefly; a block about the
-// sender (reputation, policy) halves the rate and pauses it longer. Every stretch without a
-// throttle raises the rate a step, until the configured limit is reached again.
+// The destination's answers steer the pace (shaping-pace.ts): the first throttling answer
+// (421, 4.7.x, "try again later", rate_limited) teaches the rate the receiver takes and the pace
+// is held just under it; a throttle while it still takes nearly all we send is jitter and only
+// skips a beat; a block about the sender (reputation, policy) halves the pace and pauses the
+// destination longer. Clean stretches raise the pace step by step, then probe above it.
 import type { BounceReason } from './bounce-reasons.ts';
+import { Pace } from './shaping-pace.ts';
 
 export interface DestinationLimits {
   /** Connections (deliveries) open at once. */
@@ -83,6 +84,9 @@ export function feedbackOf(result: { kind: string; code: number | null; enhanced
   if (result.kind === 'delivered') return 'accepted';
   // Greylisting asks for a retry minutes later, not for a slower pace.
   if (/grey ?list|gray ?list/i.test(result.response)) return 'other';
+  // A pooled connection the receiver closed before the message was sent (its 421 on a reused
+  // connection, which the pool reports only as this): a throttle, retried at the pace.
+  if (result.code === null && /after connection was closed/i.test(result.response)) return 'throttled';
   if (result.reason === 'rate_limited' || result.code === 421 || /try again later|throttl|too many/i.test(result.response)) return 'throttled';
   if (result.reason === 'reputation_block' || (result.reason === 'policy_block' && result.code !== null)) return 'blocked';
   return 'other';
@@ -112,50 +116,25 @@ interface Waiter {
 }
 
 const RECOVERY_STEP_MS = 2_000;
-const RECOVERY_FACTOR = 1.1;
-const SETTLED_FACTOR = 1.03;
-/** Recovery steps without a throttle before probing past the pace a probe was throttled at. */
-const CAPPED_STEPS = 15;
-const THROTTLE_PAUSE_MS = 1_000;
 const BLOCK_PAUSE_MS = 60_000;
-const MIN_PER_MINUTE = 6;
 
 class Destination {
   readonly key: string;
   readonly provider: string | null;
   readonly limits: DestinationLimits;
-  rate: number | null;
+  readonly pace: Pace;
   inFlight = 0;
-  nextAt = 0;
-  pausedUntil = 0;
-  lastThrottleAt = 0;
-  lastStepAt = 0;
-  /** The pace (per minute) settled on after a probe was throttled; probing pauses there (0: none). */
-  learned = 0;
-  /** The pace before the last raise: where a throttled probe returns to. */
-  lastGood = 0;
-  /** A probe has been throttled: later probes take small steps. */
-  settled = false;
   accepted = 0;
   throttled = 0;
   blocked = 0;
-  /** When recent messages were accepted (the last few seconds), to learn the receiver's pace. */
-  readonly acceptedAt: number[] = [];
   readonly waiters: Waiter[] = [];
   pumpTimer: NodeJS.Timeout | null = null;
 
-  constructor(key: string, provider: string | null, limits: DestinationLimits) {
+  constructor(key: string, provider: string | null, limits: DestinationLimits, recoveryStepMs: number) {
     this.key = key;
     this.provider = provider;
     this.limits = limits;
-    this.rate = limits.perMinute;
-  }
-
-  acceptedInLast(ms: number, now: number): number {
-    while (this.acceptedAt.length && this.acceptedAt[0] < now - 5_000) this.acceptedAt.shift();
-    let count = 0;
-    for (let i = this.acceptedAt.length - 1; i >= 0 && this.acceptedAt[i] >= now - ms; i--) count++;
-    return count;
+    this.pace = new Pace(limits.perMinute, recoveryStepMs);
   }
 }
 
@@ -188,7 +167,7 @@ export class TrafficShaper {
     const { key, provider } = destinationOf(mxHost);
     let destination = this.destinations.get(key);
     if (!destination) {
-      destination = new Destination(key, provider, this.limitsFor(key, provider));
+      destination = new Destination(key, provider, this.limitsFor(key, provider), this.recoveryStepMs);
       this.destinations.set(key, destination);
     }
     return destination;
@@ -254,7 +233,7 @@ export class TrafficShaper {
     if (destination.pumpTimer) return;
     const now = this.now();
     while (destination.waiters.length > 0 && destination.inFlight < destination.limits.connections) {
-      const startAt = Math.max(destination.nextAt, destination.pausedUntil);
+      const startAt = destination.pace.startAt(now);
       if (startAt > now) {
         destination.pumpTimer = setTimeout(() => {
           destination.pumpTimer = null;
@@ -265,95 +244,37 @@ export class TrafficShaper {
       }
       const waiter = destination.waiters.shift()!;
       destination.inFlight++;
-      // A little credit for gaps (no message ready at its turn) keeps the pace, not a burst.
-      const spacing = destination.rate ? 60_000 / destination.rate : 0;
-      destination.nextAt = spacing ? Math.max(now - spacing, destination.nextAt) + spacing : now;
+      destination.pace.started(now);
       waiter.resolve(true);
     }
   }
 
   private feedback(destination: Destination, feedback: Feedback): void {
     const now = this.now();
-    if (feedback === 'accepted') {
-      destination.accepted++;
-      destination.acceptedAt.push(now);
-      this.recover(destination, now);
-      return;
-    }
-    if (feedback === 'throttled') {
-      destination.throttled++;
-      const sameEpisode = now - destination.lastThrottleAt < 1_000;
-      destination.lastThrottleAt = now;
-      destination.lastStepAt = now;
-      const firstLesson = destination.rate === null || destination.rate === destination.limits.perMinute;
-      if (firstLesson) {
-        // What it took in the last second before saying stop; probing upwards follows.
-        const took = destination.acceptedInLast(1_000, now) * 60;
-        destination.rate = Math.max(MIN_PER_MINUTE, Math.min(took > 0 ? took * 0.97 : 60, destination.limits.perMinute ?? Number.POSITIVE_INFINITY));
-        destination.learned = 0;
-        destination.lastGood = 0;
-        destination.settled = false;
-      } else if (!sameEpisode) {
-        // A probe went too far: back to the pace before it, and the probing stops there for a
-        // while; without a probe (jitter at a steady pace) a little lower.
-        const probed = destination.lastGood > 0 && destination.rate! > destination.lastGood;
-        destination.rate = Math.max(MIN_PER_MINUTE, probed ? destination.lastGood : destination.rate! * 0.98);
-        destination.learned = destination.rate;
-        destination.settled = true;
-      }
-      // The first lesson waits out the receiver's window; later ones only skip a beat.
-      const pause = firstLesson ? THROTTLE_PAUSE_MS : Math.max(100, 2 * (60_000 / destination.rate!));
-      destination.pausedUntil = Math.max(destination.pausedUntil, now + pause);
-      destination.nextAt = Math.max(destination.nextAt, destination.pausedUntil);
-      return;
-    }
-    if (feedback === 'blocked') {
-      destination.blocked++;
-      const current = destination.rate ?? Math.max(60, destination.acceptedInLast(5_000, now) * 12);
-      destination.rate = Math.max(MIN_PER_MINUTE, current / 2);
-      destination.lastThrottleAt = now;
-      destination.lastStepAt = now;
-      destination.pausedUntil = Math.max(destination.pausedUntil, now + (destination.limits.blockPauseMs ?? this.blockPauseMs));
-      destination.nextAt = destination.pausedUntil;
-    }
-  }
-
-  /** Step by step back to the configured pace while the destination accepts. */
-  private recover(destination: Destination, now: number): void {
-    if (destination.rate === null || now - destination.lastStepAt < this.recoveryStepMs) return;
-    destination.lastStepAt = now;
-    const limit = destination.limits.perMinute;
-    // Where a probe was answered with a throttle, the pace stays for a while before probing on.
-    if (destination.learned > 0) {
-      if (now - destination.lastThrottleAt < CAPPED_STEPS * this.recoveryStepMs) return;
-      destination.learned = 0;
-    }
-    // Big steps while learning, small ones once a limit was found.
-    const next = destination.rate * (destination.settled ? SETTLED_FACTOR : RECOVERY_FACTOR);
-    destination.lastGood = destination.rate;
-    if (limit !== null && next >= limit) destination.rate = limit;
-    // Without a fixed limit, the learned pace is dropped after a long clean stretch.
-    else if (limit === null && now - destination.lastThrottleAt > 300 * this.recoveryStepMs) destination.rate = null;
-    else destination.rate = next;
+    if (feedback === 'accepted') destination.accepted++;
+    else if (feedback === 'throttled') destination.throttled++;
+    else if (feedback === 'blocked') destination.blocked++;
+    destination.pace.observe(feedback, now);
+    if (feedback === 'blocked') destination.pace.pause(now + (destination.limits.blockPauseMs ?? this.blockPauseMs));
   }
 
   /** Every destination seen, for operators (CLI and API). */
   states(): DestinationState[] {
     const now = this.now();
     return [...this.destinations.values()]
-      .map((d) => ({
+      .map(({ pace, ...d }) => ({
         destination: d.key,
         provider: d.provider,
         limits: d.limits,
-        current_per_minute: d.rate === null ? null : Math.round(d.rate * 10) / 10,
-        state: (d.pausedUntil > now ? 'paused' : d.rate !== d.limits.perMinute ? 'throttled' : 'normal') as DestinationState['state'],
+        current_per_minute: pace.rate === null ? null : Math.round(pace.rate * 10) / 10,
+        state: (pace.pausedUntil > now ? 'paused' : pace.rate !== d.limits.perMinute ? 'throttled' : 'normal') as DestinationState['state'],
         in_flight: d.inFlight,
         queued: d.waiters.length,
-        paused_until: d.pausedUntil > now ? new Date(d.pausedUntil).toISOString() : null,
+        paused_until: pace.pausedUntil > now ? new Date(pace.pausedUntil).toISOString() : null,
         accepted: d.accepted,
         throttled: d.throttled,
         blocked: d.blocked,
-        last_throttled_at: d.lastThrottleAt ? new Date(d.lastThrottleAt).toISOString() : null,
+        last_throttled_at: pace.lastThrottleAt ? new Date(pace.lastThrottleAt).toISOString() : null,
       }))
       .sort((a, b) => a.destination.localeCompare(b.destination));
   }
@@ -365,3 +286,4 @@ export class TrafficShaper {
     }
   }
 }
+

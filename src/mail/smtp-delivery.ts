@@ -43,6 +43,8 @@ export interface HostAttempt {
   reason?: BounceReason | null;
   /** How the session was protected: dane | mta-sts | tls | opportunistic | none; null without a session. */
   tls?: string | null;
+  /** The SMTP command the reply answered (RCPT, DATA, MAIL…), when there was a reply. */
+  command?: string | null;
 }
 
 export interface DeliveryOutcome extends HostAttempt {
@@ -159,7 +161,7 @@ export function classifySmtpError(error: SmtpError): Omit<HostAttempt, 'mxHost' 
     const reason = classifyReason({ status: enhancedCodeOf(response) ?? String(code), diagnostic: response, command: error.command ?? null }).reason;
     const senderBlock = isSenderBlock(reason);
     const kind: DeliveryKind = permanent && error.code !== 'EAUTH' && !senderBlock ? 'permanent' : 'temporary';
-    return { kind, code, enhancedCode: enhancedCodeOf(response) ?? (kind === 'permanent' ? '5.0.0' : '4.0.0'), response, hostLevel, reason };
+    return { kind, code, enhancedCode: enhancedCodeOf(response) ?? (kind === 'permanent' ? '5.0.0' : '4.0.0'), response, hostLevel, reason, command: error.command ?? null };
   }
   // No reply: TLS failed (X.7.5 cryptographic failure), the connection failed or timed out
   // (X.4.1 no answer from host), or it broke midway (X.4.2 bad connection).
@@ -469,6 +471,9 @@ export class SmtpDelivery {
         auth: hop.auth,
         maxConnections: this.options.shaper ? this.options.shaper.connections(hop.host) : this.options.maxConnectionsPerDestination,
         maxMessages: this.options.shaper ? this.options.shaper.messagesPerConnection(hop.host) : this.options.maxMessagesPerConnection,
+      // A 421 on a reused connection would be retried inside the pool, unseen by the shaper and
+      // outside its pace (a retry storm); the shaper retries it at the destination's pace instead.
+      ...(this.options.shaper ? { maxRequeues: 0 } : {}),
         idleTimeout: this.options.idleTimeoutMs,
         connectionTimeout: this.options.connectionTimeoutMs,
         greetingTimeout: this.options.greetingTimeoutMs,
@@ -501,6 +506,9 @@ export class SmtpDelivery {
       },
       maxConnections: this.options.shaper ? this.options.shaper.connections(hop.host) : this.options.maxConnectionsPerDestination,
       maxMessages: this.options.shaper ? this.options.shaper.messagesPerConnection(hop.host) : this.options.maxMessagesPerConnection,
+      // A 421 on a reused connection would be retried inside the pool, unseen by the shaper and
+      // outside its pace (a retry storm); the shaper retries it at the destination's pace instead.
+      ...(this.options.shaper ? { maxRequeues: 0 } : {}),
       idleTimeout: this.options.idleTimeoutMs,
       connectionTimeout: setupTimeoutMs,
       greetingTimeout: this.options.greetingTimeoutMs,

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { composeMessage } from '../../src/mail/compose.ts';
 import { SmtpDelivery } from '../../src/mail/smtp-delivery.ts';
 import { destinationOf, parseShapingOverrides, TrafficShaper } from '../../src/mail/shaping.ts';
+import { HOLD, Pace } from '../../src/mail/shaping-pace.ts';
 import { createResolver } from '../../src/platform/dns.ts';
 import { startDnsServer } from '../helpers/dns-server.ts';
 import { startSmtpSink } from '../helpers/smtp-sink.ts';
@@ -96,4 +97,96 @@ test('providers are recognised by MX host; operators override limits; transactio
   assert.equal(await shaper.acquire('mx.one.test', 'bulk', 50), null);
   held?.release('accepted');
   shaper.close();
+});
+
+// The pacing logic alone, driven by a fake clock (no timers, no timing assertions).
+const STEP = 2_000;
+/** `count` acceptances spread evenly over the second before `until`. */
+function accept(pace: Pace, count: number, until: number): void {
+  for (let i = count - 1; i >= 0; i--) pace.observe('accepted', until - Math.floor((i * 1000) / count) - 1);
+}
+
+test('pace: starts are spaced, lateness is made up in part, and no second ever holds more starts than the pace', () => {
+  const pace = new Pace(600, STEP); // 10 per second
+  let now = 0;
+  const starts: number[] = [];
+  for (let i = 0; i < 100; i++) {
+    // A busy event loop: every seventh start comes 100 ms late.
+    now = Math.max(now, pace.startAt(now)) + (i % 7 === 6 ? 100 : 0);
+    while (pace.startAt(now) > now) now = pace.startAt(now);
+    pace.started(now);
+    starts.push(now);
+  }
+  for (const from of starts) assert.ok(starts.filter((at) => at >= from && at < from + 1000).length <= 10, `at most 10 starts in the second from ${from}`);
+  const perSecond = (starts.length - 1) / ((starts[starts.length - 1] - starts[0]) / 1000);
+  // Without a catch-up each lateness would be lost (7 starts in 800 ms: 8.75/s); with it, it is made up.
+  assert.ok(perSecond > 9.5 && perSecond <= 10, `pace kept despite lateness: ${perSecond.toFixed(2)}/s`);
+});
+
+test('pace: the first throttle teaches what the receiver took; jitter leaves the pace; a real share of refusals lowers it, a tenth at most', () => {
+  const pace = new Pace(null, STEP);
+  assert.equal(pace.rate, null, 'no limit before any lesson');
+  accept(pace, 50, 10_000);
+  pace.observe('throttled', 10_000);
+  assert.equal(pace.ceiling, 50 * 60);
+  assert.equal(pace.rate, 50 * 60 * HOLD, 'held just under what it took');
+  assert.ok(pace.startAt(10_000) > 10_000, 'a beat is skipped');
+
+  // Jitter: one refusal among many acceptances, seconds later.
+  accept(pace, 48, 14_000);
+  pace.observe('throttled', 14_000);
+  assert.equal(pace.rate, 50 * 60 * HOLD, 'jitter does not lower the pace');
+
+  // The receiver now takes 30/s and refuses the rest: a real share of refusals.
+  accept(pace, 30, 20_000);
+  for (let i = 0; i < 18; i++) pace.observe('throttled', 19_100 + i * 50);
+  // Throttles are judged once a second: the next one weighs the refusals of the last two.
+  pace.observe('throttled', 20_200);
+  assert.equal(pace.ceiling, 50 * 60 * 0.9, 'lowered a tenth at most per lesson');
+  accept(pace, 30, 21_500);
+  for (let i = 0; i < 18; i++) pace.observe('throttled', 21_000 + i * 30);
+  assert.ok(pace.ceiling < 50 * 60 * 0.9, 'lowered again by a further lesson');
+  assert.ok(pace.rate! <= pace.ceiling * HOLD + 1e-9);
+});
+
+test('pace: after a lesson it probes higher each clean step; a throttled probe returns to the pace before it and holds', () => {
+  const pace = new Pace(null, STEP);
+  accept(pace, 40, 10_000);
+  pace.observe('throttled', 10_000); // measured low (a busy machine)
+  const learned = pace.rate!;
+  let now = 10_000;
+  const clean = () => {
+    now += STEP;
+    pace.observe('accepted', now);
+  };
+  clean();
+  clean();
+  assert.ok(pace.rate! > learned * 1.1, `probing upwards: ${learned} → ${pace.rate}`);
+  const beforeProbe = pace.rate!;
+  clean(); // probes once more
+  const probe = pace.rate!;
+  assert.ok(probe > beforeProbe);
+  // The probe is refused for a real share of its messages.
+  for (let i = 0; i < 5; i++) pace.observe('throttled', now + 100 + i);
+  assert.equal(pace.rate, beforeProbe, 'back to the pace before the probe');
+  // It holds there for a while (a few clean steps), then probes in small steps.
+  now += 100;
+  clean();
+  assert.equal(pace.rate, beforeProbe);
+  for (let i = 0; i < 10 && pace.rate === beforeProbe; i++) clean();
+  assert.ok(pace.rate! > beforeProbe && pace.rate! < beforeProbe * 1.05, `small probe: ${beforeProbe} → ${pace.rate}`);
+});
+
+test('pace: a block halves the pace and pauses; clean steps bring it back to the configured limit', () => {
+  const pace = new Pace(1200, STEP);
+  pace.observe('blocked', 1_000);
+  pace.pause(61_000);
+  assert.equal(pace.rate, 600);
+  assert.equal(pace.startAt(1_000), 61_000, 'paused');
+  let now = 61_000;
+  for (let i = 0; i < 10; i++) {
+    now += STEP;
+    pace.observe('accepted', now);
+  }
+  assert.equal(pace.rate, 1200, 'recovered step by step to the limit, never above it');
 });

@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startDeliveryApp, type DeliveryApp } from './helpers.ts';
-import { applyBounce, applyComplaint } from '../../../src/resources/emails/delivery/outcomes.ts';
+import { applyBounce, applyComplaint, recordBouncedAtDelivery } from '../../../src/resources/emails/delivery/outcomes.ts';
 
 let app: DeliveryApp;
 
@@ -93,4 +93,23 @@ test('reports for unknown, canceled or never-sent emails change nothing', async 
   assert.equal(await applyBounce(db, res.body.id, { reason: 'forged', hard: true }), false);
   assert.equal((await app.email(res.body.id)).status, 'scheduled');
   assert.equal(await suppressionOf('not-yet@example.org'), null);
+});
+
+test('a synchronous "user unknown" is read with the command it answered: at RCPT TO the recipient is suppressed, after DATA it is its filter', async () => {
+  const db = app.running.ctx.db;
+  const at = new Date(Date.now() + 3600_000).toISOString();
+  const bounced = async (to: string, command: string) => {
+    const res = await app.api.post('/v2/emails', { from: 'hello@acme.test', to, subject: 'Later', text: 'Hi', scheduled_at: at });
+    assert.equal(res.status, 200, res.text);
+    // As an older caller records it: the reply and the command, no reason of its own.
+    const attempt = { kind: 'permanent' as const, code: 550, enhancedCode: null, response: '550 User unknown', mxHost: 'mx.example.org', address: '127.0.0.1', command };
+    assert.equal(await recordBouncedAtDelivery(db, res.body.id, { ...attempt, attempts: [attempt] }), true);
+    return app.email(res.body.id);
+  };
+  const atRcpt = await bounced('unknown-at-rcpt@example.org', 'RCPT TO');
+  assert.deepEqual([atRcpt.bounce_reason, atRcpt.bounce_type], ['user_unknown', 'hard']);
+  assert.equal((await suppressionOf('unknown-at-rcpt@example.org')).type, 'bounce');
+  const afterData = await bounced('unknown-after-data@example.org', 'DATA');
+  assert.deepEqual([afterData.bounce_reason, afterData.bounce_type], ['filtered', 'soft']);
+  assert.equal(await suppressionOf('unknown-after-data@example.org'), null);
 });

@@ -57,9 +57,10 @@ async function insertAttempts(tx: Executor, attempts: Array<{ emailId: string; a
     .execute();
 }
 
-/** The documented reason of an attempt (the delivery client sets it; older callers may not). */
-function reasonOf(attempt: Pick<HostAttempt, 'code' | 'enhancedCode' | 'response' | 'reason'>): { reason: BounceReason; hard: boolean; aboutRecipient: boolean } {
-  const classified = classifyReason({ status: attempt.enhancedCode ?? (attempt.code !== null ? String(attempt.code) : null), diagnostic: attempt.response });
+/** The documented reason of an attempt (the delivery client sets it; older callers may not). The
+ *  command answered matters: "user unknown" after DATA is the recipient's filter, at MAIL FROM our sender. */
+export function reasonOf(attempt: Pick<HostAttempt, 'code' | 'enhancedCode' | 'response' | 'reason' | 'command'>): { reason: BounceReason; hard: boolean; aboutRecipient: boolean } {
+  const classified = classifyReason({ status: attempt.enhancedCode ?? (attempt.code !== null ? String(attempt.code) : null), diagnostic: attempt.response, command: attempt.command ?? null });
   if (!attempt.reason || attempt.reason === classified.reason) return classified;
   const entry = BOUNCE_REASONS[attempt.reason];
   return { reason: attempt.reason, hard: entry.hard && Boolean(attempt.enhancedCode?.startsWith('5') || (attempt.code ?? 0) >= 500), aboutRecipient: entry.aboutRecipient };
