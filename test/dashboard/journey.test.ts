@@ -337,7 +337,9 @@ test('the other pages: suppressions, templates, events, members; each scanned at
   await page.getByRole('dialog').getByRole('button', { name: 'Create' }).click();
   await page.getByRole('heading', { name: 'Template: Newsletter' }).waitFor();
   await page.getByText(/No <mj-title>/).waitFor(); // the compiler's advice on the starting document
-  await page.frameLocator('iframe[title="Preview of the template"]').getByText('Hello {{name}}').waitFor();
+  // The first MJML compile of a process starts the compiler threads (up to the pool's 60 s job
+  // timeout when CI runs two browser suites at once).
+  await page.frameLocator('iframe[title="Preview of the template"]').getByText('Hello {{name}}').waitFor({ timeout: 60_000 });
   await page.getByLabel('MJML source').fill('<mjml><mj-body><mj-section><mj-column><mj-text colour="red">Hi</mj-text></mj-column></mj-section></mj-body></mjml>');
   await page.locator('section[aria-labelledby="diagnostics-title"] li').filter({ hasText: 'colour' }).waitFor();
   await captureAtBothWidths(page, 'template-mjml');

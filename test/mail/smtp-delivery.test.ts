@@ -279,11 +279,11 @@ test('smtps:// smarthost uses implicit TLS', async (t) => {
 test('SMTP error classification and smarthost URLs', () => {
   const err = (props: Record<string, unknown>) => Object.assign(new Error(String(props.message ?? 'x')), props);
   assert.deepEqual(classifySmtpError(err({ responseCode: 552, response: '552 5.3.4 Message too big', command: 'DATA', code: 'EMESSAGE' })),
-    { kind: 'permanent', code: 552, enhancedCode: '5.3.4', response: '552 5.3.4 Message too big', hostLevel: false, reason: 'message_too_large' });
+    { kind: 'permanent', code: 552, enhancedCode: '5.3.4', response: '552 5.3.4 Message too big', hostLevel: false, reason: 'message_too_large', command: 'DATA' });
   assert.equal(classifySmtpError(err({ responseCode: 503, response: '503 bad sequence', command: 'RCPT TO' })).kind, 'temporary');
   assert.deepEqual(classifySmtpError(err({ responseCode: 550, response: '550 Access denied', command: 'RCPT TO' })).enhancedCode, '5.0.0');
   assert.deepEqual(classifySmtpError(err({ responseCode: 421, response: '421 4.7.0 closing', command: 'CONN' })),
-    { kind: 'temporary', code: 421, enhancedCode: '4.7.0', response: '421 4.7.0 closing', hostLevel: true, reason: 'policy_block' });
+    { kind: 'temporary', code: 421, enhancedCode: '4.7.0', response: '421 4.7.0 closing', hostLevel: true, reason: 'policy_block', command: 'CONN' });
   assert.deepEqual(classifySmtpError(err({ message: 'Greeting never received', code: 'ETIMEDOUT', command: 'CONN' })),
     { kind: 'temporary', code: null, enhancedCode: '4.4.1', response: 'Greeting never received', hostLevel: true, reason: 'network_error' });
   assert.equal(classifySmtpError(err({ message: 'Connection closed unexpectedly', code: 'ECONNECTION', command: 'DATA' })).enhancedCode, '4.4.2');
