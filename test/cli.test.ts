@@ -49,6 +49,8 @@ test('serve: the first start creates the default workspace and prints its key on
   } finally {
     await server.kill();
   }
+  // SIGTERM is a clean shutdown: everything closed, exit code 0 (a service manager reads it).
+  assert.equal(server.process.exitCode, 0, `serve exits 0 on SIGTERM:\n${server.output()}`);
   const again = await startChildApp({ ...env, HTTP_PORT: String(port) });
   try {
     assert.doesNotMatch(again.output(), /secret_/, 'a second start prints no key');

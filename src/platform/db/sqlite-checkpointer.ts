@@ -42,6 +42,9 @@ export function startCheckpointer(path: string, onError: (message: string) => vo
       new Promise<void>((resolve) => {
         if (worker.threadId === -1) return resolve();
         worker.once('exit', () => resolve());
+        // Unref'd while it runs, so it never keeps a process alive; while stopping it must, or a
+        // shutting-down server's event loop empties before the exit and close() never returns.
+        worker.ref();
         worker.postMessage('stop');
       }),
   };
