@@ -10,7 +10,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchBrowser } from '../helpers/browser.ts';
 import { eventually } from '../helpers/app.ts';
 import { publishRecords } from '../helpers/sending.ts';
-import { captureAtBothWidths, newContext, settled, startDashboardApp, type DashboardApp } from './helpers.ts';
+import { captureAtBothWidths, newContext, settled, signInFirstAdmin, startDashboardApp, type DashboardApp } from './helpers.ts';
 
 let app: DashboardApp;
 let browser: Browser;
@@ -29,11 +29,7 @@ before(async () => {
   assert.equal((await app.api.post(`/v2/domains/${domain.id}/verify`)).status, 200);
   const template = await app.api.post('/v2/templates', { name: 'Welcome', alias: 'welcome', from: 'Acme <hello@acme.test>', subject: 'Welcome aboard', html: '<p>Hello there</p>' });
   assert.equal(template.status, 201, template.text);
-  await page.goto(app.setupLink);
-  await page.getByLabel('Your email').fill('marketer@acme.test');
-  await page.getByLabel('Choose a password').fill('correct horse battery');
-  await page.getByRole('button', { name: 'Set password and sign in' }).click();
-  await page.getByRole('heading', { name: 'Overview' }).waitFor();
+  await signInFirstAdmin(page, app);
 });
 
 after(async () => {

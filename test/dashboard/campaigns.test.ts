@@ -12,7 +12,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchBrowser } from '../helpers/browser.ts';
 import { eventually } from '../helpers/app.ts';
 import { publishRecords } from '../helpers/sending.ts';
-import { captureAtBothWidths, newContext, settled, startDashboardApp, type DashboardApp } from './helpers.ts';
+import { captureAtBothWidths, newContext, settled, signInFirstAdmin, startDashboardApp, type DashboardApp } from './helpers.ts';
 
 let app: DashboardApp;
 let browser: Browser;
@@ -37,11 +37,7 @@ before(async () => {
     assert.equal((await app.api.post('/v2/contacts', { email, first_name, audiences: [newsletter] })).status, 201);
   }
   assert.equal((await app.api.post('/v2/contacts', { email: 'dan@example.org', audiences: [vip] })).status, 201);
-  await page.goto(app.setupLink);
-  await page.getByLabel('Your email').fill('marketer@acme.test');
-  await page.getByLabel('Choose a password').fill('correct horse battery');
-  await page.getByRole('button', { name: 'Set password and sign in' }).click();
-  await page.getByRole('heading', { name: 'Overview' }).waitFor();
+  await signInFirstAdmin(page, app);
 });
 
 after(async () => {

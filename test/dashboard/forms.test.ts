@@ -10,7 +10,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchBrowser } from '../helpers/browser.ts';
 import { eventually } from '../helpers/app.ts';
 import { startSite, type SitePage } from '../forms/helpers.ts';
-import { captureAtBothWidths, newContext, settled, startDashboardApp, type DashboardApp } from './helpers.ts';
+import { captureAtBothWidths, newContext, settled, signInFirstAdmin, startDashboardApp, type DashboardApp } from './helpers.ts';
 
 let app: DashboardApp;
 let browser: Browser;
@@ -23,11 +23,7 @@ before(async () => {
   browser = await launchBrowser();
   context = await newContext(browser);
   page = await context.newPage();
-  await page.goto(app.setupLink);
-  await page.getByLabel('Your email').fill('marketer@acme.test');
-  await page.getByLabel('Choose a password').fill('correct horse battery');
-  await page.getByRole('button', { name: 'Set password and sign in' }).click();
-  await page.getByRole('heading', { name: 'Overview' }).waitFor();
+  await signInFirstAdmin(page, app);
 });
 
 after(async () => {

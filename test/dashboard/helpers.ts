@@ -85,6 +85,15 @@ export async function newContext(browser: Browser, size: { width: number; height
   return browser.newContext({ viewport: size, permissions: ['clipboard-read', 'clipboard-write'] });
 }
 
+/** The first admin sets a password through the first start's link and lands on the overview. */
+export async function signInFirstAdmin(page: Page, app: DashboardApp, email = 'marketer@acme.test'): Promise<void> {
+  await page.goto(app.setupLink);
+  await page.getByLabel('Your email').fill(email);
+  await page.getByLabel('Choose a password').fill('correct horse battery');
+  await page.getByRole('button', { name: 'Set password and sign in' }).click();
+  await page.getByRole('heading', { name: 'Overview' }).waitFor();
+}
+
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /** Runs axe-core on the page; fails on any serious or critical violation. */

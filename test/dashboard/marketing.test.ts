@@ -15,7 +15,7 @@ import { launchBrowser } from '../helpers/browser.ts';
 import { apiClient, eventually } from '../helpers/app.ts';
 import { submitForm } from '../forms/helpers.ts';
 import { startMailboxServer } from '../helpers/mailbox-servers.ts';
-import { captureAtBothWidths, newContext, settled, startDashboardApp, type DashboardApp } from './helpers.ts';
+import { captureAtBothWidths, newContext, settled, signInFirstAdmin, startDashboardApp, type DashboardApp } from './helpers.ts';
 
 let app: DashboardApp;
 let browser: Browser;
@@ -30,11 +30,7 @@ before(async () => {
   page = await context.newPage();
   page.on('dialog', (dialog) => void dialog.accept()); // "Delete …?" confirmations
   // The first admin signs in through the first start's link.
-  await page.goto(app.setupLink);
-  await page.getByLabel('Your email').fill('marketer@acme.test');
-  await page.getByLabel('Choose a password').fill('correct horse battery');
-  await page.getByRole('button', { name: 'Set password and sign in' }).click();
-  await page.getByRole('heading', { name: 'Overview' }).waitFor();
+  await signInFirstAdmin(page, app);
 });
 
 after(async () => {
