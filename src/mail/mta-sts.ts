@@ -7,14 +7,11 @@
 // one is still valid keeps the cached one (RFC 8461 §5.1).
 import https from 'node:https';
 import type { Resolver } from 'node:dns/promises';
-import { createRequire } from 'node:module';
+import { lazyModule } from '../platform/lazy-module.ts';
 
 // mailauth's MTA-STS module (about 6 MB of heap with what it pulls in) loads with the first
 // delivery that looks up a policy, not with every process that imports this file.
-type StsModule = typeof import('mailauth/lib/mta-sts.js');
-const require = createRequire(import.meta.url);
-let stsModule: StsModule | null = null;
-const sts = (): StsModule => (stsModule ??= require('mailauth/lib/mta-sts.js') as StsModule);
+const sts = lazyModule<typeof import('mailauth/lib/mta-sts.js')>('mailauth/lib/mta-sts.js');
 
 const NO_POLICY_TTL_MS = 60_000;
 

@@ -1,12 +1,9 @@
 // `scheduled_at`: ISO 8601 with a zone, or English such as "tomorrow at 9am" (read in UTC).
 // Past, unparsable values and Unix timestamps send at once (spec: no error).
-import { createRequire } from 'node:module';
+import { lazyModule } from '../../platform/lazy-module.ts';
 
 // chrono-node (about 4 MB of heap) loads with the first date written in English.
-type Chrono = typeof import('chrono-node');
-const require = createRequire(import.meta.url);
-let chronoModule: Chrono | null = null;
-const chrono = (): Chrono => (chronoModule ??= require('chrono-node') as Chrono);
+const chrono = lazyModule<typeof import('chrono-node')>('chrono-node');
 
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
 

@@ -1,14 +1,11 @@
 // Request values of suppressions: the address and `keep_until` (ISO 8601, Unix seconds as a
 // number or numeric string, English such as "in 30 days" via chrono-node, or null).
-import { createRequire } from 'node:module';
+import { lazyModule } from '../../platform/lazy-module.ts';
 import { nowMs } from '../../platform/clock.ts';
 import { plainError } from '../../platform/http/errors.ts';
 
 // chrono-node (about 4 MB of heap) loads with the first date written in English.
-type Chrono = typeof import('chrono-node');
-const require = createRequire(import.meta.url);
-let chronoModule: Chrono | null = null;
-const chrono = (): Chrono => (chronoModule ??= require('chrono-node') as Chrono);
+const chrono = lazyModule<typeof import('chrono-node')>('chrono-node');
 
 export const SUPPRESSION_TYPES = ['recipient', 'bounce', 'complaint', 'unsubscribe'] as const;
 export type SuppressionType = (typeof SUPPRESSION_TYPES)[number];
