@@ -168,15 +168,16 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   // plugin-wide hook would read request.routeOptions, which Fastify builds afresh per access.
   const authenticateFor = (configured: Scope | 'public' | ((request: FastifyRequest) => Scope | 'public') | undefined) => {
     if (configured === 'public') return null;
-    const check = (request: FastifyRequest, principal: Principal | null | undefined, required: Scope) => {
-      if (!principal) throw unauthorized();
-      if (required === 'full' && principal.scope !== 'full') throw forbiddenScope('full');
-      request.principal = principal;
-    };
     // Callback style: a key seen within the last second is answered without a promise.
     return (request: FastifyRequest, _reply: unknown, done: (error?: Error) => void) => {
+      let required: Scope = 'full';
+      const admit = (principal: Principal | null | undefined) => {
+        if (!principal) return done(unauthorized());
+        if (required === 'full' && principal.scope !== 'full') return done(forbiddenScope('full'));
+        request.principal = principal;
+        done();
+      };
       let pending: Promise<Principal | null>;
-      let required: Scope;
       try {
         const wanted = (typeof configured === 'function' ? configured(request) : configured) ?? 'full';
         if (wanted === 'public') return done();
@@ -188,23 +189,13 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
         } else {
           const secret = bearerSecret(header);
           const cached = ctx.auth.cachedPrincipal(secret);
-          if (cached) {
-            check(request, cached, required);
-            return done();
-          }
+          if (cached) return admit(cached);
           pending = ctx.auth.authenticate(secret);
         }
       } catch (error) {
         return done(error as Error);
       }
-      pending.then((principal) => {
-        try {
-          check(request, principal, required);
-        } catch (error) {
-          return done(error as Error);
-        }
-        done();
-      }, done);
+      pending.then(admit, done);
     };
   };
 

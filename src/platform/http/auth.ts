@@ -75,8 +75,7 @@ export class Authenticator {
     if (!secret) return undefined;
     const cached = this.cache.get(secret);
     if (!cached || cached.expires < Date.now() || !cached.stamped) return undefined;
-    this.pendingUse.set(cached.principal.keyId, { hash: cached.principal.keyHash, atMs: nowMs() });
-    this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
+    this.queueUse(cached.principal);
     return cached.principal;
   }
 
@@ -111,7 +110,11 @@ export class Authenticator {
       await this.writeUse(keyId, keyHash, nowIso());
       return;
     }
-    // The time is formatted when written, not on every request.
+    this.queueUse(cached.principal);
+  }
+
+  /** Records a use for the next batch write (the time is formatted when written, not per request). */
+  private queueUse({ keyId, keyHash }: Principal): void {
     this.pendingUse.set(keyId, { hash: keyHash, atMs: nowMs() });
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
   }
