@@ -38,6 +38,7 @@ class CreditsTakenMeanwhile extends Error {}
 
 /** How often a campaign waiting for credits looks again. */
 export const CREDIT_WAIT_MS = Number(process.env.POSTLANE_CAMPAIGN_CREDIT_WAIT_MS ?? 2000);
+const waitForCredits = (): Step => ({ kind: 'wait', until: nowMs() + CREDIT_WAIT_MS, why: 'waiting for credits' });
 /** Campaign deliveries due and not yet done, beyond which the fan-out waits for them to drain:
  *  it runs far faster than delivery, and a backlog would only crowd the database (and the API
  *  and transactional mail sharing it) without sending anything sooner. */
@@ -137,7 +138,7 @@ export class CampaignEngine {
     try {
       return await this.stepInTransaction(campaignId);
     } catch (error) {
-      if (error instanceof CreditsTakenMeanwhile) return { kind: 'wait', until: nowMs() + CREDIT_WAIT_MS, why: 'waiting for credits' };
+      if (error instanceof CreditsTakenMeanwhile) return waitForCredits();
       throw error;
     }
   }
@@ -279,7 +280,7 @@ export class CampaignEngine {
           await tx.updateTable('campaigns').set(changes).where('id', '=', row.id).execute();
           await emit(tx, { ...row, ...changes }, 'campaign.paused');
         }
-        return { kind: 'wait', until: nowMs() + CREDIT_WAIT_MS, why: 'waiting for credits' };
+        return waitForCredits();
       }
     }
     if (row.status === 'paused') {
