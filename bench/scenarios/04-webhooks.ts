@@ -1,6 +1,6 @@
 // Webhook fan-out at volume: N `email.delivered` events emitted with emitEvent (in
-// transactions of TX_SIZE events, yielding between them as request handlers and workers
-// would) in a Postlane running roles api + worker, each event queued for 3 webhooks
+// transactions of TX_SIZE events, by EMITTERS concurrent emitters yielding between them as
+// delivery workers would) in a Postlane running roles api + worker, each event queued for 3 webhooks
 // (created through the real HTTP API) that point at a plain node:http receiver on loopback.
 // Measured from the first emission until the receiver holds every delivery: deliveries and
 // events per second, and the lag from each event's created_at to its receipt (p50, p99).
@@ -29,6 +29,8 @@ import { createWorkspace } from '../../src/resources/workspaces/service.ts';
 
 const COUNT = Number(process.env.BENCH_WEBHOOKS_COUNT ?? 20_000);
 const TX_SIZE = Number(process.env.BENCH_WEBHOOKS_TX_SIZE ?? 25);
+// Events come from delivery outcomes, written by several workers at once.
+const EMITTERS = Number(process.env.BENCH_WEBHOOKS_EMITTERS ?? 4);
 const TIMEOUT_MS = Number(process.env.BENCH_WEBHOOKS_TIMEOUT_MS ?? 120_000);
 const HOOKS = 3;
 const WARMUP = 500;
@@ -141,18 +143,28 @@ function deliveredObjects(count: number): Array<Record<string, unknown>> {
   }));
 }
 
-/** Emits the objects in transactions of TX_SIZE; the event ids with their created_at (epoch ms). */
+/**
+ * Emits the objects in transactions of TX_SIZE from EMITTERS concurrent emitters (each one
+ * transaction at a time, yielding between them, like the outcome writers of that many delivery
+ * workers); the event ids with their created_at (epoch ms).
+ */
 async function emitAll(db: Db, workspaceId: string, objects: Array<Record<string, unknown>>): Promise<Map<string, number>> {
   const emitted = new Map<string, number>();
-  for (let start = 0; start < objects.length; start += TX_SIZE) {
-    const events = await db.transaction().execute(async (tx) => {
-      const batch = [];
-      for (const object of objects.slice(start, start + TX_SIZE)) batch.push(await emitEvent(tx, workspaceId, 'email.delivered', object));
-      return batch;
-    });
-    for (const event of events) emitted.set(event.id, Date.parse(event.createdAt) + Number(event.createdAt.slice(23, 26)) / 1000);
-    await yieldToLoop(); // let the dispatcher (and the receiver) run between transactions
-  }
+  let next = 0;
+  const emitter = async () => {
+    while (next < objects.length) {
+      const start = next;
+      next += TX_SIZE;
+      const events = await db.transaction().execute(async (tx) => {
+        const batch = [];
+        for (const object of objects.slice(start, start + TX_SIZE)) batch.push(await emitEvent(tx, workspaceId, 'email.delivered', object));
+        return batch;
+      });
+      for (const event of events) emitted.set(event.id, Date.parse(event.createdAt) + Number(event.createdAt.slice(23, 26)) / 1000);
+      await yieldToLoop(); // let the dispatcher (and the receiver) run between transactions
+    }
+  };
+  await Promise.all(Array.from({ length: EMITTERS }, emitter));
   return emitted;
 }
 
@@ -277,7 +289,7 @@ async function live(receiver: Receiver): Promise<string[]> {
     const eventsPerSecond = (deliveries / HOOKS / elapsedMs) * 1000;
     const p99 = percentile(lags, 99);
     return [
-      `emitted ${COUNT} events in ${Math.ceil(COUNT / TX_SIZE)} transactions of ${TX_SIZE} in ${(emitMs / 1000).toFixed(1)} s (${((COUNT / emitMs) * 1000).toFixed(0)} events/s emitted while delivering)`,
+      `emitted ${COUNT} events in ${Math.ceil(COUNT / TX_SIZE)} transactions of ${TX_SIZE} by ${EMITTERS} concurrent emitters in ${(emitMs / 1000).toFixed(1)} s (${((COUNT / emitMs) * 1000).toFixed(0)} events/s emitted while delivering)`,
       `delivered ${deliveries}/${COUNT * HOOKS} in ${(elapsedMs / 1000).toFixed(1)} s from the first emission: ${((deliveries / elapsedMs) * 1000).toFixed(0)} deliveries/s = ${eventsPerSecond.toFixed(0)} events/s to each of ${HOOKS} webhooks${complete ? '' : `   TIMED OUT after ${TIMEOUT_MS / 1000} s`}`,
       `lag from created_at to receipt: p50 ${percentile(lags, 50).toFixed(0)} ms, p99 ${p99.toFixed(0)} ms, max ${lags.length ? lags[lags.length - 1].toFixed(0) : 'NaN'} ms   (${batches})`,
       `process CPU ${((cpuUsed * 1000) / COUNT).toFixed(0)} µs per event (emission + fan-out + delivery + this receiver), ${((cpuUsed / elapsedMs) * 100).toFixed(0)}% of one core over the run`,
@@ -322,7 +334,7 @@ async function split(receiver: Receiver): Promise<string[]> {
 
 export const scenario: Scenario = {
   name: 'webhooks',
-  description: `${COUNT.toLocaleString('en')} email.delivered events fanned out to ${HOOKS} webhooks on a loopback receiver; Postlane api+worker runs in the bench process (emitEvent at volume needs it in-process) on ${process.env.BENCH_DATABASE_URL ? 'PostgreSQL' : 'SQLite'}, receiver in the same process (aims: >= ${AIM_EVENTS_PER_SECOND.toLocaleString('en')} events/s delivered, p99 lag < ${AIM_P99_MS / 1000} s)`,
+  description: `${COUNT.toLocaleString('en')} email.delivered events (transactions of ${TX_SIZE}, ${EMITTERS} concurrent emitters) fanned out to ${HOOKS} webhooks on a loopback receiver; Postlane api+worker runs in the bench process (emitEvent at volume needs it in-process) on ${process.env.BENCH_DATABASE_URL ? 'PostgreSQL' : 'SQLite'}, receiver in the same process (aims: >= ${AIM_EVENTS_PER_SECOND.toLocaleString('en')} events/s delivered, p99 lag < ${AIM_P99_MS / 1000} s)`,
   async run() {
     const receiver = await startReceiver();
     try {

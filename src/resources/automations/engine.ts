@@ -24,7 +24,7 @@ import { enqueueJob, RetryJobAt, type Job } from '../../platform/jobs.ts';
 import { getCredits, spendCreditsAtCommit } from '../../platform/credits.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import type { Principal } from '../../platform/http/auth.ts';
-import type { EmittedEvent } from '../../platform/events.ts';
+import type { EmittedEvent, EventSubscriber, PlannedReaction } from '../../platform/events.ts';
 import { preparedQuery } from '../../platform/db/prepared.ts';
 import { groupCommit } from '../../platform/db/group-commit.ts';
 import { fetchPinned, parseHttpUrl, resolvePublicAddress, FetchError, UrlRefusedError } from '../../platform/net.ts';
@@ -95,13 +95,8 @@ function recipientOf(object: Record<string, any>): string | null {
   return to ? to.toLowerCase() : null;
 }
 
-/** The event hook: runs in the transaction that emits the event. */
-export async function queueAutomationTriggers(tx: Executor, event: EmittedEvent): Promise<void> {
-  const outcome = OUTCOME_EVENTS[event.type];
-  const emailId = emailIdOf(event.object);
-  if (outcome && emailId) await updateOutcome.get(event.type)!(tx, { emailId });
-  if (!SOURCE_TYPES.has(event.type)) return;
-  const rows = await triggersFor(tx, { workspaceId: event.workspaceId, type: event.type });
+/** The event hook's trigger jobs: one per running automation the event fires. */
+async function enqueueTriggers(tx: Executor, event: EmittedEvent, rows: Array<{ automation_id: string; step_key: string }>): Promise<void> {
   for (const row of rows) {
     await enqueueJob(
       tx,
@@ -111,6 +106,37 @@ export async function queueAutomationTriggers(tx: Executor, event: EmittedEvent)
     );
   }
 }
+
+/** The event hook: runs in the transaction that emits the event. */
+export async function queueAutomationTriggers(tx: Executor, event: EmittedEvent): Promise<void> {
+  const outcome = OUTCOME_EVENTS[event.type];
+  const emailId = emailIdOf(event.object);
+  if (outcome && emailId) await updateOutcome.get(event.type)!(tx, { emailId });
+  if (!SOURCE_TYPES.has(event.type)) return;
+  await enqueueTriggers(tx, event, await triggersFor(tx, { workspaceId: event.workspaceId, type: event.type }));
+}
+
+// The same hook as parts of the event's own statement on PostgreSQL (see platform/events.ts).
+const OUTCOME_UPDATE = 'update automation_run_steps set outcome = $1 where email_id = $2 and outcome = any($3::text[])';
+const TRIGGER_LOOKUP = 'select automation_id, step_key from automation_triggers where workspace_id = $1 and event_type = $2';
+
+export const automationEventHook: EventSubscriber = {
+  react: queueAutomationTriggers,
+  async plan(_tx, event) {
+    const outcome = OUTCOME_EVENTS[event.type];
+    const emailId = emailIdOf(event.object);
+    const reaction: PlannedReaction = {};
+    if (outcome && emailId) reaction.writes = [{ sql: OUTCOME_UPDATE, values: [outcome.outcome, emailId, outcome.from] }];
+    if (SOURCE_TYPES.has(event.type)) {
+      reaction.read = {
+        sql: TRIGGER_LOOKUP,
+        values: [event.workspaceId, event.type],
+        then: (tx, rows) => enqueueTriggers(tx, event, rows as Array<{ automation_id: string; step_key: string }>),
+      };
+    }
+    return reaction.writes || reaction.read ? reaction : null;
+  },
+};
 
 interface TriggerJob {
   automation_id: string;
