@@ -116,25 +116,55 @@ export async function queueAutomationTriggers(tx: Executor, event: EmittedEvent)
   await enqueueTriggers(tx, event, await triggersFor(tx, { workspaceId: event.workspaceId, type: event.type }));
 }
 
-// The same hook as parts of the event's own statement on PostgreSQL (see platform/events.ts).
-const OUTCOME_UPDATE = 'update automation_run_steps set outcome = $1 where email_id = $2 and outcome = any($3::text[])';
-const TRIGGER_LOOKUP = 'select automation_id, step_key from automation_triggers where workspace_id = $1 and event_type = $2';
+// The same hook for a batch of events as parts of their statement on PostgreSQL (see
+// platform/events.ts): the outcome updates of distinct emails in one UPDATE; an email met again
+// in the batch is updated after it, in event order, as the events would have one by one.
+const OUTCOME_UPDATES =
+  'update automation_run_steps s set outcome = v.outcome from unnest($1::text[], $2::text[], $3::text[]) as v(email_id, outcome, from_list) ' +
+  "where s.email_id = v.email_id and s.outcome = any(string_to_array(v.from_list, ','))";
+const TRIGGER_LOOKUP =
+  'select t.workspace_id, t.event_type, t.automation_id, t.step_key from automation_triggers t ' +
+  'join (select distinct * from unnest($1::text[], $2::text[]) as k(workspace_id, event_type)) k on t.workspace_id = k.workspace_id and t.event_type = k.event_type';
+
+interface TriggerRow {
+  workspace_id: string;
+  event_type: string;
+  automation_id: string;
+  step_key: string;
+}
 
 export const automationEventHook: EventSubscriber = {
   react: queueAutomationTriggers,
-  async plan(_tx, event) {
-    const outcome = OUTCOME_EVENTS[event.type];
-    const emailId = emailIdOf(event.object);
-    const reaction: PlannedReaction = {};
-    if (outcome && emailId) reaction.writes = [{ sql: OUTCOME_UPDATE, values: [outcome.outcome, emailId, outcome.from] }];
-    if (SOURCE_TYPES.has(event.type)) {
-      reaction.read = {
-        sql: TRIGGER_LOOKUP,
-        values: [event.workspaceId, event.type],
-        then: (tx, rows) => enqueueTriggers(tx, event, rows as Array<{ automation_id: string; step_key: string }>),
-      };
+  async plan(_tx, events) {
+    const first = { emailIds: [] as string[], outcomes: [] as string[], froms: [] as string[] };
+    const again: Array<{ type: string; emailId: string }> = [];
+    const seen = new Set<string>();
+    for (const event of events) {
+      const outcome = OUTCOME_EVENTS[event.type];
+      const emailId = emailIdOf(event.object);
+      if (!outcome || !emailId) continue;
+      if (seen.has(emailId)) again.push({ type: event.type, emailId });
+      else {
+        seen.add(emailId);
+        first.emailIds.push(emailId);
+        first.outcomes.push(outcome.outcome);
+        first.froms.push(outcome.from.join(','));
+      }
     }
-    return reaction.writes || reaction.read ? reaction : null;
+    const sources = events.filter((event) => SOURCE_TYPES.has(event.type));
+    if (first.emailIds.length === 0 && sources.length === 0) return null;
+    const reaction: PlannedReaction = {
+      async after(tx, rows) {
+        for (const { type, emailId } of again) await updateOutcome.get(type)!(tx, { emailId });
+        const triggers = rows as unknown as TriggerRow[];
+        for (const event of sources) {
+          await enqueueTriggers(tx, event, triggers.filter((t) => t.workspace_id === event.workspaceId && t.event_type === event.type));
+        }
+      },
+    };
+    if (first.emailIds.length > 0) reaction.writes = [{ sql: OUTCOME_UPDATES, values: [first.emailIds, first.outcomes, first.froms] }];
+    if (sources.length > 0) reaction.read = { sql: TRIGGER_LOOKUP, values: [sources.map((e) => e.workspaceId), sources.map((e) => e.type)] };
+    return reaction;
   },
 };
 

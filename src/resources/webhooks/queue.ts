@@ -95,8 +95,11 @@ async function matchingWebhooks(tx: Executor, event: EmittedEvent): Promise<stri
   return matching;
 }
 
-// On PostgreSQL, one outbox row per webhook from an array, written in the event's own statement.
-const OUTBOX_ROWS = 'insert into webhook_outbox (webhook_id, event_id, created_at) select webhook_id, $2, $3 from unnest($1::text[]) as webhook_id';
+// On PostgreSQL, the outbox rows of a batch of events from arrays, in the order of the events
+// (a webhook's events are sent in outbox order), written in the events' own statement.
+const OUTBOX_ROWS =
+  'insert into webhook_outbox (webhook_id, event_id, created_at) select webhook_id, event_id, created_at ' +
+  'from unnest($1::text[], $2::text[], $3::text[]) with ordinality as o(webhook_id, event_id, created_at, n) order by n';
 
 /** The event subscriber: queue the event for every enabled webhook it matches. */
 export const webhookFanOut: EventSubscriber = {
@@ -108,11 +111,20 @@ export const webhookFanOut: EventSubscriber = {
     await outboxInsert(matching.length)(tx, params);
     nudgeDispatchers();
   },
-  async plan(tx, event) {
-    const matching = await matchingWebhooks(tx, event);
-    if (matching.length === 0) return null;
+  async plan(tx, events) {
+    const webhookIds: string[] = [];
+    const eventIds: string[] = [];
+    const createdAts: string[] = [];
+    for (const event of events) {
+      for (const webhookId of await matchingWebhooks(tx, event)) {
+        webhookIds.push(webhookId);
+        eventIds.push(event.id);
+        createdAts.push(event.createdAt);
+      }
+    }
+    if (webhookIds.length === 0) return null;
     nudgeDispatchers();
-    return { writes: [{ sql: OUTBOX_ROWS, values: [matching, event.id, event.createdAt] }] };
+    return { writes: [{ sql: OUTBOX_ROWS, values: [webhookIds, eventIds, createdAts] }] };
   },
 };
 
