@@ -27,6 +27,7 @@ import { forgetSubscriptions, onWebhookWork, stopDeliveries } from './queue.ts';
 import { notifyWorkspaceOwners } from '../notifications/service.ts';
 import { disabledNotice, failingNotice } from './notices.ts';
 import { sendBatch, type SendOutcome } from './send.ts';
+import { openBatchInOneStatement, pendingRequest, recordSuccessAndOpenNext, type OpenedBatch } from './one-statement.ts';
 import type { WebhookRequestRow, WebhookRow } from './tables.ts';
 
 const LEASE_MS = REQUEST_TIMEOUT_MS + 30_000;
@@ -202,7 +203,7 @@ export class WebhookDispatcher {
         const last: Sent | null = sent;
         sent = null;
         let disabled = false;
-        const work = await this.db.transaction().execute(async (tx) => {
+        const work = last?.outcome.success && dialectOf(this.db) === 'postgres' ? await this.nextAfterSuccess(id, last) : await this.db.transaction().execute(async (tx) => {
           let healthyAt: string | null = null;
           if (last) {
             const recorded = await recordOutcomeIn(tx, this.ctx, last, { healthWithLease: true });
@@ -227,6 +228,21 @@ export class WebhookDispatcher {
         await this.db.updateTable('webhooks').set({ lock_until: null, lock_owner: null }).where('id', '=', id).where('lock_owner', '=', this.owner).execute();
       }
     }
+  }
+
+  /** PostgreSQL, after a success: records it and takes the next work in one statement. */
+  private async nextAfterSuccess(id: string, last: Sent): Promise<{ hook: WebhookRow; request: WebhookRequestRow; body: string | null } | undefined> {
+    const next = await recordSuccessAndOpenNext(this.db, { hook: last.hook, request: last.request, outcome: last.outcome, owner: this.owner, leaseMs: LEASE_MS });
+    if (!next.hook) {
+      // Not leased again (disabled meanwhile, or the lease lost): the success still counts.
+      if (next.recorded) await this.db.updateTable('webhooks').set(healthAfterSuccess(nowIso())).where('id', '=', id).execute();
+      return undefined;
+    }
+    if (next.dueRequestId) {
+      const due = await requestById(this.db, next.dueRequestId);
+      return due ? { hook: next.hook, request: due, body: await batchBodyOf(this.db, due) } : undefined;
+    }
+    return next.batch ? { hook: next.hook, ...next.batch } : undefined;
   }
 
   /** The webhook's signing secret, decrypted once rather than at every attempt. */
@@ -282,7 +298,7 @@ export async function batchBodyOf(db: Executor, request: WebhookRequestRow): Pro
 }
 
 /** Moves up to 100 of a webhook's oldest queued events into a new pending request. */
-export async function openBatch(tx: Executor, hook: WebhookRow): Promise<{ request: WebhookRequestRow; body: string } | undefined> {
+export async function openBatch(tx: Executor, hook: WebhookRow): Promise<OpenedBatch | undefined> {
   if (dialectOf(tx) === 'postgres') return openBatchInOneStatement(tx, hook);
   const queued = await tx
     .selectFrom('webhook_outbox as o')
@@ -299,56 +315,6 @@ export async function openBatch(tx: Executor, hook: WebhookRow): Promise<{ reque
   const request = pendingRequest(hook, events.map((e) => e.event_id));
   await tx.insertInto('webhook_requests').values(request).execute();
   return { request, body: batchBody(events.map((e) => batchItem(e.event_id, e.type!, e.data!))) };
-}
-
-/** A new pending request of `hook` carrying `eventIds`, due now. */
-function pendingRequest(hook: WebhookRow, eventIds: string[]): WebhookRequestRow {
-  const now = nowIso();
-  return {
-    id: newId('whr'),
-    webhook_id: hook.id,
-    workspace_id: hook.workspace_id,
-    status: 'pending',
-    attempts: 0,
-    manual: 0,
-    event_ids: JSON.stringify(eventIds),
-    event_count: eventIds.length,
-    response_status: null,
-    response_body: null,
-    duration_ms: null,
-    error: null,
-    next_attempt_at: Math.floor(nowMs()),
-    last_attempt_at: null,
-    delivered_at: null,
-    created_at: now,
-    updated_at: now,
-  };
-}
-
-/**
- * openBatch on PostgreSQL in one round trip: the oldest queued rows are deleted, joined with
- * their events (an event removed since has nothing to send) and written as the request, whose
- * id and times are chosen here; the statement returns the items in queue order.
- */
-async function openBatchInOneStatement(tx: Executor, hook: WebhookRow): Promise<{ request: WebhookRequestRow; body: string } | undefined> {
-  const draft = pendingRequest(hook, []);
-  const { rows } = await sql<{ event_id: string; type: string; data: string }>`
-    with taken as (
-      delete from webhook_outbox where id in (select id from webhook_outbox where webhook_id = ${hook.id} order by id limit ${BATCH_SIZE})
-      returning id, event_id
-    ), items as (
-      select taken.id, taken.event_id, e.type, e.data from taken join events e on e.id = taken.event_id
-    ), request as (
-      insert into webhook_requests (id, webhook_id, workspace_id, status, attempts, manual, event_ids, event_count, next_attempt_at, created_at, updated_at)
-      select ${draft.id}, ${hook.id}, ${hook.workspace_id}, 'pending', 0, 0, to_json(array_agg(event_id order by id))::text, count(*),
-        ${draft.next_attempt_at}::bigint, ${draft.created_at}, ${draft.updated_at}
-      from items having count(*) > 0
-    )
-    select event_id, type, data from items order by id`.execute(tx);
-  if (rows.length === 0) return undefined;
-  const eventIds = rows.map((row) => row.event_id);
-  const request = { ...draft, event_ids: JSON.stringify(eventIds), event_count: eventIds.length };
-  return { request, body: batchBody(rows.map((row) => batchItem(row.event_id, row.type, row.data))) };
 }
 
 const requestById = async (db: Executor, id: string): Promise<WebhookRequestRow | undefined> => (await requestByIdQuery(db, { id }))[0];
