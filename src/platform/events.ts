@@ -60,7 +60,9 @@ export function subscribeToEvents(subscriber: EventSubscriber): void {
 }
 
 export async function emitEvent(tx: Executor, workspaceId: string, type: string, object: Record<string, unknown>): Promise<EmittedEvent> {
-  const [event] = await emitEvents(tx, [{ workspaceId, type, object }]);
+  const event: EmittedEvent = { id: newId('evt'), workspaceId, type, object, createdAt: nowIso() };
+  if (dialectOf(tx) === 'postgres') await emitInOneStatement(tx, [event]);
+  else await emitOnSqlite(tx, event);
   return event;
 }
 
@@ -69,13 +71,13 @@ export async function emitEvents(tx: Executor, items: EventToEmit[]): Promise<Em
   const events = items.map(({ workspaceId, type, object }) => ({ id: newId('evt'), workspaceId, type, object, createdAt: nowIso() }));
   if (events.length === 0) return events;
   if (dialectOf(tx) === 'postgres') await emitInOneStatement(tx, events);
-  else {
-    for (const event of events) {
-      await insertEvent(tx, { id: event.id, workspaceId: event.workspaceId, type: event.type, data: JSON.stringify(event.object), createdAt: event.createdAt });
-      for (const subscriber of subscribers) await subscriber.react(tx, event);
-    }
-  }
+  else for (const event of events) await emitOnSqlite(tx, event);
   return events;
+}
+
+async function emitOnSqlite(tx: Executor, event: EmittedEvent): Promise<void> {
+  await insertEvent(tx, { id: event.id, workspaceId: event.workspaceId, type: event.type, data: JSON.stringify(event.object), createdAt: event.createdAt });
+  for (const subscriber of subscribers) await subscriber.react(tx, event);
 }
 
 const insertEvent = preparedQuery((db, p: { id: string; workspaceId: string; type: string; data: string; createdAt: string }) =>
