@@ -31,6 +31,8 @@ const COUNT = Number(process.env.BENCH_WEBHOOKS_COUNT ?? 20_000);
 const TX_SIZE = Number(process.env.BENCH_WEBHOOKS_TX_SIZE ?? 25);
 // Events come from delivery outcomes, written by several workers at once.
 const EMITTERS = Number(process.env.BENCH_WEBHOOKS_EMITTERS ?? 4);
+// How the live run emits a transaction's events: one emitEvents call (batch) or one emitEvent call each.
+const EMIT_MODE: 'batch' | 'each' = process.env.BENCH_WEBHOOKS_EMIT === 'each' ? 'each' : 'batch';
 const TIMEOUT_MS = Number(process.env.BENCH_WEBHOOKS_TIMEOUT_MS ?? 120_000);
 const HOOKS = 3;
 const WARMUP = 500;
@@ -277,14 +279,14 @@ async function live(receiver: Receiver): Promise<string[]> {
   try {
     const db = instance.running.ctx.db;
     // Warm-up (JIT, statement caches, keep-alive connections), then the measured run.
-    const warm = await emitAll(db, instance.workspaceId, deliveredObjects(WARMUP), 'batch');
+    const warm = await emitAll(db, instance.workspaceId, deliveredObjects(WARMUP), EMIT_MODE);
     if (!(await receiver.waitFor([...warm.keys()], 30_000))) throw new Error('warm-up deliveries did not arrive within 30 s');
     receiver.reset();
 
     const objects = deliveredObjects(COUNT);
     const cpu = process.cpuUsage();
     const started = nowMs();
-    const emitted = await emitAll(db, instance.workspaceId, objects, 'batch');
+    const emitted = await emitAll(db, instance.workspaceId, objects, EMIT_MODE);
     const emitMs = nowMs() - started;
     const complete = await receiver.waitFor([...emitted.keys()], Math.max(1000, TIMEOUT_MS - emitMs));
     const cpuUsed = cpuMs(cpu);
@@ -293,7 +295,7 @@ async function live(receiver: Receiver): Promise<string[]> {
     const eventsPerSecond = (deliveries / HOOKS / elapsedMs) * 1000;
     const p99 = percentile(lags, 99);
     return [
-      `emitted ${COUNT} events in ${Math.ceil(COUNT / TX_SIZE)} transactions of ${TX_SIZE} by ${EMITTERS} concurrent emitters, one emitEvents call each, in ${(emitMs / 1000).toFixed(1)} s (${((COUNT / emitMs) * 1000).toFixed(0)} events/s emitted while delivering)`,
+      `emitted ${COUNT} events in ${Math.ceil(COUNT / TX_SIZE)} transactions of ${TX_SIZE} by ${EMITTERS} concurrent emitters, ${EMIT_MODE === 'batch' ? 'one emitEvents call each' : 'one emitEvent call per event'}, in ${(emitMs / 1000).toFixed(1)} s (${((COUNT / emitMs) * 1000).toFixed(0)} events/s emitted while delivering)`,
       `delivered ${deliveries}/${COUNT * HOOKS} in ${(elapsedMs / 1000).toFixed(1)} s from the first emission: ${((deliveries / elapsedMs) * 1000).toFixed(0)} deliveries/s = ${eventsPerSecond.toFixed(0)} events/s to each of ${HOOKS} webhooks${complete ? '' : `   TIMED OUT after ${TIMEOUT_MS / 1000} s`}`,
       `lag from created_at to receipt: p50 ${percentile(lags, 50).toFixed(0)} ms, p99 ${p99.toFixed(0)} ms, max ${lags.length ? lags[lags.length - 1].toFixed(0) : 'NaN'} ms   (${batches})`,
       `process CPU ${((cpuUsed * 1000) / COUNT).toFixed(0)} µs per event (emission + fan-out + delivery + this receiver), ${((cpuUsed / elapsedMs) * 100).toFixed(0)}% of one core over the run`,
@@ -346,7 +348,7 @@ async function split(receiver: Receiver): Promise<string[]> {
 
 export const scenario: Scenario = {
   name: 'webhooks',
-  description: `${COUNT.toLocaleString('en')} email.delivered events (transactions of ${TX_SIZE} events emitted together, ${EMITTERS} concurrent emitters) fanned out to ${HOOKS} webhooks on a loopback receiver; Postlane api+worker runs in the bench process (emitEvent at volume needs it in-process) on ${process.env.BENCH_DATABASE_URL ? 'PostgreSQL' : 'SQLite'}, receiver in the same process (aims: >= ${AIM_EVENTS_PER_SECOND.toLocaleString('en')} events/s delivered, p99 lag < ${AIM_P99_MS / 1000} s)`,
+  description: `${COUNT.toLocaleString('en')} email.delivered events (transactions of ${TX_SIZE} events emitted ${EMIT_MODE === 'batch' ? 'together' : 'one by one'}, ${EMITTERS} concurrent emitters) fanned out to ${HOOKS} webhooks on a loopback receiver; Postlane api+worker runs in the bench process (emitEvent at volume needs it in-process) on ${process.env.BENCH_DATABASE_URL ? 'PostgreSQL' : 'SQLite'}, receiver in the same process (aims: >= ${AIM_EVENTS_PER_SECOND.toLocaleString('en')} events/s delivered, p99 lag < ${AIM_P99_MS / 1000} s)`,
   async run() {
     const receiver = await startReceiver();
     try {
