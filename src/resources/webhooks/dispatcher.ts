@@ -193,7 +193,8 @@ export class WebhookDispatcher {
   /**
    * One webhook's turn: while holding its lease, send due requests, then new batches, oldest
    * first. Recording a batch's outcome and picking the next (lease renewed, due request or new
-   * batch) share one transaction: one commit per batch sent.
+   * batch) share one transaction: one commit per batch sent (on PostgreSQL, after a success,
+   * one statement).
    */
   private async turn(id: string): Promise<void> {
     if (!(await this.lease(this.db, id))) return;
@@ -202,21 +203,8 @@ export class WebhookDispatcher {
       for (let n = 0; n < BATCHES_PER_TURN && !this.stopping; n++) {
         const last: Sent | null = sent;
         sent = null;
-        let disabled = false;
-        const work = last?.outcome.success && dialectOf(this.db) === 'postgres' ? await this.nextAfterSuccess(id, last) : await this.db.transaction().execute(async (tx) => {
-          let healthyAt: string | null = null;
-          if (last) {
-            const recorded = await recordOutcomeIn(tx, this.ctx, last, { healthWithLease: true });
-            disabled = recorded.disabled;
-            if (!last.outcome.success) return undefined;
-            healthyAt = recorded.healthyAt;
-          }
-          const leased = await this.lease(tx, id, healthyAt);
-          if (!leased) return undefined;
-          const due = leased.dueRequestId ? await requestById(tx, leased.dueRequestId) : undefined;
-          const batch = due ? { request: due, body: await batchBodyOf(tx, due) } : await openBatch(tx, leased.hook);
-          return batch ? { hook: leased.hook, ...batch } : undefined;
-        });
+        const oneStatement = last?.outcome.success && dialectOf(this.db) === 'postgres';
+        const { work, disabled } = oneStatement ? { work: await this.nextAfterSuccess(id, last!), disabled: false } : await this.next(id, last);
         if (disabled) forgetSubscriptions(last!.hook.workspace_id);
         if (!work) return;
         sent = await this.send(work.hook, work.request, work.body);
@@ -230,8 +218,28 @@ export class WebhookDispatcher {
     }
   }
 
+  /** Records the last outcome (if any) and takes the next work, in one transaction. */
+  private async next(id: string, last: Sent | null): Promise<{ work: Work | undefined; disabled: boolean }> {
+    let disabled = false;
+    const work = await this.db.transaction().execute(async (tx): Promise<Work | undefined> => {
+      let healthyAt: string | null = null;
+      if (last) {
+        const recorded = await recordOutcomeIn(tx, this.ctx, last, { healthWithLease: true });
+        disabled = recorded.disabled;
+        if (!last.outcome.success) return undefined;
+        healthyAt = recorded.healthyAt;
+      }
+      const leased = await this.lease(tx, id, healthyAt);
+      if (!leased) return undefined;
+      const due = leased.dueRequestId ? await requestById(tx, leased.dueRequestId) : undefined;
+      const batch = due ? { request: due, body: await batchBodyOf(tx, due) } : await openBatch(tx, leased.hook);
+      return batch ? { hook: leased.hook, ...batch } : undefined;
+    });
+    return { work, disabled };
+  }
+
   /** PostgreSQL, after a success: records it and takes the next work in one statement. */
-  private async nextAfterSuccess(id: string, last: Sent): Promise<{ hook: WebhookRow; request: WebhookRequestRow; body: string | null } | undefined> {
+  private async nextAfterSuccess(id: string, last: Sent): Promise<Work | undefined> {
     const next = await recordSuccessAndOpenNext(this.db, { hook: last.hook, request: last.request, outcome: last.outcome, owner: this.owner, leaseMs: LEASE_MS });
     if (!next.hook) {
       // Not leased again (disabled meanwhile, or the lease lost): the success still counts.
@@ -263,6 +271,13 @@ export class WebhookDispatcher {
     }
     return { hook, request, final: false, outcome: await sendBatch(this.ctx, hook.url, this.secretOf(hook), body) };
   }
+}
+
+/** The next request to send for a leased webhook (body null: its events are gone). */
+interface Work {
+  hook: WebhookRow;
+  request: WebhookRequestRow;
+  body: string | null;
 }
 
 /** A webhook leased, with its request due first. */
