@@ -1,6 +1,6 @@
 // Webhook fan-out at volume: N `email.delivered` events emitted with emitEvent (in
-// transactions of TX_SIZE events, yielding between them as request handlers and workers
-// would) in a Postlane running roles api + worker, each event queued for 3 webhooks
+// transactions of TX_SIZE events, by EMITTERS concurrent emitters yielding between them as
+// delivery workers would) in a Postlane running roles api + worker, each event queued for 3 webhooks
 // (created through the real HTTP API) that point at a plain node:http receiver on loopback.
 // Measured from the first emission until the receiver holds every delivery: deliveries and
 // events per second, and the lag from each event's created_at to its receipt (p50, p99).
@@ -21,7 +21,7 @@ import { freshBenchDatabase } from '../lib.ts';
 import { loadConfig } from '../../src/config.ts';
 import { startPostlane, type RunningPostlane } from '../../src/server.ts';
 import type { Role } from '../../src/resources/index.ts';
-import { emitEvent } from '../../src/platform/events.ts';
+import { emitEvent, emitEvents } from '../../src/platform/events.ts';
 import type { Db } from '../../src/platform/db/database.ts';
 import { nowIso, nowMs } from '../../src/platform/clock.ts';
 import { newId } from '../../src/platform/ids.ts';
@@ -29,6 +29,10 @@ import { createWorkspace } from '../../src/resources/workspaces/service.ts';
 
 const COUNT = Number(process.env.BENCH_WEBHOOKS_COUNT ?? 20_000);
 const TX_SIZE = Number(process.env.BENCH_WEBHOOKS_TX_SIZE ?? 25);
+// Events come from delivery outcomes, written by several workers at once.
+const EMITTERS = Number(process.env.BENCH_WEBHOOKS_EMITTERS ?? 4);
+// How the live run emits a transaction's events: one emitEvents call (batch) or one emitEvent call each.
+const EMIT_MODE: 'batch' | 'each' = process.env.BENCH_WEBHOOKS_EMIT === 'each' ? 'each' : 'batch';
 const TIMEOUT_MS = Number(process.env.BENCH_WEBHOOKS_TIMEOUT_MS ?? 120_000);
 const HOOKS = 3;
 const WARMUP = 500;
@@ -141,18 +145,32 @@ function deliveredObjects(count: number): Array<Record<string, unknown>> {
   }));
 }
 
-/** Emits the objects in transactions of TX_SIZE; the event ids with their created_at (epoch ms). */
-async function emitAll(db: Db, workspaceId: string, objects: Array<Record<string, unknown>>): Promise<Map<string, number>> {
+/**
+ * Emits the objects in transactions of TX_SIZE from EMITTERS concurrent emitters (each one
+ * transaction at a time, yielding between them, like the outcome writers of that many delivery
+ * workers): each transaction's events with one emitEvents call (`batch`, as a group commit of
+ * outcomes would), or with one emitEvent call each (`each`). The event ids with their
+ * created_at (epoch ms).
+ */
+async function emitAll(db: Db, workspaceId: string, objects: Array<Record<string, unknown>>, mode: 'batch' | 'each'): Promise<Map<string, number>> {
   const emitted = new Map<string, number>();
-  for (let start = 0; start < objects.length; start += TX_SIZE) {
-    const events = await db.transaction().execute(async (tx) => {
-      const batch = [];
-      for (const object of objects.slice(start, start + TX_SIZE)) batch.push(await emitEvent(tx, workspaceId, 'email.delivered', object));
-      return batch;
-    });
-    for (const event of events) emitted.set(event.id, Date.parse(event.createdAt) + Number(event.createdAt.slice(23, 26)) / 1000);
-    await yieldToLoop(); // let the dispatcher (and the receiver) run between transactions
-  }
+  let next = 0;
+  const emitter = async () => {
+    while (next < objects.length) {
+      const start = next;
+      next += TX_SIZE;
+      const items = objects.slice(start, start + TX_SIZE).map((object) => ({ workspaceId, type: 'email.delivered', object }));
+      const events = await db.transaction().execute(async (tx) => {
+        if (mode === 'batch') return emitEvents(tx, items);
+        const batch = [];
+        for (const item of items) batch.push(await emitEvent(tx, item.workspaceId, item.type, item.object));
+        return batch;
+      });
+      for (const event of events) emitted.set(event.id, Date.parse(event.createdAt) + Number(event.createdAt.slice(23, 26)) / 1000);
+      await yieldToLoop(); // let the dispatcher (and the receiver) run between transactions
+    }
+  };
+  await Promise.all(Array.from({ length: EMITTERS }, emitter));
   return emitted;
 }
 
@@ -261,14 +279,14 @@ async function live(receiver: Receiver): Promise<string[]> {
   try {
     const db = instance.running.ctx.db;
     // Warm-up (JIT, statement caches, keep-alive connections), then the measured run.
-    const warm = await emitAll(db, instance.workspaceId, deliveredObjects(WARMUP));
+    const warm = await emitAll(db, instance.workspaceId, deliveredObjects(WARMUP), EMIT_MODE);
     if (!(await receiver.waitFor([...warm.keys()], 30_000))) throw new Error('warm-up deliveries did not arrive within 30 s');
     receiver.reset();
 
     const objects = deliveredObjects(COUNT);
     const cpu = process.cpuUsage();
     const started = nowMs();
-    const emitted = await emitAll(db, instance.workspaceId, objects);
+    const emitted = await emitAll(db, instance.workspaceId, objects, EMIT_MODE);
     const emitMs = nowMs() - started;
     const complete = await receiver.waitFor([...emitted.keys()], Math.max(1000, TIMEOUT_MS - emitMs));
     const cpuUsed = cpuMs(cpu);
@@ -277,7 +295,7 @@ async function live(receiver: Receiver): Promise<string[]> {
     const eventsPerSecond = (deliveries / HOOKS / elapsedMs) * 1000;
     const p99 = percentile(lags, 99);
     return [
-      `emitted ${COUNT} events in ${Math.ceil(COUNT / TX_SIZE)} transactions of ${TX_SIZE} in ${(emitMs / 1000).toFixed(1)} s (${((COUNT / emitMs) * 1000).toFixed(0)} events/s emitted while delivering)`,
+      `emitted ${COUNT} events in ${Math.ceil(COUNT / TX_SIZE)} transactions of ${TX_SIZE} by ${EMITTERS} concurrent emitters, ${EMIT_MODE === 'batch' ? 'one emitEvents call each' : 'one emitEvent call per event'}, in ${(emitMs / 1000).toFixed(1)} s (${((COUNT / emitMs) * 1000).toFixed(0)} events/s emitted while delivering)`,
       `delivered ${deliveries}/${COUNT * HOOKS} in ${(elapsedMs / 1000).toFixed(1)} s from the first emission: ${((deliveries / elapsedMs) * 1000).toFixed(0)} deliveries/s = ${eventsPerSecond.toFixed(0)} events/s to each of ${HOOKS} webhooks${complete ? '' : `   TIMED OUT after ${TIMEOUT_MS / 1000} s`}`,
       `lag from created_at to receipt: p50 ${percentile(lags, 50).toFixed(0)} ms, p99 ${p99.toFixed(0)} ms, max ${lags.length ? lags[lags.length - 1].toFixed(0) : 'NaN'} ms   (${batches})`,
       `process CPU ${((cpuUsed * 1000) / COUNT).toFixed(0)} µs per event (emission + fan-out + delivery + this receiver), ${((cpuUsed / elapsedMs) * 100).toFixed(0)}% of one core over the run`,
@@ -297,22 +315,30 @@ async function split(receiver: Receiver): Promise<string[]> {
   const instance = await startInstance(receiver, ['api']);
   try {
     const db = instance.running.ctx.db;
+    // Half the events with one emitEvent call each, half with one emitEvents call per transaction.
     const objects = deliveredObjects(COUNT);
-    let cpu = process.cpuUsage();
-    let started = nowMs();
-    const emitted = await emitAll(db, instance.workspaceId, objects);
-    const emitMs = nowMs() - started;
-    const emitCpu = cpuMs(cpu);
+    const half = Math.floor(COUNT / 2);
+    const emission = [];
+    const emitted = new Map<string, number>();
+    for (const [mode, part] of [['each', objects.slice(0, half)], ['batch', objects.slice(half)]] as const) {
+      const cpu = process.cpuUsage();
+      const started = nowMs();
+      for (const [id, at] of await emitAll(db, instance.workspaceId, part, mode)) emitted.set(id, at);
+      emission.push({ mode, rate: (part.length / (nowMs() - started)) * 1000, cpuPerEvent: (cpuMs(cpu) * 1000) / part.length });
+    }
     receiver.reset();
-    cpu = process.cpuUsage();
-    started = nowMs();
+    const cpu = process.cpuUsage();
+    const started = nowMs();
     await instance.startAnother(['worker']);
     const complete = await receiver.waitFor([...emitted.keys()], TIMEOUT_MS);
     const drainCpu = cpuMs(cpu);
     const { deliveries, last, check, batches } = tally(receiver, emitted);
     const drainMs = (complete ? last : nowMs()) - started;
     return [
-      `split, emission alone (api role, events queued for ${HOOKS} webhooks): ${((COUNT / emitMs) * 1000).toFixed(0)} events/s, CPU ${((emitCpu * 1000) / COUNT).toFixed(0)} µs per event`,
+      ...emission.map(
+        (e) =>
+          `split, emission alone (api role, events queued for ${HOOKS} webhooks), ${e.mode === 'each' ? 'one emitEvent call per event' : 'one emitEvents call per transaction'}: ${e.rate.toFixed(0)} events/s, CPU ${e.cpuPerEvent.toFixed(0)} µs per event`,
+      ),
       `split, backlog drained by a worker-role Postlane: ${((deliveries / HOOKS / drainMs) * 1000).toFixed(0)} events/s to each webhook (${deliveries}/${COUNT * HOOKS} in ${(drainMs / 1000).toFixed(1)} s, start-up included), CPU ${((drainCpu * 1000) / COUNT).toFixed(0)} µs per event incl. this receiver${complete ? '' : '   TIMED OUT'}   (${batches}); check ${check}`,
     ];
   } finally {
@@ -322,7 +348,7 @@ async function split(receiver: Receiver): Promise<string[]> {
 
 export const scenario: Scenario = {
   name: 'webhooks',
-  description: `${COUNT.toLocaleString('en')} email.delivered events fanned out to ${HOOKS} webhooks on a loopback receiver; Postlane api+worker runs in the bench process (emitEvent at volume needs it in-process) on ${process.env.BENCH_DATABASE_URL ? 'PostgreSQL' : 'SQLite'}, receiver in the same process (aims: >= ${AIM_EVENTS_PER_SECOND.toLocaleString('en')} events/s delivered, p99 lag < ${AIM_P99_MS / 1000} s)`,
+  description: `${COUNT.toLocaleString('en')} email.delivered events (transactions of ${TX_SIZE} events emitted ${EMIT_MODE === 'batch' ? 'together' : 'one by one'}, ${EMITTERS} concurrent emitters) fanned out to ${HOOKS} webhooks on a loopback receiver; Postlane api+worker runs in the bench process (emitEvent at volume needs it in-process) on ${process.env.BENCH_DATABASE_URL ? 'PostgreSQL' : 'SQLite'}, receiver in the same process (aims: >= ${AIM_EVENTS_PER_SECOND.toLocaleString('en')} events/s delivered, p99 lag < ${AIM_P99_MS / 1000} s)`,
   async run() {
     const receiver = await startReceiver();
     try {

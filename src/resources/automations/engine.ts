@@ -24,7 +24,7 @@ import { enqueueJob, RetryJobAt, type Job } from '../../platform/jobs.ts';
 import { getCredits, spendCreditsAtCommit } from '../../platform/credits.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import type { Principal } from '../../platform/http/auth.ts';
-import type { EmittedEvent } from '../../platform/events.ts';
+import type { EmittedEvent, EventSubscriber, PlannedReaction } from '../../platform/events.ts';
 import { preparedQuery } from '../../platform/db/prepared.ts';
 import { groupCommit } from '../../platform/db/group-commit.ts';
 import { fetchPinned, parseHttpUrl, resolvePublicAddress, FetchError, UrlRefusedError } from '../../platform/net.ts';
@@ -95,13 +95,8 @@ function recipientOf(object: Record<string, any>): string | null {
   return to ? to.toLowerCase() : null;
 }
 
-/** The event hook: runs in the transaction that emits the event. */
-export async function queueAutomationTriggers(tx: Executor, event: EmittedEvent): Promise<void> {
-  const outcome = OUTCOME_EVENTS[event.type];
-  const emailId = emailIdOf(event.object);
-  if (outcome && emailId) await updateOutcome.get(event.type)!(tx, { emailId });
-  if (!SOURCE_TYPES.has(event.type)) return;
-  const rows = await triggersFor(tx, { workspaceId: event.workspaceId, type: event.type });
+/** The event hook's trigger jobs: one per running automation the event fires. */
+async function enqueueTriggers(tx: Executor, event: EmittedEvent, rows: Array<{ automation_id: string; step_key: string }>): Promise<void> {
   for (const row of rows) {
     await enqueueJob(
       tx,
@@ -111,6 +106,67 @@ export async function queueAutomationTriggers(tx: Executor, event: EmittedEvent)
     );
   }
 }
+
+/** The event hook: runs in the transaction that emits the event. */
+export async function queueAutomationTriggers(tx: Executor, event: EmittedEvent): Promise<void> {
+  const outcome = OUTCOME_EVENTS[event.type];
+  const emailId = emailIdOf(event.object);
+  if (outcome && emailId) await updateOutcome.get(event.type)!(tx, { emailId });
+  if (!SOURCE_TYPES.has(event.type)) return;
+  await enqueueTriggers(tx, event, await triggersFor(tx, { workspaceId: event.workspaceId, type: event.type }));
+}
+
+// The same hook for a batch of events as parts of their statement on PostgreSQL (see
+// platform/events.ts): the outcome updates of distinct emails in one UPDATE; an email met again
+// in the batch is updated after it, in event order, as the events would have one by one.
+const OUTCOME_UPDATES =
+  'update automation_run_steps s set outcome = v.outcome from unnest($1::text[], $2::text[], $3::text[]) as v(email_id, outcome, from_list) ' +
+  "where s.email_id = v.email_id and s.outcome = any(string_to_array(v.from_list, ','))";
+const TRIGGER_LOOKUP =
+  'select t.workspace_id, t.event_type, t.automation_id, t.step_key from automation_triggers t ' +
+  'join (select distinct * from unnest($1::text[], $2::text[]) as k(workspace_id, event_type)) k on t.workspace_id = k.workspace_id and t.event_type = k.event_type';
+
+interface TriggerRow {
+  workspace_id: string;
+  event_type: string;
+  automation_id: string;
+  step_key: string;
+}
+
+export const automationEventHook: EventSubscriber = {
+  react: queueAutomationTriggers,
+  async plan(_tx, events) {
+    const first = { emailIds: [] as string[], outcomes: [] as string[], froms: [] as string[] };
+    const again: Array<{ type: string; emailId: string }> = [];
+    const seen = new Set<string>();
+    for (const event of events) {
+      const outcome = OUTCOME_EVENTS[event.type];
+      const emailId = emailIdOf(event.object);
+      if (!outcome || !emailId) continue;
+      if (seen.has(emailId)) again.push({ type: event.type, emailId });
+      else {
+        seen.add(emailId);
+        first.emailIds.push(emailId);
+        first.outcomes.push(outcome.outcome);
+        first.froms.push(outcome.from.join(','));
+      }
+    }
+    const sources = events.filter((event) => SOURCE_TYPES.has(event.type));
+    if (first.emailIds.length === 0 && sources.length === 0) return null;
+    const reaction: PlannedReaction = {
+      async after(tx, rows) {
+        for (const { type, emailId } of again) await updateOutcome.get(type)!(tx, { emailId });
+        const triggers = rows as unknown as TriggerRow[];
+        for (const event of sources) {
+          await enqueueTriggers(tx, event, triggers.filter((t) => t.workspace_id === event.workspaceId && t.event_type === event.type));
+        }
+      },
+    };
+    if (first.emailIds.length > 0) reaction.writes = [{ sql: OUTCOME_UPDATES, values: [first.emailIds, first.outcomes, first.froms] }];
+    if (sources.length > 0) reaction.read = { sql: TRIGGER_LOOKUP, values: [sources.map((e) => e.workspaceId), sources.map((e) => e.type)] };
+    return reaction;
+  },
+};
 
 interface TriggerJob {
   automation_id: string;

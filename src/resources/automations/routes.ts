@@ -7,9 +7,8 @@ import type { Static } from '@sinclair/typebox';
 import type { Resource } from '../../platform/resource.ts';
 import type { Query } from '../../platform/http/lists.ts';
 import { errorResponses } from '../../platform/http/responses.ts';
-import { subscribeToEvents, type EmittedEvent } from '../../platform/events.ts';
+import { subscribeToEvents } from '../../platform/events.ts';
 import { registerJobHandler } from '../../platform/jobs.ts';
-import type { Executor } from '../../platform/db/database.ts';
 import * as S from './schemas.ts';
 import {
   createAutomation,
@@ -22,7 +21,7 @@ import {
   updateAutomation,
 } from './service.ts';
 import { automationStats, cancelRun, getRun, listRuns, removeContact, statsFilterOf, triggerAutomation } from './runs.ts';
-import { queueAutomationTriggers, runStepJob, runTriggerJob, STEP_JOB, TRIGGER_JOB } from './engine.ts';
+import { automationEventHook, runStepJob, runTriggerJob, STEP_JOB, TRIGGER_JOB } from './engine.ts';
 import { startDateTriggers, DATE_JOB, runDateJob } from './dates.ts';
 
 const tags = ['Automations'];
@@ -38,9 +37,6 @@ const refused = errorResponses({ 404: 'message', 409: ['fieldValidation', 'messa
 // Steps are short (a webhook call times out after 10 s; the lease is renewed while one runs), so
 // a killed worker's steps are taken over within seconds.
 const LEASE_MS = 6000;
-
-// One function for the hook, so registering twice (several apps in one process) subscribes once.
-const hook = (tx: Executor, event: EmittedEvent) => queueAutomationTriggers(tx, event);
 
 export const resource: Resource = {
   name: 'automations',
@@ -114,7 +110,7 @@ export const resource: Resource = {
     });
   },
   registerJobs(ctx) {
-    subscribeToEvents(hook);
+    subscribeToEvents(automationEventHook); // one object: registering twice subscribes once
     // Many trigger jobs at once: on SQLite their run starts then share group commits.
     registerJobHandler(TRIGGER_JOB, (job) => runTriggerJob(ctx, job), { concurrency: 64, leaseMs: LEASE_MS });
     registerJobHandler(STEP_JOB, (job) => runStepJob(ctx, job), { concurrency: 32, leaseMs: LEASE_MS });

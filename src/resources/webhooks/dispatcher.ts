@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { AppContext } from '../../platform/context.ts';
-import type { Db, Executor } from '../../platform/db/database.ts';
+import { dialectOf, type Db, type Executor } from '../../platform/db/database.ts';
 import { preparedQuery } from '../../platform/db/prepared.ts';
 import { newId } from '../../platform/ids.ts';
 import { isoFromMs, nowIso, nowMs } from '../../platform/clock.ts';
@@ -27,6 +27,7 @@ import { forgetSubscriptions, onWebhookWork, stopDeliveries } from './queue.ts';
 import { notifyWorkspaceOwners } from '../notifications/service.ts';
 import { disabledNotice, failingNotice } from './notices.ts';
 import { sendBatch, type SendOutcome } from './send.ts';
+import { openBatchInOneStatement, pendingRequest, recordSuccessAndOpenNext, type OpenedBatch } from './one-statement.ts';
 import type { WebhookRequestRow, WebhookRow } from './tables.ts';
 
 const LEASE_MS = REQUEST_TIMEOUT_MS + 30_000;
@@ -151,25 +152,49 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Takes (or renews) the webhook's lease; the webhook row when held, enabled and not pausing. */
-  private async lease(db: Executor, id: string): Promise<WebhookRow | undefined> {
+  /**
+   * Takes (or renews) the webhook's lease: the webhook row when held, enabled and not pausing,
+   * with the id of its request due first (retries and resends, oldest first), if any. After a
+   * success (`healthyAt`), the same UPDATE records the webhook's health.
+   */
+  private async lease(db: Executor, id: string, healthyAt: string | null = null): Promise<Leased | undefined> {
     const now = Math.floor(nowMs());
-    const hook = await db
+    const row = await db
       .updateTable('webhooks')
-      .set({ lock_until: now + LEASE_MS, lock_owner: this.owner })
+      .set({ lock_until: now + LEASE_MS, lock_owner: this.owner, ...(healthyAt ? healthAfterSuccess(healthyAt) : {}) })
       .where('id', '=', id)
       .where('enabled', '=', 1)
       .where((eb) => eb.or([eb('lock_until', 'is', null), eb('lock_until', '<', now), eb('lock_owner', '=', this.owner)]))
       .returningAll()
+      // `next_attempt_at is not null` lets the partial index of due requests answer this, rather
+      // than a walk through the webhook's whole history in created_at order.
+      .returning((eb) =>
+        eb
+          .selectFrom('webhook_requests as r')
+          .select('r.id')
+          .whereRef('r.webhook_id', '=', 'webhooks.id')
+          .where('r.next_attempt_at', 'is not', null)
+          .where('r.next_attempt_at', '<=', now)
+          .orderBy('r.created_at')
+          .orderBy('r.id')
+          .limit(1)
+          .as('due_request_id'),
+      )
       .executeTakeFirst();
-    if (!hook || (hook.backoff_until !== null && hook.backoff_until > now)) return undefined;
-    return hook;
+    if (!row) {
+      if (healthyAt) await db.updateTable('webhooks').set(healthAfterSuccess(healthyAt)).where('id', '=', id).execute();
+      return undefined;
+    }
+    const { due_request_id: dueRequestId, ...hook } = row;
+    if (hook.backoff_until !== null && hook.backoff_until > now) return undefined;
+    return { hook, dueRequestId };
   }
 
   /**
    * One webhook's turn: while holding its lease, send due requests, then new batches, oldest
    * first. Recording a batch's outcome and picking the next (lease renewed, due request or new
-   * batch) share one transaction: one commit per batch sent.
+   * batch) share one transaction: one commit per batch sent (on PostgreSQL, after a success,
+   * one statement).
    */
   private async turn(id: string): Promise<void> {
     if (!(await this.lease(this.db, id))) return;
@@ -178,18 +203,8 @@ export class WebhookDispatcher {
       for (let n = 0; n < BATCHES_PER_TURN && !this.stopping; n++) {
         const last: Sent | null = sent;
         sent = null;
-        let disabled = false;
-        const work = await this.db.transaction().execute(async (tx) => {
-          if (last) {
-            disabled = await recordOutcomeIn(tx, this.ctx, last);
-            if (!last.outcome.success) return undefined;
-          }
-          const hook = await this.lease(tx, id);
-          if (!hook) return undefined;
-          const due = await dueRequest(tx, id, Math.floor(nowMs()));
-          const batch = due ? { request: due, body: await batchBodyOf(tx, due) } : await openBatch(tx, hook);
-          return batch ? { hook, ...batch } : undefined;
-        });
+        const oneStatement = last?.outcome.success && dialectOf(this.db) === 'postgres';
+        const { work, disabled } = oneStatement ? { work: await this.nextAfterSuccess(id, last!), disabled: false } : await this.next(id, last);
         if (disabled) forgetSubscriptions(last!.hook.workspace_id);
         if (!work) return;
         sent = await this.send(work.hook, work.request, work.body);
@@ -201,6 +216,41 @@ export class WebhookDispatcher {
         await this.db.updateTable('webhooks').set({ lock_until: null, lock_owner: null }).where('id', '=', id).where('lock_owner', '=', this.owner).execute();
       }
     }
+  }
+
+  /** Records the last outcome (if any) and takes the next work, in one transaction. */
+  private async next(id: string, last: Sent | null): Promise<{ work: Work | undefined; disabled: boolean }> {
+    let disabled = false;
+    const work = await this.db.transaction().execute(async (tx): Promise<Work | undefined> => {
+      let healthyAt: string | null = null;
+      if (last) {
+        const recorded = await recordOutcomeIn(tx, this.ctx, last, { healthWithLease: true });
+        disabled = recorded.disabled;
+        if (!last.outcome.success) return undefined;
+        healthyAt = recorded.healthyAt;
+      }
+      const leased = await this.lease(tx, id, healthyAt);
+      if (!leased) return undefined;
+      const due = leased.dueRequestId ? await requestById(tx, leased.dueRequestId) : undefined;
+      const batch = due ? { request: due, body: await batchBodyOf(tx, due) } : await openBatch(tx, leased.hook);
+      return batch ? { hook: leased.hook, ...batch } : undefined;
+    });
+    return { work, disabled };
+  }
+
+  /** PostgreSQL, after a success: records it and takes the next work in one statement. */
+  private async nextAfterSuccess(id: string, last: Sent): Promise<Work | undefined> {
+    const next = await recordSuccessAndOpenNext(this.db, { hook: last.hook, request: last.request, outcome: last.outcome, owner: this.owner, leaseMs: LEASE_MS });
+    if (!next.hook) {
+      // Not leased again (disabled meanwhile, or the lease lost): the success still counts.
+      if (next.recorded) await this.db.updateTable('webhooks').set(healthAfterSuccess(nowIso())).where('id', '=', id).execute();
+      return undefined;
+    }
+    if (next.dueRequestId) {
+      const due = await requestById(this.db, next.dueRequestId);
+      return due ? { hook: next.hook, request: due, body: await batchBodyOf(this.db, due) } : undefined;
+    }
+    return next.batch ? { hook: next.hook, ...next.batch } : undefined;
   }
 
   /** The webhook's signing secret, decrypted once rather than at every attempt. */
@@ -221,6 +271,24 @@ export class WebhookDispatcher {
     }
     return { hook, request, final: false, outcome: await sendBatch(this.ctx, hook.url, this.secretOf(hook), body) };
   }
+}
+
+/** The next request to send for a leased webhook (body null: its events are gone). */
+interface Work {
+  hook: WebhookRow;
+  request: WebhookRequestRow;
+  body: string | null;
+}
+
+/** A webhook leased, with its request due first. */
+interface Leased {
+  hook: WebhookRow;
+  dueRequestId: string | null;
+}
+
+/** The webhook's health after a successful delivery at `now`. */
+function healthAfterSuccess(now: string) {
+  return { last_used_at: now, failing_since: null, failure_notified_at: null, consecutive_failures: 0, backoff_until: null };
 }
 
 /** A request sent (or found unsendable) whose outcome is still to be recorded. */
@@ -245,7 +313,8 @@ export async function batchBodyOf(db: Executor, request: WebhookRequestRow): Pro
 }
 
 /** Moves up to 100 of a webhook's oldest queued events into a new pending request. */
-export async function openBatch(tx: Executor, hook: WebhookRow): Promise<{ request: WebhookRequestRow; body: string } | undefined> {
+export async function openBatch(tx: Executor, hook: WebhookRow): Promise<OpenedBatch | undefined> {
+  if (dialectOf(tx) === 'postgres') return openBatchInOneStatement(tx, hook);
   const queued = await tx
     .selectFrom('webhook_outbox as o')
     .leftJoin('events as e', 'e.id', 'o.event_id')
@@ -258,49 +327,13 @@ export async function openBatch(tx: Executor, hook: WebhookRow): Promise<{ reque
   await tx.deleteFrom('webhook_outbox').where('id', 'in', queued.map((q) => q.outbox_id)).execute();
   const events = queued.filter((q) => q.type !== null && q.data !== null); // an event removed since: nothing to send
   if (events.length === 0) return undefined;
-  const now = nowIso();
-  const request: WebhookRequestRow = {
-    id: newId('whr'),
-    webhook_id: hook.id,
-    workspace_id: hook.workspace_id,
-    status: 'pending',
-    attempts: 0,
-    manual: 0,
-    event_ids: JSON.stringify(events.map((e) => e.event_id)),
-    event_count: events.length,
-    response_status: null,
-    response_body: null,
-    duration_ms: null,
-    error: null,
-    next_attempt_at: Math.floor(nowMs()),
-    last_attempt_at: null,
-    delivered_at: null,
-    created_at: now,
-    updated_at: now,
-  };
+  const request = pendingRequest(hook, events.map((e) => e.event_id));
   await tx.insertInto('webhook_requests').values(request).execute();
   return { request, body: batchBody(events.map((e) => batchItem(e.event_id, e.type!, e.data!))) };
 }
 
-/** The webhook's request due first (retries and resends, oldest first). */
-// `next_attempt_at is not null` lets the partial index of due requests answer this, rather
-// than a walk through the webhook's whole history in created_at order.
-const dueRequestOf = preparedQuery((db, p: { webhookId: string; now: number }) =>
-  db
-    .selectFrom('webhook_requests')
-    .selectAll()
-    .where('webhook_id', '=', p.webhookId)
-    .where('next_attempt_at', 'is not', null)
-    .where('next_attempt_at', '<=', p.now)
-    .orderBy('created_at')
-    .orderBy('id')
-    .limit(1),
-);
-
-async function dueRequest(db: Executor, webhookId: string, now: number): Promise<WebhookRequestRow | undefined> {
-  const [row] = await dueRequestOf(db, { webhookId, now });
-  return row;
-}
+const requestById = async (db: Executor, id: string): Promise<WebhookRequestRow | undefined> => (await requestByIdQuery(db, { id }))[0];
+const requestByIdQuery = preparedQuery((db, p: { id: string }) => db.selectFrom('webhook_requests').selectAll().where('id', '=', p.id));
 
 /**
  * Records one attempt: the request's new state (delivered; retrying at the next time of the
@@ -308,62 +341,108 @@ async function dueRequest(db: Executor, webhookId: string, now: number): Promise
  * the webhook's health (last_used_at on success; disabled after 3 days without one).
  */
 async function recordOutcome(ctx: AppContext, sent: Sent): Promise<void> {
-  const disabled = await ctx.db.transaction().execute((tx) => recordOutcomeIn(tx, ctx, sent));
+  const { disabled } = await ctx.db.transaction().execute((tx) => recordOutcomeIn(tx, ctx, sent));
   if (disabled) forgetSubscriptions(sent.hook.workspace_id);
 }
 
-/** recordOutcome inside the caller's transaction; true when it disabled the webhook. */
-async function recordOutcomeIn(tx: Executor, ctx: AppContext, { hook, request, outcome, final }: Sent): Promise<boolean> {
+interface Recorded {
+  /** The attempt disabled the webhook. */
+  disabled: boolean;
+  /** With `healthWithLease`, when a success was recorded: the time the caller records the webhook healthy at. */
+  healthyAt: string | null;
+}
+
+/**
+ * recordOutcome inside the caller's transaction. With `healthWithLease`, a success leaves the
+ * webhook's health to the caller, which writes it with its lease renewal (one UPDATE less).
+ */
+async function recordOutcomeIn(tx: Executor, ctx: AppContext, sent: Sent, { healthWithLease = false } = {}): Promise<Recorded> {
+  const { hook, request, outcome, final } = sent;
   const nowMsValue = Math.floor(nowMs());
   const now = isoFromMs(nowMsValue);
   const attempt = request.attempts + 1;
-  let state: Pick<WebhookRequestRow, 'status' | 'next_attempt_at' | 'delivered_at'>;
-  if (outcome.success) state = { status: 'delivered', next_attempt_at: null, delivered_at: now };
-  else {
-    const wait = final || request.manual === 1 ? null : retryDelayMs(attempt);
-    state = wait === null ? { status: 'failed', next_attempt_at: null, delivered_at: request.delivered_at } : { status: 'retrying', next_attempt_at: nowMsValue + wait, delivered_at: request.delivered_at };
+  if (outcome.success) {
+    // A request of a webhook deleted meanwhile went with it: nothing is recorded.
+    if (!(await recordAttempt(tx, sent, { status: 'delivered', next_attempt_at: null, delivered_at: now }, now))) return { disabled: false, healthyAt: null };
+    if (healthWithLease) return { disabled: false, healthyAt: now };
+    await tx.updateTable('webhooks').set(healthAfterSuccess(now)).where('id', '=', hook.id).execute();
+    return { disabled: false, healthyAt: null };
   }
+  const wait = final || request.manual === 1 ? null : retryDelayMs(attempt);
+  let state: RequestState = wait === null ? { status: 'failed', next_attempt_at: null, delivered_at: request.delivered_at } : { status: 'retrying', next_attempt_at: nowMsValue + wait, delivered_at: request.delivered_at };
   const current = await tx.selectFrom('webhooks').select(['failing_since', 'consecutive_failures', 'enabled', 'failure_notified_at']).where('id', '=', hook.id).executeTakeFirst();
-  if (!current) return false; // deleted meanwhile: its requests went with it
+  if (!current) return { disabled: false, healthyAt: null }; // deleted meanwhile: its requests went with it
   // Disabled while this attempt was in flight: nothing more is tried.
   if (current.enabled !== 1 && state.status === 'retrying') state = { ...state, status: 'failed', next_attempt_at: null };
-  const updated = await tx
-    .updateTable('webhook_requests')
-    .set({
-      ...state,
-      attempts: attempt,
-      manual: 0,
-      response_status: outcome.status,
-      response_body: outcome.excerpt,
-      duration_ms: outcome.durationMs,
-      error: outcome.error,
-      last_attempt_at: now,
-      updated_at: now,
-    })
-    .where('id', '=', request.id)
-    .executeTakeFirst();
-  if (Number(updated.numUpdatedRows) === 0) return false;
-  await tx
-    .insertInto('webhook_request_attempts')
-    .values({
-      request_id: request.id,
-      attempt,
-      manual: request.manual,
-      response_status: outcome.status,
-      response_body: outcome.excerpt,
-      duration_ms: outcome.durationMs,
-      error: outcome.error,
-      created_at: now,
-    })
-    .execute();
-  if (outcome.success) {
-    await tx
-      .updateTable('webhooks')
-      .set({ last_used_at: now, failing_since: null, failure_notified_at: null, consecutive_failures: 0, backoff_until: null })
-      .where('id', '=', hook.id)
-      .execute();
-    return false;
+  if (!(await recordAttempt(tx, sent, state, now))) return { disabled: false, healthyAt: null };
+  const disabled = await recordFailure(tx, ctx, sent, current, nowMsValue, now, attempt);
+  return { disabled, healthyAt: null };
+}
+
+type RequestState = Pick<WebhookRequestRow, 'status' | 'next_attempt_at' | 'delivered_at'>;
+
+/** The request's new state and its attempt row; false when the request is gone. */
+async function recordAttempt(tx: Executor, { request, outcome }: Sent, state: RequestState, now: string): Promise<boolean> {
+  const attempt = request.attempts + 1;
+  const changes = {
+    ...state,
+    attempts: attempt,
+    manual: 0,
+    response_status: outcome.status,
+    response_body: outcome.excerpt,
+    duration_ms: outcome.durationMs,
+    error: outcome.error,
+    last_attempt_at: now,
+    updated_at: now,
+  };
+  const attemptRow = {
+    attempt,
+    manual: request.manual,
+    response_status: outcome.status,
+    response_body: outcome.excerpt,
+    duration_ms: outcome.durationMs,
+    error: outcome.error,
+    created_at: now,
+  };
+  if (dialectOf(tx) === 'postgres') {
+    // One statement: the attempt is inserted only when the request was updated.
+    const result = await tx
+      .with('updated', (db) => db.updateTable('webhook_requests').set(changes).where('id', '=', request.id).returning('id'))
+      .insertInto('webhook_request_attempts')
+      .columns(['request_id', 'attempt', 'manual', 'response_status', 'response_body', 'duration_ms', 'error', 'created_at'])
+      .expression((eb) =>
+        eb
+          .selectFrom('updated')
+          .select((s) => [
+            'updated.id',
+            s.cast(s.val(attemptRow.attempt), 'integer').as('attempt'),
+            s.cast(s.val(attemptRow.manual), 'integer').as('manual'),
+            s.cast(s.val(attemptRow.response_status), 'integer').as('response_status'),
+            s.cast(s.val(attemptRow.response_body), 'text').as('response_body'),
+            s.cast(s.val(attemptRow.duration_ms), 'integer').as('duration_ms'),
+            s.cast(s.val(attemptRow.error), 'text').as('error'),
+            s.cast(s.val(attemptRow.created_at), 'text').as('created_at'),
+          ]),
+      )
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
   }
+  const updated = await tx.updateTable('webhook_requests').set(changes).where('id', '=', request.id).executeTakeFirst();
+  if (Number(updated.numUpdatedRows) === 0) return false;
+  await tx.insertInto('webhook_request_attempts').values({ request_id: request.id, ...attemptRow }).execute();
+  return true;
+}
+
+/** A failed attempt's effect on the webhook: owners told, backoff, or disabled (true). */
+async function recordFailure(
+  tx: Executor,
+  ctx: AppContext,
+  { hook, request, outcome }: Sent,
+  current: { failing_since: number | null; consecutive_failures: number; enabled: number; failure_notified_at: string | null },
+  nowMsValue: number,
+  now: string,
+  attempt: number,
+): Promise<boolean> {
   const failingSince = current.failing_since ?? nowMsValue;
   const failures = current.consecutive_failures + 1;
   // Addendum §5.3: the owners are emailed at a request's 3rd failure (once per run of

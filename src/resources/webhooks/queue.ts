@@ -5,13 +5,13 @@
 //
 // Emitting must stay cheap (a campaign emits thousands of events), so each process keeps the
 // workspaces' subscriptions for a second: a workspace without matching webhooks costs no query,
-// one with matching webhooks one INSERT. Changes made in this process apply at once; changes
+// one with matching webhooks one INSERT (on PostgreSQL, a part of the event's own statement). Changes made in this process apply at once; changes
 // made by another process within SUBSCRIPTIONS_TTL_MS. A row queued meanwhile for a webhook
 // another process disabled or deleted is never sent: workers only serve enabled webhooks,
 // enabling one again drops what was queued, and rows of deleted webhooks are pruned.
 import type { Executor } from '../../platform/db/database.ts';
 import { preparedQuery } from '../../platform/db/prepared.ts';
-import type { EmittedEvent } from '../../platform/events.ts';
+import type { EmittedEvent, EventSubscriber } from '../../platform/events.ts';
 import { nowIso } from '../../platform/clock.ts';
 import { isCustomEventType, NOT_IN_ALL_EVENTS } from '../events/payloads.ts';
 import { matchesFilter, type WebhookFilter } from './filter.ts';
@@ -65,8 +65,8 @@ export function subscribesTo(subscription: Pick<Subscription, 'allEvents' | 'eve
   return subscription.allEvents && !NOT_IN_ALL_EVENTS.has(type);
 }
 
-// One statement queues the event for all its webhooks: a multi-row INSERT, compiled once per
-// number of webhooks (a workspace has at most 100).
+// On SQLite, one statement queues the event for all its webhooks: a multi-row INSERT, compiled
+// once per number of webhooks (a workspace has at most 100).
 type OutboxParams = Record<string, string>;
 const outboxInserts = new Map<number, (db: Executor, params: OutboxParams) => Promise<unknown[]>>();
 function outboxInsert(count: number) {
@@ -80,23 +80,53 @@ function outboxInsert(count: number) {
   return insert;
 }
 
-/** The event subscriber: queue the event for every enabled webhook it matches. */
-export async function queueEventForWebhooks(tx: Executor, event: EmittedEvent): Promise<void> {
+/** The enabled webhooks of the event's workspace that the event matches. */
+async function matchingWebhooks(tx: Executor, event: EmittedEvent): Promise<string[]> {
   let current = subscriptions.get(event.workspaceId);
   if (!current || Date.now() - current.loadedAt > SUBSCRIPTIONS_TTL_MS) {
     current = await loadSubscriptions(tx, event.workspaceId);
     if (subscriptions.size > 10_000) subscriptions.clear();
     subscriptions.set(event.workspaceId, current);
   }
-  const matching = current.hooks
-    .filter((hook) => subscribesTo(hook, event.type) && (hook.filter === null || matchesFilter(hook.filter, event.object)))
-    .map((hook) => hook.id);
-  if (matching.length === 0) return;
-  const params: OutboxParams = { eventId: event.id, createdAt: event.createdAt };
-  matching.forEach((webhookId, i) => (params[`webhook${i}`] = webhookId));
-  await outboxInsert(matching.length)(tx, params);
-  nudgeDispatchers();
+  const matching: string[] = [];
+  for (const hook of current.hooks) {
+    if (subscribesTo(hook, event.type) && (hook.filter === null || matchesFilter(hook.filter, event.object))) matching.push(hook.id);
+  }
+  return matching;
 }
+
+// On PostgreSQL, the outbox rows of a batch of events from arrays, in the order of the events
+// (a webhook's events are sent in outbox order), written in the events' own statement.
+const OUTBOX_ROWS =
+  'insert into webhook_outbox (webhook_id, event_id, created_at) select webhook_id, event_id, created_at ' +
+  'from unnest($1::text[], $2::text[], $3::text[]) with ordinality as o(webhook_id, event_id, created_at, n) order by n';
+
+/** The event subscriber: queue the event for every enabled webhook it matches. */
+export const webhookFanOut: EventSubscriber = {
+  async react(tx, event) {
+    const matching = await matchingWebhooks(tx, event);
+    if (matching.length === 0) return;
+    const params: OutboxParams = { eventId: event.id, createdAt: event.createdAt };
+    matching.forEach((webhookId, i) => (params[`webhook${i}`] = webhookId));
+    await outboxInsert(matching.length)(tx, params);
+    nudgeDispatchers();
+  },
+  async plan(tx, events) {
+    const webhookIds: string[] = [];
+    const eventIds: string[] = [];
+    const createdAts: string[] = [];
+    for (const event of events) {
+      for (const webhookId of await matchingWebhooks(tx, event)) {
+        webhookIds.push(webhookId);
+        eventIds.push(event.id);
+        createdAts.push(event.createdAt);
+      }
+    }
+    if (webhookIds.length === 0) return null;
+    nudgeDispatchers();
+    return { writes: [{ sql: OUTBOX_ROWS, values: [webhookIds, eventIds, createdAts] }] };
+  },
+};
 
 /**
  * Stops what is waiting for a webhook (disabled, by hand or for failing): its outbox is

@@ -6,7 +6,7 @@ import { SlidingWindowLimiter } from '../../platform/http/rate-limit.ts';
 import { pageLimitQuery, type Query } from '../../platform/http/lists.ts';
 import { FILTER_OPERATORS, MAX_FILTER_RULES } from './filter.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
-import { queueEventForWebhooks } from './queue.ts';
+import { webhookFanOut } from './queue.ts';
 import { getWebhookRequest, listWebhookRequests, resendWebhookRequest, testWebhook } from './requests.ts';
 import { errorResponses } from '../../platform/http/responses.ts';
 import * as S from './schemas.ts';
@@ -110,7 +110,7 @@ export const resource: Resource = {
   },
   registerJobs() {
     // Fan-out runs wherever events are emitted (every role), inside the event's transaction.
-    subscribeToEvents(queueEventForWebhooks);
+    subscribeToEvents(webhookFanOut);
   },
   async start(ctx, roles) {
     if (!roles.has('worker')) return;
