@@ -6,6 +6,7 @@ import type { Db, Executor } from '../../../platform/db/database.ts';
 import { nowIso } from '../../../platform/clock.ts';
 import { preparedQuery } from '../../../platform/db/prepared.ts';
 import { emitEvent } from '../../../platform/events.ts';
+import { completeJobs } from '../../../platform/jobs.ts';
 import { emailEventObject, type EmailRow } from '../objects.ts';
 import { addAutomaticSuppression } from '../../suppressions/service.ts';
 import type { DeliveryOutcome, HostAttempt } from '../../../mail/smtp-delivery.ts';
@@ -80,12 +81,19 @@ async function emitStatus(tx: Executor, row: EmailRow, extra: Record<string, unk
   await emitEvent(tx, row.workspace_id, type, { ...emailEventObject(row, type), ...extra });
 }
 
-/** 2xx from the next hop → `delivered` + email.delivered. The attempts are recorded in any case. */
-export function recordDelivered(db: Db, emailId: string, outcome: DeliveryOutcome): Promise<boolean> {
+/** The deliver job to complete with the outcome (in its transaction): its id and the worker holding it. */
+export interface JobToComplete {
+  id: number;
+  lockedBy: string;
+}
+
+/** 2xx from the next hop → `delivered` + email.delivered. The attempts are recorded in any case;
+ *  `job`, when given, is completed in the same transaction (no second commit to acknowledge it). */
+export function recordDelivered(db: Db, emailId: string, outcome: DeliveryOutcome, job?: JobToComplete): Promise<boolean> {
   return new Promise((resolve, reject) => {
     let queue = deliveredQueues.get(db);
     if (!queue) deliveredQueues.set(db, (queue = { items: [], flushing: false }));
-    queue.items.push({ emailId, outcome, resolve, reject });
+    queue.items.push({ emailId, outcome, job, resolve, reject });
     if (!queue.flushing) {
       queue.flushing = true;
       setImmediate(() => void flushDelivered(db, queue));
@@ -99,6 +107,7 @@ export function recordDelivered(db: Db, emailId: string, outcome: DeliveryOutcom
 interface DeliveredItem {
   emailId: string;
   outcome: DeliveryOutcome;
+  job: JobToComplete | undefined;
   resolve(moved: boolean): void;
   reject(error: unknown): void;
 }
@@ -113,6 +122,7 @@ async function flushDelivered(db: Db, queue: { items: DeliveredItem[]; flushing:
         await insertAttempts(tx, batch.flatMap((item) => attemptsOf(item.emailId, item.outcome)));
         const results: boolean[] = [];
         for (const item of batch) results.push(await markDelivered(tx, item.emailId, item.outcome));
+        await completeDeliverJobs(tx, batch);
         return results;
       });
       batch.forEach((item, i) => item.resolve(moved[i]));
@@ -123,13 +133,22 @@ async function flushDelivered(db: Db, queue: { items: DeliveredItem[]; flushing:
           .transaction()
           .execute(async (tx) => {
             await insertAttempts(tx, attemptsOf(item.emailId, item.outcome));
-            return markDelivered(tx, item.emailId, item.outcome);
+            const moved = await markDelivered(tx, item.emailId, item.outcome);
+            await completeDeliverJobs(tx, [item]);
+            return moved;
           })
           .then(item.resolve, item.reject);
       }
     }
   }
   queue.flushing = false;
+}
+
+/** Deletes the batch's jobs, each only if its worker still holds it (as JobRunner would after the commit). */
+async function completeDeliverJobs(tx: Executor, batch: DeliveredItem[]): Promise<void> {
+  const byWorker = new Map<string, number[]>();
+  for (const { job } of batch) if (job) byWorker.set(job.lockedBy, [...(byWorker.get(job.lockedBy) ?? []), job.id]);
+  for (const [workerId, ids] of byWorker) await completeJobs(tx, ids, workerId);
 }
 
 // The hot transition, compiled once (see platform/db/prepared.ts).

@@ -14,7 +14,7 @@
 import type { AppContext } from '../../../platform/context.ts';
 import type { Db } from '../../../platform/db/database.ts';
 import { isoFromMs, nowMs } from '../../../platform/clock.ts';
-import { JOB_LEASE_MS, RetryJobAt, type Job } from '../../../platform/jobs.ts';
+import { JOB_COMPLETED, JOB_LEASE_MS, RetryJobAt, type Job } from '../../../platform/jobs.ts';
 import { preparedQuery } from '../../../platform/db/prepared.ts';
 import { createOutboundDelivery, type DeliveryOutcome, type SmtpDelivery } from '../../../mail/smtp-delivery.ts';
 import { findSendingDomainById, type SendingDomain } from '../../domains/service.ts';
@@ -129,7 +129,8 @@ export class DeliveryWorker {
     return domain;
   }
 
-  async run(job: Job<DeliverPayload>): Promise<void> {
+  /** One try of a deliver job; JOB_COMPLETED when the job was deleted with the recorded 2xx. */
+  async run(job: Job<DeliverPayload>): Promise<void | typeof JOB_COMPLETED> {
     const emailId = job.payload?.email_id;
     if (typeof emailId !== 'string') return;
     const [found] = await emailWithContent(this.db, { id: emailId });
@@ -172,7 +173,9 @@ export class DeliveryWorker {
     // No slot at the destination in time: not an attempt, just later (the queue waits its turn).
     if (outcome.deferredUntilMs !== undefined) throw new RetryJobAt(outcome.deferredUntilMs, outcome.response);
     if (outcome.kind === 'delivered') {
-      await recordDelivered(this.db, email.id, outcome);
+      const lockedBy = job.lockedBy;
+      await recordDelivered(this.db, email.id, outcome, lockedBy ? { id: job.id, lockedBy } : undefined);
+      if (lockedBy) return JOB_COMPLETED;
     } else if (outcome.kind === 'permanent') {
       await recordBouncedAtDelivery(this.db, email.id, outcome);
     } else {
