@@ -4,9 +4,9 @@
 // canceled, suppressed, delivered or otherwise final emails are done; a job that is due before
 // the email's scheduled_at (rescheduled) moves itself; a job re-run after a crash finds the
 // outcome its first run recorded. The outcome of a try (attempt rows, status, event,
-// suppression) is committed BEFORE the job is acknowledged, so a worker killed after a 2xx
-// never sends the message again; killed before the 2xx, the next hop did not take it, and the
-// job runs again once its lease expires.
+// suppression) is committed BEFORE the job is acknowledged (a 2xx and the job's deletion in one
+// transaction), so a worker killed after a 2xx never sends the message again; killed before the
+// 2xx, the next hop did not take it, and the job runs again once its lease expires.
 //
 // 2xx → delivered. 4xx / network / DNS trouble → attempted, retried with exponential backoff
 // until DELIVERY_RETRY_WINDOW_HOURS after the email was due, then failed. 5xx (and NXDOMAIN,
