@@ -26,6 +26,9 @@ const COUNT = Number(process.env.BENCH_DELIVER_COUNT ?? 5000);
 /** Longest a side may take for the N messages before it is reported as timed out. */
 const PHASE_TIMEOUT_MS = Number(process.env.BENCH_DELIVER_TIMEOUT_MS ?? 180_000);
 const WARMUP = 50;
+const dialect = process.env.BENCH_DATABASE_URL ? 'PostgreSQL' : 'SQLite';
+/** Issue 18: end to end at least twice Postfix's rate on SQLite, at least its rate on PostgreSQL. */
+const END_TO_END_AIM = dialect === 'SQLite' ? 2 : 1;
 
 const HTML = `<html><body><h1>Hello from the benchmark</h1><p>${'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(12)}</p><p><a href="https://example.com/account">Your account</a></p></body></html>`;
 const TEXT = `Hello from the benchmark\n\n${'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(12)}\n`;
@@ -335,7 +338,7 @@ async function runPostfix(sink: SmtpSink, connections: number): Promise<PhaseRes
 
 export const scenario: Scenario = {
   name: 'deliver',
-  description: `${COUNT.toLocaleString('en')} single-recipient emails API → DKIM → SMTP to a local sink, beside Postfix relaying the same messages to the same sink (aim: >= Postfix's rate)`,
+  description: `${COUNT.toLocaleString('en')} single-recipient emails API → DKIM → SMTP to a local sink, beside Postfix relaying the same messages to the same sink, on ${dialect} (aim: end to end >= ${END_TO_END_AIM}× Postfix's rate)`,
   async run({ connections }) {
     const sink = await startSmtpSink({ rules: [], starttls: false, keepMessages: false });
     const dns = await startDnsServer();
@@ -362,7 +365,7 @@ export const scenario: Scenario = {
         const cpuPerMessage = (r: PhaseResult) => (r.cpuSeconds ?? NaN) / Math.max(1, r.delivered);
         lines.push(
           describe('postfix (SMTP → SMTP)', postfix),
-          `ratio to postfix, messages per second: end to end (one process) ${(rate(postlane) / rate(postfix)).toFixed(2)}, delivery alone ${(rate(staged.drain) / rate(postfix)).toFixed(2)}   (${connections} client connections; aim >= 1.00)`,
+          `ratio to postfix, messages per second: end to end (one process) ${(rate(postlane) / rate(postfix)).toFixed(2)} (aim >= ${END_TO_END_AIM.toFixed(2)} on ${dialect}), delivery alone ${(rate(staged.drain) / rate(postfix)).toFixed(2)}   (${connections} client connections)`,
           `ratio of server CPU per message (postfix / postlane): end to end ${(cpuPerMessage(postfix) / cpuPerMessage(postlane)).toFixed(2)}, delivery alone ${(cpuPerMessage(postfix) / cpuPerMessage(staged.drain)).toFixed(2)}   (above 1: postlane needs less)`,
         );
       } catch (error) {

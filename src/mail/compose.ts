@@ -2,6 +2,7 @@
 // multipart/alternative, attachments with a content id become inline parts beside the html
 // (multipart/related), others multipart/mixed. The Message-ID is always ours; there is never a
 // Bcc header (bcc recipients only appear in the SMTP envelope).
+import { createHash, randomBytes } from 'node:crypto';
 import MailComposer from 'nodemailer/lib/mail-composer';
 
 export interface ComposeAttachment {
@@ -84,6 +85,7 @@ export async function composeMessage(input: ComposeInput): Promise<Buffer> {
     ...unsubscribe,
   ];
   const hasBody = Boolean(input.html) || Boolean(input.text);
+  const bodyKey = input.attachments?.length ? null : bodyKeyOf(input.html ?? null, input.text ?? null);
   const composer = new MailComposer({
     from: input.from,
     to: input.to?.length ? input.to : undefined,
@@ -102,6 +104,8 @@ export async function composeMessage(input: ComposeInput): Promise<Buffer> {
         ? { cid: attachment.contentId.replace(/^<|>$/g, ''), contentDisposition: 'inline' }
         : {}),
     })),
+    // Boundaries follow from the body, so the same body encodes to the same bytes (cached below).
+    ...(bodyKey ? { baseBoundary: bodyKey } : {}),
     // Everything is given as content: never read a path or URL named in the request.
     disableFileAccess: true,
     disableUrlAccess: true,
@@ -109,7 +113,41 @@ export async function composeMessage(input: ComposeInput): Promise<Buffer> {
   const message = composer.compile();
   // Added after compile so they follow From/To/Subject/Message-ID/Date instead of leading.
   for (const header of headers) message.addHeader(header.key, header.value);
-  return toCrlf(await message.build());
+  const body = bodyKey ? encodedBodies.get(bodyKey) : undefined;
+  // A body encoded before: only this copy's headers are built (what build() writes first).
+  if (body) return Buffer.concat([toCrlf(Buffer.from(`${message.buildHeaders()}\r\n\r\n`)), body]);
+  const raw = toCrlf(await message.build());
+  if (bodyKey) rememberBody(bodyKey, raw);
+  return raw;
+}
+
+// Encoded bodies (MIME parts, transfer-encoded) by their html and text: all recipients of a send,
+// and the many sends of one template, share one, so its encoding (a good half of composing) is
+// done once. Without attachments only, small ones only, a few of them.
+const encodedBodies = new Map<string, Buffer>();
+const MAX_BODIES = 32;
+const MAX_BODY_BYTES = 256 * 1024;
+// Per process, so boundaries are not predictable from the content alone.
+const boundarySalt = randomBytes(16);
+
+/** Empties the cache of encoded bodies (tests compare a cached composition with a fresh one). */
+export function forgetEncodedBodies(): void {
+  encodedBodies.clear();
+}
+
+function bodyKeyOf(html: string | null, text: string | null): string | null {
+  if ((html?.length ?? 0) + (text?.length ?? 0) > MAX_BODY_BYTES) return null;
+  const hash = createHash('sha256').update(boundarySalt);
+  hash.update(html === null ? 'n' : `h${html.length}:`).update(html ?? '');
+  hash.update(text === null ? 'n' : `t${text.length}:`).update(text ?? '');
+  return hash.digest('hex').slice(0, 32);
+}
+
+function rememberBody(key: string, raw: Buffer): void {
+  const split = raw.indexOf('\r\n\r\n');
+  if (split === -1) return;
+  if (encodedBodies.size >= MAX_BODIES) encodedBodies.delete(encodedBodies.keys().next().value!);
+  encodedBodies.set(key, Buffer.from(raw.subarray(split + 4)));
 }
 
 /**

@@ -25,6 +25,7 @@ import { DaneLookup } from './dane-dns.ts';
 import { daneConnect } from './dane-connect.ts';
 import type { TlsaRecord } from './dane.ts';
 import { createHash } from 'node:crypto';
+import { sendRaw } from './raw-send.ts';
 
 export type DeliveryKind = 'delivered' | 'temporary' | 'permanent';
 
@@ -423,10 +424,7 @@ export class SmtpDelivery {
     const destination = this.destinationFor(hop);
     destination.inFlight++;
     try {
-      const info = await destination.transport.sendMail({
-        envelope: { from: message.from || '', to: [message.to] },
-        raw: message.raw,
-      });
+      const info = await sendRaw(destination.transport, { from: message.from || '', to: [message.to] }, message.raw);
       const response = oneLine(info.response ?? '');
       const code = replyCodeOf(response) ?? 250;
       return {

@@ -23,7 +23,13 @@ export interface Job<P = any> {
   payload: P;
   attempts: number;
   maxAttempts: number;
+  /** The worker holding the lease (set by claimDueJobs): only it may complete the job. */
+  lockedBy?: string;
 }
+
+/** What a handler returns when it completed its job itself (completeJobs with `job.lockedBy`)
+ *  in the transaction that recorded its outcome: the runner then has nothing left to delete. */
+export const JOB_COMPLETED = Symbol('job completed by its handler');
 
 export interface EnqueueOptions {
   /** Epoch ms when the job becomes due (default: now). */
@@ -81,6 +87,7 @@ export async function claimDueJobs(db: Db, type: string, limit: number, leaseMs:
       payload: JSON.parse(row.payload),
       attempts: row.attempts,
       maxAttempts: row.max_attempts,
+      lockedBy: workerId,
     }));
 }
 
@@ -189,7 +196,7 @@ export interface JobHandlerOptions {
 /** Default lease: a dead worker's jobs are taken over within this time. */
 export const JOB_LEASE_MS = 20_000;
 
-type Handler = (job: Job, db: Db) => Promise<void>;
+type Handler = (job: Job, db: Db) => Promise<void | typeof JOB_COMPLETED>;
 interface Registered extends Required<JobHandlerOptions> {
   handler: Handler;
 }
@@ -290,8 +297,7 @@ export class JobRunner {
 
   private async run(job: Job, registered: Registered): Promise<void> {
     try {
-      await registered.handler(job, this.db);
-      await this.complete(job);
+      if ((await registered.handler(job, this.db)) !== JOB_COMPLETED) await this.complete(job);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       try {

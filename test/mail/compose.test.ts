@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { simpleParser } from 'mailparser';
-import { bracketMessageId, composeMessage, customHeaders } from '../../src/mail/compose.ts';
+import { bracketMessageId, composeMessage, customHeaders, forgetEncodedBodies } from '../../src/mail/compose.ts';
 
 const headerBlock = (raw: Buffer) => raw.toString('utf8').split('\r\n\r\n')[0];
 
@@ -110,4 +110,30 @@ test('Message-ID must be a token at a domain', () => {
   assert.equal(bracketMessageId(' <abc@acme.test> '), '<abc@acme.test>');
   assert.throws(() => bracketMessageId('no-at-sign'), /Message-ID/);
   assert.throws(() => bracketMessageId('a b@c'), /Message-ID/);
+});
+
+test('copies sharing a body get their own headers and the same bytes as a fresh composition', async () => {
+  const copy = (i: number) =>
+    composeMessage({
+      from: 'Acme <hello@acme.test>',
+      to: [`Bøb ${i} <bob${i}@example.com>`],
+      subject: `Order #${i} ✓`,
+      html: '<p>Thanks — see you!</p>',
+      text: 'Thanks — see you!',
+      messageId: `copy-${i}@acme.test`,
+      date: new Date('2024-05-14T09:00:00Z'),
+      headers: { 'X-Copy': String(i) },
+      listUnsubscribe: { url: 'https://acme.test/u', oneClick: true },
+    });
+  forgetEncodedBodies();
+  await copy(1);
+  const second = await copy(2);
+  forgetEncodedBodies();
+  assert.ok(second.equals(await copy(2)));
+  const parsed = await simpleParser(second);
+  assert.equal(parsed.subject, 'Order #2 ✓');
+  assert.equal(parsed.messageId, '<copy-2@acme.test>');
+  assert.equal(parsed.headers.get('x-copy'), '2');
+  assert.equal(parsed.text?.trim(), 'Thanks — see you!');
+  assert.equal(parsed.html, '<p>Thanks — see you!</p>');
 });

@@ -64,6 +64,23 @@ test('a signed message reaches the MX over STARTTLS unchanged, with a VERP sende
   assert.equal(verified.results[0].signingDomain, 'acme.test');
 });
 
+test('envelope addresses: plain ones go out as given, others normalized as before (an upper-case domain is lower-cased)', async (t) => {
+  const { sink, delivery } = await setup(t);
+  const raw = await message();
+  for (const to of ['plain.bob+tag@rcpt.test', 'Mixed.Case@RCPT.test']) {
+    const outcome = await delivery.deliver({ from: to === 'plain.bob+tag@rcpt.test' ? '' : 'bounces@acme.test', to, raw });
+    assert.equal(outcome.kind, 'delivered', `${to}: ${outcome.response}`);
+  }
+  assert.deepEqual(
+    sink.messages.map((m) => [m.mailFrom, m.rcptTo]),
+    [
+      ['', ['plain.bob+tag@rcpt.test']],
+      ['bounces@acme.test', ['Mixed.Case@rcpt.test']],
+    ],
+  );
+  assert.ok(sink.messages.every((m) => m.raw.equals(raw)));
+});
+
 test('550 → permanent, 451 → temporary and then delivered, 5xx after DATA → permanent', async (t) => {
   const { sink, delivery } = await setup(t);
   const raw = await message();

@@ -21,7 +21,7 @@ export const resource: Resource = {
     const deliver = async (job: Job, db: Db) => {
       const worker = workers.get(db);
       if (!worker) throw new Error('no delivery worker for this database');
-      await worker.run(job);
+      return worker.run(job);
     };
     registerJobHandler(DELIVER_JOB, deliver, { concurrency: DELIVER_CONCURRENCY, leaseMs: DELIVER_LEASE_MS });
     registerJobHandler(CAMPAIGN_DELIVER_JOB, deliver, { concurrency: CAMPAIGN_DELIVER_CONCURRENCY, leaseMs: DELIVER_LEASE_MS });

@@ -186,6 +186,19 @@ test('a canceled email is not sent: its job completes without a try', async () =
   assert.equal(messagesTo('changed-mind@example.org').length, 0);
 });
 
+test('emails delivered together: each once, with its own detail and one email.delivered, and no job left', async () => {
+  const sent = await Promise.all(Array.from({ length: 12 }, (_, i) => send({ to: `together-${i}@example.org` })));
+  for (const { id } of sent) await app.waitForStatus(id, 'delivered');
+  for (const [i, { id }] of sent.entries()) {
+    assert.equal(messagesTo(`together-${i}@example.org`).length, 1);
+    const email = await app.email(id);
+    assert.match(email.status_detail, /^mx\.example\.org: 250/);
+    assert.deepEqual((await app.eventsOf(id)).map((e) => e.type), ['email.accepted', 'email.delivered']);
+    assert.equal((await app.attemptsOf(id)).length, 1);
+    await eventually(async () => (await app.jobOf(id)) === undefined, 5000);
+  }
+});
+
 test('backoff and window arithmetic', () => {
   assert.equal(retryDelayMs(1, () => 0.5), 60_000);
   assert.equal(retryDelayMs(2, () => 0.5), 120_000);

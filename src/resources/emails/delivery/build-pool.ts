@@ -9,21 +9,26 @@ import type { SendingDomain } from '../../domains/service.ts';
 import type { EmailRow } from '../objects.ts';
 import type { BuildSecrets, OutgoingMessage } from './message.ts';
 import type { Personalization } from './personalize.ts';
+import { MAX_CONTEXTS, type BuildContext } from './build-context.ts';
 
 export interface BuildTask {
   id: number;
   email: EmailRow;
   /** The stored content as JSON (parsed in the worker too). */
   storedJson: string;
-  domain: SendingDomain;
-  verpSecret: Uint8Array;
-  trackingSecret: Uint8Array;
+  /** Which signing context (domain with its key, secrets) the message is built with. */
+  contextId: number;
+  /** That context, the first time this thread gets a task with it. */
+  context?: BuildContext;
   personal: Personalization | null;
 }
+
 
 export interface BuildResult {
   id: number;
   error?: string;
+  /** The error is the pool's, not the message's: a plain Error (the job is retried), not a BuildError. */
+  retryable?: boolean;
   envelopeFrom?: string;
   raw?: ArrayBuffer;
   tracked?: OutgoingMessage['tracked'];
@@ -67,6 +72,8 @@ interface Pending {
 interface Slot {
   worker: Worker;
   pending: Map<number, Pending>;
+  /** Context ids this thread has been sent (and keeps), oldest first. */
+  contexts: Set<number>;
   /** Tasks of this turn of the event loop, posted together (one wake-up of the thread per batch). */
   outbox: BuildTask[];
 }
@@ -76,6 +83,10 @@ export class BuildPool {
   private readonly size: number;
   private nextId = 1;
   private closed = false;
+  // A domain (with its DKIM key) and the secrets go to each thread once per domain object, not
+  // with every message: cloning them was a good part of posting a task.
+  private readonly contextIds = new WeakMap<SendingDomain, number>();
+  private nextContextId = 1;
 
   constructor(size = Math.max(1, Math.min(4, availableParallelism()))) {
     this.size = size;
@@ -86,10 +97,18 @@ export class BuildPool {
     if (this.closed) throw new Error('the build pool is closed');
     const slot = this.leastBusy(source);
     const id = this.nextId++;
+    let contextId = this.contextIds.get(domain);
+    if (contextId === undefined) this.contextIds.set(domain, (contextId = this.nextContextId++));
+    let context: BuildContext | undefined;
+    if (!slot.contexts.has(contextId)) {
+      context = { domain, verpSecret: secrets.verpSecret, trackingSecret: secrets.trackingSecret };
+      if (slot.contexts.size >= MAX_CONTEXTS) slot.contexts.delete(slot.contexts.values().next().value!);
+      slot.contexts.add(contextId);
+    }
     return new Promise<OutgoingMessage>((resolve, reject) => {
       slot.pending.set(id, { resolve, reject });
       slot.worker.ref();
-      slot.outbox.push({ id, email, storedJson, domain, verpSecret: secrets.verpSecret, trackingSecret: secrets.trackingSecret, personal });
+      slot.outbox.push({ id, email, storedJson, contextId, context, personal });
       if (slot.outbox.length === 1) {
         setImmediate(() => {
           const tasks = slot.outbox.splice(0);
@@ -113,13 +132,13 @@ export class BuildPool {
   private spawn(source: string | null): Slot {
     const resourceLimits = { maxYoungGenerationSizeMb: BUILD_THREAD_YOUNG_MB };
     const worker = source === null ? new Worker(WORKER_FILE, { resourceLimits }) : new Worker(source, { eval: true, resourceLimits });
-    const slot: Slot = { worker, pending: new Map(), outbox: [] };
+    const slot: Slot = { worker, pending: new Map(), contexts: new Set(), outbox: [] };
     worker.on('message', (results: BuildResult[]) => {
       for (const result of results) {
         const pending = slot.pending.get(result.id);
         if (!pending) continue;
         slot.pending.delete(result.id);
-        if (result.error !== undefined) pending.reject(new BuildError(result.error));
+        if (result.error !== undefined) pending.reject(result.retryable ? new Error(result.error) : new BuildError(result.error));
         else pending.resolve({ envelopeFrom: result.envelopeFrom!, raw: Buffer.from(result.raw!), tracked: result.tracked ?? null });
       }
       if (slot.pending.size === 0) worker.unref();

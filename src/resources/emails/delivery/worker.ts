@@ -4,9 +4,9 @@
 // canceled, suppressed, delivered or otherwise final emails are done; a job that is due before
 // the email's scheduled_at (rescheduled) moves itself; a job re-run after a crash finds the
 // outcome its first run recorded. The outcome of a try (attempt rows, status, event,
-// suppression) is committed BEFORE the job is acknowledged, so a worker killed after a 2xx
-// never sends the message again; killed before the 2xx, the next hop did not take it, and the
-// job runs again once its lease expires.
+// suppression) is committed BEFORE the job is acknowledged (a 2xx and the job's deletion in one
+// transaction), so a worker killed after a 2xx never sends the message again; killed before the
+// 2xx, the next hop did not take it, and the job runs again once its lease expires.
 //
 // 2xx → delivered. 4xx / network / DNS trouble → attempted, retried with exponential backoff
 // until DELIVERY_RETRY_WINDOW_HOURS after the email was due, then failed. 5xx (and NXDOMAIN,
@@ -14,11 +14,11 @@
 import type { AppContext } from '../../../platform/context.ts';
 import type { Db } from '../../../platform/db/database.ts';
 import { isoFromMs, nowMs } from '../../../platform/clock.ts';
-import { JOB_LEASE_MS, RetryJobAt, type Job } from '../../../platform/jobs.ts';
-import { preparedQuery } from '../../../platform/db/prepared.ts';
+import { JOB_COMPLETED, JOB_LEASE_MS, RetryJobAt, type Job } from '../../../platform/jobs.ts';
 import { createOutboundDelivery, type DeliveryOutcome, type SmtpDelivery } from '../../../mail/smtp-delivery.ts';
 import { findSendingDomainById, type SendingDomain } from '../../domains/service.ts';
 import { BuildError, BuildPool } from './build-pool.ts';
+import { EmailReader } from './email-reader.ts';
 import { deriveTrackingSecret, storeTrackingLinks } from './tracking.ts';
 import { personalizationFor } from './personalize.ts';
 import { recordAttempted, recordBouncedAtDelivery, recordDelivered, recordFailed, SENDABLE_STATUSES } from './outcomes.ts';
@@ -42,15 +42,6 @@ const RETRY_CAP_MS = 60 * 60 * 1000;
 const DOMAIN_CACHE_MS = 30_000;
 /** Connections open at once to one destination address: Postfix's default_destination_concurrency_limit. */
 export const DESTINATION_CONCURRENCY = 20;
-
-const emailWithContent = preparedQuery((db, p: { id: string }) =>
-  db
-    .selectFrom('emails')
-    .leftJoin('email_contents', 'email_contents.id', 'emails.content_id')
-    .selectAll('emails')
-    .select(['email_contents.message as content_message', 'email_contents.purged_at as content_purged_at'])
-    .where('emails.id', '=', p.id),
-);
 
 export interface DeliverPayload {
   email_id?: unknown;
@@ -77,12 +68,14 @@ export class DeliveryWorker {
   readonly shaper: TrafficShaper;
   private readonly snapshots: NodeJS.Timeout;
   private readonly builder = new BuildPool();
+  private readonly emails: EmailReader;
   private readonly domains = new Map<string, { expires: number; domain: Promise<SendingDomain | null> }>();
 
   constructor(ctx: AppContext) {
     this.ctx = ctx;
     this.db = ctx.db;
     this.trackingSecret = deriveTrackingSecret(ctx.verpSecret);
+    this.emails = new EmailReader(ctx.db);
     this.shaper = new TrafficShaper({ overrides: parseShapingOverrides(process.env.DELIVERY_SHAPING) });
     this.snapshots = setInterval(() => void this.saveStates(), STATE_SNAPSHOT_MS);
     this.snapshots.unref();
@@ -129,10 +122,11 @@ export class DeliveryWorker {
     return domain;
   }
 
-  async run(job: Job<DeliverPayload>): Promise<void> {
+  /** One try of a deliver job; JOB_COMPLETED when the job was deleted with the recorded 2xx. */
+  async run(job: Job<DeliverPayload>): Promise<void | typeof JOB_COMPLETED> {
     const emailId = job.payload?.email_id;
     if (typeof emailId !== 'string') return;
-    const [found] = await emailWithContent(this.db, { id: emailId });
+    const found = await this.emails.read(emailId);
     if (!found || found.type !== 'outbound') return;
     const { content_message: message, content_purged_at: purgedAt, ...email } = found;
     if (!(SENDABLE_STATUSES as readonly string[]).includes(email.status)) return; // canceled, suppressed, delivered, final
@@ -172,7 +166,9 @@ export class DeliveryWorker {
     // No slot at the destination in time: not an attempt, just later (the queue waits its turn).
     if (outcome.deferredUntilMs !== undefined) throw new RetryJobAt(outcome.deferredUntilMs, outcome.response);
     if (outcome.kind === 'delivered') {
-      await recordDelivered(this.db, email.id, outcome);
+      const lockedBy = job.lockedBy;
+      await recordDelivered(this.db, email.id, outcome, lockedBy ? { id: job.id, lockedBy } : undefined);
+      if (lockedBy) return JOB_COMPLETED;
     } else if (outcome.kind === 'permanent') {
       await recordBouncedAtDelivery(this.db, email.id, outcome);
     } else {
