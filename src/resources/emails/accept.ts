@@ -9,7 +9,7 @@ import type { Principal } from '../../platform/http/auth.ts';
 import { ApiError, messageError, plainError } from '../../platform/http/errors.ts';
 import { newId, randomAlphanumeric } from '../../platform/ids.ts';
 import { isoFromDate, nowIso, nowMs } from '../../platform/clock.ts';
-import { emitEvent } from '../../platform/events.ts';
+import { emitEvents, type EventToEmit } from '../../platform/events.ts';
 import { enqueueJob } from '../../platform/jobs.ts';
 import { spendCreditsAtCommit } from '../../platform/credits.ts';
 import { checkSendLimits, countSends, pruneLimitCountersNowAndThen, rateLimitHeaders, type SendLimitState } from '../../platform/limits.ts';
@@ -162,11 +162,14 @@ export async function acceptMessage(ctx: AppContext, principal: Principal, reque
     await insertContent(tx, { id: rows[0].content_id, workspaceId: workspace.id, message: JSON.stringify(message), raw: request.raw ?? null, size, createdAt: rows[0].created_at });
     if (rows.length === 1) await insertEmail(tx, rows[0]);
     else await tx.insertInto('emails').values(rows).execute();
+    const events: EventToEmit[] = [];
     for (const row of rows) {
       const type = `email.${row.status}`;
-      if (!(quietAccept && type === 'email.accepted')) await emitEvent(tx, workspace.id, type, emailEventObject(row, type));
+      if (!(quietAccept && type === 'email.accepted')) events.push({ workspaceId: workspace.id, type, object: emailEventObject(row, type) });
       if (row.status !== 'suppressed') await enqueueJob(tx, DELIVER_JOB, { email_id: row.id }, { runAt, maxAttempts: 1_000_000 });
     }
+    // All recipients' events in one call: on PostgreSQL one statement with their reactions.
+    await emitEvents(tx, events);
     await request.inTransaction?.(tx, rows);
     // The workspace's hot rows (credits, counters) last: on PostgreSQL their row locks are
     // then held only from here to the commit, not across the whole send.

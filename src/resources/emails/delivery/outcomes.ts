@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import type { Db, Executor } from '../../../platform/db/database.ts';
 import { nowIso } from '../../../platform/clock.ts';
 import { preparedQuery } from '../../../platform/db/prepared.ts';
-import { emitEvent } from '../../../platform/events.ts';
+import { emitEvent, emitEvents, type EventToEmit } from '../../../platform/events.ts';
 import { completeJobs } from '../../../platform/jobs.ts';
 import { emailEventObject, type EmailRow } from '../objects.ts';
 import { addAutomaticSuppression } from '../../suppressions/service.ts';
@@ -77,9 +77,14 @@ function describe(outcome: Pick<HostAttempt, 'code' | 'response' | 'mxHost'>): s
   return (outcome.mxHost ? `${outcome.mxHost}: ${text}` : text).slice(0, 1000);
 }
 
-async function emitStatus(tx: Executor, row: EmailRow, extra: Record<string, unknown> = {}): Promise<void> {
+function statusEvent(row: EmailRow, extra: Record<string, unknown> = {}): EventToEmit {
   const type = `email.${row.status}`;
-  await emitEvent(tx, row.workspace_id, type, { ...emailEventObject(row, type), ...extra });
+  return { workspaceId: row.workspace_id, type, object: { ...emailEventObject(row, type), ...extra } };
+}
+
+async function emitStatus(tx: Executor, row: EmailRow, extra: Record<string, unknown> = {}): Promise<void> {
+  const { workspaceId, type, object } = statusEvent(row, extra);
+  await emitEvent(tx, workspaceId, type, object);
 }
 
 /** The deliver job to complete with the outcome (in its transaction): its id and the worker holding it. */
@@ -176,13 +181,16 @@ async function markAllDelivered(tx: Executor, batch: DeliveredItem[]): Promise<b
     .execute();
   const moved = new Map(rows.map((row) => [row.id, row]));
   const results: boolean[] = [];
+  const events: EventToEmit[] = [];
   for (const item of batch) {
     const row = moved.get(item.emailId);
     // Taken once: a second item for the same email finds it delivered already, as it would alone.
     moved.delete(item.emailId);
-    if (row) await emitStatus(tx, row);
+    if (row) events.push(statusEvent(row));
     results.push(row !== undefined);
   }
+  // One call for the batch: on PostgreSQL its events and their reactions are one statement.
+  await emitEvents(tx, events);
   return results;
 }
 
