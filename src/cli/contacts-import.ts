@@ -31,7 +31,8 @@ export interface ImportJob {
   format?: ImportFormat;
 }
 
-async function workspaceOf(db: Db, given: string | undefined): Promise<string> {
+/** The workspace named by --workspace, or the only one there is. */
+export async function workspaceOf(db: Db, given: string | undefined): Promise<string> {
   if (given) return given;
   const all = await listWorkspaces(db);
   if (all.length === 1) return all[0].id;

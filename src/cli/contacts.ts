@@ -6,20 +6,11 @@
 import { createWriteStream, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
-import type { Db } from '../platform/db/database.ts';
-import { listWorkspaces } from '../resources/workspaces/service.ts';
 import type { ImportFormat, ImportSummary } from '../resources/contacts/import/run.ts';
-import { importFile, restartWithImportMemorySettings } from './contacts-import.ts';
+import { importFile, restartWithImportMemorySettings, workspaceOf } from './contacts-import.ts';
 import { countExport, exportContacts } from '../resources/contacts/export.ts';
 import { withDatabase } from './workspace.ts';
 import { UsageError } from './index.ts';
-
-async function workspaceOf(db: Db, given: string | undefined): Promise<string> {
-  if (given) return given;
-  const all = await listWorkspaces(db);
-  if (all.length === 1) return all[0].id;
-  throw new UsageError(`--workspace ID is required (${all.length} workspaces exist; see postlane workspace list)`);
-}
 
 function bar(done: number, total: number, width = 30): string {
   const share = total > 0 ? Math.min(1, done / total) : 0;
