@@ -4,6 +4,7 @@
 // Reported: contacts per second, the child's peak RSS (VmHWM, read while it runs), and beside
 // them the physical limit measured in the same run: a plain multi-row insert of the same rows
 // (contacts and their memberships, pre-built, no file) into tables with the same indexes.
+// Also the CPU time per contact of each (steadier than rates on a shared machine).
 // Aims: >= 50,000 contacts/s on SQLite, >= 30,000 on PostgreSQL, peak RSS < 300 MB.
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -64,6 +65,17 @@ function peakRssMb(pid: number): number {
   }
 }
 
+/** CPU seconds (user + system, every thread) a running process has used, or 0. */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 async function runImport(database: Database, file: string, workspaceId: string, audienceId: string) {
   const started = performance.now();
   const child = spawn(process.execPath, [MAIN, 'contacts', 'import', file, '--workspace', workspaceId, '--audience', audienceId, '--json'], {
@@ -75,19 +87,23 @@ async function runImport(database: Database, file: string, workspaceId: string, 
   child.stdout.on('data', (d) => (stdout += d));
   child.stderr.on('data', (d) => (stderr += d));
   let peak = 0;
-  const poll = setInterval(() => (peak = Math.max(peak, peakRssMb(child.pid!))), 50);
+  let cpu = 0;
+  const poll = setInterval(() => {
+    peak = Math.max(peak, peakRssMb(child.pid!));
+    cpu = Math.max(cpu, cpuSeconds(child.pid!));
+  }, 50);
   const [code] = (await once(child, 'exit')) as [number];
   clearInterval(poll);
   const seconds = (performance.now() - started) / 1000;
   if (code !== 0) throw new Error(`import failed (${code}): ${stdout}\n${stderr.slice(-2000)}`);
   const summary = JSON.parse(stdout);
   if (summary.created !== ROWS || summary.subscribed !== ROWS) throw new Error(`import counted ${summary.created} created, ${summary.subscribed} subscribed`);
-  return { seconds, peak };
+  return { seconds, peak, cpu };
 }
 
 /** The physical limit: the same rows, pre-built, in multi-row inserts of 5,000-row transactions
  *  into copies of the two tables with the same indexes. */
-async function plainInsert(database: Database): Promise<number> {
+async function plainInsert(database: Database): Promise<{ seconds: number; cpu: number }> {
   const { db, close } = database.open();
   try {
     const sqlite = database.kind === 'sqlite';
@@ -105,6 +121,7 @@ async function plainInsert(database: Database): Promise<number> {
       return CompiledQuery.raw(`insert into ${table} values ${tuples.join(',')}`, rows.flat());
     };
     const started = performance.now();
+    const cpuBefore = process.cpuUsage();
     for (let base = 0; base < ROWS; base += 5000) {
       const now = nowIso();
       const contacts: unknown[][] = [];
@@ -119,7 +136,8 @@ async function plainInsert(database: Database): Promise<number> {
         for (let i = 0; i < members.length; i += perStatement) await tx.executeQuery(insert('plain_subscribers', members.slice(i, i + perStatement)));
       });
     }
-    return (performance.now() - started) / 1000;
+    const cpu = process.cpuUsage(cpuBefore);
+    return { seconds: (performance.now() - started) / 1000, cpu: (cpu.user + cpu.system) / 1e6 };
   } finally {
     await close();
   }
@@ -139,12 +157,16 @@ async function measure(kind: 'sqlite' | 'postgres', dir: string, file: string): 
       await close();
     }
     const imported = await runImport(database, file, workspaceId, audienceId);
-    const plainSeconds = await plainInsert(database);
+    const plain = await plainInsert(database);
+    const plainSeconds = plain.seconds;
     const rate = ROWS / imported.seconds;
     const plainRate = ROWS / plainSeconds;
+    // CPU per contact: steadier than rates on a busy machine (on PostgreSQL most of the work is
+    // the server's, not counted here).
+    const perContact = (seconds: number) => `${((seconds * 1e6) / ROWS).toFixed(1)} µs CPU/contact`;
     return [
-      `${kind.padEnd(8)} import    ${Math.round(rate).toLocaleString('en').padStart(9)} contacts/s  (${imported.seconds.toFixed(1)} s, aim >= ${AIMS[kind].toLocaleString('en')}: ${rate >= AIMS[kind] ? 'met' : 'MISSED'})   peak RSS ${imported.peak.toFixed(0)} MB (aim < ${AIM_RSS_MB}: ${imported.peak > 0 && imported.peak < AIM_RSS_MB ? 'met' : 'MISSED'})`,
-      `${kind.padEnd(8)} plain     ${Math.round(plainRate).toLocaleString('en').padStart(9)} rows/s      (${plainSeconds.toFixed(1)} s: contacts + memberships, multi-row inserts, same indexes)   import/plain ${(rate / plainRate).toFixed(2)}`,
+      `${kind.padEnd(8)} import    ${Math.round(rate).toLocaleString('en').padStart(9)} contacts/s  (${imported.seconds.toFixed(1)} s, aim >= ${AIMS[kind].toLocaleString('en')}: ${rate >= AIMS[kind] ? 'met' : 'MISSED'})   peak RSS ${imported.peak.toFixed(0)} MB (aim < ${AIM_RSS_MB}: ${imported.peak > 0 && imported.peak < AIM_RSS_MB ? 'met' : 'MISSED'})   ${perContact(imported.cpu)} (all threads)`,
+      `${kind.padEnd(8)} plain     ${Math.round(plainRate).toLocaleString('en').padStart(9)} rows/s      (${plainSeconds.toFixed(1)} s: contacts + memberships, multi-row inserts, same indexes)   import/plain ${(rate / plainRate).toFixed(2)}   ${perContact(plain.cpu)}`,
     ];
   } finally {
     await database.drop();

@@ -6,25 +6,11 @@
 import { createWriteStream, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
-import type { Db } from '../platform/db/database.ts';
-import { listWorkspaces } from '../resources/workspaces/service.ts';
-import { Worker } from 'node:worker_threads';
 import type { ImportFormat, ImportSummary } from '../resources/contacts/import/run.ts';
-import type { FromImport, ImportJob } from './contacts-import-worker.ts';
+import { importFile, restartWithImportMemorySettings, workspaceOf } from './contacts-import.ts';
 import { countExport, exportContacts } from '../resources/contacts/export.ts';
 import { withDatabase } from './workspace.ts';
 import { UsageError } from './index.ts';
-
-async function workspaceOf(db: Db, given: string | undefined): Promise<string> {
-  if (given) return given;
-  const all = await listWorkspaces(db);
-  if (all.length === 1) return all[0].id;
-  throw new UsageError(`--workspace ID is required (${all.length} workspaces exist; see postlane workspace list)`);
-}
-
-// The import's thread: a young generation of 12 MB instead of the 128 MB V8 grows to (the
-// process's peak RSS: 276 MB at 8 MB, 285 at 12, 290 at 16, 298 at 32, importing 100,000 rows).
-const IMPORT_LIMITS = { maxYoungGenerationSizeMb: 12 };
 
 function bar(done: number, total: number, width = 30): string {
   const share = total > 0 ? Math.min(1, done / total) : 0;
@@ -62,30 +48,13 @@ async function importCommand(rest: string[]): Promise<number> {
   } catch {
     throw new UsageError(`cannot read ${file}`);
   }
+  restartWithImportMemorySettings();
   const started = performance.now();
   const tty = process.stderr.isTTY;
-  const summary = await new Promise<ImportSummary>((resolve, reject) => {
-    const worker = new Worker(new URL('./contacts-import-worker.ts', import.meta.url), {
-      workerData: { file, workspace: values.workspace, audience: values.audience, format: values.format as ImportFormat | undefined } satisfies ImportJob,
-      resourceLimits: IMPORT_LIMITS,
-    });
-    let settled = false;
-    worker.on('message', (message: FromImport) => {
-      if (message.type === 'progress') {
-        const rate = Math.round(message.rows / ((performance.now() - started) / 1000));
-        const line = `${bar(message.read, size)} ${message.rows.toLocaleString('en-US')} rows, ${rate.toLocaleString('en-US')}/s`;
-        process.stderr.write(tty ? `\r${line}` : `${line}\n`);
-        return;
-      }
-      settled = true;
-      if (message.type === 'result') resolve(message.summary);
-      else if (message.type === 'usage') reject(new UsageError(message.message));
-      else reject(new Error(message.message));
-    });
-    worker.on('error', reject);
-    worker.on('exit', (code) => {
-      if (!settled) reject(new Error(`the import stopped (exit code ${code})`));
-    });
+  const summary = await importFile({ file, workspace: values.workspace, audience: values.audience, format: values.format as ImportFormat | undefined }, (rows, read) => {
+    const rate = Math.round(rows / ((performance.now() - started) / 1000));
+    const line = `${bar(read, size)} ${rows.toLocaleString('en-US')} rows, ${rate.toLocaleString('en-US')}/s`;
+    process.stderr.write(tty ? `\r${line}` : `${line}\n`);
   });
   if (tty) process.stderr.write('\n');
   const seconds = (performance.now() - started) / 1000;

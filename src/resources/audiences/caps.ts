@@ -5,6 +5,7 @@
 // change; taking places is one conditional UPDATE, so concurrent adds can never overshoot.
 import { dialectOf, type Executor } from '../../platform/db/database.ts';
 import { ApiError } from '../../platform/http/errors.ts';
+import { literal, writeHotRow } from '../../platform/db/hot-rows.ts';
 import { getWorkspace, PLAN_NAMES, type Plan } from '../workspaces/service.ts';
 
 export const SUBSCRIBER_LIMITS: Record<Plan, number | null> = { payg: 10_000, pro: 50_000, business: 250_000, custom: null };
@@ -69,4 +70,33 @@ export async function takeSubscriberPlaces(
 export async function releaseSubscriberPlaces(tx: Executor, audienceId: string, n: number): Promise<void> {
   if (n <= 0) return;
   await tx.updateTable('audiences').set((eb) => ({ subscriber_count: eb('subscriber_count', '-', n) })).where('id', '=', audienceId).execute();
+}
+
+// Our own SQLSTATE for a place refused at commit, raised by the statement below.
+const NO_PLACE_SQLSTATE = 'PL422';
+
+/**
+ * takeSubscriberPlaces (all `wanted` or the 422) for a transaction run by groupCommit: on
+ * PostgreSQL the UPDATE of the audience's count goes out with the COMMIT (hot-rows.ts), so its
+ * row lock is not held over the transaction's later round trips, and a full audience makes the
+ * commit fail with the same 422 (nothing of the transaction is stored). Elsewhere it runs now.
+ */
+export async function takeSubscriberPlacesAtCommit(tx: Executor, plan: Plan, audience: { id: string; name: string }, wanted: number): Promise<void> {
+  if (wanted <= 0) return;
+  const limit = SUBSCRIBER_LIMITS[plan];
+  const update = `update audiences set subscriber_count = subscriber_count + ${literal(wanted)} where id = ${literal(audience.id)}`;
+  const statement =
+    limit === null
+      ? update
+      : `do $take$ begin
+    ${update} and subscriber_count <= ${literal(limit - wanted)};
+    if not found then raise exception 'subscriber limit reached' using errcode = '${NO_PLACE_SQLSTATE}'; end if;
+  end $take$`;
+  const refusal = async (db: Executor) => {
+    const row = await db.selectFrom('audiences').select('subscriber_count').where('id', '=', audience.id).executeTakeFirst();
+    return subscriberLimitError(audience.name, usageOf(plan, row?.subscriber_count ?? 0));
+  };
+  await writeHotRow(tx, { statement, refusalCode: NO_PLACE_SQLSTATE, refusal }, async () => {
+    await takeSubscriberPlaces(tx, plan, audience, wanted);
+  });
 }

@@ -5,7 +5,7 @@ import type { Executor } from '../../platform/db/database.ts';
 import { newId } from '../../platform/ids.ts';
 import { nowIso } from '../../platform/clock.ts';
 import { emitEvent } from '../../platform/events.ts';
-import { releaseSubscriberPlaces, takeSubscriberPlaces, workspacePlan } from './caps.ts';
+import { releaseSubscriberPlaces, takeSubscriberPlaces, takeSubscriberPlacesAtCommit, workspacePlan } from './caps.ts';
 import { subscriberObject, type AudienceRow, type SubscriberRow } from './records.ts';
 import type { Selectable } from 'kysely';
 import type { ContactsTable } from '../contacts/tables.ts';
@@ -112,7 +112,8 @@ export async function removeContactFromAudience(tx: Executor, workspaceId: strin
 /**
  * New memberships of one contact in several audiences, written without their events (the
  * caller emits `subscriber.created` after the contact's own event, as the spec orders them).
- * Places are taken in id order, so concurrent writers lock audiences in one order.
+ * Places are taken in id order, so concurrent writers lock audiences in one order; in a
+ * transaction run by groupCommit they are taken with its COMMIT (caps.ts).
  */
 export async function insertMemberships(
   tx: Executor,
@@ -127,7 +128,7 @@ export async function insertMemberships(
   const now = nowIso();
   const added = [];
   for (const audience of sorted) {
-    await takeSubscriberPlaces(tx, plan, audience, 1);
+    await takeSubscriberPlacesAtCommit(tx, plan, audience, 1);
     added.push({ audience, subscriber: newSubscriberRow(workspaceId, audience.id, contact.id, subscribed, now) });
   }
   await tx.insertInto('subscribers').values(added.map((a) => a.subscriber)).execute();

@@ -148,8 +148,8 @@ export async function importContacts(db: Db, target: Target, batches: AsyncItera
 }
 
 function customFieldsAfter(contact: ContactRow, row: ImportRow): string {
-  if (Object.keys(row.custom_fields).length === 0) return contact.custom_fields;
-  return JSON.stringify({ ...(JSON.parse(contact.custom_fields) as Record<string, unknown>), ...row.custom_fields });
+  if (row.custom_fields === '{}') return contact.custom_fields;
+  return JSON.stringify({ ...(JSON.parse(contact.custom_fields) as Record<string, unknown>), ...(JSON.parse(row.custom_fields) as Record<string, unknown>) });
 }
 
 const COUNTS = ['created', 'updated', 'unchanged', 'subscribed', 'already_subscribed', 'kept_unsubscribed', 'suppressed'] as const;
@@ -208,7 +208,7 @@ async function writeBatch(tx: Executor, target: Target, rows: ImportRow[]): Prom
         email: row.email,
         first_name: row.first_name ?? null,
         last_name: row.last_name ?? null,
-        custom_fields: JSON.stringify(row.custom_fields),
+        custom_fields: row.custom_fields,
         unsubscribed: row.unsubscribe ? 1 : 0,
         created_at: now,
         updated_at: now,

@@ -14,7 +14,9 @@ export interface ImportRow {
   last_name?: string;
   /** true: unsubscribe from all campaigns; an import never sets it back to false. */
   unsubscribe: boolean;
-  custom_fields: Record<string, unknown>;
+  /** The row's custom fields as JSON object text ('{}' when none): made here, in the parsing
+   *  thread, so the writing thread stores it as it is. */
+  custom_fields: string;
 }
 
 export type RowResult = { ok: true; value: ImportRow } | { ok: false; row: number; email: string | null; reason: string };
@@ -64,7 +66,7 @@ const FALSE = new Set(['false', '0', 'no', 'n', '']);
 export function readRow(source: SourceRow, columns: ColumnMap, definitions: FieldDefinitions): RowResult {
   const values = source.values;
   if (!values) return { ok: false, row: source.row, email: null, reason: source.problem ?? 'unreadable row' };
-  const out: ImportRow = { row: source.row, email: '', unsubscribe: false, custom_fields: {} };
+  const out: ImportRow = { row: source.row, email: '', unsubscribe: false, custom_fields: '{}' };
   let rawEmail: string | undefined;
   const fields: Array<[string, unknown]> = [];
   for (const { key, role } of columns.roles(Object.keys(values))) {
@@ -108,11 +110,14 @@ export function readRow(source: SourceRow, columns: ColumnMap, definitions: Fiel
   const email = normalizeAddress(rawEmail);
   if (email === null) return { ok: false, row: source.row, email: rawEmail, reason: 'invalid email address' };
   out.email = email;
+  if (fields.length === 0) return { ok: true, value: out };
+  const customFields: Record<string, unknown> = {};
   for (const [key, value] of fields) {
     const checked = checkFieldValue(definitions.get(key), key, typeof value === 'string' ? value.trim() : value);
     if ('error' in checked) return { ok: false, row: source.row, email, reason: checked.error };
-    out.custom_fields[key] = checked.value;
+    customFields[key] = checked.value;
   }
+  out.custom_fields = JSON.stringify(customFields);
   return { ok: true, value: out };
 }
 

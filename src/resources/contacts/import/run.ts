@@ -1,6 +1,6 @@
 // One entry point for the API and the CLI: a byte stream in, the import summary out. The API
 // parses in a worker thread (the server's event loop only writes); the CLI's import already runs
-// in a worker thread of its own (src/cli/contacts-import-worker.ts) and parses there. A file
+// on its process's main thread (src/cli/contacts-import.ts) and parses in a worker too. A file
 // that fails on its first bytes is refused before a worker is started (file-start.ts).
 import type { Db } from '../../../platform/db/database.ts';
 import { fieldDefinitions } from '../../custom-fields/service.ts';
