@@ -1,7 +1,7 @@
 // The small parts every page is built from: loading and error states, badges, copy buttons,
 // paging, search boxes, dialogs and form fields. All keyboard-usable and labelled.
 import type { ButtonHTMLAttributes, ComponentChildren } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 
 export function Loading({ label = 'Loading…' }: { label?: string }) {
   return (
@@ -128,7 +128,10 @@ export function Select({ label, value, options, onChange }: { label: string; val
 /** A modal dialog (the browser's own: focus stays inside, Escape closes it). */
 export function Dialog({ title, open, onClose, children }: { title: string; open: boolean; onClose: () => void; children: ComponentChildren }) {
   const ref = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
+  // A layout effect: the modal opens and closes in the same render as `open` changes. An effect
+  // runs after the next frame, and until then a closed dialog's page stayed inert: what was
+  // typed right after Close went nowhere (seen in the campaign page's test under load).
+  useLayoutEffect(() => {
     const dialog = ref.current;
     if (!dialog) return;
     if (open && !dialog.open) dialog.showModal();
