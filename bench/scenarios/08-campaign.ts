@@ -115,6 +115,7 @@ export const scenario: Scenario = {
       const latencies: number[] = [];
       const accepts: number[] = [];
       let running = true;
+      let transactionalError: Error | null = null;
       const sampler = (async () => {
         let seen = 0;
         while (running) {
@@ -125,7 +126,7 @@ export const scenario: Scenario = {
           }
           await sleep(5);
         }
-      })();
+      })().catch(() => (running = false));
       const transactional = (async () => {
         for (let i = 0; running; i++) {
           const to = `tx${i}@example.net`;
@@ -135,7 +136,11 @@ export const scenario: Scenario = {
           accepts.push(performance.now() - at);
           await sleep(1000 / TRANSACTIONAL_PER_SECOND);
         }
-      })();
+      })().catch((error) => {
+        // Reported after the campaign (an unhandled rejection would hide what went wrong).
+        if (running) transactionalError = error as Error;
+        running = false;
+      });
       const campaignStart = performance.now();
       await call('POST', `/campaigns/${campaign.id}/send`, {});
       let timedOut = false;
@@ -143,6 +148,7 @@ export const scenario: Scenario = {
       const campaignMs = performance.now() - campaignStart;
       running = false;
       await transactional;
+      if (transactionalError) throw transactionalError;
       await sleep(1000); // the last transactional mails arrive
       await sampler;
       const rate = (bulkSink.accepted / campaignMs) * 1000;
@@ -172,7 +178,7 @@ export const scenario: Scenario = {
       lines.push(`snapshot                         ${snapshotS.toFixed(2).padStart(7)} s for ${Number(counted?.n ?? 0)} recipients (send to status sending; aim < ${AIMS.snapshot[kind]} s on ${kind})`);
       return { name: 'campaign', lines };
     } catch (error) {
-      throw new Error(`${(error as Error).message}\npostlane output:\n${postlane.output().slice(-4000)}`);
+      throw new Error(`${(error as Error).message}${(error as Error).cause ? ` (${String((error as Error).cause)})` : ''}\npostlane output:\n${postlane.output().slice(-4000)}`);
     } finally {
       await handle.close();
       await postlane.stop();
