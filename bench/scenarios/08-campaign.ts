@@ -126,7 +126,11 @@ export const scenario: Scenario = {
           }
           await sleep(5);
         }
-      })().catch(() => (running = false));
+      })().catch(() => {
+        // The server is gone (its /proc entry with it): stop waiting for the sink.
+        running = false;
+        throw new Error(`the server exited during the campaign`);
+      });
       const transactional = (async () => {
         for (let i = 0; running; i++) {
           const to = `tx${i}@example.net`;
@@ -144,7 +148,7 @@ export const scenario: Scenario = {
       const campaignStart = performance.now();
       await call('POST', `/campaigns/${campaign.id}/send`, {});
       let timedOut = false;
-      await bulkSink.waitForMessages(RECIPIENTS, TIMEOUT_MS).catch(() => (timedOut = true));
+      await Promise.race([bulkSink.waitForMessages(RECIPIENTS, TIMEOUT_MS).catch(() => (timedOut = true)), sampler]);
       const campaignMs = performance.now() - campaignStart;
       running = false;
       await transactional;
@@ -180,6 +184,7 @@ export const scenario: Scenario = {
     } catch (error) {
       throw new Error(`${(error as Error).message}${(error as Error).cause ? ` (${String((error as Error).cause)})` : ''}\npostlane output:\n${postlane.output().slice(-4000)}`);
     } finally {
+      if (process.env.BENCH_CAMPAIGN_SERVER_LOG) (await import('node:fs')).writeFileSync(process.env.BENCH_CAMPAIGN_SERVER_LOG, postlane.output());
       await handle.close();
       await postlane.stop();
       await bulkSink.close();
