@@ -18,7 +18,8 @@ import { newId, randomAlphanumeric } from '../../platform/ids.ts';
 import { nowIso, nowMs } from '../../platform/clock.ts';
 import { emitEvent } from '../../platform/events.ts';
 import { enqueueJobs, RetryJobAt, type Job } from '../../platform/jobs.ts';
-import { getCredits, spendCredits } from '../../platform/credits.ts';
+import { getCredits, spendCreditsAtCommit } from '../../platform/credits.ts';
+import { groupCommit } from '../../platform/db/group-commit.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import { subscribedRecipientsQuery } from '../audiences/service.ts';
 import { activeSuppressions } from '../suppressions/service.ts';
@@ -33,8 +34,6 @@ export const FANOUT_JOB = 'campaign.fanout';
 export const CREDITS_PER_EMAIL = 2;
 /** Recipients turned into emails per transaction. */
 export const BATCH_SIZE = Number(process.env.POSTLANE_CAMPAIGN_BATCH ?? 200);
-/** A batch's credits were spent by someone else after its balance was read: it rolls back. */
-class CreditsTakenMeanwhile extends Error {}
 
 /** How often a campaign waiting for credits looks again. */
 export const CREDIT_WAIT_MS = Number(process.env.POSTLANE_CAMPAIGN_CREDIT_WAIT_MS ?? 2000);
@@ -136,35 +135,37 @@ export class CampaignEngine {
   /** One transaction: start the campaign, or turn one batch into emails, or finish it. */
   async step(campaignId: string): Promise<Step> {
     try {
-      return await this.stepInTransaction(campaignId);
+      // On PostgreSQL the credits go out with the COMMIT (hot-rows.ts): the workspace row, which
+      // every transactional send of the workspace updates too, is locked only while it commits.
+      const work = (tx: Executor) => this.stepIn(tx, campaignId);
+      return dialectOf(this.db) === 'postgres' ? await groupCommit(this.db, work) : await this.db.transaction().execute(work);
     } catch (error) {
-      if (error instanceof CreditsTakenMeanwhile) return waitForCredits();
+      // Spent by someone else since the batch read the balance: it rolled back, and waits like any shortage.
+      if (error instanceof ApiError && error.status === 402) return waitForCredits();
       throw error;
     }
   }
 
-  private stepInTransaction(campaignId: string): Promise<Step> {
-    return this.db.transaction().execute(async (tx) => {
-      let query = tx.selectFrom('campaigns').selectAll().where('id', '=', campaignId);
-      if (dialectOf(tx) === 'postgres') query = query.forUpdate();
-      const row = await query.executeTakeFirst();
-      if (!row) return DONE;
-      switch (row.status) {
-        case 'scheduled': {
-          const due = row.scheduled_at ? Date.parse(row.scheduled_at) : 0;
-          if (due > nowMs() + 200) return { kind: 'wait', until: due, why: `scheduled for ${row.scheduled_at}` };
-          return this.start(tx, row);
-        }
-        case 'queued':
-          return this.start(tx, row);
-        case 'sending':
-          return this.batch(tx, row);
-        case 'paused':
-          return row.status_reason === 'insufficient_credits' ? this.batch(tx, row) : DONE;
-        default:
-          return DONE; // draft (deleted and made again?), sent, canceled, archived
+  private async stepIn(tx: Executor, campaignId: string): Promise<Step> {
+    let query = tx.selectFrom('campaigns').selectAll().where('id', '=', campaignId);
+    if (dialectOf(tx) === 'postgres') query = query.forUpdate();
+    const row = await query.executeTakeFirst();
+    if (!row) return DONE;
+    switch (row.status) {
+      case 'scheduled': {
+        const due = row.scheduled_at ? Date.parse(row.scheduled_at) : 0;
+        if (due > nowMs() + 200) return { kind: 'wait', until: due, why: `scheduled for ${row.scheduled_at}` };
+        return this.start(tx, row);
       }
-    });
+      case 'queued':
+        return this.start(tx, row);
+      case 'sending':
+        return this.batch(tx, row);
+      case 'paused':
+        return row.status_reason === 'insufficient_credits' ? this.batch(tx, row) : DONE;
+      default:
+        return DONE; // draft (deleted and made again?), sent, canceled, archived
+    }
   }
 
   /** Snapshot of the recipients (set-based), the shared content, status `sending`. */
@@ -235,6 +236,13 @@ export class CampaignEngine {
   /** Claims up to BATCH_SIZE pending recipients and turns them into emails. */
   private async batch(tx: Executor, row: CampaignRow): Promise<Step> {
     const now = nowIso();
+    if (dialectOf(tx) === 'postgres') {
+      // Its commit does not wait for the WAL flush (nor holds the workspace row meanwhile): nothing
+      // of a batch leaves the database before a later, synchronous commit (a delivery's or a
+      // webhook's job claim) has flushed the WAL past it, and a PostgreSQL crash before that loses
+      // the whole batch, which is then simply taken again.
+      await sql`set local synchronous_commit = off`.execute(tx);
+    }
     let claim = tx
       .selectFrom('campaign_recipients')
       .select('contact_id')
@@ -306,15 +314,8 @@ export class CampaignEngine {
     const updated = await this.markQueued(tx, row.id, pairs);
     // Never more or less than what this transaction claimed: otherwise nothing of it commits.
     if (updated !== pairs.length) throw new Error(`campaign ${row.id}: ${updated} of ${pairs.length} recipients were still pending`);
-    // The credits last: on PostgreSQL the workspace row stays locked from this UPDATE until the
-    // commit, and every transactional send of the workspace waits for it meanwhile.
-    try {
-      await spendCredits(tx, row.workspace_id, sendable.length * CREDITS_PER_EMAIL);
-    } catch (error) {
-      // Spent by someone else since the balance was read: the batch rolls back and waits like any shortage.
-      if (error instanceof ApiError && error.status === 402) throw new CreditsTakenMeanwhile();
-      throw error;
-    }
+    // Last, and on PostgreSQL sent with the COMMIT; a shortfall (spent meanwhile) rolls it all back.
+    await spendCreditsAtCommit(tx, row.workspace_id, sendable.length * CREDITS_PER_EMAIL);
     return MORE;
   }
 
