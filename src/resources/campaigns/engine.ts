@@ -21,7 +21,6 @@ import { enqueueJobs, RetryJobAt, type Job } from '../../platform/jobs.ts';
 import { getCredits, spendCreditsAtCommit } from '../../platform/credits.ts';
 import { groupCommit } from '../../platform/db/group-commit.ts';
 import { ApiError } from '../../platform/http/errors.ts';
-import { subscribedRecipientsQuery } from '../audiences/service.ts';
 import { activeSuppressions } from '../suppressions/service.ts';
 import { findSendingDomain, findSendingDomainById, type SendingDomain } from '../domains/service.ts';
 import { CAMPAIGN_DELIVER_JOB } from '../emails/accept.ts';
@@ -29,6 +28,7 @@ import { messageSize, type StoredMessage } from '../emails/content.ts';
 import { emailEventObject, type EmailRow } from '../emails/objects.ts';
 import { parseTemple, type TempleTemplate } from '../../templating/temple.ts';
 import { campaignEventObject, recipientsOf, type CampaignRow } from './records.ts';
+import { snapshotRecipients } from './snapshot.ts';
 
 export const FANOUT_JOB = 'campaign.fanout';
 export const CREDITS_PER_EMAIL = 2;
@@ -51,22 +51,6 @@ export const FANOUT_LEASE_MS = 5000;
 /** A fan-out job gives its slot back this often (other campaigns get their turn). */
 const RUN_SLICE_MS = 5000;
 const EMAIL_INSERT_CHUNK = 400; // 27 columns a row: under every engine's parameter limit
-
-/** Subscribed contacts of the audiences, once, not unsubscribed, and with no active suppression. */
-export function eligibleRecipientsQuery(db: Executor, workspaceId: string, audienceIds: readonly string[]) {
-  const now = nowIso();
-  return subscribedRecipientsQuery(db, workspaceId, audienceIds).where(({ not, exists, selectFrom, or, eb }) =>
-    not(
-      exists(
-        selectFrom('suppressions')
-          .select(sql`1`.as('one'))
-          .where('suppressions.workspace_id', '=', workspaceId)
-          .whereRef('suppressions.email', '=', 'contacts.email')
-          .where((w) => w.or([w('suppressions.keep_until', 'is', null), w('suppressions.keep_until', '>', now)])),
-      ),
-    ),
-  );
-}
 
 type Step = { kind: 'more' } | { kind: 'done' } | { kind: 'wait'; until: number; why: string };
 const MORE: Step = { kind: 'more' };
@@ -180,14 +164,7 @@ export class CampaignEngine {
       return DONE;
     }
     const included = recipientsOf(row).filter((r) => !r.exclude).map((r) => r.audience_id);
-    const eligible = eligibleRecipientsQuery(tx, row.workspace_id, included).clearOrderBy();
-    const inserted = await tx
-      .insertInto('campaign_recipients')
-      .columns(['campaign_id', 'contact_id', 'status'])
-      .expression(
-        tx.selectFrom(eligible.as('e')).select([sql<string>`cast(${row.id} as text)`.as('campaign_id'), 'e.contact_id', sql<string>`cast('pending' as text)`.as('status')]),
-      )
-      .executeTakeFirst();
+    const recipientCount = await snapshotRecipients(tx, row.id, row.workspace_id, included);
     const message: StoredMessage = {
       from: { address: row.from_email, name: row.from_name },
       to: [],
@@ -211,7 +188,7 @@ export class CampaignEngine {
       sent_at: now,
       content_id: contentId,
       sending_domain_id: domain.id,
-      recipient_count: Number(inserted.numInsertedOrUpdatedRows ?? 0),
+      recipient_count: recipientCount,
       updated_at: now,
     };
     await tx.updateTable('campaigns').set(changes).where('id', '=', row.id).execute();
