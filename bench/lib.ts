@@ -23,6 +23,7 @@ export async function startChild(script: string, args: string[], env: Record<str
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
+  child.on('exit', (code, signal) => (output += `\n[exited: code ${code} signal ${signal}]\n`));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
   for (;;) {

@@ -18,9 +18,9 @@ import { newId, randomAlphanumeric } from '../../platform/ids.ts';
 import { nowIso, nowMs } from '../../platform/clock.ts';
 import { emitEvent } from '../../platform/events.ts';
 import { enqueueJobs, RetryJobAt, type Job } from '../../platform/jobs.ts';
-import { getCredits, spendCredits } from '../../platform/credits.ts';
+import { getCredits, spendCreditsAtCommit } from '../../platform/credits.ts';
+import { groupCommit } from '../../platform/db/group-commit.ts';
 import { ApiError } from '../../platform/http/errors.ts';
-import { subscribedRecipientsQuery } from '../audiences/service.ts';
 import { activeSuppressions } from '../suppressions/service.ts';
 import { findSendingDomain, findSendingDomainById, type SendingDomain } from '../domains/service.ts';
 import { CAMPAIGN_DELIVER_JOB } from '../emails/accept.ts';
@@ -28,13 +28,12 @@ import { messageSize, type StoredMessage } from '../emails/content.ts';
 import { emailEventObject, type EmailRow } from '../emails/objects.ts';
 import { parseTemple, type TempleTemplate } from '../../templating/temple.ts';
 import { campaignEventObject, recipientsOf, type CampaignRow } from './records.ts';
+import { snapshotRecipients } from './snapshot.ts';
 
 export const FANOUT_JOB = 'campaign.fanout';
 export const CREDITS_PER_EMAIL = 2;
 /** Recipients turned into emails per transaction. */
 export const BATCH_SIZE = Number(process.env.POSTLANE_CAMPAIGN_BATCH ?? 200);
-/** A batch's credits were spent by someone else after its balance was read: it rolls back. */
-class CreditsTakenMeanwhile extends Error {}
 
 /** How often a campaign waiting for credits looks again. */
 export const CREDIT_WAIT_MS = Number(process.env.POSTLANE_CAMPAIGN_CREDIT_WAIT_MS ?? 2000);
@@ -52,22 +51,6 @@ export const FANOUT_LEASE_MS = 5000;
 /** A fan-out job gives its slot back this often (other campaigns get their turn). */
 const RUN_SLICE_MS = 5000;
 const EMAIL_INSERT_CHUNK = 400; // 27 columns a row: under every engine's parameter limit
-
-/** Subscribed contacts of the audiences, once, not unsubscribed, and with no active suppression. */
-export function eligibleRecipientsQuery(db: Executor, workspaceId: string, audienceIds: readonly string[]) {
-  const now = nowIso();
-  return subscribedRecipientsQuery(db, workspaceId, audienceIds).where(({ not, exists, selectFrom, or, eb }) =>
-    not(
-      exists(
-        selectFrom('suppressions')
-          .select(sql`1`.as('one'))
-          .where('suppressions.workspace_id', '=', workspaceId)
-          .whereRef('suppressions.email', '=', 'contacts.email')
-          .where((w) => w.or([w('suppressions.keep_until', 'is', null), w('suppressions.keep_until', '>', now)])),
-      ),
-    ),
-  );
-}
 
 type Step = { kind: 'more' } | { kind: 'done' } | { kind: 'wait'; until: number; why: string };
 const MORE: Step = { kind: 'more' };
@@ -136,35 +119,37 @@ export class CampaignEngine {
   /** One transaction: start the campaign, or turn one batch into emails, or finish it. */
   async step(campaignId: string): Promise<Step> {
     try {
-      return await this.stepInTransaction(campaignId);
+      // On PostgreSQL the credits go out with the COMMIT (hot-rows.ts): the workspace row, which
+      // every transactional send of the workspace updates too, is locked only while it commits.
+      const work = (tx: Executor) => this.stepIn(tx, campaignId);
+      return dialectOf(this.db) === 'postgres' ? await groupCommit(this.db, work) : await this.db.transaction().execute(work);
     } catch (error) {
-      if (error instanceof CreditsTakenMeanwhile) return waitForCredits();
+      // Spent by someone else since the batch read the balance: it rolled back, and waits like any shortage.
+      if (error instanceof ApiError && error.status === 402) return waitForCredits();
       throw error;
     }
   }
 
-  private stepInTransaction(campaignId: string): Promise<Step> {
-    return this.db.transaction().execute(async (tx) => {
-      let query = tx.selectFrom('campaigns').selectAll().where('id', '=', campaignId);
-      if (dialectOf(tx) === 'postgres') query = query.forUpdate();
-      const row = await query.executeTakeFirst();
-      if (!row) return DONE;
-      switch (row.status) {
-        case 'scheduled': {
-          const due = row.scheduled_at ? Date.parse(row.scheduled_at) : 0;
-          if (due > nowMs() + 200) return { kind: 'wait', until: due, why: `scheduled for ${row.scheduled_at}` };
-          return this.start(tx, row);
-        }
-        case 'queued':
-          return this.start(tx, row);
-        case 'sending':
-          return this.batch(tx, row);
-        case 'paused':
-          return row.status_reason === 'insufficient_credits' ? this.batch(tx, row) : DONE;
-        default:
-          return DONE; // draft (deleted and made again?), sent, canceled, archived
+  private async stepIn(tx: Executor, campaignId: string): Promise<Step> {
+    let query = tx.selectFrom('campaigns').selectAll().where('id', '=', campaignId);
+    if (dialectOf(tx) === 'postgres') query = query.forUpdate();
+    const row = await query.executeTakeFirst();
+    if (!row) return DONE;
+    switch (row.status) {
+      case 'scheduled': {
+        const due = row.scheduled_at ? Date.parse(row.scheduled_at) : 0;
+        if (due > nowMs() + 200) return { kind: 'wait', until: due, why: `scheduled for ${row.scheduled_at}` };
+        return this.start(tx, row);
       }
-    });
+      case 'queued':
+        return this.start(tx, row);
+      case 'sending':
+        return this.batch(tx, row);
+      case 'paused':
+        return row.status_reason === 'insufficient_credits' ? this.batch(tx, row) : DONE;
+      default:
+        return DONE; // draft (deleted and made again?), sent, canceled, archived
+    }
   }
 
   /** Snapshot of the recipients (set-based), the shared content, status `sending`. */
@@ -179,14 +164,7 @@ export class CampaignEngine {
       return DONE;
     }
     const included = recipientsOf(row).filter((r) => !r.exclude).map((r) => r.audience_id);
-    const eligible = eligibleRecipientsQuery(tx, row.workspace_id, included).clearOrderBy();
-    const inserted = await tx
-      .insertInto('campaign_recipients')
-      .columns(['campaign_id', 'contact_id', 'status'])
-      .expression(
-        tx.selectFrom(eligible.as('e')).select([sql<string>`cast(${row.id} as text)`.as('campaign_id'), 'e.contact_id', sql<string>`cast('pending' as text)`.as('status')]),
-      )
-      .executeTakeFirst();
+    const recipientCount = await snapshotRecipients(tx, row.id, row.workspace_id, included);
     const message: StoredMessage = {
       from: { address: row.from_email, name: row.from_name },
       to: [],
@@ -210,7 +188,7 @@ export class CampaignEngine {
       sent_at: now,
       content_id: contentId,
       sending_domain_id: domain.id,
-      recipient_count: Number(inserted.numInsertedOrUpdatedRows ?? 0),
+      recipient_count: recipientCount,
       updated_at: now,
     };
     await tx.updateTable('campaigns').set(changes).where('id', '=', row.id).execute();
@@ -235,6 +213,13 @@ export class CampaignEngine {
   /** Claims up to BATCH_SIZE pending recipients and turns them into emails. */
   private async batch(tx: Executor, row: CampaignRow): Promise<Step> {
     const now = nowIso();
+    if (dialectOf(tx) === 'postgres') {
+      // Its commit does not wait for the WAL flush (nor holds the workspace row meanwhile): nothing
+      // of a batch leaves the database before a later, synchronous commit (a delivery's or a
+      // webhook's job claim) has flushed the WAL past it, and a PostgreSQL crash before that loses
+      // the whole batch, which is then simply taken again.
+      await sql`set local synchronous_commit = off`.execute(tx);
+    }
     let claim = tx
       .selectFrom('campaign_recipients')
       .select('contact_id')
@@ -306,15 +291,8 @@ export class CampaignEngine {
     const updated = await this.markQueued(tx, row.id, pairs);
     // Never more or less than what this transaction claimed: otherwise nothing of it commits.
     if (updated !== pairs.length) throw new Error(`campaign ${row.id}: ${updated} of ${pairs.length} recipients were still pending`);
-    // The credits last: on PostgreSQL the workspace row stays locked from this UPDATE until the
-    // commit, and every transactional send of the workspace waits for it meanwhile.
-    try {
-      await spendCredits(tx, row.workspace_id, sendable.length * CREDITS_PER_EMAIL);
-    } catch (error) {
-      // Spent by someone else since the balance was read: the batch rolls back and waits like any shortage.
-      if (error instanceof ApiError && error.status === 402) throw new CreditsTakenMeanwhile();
-      throw error;
-    }
+    // Last, and on PostgreSQL sent with the COMMIT; a shortfall (spent meanwhile) rolls it all back.
+    await spendCreditsAtCommit(tx, row.workspace_id, sendable.length * CREDITS_PER_EMAIL);
     return MORE;
   }
 

@@ -3,7 +3,6 @@
 // engine (engine.ts), which snapshots the recipients and turns them into emails a batch at a
 // time. Statuses: draft → scheduled → queued → sending → sent; paused (on request, or waiting
 // for credits: status_reason insufficient_credits), canceled, archived.
-import { sql } from 'kysely';
 import type { Db, Executor } from '../../platform/db/database.ts';
 import { newId } from '../../platform/ids.ts';
 import { isoFromDate, nowIso, nowMs } from '../../platform/clock.ts';
@@ -29,7 +28,8 @@ import {
   type CampaignRow,
   type RecipientEntry,
 } from './records.ts';
-import { BATCH_SIZE, CREDITS_PER_EMAIL, FANOUT_JOB, eligibleRecipientsQuery } from './engine.ts';
+import { BATCH_SIZE, CREDITS_PER_EMAIL, FANOUT_JOB } from './engine.ts';
+import { countEligibleRecipients } from './snapshot.ts';
 
 type ContentType = (typeof CONTENT_TYPES)[number];
 
@@ -237,11 +237,7 @@ export async function sendCampaign(ctx: AppContext, principal: Principal, idOrNa
     if (Object.keys(errors).length > 0) throw prerequisitesError(errors);
 
     // Enough credits for the first batch, and someone to send to.
-    const firstBatch = await tx
-      .selectFrom(eligibleRecipientsQuery(tx, workspaceId, included).clearOrderBy().limit(BATCH_SIZE).as('r'))
-      .select(sql<number>`count(*)`.as('n'))
-      .executeTakeFirst();
-    const n = Number(firstBatch?.n ?? 0);
+    const n = await countEligibleRecipients(tx, workspaceId, included, BATCH_SIZE);
     if (n === 0) throw prerequisitesError({ recipients: ['the included audiences have no subscribed contacts to send to'] });
     const available = await getCredits(tx, workspaceId);
     if (available < n * CREDITS_PER_EMAIL) throw insufficientCreditsError(n * CREDITS_PER_EMAIL, available);
