@@ -36,8 +36,13 @@ export function hashSecret(secret: string): string {
   return hash('sha256', secret, 'hex');
 }
 
+const BEARER_SECRET_LENGTH = 'Bearer secret_'.length + 32;
+
 export function bearerSecret(header: string | undefined): string | null {
   if (!header) return null;
+  // The usual form, `Bearer secret_` and 32 characters, without a regular expression (it runs on
+  // every request). Whatever else it lets through is no key's secret, so it fails as it would.
+  if (header.length === BEARER_SECRET_LENGTH && header.startsWith('Bearer secret_')) return header.slice(7);
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   return match ? match[1] : null;
 }
@@ -115,7 +120,9 @@ export class Authenticator {
 
   /** Records a use for the next batch write (the time is formatted when written, not per request). */
   private queueUse({ keyId, keyHash }: Principal): void {
-    this.pendingUse.set(keyId, { hash: keyHash, atMs: nowMs() });
+    const pending = this.pendingUse.get(keyId);
+    if (pending && pending.hash === keyHash) pending.atMs = nowMs();
+    else this.pendingUse.set(keyId, { hash: keyHash, atMs: nowMs() });
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
   }
 
