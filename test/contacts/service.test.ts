@@ -7,7 +7,8 @@ import { freshMigratedDb, apiErrorOf } from '../helpers/app.ts';
 import type { Db } from '../../src/platform/db/database.ts';
 import { createWorkspace, updateWorkspace } from '../../src/resources/workspaces/service.ts';
 import { createContact, deleteContact, findContact, findOrCreateContact, requireContact, unsubscribeContact, updateContact } from '../../src/resources/contacts/service.ts';
-import { addSubscriber, createAudience, subscribedRecipientsQuery, subscribeContact, removeContactFromAudience, deleteAudience } from '../../src/resources/audiences/service.ts';
+import { eligibleRecipients } from '../../src/resources/campaigns/snapshot.ts';
+import { addSubscriber, createAudience, subscribeContact, removeContactFromAudience, deleteAudience } from '../../src/resources/audiences/service.ts';
 import { checkEventPayload } from '../../src/resources/events/payloads.ts';
 
 let db: Db;
@@ -81,7 +82,9 @@ test('update emits previous of changed fields only; unsubscribe turns off the ca
   assert.equal(updated.type, 'contact.updated');
   assert.deepEqual(updated.object.previous, { first_name: 'A' });
 
-  const recipients = async () => (await subscribedRecipientsQuery(db, workspaceId, [audience.id, other.id]).execute()).map((r) => r.email);
+  // Who a campaign to both audiences would reach: each subscribed contact once.
+  const emailOf = new Map([[a.id, a.email], [b.id, b.email]]);
+  const recipients = async () => (await eligibleRecipients(db, workspaceId, [audience.id, other.id]).distinct().execute()).map((r) => emailOf.get(r.contact_id));
   assert.deepEqual((await recipients()).sort(), ['a@example.com', 'b@example.com']);
 
   const seq2 = await lastSeq();

@@ -4,10 +4,8 @@
 //   and keeps the contacts),
 // - add a subscriber by address (creates or updates the contact; cap; resubscribe),
 // - the recipients query of campaigns.
-import type { SelectQueryBuilder } from 'kysely';
 import type { Db, Executor } from '../../platform/db/database.ts';
 import { isUniqueViolation } from '../../platform/db/database.ts';
-import type { Database } from '../../platform/db/schema.ts';
 import { newId, randomAlphanumeric } from '../../platform/ids.ts';
 import { nowIso } from '../../platform/clock.ts';
 import { emitEvent } from '../../platform/events.ts';
@@ -166,27 +164,3 @@ export async function audienceUsage(db: Executor, workspaceId: string, audience:
   return usageOf(await workspacePlan(db, workspaceId), audience.subscriber_count);
 }
 
-/**
- * Campaign recipients: every contact subscribed to at least one of `audienceIds`, once, and not
- * unsubscribed from all campaigns; suppressions are the caller's to apply. A select of
- * `contact_id` and `email` ordered by contact id, for `insert … select` or paging; it reads the
- * subscribers (audience_id, subscribed, contact_id) index and the contacts' primary key.
- */
-export function subscribedRecipientsQuery(
-  db: Executor,
-  workspaceId: string,
-  audienceIds: readonly string[],
-): SelectQueryBuilder<Database, 'contacts', { contact_id: string; email: string }> {
-  const members = db
-    .selectFrom('subscribers')
-    .select('contact_id')
-    .where('audience_id', 'in', audienceIds.length > 0 ? [...audienceIds] : [''])
-    .where('subscribed', '=', 1);
-  return db
-    .selectFrom('contacts')
-    .select(['contacts.id as contact_id', 'contacts.email'])
-    .where('contacts.workspace_id', '=', workspaceId)
-    .where('contacts.unsubscribed', '=', 0)
-    .where('contacts.id', 'in', members)
-    .orderBy('contacts.id');
-}
