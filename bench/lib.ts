@@ -69,9 +69,29 @@ export async function freshBenchDatabase(dataDir: string, kind: 'sqlite' | 'post
     await client.connect();
     await client.query(statement).finally(() => client.end());
   };
-  await admin(`create schema ${schema}`);
+  await admin(`create schema ${schema}`).catch(async (error: { code?: string }) => {
+    if (error.code !== '3D000') throw error; // 3D000: the database itself does not exist yet
+    await createBenchDatabase(base);
+    await admin(`create schema ${schema}`);
+  });
   const url = `${base}${base.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
   return { url, schema, drop: () => admin(`drop schema if exists ${schema} cascade`) };
+}
+
+/** Creates BENCH_DATABASE_URL's database, so a fresh machine needs no manual createdb. */
+async function createBenchDatabase(base: string): Promise<void> {
+  const url = new URL(base);
+  const name = decodeURIComponent(url.pathname.slice(1));
+  url.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    await client.query(`create database "${name.replaceAll('"', '""')}"`);
+  } catch (error) {
+    if ((error as { code?: string }).code !== '42P04') throw error; // 42P04: created meanwhile
+  } finally {
+    await client.end();
+  }
 }
 
 /** A Postlane server on a fresh SQLite file (or a fresh schema of BENCH_DATABASE_URL) in a child process. */
