@@ -43,11 +43,12 @@ export async function spendCredits(tx: Executor, workspaceId: string, n: number)
  */
 export async function spendCreditsAtCommit(tx: Executor, workspaceId: string, n: number): Promise<void> {
   checkAmount(n);
-  const statement = `do $spend$ begin
-    update workspaces set credits = credits - ${literal(n)} where id = ${literal(workspaceId)} and credits >= ${literal(n)};
+  const statement = (total: number) => `do $spend$ begin
+    update workspaces set credits = credits - ${literal(total)} where id = ${literal(workspaceId)} and credits >= ${literal(total)};
     if not found then raise exception 'insufficient credits' using errcode = '${INSUFFICIENT_CREDITS_SQLSTATE}'; end if;
   end $spend$`;
-  await writeHotRow(tx, { statement, refusalCode: INSUFFICIENT_CREDITS_SQLSTATE, refusal: async (db) => insufficientCreditsError(n, await getCredits(db, workspaceId)) }, async () => {
+  const refusal = async (db: Executor, total: number) => insufficientCreditsError(total, await getCredits(db, workspaceId));
+  await writeHotRow(tx, { key: `1 credits ${workspaceId}`, amount: n, statement, refusalCode: INSUFFICIENT_CREDITS_SQLSTATE, refusal }, async () => {
     await spendCredits(tx, workspaceId, n);
   });
 }

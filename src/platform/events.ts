@@ -61,17 +61,20 @@ export function subscribeToEvents(subscriber: EventSubscriber): void {
 
 export async function emitEvent(tx: Executor, workspaceId: string, type: string, object: Record<string, unknown>): Promise<EmittedEvent> {
   const event: EmittedEvent = { id: newId('evt'), workspaceId, type, object, createdAt: nowIso() };
-  if (dialectOf(tx) === 'postgres') await emitInOneStatement(tx, [event]);
+  if (dialectOf(tx) === 'postgres') await emitInOneStatement(tx, [event], []);
   else await emitOnSqlite(tx, event);
   return event;
 }
 
 /** Emits several events in their order; on PostgreSQL in one statement with all their reactions. */
-export async function emitEvents(tx: Executor, items: EventToEmit[]): Promise<EmittedEvent[]> {
+export async function emitEvents(tx: Executor, items: EventToEmit[], alsoWrite: SqlPart[] = []): Promise<EmittedEvent[]> {
   const events = items.map(({ workspaceId, type, object }) => ({ id: newId('evt'), workspaceId, type, object, createdAt: nowIso() }));
-  if (events.length === 0) return events;
-  if (dialectOf(tx) === 'postgres') await emitInOneStatement(tx, events);
-  else for (const event of events) await emitOnSqlite(tx, event);
+  if (dialectOf(tx) === 'postgres') {
+    if (events.length > 0 || alsoWrite.length > 0) await emitInOneStatement(tx, events, alsoWrite);
+    return events;
+  }
+  for (const part of alsoWrite) await tx.executeQuery(CompiledQuery.raw(part.sql, part.values));
+  for (const event of events) await emitOnSqlite(tx, event);
   return events;
 }
 
@@ -89,9 +92,11 @@ const EVENTS_INSERT =
   'insert into events (id, workspace_id, type, data, created_at) select id, workspace_id, type, data, created_at ' +
   'from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) with ordinality as e(id, workspace_id, type, data, created_at, n) order by n';
 
-async function emitInOneStatement(tx: Executor, events: EmittedEvent[]): Promise<void> {
-  const reactions: PlannedReaction[] = [];
-  for (const subscriber of subscribers) {
+// `alsoWrite`: the caller's own INSERTs (a send's content, email and job rows), carried by the
+// same statement, so a send takes one round trip for all its rows instead of four.
+async function emitInOneStatement(tx: Executor, events: EmittedEvent[], alsoWrite: SqlPart[]): Promise<void> {
+  const reactions: PlannedReaction[] = alsoWrite.length > 0 ? [{ writes: alsoWrite }] : [];
+  if (events.length > 0) for (const subscriber of subscribers) {
     const reaction = await subscriber.plan(tx, events);
     if (reaction) reactions.push(reaction);
   }

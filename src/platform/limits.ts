@@ -14,7 +14,7 @@ import type { Db, Executor } from './db/database.ts';
 import type {} from './db/limits-tables.ts';
 import { nowMs } from './clock.ts';
 import { preparedQuery } from './db/prepared.ts';
-import { literal, writeHotRow } from './db/hot-rows.ts';
+import { literal, pendingHotAmount, writeHotRow } from './db/hot-rows.ts';
 import { ApiError } from './http/errors.ts';
 
 export const SEND_WINDOW_MS = 1000;
@@ -80,12 +80,13 @@ const readCounters = preparedQuery((db, p: { workspaceId: string; since: number;
 export async function checkSendLimits(db: Executor, workspace: SendLimitsOf, now: number = nowMs()): Promise<SendLimitCheck> {
   // Integer slots: `bucket > floor(now) - 1000` is the same as `> now - 1000`.
   const [counts] = await readCounters(db, { workspaceId: workspace.id, since: Math.floor(now) - SEND_WINDOW_MS, day: utcDay(now) });
+  // Sends of the same group commit (group-commit.ts) counted before this one, not yet written.
   const state: SendLimitState = {
     limit: workspace.sendRate,
-    current: Number(counts.second ?? 0),
+    current: Number(counts.second ?? 0) + pendingHotAmount(db, windowKey(workspace.id)),
     reset: 1,
     dailyLimit: workspace.dailyLimit,
-    dailyCurrent: Number(counts.day ?? 0),
+    dailyCurrent: Number(counts.day ?? 0) + pendingHotAmount(db, dayKey(workspace.id)),
     dailyReset: secondsToUtcMidnight(now),
   };
 
@@ -139,20 +140,17 @@ export async function countSends(tx: Executor, workspaceId: string, units: numbe
   // PostgreSQL both go out with the commit (hot-rows.ts).
   const bucket = slotOf(now, SEND_SLOT_MS);
   const day = utcDay(now);
-  await writeHotRow(
-    tx,
-    {
-      statement: `insert into send_window_counts (workspace_id, bucket, units) values (${literal(workspaceId)}, ${literal(bucket)}, ${literal(units)})
-        on conflict (workspace_id, bucket) do update set units = send_window_counts.units + excluded.units;
-      insert into send_daily_counts (workspace_id, day, units) values (${literal(workspaceId)}, ${literal(day)}, ${literal(units)})
-        on conflict (workspace_id, day) do update set units = send_daily_counts.units + excluded.units`,
-    },
-    async () => {
-      await addToWindow(tx, { workspaceId, bucket, units });
-      await addToDay(tx, { workspaceId, day, units });
-    },
-  );
+  const window = (total: number) => `insert into send_window_counts (workspace_id, bucket, units) values (${literal(workspaceId)}, ${literal(bucket)}, ${literal(total)})
+    on conflict (workspace_id, bucket) do update set units = send_window_counts.units + excluded.units`;
+  const today = (total: number) => `insert into send_daily_counts (workspace_id, day, units) values (${literal(workspaceId)}, ${literal(day)}, ${literal(total)})
+    on conflict (workspace_id, day) do update set units = send_daily_counts.units + excluded.units`;
+  await writeHotRow(tx, { key: `${windowKey(workspaceId)}${bucket}`, amount: units, statement: window }, () => addToWindow(tx, { workspaceId, bucket, units }).then(() => {}));
+  await writeHotRow(tx, { key: `${dayKey(workspaceId)}${day}`, amount: units, statement: today }, () => addToDay(tx, { workspaceId, day, units }).then(() => {}));
 }
+
+// The keys of the counters' hot writes (hot-rows.ts): slot before day, as every sender locks them.
+const windowKey = (workspaceId: string) => `2 send window ${workspaceId} `;
+const dayKey = (workspaceId: string) => `3 send day ${workspaceId} `;
 
 /** The number of units a send counts: its unique recipient addresses (case-insensitive). */
 export function sendUnits(addresses: Iterable<string>): number {

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { freshMigratedDb } from '../helpers/app.ts';
 import { dialectOf, type Db } from '../../src/platform/db/database.ts';
 import { groupCommit } from '../../src/platform/db/group-commit.ts';
-import { spendCredits } from '../../src/platform/credits.ts';
+import { spendCredits, spendCreditsAtCommit } from '../../src/platform/credits.ts';
+import { checkSendLimits, countSends } from '../../src/platform/limits.ts';
 import { enqueueJob } from '../../src/platform/jobs.ts';
 
 let db: Db;
@@ -39,7 +40,7 @@ test('concurrent units commit together; a failing unit rolls back alone', async 
   assert.equal(Number(credits), 1);
 });
 
-test('on SQLite a unit sees the writes of the units before it in its group; on PostgreSQL each has its own transaction', async () => {
+test('on SQLite a unit sees the writes of the units before it in its group; on PostgreSQL those of its own group', async () => {
   const seen = await Promise.all([1, 2, 3].map(() =>
     groupCommit(db, async (tx) => {
       await enqueueJob(tx, 'group.count', {});
@@ -51,4 +52,40 @@ test('on SQLite a unit sees the writes of the units before it in its group; on P
   else assert.ok(seen.every((n) => n >= 1 && n <= 3), String(seen));
   const total = await db.selectFrom('jobs').select('id').where('type', '=', 'group.count').execute();
   assert.equal(total.length, 3);
+});
+
+test('credits taken at the commit: twelve units, credits for five; the units of a refused group run again alone', async () => {
+  await db.updateTable('workspaces').set({ credits: 5 }).where('id', '=', 'w').execute();
+  // More units than PostgreSQL's parallel groups, so some share a transaction there too.
+  const results = await Promise.allSettled(Array.from({ length: 12 }, (_, n) =>
+    groupCommit(db, async (tx) => {
+      await enqueueJob(tx, 'group.hot', { n });
+      await spendCreditsAtCommit(tx, 'w', 1);
+      return n;
+    }),
+  ));
+  const succeeded = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const failed = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+  assert.equal(succeeded.length, 5);
+  assert.deepEqual(failed.map((e) => [e.status, e.body?.error]), Array(7).fill([402, 'Insufficient credits']));
+  const jobs = await db.selectFrom('jobs').select('payload').where('type', '=', 'group.hot').execute();
+  assert.deepEqual(jobs.map((j) => JSON.parse(j.payload).n).sort(), succeeded.sort());
+  const { credits } = await db.selectFrom('workspaces').select('credits').where('id', '=', 'w').executeTakeFirstOrThrow();
+  assert.equal(Number(credits), 0);
+});
+
+test('a limit check counts what the units before it in its transaction will write', async () => {
+  const workspace = { id: 'w', sendRate: 3, dailyLimit: 1_000_000 };
+  // Twenty units behind three busy ones: on PostgreSQL they share transactions, whose counts
+  // are written only at the commit; on SQLite all share one.
+  const busy = Array.from({ length: 3 }, () => groupCommit(db, () => new Promise((r) => setTimeout(r, 50))));
+  const results = await Promise.all(Array.from({ length: 20 }, () =>
+    groupCommit(db, async (tx) => {
+      const check = await checkSendLimits(tx, workspace);
+      if (check.ok) await countSends(tx, 'w', 1);
+      return check.ok;
+    }),
+  ));
+  await Promise.all(busy);
+  assert.equal(results.filter(Boolean).length, 3, String(results));
 });

@@ -9,12 +9,11 @@
 // load that wait is a few microseconds. Each unit runs inside its own SAVEPOINT, so one that
 // fails (402, 429, 422) rolls back alone and its caller gets its own error.
 //
-// PostgreSQL commits transactions from separate connections in parallel, so there each unit
-// gets its own transaction, on a connection of its own, whose hot-row writes (credits, send
-// counters) go out together with its COMMIT (see hot-rows.ts).
+// On PostgreSQL groups form only under load (PostgresGroupCommitter below), and a
+// transaction's hot-row writes (credits, send counters) go out with its COMMIT (hot-rows.ts).
 import { sql } from 'kysely';
 import { dialectOf, type Db, type Executor } from './database.ts';
-import { collectHotWrites, commitWithHotWrites } from './hot-rows.ts';
+import { collectHotWrites, commitWithHotWrites, dropHotWritesSince, hotWritesMark } from './hot-rows.ts';
 
 type Work<T> = (tx: Executor) => Promise<T>;
 interface Pending {
@@ -89,15 +88,120 @@ class GroupCommitter {
   }
 }
 
-const committers = new WeakMap<Db, GroupCommitter>();
+const committers = new WeakMap<Db, GroupCommitter | PostgresGroupCommitter>();
 
-/** Runs `work` in a transaction; on SQLite it shares the commit with concurrent callers, on
- *  PostgreSQL its hot-row writes are sent with the commit. */
+/** Runs `work` in a transaction that it may share with concurrent callers: on SQLite every
+ *  unit requested in one turn of the event loop; on PostgreSQL those that arrive while the
+ *  group transactions already running are busy. Each unit rolls back alone on failure. */
 export function groupCommit<T>(db: Db, work: Work<T>): Promise<T> {
-  if (dialectOf(db) === 'postgres') return commitOnPostgres(db, work);
   let committer = committers.get(db);
-  if (!committer) committers.set(db, (committer = new GroupCommitter(db)));
+  if (!committer) committers.set(db, (committer = dialectOf(db) === 'postgres' ? new PostgresGroupCommitter(db) : new GroupCommitter(db)));
   return committer.run(work);
+}
+
+/** Runs `work` in a transaction of its own; on PostgreSQL its hot-row writes go out with the
+ *  COMMIT. For work that changes its transaction's settings (e.g. synchronous_commit). */
+export function commitAlone<T>(db: Db, work: Work<T>): Promise<T> {
+  return dialectOf(db) === 'postgres' ? commitOnPostgres(db, work) : db.transaction().execute(work);
+}
+
+// On PostgreSQL each commit waits for its WAL flush, and every send of a workspace updates the
+// same hot rows: one send per transaction is bounded by that flush (measured on this machine:
+// 398 sends/s with 76 % of PostgreSQL's CPU time in the kernel, flushing). A few groups run at
+// once, each on a connection of its own; a unit that arrives while they are all busy waits for
+// the next group, so at low load a send runs alone at once, and under load many share a flush
+// and a single update of each hot row (hot-rows.ts merges them).
+const POSTGRES_GROUPS = 3;
+// Below PostgreSQL's 64 cached subtransactions per backend, beyond which snapshots get slower.
+const MAX_POSTGRES_GROUP = 48;
+
+class PostgresGroupCommitter {
+  private queue: Pending[] = [];
+  private running = 0;
+  private readonly db: Db;
+  constructor(db: Db) {
+    this.db = db;
+  }
+
+  run<T>(work: Work<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      this.startGroups();
+    });
+  }
+
+  private startGroups(): void {
+    while (this.running < POSTGRES_GROUPS && this.queue.length > 0) {
+      const group = this.queue.splice(0, MAX_POSTGRES_GROUP);
+      this.running++;
+      void this.runGroup(group).finally(() => {
+        this.running--;
+        this.startGroups();
+      });
+    }
+  }
+
+  private async runGroup(group: Pending[]): Promise<void> {
+    if (group.length === 1) return settle(group[0], () => commitOnPostgres(this.db, group[0].work));
+    let outcome: { results: Outcome[]; refused: boolean };
+    try {
+      outcome = await this.db.connection().execute((connection) => runUnitsTogether(connection, group));
+    } catch (error) {
+      // The commit itself failed: nothing of the group was stored.
+      for (const item of group) item.reject(error);
+      return;
+    }
+    if (outcome.refused) {
+      // A merged hot write refused (e.g. the credits cover only some of the group), and the
+      // whole group rolled back: each unit that had succeeded runs again alone and gets its
+      // own answer; the others keep their own errors.
+      await Promise.all(group.map((item, i) => (outcome.results[i].ok ? settle(item, () => commitOnPostgres(this.db, item.work)) : item.reject((outcome.results[i] as { error: unknown }).error))));
+      return;
+    }
+    group.forEach((item, i) => {
+      const result = outcome.results[i];
+      if (result.ok) item.resolve(result.value);
+      else item.reject(result.error);
+    });
+  }
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+async function settle(item: Pending, run: () => Promise<unknown>): Promise<void> {
+  try {
+    item.resolve(await run());
+  } catch (error) {
+    item.reject(error);
+  }
+}
+
+// The units one after another in one transaction, each in a savepoint; their hot writes, merged,
+// go out with the COMMIT.
+async function runUnitsTogether(connection: Executor, group: Pending[]): Promise<{ results: Outcome[]; refused: boolean }> {
+  const results: Outcome[] = [];
+  await sql`begin`.execute(connection);
+  collectHotWrites(connection);
+  try {
+    for (const [i, item] of group.entries()) {
+      const savepoint = sql.raw(`unit_${i}`);
+      const mark = hotWritesMark(connection);
+      await sql`savepoint ${savepoint}`.execute(connection);
+      try {
+        results[i] = { ok: true, value: await item.work(connection) };
+      } catch (error) {
+        await sql`rollback to savepoint ${savepoint}`.execute(connection);
+        dropHotWritesSince(connection, mark);
+        results[i] = { ok: false, error };
+      }
+    }
+    const refused = (await commitWithHotWrites(connection)) !== null;
+    if (refused) await sql`rollback`.execute(connection);
+    return { results, refused };
+  } catch (error) {
+    await sql`rollback`.execute(connection).catch(() => {});
+    throw error;
+  }
 }
 
 // BEGIN and COMMIT by hand on one pooled connection, because Kysely's own transaction sends
@@ -118,6 +222,6 @@ async function commitOnPostgres<T>(db: Db, work: Work<T>): Promise<T> {
   });
   // The refusal's message may read the database: only once this connection is back in the
   // pool, or refusals holding every connection would wait on each other for ever.
-  if (outcome.refused) throw await outcome.refused.refusal!(db);
+  if (outcome.refused) throw await outcome.refused.error(db);
   return outcome.value;
 }

@@ -25,11 +25,18 @@ function isPlaceholder(value: unknown): value is Placeholder {
 // returns a marker that compiles to a bind parameter and is replaced by the value later.
 const markers = new Proxy({}, { get: (_target, name) => ({ [NAME]: String(name) }) });
 
+/** A prepared statement: run it, or take its SQL and values to embed in a larger statement. */
+export interface PreparedQuery<P, R> {
+  (db: Executor, params: P): Promise<R[]>;
+  /** The statement with these values, for a CTE of one statement of several writes (PostgreSQL). */
+  part(db: Executor, params: P): { sql: string; values: unknown[] };
+}
+
 export function preparedQuery<P extends Record<string, unknown>, R>(
   build: (db: Kysely<Database>, params: P) => Compilable<R>,
-): (db: Executor, params: P) => Promise<R[]> {
+): PreparedQuery<P, R> {
   const compiled = new Map<Dialect, { query: CompiledQuery<R>; isRead: boolean }>();
-  return async (db, params) => {
+  const compile = (db: Executor) => {
     const dialect = dialectOf(db);
     let entry = compiled.get(dialect);
     if (!entry) {
@@ -37,12 +44,22 @@ export function preparedQuery<P extends Record<string, unknown>, R>(
       entry = { query, isRead: query.query.kind === 'SelectQueryNode' };
       compiled.set(dialect, entry);
     }
-    const { query, isRead } = entry;
-    const parameters = query.parameters.map((value) => (isPlaceholder(value) ? params[value[NAME]] : value));
+    return entry;
+  };
+  const bind = (query: CompiledQuery<R>, params: P) => query.parameters.map((value) => (isPlaceholder(value) ? params[value[NAME]] : value));
+  const run = async (db: Executor, params: P) => {
+    const { query, isRead } = compile(db);
+    const parameters = bind(query, params);
     // Hot reads on SQLite outside a transaction skip Kysely's executor (see sqlite-adapter.ts).
     const rows = isRead ? readNow(db, query.sql, parameters) : null;
     if (rows) return rows as R[];
     const result = await db.executeQuery<R>(CompiledQuery.raw(query.sql, parameters) as CompiledQuery<R>);
     return result.rows;
   };
+  return Object.assign(run, {
+    part(db: Executor, params: P) {
+      const { query } = compile(db);
+      return { sql: query.sql, values: bind(query, params) };
+    },
+  });
 }

@@ -84,19 +84,19 @@ const NO_PLACE_SQLSTATE = 'PL422';
 export async function takeSubscriberPlacesAtCommit(tx: Executor, plan: Plan, audience: { id: string; name: string }, wanted: number): Promise<void> {
   if (wanted <= 0) return;
   const limit = SUBSCRIBER_LIMITS[plan];
-  const update = `update audiences set subscriber_count = subscriber_count + ${literal(wanted)} where id = ${literal(audience.id)}`;
-  const statement =
+  const update = (total: number) => `update audiences set subscriber_count = subscriber_count + ${literal(total)} where id = ${literal(audience.id)}`;
+  const statement = (total: number) =>
     limit === null
-      ? update
+      ? update(total)
       : `do $take$ begin
-    ${update} and subscriber_count <= ${literal(limit - wanted)};
+    ${update(total)} and subscriber_count <= ${literal(limit - total)};
     if not found then raise exception 'subscriber limit reached' using errcode = '${NO_PLACE_SQLSTATE}'; end if;
   end $take$`;
   const refusal = async (db: Executor) => {
     const row = await db.selectFrom('audiences').select('subscriber_count').where('id', '=', audience.id).executeTakeFirst();
     return subscriberLimitError(audience.name, usageOf(plan, row?.subscriber_count ?? 0));
   };
-  await writeHotRow(tx, { statement, refusalCode: NO_PLACE_SQLSTATE, refusal }, async () => {
+  await writeHotRow(tx, { key: `4 audience places ${audience.id}`, amount: wanted, statement, refusalCode: NO_PLACE_SQLSTATE, refusal }, async () => {
     await takeSubscriberPlaces(tx, plan, audience, wanted);
   });
 }

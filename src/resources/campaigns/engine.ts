@@ -19,7 +19,7 @@ import { nowIso, nowMs } from '../../platform/clock.ts';
 import { emitEvent } from '../../platform/events.ts';
 import { enqueueJobs, RetryJobAt, type Job } from '../../platform/jobs.ts';
 import { getCredits, spendCreditsAtCommit } from '../../platform/credits.ts';
-import { groupCommit } from '../../platform/db/group-commit.ts';
+import { commitAlone } from '../../platform/db/group-commit.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import { activeSuppressions } from '../suppressions/service.ts';
 import { findSendingDomain, findSendingDomainById, type SendingDomain } from '../domains/service.ts';
@@ -122,7 +122,7 @@ export class CampaignEngine {
       // On PostgreSQL the credits go out with the COMMIT (hot-rows.ts): the workspace row, which
       // every transactional send of the workspace updates too, is locked only while it commits.
       const work = (tx: Executor) => this.stepIn(tx, campaignId);
-      return dialectOf(this.db) === 'postgres' ? await groupCommit(this.db, work) : await this.db.transaction().execute(work);
+      return await commitAlone(this.db, work); // alone: a batch commits with synchronous_commit off
     } catch (error) {
       // Spent by someone else since the batch read the balance: it rolled back, and waits like any shortage.
       if (error instanceof ApiError && error.status === 402) return waitForCredits();

@@ -4,13 +4,13 @@
 // everything of the request — content, one email row per unique recipient, events, deliver
 // jobs, limit counters — in one transaction, so an accepted email is never lost or half-made.
 import type { AppContext } from '../../platform/context.ts';
-import type { Executor } from '../../platform/db/database.ts';
+import { dialectOf, type Executor } from '../../platform/db/database.ts';
 import type { Principal } from '../../platform/http/auth.ts';
 import { ApiError, messageError, plainError } from '../../platform/http/errors.ts';
 import { newId, randomAlphanumeric } from '../../platform/ids.ts';
 import { isoFromDate, nowIso, nowMs } from '../../platform/clock.ts';
 import { emitEvents, type EventToEmit } from '../../platform/events.ts';
-import { enqueueJob } from '../../platform/jobs.ts';
+import { enqueueJob, jobInsertPart } from '../../platform/jobs.ts';
 import { spendCreditsAtCommit } from '../../platform/credits.ts';
 import { checkSendLimits, countSends, pruneLimitCountersNowAndThen, rateLimitHeaders, type SendLimitState } from '../../platform/limits.ts';
 import { preparedQuery } from '../../platform/db/prepared.ts';
@@ -159,17 +159,26 @@ export async function acceptMessage(ctx: AppContext, principal: Principal, reque
     // SMTP sends and retries do not emit email.accepted (addendum §1.3).
     const quietAccept = request.source === 'smtp' || request.source === 'retry';
 
-    await insertContent(tx, { id: rows[0].content_id, workspaceId: workspace.id, message: JSON.stringify(message), raw: request.raw ?? null, size, createdAt: rows[0].created_at });
-    if (rows.length === 1) await insertEmail(tx, rows[0]);
-    else await tx.insertInto('emails').values(rows).execute();
+    const content = { id: rows[0].content_id, workspaceId: workspace.id, message: JSON.stringify(message), raw: request.raw ?? null, size, createdAt: rows[0].created_at };
     const events: EventToEmit[] = [];
     for (const row of rows) {
       const type = `email.${row.status}`;
       if (!(quietAccept && type === 'email.accepted')) events.push({ workspaceId: workspace.id, type, object: emailEventObject(row, type) });
-      if (row.status !== 'suppressed') await enqueueJob(tx, DELIVER_JOB, { email_id: row.id }, { runAt, maxAttempts: 1_000_000 });
     }
-    // All recipients' events in one call: on PostgreSQL one statement with their reactions.
-    await emitEvents(tx, events);
+    const deliver = rows.filter((row) => row.status !== 'suppressed');
+    if (dialectOf(tx) === 'postgres' && rows.length === 1) {
+      // The content, email and job rows ride in the events' statement: one round trip.
+      const jobs = deliver.map((row) => jobInsertPart(tx, DELIVER_JOB, { email_id: row.id }, { runAt, maxAttempts: 1_000_000 }));
+      await emitEvents(tx, events, [insertContent.part(tx, content), insertEmail.part(tx, rows[0]), ...jobs.map((job) => job.part)]);
+      for (const job of jobs) job.enqueued();
+    } else {
+      await insertContent(tx, content);
+      if (rows.length === 1) await insertEmail(tx, rows[0]);
+      else await tx.insertInto('emails').values(rows).execute();
+      for (const row of deliver) await enqueueJob(tx, DELIVER_JOB, { email_id: row.id }, { runAt, maxAttempts: 1_000_000 });
+      // All recipients' events in one call: on PostgreSQL one statement with their reactions.
+      await emitEvents(tx, events);
+    }
     await request.inTransaction?.(tx, rows);
     // The workspace's hot rows (credits, counters) last: on PostgreSQL their row locks are
     // then held only from here to the commit, not across the whole send.
