@@ -13,7 +13,7 @@
 import type { Db, Executor } from './db/database.ts';
 import type {} from './db/limits-tables.ts';
 import { nowMs } from './clock.ts';
-import { preparedQuery } from './db/prepared.ts';
+import { preparedQuery, type PrefetchRead } from './db/prepared.ts';
 import { literal, pendingHotAmount, writeHotRow } from './db/hot-rows.ts';
 import { ApiError } from './http/errors.ts';
 
@@ -62,7 +62,6 @@ export interface SendLimitRefusal {
 
 export type SendLimitCheck = { ok: true; state: SendLimitState } | SendLimitRefusal;
 
-/** Checks the per-second and daily limits before a send or forward; counts nothing. */
 // The two counters of one workspace: the last second's slots and today's total.
 const readCounters = preparedQuery((db, p: { workspaceId: string; since: number; day: string }) =>
   db.selectNoFrom((eb) => [
@@ -76,10 +75,15 @@ const readCounters = preparedQuery((db, p: { workspaceId: string; since: number;
   ]),
 );
 
+// Integer slots: `bucket > floor(now) - 1000` is the same as `> now - 1000`.
+const countersParams = (workspaceId: string, now: number) => ({ workspaceId, since: Math.floor(now) - SEND_WINDOW_MS, day: utcDay(now) });
+
+/** checkSendLimits' read, to fetch ahead with others (prepared.ts `prefetch`); `now` as given to it. */
+export const sendLimitsRead = (workspaceId: string, now: number): PrefetchRead => ({ query: readCounters, params: countersParams(workspaceId, now) });
+
 /** Checks the per-second and daily limits before a send or forward; counts nothing. */
 export async function checkSendLimits(db: Executor, workspace: SendLimitsOf, now: number = nowMs()): Promise<SendLimitCheck> {
-  // Integer slots: `bucket > floor(now) - 1000` is the same as `> now - 1000`.
-  const [counts] = await readCounters(db, { workspaceId: workspace.id, since: Math.floor(now) - SEND_WINDOW_MS, day: utcDay(now) });
+  const [counts] = await readCounters(db, countersParams(workspace.id, now));
   // Sends of the same group commit (group-commit.ts) counted before this one, not yet written.
   const state: SendLimitState = {
     limit: workspace.sendRate,

@@ -2,8 +2,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { freshMigratedDb } from '../helpers/app.ts';
-import type { Db } from '../../src/platform/db/database.ts';
-import { preparedQuery } from '../../src/platform/db/prepared.ts';
+import { dialectOf, type Db } from '../../src/platform/db/database.ts';
+import { prefetch, preparedQuery } from '../../src/platform/db/prepared.ts';
 
 let db: Db;
 let close: () => Promise<void>;
@@ -39,4 +39,27 @@ test('prepared queries run inside transactions and roll back with them', async (
   assert.deepEqual(await byName(db, { name: 'one' }), [{ id: 'w1', credits: 2 }]);
   const { rows } = await sql<{ n: number }>`select count(*) as n from workspaces`.execute(db);
   assert.equal(Number(rows[0].n), 2);
+});
+
+test('prefetched reads answer once with the rows a plain read returns, in one statement on PostgreSQL', async () => {
+  await insertWorkspace(db, { id: 'w9', name: 'nine', credits: 2 ** 40 }); // bigint beyond int4
+  await db.insertInto('send_daily_counts').values({ workspace_id: 'w9', day: '2026-11-27', units: 7 }).execute();
+  const counters = preparedQuery((d, p: { id: string; day: string }) =>
+    d.selectNoFrom((eb) => [eb.selectFrom('send_daily_counts').select('units').where('workspace_id', '=', p.id).where('day', '=', p.day).as('day')]));
+  const workspace = preparedQuery((d, p: { id: string }) => d.selectFrom('workspaces').selectAll().where('id', '=', p.id));
+  const expected = { workspace: plain(await workspace(db, { id: 'w9' })), counters: plain(await counters(db, { id: 'w9', day: '2026-11-27' })) };
+  await db.transaction().execute(async (tx) => {
+    await prefetch(tx, [{ query: workspace, params: { id: 'w9' } }, { query: counters, params: { id: 'w9', day: '2026-11-27' } }]);
+    // A write after the prefetch: on PostgreSQL the next read still answers from the prefetch
+    // (SQLite prefetches nothing); asked again, or for other values, it reads afresh.
+    await tx.updateTable('workspaces').set({ name: 'nine!' }).where('id', '=', 'w9').execute();
+    const first = plain(await workspace(tx, { id: 'w9' }));
+    if (dialectOf(tx) === 'postgres') assert.deepEqual(first, expected.workspace);
+    else assert.deepEqual(first, [{ ...expected.workspace[0], name: 'nine!' }]);
+    assert.equal((await workspace(tx, { id: 'w9' }))[0].name, 'nine!', 'answered from the prefetch only once');
+    assert.deepEqual(plain(await counters(tx, { id: 'w9', day: '2026-11-28' })), [{ day: null }], 'other values: a read of its own');
+    assert.deepEqual(plain(await counters(tx, { id: 'w9', day: '2026-11-27' })), expected.counters);
+  });
+  assert.equal(expected.workspace[0].credits, 2 ** 40);
+  assert.deepEqual(expected.counters, [{ day: 7 }]);
 });

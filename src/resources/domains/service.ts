@@ -18,7 +18,7 @@ import { domainToASCII } from 'node:url';
 import type { AppContext } from '../../platform/context.ts';
 import type { Executor } from '../../platform/db/database.ts';
 import { dialectOf, isUniqueViolation } from '../../platform/db/database.ts';
-import { preparedQuery } from '../../platform/db/prepared.ts';
+import { preparedQuery, type PrefetchRead } from '../../platform/db/prepared.ts';
 import { emitEvent } from '../../platform/events.ts';
 import { nowIso, nowMs } from '../../platform/clock.ts';
 import { newId, randomAlphanumeric } from '../../platform/ids.ts';
@@ -360,9 +360,13 @@ const domainByName = preparedQuery((db, p: { workspaceId: string; name: string }
   db.selectFrom('domains').selectAll().where('workspace_id', '=', p.workspaceId).where('name', '=', p.name),
 );
 
+const domainByNameParams = (workspaceId: string, domainName: string) => ({ workspaceId, name: domainToASCII(normalizeHost(domainName)) || normalizeHost(domainName) });
+
+/** findSendingDomain's read, to fetch ahead with others (prepared.ts `prefetch`). */
+export const sendingDomainRead = (workspaceId: string, domainName: string): PrefetchRead => ({ query: domainByName, params: domainByNameParams(workspaceId, domainName) });
+
 export async function findSendingDomain(db: Executor, secrets: Sealer, workspaceId: string, domainName: string): Promise<SendingDomain | null> {
-  const name = domainToASCII(normalizeHost(domainName)) || normalizeHost(domainName);
-  const [row] = await domainByName(db, { workspaceId, name });
+  const [row] = await domainByName(db, domainByNameParams(workspaceId, domainName));
   return row ? sendingDomain(row, secrets) : null;
 }
 

@@ -12,12 +12,12 @@ import { isoFromDate, nowIso, nowMs } from '../../platform/clock.ts';
 import { emitEvents, type EventToEmit } from '../../platform/events.ts';
 import { enqueueJob, jobInsertPart } from '../../platform/jobs.ts';
 import { spendCreditsAtCommit } from '../../platform/credits.ts';
-import { checkSendLimits, countSends, pruneLimitCountersNowAndThen, rateLimitHeaders, type SendLimitState } from '../../platform/limits.ts';
-import { preparedQuery } from '../../platform/db/prepared.ts';
+import { checkSendLimits, countSends, sendLimitsRead, pruneLimitCountersNowAndThen, rateLimitHeaders, type SendLimitState } from '../../platform/limits.ts';
+import { prefetch, preparedQuery } from '../../platform/db/prepared.ts';
 import { groupCommit } from '../../platform/db/group-commit.ts';
-import { getWorkspace, type Workspace } from '../workspaces/service.ts';
-import { findSendingDomain, type SendingDomain } from '../domains/service.ts';
-import { activeSuppressions } from '../suppressions/service.ts';
+import { getWorkspace, workspaceRead, type Workspace } from '../workspaces/service.ts';
+import { findSendingDomain, sendingDomainRead, type SendingDomain } from '../domains/service.ts';
+import { activeSuppressions, suppressionRead } from '../suppressions/service.ts';
 import { domainOf } from './addresses.ts';
 import { MAX_MESSAGE_BYTES, messageSize, type StoredMessage } from './content.ts';
 import { emailEventObject, type EmailRow } from './objects.ts';
@@ -142,20 +142,30 @@ export async function acceptMessage(ctx: AppContext, principal: Principal, reque
   // Checks and writes share one transaction, so what was checked is what gets written; on
   // SQLite, sends arriving together share it (group commit).
   return groupCommit(ctx.db, async (tx) => {
+    const now = nowMs();
+    const nowText = isoFromDate(new Date(now));
+    const checkSuppressions = !request.ignoreSuppressions;
+    // On PostgreSQL the reads below, of a single-recipient send, in one round trip.
+    await prefetch(tx, [
+      workspaceRead(principal.workspaceId),
+      sendingDomainRead(principal.workspaceId, domainOf(message.from.address)),
+      ...(checkSuppressions && recipients.length === 1 ? [suppressionRead(principal.workspaceId, recipients[0].address, 'recipient', nowText)] : []),
+      sendLimitsRead(principal.workspaceId, now),
+    ]);
     const workspace = await getWorkspace(tx, principal.workspaceId);
     if (!workspace) throw plainError(404, 'Workspace not found');
     const domain = await authorizedSendingDomain(ctx, tx, principal, message.from.address);
     checkMembers(workspace, recipients);
     const suppressed = new Set(
-      request.ignoreSuppressions ? [] : (await activeSuppressions(tx, workspace.id, recipients.map((r) => r.address), ['recipient'])).map((s) => s.email),
+      checkSuppressions ? (await activeSuppressions(tx, workspace.id, recipients.map((r) => r.address), ['recipient'], nowText)).map((s) => s.email) : [],
     );
-    const check = await checkSendLimits(tx, workspace);
+    const check = await checkSendLimits(tx, workspace, now);
     if (!check.ok) throw check.error;
 
     const rows = emailRows(principal, request, { workspace, domain, recipients, suppressed, size });
     const billable = rows.filter((row) => row.status !== 'suppressed');
     const units = request.limitUnits ?? recipients.length;
-    const runAt = request.scheduledAt ? request.scheduledAt.getTime() : nowMs();
+    const runAt = request.scheduledAt ? request.scheduledAt.getTime() : now;
     // SMTP sends and retries do not emit email.accepted (addendum §1.3).
     const quietAccept = request.source === 'smtp' || request.source === 'retry';
 

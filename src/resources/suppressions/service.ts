@@ -4,7 +4,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db, Executor } from '../../platform/db/database.ts';
 import { isUniqueViolation } from '../../platform/db/database.ts';
-import { preparedQuery } from '../../platform/db/prepared.ts';
+import { preparedQuery, type PrefetchRead } from '../../platform/db/prepared.ts';
 import { newId, looksLikeId } from '../../platform/ids.ts';
 import { nowIso } from '../../platform/clock.ts';
 import { emitEvent } from '../../platform/events.ts';
@@ -168,13 +168,18 @@ const activeOfOneType = preparedQuery((db, p: { workspaceId: string; email: stri
     .where((eb) => eb.or([eb('keep_until', 'is', null), eb('keep_until', '>', p.now)])),
 );
 
-export async function activeSuppressions(db: Executor, workspaceId: string, addresses: string[], types?: string[]): Promise<Suppression[]> {
+const oneTypeParams = (workspaceId: string, address: string, type: string, now: string) => ({ workspaceId, email: address.trim().toLowerCase(), type, now });
+
+/** activeSuppressions' read for one address and type, to fetch ahead with others (prepared.ts
+ *  `prefetch`); `now` as given to activeSuppressions. */
+export const suppressionRead = (workspaceId: string, address: string, type: string, now: string): PrefetchRead => ({ query: activeOfOneType, params: oneTypeParams(workspaceId, address, type, now) });
+
+export async function activeSuppressions(db: Executor, workspaceId: string, addresses: string[], types?: string[], now = nowIso()): Promise<Suppression[]> {
   const wanted = [...new Set(addresses.map((a) => a.trim().toLowerCase()).filter((a) => a !== ''))];
   if (wanted.length === 0 || (types && types.length === 0)) return [];
-  const now = nowIso();
   if (wanted.length === 1 && types?.length === 1) {
     // The common case of a single-recipient send: a statement compiled once.
-    const rows = await activeOfOneType(db, { workspaceId, email: wanted[0], type: types[0], now });
+    const rows = await activeOfOneType(db, oneTypeParams(workspaceId, wanted[0], types[0], now));
     return rows.map(suppressionObject);
   }
   const found: Suppression[] = [];

@@ -3,7 +3,7 @@ import type { Db, Executor } from '../../platform/db/database.ts';
 import type { WorkspacesTable } from '../../platform/db/schema.ts';
 import type { Selectable } from 'kysely';
 import { newId } from '../../platform/ids.ts';
-import { preparedQuery } from '../../platform/db/prepared.ts';
+import { preparedQuery, type PrefetchRead } from '../../platform/db/prepared.ts';
 import { nowIso } from '../../platform/clock.ts';
 import { createApiKey } from '../api-keys/service.ts';
 
@@ -99,6 +99,9 @@ export async function createWorkspace(db: Db, input: CreateWorkspaceInput): Prom
 }
 
 const workspaceById = preparedQuery((db, p: { id: string }) => db.selectFrom('workspaces').selectAll().where('id', '=', p.id));
+
+/** getWorkspace's read, to fetch ahead with others (prepared.ts `prefetch`). */
+export const workspaceRead = (id: string): PrefetchRead => ({ query: workspaceById, params: { id } });
 
 export async function getWorkspace(db: Executor, id: string): Promise<Workspace | null> {
   const [row] = await workspaceById(db, { id });
