@@ -15,6 +15,7 @@ import { dialectOf, type Executor } from './db/database.ts';
 import { newId } from './ids.ts';
 import { nowIso } from './clock.ts';
 import { preparedQuery } from './db/prepared.ts';
+import { nameStatement } from './db/statement-names.ts';
 
 export interface EmittedEvent {
   id: string;
@@ -127,6 +128,7 @@ async function emitInOneStatement(tx: Executor, events: EmittedEvent[], alsoWrit
     const selects = reads.map((i) => `select ${i} as reaction, row_to_json(r)::text as row_json from (${place(reactions[i].read!)}) r`);
     text = `with ${ctes.join(', ')} ${selects.join(' union all ')}`;
   }
+  nameStatement(text); // the same few shapes again and again (at most so many are named)
   const result = await tx.executeQuery<{ reaction: number; row_json: string }>(CompiledQuery.raw(text, values));
   for (const [i, reaction] of reactions.entries()) {
     if (!reaction.after) continue;

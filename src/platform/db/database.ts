@@ -2,6 +2,7 @@
 // the DATABASE_URL scheme.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { prepareNamedStatements } from './statement-names.ts';
 import { Kysely, PostgresDialect, SqliteDialect, PostgresAdapter, type DatabaseIntrospector, type Transaction } from 'kysely';
 import { OwnSchemaIntrospector } from './pg-introspector.ts';
 import pg from 'pg';
@@ -68,7 +69,10 @@ export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHa
   // unheard, it ended the process at every PostgreSQL restart. The running query fails with
   // the error (its caller answers or retries), and the pool discards the dead client when it is
   // released; this listener only keeps the event from being fatal.
-  pool.on('connect', (client) => client.on('error', () => {}));
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    prepareNamedStatements(client);
+  });
   const db = new Kysely<Database>({ dialect: new OwnSchemaPostgresDialect({ pool }) });
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }

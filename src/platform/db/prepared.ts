@@ -11,6 +11,7 @@
 import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
 import type { Database } from './schema.ts';
 import { dialectOf, readNow, type Dialect, type Executor } from './database.ts';
+import { nameStatement } from './statement-names.ts';
 
 const NAME = Symbol('placeholder');
 interface Placeholder {
@@ -57,10 +58,12 @@ export async function prefetch(tx: Executor, reads: PrefetchRead[]): Promise<voi
     const part = query.part(tx, params);
     const offset = values.length;
     values.push(...part.values);
-    const text = part.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
-    return `(select coalesce(json_agg(r), '[]') from (${text}) r)::text as r${i}`;
+    const placed = part.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+    return `(select coalesce(json_agg(r), '[]') from (${placed}) r)::text as r${i}`;
   });
-  const result = await tx.executeQuery<Record<string, string>>(CompiledQuery.raw(`select ${columns.join(', ')}`, values));
+  const text = `select ${columns.join(', ')}`;
+  nameStatement(text); // a few combinations of prepared reads
+  const result = await tx.executeQuery<Record<string, string>>(CompiledQuery.raw(text, values));
   const row = result.rows[0];
   const byQuery = new Map<PreparedQuery<any, unknown>, { key: string; rows: unknown[] }>();
   reads.forEach(({ query, params }, i) => byQuery.set(query, { key: valuesKey(params), rows: JSON.parse(row[`r${i}`]) }));
@@ -76,6 +79,7 @@ export function preparedQuery<P extends Record<string, unknown>, R>(
     let entry = compiled.get(dialect);
     if (!entry) {
       const query = build(db, markers as P).compile();
+      if (dialect === 'postgres') nameStatement(query.sql);
       entry = { query, isRead: query.query.kind === 'SelectQueryNode' };
       compiled.set(dialect, entry);
     }
