@@ -57,7 +57,7 @@ export async function enqueueJob(tx: Executor, type: string, payload: unknown, o
 }
 
 /** enqueueJob as the INSERT of a larger statement (PostgreSQL: emitEvents' `alsoWrite`); the
- *  job's waiting workers are told when the returned `enqueued` is called, after that statement. */
+ *  job's waiting workers are told when the returned `enqueued` is called (best after the commit). */
 export function jobInsertPart(db: Executor, type: string, payload: unknown, options: EnqueueOptions = {}): { part: { sql: string; values: unknown[] }; enqueued(): void } {
   const part = insertJob.part(db, { type, payload: JSON.stringify(payload ?? null), runAt: Math.floor(options.runAt ?? nowMs()), maxAttempts: options.maxAttempts ?? 10, createdAt: nowIso() });
   return { part, enqueued: () => enqueuedSignal(type).notify() };

@@ -139,9 +139,11 @@ export async function acceptMessage(ctx: AppContext, principal: Principal, reque
     throw messageError(413, 'Message too large', `The message is ${size} bytes; at most ${MAX_MESSAGE_BYTES} bytes (40 MB) including attachments are allowed.`);
   }
   pruneLimitCountersNowAndThen(ctx.db);
-  // Checks and writes share one transaction, so what was checked is what gets written; on
-  // SQLite, sends arriving together share it (group commit).
-  return groupCommit(ctx.db, async (tx) => {
+  // Checks and writes share one transaction, so what was checked is what gets written; sends
+  // arriving together share it (group commit). On PostgreSQL the delivery workers are told of the new job once it is committed, so the
+  // claim that wakes them finds it (told earlier, they mostly claimed nothing and asked again).
+  let committedJobs: Array<() => void> = [];
+  const accepted = await groupCommit(ctx.db, async (tx) => {
     const now = nowMs();
     const nowText = isoFromDate(new Date(now));
     const checkSuppressions = !request.ignoreSuppressions;
@@ -180,7 +182,7 @@ export async function acceptMessage(ctx: AppContext, principal: Principal, reque
       // The content, email and job rows ride in the events' statement: one round trip.
       const jobs = deliver.map((row) => jobInsertPart(tx, DELIVER_JOB, { email_id: row.id }, { runAt, maxAttempts: 1_000_000 }));
       await emitEvents(tx, events, [insertContent.part(tx, content), insertEmail.part(tx, rows[0]), ...jobs.map((job) => job.part)]);
-      for (const job of jobs) job.enqueued();
+      committedJobs = jobs.map((job) => job.enqueued);
     } else {
       await insertContent(tx, content);
       if (rows.length === 1) await insertEmail(tx, rows[0]);
@@ -196,6 +198,8 @@ export async function acceptMessage(ctx: AppContext, principal: Principal, reque
     await countSends(tx, workspace.id, units);
     return { rows, limits: check.state, counted: units, headers: rateLimitHeaders(check.state, units) };
   });
+  for (const enqueued of committedJobs) enqueued();
+  return accepted;
 }
 
 interface RowContext {
