@@ -89,3 +89,18 @@ test('a limit check counts what the units before it in its transaction will writ
   await Promise.all(busy);
   assert.equal(results.filter(Boolean).length, 3, String(results));
 });
+
+test('in a shared transaction, a failing first unit rolls back alone too', async () => {
+  const busy = Array.from({ length: 3 }, () => groupCommit(db, () => new Promise((r) => setTimeout(r, 50))));
+  const results = await Promise.allSettled([0, 1, 2].map((n) =>
+    groupCommit(db, async (tx) => {
+      await enqueueJob(tx, 'group.first', { n });
+      if (n === 0) throw new Error('unit 0 fails after its write');
+      return n;
+    }),
+  ));
+  await Promise.all(busy);
+  assert.deepEqual(results.map((r) => r.status), ['rejected', 'fulfilled', 'fulfilled']);
+  const jobs = await db.selectFrom('jobs').select('payload').where('type', '=', 'group.first').execute();
+  assert.deepEqual(jobs.map((j) => JSON.parse(j.payload).n).sort(), [1, 2]);
+});

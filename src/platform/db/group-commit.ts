@@ -151,22 +151,26 @@ class PostgresGroupCommitter {
       for (const item of group) item.reject(error);
       return;
     }
-    if (outcome.refused) {
-      // A merged hot write refused (e.g. the credits cover only some of the group), and the
-      // whole group rolled back: each unit that had succeeded runs again alone and gets its
-      // own answer; the others keep their own errors.
-      await Promise.all(group.map((item, i) => (outcome.results[i].ok ? settle(item, () => commitOnPostgres(this.db, item.work)) : item.reject((outcome.results[i] as { error: unknown }).error))));
-      return;
-    }
-    group.forEach((item, i) => {
-      const result = outcome.results[i];
-      if (result.ok) item.resolve(result.value);
-      else item.reject(result.error);
-    });
+    // A merged hot write refused (e.g. the credits cover only some of the group), and the whole
+    // group rolled back: each unit that had succeeded runs again alone and gets its own answer.
+    // A unit that lost a deadlock to another group's units (locks a lone unit would never have
+    // held together) runs again alone too. The others keep their own outcomes.
+    const again = (result: Outcome) => (outcome.refused && result.ok) || (!result.ok && isLockConflict(result.error));
+    await Promise.all(
+      group.map((item, i) => {
+        const result = outcome.results[i];
+        if (again(result)) return settle(item, () => commitOnPostgres(this.db, item.work));
+        if (result.ok) item.resolve(result.value);
+        else item.reject(result.error);
+      }),
+    );
   }
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+// Deadlock detected, or a serialization failure.
+const isLockConflict = (error: unknown) => ['40P01', '40001'].includes((error as { code?: string })?.code ?? '');
 
 async function settle(item: Pending, run: () => Promise<unknown>): Promise<void> {
   try {
@@ -180,13 +184,14 @@ async function settle(item: Pending, run: () => Promise<unknown>): Promise<void>
 // go out with the COMMIT.
 async function runUnitsTogether(connection: Executor, group: Pending[]): Promise<{ results: Outcome[]; refused: boolean }> {
   const results: Outcome[] = [];
-  await sql`begin`.execute(connection);
+  await sql.raw('begin; savepoint unit_0').execute(connection);
   collectHotWrites(connection);
   try {
     for (const [i, item] of group.entries()) {
       const savepoint = sql.raw(`unit_${i}`);
       const mark = hotWritesMark(connection);
-      await sql`savepoint ${savepoint}`.execute(connection);
+      // The first savepoint goes with the BEGIN: one round trip less.
+      if (i > 0) await sql`savepoint ${savepoint}`.execute(connection);
       try {
         results[i] = { ok: true, value: await item.work(connection) };
       } catch (error) {
