@@ -275,8 +275,10 @@ export class JobRunner {
         await Promise.race(running);
         continue;
       }
+      // Also when idle: a stream of enqueues (each one wakes this loop) is then claimed a few
+      // jobs at a time rather than one claim per enqueue.
       const early = lastClaimAt + CLAIM_BATCH_WAIT_MS - Date.now();
-      if (running.size > 0 && early > 0) await new Promise((resolve) => setTimeout(resolve, early));
+      if (early > 0) await new Promise((resolve) => setTimeout(resolve, early));
       lastClaimAt = Date.now();
       const generation = signal.generation;
       let claimed: Job[] = [];
