@@ -151,9 +151,10 @@ class Signal {
   generation = 0;
   /** When the last notification came (Date.now()). */
   notifiedAt = 0;
-  notify(): void {
+  /** `enqueue` false: woken because jobs are due (the shared due check), not by a new one. */
+  notify(enqueue = true): void {
     this.generation++;
-    this.notifiedAt = Date.now();
+    if (enqueue) this.notifiedAt = Date.now();
     const waiters = this.waiters;
     this.waiters = [];
     for (const wake of waiters) wake();
@@ -187,6 +188,31 @@ export class RetryJobAt extends Error {
     super(reason);
     this.runAtMs = runAtMs;
   }
+}
+
+/** An idle loop's own poll, a safety net behind the runner's due check: this many intervals. */
+const IDLE_WAIT_POLLS = 20;
+
+/** Which of `types` have a job that a claim would take now (unlocked, due, not dead). */
+async function typesWithDueJobs(db: Db, types: string[]): Promise<string[]> {
+  const now = Math.floor(nowMs());
+  const due = (type: string) =>
+    db
+      .selectNoFrom(sql<string>`cast(${type} as text)`.as('type'))
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('jobs')
+            .select('id')
+            .where('type', '=', type)
+            .where('dead_at', 'is', null)
+            .where('run_at', '<=', now)
+            .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<', now)])),
+        ),
+      );
+  let query = due(types[0]);
+  for (const type of types.slice(1)) query = query.unionAll(due(type));
+  return (await query.execute()).map((row) => row.type);
 }
 
 /** While jobs of a type run, the shortest time between two claims for it. */
@@ -228,7 +254,7 @@ export class JobRunner {
   private readonly options: JobRunnerOptions;
   /** Jobs running now, with their type's lease, renewed by one timer per lease length. */
   private readonly leased = new Map<number, number>();
-  private readonly renewTimers: NodeJS.Timeout[] = [];
+  private readonly timers: NodeJS.Timeout[] = [];
   constructor(db: Db, options: JobRunnerOptions = {}) {
     this.db = db;
     this.options = options;
@@ -241,10 +267,27 @@ export class JobRunner {
       this.loops.push(this.loop(type, registered));
       leases.add(registered.leaseMs);
     }
+    const types = [...handlers.keys()].filter((type) => !this.options.types || this.options.types.includes(type));
+    if (types.length > 0) {
+      const timer = setInterval(() => void this.wakeDue(types), this.options.pollMs ?? 500);
+      timer.unref();
+      this.timers.push(timer);
+    }
     for (const leaseMs of leases) {
       const timer = setInterval(() => void this.renew(leaseMs), Math.max(50, Math.floor(leaseMs / 3)));
       timer.unref();
-      this.renewTimers.push(timer);
+      this.timers.push(timer);
+    }
+  }
+
+  // Idle loops do not claim on a timer each (a claim is a write: ten job types polling made
+  // twenty write transactions a second on an idle server); one read finds the types with a
+  // job to claim (one enqueued by another process, a retry come due) and wakes their loops.
+  private async wakeDue(types: string[]): Promise<void> {
+    try {
+      for (const type of await typesWithDueJobs(this.db, types)) enqueuedSignal(type).notify(false);
+    } catch (error) {
+      if (!this.stopping) this.options.log?.error({ err: error }, 'checking for due jobs failed');
     }
   }
 
@@ -298,8 +341,9 @@ export class JobRunner {
       // An enqueue notifies before its transaction commits, so the claim it prompts can come
       // too early (on PostgreSQL it then sees nothing): for a poll interval after an enqueue,
       // look again soon rather than a whole interval later.
+      // Otherwise the runner's due check (every poll interval, one read for all types) wakes it.
       const recent = Date.now() - signal.notifiedAt < pollMs;
-      if (claimed.length < free) await signal.wait(recent ? Math.min(pollMs, AFTER_ENQUEUE_POLL_MS) : pollMs, generation);
+      if (claimed.length < free) await signal.wait(recent ? Math.min(pollMs, AFTER_ENQUEUE_POLL_MS) : pollMs * IDLE_WAIT_POLLS, generation);
     }
     await Promise.allSettled(running);
   }
@@ -342,7 +386,7 @@ export class JobRunner {
     this.stopping = true;
     for (const signal of enqueued.values()) signal.notify();
     await Promise.allSettled(this.loops);
-    for (const timer of this.renewTimers) clearInterval(timer);
+    for (const timer of this.timers) clearInterval(timer);
   }
 }
 

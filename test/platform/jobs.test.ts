@@ -168,3 +168,21 @@ test('a dead worker\'s job runs again as soon as its lease runs out', async () =
   assert.equal(again.id, id);
   assert.equal(again.attempts, 2);
 });
+
+test('an idle runner takes a job another process enqueued within about one poll interval', async () => {
+  const seen: number[] = [];
+  registerJobHandler('due.test', async (job) => void seen.push(job.payload.n));
+  const runner = new JobRunner(db, { pollMs: 200, types: ['due.test'] });
+  runner.start();
+  try {
+    await new Promise((r) => setTimeout(r, 300)); // idle: its loop waits for the due check
+    // Written straight to the table, as another process's enqueue: no signal in this one.
+    await db.insertInto('jobs').values({ type: 'due.test', payload: '{"n":1}', run_at: Math.floor(nowMs()), attempts: 0, max_attempts: 3, created_at: new Date().toISOString() }).execute();
+    const started = Date.now();
+    await eventually(async () => seen.length === 1, 5_000);
+    // The loop's own fallback poll is 20 intervals (4 s); the shared due check finds it first.
+    assert.ok(Date.now() - started < 2_000, `took ${Date.now() - started} ms`);
+  } finally {
+    await runner.stop();
+  }
+});
