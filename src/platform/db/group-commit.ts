@@ -24,10 +24,10 @@ interface Pending {
 
 const MAX_GROUP = 100;
 
-class GroupCommitter {
-  private queue: Pending[] = [];
-  private scheduled = false;
-  private readonly db: Db;
+/** Queues units of work; each dialect's committer decides when and how they run. */
+abstract class Committer {
+  protected queue: Pending[] = [];
+  protected readonly db: Db;
   constructor(db: Db) {
     this.db = db;
   }
@@ -35,11 +35,20 @@ class GroupCommitter {
   run<T>(work: Work<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => void this.flush());
-      }
+      this.schedule();
     });
+  }
+
+  protected abstract schedule(): void;
+}
+
+class GroupCommitter extends Committer {
+  private scheduled = false;
+
+  protected schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => void this.flush());
   }
 
   private async flush(): Promise<void> {
@@ -88,7 +97,7 @@ class GroupCommitter {
   }
 }
 
-const committers = new WeakMap<Db, GroupCommitter | PostgresGroupCommitter>();
+const committers = new WeakMap<Db, Committer>();
 
 /** Runs `work` in a transaction that it may share with concurrent callers: on SQLite every
  *  unit requested in one turn of the event loop; on PostgreSQL those that arrive while the
@@ -115,28 +124,16 @@ const POSTGRES_GROUPS = 3;
 // Below PostgreSQL's 64 cached subtransactions per backend, beyond which snapshots get slower.
 const MAX_POSTGRES_GROUP = 48;
 
-class PostgresGroupCommitter {
-  private queue: Pending[] = [];
+class PostgresGroupCommitter extends Committer {
   private running = 0;
-  private readonly db: Db;
-  constructor(db: Db) {
-    this.db = db;
-  }
 
-  run<T>(work: Work<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
-      this.startGroups();
-    });
-  }
-
-  private startGroups(): void {
+  protected schedule(): void {
     while (this.running < POSTGRES_GROUPS && this.queue.length > 0) {
       const group = this.queue.splice(0, MAX_POSTGRES_GROUP);
       this.running++;
       void this.runGroup(group).finally(() => {
         this.running--;
-        this.startGroups();
+        this.schedule();
       });
     }
   }
