@@ -7,11 +7,12 @@
 // one is still valid keeps the cached one (RFC 8461 §5.1).
 import https from 'node:https';
 import type { Resolver } from 'node:dns/promises';
-import { lazyModule } from '../platform/lazy-module.ts';
+import { loadMtaSts, type MtaStsModule } from './mta-sts-module.ts';
 
-// mailauth's MTA-STS module (about 6 MB of heap with what it pulls in) loads with the first
-// delivery that looks up a policy, not with every process that imports this file.
-const sts = lazyModule<typeof import('mailauth/lib/mta-sts.js')>('mailauth/lib/mta-sts.js');
+// mailauth's MTA-STS module loads with the first delivery that looks up a policy, not with
+// every process that imports this file.
+let stsModule: MtaStsModule | undefined;
+const sts = () => (stsModule ??= loadMtaSts());
 
 const NO_POLICY_TTL_MS = 60_000;
 

@@ -3,7 +3,8 @@
 // parsed: a DOCTYPE (the door to entity expansion and external entities) never belongs in a
 // report, and the parser's own entity limits stay on as a second fence.
 import { isIP } from 'node:net';
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import type { XMLParser } from 'fast-xml-parser';
+import { lazyModule } from '../../platform/lazy-module.ts';
 import { DmarcReportError } from './errors.ts';
 
 /** Records read from one report at most (a very busy domain's daily report has thousands). */
@@ -71,7 +72,10 @@ type Node = Record<string, unknown>;
 // Elements that may repeat; the parser gives every one of them as an array.
 const REPEATED = new Set(['record', 'dkim', 'spf', 'reason', 'error']);
 
-const parser = new XMLParser({
+// fast-xml-parser loads with the first report read, not in every process that imports this.
+const fxp = lazyModule<typeof import('fast-xml-parser')>('fast-xml-parser');
+let parser: XMLParser | null = null;
+const newParser = () => new (fxp().XMLParser)({
   ignoreAttributes: true,
   removeNSPrefix: true, // DMARCbis reports carry a namespace
   parseTagValue: false, // values stay text: report ids such as 0012 keep their zeros
@@ -203,11 +207,11 @@ function notWellFormed(err: { code: string; msg: string; line: number; col: numb
 export function parseAggregateXml(xml: string): AggregateReport {
   const body = xml.replace(/^\uFEFF/, '');
   if (/<!DOCTYPE|<!ENTITY/i.test(body)) throw new DmarcReportError('The XML has a DOCTYPE or entity declarations, which reports never carry; refused');
-  const valid = XMLValidator.validate(body);
+  const valid = fxp().XMLValidator.validate(body);
   if (valid !== true) throw new DmarcReportError(notWellFormed(valid.err));
   let document: Node;
   try {
-    document = parser.parse(body) as Node;
+    document = (parser ??= newParser()).parse(body) as Node;
   } catch (error) {
     throw new DmarcReportError(`The XML could not be read: ${(error as Error).message}`);
   }

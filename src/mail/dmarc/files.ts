@@ -3,10 +3,14 @@
 // file (a zip or gzip bomb, a huge attachment) costs at most the limits below.
 import { gunzip } from 'node:zlib';
 import { promisify } from 'node:util';
-import yauzl from 'yauzl';
+import type yauzl from 'yauzl';
+import { lazyModule } from '../../platform/lazy-module.ts';
 import { DmarcReportError } from './errors.ts';
 
 /** The largest report file (compressed, as attached or uploaded) that is opened at all. */
+// yauzl loads with the first zipped report.
+const zipReader = lazyModule<typeof yauzl>('yauzl');
+
 export const MAX_REPORT_FILE_BYTES = 16 * 1024 * 1024;
 /** The largest XML a report may decompress to: a big receiver's daily report for a busy domain
  *  is a few megabytes; this leaves room for tens of thousands of records, never gigabytes. */
@@ -64,7 +68,7 @@ async function unzipFirstXml(bytes: Buffer): Promise<Buffer> {
   let zip: yauzl.ZipFile;
   try {
     // autoClose off: an entry passed over can still be read after the listing ends.
-    zip = await yauzl.fromBufferPromise(bytes, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false });
+    zip = await zipReader().fromBufferPromise(bytes, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false });
   } catch (error) {
     throw new DmarcReportError(`The zip file could not be read: ${(error as Error).message}`);
   }

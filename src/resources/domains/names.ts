@@ -2,8 +2,11 @@
 // public suffix (tldts reads the Public Suffix List); no regex can know that `co.uk` is a
 // suffix and `example.co.uk` an apex.
 import { domainToASCII } from 'node:url';
-import { parse } from 'tldts';
 import { excerpt } from '../../platform/http/errors.ts';
+import { lazyModule } from '../../platform/lazy-module.ts';
+
+// tldts (the Public Suffix List: about 1.5 MB of heap) loads with the first domain name checked.
+const tldts = lazyModule<typeof import('tldts')>('tldts');
 
 export type NameCheck = { ok: true; name: string } | { ok: false; error: string };
 
@@ -37,7 +40,7 @@ export function checkApexName(input: string): NameCheck {
     const apex = labels.slice(-2).join('.');
     return apex === ascii ? { ok: true, name: ascii } : { ok: false, error: `"${ascii}" is not an apex domain: add the registrable domain ${apex}` };
   }
-  const parsed = parse(ascii, { allowPrivateDomains: false });
+  const parsed = tldts().parse(ascii, { allowPrivateDomains: false });
   if (parsed.isIp) return { ok: false, error: 'Domain name must be a domain, not an IP address' };
   if (!parsed.isIcann) return { ok: false, error: `"${ascii}" does not end in a known public suffix (top-level domain)` };
   if (!parsed.domain) return { ok: false, error: `"${ascii}" is a public suffix, not a registrable domain` };

@@ -3,9 +3,9 @@
 // mode the SMTP mailbox check; then score, risk and result. Lists share one DomainFacts cache
 // per run, so the addresses of a domain cost one MX lookup and one RDAP lookup.
 import type { Resolver } from 'node:dns/promises';
-import { getDomain } from 'tldts';
 import type { Config } from '../../config.ts';
 import { nowMs } from '../../platform/clock.ts';
+import { lazyModule } from '../../platform/lazy-module.ts';
 import { isNoRecords } from '../../platform/dns.ts';
 import { didYouMean, dnsName, isDisposableDomain, isFreeProvider, isGibberish, isRoleMailbox, normalizeEmail, parseAddress, type AddressParts } from '../../mail/address-checks.ts';
 import { probeMailboxes, type ConnectionLimiter, type MailboxOutcome, type MailboxProbeResult } from '../../mail/mailbox-probe.ts';
@@ -19,6 +19,9 @@ import {
   type VerificationRisk,
 } from '../../mail/verification-score.ts';
 import { lookupRegistration } from '../domains/rdap.ts';
+
+// tldts (the Public Suffix List) loads with the first address verified.
+const tldts = lazyModule<typeof import('tldts')>('tldts');
 
 export type VerificationMode = 'fast' | 'full';
 
@@ -97,7 +100,7 @@ export async function lookUpMx(domain: string, resolver: Resolver): Promise<MxLo
 
 async function lookUpDomainAge(domain: string, deps: VerifierDeps): Promise<number | null> {
   if (!deps.config.rdapUrl) return null;
-  const registrable = getDomain(domain, { allowPrivateDomains: false }) ?? domain;
+  const registrable = tldts().getDomain(domain, { allowPrivateDomains: false }) ?? domain;
   const found = await lookupRegistration(deps.config.rdapUrl, dnsName(registrable), { resolver: deps.config.dnsServers.length > 0 ? deps.resolver : null, timeoutMs: 5000 });
   if (found.kind !== 'registered') return null;
   return Math.max(0, Math.floor((nowMs() - Date.parse(found.registeredAt)) / 86_400_000));

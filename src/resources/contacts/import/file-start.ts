@@ -3,10 +3,13 @@
 // or a CSV whose header row is unreadable or names no email column, is refused at once, so a
 // client cannot make the server pay for a worker with a file that fails on its first bytes.
 // Only what the worker would refuse anyway is refused here, with the same messages.
-import { parse } from 'csv-parse/sync';
+import { lazyModule } from '../../../platform/lazy-module.ts';
 import { CSV_OPTIONS, ImportFileError, NOT_AN_ARRAY, type ImportFormat } from './sources.ts';
 import { ColumnMap, hasEmailColumn } from './rows.ts';
 import { NO_EMAIL_COLUMN } from './batches.ts';
+
+// csv-parse loads with the first CSV file checked.
+const csvParse = lazyModule<typeof import('csv-parse/sync')>('csv-parse/sync');
 
 const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
@@ -68,7 +71,7 @@ function decided(chunks: Buffer[], format: ImportFormat, scanner: HeaderScanner)
   }
   let header: string[];
   try {
-    [header = []] = parse(Buffer.concat(chunks).subarray(scanner.header.start, scanner.header.end), CSV_OPTIONS) as string[][];
+    [header = []] = csvParse().parse(Buffer.concat(chunks).subarray(scanner.header.start, scanner.header.end), CSV_OPTIONS) as string[][];
   } catch (error) {
     throw new ImportFileError(`The CSV could not be read at row 1: ${(error as Error).message}`, 1);
   }

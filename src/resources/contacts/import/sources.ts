@@ -4,7 +4,10 @@
 // tokenizer frameworks, while an array of flat objects needs only bracket counting).
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { parse } from 'csv-parse';
+import { lazyModule } from '../../../platform/lazy-module.ts';
+
+// csv-parse loads with the first CSV file read.
+const csvParse = lazyModule<typeof import('csv-parse')>('csv-parse');
 
 export type ImportFormat = 'csv' | 'json';
 
@@ -38,7 +41,7 @@ export const CSV_OPTIONS = { bom: true, relax_column_count: true, skip_empty_lin
 export const NOT_AN_ARRAY = 'A JSON import must be an array of objects';
 
 export async function* csvRows(input: Readable): AsyncGenerator<SourceRow> {
-  const parser = input.pipe(parse(CSV_OPTIONS));
+  const parser = input.pipe(csvParse().parse(CSV_OPTIONS));
   let header: string[] | null = null;
   let row = 0;
   try {
