@@ -1,8 +1,8 @@
 // mailauth's MTA-STS module without the rest of mailauth. Its one import from mailauth,
 // ./tools, loads joi, libmime, tldts and more (about 6 MB of heap in every delivering
-// process) for two small helpers: these are given here, copied from mailauth 7.1.0
-// (lib/tools.js, MIT). A helper a later mailauth asks for and this file lacks comes from the
-// real ./tools, so an upgrade costs memory, never correctness.
+// process) for two small helpers: these are given here, written to behave as mailauth
+// 7.1.0's do. A helper a later mailauth asks for and this file lacks comes from the real
+// ./tools, so an upgrade costs memory, never correctness.
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
