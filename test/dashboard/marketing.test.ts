@@ -262,7 +262,8 @@ test('forms: created, the JSON definition checked while typing, refused and then
 
   // Unpublished: a draft again; the list filters by status.
   await page.getByRole('button', { name: 'Unpublish' }).click();
-  await page.getByRole('button', { name: 'Publish' }).waitFor();
+  // exact: a name matches by substring, and "Unpublish" itself contains "publish".
+  await page.getByRole('button', { name: 'Publish', exact: true }).waitFor();
   assert.equal((await app.api.get(`/v2/forms/${formId}`)).body.status, 'draft');
   await go('Forms');
   const status = page.getByRole('combobox', { name: /^Status/ });
