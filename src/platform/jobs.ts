@@ -215,8 +215,10 @@ async function typesWithDueJobs(db: Db, types: string[]): Promise<string[]> {
   return (await query.execute()).map((row) => row.type);
 }
 
-/** While jobs of a type run, the shortest time between two claims for it. */
-const CLAIM_BATCH_WAIT_MS = 10;
+/** The shortest time between two claims for a job type. A claim is a commit (on PostgreSQL a
+ *  WAL flush): in the PostgreSQL deliver bench 25 ms against 10 ms gave 1.23x Postfix against
+ *  1.11x, a few more jobs per claim for at most 25 ms more before a delivery starts. */
+const CLAIM_BATCH_WAIT_MS = 25;
 /** How soon a claim is tried again after one that a recent enqueue prompted found nothing. */
 const AFTER_ENQUEUE_POLL_MS = 25;
 
