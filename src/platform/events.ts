@@ -14,7 +14,7 @@ import { CompiledQuery } from 'kysely';
 import { dialectOf, type Executor } from './db/database.ts';
 import { newId } from './ids.ts';
 import { nowIso } from './clock.ts';
-import { preparedQuery } from './db/prepared.ts';
+import { preparedQuery, shiftPlaceholders } from './db/prepared.ts';
 import { nameStatement } from './db/statement-names.ts';
 
 export interface EmittedEvent {
@@ -110,9 +110,9 @@ async function emitInOneStatement(tx: Executor, events: EmittedEvent[], alsoWrit
   ];
   // A part's own $n becomes $(n + the values before it) in the whole statement.
   const place = (part: SqlPart) => {
-    const offset = values.length;
+    const placed = shiftPlaceholders(part.sql, values.length);
     values.push(...part.values);
-    return part.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+    return placed;
   };
   const ctes: string[] = [];
   const reads: number[] = [];

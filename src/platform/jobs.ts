@@ -44,14 +44,16 @@ const insertJob = preparedQuery((db, p: { type: string; payload: string; runAt: 
     .returning('id'),
 );
 
+const jobValues = (type: string, payload: unknown, options: EnqueueOptions) => ({
+  type,
+  payload: JSON.stringify(payload ?? null),
+  runAt: Math.floor(options.runAt ?? nowMs()),
+  maxAttempts: options.maxAttempts ?? 10,
+  createdAt: nowIso(),
+});
+
 export async function enqueueJob(tx: Executor, type: string, payload: unknown, options: EnqueueOptions = {}): Promise<number> {
-  const [row] = await insertJob(tx, {
-    type,
-    payload: JSON.stringify(payload ?? null),
-    runAt: Math.floor(options.runAt ?? nowMs()),
-    maxAttempts: options.maxAttempts ?? 10,
-    createdAt: nowIso(),
-  });
+  const [row] = await insertJob(tx, jobValues(type, payload, options));
   enqueuedSignal(type).notify();
   return Number(row.id);
 }
@@ -59,7 +61,7 @@ export async function enqueueJob(tx: Executor, type: string, payload: unknown, o
 /** enqueueJob as the INSERT of a larger statement (PostgreSQL: emitEvents' `alsoWrite`); the
  *  job's waiting workers are told when the returned `enqueued` is called (best after the commit). */
 export function jobInsertPart(db: Executor, type: string, payload: unknown, options: EnqueueOptions = {}): { part: { sql: string; values: unknown[] }; enqueued(): void } {
-  const part = insertJob.part(db, { type, payload: JSON.stringify(payload ?? null), runAt: Math.floor(options.runAt ?? nowMs()), maxAttempts: options.maxAttempts ?? 10, createdAt: nowIso() });
+  const part = insertJob.part(db, jobValues(type, payload, options));
   return { part, enqueued: () => enqueuedSignal(type).notify() };
 }
 

@@ -33,6 +33,12 @@ export interface PreparedQuery<P, R> {
   part(db: Executor, params: P): { sql: string; values: unknown[] };
 }
 
+/** A statement's own $n as $(n + offset): for its place in a larger statement that has
+ *  `offset` values before its own (PostgreSQL). */
+export function shiftPlaceholders(sql: string, offset: number): string {
+  return sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+}
+
 /** A read to fetch ahead with others in one round trip (`prefetch`). */
 export interface PrefetchRead {
   query: PreparedQuery<any, unknown>;
@@ -56,9 +62,8 @@ export async function prefetch(tx: Executor, reads: PrefetchRead[]): Promise<voi
   const values: unknown[] = [];
   const columns = reads.map(({ query, params }, i) => {
     const part = query.part(tx, params);
-    const offset = values.length;
+    const placed = shiftPlaceholders(part.sql, values.length);
     values.push(...part.values);
-    const placed = part.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
     return `(select coalesce(json_agg(r), '[]') from (${placed}) r)::text as r${i}`;
   });
   const text = `select ${columns.join(', ')}`;

@@ -140,8 +140,9 @@ export async function acceptMessage(ctx: AppContext, principal: Principal, reque
   }
   pruneLimitCountersNowAndThen(ctx.db);
   // Checks and writes share one transaction, so what was checked is what gets written; sends
-  // arriving together share it (group commit). On PostgreSQL the delivery workers are told of the new job once it is committed, so the
-  // claim that wakes them finds it (told earlier, they mostly claimed nothing and asked again).
+  // arriving together share it (group commit). On PostgreSQL the delivery workers are told of
+  // the new job once it is committed, so the claim that wakes them finds it (told earlier,
+  // they mostly claimed nothing and asked again).
   let committedJobs: Array<() => void> = [];
   const accepted = await groupCommit(ctx.db, async (tx) => {
     const now = nowMs();
@@ -177,17 +178,16 @@ export async function acceptMessage(ctx: AppContext, principal: Principal, reque
       const type = `email.${row.status}`;
       if (!(quietAccept && type === 'email.accepted')) events.push({ workspaceId: workspace.id, type, object: emailEventObject(row, type) });
     }
-    const deliver = rows.filter((row) => row.status !== 'suppressed');
     if (dialectOf(tx) === 'postgres' && rows.length === 1) {
       // The content, email and job rows ride in the events' statement: one round trip.
-      const jobs = deliver.map((row) => jobInsertPart(tx, DELIVER_JOB, { email_id: row.id }, { runAt, maxAttempts: 1_000_000 }));
+      const jobs = billable.map((row) => jobInsertPart(tx, DELIVER_JOB, { email_id: row.id }, { runAt, maxAttempts: 1_000_000 }));
       await emitEvents(tx, events, [insertContent.part(tx, content), insertEmail.part(tx, rows[0]), ...jobs.map((job) => job.part)]);
       committedJobs = jobs.map((job) => job.enqueued);
     } else {
       await insertContent(tx, content);
       if (rows.length === 1) await insertEmail(tx, rows[0]);
       else await tx.insertInto('emails').values(rows).execute();
-      for (const row of deliver) await enqueueJob(tx, DELIVER_JOB, { email_id: row.id }, { runAt, maxAttempts: 1_000_000 });
+      for (const row of billable) await enqueueJob(tx, DELIVER_JOB, { email_id: row.id }, { runAt, maxAttempts: 1_000_000 });
       // All recipients' events in one call: on PostgreSQL one statement with their reactions.
       await emitEvents(tx, events);
     }
