@@ -1,5 +1,6 @@
 // Shared pieces of the benchmark scenarios: child-process servers and autocannon runs.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,7 +20,9 @@ export interface ChildServer {
 
 /** Starts `node <script> <args>` and waits until `readyPath` answers 200 on `port`. */
 export async function startChild(script: string, args: string[], env: Record<string, string>, port: number, readyPath: string): Promise<ChildServer> {
-  const child: ChildProcess = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // BENCH_NODE_ARGS: node flags for the servers, for profiling (--cpu-prof, --trace-gc).
+  const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
@@ -159,4 +162,52 @@ export async function load(url: string, options: { seconds: number; connections:
 
 export function describeLoad(label: string, r: LoadResult): string {
   return `${label.padEnd(34)} ${r.requestsPerSecond.toFixed(0).padStart(7)} req/s   p50 ${r.latencyP50} ms   p99 ${r.latencyP99} ms   errors ${r.errors}   non-2xx ${r.non2xx}`;
+}
+
+/**
+ * Requests at a constant rate whatever the answers' speed (open loop, as wrk2 does), each
+ * latency counted from the moment the request was due, so a stall is charged to every request
+ * it delayed. autocannon's `overallRate` is not this: each connection sends its share of a
+ * second back to back when the second starts (bursts at full speed), and its correction for
+ * coordinated omission takes the expected interval as ceil(1 / rate) = 1 ms, recording an
+ * L ms answer as L samples, so one slow answer outweighs dozens of fast ones.
+ */
+export async function pacedLoad(url: string, options: { seconds: number; rate: number; connections: number; headers?: Record<string, string>; method?: string; body?: string }): Promise<LoadResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections });
+  const target = new URL(url);
+  const total = Math.round(options.seconds * options.rate);
+  const interval = 1000 / options.rate;
+  const latencies: number[] = [];
+  let errors = 0;
+  let non2xx = 0;
+  const send = (due: number) =>
+    new Promise<void>((resolve) => {
+      const request = http.request(target, { agent, method: options.method ?? 'GET', headers: options.headers }, (response) => {
+        response.resume();
+        response.on('end', () => {
+          if (response.statusCode! >= 200 && response.statusCode! < 300) latencies.push(performance.now() - due);
+          else non2xx++;
+          resolve();
+        });
+      });
+      request.on('error', () => {
+        errors++;
+        resolve();
+      });
+      request.end(options.body);
+    });
+  const started = performance.now();
+  const inFlight: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = started + i * interval;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    inFlight.push(send(due));
+  }
+  await Promise.all(inFlight);
+  const elapsed = (performance.now() - started) / 1000;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => (latencies.length ? Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]) : 0);
+  return { requestsPerSecond: latencies.length / elapsed, latencyP50: at(0.5), latencyP99: at(0.99), errors, non2xx };
 }
