@@ -15,7 +15,7 @@ import { dialectOf, type Executor } from './db/database.ts';
 import { newId } from './ids.ts';
 import { nowIso } from './clock.ts';
 import { preparedQuery, shiftPlaceholders } from './db/prepared.ts';
-import { nameStatement } from './db/statement-names.ts';
+import { nameStatement } from './db/pg-client.ts';
 
 export interface EmittedEvent {
   id: string;

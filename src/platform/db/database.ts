@@ -2,7 +2,7 @@
 // the DATABASE_URL scheme.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { prepareNamedStatements } from './statement-names.ts';
+import { adaptPgClient } from './pg-client.ts';
 import { Kysely, PostgresDialect, SqliteDialect, PostgresAdapter, type DatabaseIntrospector, type Transaction } from 'kysely';
 import { OwnSchemaIntrospector } from './pg-introspector.ts';
 import pg from 'pg';
@@ -58,6 +58,9 @@ export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHa
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
+    // Queries go out without waiting for the answers before them, so a deferred statement
+    // rides with the next query (pg-client.ts). Callers still await each query.
+    pipeline: true,
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });
   // An idle connection that PostgreSQL closes (a restart, a failover, an administrator) is an
@@ -71,7 +74,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHa
   // released; this listener only keeps the event from being fatal.
   pool.on('connect', (client) => {
     client.on('error', () => {});
-    prepareNamedStatements(client);
+    adaptPgClient(client);
   });
   const db = new Kysely<Database>({ dialect: new OwnSchemaPostgresDialect({ pool }) });
   return { db, dialect: 'postgres', close: () => db.destroy() };

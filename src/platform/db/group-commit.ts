@@ -14,6 +14,8 @@
 import { sql } from 'kysely';
 import { dialectOf, type Db, type Executor } from './database.ts';
 import { collectHotWrites, commitWithHotWrites, dropHotWritesSince, hotWritesMark } from './hot-rows.ts';
+import { forgetPrefetched } from './prepared.ts';
+import { deferred } from './pg-client.ts';
 
 type Work<T> = (tx: Executor) => Promise<T>;
 interface Pending {
@@ -181,14 +183,13 @@ async function settle(item: Pending, run: () => Promise<unknown>): Promise<void>
 // go out with the COMMIT.
 async function runUnitsTogether(connection: Executor, group: Pending[]): Promise<{ results: Outcome[]; refused: boolean }> {
   const results: Outcome[] = [];
-  await sql.raw('begin; savepoint unit_0').execute(connection);
   collectHotWrites(connection);
   try {
     for (const [i, item] of group.entries()) {
       const savepoint = sql.raw(`unit_${i}`);
       const mark = hotWritesMark(connection);
-      // The first savepoint goes with the BEGIN: one round trip less.
-      if (i > 0) await sql`savepoint ${savepoint}`.execute(connection);
+      // The BEGIN and each SAVEPOINT go out with the unit's first statement.
+      await sql.raw(deferred(i === 0 ? 'begin; savepoint unit_0' : `savepoint unit_${i}`)).execute(connection);
       try {
         results[i] = { ok: true, value: await item.work(connection) };
       } catch (error) {
@@ -196,6 +197,7 @@ async function runUnitsTogether(connection: Executor, group: Pending[]): Promise
         dropHotWritesSince(connection, mark);
         results[i] = { ok: false, error };
       }
+      forgetPrefetched(connection);
     }
     const refused = (await commitWithHotWrites(connection)) !== null;
     if (refused) await sql`rollback`.execute(connection);
@@ -210,10 +212,11 @@ async function runUnitsTogether(connection: Executor, group: Pending[]): Promise
 // its COMMIT alone, one more round trip after the last write.
 async function commitOnPostgres<T>(db: Db, work: Work<T>): Promise<T> {
   const outcome = await db.connection().execute(async (connection) => {
-    await sql`begin`.execute(connection);
+    await sql.raw(deferred('begin')).execute(connection);
     collectHotWrites(connection);
     try {
       const value = await work(connection);
+      forgetPrefetched(connection);
       const refused = await commitWithHotWrites(connection);
       if (refused) await sql`rollback`.execute(connection);
       return { value, refused };
