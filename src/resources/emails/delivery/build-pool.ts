@@ -5,7 +5,7 @@
 import { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import { build as esbuild } from 'esbuild';
-import type { SendingDomain } from '../../domains/service.ts';
+import { withOpenedKey, type SendingDomain } from '../../domains/service.ts';
 import type { EmailRow } from '../objects.ts';
 import type { BuildSecrets, OutgoingMessage } from './message.ts';
 import type { Personalization } from './personalize.ts';
@@ -107,7 +107,7 @@ export class BuildPool {
     if (contextId === undefined) this.contextIds.set(domain, (contextId = this.nextContextId++));
     let context: BuildContext | undefined;
     if (!slot.contexts.has(contextId)) {
-      context = { domain, verpSecret: secrets.verpSecret, trackingSecret: secrets.trackingSecret };
+      context = { domain: withOpenedKey(domain), verpSecret: secrets.verpSecret, trackingSecret: secrets.trackingSecret };
       if (slot.contexts.size >= MAX_CONTEXTS) slot.contexts.delete(slot.contexts.values().next().value!);
       slot.contexts.add(contextId);
     }

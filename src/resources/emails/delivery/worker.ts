@@ -16,7 +16,7 @@ import type { Db } from '../../../platform/db/database.ts';
 import { isoFromMs, nowMs } from '../../../platform/clock.ts';
 import { JOB_COMPLETED, JOB_LEASE_MS, RetryJobAt, type Job } from '../../../platform/jobs.ts';
 import { createOutboundDelivery, type DeliveryOutcome, type SmtpDelivery } from '../../../mail/smtp-delivery.ts';
-import { findSendingDomainById, type SendingDomain } from '../../domains/service.ts';
+import { findSendingDomainById, withOpenedKey, type SendingDomain } from '../../domains/service.ts';
 import { BuildError, BuildPool } from './build-pool.ts';
 import { EmailReader } from './email-reader.ts';
 import { deriveTrackingSecret, storeTrackingLinks } from './tracking.ts';
@@ -114,9 +114,8 @@ export class DeliveryWorker {
     const hit = this.domains.get(domainId);
     if (hit && hit.expires > now) return hit.domain;
     if (this.domains.size > 1000) this.domains.clear();
-    // The key is opened here, once (the spread reads the getter into a plain value): the domain
-    // is copied to a build thread for every message.
-    const domain = findSendingDomainById(this.db, this.ctx.secrets, workspaceId, domainId).then((found) => (found ? { ...found } : null));
+    // The key is opened here, once: the domain is copied to a build thread for every message.
+    const domain = findSendingDomainById(this.db, this.ctx.secrets, workspaceId, domainId).then((found) => (found ? withOpenedKey(found) : null));
     this.domains.set(domainId, { expires: now + DOMAIN_CACHE_MS, domain });
     domain.catch(() => this.domains.delete(domainId));
     return domain;
