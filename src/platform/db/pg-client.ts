@@ -61,9 +61,13 @@ export function adaptPgClient(client: pg.PoolClient): void {
       return Promise.resolve(NOTHING);
     }
     if (waiting.length === 0) return run(text, values);
+    // Corked: both go out in one write (pipeline mode submits each query at once).
+    const stream = (client as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
+    stream.cork();
     const before = run(waiting.join('; '), undefined);
     waiting = [];
     const result = run(text, values);
+    stream.uncork();
     // Both are on the wire; the caller waits for both, and hears the first failure.
     return before.then(
       () => result,
