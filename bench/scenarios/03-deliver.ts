@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import type { Scenario } from '../run.ts';
-import { freePort, startChild, startPostlane, type ChildServer } from '../lib.ts';
+import { freePort, keepAliveClient, startChild, startPostlane, type ChildServer } from '../lib.ts';
 import { startDnsServer } from '../../test/helpers/dns-server.ts';
 import { startSmtpSink, type SmtpSink } from '../../test/helpers/smtp-sink.ts';
 
@@ -92,6 +92,8 @@ interface PhaseResult {
   cpuSeconds?: number;
   /** The same per server process (API and worker when split). */
   cpuByProcess?: number[];
+  /** CPU seconds this process (the clients and the sink) used meanwhile: it shares the machine. */
+  benchCpuSeconds?: number;
   submitted: number;
   submitMs: number;
   delivered: number;
@@ -103,13 +105,16 @@ async function measure(sink: SmtpSink, count: number, submit: () => Promise<void
   sink.reset();
   const cpu = () => serverPids.map((pid) => treeCpuSeconds(pid));
   const cpuBefore = cpu();
+  const benchCpuBefore = process.cpuUsage();
   const start = performance.now();
   await submit();
   const submitMs = performance.now() - start;
   let timedOut = false;
   await sink.waitForMessages(count, Math.max(1000, PHASE_TIMEOUT_MS - submitMs)).catch(() => (timedOut = true));
   const totalMs = performance.now() - start;
-  return { submitted: count, submitMs, delivered: sink.accepted, totalMs, timedOut, ...(serverPids.length ? cpuFields(cpu().map((after, i) => after - cpuBefore[i])) : {}) };
+  const benchCpu = process.cpuUsage(benchCpuBefore);
+  const benchCpuSeconds = (benchCpu.user + benchCpu.system) / 1e6;
+  return { submitted: count, submitMs, delivered: sink.accepted, totalMs, timedOut, benchCpuSeconds, ...(serverPids.length ? cpuFields(cpu().map((after, i) => after - cpuBefore[i])) : {}) };
 }
 
 function cpuFields(byProcess: number[]): Pick<PhaseResult, 'cpuSeconds' | 'cpuByProcess'> {
@@ -120,7 +125,7 @@ const perMessage = (seconds: number, r: PhaseResult) => ((seconds * 1000) / Math
 
 function describe(label: string, r: PhaseResult): string {
   const rate = (r.delivered / r.totalMs) * 1000;
-  return `${label.padEnd(30)} ${rate.toFixed(0).padStart(6)} msg/s end to end   ${r.delivered}/${r.submitted} delivered in ${(r.totalMs / 1000).toFixed(1)} s   (submission took ${(r.submitMs / 1000).toFixed(1)} s)${r.cpuSeconds !== undefined ? `   server CPU ${perMessage(r.cpuSeconds, r)} ms/msg${r.cpuByProcess && r.cpuByProcess.length > 1 ? ` (api ${perMessage(r.cpuByProcess[0], r)} + worker ${perMessage(r.cpuByProcess[1], r)})` : ''}` : ''}${r.timedOut ? '   TIMED OUT' : ''}`;
+  return `${label.padEnd(30)} ${rate.toFixed(0).padStart(6)} msg/s end to end   ${r.delivered}/${r.submitted} delivered in ${(r.totalMs / 1000).toFixed(1)} s   (submission took ${(r.submitMs / 1000).toFixed(1)} s)${r.cpuSeconds !== undefined ? `   server CPU ${perMessage(r.cpuSeconds, r)} ms/msg${r.cpuByProcess && r.cpuByProcess.length > 1 ? ` (api ${perMessage(r.cpuByProcess[0], r)} + worker ${perMessage(r.cpuByProcess[1], r)})` : ''}` : ''}${r.benchCpuSeconds !== undefined ? `   bench client and sink CPU ${perMessage(r.benchCpuSeconds, r)} ms/msg` : ''}${r.timedOut ? '   TIMED OUT' : ''}`;
 }
 
 function describeDrain(label: string, r: PhaseResult): string {
@@ -133,7 +138,7 @@ function describeDrain(label: string, r: PhaseResult): string {
 const MAIN = join(import.meta.dirname, '..', '..', 'src', 'main.ts');
 
 /** A Postlane child with a verified bench.test domain and the sending limits lifted. */
-async function preparedPostlane(sink: SmtpSink, dnsAddress: string, setDns: (records: any[]) => void, role: 'all' | 'api') {
+async function preparedPostlane(sink: SmtpSink, dnsAddress: string, setDns: (records: any[]) => void, role: 'all' | 'api', connections: number) {
   const postlane = await startPostlane({ DNS_SERVERS: dnsAddress, MX_PORT: String(sink.port), MAIL_HOSTNAME: 'mail.bench.test' }, role);
   try {
     const headers = { authorization: `Bearer ${postlane.key}`, 'content-type': 'application/json' };
@@ -143,12 +148,12 @@ async function preparedPostlane(sink: SmtpSink, dnsAddress: string, setDns: (rec
     setDns(created.dns_records);
     const verified = await (await fetch(`${postlane.url}/v2/domains/${created.id}/verify`, { method: 'POST', headers })).json();
     if (!verified.verified_at) throw new Error(`domain not verified: ${JSON.stringify(verified)}`);
+    const client = keepAliveClient(postlane.url, connections);
     const send = (run: string) => async (i: number) => {
-      const response = await fetch(`${postlane.url}/v2/emails`, { method: 'POST', headers, body: JSON.stringify(message(i, run)) });
-      if (response.status !== 200) throw new Error(`POST /v2/emails: ${response.status} ${await response.text()}`);
-      await response.arrayBuffer();
+      const response = await client.request('POST', '/v2/emails', headers, JSON.stringify(message(i, run)));
+      if (response.status !== 200) throw new Error(`POST /v2/emails: ${response.status} ${response.text}`);
     };
-    return { postlane, send };
+    return { postlane, send, stop: async () => (client.close(), await postlane.stop()) };
   } catch (error) {
     await postlane.stop();
     throw error;
@@ -157,14 +162,14 @@ async function preparedPostlane(sink: SmtpSink, dnsAddress: string, setDns: (rec
 
 /** One process does everything (what `npm start` runs): the API accepts while the workers deliver. */
 async function runPostlane(sink: SmtpSink, dnsAddress: string, setDns: (records: any[]) => void, connections: number): Promise<PhaseResult> {
-  const { postlane, send } = await preparedPostlane(sink, dnsAddress, setDns, 'all');
+  const { postlane, send, stop } = await preparedPostlane(sink, dnsAddress, setDns, 'all', connections);
   try {
     await measure(sink, WARMUP, () => pool(WARMUP, connections, send('warmup')));
     return await measure(sink, COUNT, () => pool(COUNT, connections, send('run')), [postlanePid(postlane.env.HTTP_PORT)]);
   } catch (error) {
     throw new Error(`${(error as Error).message}\npostlane output:\n${postlane.output().slice(-4000)}`);
   } finally {
-    await postlane.stop();
+    await stop();
   }
 }
 
@@ -181,7 +186,7 @@ interface StagedResult {
  * compares with Postfix relaying.
  */
 async function runPostlaneStaged(sink: SmtpSink, dnsAddress: string, setDns: (records: any[]) => void, connections: number): Promise<StagedResult> {
-  const { postlane, send } = await preparedPostlane(sink, dnsAddress, setDns, 'api');
+  const { postlane, send, stop } = await preparedPostlane(sink, dnsAddress, setDns, 'api', connections);
   let worker: ChildServer | null = null;
   try {
     const apiPid = postlanePid(postlane.env.HTTP_PORT);
@@ -213,7 +218,7 @@ async function runPostlaneStaged(sink: SmtpSink, dnsAddress: string, setDns: (re
     throw new Error(`${(error as Error).message}\npostlane output:\n${postlane.output().slice(-4000)}${worker ? `\nworker output:\n${worker.output().slice(-4000)}` : ''}`);
   } finally {
     await worker?.stop();
-    await postlane.stop();
+    await stop();
   }
 }
 

@@ -18,7 +18,8 @@ import { JOB_COMPLETED, JOB_LEASE_MS, RetryJobAt, type Job } from '../../../plat
 import { createOutboundDelivery, type DeliveryOutcome, type SmtpDelivery } from '../../../mail/smtp-delivery.ts';
 import { findSendingDomainById, withOpenedKey, type SendingDomain } from '../../domains/service.ts';
 import { BuildError, BuildPool } from './build-pool.ts';
-import { EmailReader } from './email-reader.ts';
+import { ByteBudget } from './byte-budget.ts';
+import { EmailReader, type EmailWithContent } from './email-reader.ts';
 import { deriveTrackingSecret, storeTrackingLinks } from './tracking.ts';
 import { personalizationFor } from './personalize.ts';
 import { recordAttempted, recordBouncedAtDelivery, recordDelivered, recordFailed, SENDABLE_STATUSES } from './outcomes.ts';
@@ -40,6 +41,8 @@ export const DELIVER_LEASE_MS = JOB_LEASE_MS;
 const RETRY_BASE_MS = 60_000;
 const RETRY_CAP_MS = 60 * 60 * 1000;
 const DOMAIN_CACHE_MS = 30_000;
+/** Stored message bytes being built and sent at once per process (see byte-budget.ts). */
+const IN_FLIGHT_BYTES = 128 * 1024 * 1024;
 /** Connections open at once to one destination address: Postfix's default_destination_concurrency_limit. */
 export const DESTINATION_CONCURRENCY = 20;
 
@@ -68,6 +71,7 @@ export class DeliveryWorker {
   readonly shaper: TrafficShaper;
   private readonly snapshots: NodeJS.Timeout;
   private readonly builder = new BuildPool();
+  private readonly inFlight = new ByteBudget(IN_FLIGHT_BYTES);
   private readonly emails: EmailReader;
   private readonly domains = new Map<string, { expires: number; domain: Promise<SendingDomain | null> }>();
 
@@ -148,6 +152,15 @@ export class DeliveryWorker {
       return;
     }
 
+    const release = await this.inFlight.acquire(message.length);
+    try {
+      return await this.send(job, email, message, domain);
+    } finally {
+      release();
+    }
+  }
+
+  private async send(job: Job<DeliverPayload>, email: Omit<EmailWithContent, 'content_message' | 'content_purged_at'>, message: string, domain: SendingDomain): Promise<void | typeof JOB_COMPLETED> {
     let outgoing;
     try {
       const personal = await personalizationFor(this.db, email);
