@@ -73,6 +73,11 @@ export function treeCpuSeconds(rootPid: number): number {
   return total / ticks;
 }
 
+/** Peak resident set of a process (VmHWM), in MB. */
+function peakRss(pid: number): number {
+  return Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+}
+
 /** The pid of the Postlane child listening on `port` (bench/lib does not expose it). */
 function postlanePid(port: string): number {
   for (const entry of readdirSync('/proc')) {
@@ -92,6 +97,8 @@ interface PhaseResult {
   cpuSeconds?: number;
   /** The same per server process (API and worker when split). */
   cpuByProcess?: number[];
+  /** The server's peak RSS (VmHWM of its largest process) so far, in MB. */
+  peakRssMb?: number;
   /** CPU seconds this process (the clients and the sink) used meanwhile: it shares the machine. */
   benchCpuSeconds?: number;
   submitted: number;
@@ -112,9 +119,10 @@ async function measure(sink: SmtpSink, count: number, submit: () => Promise<void
   let timedOut = false;
   await sink.waitForMessages(count, Math.max(1000, PHASE_TIMEOUT_MS - submitMs)).catch(() => (timedOut = true));
   const totalMs = performance.now() - start;
+  const peakRssMb = serverPids.length ? Math.max(...serverPids.map(peakRss)) : undefined;
   const benchCpu = process.cpuUsage(benchCpuBefore);
   const benchCpuSeconds = (benchCpu.user + benchCpu.system) / 1e6;
-  return { submitted: count, submitMs, delivered: sink.accepted, totalMs, timedOut, benchCpuSeconds, ...(serverPids.length ? cpuFields(cpu().map((after, i) => after - cpuBefore[i])) : {}) };
+  return { submitted: count, submitMs, delivered: sink.accepted, totalMs, timedOut, benchCpuSeconds, peakRssMb, ...(serverPids.length ? cpuFields(cpu().map((after, i) => after - cpuBefore[i])) : {}) };
 }
 
 function cpuFields(byProcess: number[]): Pick<PhaseResult, 'cpuSeconds' | 'cpuByProcess'> {
@@ -125,7 +133,7 @@ const perMessage = (seconds: number, r: PhaseResult) => ((seconds * 1000) / Math
 
 function describe(label: string, r: PhaseResult): string {
   const rate = (r.delivered / r.totalMs) * 1000;
-  return `${label.padEnd(30)} ${rate.toFixed(0).padStart(6)} msg/s end to end   ${r.delivered}/${r.submitted} delivered in ${(r.totalMs / 1000).toFixed(1)} s   (submission took ${(r.submitMs / 1000).toFixed(1)} s)${r.cpuSeconds !== undefined ? `   server CPU ${perMessage(r.cpuSeconds, r)} ms/msg${r.cpuByProcess && r.cpuByProcess.length > 1 ? ` (api ${perMessage(r.cpuByProcess[0], r)} + worker ${perMessage(r.cpuByProcess[1], r)})` : ''}` : ''}${r.benchCpuSeconds !== undefined ? `   bench client and sink CPU ${perMessage(r.benchCpuSeconds, r)} ms/msg` : ''}${r.timedOut ? '   TIMED OUT' : ''}`;
+  return `${label.padEnd(30)} ${rate.toFixed(0).padStart(6)} msg/s end to end   ${r.delivered}/${r.submitted} delivered in ${(r.totalMs / 1000).toFixed(1)} s   (submission took ${(r.submitMs / 1000).toFixed(1)} s)${r.cpuSeconds !== undefined ? `   server CPU ${perMessage(r.cpuSeconds, r)} ms/msg${r.cpuByProcess && r.cpuByProcess.length > 1 ? ` (api ${perMessage(r.cpuByProcess[0], r)} + worker ${perMessage(r.cpuByProcess[1], r)})` : ''}` : ''}${r.peakRssMb !== undefined ? `   peak RSS ${r.peakRssMb.toFixed(0)} MB` : ''}${r.benchCpuSeconds !== undefined ? `   bench client and sink CPU ${perMessage(r.benchCpuSeconds, r)} ms/msg` : ''}${r.timedOut ? '   TIMED OUT' : ''}`;
 }
 
 function describeDrain(label: string, r: PhaseResult): string {

@@ -15,8 +15,10 @@ const workers = new Map<Db, DeliveryWorker>();
  *  loopback against 1,850/s at 256). Postfix runs up to 100 smtp processes. The messages being
  *  built and sent are bounded in bytes by the worker's budget (byte-budget.ts). */
 export const DELIVER_CONCURRENCY = 256;
-/** Campaign deliveries running at once per process, beside (never instead of) the above. */
-export const CAMPAIGN_DELIVER_CONCURRENCY = 48;
+/** Campaign deliveries running at once per process, beside (never instead of) the above: the
+ *  same reasoning, a little less, so transactional mail keeps the larger share of the build
+ *  thread's queue and of the destinations' connections (the shaper serves it first). */
+export const CAMPAIGN_DELIVER_CONCURRENCY = 192;
 
 export const resource: Resource = {
   name: 'delivery',

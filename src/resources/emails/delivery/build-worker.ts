@@ -52,6 +52,21 @@ async function build(task: BuildTask): Promise<void> {
   }
 }
 
+// Builds run a few at a time, in arrival order: a batch can hold a few hundred messages (the
+// deliveries in flight), and starting them all at once kept every one's objects alive until
+// the last finished (30 MB more RSS at the deliver bench's peak) and sent no result back
+// before the whole batch was done. Two lanes fill each other's waits on the composer's streams.
+const LANES = 2;
+const queue: BuildTask[] = [];
+let active = 0;
+
+async function lane(): Promise<void> {
+  active++;
+  while (queue.length > 0) await build(queue.shift()!);
+  active--;
+}
+
 parentPort!.on('message', (tasks: BuildTask[]) => {
-  for (const task of tasks) void build(task);
+  queue.push(...tasks);
+  while (active < LANES && queue.length > 0) void lane();
 });
