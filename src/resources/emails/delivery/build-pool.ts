@@ -38,8 +38,9 @@ export class BuildError extends Error {}
 
 /** Young generation of each build thread (MB). Left to V8, it grew to 128 MB per thread under
  *  a campaign's steady stream of messages, most of it garbage waiting for a scavenge; a
- *  message's objects live for one build, so a small one costs little more collection time. */
-const BUILD_THREAD_YOUNG_MB = 16;
+ *  message's objects live for one build (the thread builds two at a time), so a small one
+ *  costs little more collection time. */
+const BUILD_THREAD_YOUNG_MB = 8;
 
 /** Build threads: each is a V8 isolate of its own (about 30 MB of RSS under a campaign's load),
  *  so one core is left to the main thread rather than given a second isolate (on 2 cores, two
