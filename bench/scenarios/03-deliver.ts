@@ -100,7 +100,7 @@ interface PhaseResult {
   cpuSeconds?: number;
   /** The same per server process (API and worker when split). */
   cpuByProcess?: number[];
-  /** The server's peak RSS (VmHWM of its largest process) so far, in MB. */
+  /** Postlane's peak RSS (VmHWM) so far, in MB (Postfix's is spread over many processes). */
   peakRssMb?: number;
   /** CPU seconds this process (the clients and the sink) used meanwhile: it shares the machine. */
   benchCpuSeconds?: number;
@@ -122,10 +122,9 @@ async function measure(sink: SmtpSink, count: number, submit: () => Promise<void
   let timedOut = false;
   await sink.waitForMessages(count, Math.max(1000, PHASE_TIMEOUT_MS - submitMs)).catch(() => (timedOut = true));
   const totalMs = performance.now() - start;
-  const peakRssMb = serverPids.length ? Math.max(...serverPids.map(peakRss)) : undefined;
   const benchCpu = process.cpuUsage(benchCpuBefore);
   const benchCpuSeconds = (benchCpu.user + benchCpu.system) / 1e6;
-  return { submitted: count, submitMs, delivered: sink.accepted, totalMs, timedOut, benchCpuSeconds, peakRssMb, ...(serverPids.length ? cpuFields(cpu().map((after, i) => after - cpuBefore[i])) : {}) };
+  return { submitted: count, submitMs, delivered: sink.accepted, totalMs, timedOut, benchCpuSeconds, ...(serverPids.length ? cpuFields(cpu().map((after, i) => after - cpuBefore[i])) : {}) };
 }
 
 function cpuFields(byProcess: number[]): Pick<PhaseResult, 'cpuSeconds' | 'cpuByProcess'> {
@@ -176,7 +175,9 @@ async function runPostlane(sink: SmtpSink, dnsAddress: string, setDns: (records:
   const { postlane, send, stop } = await preparedPostlane(sink, dnsAddress, setDns, 'all', connections);
   try {
     await measure(sink, WARMUP, () => pool(WARMUP, connections, send('warmup')));
-    return await measure(sink, COUNT, () => pool(COUNT, connections, send('run')), [postlanePid(postlane.env.HTTP_PORT)]);
+    const pid = postlanePid(postlane.env.HTTP_PORT);
+    const result = await measure(sink, COUNT, () => pool(COUNT, connections, send('run')), [pid]);
+    return { ...result, peakRssMb: peakRss(pid) };
   } catch (error) {
     throw new Error(`${(error as Error).message}\npostlane output:\n${postlane.output().slice(-4000)}`);
   } finally {
