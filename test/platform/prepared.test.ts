@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { freshMigratedDb } from '../helpers/app.ts';
-import { dialectOf, type Db } from '../../src/platform/db/database.ts';
+import { dialectOf, runInTransactionNow, type Db } from '../../src/platform/db/database.ts';
 import { prefetch, preparedQuery } from '../../src/platform/db/prepared.ts';
 
 let db: Db;
@@ -39,6 +39,27 @@ test('prepared queries run inside transactions and roll back with them', async (
   assert.deepEqual(await byName(db, { name: 'one' }), [{ id: 'w1', credits: 2 }]);
   const { rows } = await sql<{ n: number }>`select count(*) as n from workspaces`.execute(db);
   assert.equal(Number(rows[0].n), 2);
+});
+
+test('inside a transaction, prepared statements and Kysely queries see each other in order, and a savepoint rollback undoes them', async () => {
+  await db.transaction().execute(async (tx) => {
+    await insertWorkspace(tx, { id: 'w3', name: 'three', credits: 10 });
+    const built = await tx.selectFrom('workspaces').select('credits').where('id', '=', 'w3').executeTakeFirst();
+    assert.equal(built?.credits, 10, 'a Kysely query sees the prepared insert');
+    await tx.updateTable('workspaces').set({ credits: 7 }).where('id', '=', 'w3').execute();
+    assert.deepEqual(await byName(tx, { name: 'three' }), [{ id: 'w3', credits: 7 }], 'a prepared read sees the Kysely update');
+    await sql`savepoint unit_0`.execute(tx);
+    assert.deepEqual(plain(await spend(tx, { id: 'w3', n: 5 })), [{ credits: 2 }]);
+    await sql`rollback to savepoint unit_0`.execute(tx);
+    await sql`release savepoint unit_0`.execute(tx);
+    assert.deepEqual(await byName(tx, { name: 'three' }), [{ id: 'w3', credits: 7 }]);
+    // On SQLite the statements above ran on the connection directly, not through Kysely's executor.
+    const direct = runInTransactionNow(tx, 'select 1 as one', []);
+    assert.deepEqual(direct && plain(direct as object[]), dialectOf(db) === 'sqlite' ? [{ one: 1 }] : null);
+  });
+  assert.equal(runInTransactionNow(db, 'select 1 as one', []), null, 'outside a transaction it never runs');
+  assert.deepEqual(await byName(db, { name: 'three' }), [{ id: 'w3', credits: 7 }]);
+  await db.deleteFrom('workspaces').where('id', '=', 'w3').execute();
 });
 
 test('prefetched reads answer once with the rows a plain read returns, in one statement on PostgreSQL', async () => {

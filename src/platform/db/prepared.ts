@@ -10,7 +10,7 @@
 // SQL text is fixed at the first call.
 import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
 import type { Database } from './schema.ts';
-import { dialectOf, readNow, type Dialect, type Executor } from './database.ts';
+import { dialectOf, readNow, runInTransactionNow, type Dialect, type Executor } from './database.ts';
 import { nameStatement } from './pg-client.ts';
 
 const NAME = Symbol('placeholder');
@@ -113,8 +113,9 @@ export function preparedQuery<P extends Record<string, unknown>, R>(
     }
     const { query, isRead } = compile(db);
     const parameters = bind(query, params);
-    // Hot reads on SQLite outside a transaction skip Kysely's executor (see sqlite-adapter.ts).
-    const rows = isRead ? readNow(db, query.sql, parameters) : null;
+    // On SQLite, hot reads outside a transaction and every statement inside one skip Kysely's
+    // executor (readNow, runInTransactionNow in database.ts).
+    const rows = (isRead ? readNow(db, query.sql, parameters) : null) ?? runInTransactionNow(db, query.sql, parameters);
     if (rows) return rows as R[];
     const result = await db.executeQuery<R>(CompiledQuery.raw(query.sql, parameters) as CompiledQuery<R>);
     return result.rows;

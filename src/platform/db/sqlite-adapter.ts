@@ -20,6 +20,9 @@ export interface OpenedSqlite {
   /** Runs a read at once on the connection, or returns null while a transaction is open on it
    *  (the caller then queues behind Kysely's connection lock like any other query). */
   readNow(sql: string, parameters: ReadonlyArray<unknown>): unknown[] | null;
+  /** Runs a statement at once inside the transaction open on the connection (its rows, [] for
+   *  a statement without RETURNING), or returns null when no transaction is open. */
+  runInTransaction(sql: string, parameters: ReadonlyArray<unknown>): unknown[] | null;
 }
 
 export function openSqlite(path: string): OpenedSqlite {
@@ -70,7 +73,14 @@ export function openSqlite(path: string): OpenedSqlite {
     sharedRead.begin();
     return statement.readShared(parameters);
   };
-  return { handle, kyselyDatabase, readNow };
+  const runInTransaction = (sql: string, parameters: ReadonlyArray<unknown>) => {
+    if (sharedRead.open || !handle.isTransaction) return null;
+    const statement = prepare(sql);
+    if (statement.reader) return statement.all(parameters) as unknown[];
+    statement.run(parameters);
+    return [];
+  };
+  return { handle, kyselyDatabase, readNow, runInTransaction };
 }
 
 const STATEMENT_CACHE_SIZE = 500;
