@@ -6,7 +6,7 @@ import { adaptPgClient } from './pg-client.ts';
 import { Kysely, PostgresDialect, SqliteDialect, PostgresAdapter, type DatabaseIntrospector, type Transaction } from 'kysely';
 import { OwnSchemaIntrospector } from './pg-introspector.ts';
 import pg from 'pg';
-import { openSqlite } from './sqlite-adapter.ts';
+import { openSqlite, type OpenedSqlite } from './sqlite-adapter.ts';
 import { FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import type { Database } from './schema.ts';
 
@@ -40,11 +40,11 @@ export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHa
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    const { handle, kyselyDatabase, readNow, runInTransaction } = openSqlite(path);
+    const opened = openSqlite(path);
+    const { handle, kyselyDatabase } = opened;
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: kyselyDatabase }) });
-    directReaders.set(db, readNow);
     // A transaction's executor shares its database's adapter: the one key both can be found by.
-    inTransactionRunners.set(db.getExecutor().adapter, runInTransaction);
+    directRunners.set(db.getExecutor().adapter, opened);
     if (!options.backgroundCheckpoints || path === ':memory:') return { db, dialect: 'sqlite', close: () => db.destroy() };
     handle.exec(`PRAGMA wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
     const checkpointer = startCheckpointer(path, options.onCheckpointError);
@@ -89,25 +89,25 @@ class OwnSchemaPostgresDialect extends PostgresDialect {
   }
 }
 
-const directReaders = new WeakMap<Kysely<any>, (sql: string, parameters: ReadonlyArray<unknown>) => unknown[] | null>();
+const directRunners = new WeakMap<object, Pick<OpenedSqlite, 'readNow' | 'runInTransaction'>>();
+const directRunnerOf = (db: Kysely<any>) => directRunners.get(db.getExecutor().adapter);
 
 /** For a SQLite database (not a transaction): runs a read synchronously, or null when it
  *  cannot (another dialect, a transaction executor, or a transaction open on the connection). */
 export function readNow(db: Kysely<any>, sql: string, parameters: ReadonlyArray<unknown>): unknown[] | null {
-  return directReaders.get(db)?.(sql, parameters) ?? null;
+  if (db.isTransaction) return null;
+  return directRunnerOf(db)?.readNow(sql, parameters) ?? null;
 }
-
-const inTransactionRunners = new WeakMap<object, (sql: string, parameters: ReadonlyArray<unknown>) => unknown[] | null>();
 
 /** For a SQLite transaction: runs a statement synchronously on its connection and returns its
  *  rows, or null when it cannot (another dialect, not a transaction). Kysely's executor costs a
  *  chain of a dozen promises per query (with the prepared-query wrapper, about a third of what
- *  the main thread allocated in the deliver bench);
- *  a transaction holds the connection alone and awaits each query before the next, so nothing
- *  queued behind Kysely's lock can be overtaken. Only for queries without result plugins. */
+ *  the main thread allocated in the deliver bench); a transaction holds the connection alone
+ *  and awaits each query before the next, so nothing queued behind Kysely's lock can be
+ *  overtaken. Only for queries without result plugins. */
 export function runInTransactionNow(db: Kysely<any>, sql: string, parameters: ReadonlyArray<unknown>): unknown[] | null {
   if (!db.isTransaction) return null;
-  return inTransactionRunners.get(db.getExecutor().adapter)?.(sql, parameters) ?? null;
+  return directRunnerOf(db)?.runInTransaction(sql, parameters) ?? null;
 }
 
 export function dialectOf(db: Kysely<any>): Dialect {
