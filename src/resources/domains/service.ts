@@ -383,8 +383,8 @@ function sendingDomain(row: DomainRow, secrets: Sealer): SendingDomain {
   return new LoadedSendingDomain(row, secrets);
 }
 
-/** A plain copy of `domain` with its key opened: for a cache, or a copy for another thread
- *  (which copies own data properties only). */
+/** A plain copy of `domain` with its key opened: for another thread (a structured clone copies
+ *  own data properties only). */
 export function withOpenedKey(domain: SendingDomain): SendingDomain {
   return { ...domain, dkimPrivateKeyPem: domain.dkimPrivateKeyPem };
 }

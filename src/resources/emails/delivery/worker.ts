@@ -16,7 +16,7 @@ import type { Db } from '../../../platform/db/database.ts';
 import { isoFromMs, nowMs } from '../../../platform/clock.ts';
 import { JOB_COMPLETED, JOB_LEASE_MS, RetryJobAt, type Job } from '../../../platform/jobs.ts';
 import { createOutboundDelivery, type DeliveryOutcome, type SmtpDelivery } from '../../../mail/smtp-delivery.ts';
-import { findSendingDomainById, withOpenedKey, type SendingDomain } from '../../domains/service.ts';
+import { findSendingDomainById, type SendingDomain } from '../../domains/service.ts';
 import { BuildError, BuildPool } from './build-pool.ts';
 import { ByteBudget } from './byte-budget.ts';
 import { EmailReader, type EmailWithContent } from './email-reader.ts';
@@ -112,14 +112,14 @@ export class DeliveryWorker {
     await this.builder.close();
   }
 
-  /** The sending domain with its DKIM key, cached briefly (decrypting the key per message is waste). */
+  /** The sending domain, cached briefly: the build pool opens its key once per domain object and
+   *  thread (decrypting the key per message is waste). */
   private domain(workspaceId: string, domainId: string): Promise<SendingDomain | null> {
     const now = Date.now();
     const hit = this.domains.get(domainId);
     if (hit && hit.expires > now) return hit.domain;
     if (this.domains.size > 1000) this.domains.clear();
-    // The key is opened here, once: the domain is copied to a build thread for every message.
-    const domain = findSendingDomainById(this.db, this.ctx.secrets, workspaceId, domainId).then((found) => (found ? withOpenedKey(found) : null));
+    const domain = findSendingDomainById(this.db, this.ctx.secrets, workspaceId, domainId);
     this.domains.set(domainId, { expires: now + DOMAIN_CACHE_MS, domain });
     domain.catch(() => this.domains.delete(domainId));
     return domain;
