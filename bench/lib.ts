@@ -2,7 +2,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -236,4 +236,24 @@ export async function pacedLoad(url: string, options: { seconds: number; rate: n
   latencies.sort((a, b) => a - b);
   const at = (q: number) => (latencies.length ? Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]) : 0);
   return { requestsPerSecond: latencies.length / elapsed, latencyP50: at(0.5), latencyP99: at(0.99), errors, non2xx };
+}
+
+/** The pid of the Postlane server listening on `port` (the child's pid is not the server's:
+ *  `serve` re-executes itself). */
+export function postlanePid(port: string): number {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (cmdline.includes('main.ts') && readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`HTTP_PORT=${port}`)) return Number(entry);
+    } catch {
+      // not ours or gone
+    }
+  }
+  throw new Error(`no postlane process with HTTP_PORT=${port}`);
+}
+
+/** A process's resident set now (VmRSS) or at its peak (VmHWM), in MB. */
+export function memoryMb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+  return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 }

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import type { Scenario } from '../run.ts';
-import { freePort, keepAliveClient, startChild, startPostlane, type ChildServer } from '../lib.ts';
+import { freePort, keepAliveClient, memoryMb, postlanePid, startChild, startPostlane, type ChildServer } from '../lib.ts';
 import { startDnsServer } from '../../test/helpers/dns-server.ts';
 import { startSmtpSink, type SmtpSink } from '../../test/helpers/smtp-sink.ts';
 
@@ -74,25 +74,6 @@ export function treeCpuSeconds(rootPid: number): number {
   };
   walk(rootPid);
   return total / ticks;
-}
-
-/** Peak resident set of a process (VmHWM), in MB. */
-function peakRss(pid: number): number {
-  return Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-}
-
-/** The pid of the Postlane child listening on `port` (bench/lib does not expose it). */
-function postlanePid(port: string): number {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (cmdline.includes('main.ts') && readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`HTTP_PORT=${port}`)) return Number(entry);
-    } catch {
-      // not ours or gone
-    }
-  }
-  throw new Error(`no postlane process with HTTP_PORT=${port}`);
 }
 
 interface PhaseResult {
@@ -177,7 +158,7 @@ async function runPostlane(sink: SmtpSink, dnsAddress: string, setDns: (records:
     await measure(sink, WARMUP, () => pool(WARMUP, connections, send('warmup')));
     const pid = postlanePid(postlane.env.HTTP_PORT);
     const result = await measure(sink, COUNT, () => pool(COUNT, connections, send('run')), [pid]);
-    return { ...result, peakRssMb: peakRss(pid) };
+    return { ...result, peakRssMb: memoryMb(pid, 'VmHWM') };
   } catch (error) {
     throw new Error(`${(error as Error).message}\npostlane output:\n${postlane.output().slice(-4000)}`);
   } finally {

@@ -11,10 +11,9 @@
 //   (aims: < 5 s on SQLite, < 15 s on PostgreSQL).
 // One Postlane process (role all), SQLite unless BENCH_DATABASE_URL. Contacts are written
 // straight into the database (the import scenario measures imports).
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Scenario } from '../run.ts';
-import { keepAliveClient, startPostlane } from '../lib.ts';
+import { keepAliveClient, memoryMb, postlanePid, startPostlane } from '../lib.ts';
 import { openDatabase } from '../../src/platform/db/database.ts';
 import { startDnsServer } from '../../test/helpers/dns-server.ts';
 import { startSmtpSink } from '../../test/helpers/smtp-sink.ts';
@@ -30,20 +29,6 @@ const AIMS = { ratio: 0.9, rssMb: 200, p99Ms: 1000, snapshot: { sqlite: 5, postg
 const HTML = `<html><body><p>Hello {{first_name}},</p><p>${'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(12)}</p><p><a href="{{unsubscribe_url}}">Unsubscribe</a></p></body></html>`;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function pidOnPort(port: string): number {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (cmdline.includes('main.ts') && readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`HTTP_PORT=${port}`)) return Number(entry);
-    } catch {
-      // not ours or gone
-    }
-  }
-  throw new Error(`no postlane process with HTTP_PORT=${port}`);
-}
-const memoryMb = (pid: number, field: 'VmHWM' | 'VmRSS') => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
 function percentile(values: number[], p: number): number {
   if (values.length === 0) return NaN;
@@ -90,7 +75,7 @@ export const scenario: Scenario = {
         else dns.set(record.name, 'TXT', [record.value]);
       }
       await call('POST', `/domains/${domain.id}/verify`);
-      const pid = pidOnPort(postlane.env.HTTP_PORT);
+      const pid = postlanePid(postlane.env.HTTP_PORT);
 
       // 1. The deliver baseline.
       bulkSink.reset();
