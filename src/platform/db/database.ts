@@ -5,7 +5,8 @@ import { dirname } from 'node:path';
 import { adaptPgClient } from './pg-client.ts';
 import { Kysely, PostgresDialect, SqliteDialect, PostgresAdapter, type DatabaseIntrospector, type Transaction } from 'kysely';
 import { OwnSchemaIntrospector } from './pg-introspector.ts';
-import pg from 'pg';
+import type pg from 'pg';
+import { lazyModule } from '../lazy-module.ts';
 import { openSqlite, type OpenedSqlite } from './sqlite-adapter.ts';
 import { FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import type { Database } from './schema.ts';
@@ -15,8 +16,17 @@ export type Db = Kysely<Database>;
 /** Anything queries can run on: the database itself or an open transaction. */
 export type Executor = Kysely<Database> | Transaction<Database>;
 
-// bigint (epoch milliseconds, counters) as JS numbers: every value we store is < 2^53.
-pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+// The PostgreSQL driver loads when a PostgreSQL database is opened: a server on SQLite never
+// needs its modules in its heap.
+const pgDriver = lazyModule<typeof pg>('pg');
+let pgTypesSet = false;
+function loadPg(): typeof pg {
+  const driver = pgDriver();
+  // bigint (epoch milliseconds, counters) as JS numbers: every value we store is < 2^53.
+  if (!pgTypesSet) driver.types.setTypeParser(driver.types.builtins.INT8, (value) => Number(value));
+  pgTypesSet = true;
+  return driver;
+}
 
 export interface DatabaseHandle {
   db: Db;
@@ -57,7 +67,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHa
       },
     };
   }
-  const pool = new pg.Pool({
+  const pool = new (loadPg().Pool)({
     connectionString: url,
     max: options.poolSize ?? 10,
     // Queries go out without waiting for the answers before them, so a deferred statement
