@@ -4,7 +4,8 @@
 // return-path name `<selector>.<domain>` (its MX points at RETURN_PATH_HOST and its SPF
 // record includes ours, so SPF passes aligned with the From domain), or RETURN_PATH_HOST
 // itself for mail without a verified domain.
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { hkdfSync, timingSafeEqual } from 'node:crypto';
+import { hmacSha256 } from '../platform/hmac.ts';
 
 const PREFIX = 'b+';
 const MAC_LENGTH = 16; // hex characters = 64 bits
@@ -28,7 +29,7 @@ export function returnPathDomain(domain: string, selector: string): string {
 }
 
 function mac(secret: Buffer | string, id: string, host: string): string {
-  return createHmac('sha256', secret).update(`${id}@${host}`).digest('hex').slice(0, MAC_LENGTH);
+  return hmacSha256(secret, `${id}@${host}`).toString('hex').slice(0, MAC_LENGTH);
 }
 
 /** The envelope sender for one email. Ids are letters, digits, `_` and `-` (at most 40). */

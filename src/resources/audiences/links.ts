@@ -3,17 +3,14 @@
 // service's secret, truncated to 128 bits) makes links unguessable and unforgeable; they
 // carry no expiry of their own (a confirmation row has one; unsubscribe links must keep
 // working for mail sent months ago).
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { hmacSha256, subkey } from '../../platform/hmac.ts';
 import type { AppContext } from '../../platform/context.ts';
 
 export type LinkKind = 'confirm' | 'leave';
 
-function key(ctx: AppContext): Buffer {
-  return createHmac('sha256', ctx.verpSecret).update('postlane subscription links v1').digest();
-}
-
 function mac(ctx: AppContext, kind: LinkKind, id: string): string {
-  return createHmac('sha256', key(ctx)).update(`${kind}:${id}`).digest('base64url').slice(0, 22);
+  return hmacSha256(subkey(ctx.verpSecret, 'postlane subscription links v1'), `${kind}:${id}`).toString('base64url').slice(0, 22);
 }
 
 export function signLink(ctx: AppContext, kind: LinkKind, id: string): string {

@@ -6,7 +6,8 @@
 // from the service's secret) carries no expiry: links in mail sent months ago keep working.
 // The mailto target of List-Unsubscribe is a signed address whose mail (any content) does the
 // same, received by the inbound listener (src/smtp/inbound.ts).
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { hmacSha256, subkey } from '../../platform/hmac.ts';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../platform/context.ts';
 import { looksLikeId } from '../../platform/ids.ts';
@@ -34,8 +35,7 @@ export async function unsubscribeByEmail(ctx: AppContext, emailId: string): Prom
 }
 
 function mac(ctx: AppContext, campaignId: string, contactId: string): string {
-  const key = createHmac('sha256', ctx.verpSecret).update('postlane campaign unsubscribe v1').digest();
-  return createHmac('sha256', key).update(`${campaignId}:${contactId}`).digest('base64url').slice(0, 22);
+  return hmacSha256(subkey(ctx.verpSecret, 'postlane campaign unsubscribe v1'), `${campaignId}:${contactId}`).toString('base64url').slice(0, 22);
 }
 
 export function unsubscribeToken(ctx: AppContext, campaignId: string, contactId: string): string {

@@ -1,6 +1,7 @@
 // The delivery rules of addendum §5 as pure functions: batch size, the retry schedule, when a
 // webhook is disabled, what counts as success, and the request signature.
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { hmacSha256 } from '../../platform/hmac.ts';
 
 export const BATCH_SIZE = 100;
 export const REQUEST_TIMEOUT_MS = 30_000;
@@ -52,7 +53,7 @@ export function newWebhookSecret(): string {
 
 /** Lowercase hex HMAC-SHA256 of `{timestamp}.{raw body}`, keyed with the whole secret. */
 export function signPayload(secret: string, timestamp: number, body: string): string {
-  return createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
+  return hmacSha256(secret, `${timestamp}.${body}`).toString('hex');
 }
 
 /** The headers of one delivery attempt (signed afresh at every attempt). */

@@ -4,7 +4,8 @@
 // added before </body>. mailto:, tel:, anchors and relative links are left alone.
 // Tokens are HMACs of the email id and the link's position: unguessable, and the same when a
 // delivery is retried, so re-running a job reuses the links it stored the first time.
-import { createHmac, hkdfSync } from 'node:crypto';
+import { hkdfSync } from 'node:crypto';
+import { hmacSha256 } from '../../../platform/hmac.ts';
 import type { Executor } from '../../../platform/db/database.ts';
 import { newId } from '../../../platform/ids.ts';
 import { nowIso } from '../../../platform/clock.ts';
@@ -39,7 +40,7 @@ export function deriveTrackingSecret(verpSecret: Buffer): Buffer {
 
 /** 32 URL-safe characters (192 bits). */
 export function trackingToken(secret: Buffer, emailId: string, slot: string): string {
-  return createHmac('sha256', secret).update(`${emailId}\0${slot}`).digest('base64url').slice(0, 32);
+  return hmacSha256(secret, `${emailId}\0${slot}`).toString('base64url').slice(0, 32);
 }
 
 // An <a> start tag, attribute values may contain '>'.
