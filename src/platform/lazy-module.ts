@@ -5,8 +5,15 @@ import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 
-/** Returns a getter that requires `specifier` on its first call and the same module after. */
-export function lazyModule<T>(specifier: string): () => T {
+/** Returns a getter that requires `specifier` on its first call (then runs `prepare` on it
+ *  once, for process-wide settings of the library) and the same module after. */
+export function lazyModule<T>(specifier: string, prepare?: (loaded: T) => void): () => T {
   let loaded: T | undefined;
-  return () => (loaded ??= require(specifier) as T);
+  return () => {
+    if (loaded === undefined) {
+      loaded = require(specifier) as T;
+      prepare?.(loaded);
+    }
+    return loaded;
+  };
 }

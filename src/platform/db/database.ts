@@ -18,15 +18,10 @@ export type Executor = Kysely<Database> | Transaction<Database>;
 
 // The PostgreSQL driver loads when a PostgreSQL database is opened: a server on SQLite never
 // needs its modules in its heap.
-const pgDriver = lazyModule<typeof pg>('pg');
-let pgTypesSet = false;
-function loadPg(): typeof pg {
-  const driver = pgDriver();
+const pgDriver = lazyModule<typeof pg>('pg', (driver) => {
   // bigint (epoch milliseconds, counters) as JS numbers: every value we store is < 2^53.
-  if (!pgTypesSet) driver.types.setTypeParser(driver.types.builtins.INT8, (value) => Number(value));
-  pgTypesSet = true;
-  return driver;
-}
+  driver.types.setTypeParser(driver.types.builtins.INT8, (value) => Number(value));
+});
 
 export interface DatabaseHandle {
   db: Db;
@@ -67,7 +62,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHa
       },
     };
   }
-  const pool = new (loadPg().Pool)({
+  const pool = new (pgDriver().Pool)({
     connectionString: url,
     max: options.poolSize ?? 10,
     // Queries go out without waiting for the answers before them, so a deferred statement
