@@ -186,6 +186,10 @@ export function keepAliveClient(baseUrl: string, connections: number) {
         request.end(body);
       });
     },
+    /** Closes the idle keep-alive connections: the next requests open fresh ones. */
+    dropIdle: () => {
+      for (const sockets of Object.values(agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
+    },
     close: () => agent.destroy(),
   };
 }
