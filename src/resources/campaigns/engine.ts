@@ -67,8 +67,6 @@ export class CampaignEngine {
   private readonly ctx: AppContext;
   private readonly db: Db;
   private readonly subjects = new Map<string, TempleTemplate | null>();
-  /** Per campaign, the lowest pending contact at this process's last claim (see batch). */
-  private readonly claimedFrom = new Map<string, string>();
 
   constructor(ctx: AppContext) {
     this.ctx = ctx;
@@ -222,21 +220,16 @@ export class CampaignEngine {
       // the whole batch, which is then simply taken again.
       await sql`set local synchronous_commit = off`.execute(tx);
     }
-    // A claim reads the primary key (campaign, contact) from the lowest pending contact seen at
-    // this process's previous claim: a row never returns to `pending`, so none before it is, and
-    // the scan does not walk the sent part of a big snapshot again (there is no index of pending
-    // rows: it was one more b-tree to write per recipient of the snapshot). A process with no
-    // claim of this campaign yet starts from the first row, and before the campaign is called
-    // sent one claim from the first row makes sure nothing was left behind.
-    const from = this.claimedFrom.get(row.id);
-    let claimed = await this.claim(tx, row.id, from);
-    if (claimed.length === 0 && from !== undefined) claimed = await this.claim(tx, row.id, undefined);
-    if (claimed.length > 0) {
-      if (this.claimedFrom.size >= 1000) this.claimedFrom.clear();
-      this.claimedFrom.set(row.id, claimed[0]);
-    }
+    let claim = tx
+      .selectFrom('campaign_recipients')
+      .select('contact_id')
+      .where('campaign_id', '=', row.id)
+      .where('status', '=', 'pending')
+      .orderBy('contact_id')
+      .limit(BATCH_SIZE);
+    if (dialectOf(tx) === 'postgres') claim = claim.forUpdate().skipLocked();
+    const claimed = (await claim.execute()).map((r) => r.contact_id);
     if (claimed.length === 0) {
-      this.claimedFrom.delete(row.id);
       const left = await tx.selectFrom('campaign_recipients').select('contact_id').where('campaign_id', '=', row.id).where('status', '=', 'pending').limit(1).executeTakeFirst();
       if (left) return { kind: 'wait', until: nowMs() + 1000, why: 'another worker holds the last batch' };
       const changes = { status: 'sent', status_reason: null, completed_at: now, updated_at: now };
@@ -301,15 +294,6 @@ export class CampaignEngine {
     // Last, and on PostgreSQL sent with the COMMIT; a shortfall (spent meanwhile) rolls it all back.
     await spendCreditsAtCommit(tx, row.workspace_id, sendable.length * CREDITS_PER_EMAIL);
     return MORE;
-  }
-
-  /** Up to BATCH_SIZE pending recipients in contact order, from `from` on if given. */
-  private async claim(tx: Executor, campaignId: string, from: string | undefined): Promise<string[]> {
-    let claim = tx.selectFrom('campaign_recipients').select('contact_id').where('campaign_id', '=', campaignId).where('status', '=', 'pending');
-    if (from !== undefined) claim = claim.where('contact_id', '>=', from);
-    claim = claim.orderBy('contact_id').limit(BATCH_SIZE);
-    if (dialectOf(tx) === 'postgres') claim = claim.forUpdate().skipLocked();
-    return (await claim.execute()).map((r) => r.contact_id);
   }
 
   private emailRows(row: CampaignRow, domain: SendingDomain, contacts: Array<{ id: string; email: string; first_name: string | null; last_name: string | null; custom_fields: string }>, now: string): EmailRow[] {
