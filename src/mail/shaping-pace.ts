@@ -6,7 +6,10 @@
 //   start that came late (a busy event loop) is made up for, up to CREDIT_MS, within that
 //   one-second cap: lateness does not cost rate, and a catch-up is never a burst.
 // - The first throttle teaches the rate the receiver took over the last second (the "ceiling");
-//   the pace is held a little below it (HOLD).
+//   the pace is held a little below it (HOLD). Acceptances that reach us within a second after
+//   the lesson still count: on a busy machine a 421 on one connection is often read before the
+//   250s of messages the receiver took just before it, and a lesson from those alone would
+//   crawl at a fraction of the receiver's rate.
 // - A later throttle is jitter when the receiver still took nearly all we sent over the last
 //   two seconds (a few starts bunched up by scheduling): the pace stands, only a beat is
 //   skipped. When it refused a real share, its limit is lower: the ceiling follows what it
@@ -181,6 +184,14 @@ export class Pace {
 
   /** Every clean step (no throttle): back toward the held pace, then probing above it. */
   private recover(now: number): void {
+    if (this.rate !== null && this.ceiling > 0 && !this.settled && !this.probeAt && now - this.lastLessonAt < WINDOW_MS) {
+      // Answers read late (see the top of this file): the receiver took at least this much.
+      const took = this.took(now);
+      if (took > this.ceiling) {
+        this.ceiling = took;
+        this.rate = Math.max(this.rate, this.hold()!);
+      }
+    }
     if (this.rate === null || now - this.lastStepAt < this.stepMs) return;
     this.lastStepAt = now;
     const hold = this.hold();

@@ -149,6 +149,20 @@ test('pace: the first throttle teaches what the receiver took; jitter leaves the
   assert.ok(pace.rate! <= pace.ceiling * HOLD + 1e-9);
 });
 
+test('pace: acceptances read just after the first throttle still count toward what the receiver took', () => {
+  const pace = new Pace(null, STEP);
+  // A busy machine: the 421 is read first, then the 250s of the 20 messages taken before it.
+  accept(pace, 2, 10_000);
+  pace.observe('throttled', 10_000);
+  assert.equal(pace.ceiling, 2 * 60);
+  for (let i = 0; i < 18; i++) pace.observe('accepted', 10_010 + i * 10);
+  assert.equal(pace.ceiling, 20 * 60, 'the late answers raise what it took');
+  assert.equal(pace.rate, 20 * 60 * HOLD);
+  // A second later they are no longer late: acceptances at the pace change nothing.
+  accept(pace, 25, 12_000);
+  assert.equal(pace.ceiling, 20 * 60);
+});
+
 test('pace: after a lesson it probes higher each clean step; a throttled probe returns to the pace before it and holds', () => {
   const pace = new Pace(null, STEP);
   accept(pace, 40, 10_000);
