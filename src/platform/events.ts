@@ -15,7 +15,7 @@ import { dialectOf, type Executor } from './db/database.ts';
 import { newId } from './ids.ts';
 import { nowIso } from './clock.ts';
 import { preparedQuery, shiftPlaceholders } from './db/prepared.ts';
-import { nameStatement } from './db/pg-client.ts';
+import { nameStatement, pipelinedWrite } from './db/pg-client.ts';
 
 export interface EmittedEvent {
   id: string;
@@ -67,11 +67,14 @@ export async function emitEvent(tx: Executor, workspaceId: string, type: string,
   return event;
 }
 
-/** Emits several events in their order; on PostgreSQL in one statement with all their reactions. */
-export async function emitEvents(tx: Executor, items: EventToEmit[], alsoWrite: SqlPart[] = []): Promise<EmittedEvent[]> {
+/** Emits several events in their order; on PostgreSQL in one statement with all their reactions.
+ *  `pipelined`: when no reaction reads anything back, that statement goes out with the
+ *  transaction's next query (pg-client.ts), whose caller then hears of its failure; for a
+ *  caller whose transaction runs nothing it must see the outcome of before its COMMIT. */
+export async function emitEvents(tx: Executor, items: EventToEmit[], alsoWrite: SqlPart[] = [], options: { pipelined?: boolean } = {}): Promise<EmittedEvent[]> {
   const events = items.map(({ workspaceId, type, object }) => ({ id: newId('evt'), workspaceId, type, object, createdAt: nowIso() }));
   if (dialectOf(tx) === 'postgres') {
-    if (events.length > 0 || alsoWrite.length > 0) await emitInOneStatement(tx, events, alsoWrite);
+    if (events.length > 0 || alsoWrite.length > 0) await emitInOneStatement(tx, events, alsoWrite, options.pipelined ?? false);
     return events;
   }
   for (const part of alsoWrite) await tx.executeQuery(CompiledQuery.raw(part.sql, part.values));
@@ -95,7 +98,7 @@ const EVENTS_INSERT =
 
 // `alsoWrite`: the caller's own INSERTs (a send's content, email and job rows), carried by the
 // same statement, so a send takes one round trip for all its rows instead of four.
-async function emitInOneStatement(tx: Executor, events: EmittedEvent[], alsoWrite: SqlPart[]): Promise<void> {
+async function emitInOneStatement(tx: Executor, events: EmittedEvent[], alsoWrite: SqlPart[], pipelined = false): Promise<void> {
   const reactions: PlannedReaction[] = alsoWrite.length > 0 ? [{ writes: alsoWrite }] : [];
   if (events.length > 0) for (const subscriber of subscribers) {
     const reaction = await subscriber.plan(tx, events);
@@ -129,6 +132,10 @@ async function emitInOneStatement(tx: Executor, events: EmittedEvent[], alsoWrit
     text = `with ${ctes.join(', ')} ${selects.join(' union all ')}`;
   }
   nameStatement(text); // the same few shapes again and again (at most so many are named)
+  if (pipelined && reactions.every((reaction) => !reaction.read && !reaction.after)) {
+    await tx.executeQuery(CompiledQuery.raw(pipelinedWrite(text), values));
+    return;
+  }
   const result = await tx.executeQuery<{ reaction: number; row_json: string }>(CompiledQuery.raw(text, values));
   for (const [i, reaction] of reactions.entries()) {
     if (!reaction.after) continue;

@@ -2,12 +2,14 @@
 // failure rolls back only its own writes and reaches only its own caller.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { freshMigratedDb } from '../helpers/app.ts';
+import { CompiledQuery, sql } from 'kysely';
+import { freshMigratedDb, usingPostgres } from '../helpers/app.ts';
 import { dialectOf, type Db } from '../../src/platform/db/database.ts';
 import { groupCommit } from '../../src/platform/db/group-commit.ts';
 import { spendCredits, spendCreditsAtCommit } from '../../src/platform/credits.ts';
 import { checkSendLimits, countSends } from '../../src/platform/limits.ts';
 import { enqueueJob } from '../../src/platform/jobs.ts';
+import { pipelinedWrite } from '../../src/platform/db/pg-client.ts';
 
 let db: Db;
 let close: () => Promise<void>;
@@ -103,4 +105,23 @@ test('in a shared transaction, a failing first unit rolls back alone too', async
   assert.deepEqual(results.map((r) => r.status), ['rejected', 'fulfilled', 'fulfilled']);
   const jobs = await db.selectFrom('jobs').select('payload').where('type', '=', 'group.first').execute();
   assert.deepEqual(jobs.map((j) => JSON.parse(j.payload).n).sort(), [1, 2]);
+});
+
+test('a unit whose pipelined write fails gets its own error; the units that shared its transaction commit', { skip: !usingPostgres && 'PostgreSQL only' }, async () => {
+  await sql`create table pipelined_units (n int primary key)`.execute(db);
+  await sql`insert into pipelined_units values (2)`.execute(db);
+  // Three busy groups, so the units below share the next transaction; unit 2's failing write
+  // goes out with unit 3's first statement (or with the COMMIT).
+  const busy = Array.from({ length: 3 }, () => groupCommit(db, () => new Promise((r) => setTimeout(r, 50))));
+  const results = await Promise.allSettled([0, 1, 2, 3, 4].map((n) =>
+    groupCommit(db, async (tx) => {
+      await tx.executeQuery(CompiledQuery.raw(pipelinedWrite('insert into pipelined_units values ($1)'), [n]));
+      return n;
+    }),
+  ));
+  await Promise.all(busy);
+  assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+  assert.match(String((results[2] as PromiseRejectedResult).reason), /duplicate key/);
+  const rows = await sql<{ n: number }>`select n from pipelined_units order by n`.execute(db);
+  assert.deepEqual(rows.rows.map((r) => r.n), [0, 1, 2, 3, 4]);
 });

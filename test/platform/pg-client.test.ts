@@ -1,11 +1,11 @@
 // Deferred statements (PostgreSQL): a BEGIN or SAVEPOINT answered at once and sent with the
-// connection's next query.
+// connection's next query; pipelined writes likewise, with their values.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { freshMigratedDb, usingPostgres } from '../helpers/app.ts';
 import type { Db } from '../../src/platform/db/database.ts';
-import { deferred } from '../../src/platform/db/pg-client.ts';
+import { deferred, isPipelinedWriteFailure, pipelinedWrite } from '../../src/platform/db/pg-client.ts';
 
 let db: Db;
 let close: () => Promise<void>;
@@ -41,5 +41,23 @@ test('a deferred statement with no query after it goes out with the next one on 
     await sql.raw(deferred('savepoint unit_0')).execute(connection);
     await sql`rollback to savepoint unit_0`.execute(connection); // fails unless both went first
     await sql`commit`.execute(connection);
+  });
+});
+
+test('a pipelined write goes out with the next query, which fails with its error, marked', { skip: !usingPostgres && 'PostgreSQL only' }, async () => {
+  await db.connection().execute(async (connection) => {
+    await sql`create temporary table pipelined_probe (n int primary key)`.execute(connection);
+    await sql.raw(deferred('begin')).execute(connection);
+    await connection.executeQuery(CompiledQuery.raw(pipelinedWrite('insert into pipelined_probe values ($1)'), [1]));
+    const { rows } = await sql<{ n: number }>`select n from pipelined_probe`.execute(connection);
+    assert.deepEqual(rows, [{ n: 1 }], 'the write ran before the query it went out with');
+    await connection.executeQuery(CompiledQuery.raw(pipelinedWrite('insert into pipelined_probe values ($1)'), [1]));
+    const failure = await sql`commit`.execute(connection).then(() => null, (error: unknown) => error);
+    assert.match(String(failure), /duplicate key/);
+    assert.equal(isPipelinedWriteFailure(failure), true);
+    assert.equal(isPipelinedWriteFailure(await sql`select nope`.execute(connection).catch((error: unknown) => error)), false, 'a query\'s own error is not marked');
+    await sql`rollback`.execute(connection);
+    const after = await sql<{ n: number }>`select count(*)::int as n from pipelined_probe`.execute(connection);
+    assert.equal(after.rows[0].n, 0, 'the failed COMMIT committed nothing');
   });
 });

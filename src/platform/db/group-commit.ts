@@ -15,7 +15,7 @@ import { sql } from 'kysely';
 import { dialectOf, type Db, type Executor } from './database.ts';
 import { collectHotWrites, commitWithHotWrites, dropHotWritesSince, hotWritesMark } from './hot-rows.ts';
 import { forgetPrefetched } from './prepared.ts';
-import { deferred } from './pg-client.ts';
+import { deferred, isPipelinedWriteFailure } from './pg-client.ts';
 
 type Work<T> = (tx: Executor) => Promise<T>;
 interface Pending {
@@ -87,6 +87,12 @@ class GroupCommitter extends Committer {
         }
       });
     } catch (error) {
+      // A unit's pipelined write failed (pg-client.ts); the query that reported it may have been
+      // another unit's: each runs again alone, where its failure is its own.
+      if (isPipelinedWriteFailure(error)) {
+        await Promise.all(group.map((item) => settle(item, () => commitOnPostgres(this.db, item.work))));
+        return;
+      }
       // The commit itself failed: nothing of the group was stored.
       for (const item of group) item.reject(error);
       return;
@@ -146,6 +152,12 @@ class PostgresGroupCommitter extends Committer {
     try {
       outcome = await this.db.connection().execute((connection) => runUnitsTogether(connection, group));
     } catch (error) {
+      // A unit's pipelined write failed (pg-client.ts); the query that reported it may have been
+      // another unit's: each runs again alone, where its failure is its own.
+      if (isPipelinedWriteFailure(error)) {
+        await Promise.all(group.map((item) => settle(item, () => commitOnPostgres(this.db, item.work))));
+        return;
+      }
       // The commit itself failed: nothing of the group was stored.
       for (const item of group) item.reject(error);
       return;
@@ -193,6 +205,7 @@ async function runUnitsTogether(connection: Executor, group: Pending[]): Promise
       try {
         results[i] = { ok: true, value: await item.work(connection) };
       } catch (error) {
+        if (isPipelinedWriteFailure(error)) throw error; // perhaps an earlier unit's: see runGroup
         await sql`rollback to savepoint ${savepoint}`.execute(connection);
         dropHotWritesSince(connection, mark);
         results[i] = { ok: false, error };

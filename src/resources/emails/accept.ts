@@ -179,9 +179,11 @@ export async function acceptMessage(ctx: AppContext, principal: Principal, reque
       if (!(quietAccept && type === 'email.accepted')) events.push({ workspaceId: workspace.id, type, object: emailEventObject(row, type) });
     }
     if (dialectOf(tx) === 'postgres' && rows.length === 1) {
-      // The content, email and job rows ride in the events' statement: one round trip.
+      // The content, email and job rows ride in the events' statement, and that statement goes
+      // out with the transaction's next query (the COMMIT, when the send runs alone): nothing
+      // below needs its answer, and a failure still fails the send before it is committed.
       const jobs = billable.map((row) => jobInsertPart(tx, DELIVER_JOB, { email_id: row.id }, { runAt, maxAttempts: 1_000_000 }));
-      await emitEvents(tx, events, [insertContent.part(tx, content), insertEmail.part(tx, rows[0]), ...jobs.map((job) => job.part)]);
+      await emitEvents(tx, events, [insertContent.part(tx, content), insertEmail.part(tx, rows[0]), ...jobs.map((job) => job.part)], { pipelined: true });
       committedJobs = jobs.map((job) => job.enqueued);
     } else {
       await insertContent(tx, content);
