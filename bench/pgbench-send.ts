@@ -3,7 +3,7 @@
 // job rows (copied from a real send, with fresh ids), the credit spend and both send counters
 // of the one workspace — on the same schema, so the same tables and indexes.
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 
@@ -55,4 +55,26 @@ export async function pgbenchSendRate(url: string, dir: string, clients: number,
   const tps = /tps = ([\d.]+)/.exec(result.stdout);
   if (result.status !== 0 || !tps) throw new Error(`pgbench failed: ${result.stderr || result.stdout}`);
   return Number(tps[1]);
+}
+
+/** The p99 latency (ms) of pgbench committing the writes of one send at a fixed `rate` a second
+ *  with `clients` clients, from when each transaction was due (its schedule lag included, as
+ *  the send scenario's paced load counts from when each request was due). */
+export async function pgbenchSendP99AtRate(url: string, dir: string, clients: number, seconds: number, rate: number): Promise<number> {
+  const script = join(dir, 'send-true.sql');
+  await sendScript(url, script, true);
+  const prefix = join(dir, 'pgbench-paced');
+  const result = spawnSync('pgbench', ['-n', '-c', String(clients), '-j', '2', '-T', String(seconds), '-R', String(rate), '-l', '--log-prefix', prefix, '-f', script, url], { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`pgbench failed: ${result.stderr || result.stdout}`);
+  // Each line: client, transaction, latency µs, script, epoch s, µs, schedule lag µs.
+  const latencies: number[] = [];
+  for (const file of readdirSync(dir).filter((name) => name.startsWith('pgbench-paced'))) {
+    for (const line of readFileSync(join(dir, file), 'utf8').split('\n')) {
+      const fields = line.split(' ');
+      if (fields.length >= 7) latencies.push((Number(fields[2]) + Number(fields[6])) / 1000);
+    }
+  }
+  if (latencies.length === 0) throw new Error('pgbench logged no transaction');
+  latencies.sort((a, b) => a - b);
+  return latencies[Math.min(latencies.length - 1, Math.floor(0.99 * latencies.length))];
 }
