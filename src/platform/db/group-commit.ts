@@ -87,12 +87,6 @@ class GroupCommitter extends Committer {
         }
       });
     } catch (error) {
-      // A unit's pipelined write failed (pg-client.ts); the query that reported it may have been
-      // another unit's: each runs again alone, where its failure is its own.
-      if (isPipelinedWriteFailure(error)) {
-        await Promise.all(group.map((item) => settle(item, () => commitOnPostgres(this.db, item.work))));
-        return;
-      }
       // The commit itself failed: nothing of the group was stored.
       for (const item of group) item.reject(error);
       return;
