@@ -10,6 +10,8 @@ import { spendCredits, spendCreditsAtCommit } from '../../src/platform/credits.t
 import { checkSendLimits, countSends } from '../../src/platform/limits.ts';
 import { enqueueJob } from '../../src/platform/jobs.ts';
 import { pipelinedWrite } from '../../src/platform/db/pg-client.ts';
+import { prefetch } from '../../src/platform/db/prepared.ts';
+import { getWorkspace, workspaceRead } from '../../src/resources/workspaces/service.ts';
 
 let db: Db;
 let close: () => Promise<void>;
@@ -124,4 +126,32 @@ test('a unit whose pipelined write fails gets its own error; the units that shar
   assert.match(String((results[2] as PromiseRejectedResult).reason), /duplicate key/);
   const rows = await sql<{ n: number }>`select n from pipelined_units order by n`.execute(db);
   assert.deepEqual(rows.rows.map((r) => r.n), [0, 1, 2, 3, 4]);
+});
+
+test('the units of a group fetch their reads in one statement at its start; each answers its own, and a failing hook only skips it', { skip: !usingPostgres && 'PostgreSQL only' }, async () => {
+  for (const [id, credits] of [['ga', 11], ['gb', 22]] as const) {
+    await db.insertInto('workspaces').values({ id, name: id, plan: 'pro', credits, verified: 1, members: '[]', features: '[]', send_rate: 2, daily_limit: 10, created_at: 'c', updated_at: 'u' }).execute();
+  }
+  const busy = Array.from({ length: 3 }, () => groupCommit(db, () => new Promise((r) => setTimeout(r, 50))));
+  const unit = (id: string, options: { raiseTo?: number; failingHook?: boolean } = {}) =>
+    groupCommit(
+      db,
+      async (tx) => {
+        await prefetch(tx, [workspaceRead(id)]);
+        const credits = (await getWorkspace(tx, id))!.credits;
+        if (options.raiseTo) await tx.updateTable('workspaces').set({ credits: options.raiseTo }).where('id', '=', id).execute();
+        return credits;
+      },
+      {
+        reads: () => {
+          if (options.failingHook) throw new Error('the hook fails');
+          return [workspaceRead(id)];
+        },
+      },
+    );
+  const seen = await Promise.all([unit('ga', { raiseTo: 99 }), unit('ga'), unit('gb'), unit('ga', { failingHook: true })]);
+  await Promise.all(busy);
+  // The second unit's read was fetched with the first's, before the first raised the balance;
+  // the last one, without a read fetched ahead, reads it itself after the raise.
+  assert.deepEqual(seen.map(Number), [11, 11, 22, 99]);
 });

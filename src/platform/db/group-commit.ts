@@ -14,11 +14,18 @@
 import { sql } from 'kysely';
 import { dialectOf, type Db, type Executor } from './database.ts';
 import { collectHotWrites, commitWithHotWrites, dropHotWritesSince, hotWritesMark } from './hot-rows.ts';
-import { forgetPrefetched } from './prepared.ts';
+import { forgetPrefetched, prefetchForEach, useFetchedAhead, type PrefetchRead } from './prepared.ts';
 import { deferred, isPipelinedWriteFailure } from './pg-client.ts';
 
 type Work<T> = (tx: Executor) => Promise<T>;
-interface Pending {
+
+export interface GroupOptions {
+  /** The reads the work `prefetch`es first (PostgreSQL): the units of a group fetch theirs all
+   *  in one statement before the first runs. Called once per group the unit is in. */
+  reads?: () => PrefetchRead[];
+}
+
+interface Pending extends GroupOptions {
   work: Work<unknown>;
   resolve(value: unknown): void;
   reject(error: unknown): void;
@@ -34,9 +41,9 @@ abstract class Committer {
     this.db = db;
   }
 
-  run<T>(work: Work<T>): Promise<T> {
+  run<T>(work: Work<T>, options: GroupOptions): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      this.queue.push({ work, reads: options.reads, resolve: resolve as (value: unknown) => void, reject });
       this.schedule();
     });
   }
@@ -104,10 +111,10 @@ const committers = new WeakMap<Db, Committer>();
 /** Runs `work` in a transaction that it may share with concurrent callers: on SQLite every
  *  unit requested in one turn of the event loop; on PostgreSQL those that arrive while the
  *  group transactions already running are busy. Each unit rolls back alone on failure. */
-export function groupCommit<T>(db: Db, work: Work<T>): Promise<T> {
+export function groupCommit<T>(db: Db, work: Work<T>, options: GroupOptions = {}): Promise<T> {
   let committer = committers.get(db);
   if (!committer) committers.set(db, (committer = dialectOf(db) === 'postgres' ? new PostgresGroupCommitter(db) : new GroupCommitter(db)));
-  return committer.run(work);
+  return committer.run(work, options);
 }
 
 /** Runs `work` in a transaction of its own; on PostgreSQL its hot-row writes go out with the
@@ -186,16 +193,21 @@ async function settle(item: Pending, run: () => Promise<unknown>): Promise<void>
 }
 
 // The units one after another in one transaction, each in a savepoint; their hot writes, merged,
-// go out with the COMMIT.
+// go out with the COMMIT. Every unit's reads are fetched first, in one statement, so a send
+// (whose rows are a pipelined write) costs the group no round trip of its own: a group takes
+// two, its reads and its COMMIT, however many units it has.
 async function runUnitsTogether(connection: Executor, group: Pending[]): Promise<{ results: Outcome[]; refused: boolean }> {
   const results: Outcome[] = [];
   collectHotWrites(connection);
   try {
+    // The BEGIN goes out with the reads, each SAVEPOINT with the unit's first statement.
+    await sql.raw(deferred('begin')).execute(connection);
+    const ahead = await prefetchForEach(connection, group.map(readsOf));
     for (const [i, item] of group.entries()) {
       const savepoint = sql.raw(`unit_${i}`);
       const mark = hotWritesMark(connection);
-      // The BEGIN and each SAVEPOINT go out with the unit's first statement.
-      await sql.raw(deferred(i === 0 ? 'begin; savepoint unit_0' : `savepoint unit_${i}`)).execute(connection);
+      await sql.raw(deferred(`savepoint unit_${i}`)).execute(connection);
+      useFetchedAhead(connection, ahead[i]);
       try {
         results[i] = { ok: true, value: await item.work(connection) };
       } catch (error) {
@@ -212,6 +224,15 @@ async function runUnitsTogether(connection: Executor, group: Pending[]): Promise
   } catch (error) {
     await sql`rollback`.execute(connection).catch(() => {});
     throw error;
+  }
+}
+
+// A unit's reads to fetch ahead; none if its hook fails (the unit then reads them itself).
+function readsOf(item: Pending): PrefetchRead[] {
+  try {
+    return item.reads?.() ?? [];
+  } catch {
+    return [];
   }
 }
 

@@ -67,26 +67,54 @@ const valuesKey = (params: Record<string, unknown>) => JSON.stringify(params);
  * On PostgreSQL, runs several prepared reads as one statement (each read's rows as one JSON
  * array), so a transaction that needs four small reads before it writes pays one round trip.
  * Each query's next call with the same values on `tx` then answers from these rows, once;
- * a call with other values runs as usual. Elsewhere it does nothing (SQLite reads in-process).
- * JSON keeps text, whole numbers (bigint included) and null as the driver returns them; only
- * for tables of such columns.
+ * a call with other values runs as usual. Reads already fetched ahead for `tx` with the same
+ * values (prefetchForEach) are not fetched again. Elsewhere it does nothing (SQLite reads
+ * in-process). JSON keeps text, whole numbers (bigint included) and null as the driver returns
+ * them; only for tables of such columns.
  */
 export async function prefetch(tx: Executor, reads: PrefetchRead[]): Promise<void> {
   if (dialectOf(tx) !== 'postgres' || reads.length === 0) return;
+  const ahead = prefetched.get(tx);
+  if (ahead && reads.every(({ query, params }) => ahead.get(query)?.key === valuesKey(params))) return;
+  prefetched.set(tx, (await fetchAhead(tx, [reads]))[0]);
+}
+
+/** What one unit of a group fetched ahead (prefetchForEach), for useFetchedAhead. */
+export type FetchedAhead = Ahead;
+
+/** On PostgreSQL, the reads of several units sharing a transaction, all in one statement: each
+ *  unit's own `prefetch` then finds them (useFetchedAhead before it runs). */
+export async function prefetchForEach(tx: Executor, readsOfEach: PrefetchRead[][]): Promise<FetchedAhead[]> {
+  if (dialectOf(tx) !== 'postgres' || readsOfEach.every((reads) => reads.length === 0)) return readsOfEach.map(() => new Map());
+  return fetchAhead(tx, readsOfEach);
+}
+
+/** Makes `tx` answer from what a unit fetched ahead (and drops what the unit before left). */
+export function useFetchedAhead(tx: object, ahead: FetchedAhead | undefined): void {
+  prefetched.set(tx, ahead && ahead.size > 0 ? ahead : undefined);
+}
+
+async function fetchAhead(tx: Executor, readsOfEach: PrefetchRead[][]): Promise<Ahead[]> {
   const values: unknown[] = [];
-  const columns = reads.map(({ query, params }, i) => {
-    const part = query.part(tx, params);
-    const placed = shiftPlaceholders(part.sql, values.length);
-    values.push(...part.values);
-    return `(select coalesce(json_agg(r), '[]') from (${placed}) r)::text as r${i}`;
-  });
+  const columns: string[] = [];
+  for (const reads of readsOfEach) {
+    for (const { query, params } of reads) {
+      const part = query.part(tx, params);
+      const placed = shiftPlaceholders(part.sql, values.length);
+      values.push(...part.values);
+      columns.push(`(select coalesce(json_agg(r), '[]') from (${placed}) r)::text as r${columns.length}`);
+    }
+  }
   const text = `select ${columns.join(', ')}`;
-  nameStatement(text); // a few combinations of prepared reads
+  nameStatement(text); // a few combinations of prepared reads (at most so many are named)
   const result = await tx.executeQuery<Record<string, string>>(CompiledQuery.raw(text, values));
   const row = result.rows[0];
-  const byQuery: Ahead = new Map();
-  reads.forEach(({ query, params }, i) => byQuery.set(query, { key: valuesKey(params), rows: JSON.parse(row[`r${i}`]) }));
-  prefetched.set(tx, byQuery);
+  let column = 0;
+  return readsOfEach.map((reads) => {
+    const byQuery: Ahead = new Map();
+    for (const { query, params } of reads) byQuery.set(query, { key: valuesKey(params), rows: JSON.parse(row[`r${column++}`]) });
+    return byQuery;
+  });
 }
 
 export function preparedQuery<P extends Record<string, unknown>, R>(

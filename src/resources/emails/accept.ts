@@ -144,17 +144,22 @@ export async function acceptMessage(ctx: AppContext, principal: Principal, reque
   // the new job once it is committed, so the claim that wakes them finds it (told earlier,
   // they mostly claimed nothing and asked again).
   let committedJobs: Array<() => void> = [];
+  const checkSuppressions = !request.ignoreSuppressions;
+  // On PostgreSQL the reads below, of a single-recipient send, in one round trip: the send's
+  // own, or its group's (all its sends' reads in one statement, at the time the group starts,
+  // which the send then takes as its own `now`).
+  const readsAt = (at: number) => [
+    workspaceRead(principal.workspaceId),
+    sendingDomainRead(principal.workspaceId, domainOf(message.from.address)),
+    ...(checkSuppressions && recipients.length === 1 ? [suppressionRead(principal.workspaceId, recipients[0].address, 'recipient', isoFromDate(new Date(at)))] : []),
+    sendLimitsRead(principal.workspaceId, at),
+  ];
+  let groupStartedAt = 0;
   const accepted = await groupCommit(ctx.db, async (tx) => {
-    const now = nowMs();
+    const now = groupStartedAt || nowMs();
+    groupStartedAt = 0; // run again alone (group-commit.ts), the send reads afresh
     const nowText = isoFromDate(new Date(now));
-    const checkSuppressions = !request.ignoreSuppressions;
-    // On PostgreSQL the reads below, of a single-recipient send, in one round trip.
-    await prefetch(tx, [
-      workspaceRead(principal.workspaceId),
-      sendingDomainRead(principal.workspaceId, domainOf(message.from.address)),
-      ...(checkSuppressions && recipients.length === 1 ? [suppressionRead(principal.workspaceId, recipients[0].address, 'recipient', nowText)] : []),
-      sendLimitsRead(principal.workspaceId, now),
-    ]);
+    await prefetch(tx, readsAt(now));
     const workspace = await getWorkspace(tx, principal.workspaceId);
     if (!workspace) throw plainError(404, 'Workspace not found');
     const domain = await authorizedSendingDomain(ctx, tx, principal, message.from.address);
@@ -199,7 +204,7 @@ export async function acceptMessage(ctx: AppContext, principal: Principal, reque
     if (billable.length > 0) await spendCreditsAtCommit(tx, workspace.id, billable.length);
     await countSends(tx, workspace.id, units);
     return { rows, limits: check.state, counted: units, headers: rateLimitHeaders(check.state, units) };
-  });
+  }, { reads: () => readsAt((groupStartedAt = nowMs())) });
   for (const enqueued of committedJobs) enqueued();
   return accepted;
 }
