@@ -276,7 +276,7 @@ export class TrafficShaper {
         blocked: d.blocked,
         last_throttled_at: pace.lastThrottleAt ? new Date(pace.lastThrottleAt).toISOString() : null,
       }))
-      .sort((a, b) => a.destination.localeCompare(b.destination));
+      .sort((a, b) => (a.destination < b.destination ? -1 : a.destination > b.destination ? 1 : 0)); // not localeCompare: ICU's collation data is about 3 MB of RSS
   }
 
   close(): void {
