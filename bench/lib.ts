@@ -261,3 +261,29 @@ export function postlanePid(port: string): number {
 export function memoryMb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 }
+
+/** CPU seconds (user + system) used so far by a process and all its descendants, reaped ones included. */
+export function treeCpuSeconds(rootPid: number): number {
+  const ticks = 100; // USER_HZ on Linux
+  const stats = new Map<number, { ppid: number; own: number; reaped: number }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // fields[1] = ppid; [11] utime, [12] stime, [13] cutime, [14] cstime (stat fields 4, 14-17)
+      stats.set(Number(entry), { ppid: Number(fields[1]), own: Number(fields[11]) + Number(fields[12]), reaped: Number(fields[13]) + Number(fields[14]) });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  let total = 0;
+  const walk = (pid: number) => {
+    const stat = stats.get(pid);
+    if (!stat) return;
+    total += stat.own + stat.reaped;
+    for (const [child, s] of stats) if (s.ppid === pid) walk(child);
+  };
+  walk(rootPid);
+  return total / ticks;
+}

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import type { Scenario } from '../run.ts';
-import { freePort, keepAliveClient, memoryMb, postlanePid, startChild, startPostlane, type ChildServer } from '../lib.ts';
+import { freePort, keepAliveClient, memoryMb, postlanePid, startChild, startPostlane, treeCpuSeconds, type ChildServer } from '../lib.ts';
 import { startDnsServer } from '../../test/helpers/dns-server.ts';
 import { startSmtpSink, type SmtpSink } from '../../test/helpers/smtp-sink.ts';
 
@@ -50,31 +50,6 @@ async function pool(count: number, concurrency: number, task: (i: number) => Pro
   );
 }
 
-/** CPU seconds (user + system) used so far by a process and all its descendants, reaped ones included. */
-export function treeCpuSeconds(rootPid: number): number {
-  const ticks = 100; // USER_HZ on Linux
-  const stats = new Map<number, { ppid: number; own: number; reaped: number }>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // fields[1] = ppid; [11] utime, [12] stime, [13] cutime, [14] cstime (stat fields 4, 14-17)
-      stats.set(Number(entry), { ppid: Number(fields[1]), own: Number(fields[11]) + Number(fields[12]), reaped: Number(fields[13]) + Number(fields[14]) });
-    } catch {
-      // gone meanwhile
-    }
-  }
-  let total = 0;
-  const walk = (pid: number) => {
-    const stat = stats.get(pid);
-    if (!stat) return;
-    total += stat.own + stat.reaped;
-    for (const [child, s] of stats) if (s.ppid === pid) walk(child);
-  };
-  walk(rootPid);
-  return total / ticks;
-}
 
 interface PhaseResult {
   /** CPU seconds the server side (all its processes and threads) used for the phase. */

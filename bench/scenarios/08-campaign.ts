@@ -13,7 +13,7 @@
 // straight into the database (the import scenario measures imports).
 import { join } from 'node:path';
 import type { Scenario } from '../run.ts';
-import { keepAliveClient, memoryMb, postlanePid, startPostlane } from '../lib.ts';
+import { keepAliveClient, memoryMb, postlanePid, startPostlane, treeCpuSeconds } from '../lib.ts';
 import { openDatabase } from '../../src/platform/db/database.ts';
 import { startDnsServer } from '../../test/helpers/dns-server.ts';
 import { startSmtpSink } from '../../test/helpers/smtp-sink.ts';
@@ -84,6 +84,7 @@ export const scenario: Scenario = {
       bulkSink.reset();
       let next = 0;
       const deliverStart = performance.now();
+      const deliverCpu0 = treeCpuSeconds(pid);
       await Promise.all(
         Array.from({ length: connections }, async () => {
           while (next < DELIVER) {
@@ -94,7 +95,8 @@ export const scenario: Scenario = {
       );
       await bulkSink.waitForMessages(DELIVER, TIMEOUT_MS);
       const deliverRate = (DELIVER / (performance.now() - deliverStart)) * 1000;
-      lines.push(`deliver baseline                 ${deliverRate.toFixed(0).padStart(7)} msg/s   (${DELIVER} single-recipient API sends, call to sink)`);
+      const deliverCpuMs = ((treeCpuSeconds(pid) - deliverCpu0) * 1000) / DELIVER;
+      lines.push(`deliver baseline                 ${deliverRate.toFixed(0).padStart(7)} msg/s   (${DELIVER} single-recipient API sends, call to sink)   server CPU ${deliverCpuMs.toFixed(2)} ms/msg`);
 
       // 2. The campaign, with transactional sends meanwhile.
       const audience = await call('POST', '/audiences', { name: 'Bench recipients' });
@@ -141,10 +143,12 @@ export const scenario: Scenario = {
         running = false;
       });
       const campaignStart = performance.now();
+      const campaignCpu0 = treeCpuSeconds(pid);
       await call('POST', `/campaigns/${campaign.id}/send`, {});
       let timedOut = false;
       await Promise.race([bulkSink.waitForMessages(RECIPIENTS, TIMEOUT_MS).catch(() => (timedOut = true)), sampler]);
       const campaignMs = performance.now() - campaignStart;
+      const campaignCpuMs = ((treeCpuSeconds(pid) - campaignCpu0) * 1000) / Math.max(1, bulkSink.accepted);
       running = false;
       await transactional;
       if (transactionalError) throw transactionalError;
@@ -152,7 +156,7 @@ export const scenario: Scenario = {
       await sampler;
       const rate = (bulkSink.accepted / campaignMs) * 1000;
       const hwm = memoryMb(pid, 'VmHWM');
-      lines.push(`campaign                         ${rate.toFixed(0).padStart(7)} recipients/s   ${bulkSink.accepted}/${RECIPIENTS} at the sink in ${(campaignMs / 1000).toFixed(1)} s${timedOut ? '   TIMED OUT' : ''}`);
+      lines.push(`campaign                         ${rate.toFixed(0).padStart(7)} recipients/s   ${bulkSink.accepted}/${RECIPIENTS} at the sink in ${(campaignMs / 1000).toFixed(1)} s   server CPU ${campaignCpuMs.toFixed(2)} ms/recipient${timedOut ? '   TIMED OUT' : ''}`);
       lines.push(`  ratio to deliver               ${(rate / deliverRate).toFixed(2).padStart(7)}   (aim >= ${AIMS.ratio})`);
       lines.push(`  server RSS                     peak ${peakRss.toFixed(0)} MB while sending (${rssBefore.toFixed(0)} MB before; VmHWM ${hwm.toFixed(0)} MB over the whole run; aim < ${AIMS.rssMb} MB)`);
       lines.push(`  transactional meanwhile        ${latencies.length} sends   p50 ${percentile(latencies, 50).toFixed(0)} ms   p99 ${percentile(latencies, 99).toFixed(0)} ms   (call to sink; aim p99 < ${AIMS.p99Ms} ms); the API call alone p50 ${percentile(accepts, 50).toFixed(0)} ms   p99 ${percentile(accepts, 99).toFixed(0)} ms`);
