@@ -287,3 +287,11 @@ export function treeCpuSeconds(rootPid: number): number {
   walk(rootPid);
   return total / ticks;
 }
+
+/** The p-th percentile of `values` (nearest rank: the smallest value with at least p % of them
+ *  at or below it); NaN when there are none. */
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}

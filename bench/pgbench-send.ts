@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
+import { percentile } from './lib.ts';
 
 const SERIAL_COLUMNS: Record<string, string[]> = { events: ['seq'], jobs: ['id'] };
 const UNIQUE_TEXT_COLUMNS = new Set(['id', 'token', 'message_id']);
@@ -75,6 +76,5 @@ export async function pgbenchSendP99AtRate(url: string, dir: string, clients: nu
     }
   }
   if (latencies.length === 0) throw new Error('pgbench logged no transaction');
-  latencies.sort((a, b) => a - b);
-  return latencies[Math.min(latencies.length - 1, Math.floor(0.99 * latencies.length))];
+  return percentile(latencies, 99);
 }

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { pino } from 'pino';
 import type { Scenario } from '../run.ts';
-import { freshBenchDatabase } from '../lib.ts';
+import { freshBenchDatabase, percentile } from '../lib.ts';
 import { loadConfig } from '../../src/config.ts';
 import { startPostlane, type RunningPostlane } from '../../src/server.ts';
 import type { Role } from '../../src/resources/index.ts';
@@ -172,11 +172,6 @@ async function emitAll(db: Db, workspaceId: string, objects: Array<Record<string
   };
   await Promise.all(Array.from({ length: EMITTERS }, emitter));
   return emitted;
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
 /** CPU milliseconds (user + system) this process used since `since`. */

@@ -13,7 +13,7 @@
 // straight into the database (the import scenario measures imports).
 import { join } from 'node:path';
 import type { Scenario } from '../run.ts';
-import { keepAliveClient, memoryMb, postlanePid, startPostlane, treeCpuSeconds } from '../lib.ts';
+import { keepAliveClient, memoryMb, percentile, postlanePid, startPostlane, treeCpuSeconds } from '../lib.ts';
 import { openDatabase } from '../../src/platform/db/database.ts';
 import { startDnsServer } from '../../test/helpers/dns-server.ts';
 import { startSmtpSink } from '../../test/helpers/smtp-sink.ts';
@@ -29,12 +29,6 @@ const AIMS = { ratio: 0.9, rssMb: 200, p99Ms: 1000, snapshot: { sqlite: 5, postg
 const HTML = `<html><body><p>Hello {{first_name}},</p><p>${'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(12)}</p><p><a href="{{unsubscribe_url}}">Unsubscribe</a></p></body></html>`;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
 
 export const scenario: Scenario = {
   name: 'campaign',

@@ -8,7 +8,7 @@
 // exactly once, emails created and emails at the sink.
 import { join } from 'node:path';
 import type { Scenario } from '../run.ts';
-import { startPostlane } from '../lib.ts';
+import { percentile, startPostlane } from '../lib.ts';
 import { startDnsServer } from '../../test/helpers/dns-server.ts';
 import { startSmtpSink } from '../../test/helpers/smtp-sink.ts';
 import { openDatabase } from '../../src/platform/db/database.ts';
@@ -18,7 +18,6 @@ const CLIENTS = Number(process.env.BENCH_AUTOMATIONS_CLIENTS ?? 20);
 const TIMEOUT_MS = Number(process.env.BENCH_AUTOMATIONS_TIMEOUT_MS ?? 600_000);
 const AIM_P99_MS = 2000;
 
-const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export const scenario: Scenario = {
