@@ -1,8 +1,9 @@
 // Process entry: `node src/main.ts <command>` (npm start runs `serve`).
 //
 // A server first replaces itself (process.execve: same pid, stdio, arguments and environment)
-// with a process started with memory settings for a long-running service; each V8 flag below
-// is added unless the operator set that flag themselves. Measured on the campaign bench (issue 12):
+// with a process started with memory settings for a long-running service; each flag and
+// variable below is set unless the operator set it themselves. Measured on the campaign bench
+// (issue 12):
 // - --max-semi-space-size=4: V8 sized the young generation from the machine's memory and
 //   grew it to 128 MB per thread under a steady load, mostly garbage awaiting a scavenge;
 //   capped at 8 MB, collection time did not measurably change.
@@ -23,7 +24,6 @@
 // - MALLOC_TRIM_THRESHOLD_=8388608: a fixed mmap threshold also fixes the trim threshold at
 //   128 KB, and the heap's top was returned and taken back again and again (the 1,000,000-
 //   contact snapshot: 5.1-5.6 s -> 6.0-6.1 s); up to 8 MB free at the top stay (5.3-5.7 s).
-// Like MALLOC_ARENA_MAX, each is set unless the operator set it.
 // - NODE_COMPILE_CACHE (Node's own default directory, unless the operator chose one): the
 //   type-stripped sources come from the cache, so a server started before with the same
 //   files never loads Node's TypeScript stripper, a WebAssembly module that kept about

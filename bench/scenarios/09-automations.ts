@@ -109,7 +109,7 @@ export const scenario: Scenario = {
         const eventAt = Date.parse(r.event_at);
         firstEvent = Math.min(firstEvent, eventAt);
         return (firstStep.get(r.id) ?? NaN) - eventAt;
-      }).filter((n) => Number.isFinite(n)).sort((a, b) => a - b);
+      }).filter((n) => Number.isFinite(n));
       const visits = new Set(steps.map((s) => `${s.run_id}/${s.step_key}`));
       const [{ n: emails }] = await db.selectFrom('emails').select((eb) => eb.fn.countAll<number>().as('n')).execute();
       const completedSteps = steps.filter((s) => s.status === 'completed').length;
