@@ -2,13 +2,14 @@
 // (compare-and-set on the current status, so racing workers, DSNs and clicks never move an
 // email backwards or twice) in ONE transaction with its event, its attempt rows and, for hard
 // bounces and complaints, the automatic suppression.
-import { sql } from 'kysely';
-import type { Db, Executor } from '../../../platform/db/database.ts';
+import { sql, type Insertable } from 'kysely';
+import { dialectOf, type Db, type Executor } from '../../../platform/db/database.ts';
 import { nowIso } from '../../../platform/clock.ts';
 import { preparedQuery } from '../../../platform/db/prepared.ts';
 import { emitEvent, emitEvents, type EventToEmit } from '../../../platform/events.ts';
 import { completeJobs } from '../../../platform/jobs.ts';
 import { emailEventObject, type EmailRow } from '../objects.ts';
+import type { EmailAttemptsTable } from '../tables.ts';
 import { addAutomaticSuppression } from '../../suppressions/service.ts';
 import type { DeliveryOutcome, HostAttempt } from '../../../mail/smtp-delivery.ts';
 import { BOUNCE_REASONS, classifyReason, suppressesRecipient, type BounceReason } from '../../../mail/bounce-reasons.ts';
@@ -38,25 +39,43 @@ async function transition(tx: Executor, emailId: string, from: readonly string[]
   return row ?? null;
 }
 
+type AttemptValues = Omit<Insertable<EmailAttemptsTable>, 'id'>;
+
+// One attempt row, compiled once (platform/db/prepared.ts): on SQLite a batch's rows go in one
+// at a time, since compiling a multi-row INSERT for each batch cost more than running it.
+const insertAttempt = preparedQuery((db, p: AttemptValues) =>
+  db.insertInto('email_attempts').values({
+    email_id: p.email_id,
+    attempted_at: p.attempted_at,
+    outcome: p.outcome,
+    mx_host: p.mx_host,
+    smtp_code: p.smtp_code,
+    enhanced_code: p.enhanced_code,
+    response: p.response,
+    reason: p.reason,
+    tls: p.tls,
+  }),
+);
+
 async function insertAttempts(tx: Executor, attempts: Array<{ emailId: string; attempt: HostAttempt }>): Promise<void> {
   if (attempts.length === 0) return;
   const at = nowIso();
-  await tx
-    .insertInto('email_attempts')
-    .values(
-      attempts.map(({ emailId, attempt }) => ({
-        email_id: emailId,
-        attempted_at: at,
-        outcome: attempt.kind,
-        mx_host: attempt.mxHost,
-        smtp_code: attempt.code,
-        enhanced_code: attempt.enhancedCode,
-        response: attempt.response.slice(0, 2000),
-        reason: attempt.kind === 'delivered' ? null : (attempt.reason ?? reasonOf(attempt).reason),
-        tls: attempt.tls ?? null,
-      })),
-    )
-    .execute();
+  const rows: AttemptValues[] = attempts.map(({ emailId, attempt }) => ({
+    email_id: emailId,
+    attempted_at: at,
+    outcome: attempt.kind,
+    mx_host: attempt.mxHost,
+    smtp_code: attempt.code,
+    enhanced_code: attempt.enhancedCode,
+    response: attempt.response.slice(0, 2000),
+    reason: attempt.kind === 'delivered' ? null : (attempt.reason ?? reasonOf(attempt).reason),
+    tls: attempt.tls ?? null,
+  }));
+  if (dialectOf(tx) === 'sqlite') {
+    for (const row of rows) await insertAttempt(tx, row);
+    return;
+  }
+  await tx.insertInto('email_attempts').values(rows).execute(); // one round trip
 }
 
 /** The documented reason of an attempt (the delivery client sets it; older callers may not). The
@@ -167,18 +186,10 @@ const toDelivered = preparedQuery((db, p: { id: string; at: string; detail: stri
     .returningAll(),
 );
 
-/** markDelivered for a whole batch with one UPDATE (one round trip on PostgreSQL); events in batch order. */
+/** markDelivered for a whole batch; events in batch order. */
 async function markAllDelivered(tx: Executor, batch: DeliveredItem[]): Promise<boolean[]> {
   const at = nowIso();
-  const detail = sql<string>`case ${sql.ref('id')} ${sql.join(batch.map((item) => sql`when ${item.emailId} then ${describe(item.outcome)}`), sql` `)} end`;
-  const rows = await tx
-    .updateTable('emails')
-    .set({ status: 'delivered', delivered_at: at, status_detail: detail, bounce_reason: null, bounce_type: null, updated_at: at })
-    .where('id', 'in', batch.map((item) => item.emailId))
-    .where('type', '=', 'outbound')
-    .where('status', 'in', DELIVERABLE)
-    .returningAll()
-    .execute();
+  const rows = dialectOf(tx) === 'sqlite' ? await deliveredOneByOne(tx, batch, at) : await deliveredInOneUpdate(tx, batch, at);
   const moved = new Map(rows.map((row) => [row.id, row]));
   const results: boolean[] = [];
   const events: EventToEmit[] = [];
@@ -192,6 +203,28 @@ async function markAllDelivered(tx: Executor, batch: DeliveredItem[]): Promise<b
   // One call for the batch: on PostgreSQL its events and their reactions are one statement.
   await emitEvents(tx, events);
   return results;
+}
+
+// SQLite: the prepared single-row UPDATE per item, with no Kysely compile of a statement whose
+// text changes with the batch's size. An email twice in the batch moves once: its second
+// UPDATE finds it delivered already.
+async function deliveredOneByOne(tx: Executor, batch: DeliveredItem[], at: string): Promise<EmailRow[]> {
+  const rows: EmailRow[] = [];
+  for (const item of batch) rows.push(...(await toDelivered(tx, { id: item.emailId, at, detail: describe(item.outcome) })));
+  return rows;
+}
+
+// PostgreSQL: one UPDATE for the batch, one round trip.
+function deliveredInOneUpdate(tx: Executor, batch: DeliveredItem[], at: string): Promise<EmailRow[]> {
+  const detail = sql<string>`case ${sql.ref('id')} ${sql.join(batch.map((item) => sql`when ${item.emailId} then ${describe(item.outcome)}`), sql` `)} end`;
+  return tx
+    .updateTable('emails')
+    .set({ status: 'delivered', delivered_at: at, status_detail: detail, bounce_reason: null, bounce_type: null, updated_at: at })
+    .where('id', 'in', batch.map((item) => item.emailId))
+    .where('type', '=', 'outbound')
+    .where('status', 'in', DELIVERABLE)
+    .returningAll()
+    .execute();
 }
 
 async function markDelivered(tx: Executor, emailId: string, outcome: DeliveryOutcome): Promise<boolean> {
