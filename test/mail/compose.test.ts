@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { simpleParser } from 'mailparser';
+import MailComposer from 'nodemailer/lib/mail-composer';
 import { bracketMessageId, composeMessage, customHeaders, forgetEncodedBodies } from '../../src/mail/compose.ts';
 
 const headerBlock = (raw: Buffer) => raw.toString('utf8').split('\r\n\r\n')[0];
@@ -136,4 +137,27 @@ test('copies sharing a body get their own headers and the same bytes as a fresh 
   assert.equal(parsed.headers.get('x-copy'), '2');
   assert.equal(parsed.text?.trim(), 'Thanks — see you!');
   assert.equal(parsed.html, '<p>Thanks — see you!</p>');
+});
+
+test('without attachments the message is written directly, byte for byte as MailComposer writes it', async () => {
+  const date = new Date('2024-05-14T09:00:00Z');
+  const cases = [
+    { from: 'Acme Shop <orders@acme.test>', to: ['Bob <bob@example.com>', 'carol@example.com'], cc: ['dave@example.com'], replyTo: ['help@acme.test'], subject: 'Your order ✓', html: '<p>Thanks!</p>', text: 'Thanks!' },
+    { from: 'a@acme.test', to: ['"Doe, J." <j@x.test>', 'Ünïcode Nåme <u@x.test>'], subject: 'x'.repeat(200), text: 'line\nbare lf\r\nand . dot\n.leading dot' },
+    { from: 'Ĳssel <a@acme.test>', to: ['b@bücher.example'], subject: 'Привет мир, это тест длинной темы письма, которая будет закодирована', html: '<p>Привет мир</p>'.repeat(20) },
+    { from: 'a@acme.test', subject: 'no body at all' },
+    { from: 'a@acme.test', to: Array.from({ length: 30 }, (_, i) => `User ${i} <user${i}@example.com>`), subject: 'many', html: `<b>${'y'.repeat(300)}</b>`, headers: { 'X-Long': 'v '.repeat(80), 'x-lower-case': 'k' } },
+    { from: 'a@acme.test', to: ['b@example.com'], subject: 'tab\there  spaces ', text: 'trailing space \nx\t\n', html: '<p>trailing </p>\n' },
+  ];
+  for (const [i, c] of cases.entries()) {
+    const input = { ...c, messageId: `<m${i}@acme.test>`, date };
+    forgetEncodedBodies();
+    const ours = (await composeMessage(input)).toString('latin1');
+    const node = new MailComposer({ ...c, headers: undefined, messageId: input.messageId, date, text: c.text || (c.html ? undefined : ''), baseBoundary: 'b'.repeat(32) }).compile();
+    for (const header of customHeaders(c.headers)) node.addHeader(header.key, header.value);
+    const theirs = (await node.build()).toString('latin1').replace(/\r?\n/g, '\r\n');
+    // Only the boundaries differ (ours follow from the body).
+    const boundaries = (raw: string) => raw.replace(/--_(NmP|PLP)-[0-9a-z]+-Part_1/g, 'BOUNDARY');
+    assert.equal(boundaries(ours), boundaries(theirs), `case ${i}`);
+  }
 });
