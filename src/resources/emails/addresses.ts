@@ -30,6 +30,11 @@ export function parseAddressField(value: unknown): { addresses: ParsedAddress[];
       continue;
     }
     if (entry.trim() === '') continue;
+    const plain = plainAddress(entry);
+    if (plain) {
+      addresses.push(plain);
+      continue;
+    }
     for (const parsed of flatten(addressparser(entry) as Parsed[])) {
       const address = parsed.address.trim();
       if (isEmailAddress(address)) addresses.push({ address: normalize(address), name: parsed.name });
@@ -37,6 +42,17 @@ export function parseAddressField(value: unknown): { addresses: ParsedAddress[];
     }
   }
   return { addresses, invalid };
+}
+
+// `addr` or `Plain Name <addr>` (words of letters and digits, one space apart): what nearly every
+// request sends, and exactly what addressparser would return for it, without its tokenizer
+// (about 8 KB of garbage and a tenth of a send's CPU for one address).
+const NAMED = /^([A-Za-z0-9]+(?: [A-Za-z0-9]+)*) <([^<>\s]+)>$/;
+
+function plainAddress(entry: string): ParsedAddress | null {
+  if (isEmailAddress(entry)) return { address: normalize(entry), name: '' };
+  const named = NAMED.exec(entry);
+  return named && isEmailAddress(named[2]) ? { address: normalize(named[2]), name: named[1] } : null;
 }
 
 type Parsed = { address: string; name: string; group?: Parsed[] };
