@@ -326,11 +326,15 @@ export class JobRunner {
     // waits for the next enqueue (or the poll) instead of asking again at once.
     const claimBatch = Math.max(1, Math.floor(registered.concurrency / 8));
     const signal = enqueuedSignal(type);
+    // Woken by whichever running job ends first. Not Promise.race(running): that attaches a
+    // reaction to every running job each time one ends (a few KB of garbage per job at a
+    // concurrency of 64, and each reaction lives until its job ends).
+    let slotFreed: (() => void) | null = null;
     let lastClaimAt = 0;
     while (!this.stopping) {
       const free = registered.concurrency - running.size;
       if (free < claimBatch && running.size > 0) {
-        await Promise.race(running);
+        await new Promise<void>((resolve) => (slotFreed = resolve));
         continue;
       }
       // Also when idle: a stream of enqueues (each one wakes this loop) is then claimed a few
@@ -350,6 +354,8 @@ export class JobRunner {
         const run = this.run(job, registered).finally(() => {
           running.delete(run);
           this.leased.delete(job.id);
+          slotFreed?.();
+          slotFreed = null;
         });
         running.add(run);
       }
