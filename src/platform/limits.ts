@@ -12,7 +12,7 @@
 // 100 rows), which stays cheap at thousands of sends per second.
 import type { Db, Executor } from './db/database.ts';
 import type {} from './db/limits-tables.ts';
-import { nowMs } from './clock.ts';
+import { isoFromMs, nowMs } from './clock.ts';
 import { preparedQuery, type PrefetchRead } from './db/prepared.ts';
 import { literal, pendingHotAmount, writeHotRow } from './db/hot-rows.ts';
 import { ApiError } from './http/errors.ts';
@@ -262,7 +262,7 @@ function slotOf(now: number, slotMs: number): number {
 
 /** The UTC calendar day of an epoch-ms time, as YYYY-MM-DD. */
 export function utcDay(now: number): string {
-  return new Date(Math.floor(now)).toISOString().slice(0, 10);
+  return isoFromMs(Math.floor(now)).slice(0, 10); // isoFromMs formats each second once
 }
 
 /** Whole seconds until the next 00:00 UTC (1 to 86,400). */
