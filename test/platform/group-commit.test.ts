@@ -155,3 +155,19 @@ test('the units of a group fetch their reads in one statement at its start; each
   // the last one, without a read fetched ahead, reads it itself after the raise.
   assert.deepEqual(seen.map(Number), [11, 11, 22, 99]);
 });
+
+test('on SQLite a unit that fails before writing leaves the others to commit in the same pass', { skip: usingPostgres && 'SQLite only' }, async () => {
+  const runs = [0, 0, 0];
+  const results = await Promise.allSettled([0, 1, 2].map((n) =>
+    groupCommit(db, async (tx) => {
+      runs[n]++;
+      if (n === 1) throw new Error('unit 1 fails before writing');
+      await enqueueJob(tx, 'group.early', { n });
+      return n;
+    }),
+  ));
+  assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+  assert.deepEqual(runs, [1, 1, 1], 'nothing to undo, so no unit ran twice');
+  const jobs = await db.selectFrom('jobs').select('payload').where('type', '=', 'group.early').execute();
+  assert.deepEqual(jobs.map((j) => JSON.parse(j.payload).n).sort(), [0, 2]);
+});

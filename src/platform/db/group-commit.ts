@@ -6,13 +6,13 @@
 // node:sqlite is synchronous: a transaction runs start to end without yielding, so nothing
 // could ever join a running one. Instead, the first arrival waits one setImmediate, and every
 // transaction requested before that turn of the event loop runs in the same one — at low
-// load that wait is a few microseconds. Each unit runs inside its own SAVEPOINT, so one that
-// fails (402, 429, 422) rolls back alone and its caller gets its own error.
+// load that wait is a few microseconds. A unit that fails (402, 429, 422) fails alone: its
+// caller gets its own error and the others commit (see runTogether).
 //
 // On PostgreSQL groups form only under load (PostgresGroupCommitter below), and a
 // transaction's hot-row writes (credits, send counters) go out with its COMMIT (hot-rows.ts).
 import { sql } from 'kysely';
-import { dialectOf, type Db, type Executor } from './database.ts';
+import { dialectOf, runInTransactionNow, type Db, type Executor } from './database.ts';
 import { collectHotWrites, commitWithHotWrites, dropHotWritesSince, hotWritesMark } from './hot-rows.ts';
 import { forgetPrefetched, prefetchForEach, useFetchedAhead, type PrefetchRead } from './prepared.ts';
 import { deferred, isPipelinedWriteFailure } from './pg-client.ts';
@@ -77,8 +77,36 @@ class GroupCommitter extends Committer {
     }
   }
 
+  // Units run one after another without savepoints while none fails after writing: one that
+  // throws before its first write (a 429, a 422, a 402 found before any insert) leaves nothing
+  // to undo, as total_changes() shows. One that throws after writing rolls the group back, and
+  // the group runs again with a SAVEPOINT per unit. Those two statements per unit (a SAVEPOINT
+  // and its RELEASE, each through Kysely's executor) cost about as much as a send's inserts.
   private async runTogether(group: Pending[]): Promise<void> {
-    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    const outcomes: Outcome[] = [];
+    try {
+      await this.db.transaction().execute(async (tx) => {
+        for (const [i, item] of group.entries()) {
+          const before = totalChanges(tx);
+          try {
+            outcomes[i] = { ok: true, value: await item.work(tx) };
+          } catch (error) {
+            if (before === null || totalChanges(tx) !== before) throw new WroteBeforeFailing();
+            outcomes[i] = { ok: false, error };
+          }
+        }
+      });
+    } catch (error) {
+      if (error instanceof WroteBeforeFailing) return this.runWithSavepoints(group);
+      // The commit itself failed: nothing of the group was stored.
+      for (const item of group) item.reject(error);
+      return;
+    }
+    settleAll(group, outcomes);
+  }
+
+  private async runWithSavepoints(group: Pending[]): Promise<void> {
+    const outcomes: Outcome[] = [];
     try {
       await this.db.transaction().execute(async (tx) => {
         for (const [i, item] of group.entries()) {
@@ -94,16 +122,28 @@ class GroupCommitter extends Committer {
         }
       });
     } catch (error) {
-      // The commit itself failed: nothing of the group was stored.
       for (const item of group) item.reject(error);
       return;
     }
-    group.forEach((item, i) => {
-      const outcome = outcomes[i];
-      if (outcome.ok) item.resolve(outcome.value);
-      else item.reject(outcome.error);
-    });
+    settleAll(group, outcomes);
   }
+}
+
+class WroteBeforeFailing extends Error {}
+
+/** Rows written on the connection so far (SQLite's total_changes(), triggers included), or null
+ *  when it cannot be read at once. */
+function totalChanges(tx: Executor): number | null {
+  const rows = runInTransactionNow(tx, 'select total_changes() as n', []) as Array<{ n: number }> | null;
+  return rows ? Number(rows[0].n) : null;
+}
+
+function settleAll(group: Pending[], outcomes: Outcome[]): void {
+  group.forEach((item, i) => {
+    const outcome = outcomes[i];
+    if (outcome.ok) item.resolve(outcome.value);
+    else item.reject(outcome.error);
+  });
 }
 
 const committers = new WeakMap<Db, Committer>();
