@@ -7,13 +7,13 @@ import { availableParallelism } from 'node:os';
 import { build as esbuild } from 'esbuild';
 import { withOpenedKey, type SendingDomain } from '../../domains/service.ts';
 import type { EmailRow } from '../objects.ts';
-import type { BuildSecrets, OutgoingMessage } from './message.ts';
+import type { BuildEmail, BuildSecrets, OutgoingMessage } from './message.ts';
 import type { Personalization } from './personalize.ts';
 import { MAX_CONTEXTS, type BuildContext } from './build-context.ts';
 
 export interface BuildTask {
   id: number;
-  email: EmailRow;
+  email: BuildEmail;
   /** The stored content as JSON (parsed in the worker too). */
   storedJson: string;
   /** Which signing context (domain with its key, secrets) the message is built with. */
@@ -99,6 +99,7 @@ export class BuildPool {
     this.size = size;
   }
 
+  /** Copies only what a build reads of the row to the thread (structured cloning costs per field). */
   async build(email: EmailRow, storedJson: string, domain: SendingDomain, secrets: BuildSecrets, personal: Personalization | null = null): Promise<OutgoingMessage> {
     const source = await bundledWorker();
     if (this.closed) throw new Error('the build pool is closed');
@@ -115,7 +116,9 @@ export class BuildPool {
     return new Promise<OutgoingMessage>((resolve, reject) => {
       slot.pending.set(id, { resolve, reject });
       slot.worker.ref();
-      slot.outbox.push({ id, email, storedJson, contextId, context, personal });
+      const { id: emailId, from, subject, message_id, created_at, scheduled_at, track_loads, track_clicks, content_id } = email;
+      const buildEmail: BuildEmail = { id: emailId, from, subject, message_id, created_at, scheduled_at, track_loads, track_clicks, content_id };
+      slot.outbox.push({ id, email: buildEmail, storedJson, contextId, context, personal });
       if (slot.outbox.length === 1) {
         setImmediate(() => {
           const tasks = slot.outbox.splice(0);
