@@ -8,7 +8,7 @@ import { nowIso } from '../../../platform/clock.ts';
 import { preparedQuery } from '../../../platform/db/prepared.ts';
 import { emitEvent, emitEvents, type EventToEmit } from '../../../platform/events.ts';
 import { completeJobs } from '../../../platform/jobs.ts';
-import { emailEventObject, type EmailRow } from '../objects.ts';
+import { EMAIL_EVENT_COLUMNS, emailEventObject, type EmailEventRow, type EmailRow } from '../objects.ts';
 import type { EmailAttemptsTable } from '../tables.ts';
 import { addAutomaticSuppression } from '../../suppressions/service.ts';
 import type { DeliveryOutcome, HostAttempt } from '../../../mail/smtp-delivery.ts';
@@ -96,12 +96,12 @@ function describe(outcome: Pick<HostAttempt, 'code' | 'response' | 'mxHost'>): s
   return (outcome.mxHost ? `${outcome.mxHost}: ${text}` : text).slice(0, 1000);
 }
 
-function statusEvent(row: EmailRow, extra: Record<string, unknown> = {}): EventToEmit {
+function statusEvent(row: EmailEventRow, extra: Record<string, unknown> = {}): EventToEmit {
   const type = `email.${row.status}`;
   return { workspaceId: row.workspace_id, type, object: { ...emailEventObject(row, type), ...extra } };
 }
 
-async function emitStatus(tx: Executor, row: EmailRow, extra: Record<string, unknown> = {}): Promise<void> {
+async function emitStatus(tx: Executor, row: EmailEventRow, extra: Record<string, unknown> = {}): Promise<void> {
   const { workspaceId, type, object } = statusEvent(row, extra);
   await emitEvent(tx, workspaceId, type, object);
 }
@@ -183,7 +183,7 @@ const toDelivered = preparedQuery((db, p: { id: string; at: string; detail: stri
     .where('id', '=', p.id)
     .where('type', '=', 'outbound')
     .where('status', 'in', DELIVERABLE)
-    .returningAll(),
+    .returning(EMAIL_EVENT_COLUMNS),
 );
 
 /** markDelivered for a whole batch; events in batch order. */
@@ -208,14 +208,14 @@ async function markAllDelivered(tx: Executor, batch: DeliveredItem[]): Promise<b
 // SQLite: the prepared single-row UPDATE per item, with no Kysely compile of a statement whose
 // text changes with the batch's size. An email twice in the batch moves once: its second
 // UPDATE finds it delivered already.
-async function deliveredOneByOne(tx: Executor, batch: DeliveredItem[], at: string): Promise<EmailRow[]> {
-  const rows: EmailRow[] = [];
+async function deliveredOneByOne(tx: Executor, batch: DeliveredItem[], at: string): Promise<EmailEventRow[]> {
+  const rows: EmailEventRow[] = [];
   for (const item of batch) rows.push(...(await toDelivered(tx, { id: item.emailId, at, detail: describe(item.outcome) })));
   return rows;
 }
 
 // PostgreSQL: one UPDATE for the batch, one round trip.
-function deliveredInOneUpdate(tx: Executor, batch: DeliveredItem[], at: string): Promise<EmailRow[]> {
+function deliveredInOneUpdate(tx: Executor, batch: DeliveredItem[], at: string): Promise<EmailEventRow[]> {
   const detail = sql<string>`case ${sql.ref('id')} ${sql.join(batch.map((item) => sql`when ${item.emailId} then ${describe(item.outcome)}`), sql` `)} end`;
   return tx
     .updateTable('emails')
@@ -223,7 +223,7 @@ function deliveredInOneUpdate(tx: Executor, batch: DeliveredItem[], at: string):
     .where('id', 'in', batch.map((item) => item.emailId))
     .where('type', '=', 'outbound')
     .where('status', 'in', DELIVERABLE)
-    .returningAll()
+    .returning(EMAIL_EVENT_COLUMNS)
     .execute();
 }
 
