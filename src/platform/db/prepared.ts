@@ -36,8 +36,23 @@ export interface PreparedQuery<P, R> {
 /** A statement's own $n as $(n + offset): for its place in a larger statement that has
  *  `offset` values before its own (PostgreSQL). */
 export function shiftPlaceholders(sql: string, offset: number): string {
-  return sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+  if (offset === 0) return sql;
+  // The same few statements at the same few offsets, for every send: each shifted text is
+  // made once (a replace with a callback per placeholder was a tenth of a send's own CPU).
+  let byOffset = shifted.get(sql);
+  if (!byOffset) {
+    if (shifted.size >= MAX_SHIFTED) shifted.clear();
+    shifted.set(sql, (byOffset = new Map()));
+  }
+  let text = byOffset.get(offset);
+  if (text === undefined) {
+    text = sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+    if (byOffset.size < MAX_SHIFTED) byOffset.set(offset, text);
+  }
+  return text;
 }
+const shifted = new Map<string, Map<number, string>>();
+const MAX_SHIFTED = 512;
 
 /** A read to fetch ahead with others in one round trip (`prefetch`). */
 export interface PrefetchRead {
