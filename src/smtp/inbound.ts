@@ -19,7 +19,7 @@ import { getCredits, spendCredits } from '../platform/credits.ts';
 import { createResolver } from '../platform/dns.ts';
 import { emitEvent } from '../platform/events.ts';
 import { ApiError } from '../platform/http/errors.ts';
-import { newId, randomAlphanumeric } from '../platform/ids.ts';
+import { emailToken, newId } from '../platform/ids.ts';
 import { applyBounce, applyComplaint } from '../resources/emails/delivery/outcomes.ts';
 import { parseBounce, type BounceReport } from '../mail/bounces.ts';
 import { parseVerpAddress } from '../mail/verp.ts';
@@ -149,7 +149,7 @@ async function storeInbound(ctx: AppContext, session: SMTPServerSession, raw: Bu
       const contentId = newId('emc');
       await tx.insertInto('email_contents').values({ id: contentId, workspace_id: workspaceId, message: JSON.stringify(message), raw: rawText, size, created_at: now, purged_at: null }).execute();
       const made: EmailRow[] = group.map(({ address, domainId }) => {
-        const token = randomAlphanumeric(32);
+        const token = emailToken();
         return {
           id: newId('em'),
           workspace_id: workspaceId,

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { encodeKsuid, ksuid, newId, randomAlphanumeric, looksLikeId } from '../../src/platform/ids.ts';
+import { emailToken, encodeKsuid, ksuid, newId, randomAlphanumeric, looksLikeId } from '../../src/platform/ids.ts';
 
 test('ids are a prefix and 27 time-ordered base62 characters', async () => {
   const a = newId('key');
@@ -41,5 +41,17 @@ test('our KSUIDs are the format of the ksuid package: same timestamp, 27 charact
     const timestamp = [0, 0xffffffff][i] ?? randomBytes(4).readUInt32BE(0);
     const expected = (KSUID as any).fromParts((timestamp + 1_400_000_000) * 1000, payload).string;
     assert.equal(encodeKsuid(timestamp, payload), expected);
+  }
+});
+
+test('email tokens are 32 letters and digits that sort by the second they were made, and differ within one', () => {
+  const at = Date.UTC(2026, 10, 29, 6, 40, 0);
+  const same = Array.from({ length: 1000 }, () => emailToken(at));
+  for (const token of same) assert.match(token, /^[A-Za-z0-9]{32}$/);
+  assert.equal(new Set(same).size, same.length, 'the random part differs');
+  assert.equal(new Set(same.map((t) => t.slice(0, 6))).size, 1, 'one second, one prefix');
+  // Later seconds sort after as plain text (a byte-wise index), over carries of every digit.
+  for (const later of [at + 1000, at + 62_000, at + 3_844_000, at + 86_400_000, at + 400 * 86_400_000]) {
+    assert.ok(emailToken(at) < emailToken(later), `${later - at} ms later sorts after`);
   }
 });

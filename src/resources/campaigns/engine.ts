@@ -14,7 +14,7 @@
 import { sql } from 'kysely';
 import type { AppContext } from '../../platform/context.ts';
 import { dialectOf, type Db, type Executor } from '../../platform/db/database.ts';
-import { newId, randomAlphanumeric } from '../../platform/ids.ts';
+import { emailToken, newId } from '../../platform/ids.ts';
 import { nowIso, nowMs } from '../../platform/clock.ts';
 import { emitEvent } from '../../platform/events.ts';
 import { enqueueJobs, RetryJobAt, type Job } from '../../platform/jobs.ts';
@@ -303,7 +303,7 @@ export class CampaignEngine {
     const meta = JSON.stringify({ campaign_id: row.id });
     const size = Buffer.byteLength(row.subject) + Buffer.byteLength(row.html ?? '') + Buffer.byteLength(row.text ?? '');
     return contacts.map((contact) => {
-      const token = randomAlphanumeric(32);
+      const token = emailToken();
       const values = { first_name: contact.first_name ?? '', last_name: contact.last_name ?? '', email: contact.email, cf: JSON.parse(contact.custom_fields) };
       return {
         id: newId('em'),

@@ -7,7 +7,7 @@ import type { AppContext } from '../../platform/context.ts';
 import { dialectOf, type Executor } from '../../platform/db/database.ts';
 import type { Principal } from '../../platform/http/auth.ts';
 import { ApiError, messageError, plainError } from '../../platform/http/errors.ts';
-import { newId, randomAlphanumeric } from '../../platform/ids.ts';
+import { emailToken, newId } from '../../platform/ids.ts';
 import { isoFromDate, nowIso, nowMs } from '../../platform/clock.ts';
 import { emitEvents, type EventToEmit } from '../../platform/events.ts';
 import { enqueueJob, jobInsertPart } from '../../platform/jobs.ts';
@@ -224,7 +224,7 @@ function emailRows(principal: Principal, request: AcceptRequest, { workspace, do
   const scheduledAt = request.scheduledAt ? isoFromDate(request.scheduledAt) : null;
   const contentId = newId('emc');
   return recipients.map(({ address, kind }) => {
-    const token = randomAlphanumeric(32);
+    const token = emailToken();
     const isSuppressed = suppressed.has(address.toLowerCase());
     return {
       id: newId('em'),
