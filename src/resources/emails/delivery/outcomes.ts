@@ -6,6 +6,7 @@ import { sql, type Insertable } from 'kysely';
 import { dialectOf, type Db, type Executor } from '../../../platform/db/database.ts';
 import { nowIso } from '../../../platform/clock.ts';
 import { preparedQuery } from '../../../platform/db/prepared.ts';
+import { groupCommit } from '../../../platform/db/group-commit.ts';
 import { emitEvent, emitEvents, type EventToEmit } from '../../../platform/events.ts';
 import { completeJobs } from '../../../platform/jobs.ts';
 import { EMAIL_EVENT_COLUMNS, emailEventObject, type EmailEventRow, type EmailRow } from '../objects.ts';
@@ -128,7 +129,9 @@ export function recordDelivered(db: Db, emailId: string, outcome: DeliveryOutcom
 
 // Group commit: deliveries that finish while a batch is being written share the next
 // transaction, so under load one commit records many 2xx (each still before its job is
-// acknowledged: the caller's promise resolves after the commit).
+// acknowledged: the caller's promise resolves after the commit). On SQLite the batch is one
+// unit of the sends' group commit: the 2xx and the sends accepted in the same turn of the
+// event loop share a commit (a commit's WAL write costs more than a batch's statements).
 interface DeliveredItem {
   emailId: string;
   outcome: DeliveryOutcome;
@@ -143,12 +146,13 @@ async function flushDelivered(db: Db, queue: { items: DeliveredItem[]; flushing:
   while (queue.items.length > 0) {
     const batch = queue.items.splice(0, MAX_GROUP);
     try {
-      const moved = await db.transaction().execute(async (tx) => {
+      const record = async (tx: Executor) => {
         await insertAttempts(tx, batch.flatMap((item) => attemptsOf(item.emailId, item.outcome)));
         const results = batch.length === 1 ? [await markDelivered(tx, batch[0].emailId, batch[0].outcome)] : await markAllDelivered(tx, batch);
         await completeDeliverJobs(tx, batch);
         return results;
-      });
+      };
+      const moved = await (dialectOf(db) === 'sqlite' ? groupCommit(db, record) : db.transaction().execute(record));
       batch.forEach((item, i) => item.resolve(moved[i]));
     } catch {
       // One bad item must not fail the others: each is recorded on its own.
