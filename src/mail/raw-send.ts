@@ -2,7 +2,8 @@
 // raw bytes in a MimeNode (a random boundary and Message-ID, a PassThrough, a pipeline and a
 // newline transform) only to stream them back out unchanged: about a third of the delivery
 // client's CPU per message. A transport's documented interface is `send(mail, callback)` with
-// `mail.message` offering the envelope and a read stream, so the pool gets exactly that.
+// `mail.message` offering the envelope and `createReadStream()`, whose result the connection
+// pipes into its data stream; the pool gets exactly that (see pipeableOf).
 import type { Writable } from 'node:stream';
 import type nodemailer from 'nodemailer';
 
