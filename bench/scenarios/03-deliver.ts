@@ -6,7 +6,7 @@
 //   private config and queue directory, relaying everything to the same sink; the same N
 //   messages are submitted to it over SMTP.
 // Measured for each: from the first submission until the sink has accepted the N-th message,
-// and the CPU time all the server's processes used meanwhile. Postlane runs twice: as one
+// and the CPU time all the server's processes used meanwhile. Postlane runs two ways: as one
 // process doing everything at once, and staged (an API process accepts all N, then a worker
 // process drains the queue), which times the delivery engine alone against Postfix.
 // One process and Postfix run in rounds, one right after the other (see ROUNDS).
