@@ -165,11 +165,14 @@ export function commitAlone<T>(db: Db, work: Work<T>): Promise<T> {
 
 // On PostgreSQL each commit waits for its WAL flush, and every send of a workspace updates the
 // same hot rows: one send per transaction is bounded by that flush (measured on this machine:
-// 398 sends/s with 76 % of PostgreSQL's CPU time in the kernel, flushing). A few groups run at
-// once, each on a connection of its own; a unit that arrives while they are all busy waits for
-// the next group, so at low load a send runs alone at once, and under load many share a flush
-// and a single update of each hot row (hot-rows.ts merges them).
-const POSTGRES_GROUPS = 3;
+// 398 sends/s with 76 % of PostgreSQL's CPU time in the kernel, flushing). Units that arrive
+// while a group runs wait for the next group, so at low load a send runs alone at once, and
+// under load many share a flush and a single update of each hot row (hot-rows.ts merges them).
+// One group at a time per process: groups running side by side queue on the same hot-row locks
+// at their COMMITs anyway, and each costs PostgreSQL a busy backend. On 2 cores, one process
+// end to end (the deliver bench, 2026-11-29, alternating runs): 1 group 462-531 msg/s, 3 groups
+// 449-486, 2 groups in between; the send bench's rate was the same and its p99 no worse.
+const POSTGRES_GROUPS = 1;
 // Below PostgreSQL's 64 cached subtransactions per backend, beyond which snapshots get slower.
 const MAX_POSTGRES_GROUP = 48;
 
