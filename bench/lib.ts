@@ -264,28 +264,37 @@ export function memoryMb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
 
 /** CPU seconds (user + system) used so far by a process and all its descendants, reaped ones included. */
 export function treeCpuSeconds(rootPid: number): number {
+  const { user, system } = treeCpuTimes(rootPid);
+  return user + system;
+}
+
+/** treeCpuSeconds split into user and system (kernel) time: a server whose work is mostly
+ *  system calls (process hand-offs, fsync, small writes) is slowed most by a machine where
+ *  those are dear, and the split shows it. */
+export function treeCpuTimes(rootPid: number): { user: number; system: number } {
   const ticks = 100; // USER_HZ on Linux
-  const stats = new Map<number, { ppid: number; own: number; reaped: number }>();
+  const stats = new Map<number, { ppid: number; user: number; system: number }>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       // fields[1] = ppid; [11] utime, [12] stime, [13] cutime, [14] cstime (stat fields 4, 14-17)
-      stats.set(Number(entry), { ppid: Number(fields[1]), own: Number(fields[11]) + Number(fields[12]), reaped: Number(fields[13]) + Number(fields[14]) });
+      stats.set(Number(entry), { ppid: Number(fields[1]), user: Number(fields[11]) + Number(fields[13]), system: Number(fields[12]) + Number(fields[14]) });
     } catch {
       // gone meanwhile
     }
   }
-  let total = 0;
+  const total = { user: 0, system: 0 };
   const walk = (pid: number) => {
     const stat = stats.get(pid);
     if (!stat) return;
-    total += stat.own + stat.reaped;
+    total.user += stat.user;
+    total.system += stat.system;
     for (const [child, s] of stats) if (s.ppid === pid) walk(child);
   };
   walk(rootPid);
-  return total / ticks;
+  return { user: total.user / ticks, system: total.system / ticks };
 }
 
 /** The p-th percentile of `values` (nearest rank: the smallest value with at least p % of them

@@ -6,9 +6,11 @@
 //   private config and queue directory, relaying everything to the same sink; the same N
 //   messages are submitted to it over SMTP.
 // Measured for each: from the first submission until the sink has accepted the N-th message,
-// and the CPU time all the server's processes used meanwhile. Postlane runs two ways: as one
-// process doing everything at once, and staged (an API process accepts all N, then a worker
-// process drains the queue), which times the delivery engine alone against Postfix.
+// and the CPU time all the server's processes used meanwhile, with its share in the kernel (a
+// machine where system calls are dear slows Postfix, many processes handing each message on
+// through files and sockets, more than Postlane). Postlane runs two ways: as one process
+// doing everything at once, and staged (an API process accepts all N, then a worker process
+// drains the queue), which times the delivery engine alone against Postfix.
 // One process and Postfix run in rounds, one right after the other (see ROUNDS).
 // The sink offers no STARTTLS, so both keep plain connections open and reuse them (Postfix
 // does not reuse TLS connections by default). Postfix's in_flow_delay is off, so submission is
@@ -19,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import type { Scenario } from '../run.ts';
-import { freePort, keepAliveClient, memoryMb, postlanePid, startChild, startPostlane, treeCpuSeconds, type ChildServer } from '../lib.ts';
+import { freePort, keepAliveClient, memoryMb, postlanePid, startChild, startPostlane, treeCpuSeconds, treeCpuTimes, type ChildServer } from '../lib.ts';
 import { startDnsServer } from '../../test/helpers/dns-server.ts';
 import { startSmtpSink, type SmtpSink } from '../../test/helpers/smtp-sink.ts';
 
@@ -62,6 +64,8 @@ interface PhaseResult {
   cpuSeconds?: number;
   /** The same per server process (API and worker when split). */
   cpuByProcess?: number[];
+  /** Of cpuSeconds, the time spent in the kernel (system calls). */
+  kernelSeconds?: number;
   /** Postlane's peak RSS (VmHWM) so far, in MB (Postfix's is spread over many processes). */
   peakRssMb?: number;
   /** CPU seconds this process (the clients and the sink) used meanwhile: it shares the machine. */
@@ -75,7 +79,7 @@ interface PhaseResult {
 
 async function measure(sink: SmtpSink, count: number, submit: () => Promise<void>, serverPids: number[] = []): Promise<PhaseResult> {
   sink.reset();
-  const cpu = () => serverPids.map((pid) => treeCpuSeconds(pid));
+  const cpu = () => serverPids.map((pid) => treeCpuTimes(pid));
   const cpuBefore = cpu();
   const benchCpuBefore = process.cpuUsage();
   const start = performance.now();
@@ -86,7 +90,9 @@ async function measure(sink: SmtpSink, count: number, submit: () => Promise<void
   const totalMs = performance.now() - start;
   const benchCpu = process.cpuUsage(benchCpuBefore);
   const benchCpuSeconds = (benchCpu.user + benchCpu.system) / 1e6;
-  return { submitted: count, submitMs, delivered: sink.accepted, totalMs, timedOut, benchCpuSeconds, ...(serverPids.length ? cpuFields(cpu().map((after, i) => after - cpuBefore[i])) : {}) };
+  const used = cpu().map((after, i) => ({ user: after.user - cpuBefore[i].user, system: after.system - cpuBefore[i].system }));
+  const server = serverPids.length ? { ...cpuFields(used.map((t) => t.user + t.system)), kernelSeconds: used.reduce((sum, t) => sum + t.system, 0) } : {};
+  return { submitted: count, submitMs, delivered: sink.accepted, totalMs, timedOut, benchCpuSeconds, ...server };
 }
 
 function cpuFields(byProcess: number[]): Pick<PhaseResult, 'cpuSeconds' | 'cpuByProcess'> {
@@ -103,7 +109,7 @@ const perMessage = (seconds: number, r: PhaseResult) => ((seconds * 1000) / Math
 
 function describe(label: string, r: PhaseResult): string {
   const rate = (r.delivered / r.totalMs) * 1000;
-  return `${label.padEnd(30)} ${rate.toFixed(0).padStart(6)} msg/s end to end   ${r.delivered}/${r.submitted} delivered in ${(r.totalMs / 1000).toFixed(1)} s   (submission took ${(r.submitMs / 1000).toFixed(1)} s)${r.cpuSeconds !== undefined ? `   server CPU ${perMessage(r.cpuSeconds, r)} ms/msg${r.cpuByProcess && r.cpuByProcess.length > 1 ? ` (api ${perMessage(r.cpuByProcess[0], r)} + worker ${perMessage(r.cpuByProcess[1], r)})` : ''}` : ''}${r.peakRssMb !== undefined ? `   peak RSS ${r.peakRssMb.toFixed(0)} MB` : ''}${r.benchCpuSeconds !== undefined ? `   bench client and sink CPU ${perMessage(r.benchCpuSeconds, r)} ms/msg` : ''}${r.timedOut ? '   TIMED OUT' : ''}`;
+  return `${label.padEnd(30)} ${rate.toFixed(0).padStart(6)} msg/s end to end   ${r.delivered}/${r.submitted} delivered in ${(r.totalMs / 1000).toFixed(1)} s   (submission took ${(r.submitMs / 1000).toFixed(1)} s)${r.cpuSeconds !== undefined ? `   server CPU ${perMessage(r.cpuSeconds, r)} ms/msg${r.kernelSeconds !== undefined ? ` (${((100 * r.kernelSeconds) / r.cpuSeconds).toFixed(0)} % in the kernel)` : ''}${r.cpuByProcess && r.cpuByProcess.length > 1 ? ` (api ${perMessage(r.cpuByProcess[0], r)} + worker ${perMessage(r.cpuByProcess[1], r)})` : ''}` : ''}${r.peakRssMb !== undefined ? `   peak RSS ${r.peakRssMb.toFixed(0)} MB` : ''}${r.benchCpuSeconds !== undefined ? `   bench client and sink CPU ${perMessage(r.benchCpuSeconds, r)} ms/msg` : ''}${r.timedOut ? '   TIMED OUT' : ''}`;
 }
 
 function describeDrain(label: string, r: PhaseResult): string {
