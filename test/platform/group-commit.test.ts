@@ -171,3 +171,35 @@ test('on SQLite a unit that fails before writing leaves the others to commit in 
   const jobs = await db.selectFrom('jobs').select('payload').where('type', '=', 'group.early').execute();
   assert.deepEqual(jobs.map((j) => JSON.parse(j.payload).n).sort(), [0, 2]);
 });
+
+test('a stalled group lets the units that arrive meanwhile commit beside it, and credits are still taken exactly', { skip: !usingPostgres && 'PostgreSQL only' }, async () => {
+  await db.updateTable('workspaces').set({ credits: 3 }).where('id', '=', 'w').execute();
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const unit = (n: number, stall?: Promise<void>) =>
+    groupCommit(db, async (tx) => {
+      await enqueueJob(tx, 'group.stall', { n });
+      await spendCreditsAtCommit(tx, 'w', 1);
+      await stall; // a commit that does not come back (a WAL flush that takes its time)
+      return n;
+    });
+  const stalled = unit(0, held);
+  await new Promise((resolve) => setTimeout(resolve, 30)); // longer than a group may run alone
+  try {
+    const others = Promise.allSettled([1, 2, 3, 4].map((n) => unit(n)));
+    const timeout = new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 5000));
+    const results = await Promise.race([others, timeout]);
+    assert.notEqual(results, 'waited', 'the later units waited for the stalled group');
+    if (results === 'waited') return;
+    // The stalled unit's credit is taken only at its commit: the others find all three.
+    assert.deepEqual(results.map((r) => r.status).sort(), ['fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
+    assert.equal((results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason.status, 402);
+  } finally {
+    release();
+  }
+  await assert.rejects(stalled, (error: { status?: number }) => error.status === 402);
+  const jobs = await db.selectFrom('jobs').select('payload').where('type', '=', 'group.stall').execute();
+  assert.equal(jobs.length, 3, 'only the units that got a credit wrote their job');
+  const { credits } = await db.selectFrom('workspaces').select('credits').where('id', '=', 'w').executeTakeFirstOrThrow();
+  assert.equal(Number(credits), 0);
+});
