@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { freshMigratedDb } from '../helpers/app.ts';
 import { dialectOf, runInTransactionNow, type Db } from '../../src/platform/db/database.ts';
-import { prefetch, preparedQuery } from '../../src/platform/db/prepared.ts';
+import { prefetch, prefetchForEach, preparedQuery, useFetchedAhead } from '../../src/platform/db/prepared.ts';
 
 let db: Db;
 let close: () => Promise<void>;
@@ -83,4 +83,22 @@ test('prefetched reads answer once with the rows a plain read returns, in one st
   });
   assert.equal(expected.workspace[0].credits, 2 ** 40);
   assert.deepEqual(expected.counters, [{ day: 7 }]);
+});
+
+test('units of a group reading the same rows each get their own copy, and other values their own rows', async () => {
+  await insertWorkspace(db, { id: 'g1', name: 'group one', credits: 11 });
+  await insertWorkspace(db, { id: 'g2', name: 'group two', credits: 22 });
+  const workspace = preparedQuery((d, p: { id: string }) => d.selectFrom('workspaces').select(['id', 'credits']).where('id', '=', p.id));
+  const readsOf = (id: string) => [{ query: workspace, params: { id } }];
+  await db.transaction().execute(async (tx) => {
+    const ahead = await prefetchForEach(tx, [readsOf('g1'), readsOf('g2'), readsOf('g1')]);
+    const answers = [];
+    for (const [i, id] of ['g1', 'g2', 'g1'].entries()) {
+      useFetchedAhead(tx, ahead[i]);
+      const rows = await workspace(tx, { id });
+      answers.push(plain(rows));
+      (rows[0] as { credits: number }).credits = -1; // a unit changing its rows changes no other unit's
+    }
+    assert.deepEqual(answers, [[{ id: 'g1', credits: 11 }], [{ id: 'g2', credits: 22 }], [{ id: 'g1', credits: 11 }]]);
+  });
 });
