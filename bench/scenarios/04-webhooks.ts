@@ -22,6 +22,7 @@ import { loadConfig } from '../../src/config.ts';
 import { startPostlane, type RunningPostlane } from '../../src/server.ts';
 import type { Role } from '../../src/resources/index.ts';
 import { emitEvent, emitEvents } from '../../src/platform/events.ts';
+import { commitAlone } from '../../src/platform/db/group-commit.ts';
 import type { Db } from '../../src/platform/db/database.ts';
 import { nowIso, nowMs } from '../../src/platform/clock.ts';
 import { newId } from '../../src/platform/ids.ts';
@@ -148,7 +149,7 @@ function deliveredObjects(count: number): Array<Record<string, unknown>> {
 /**
  * Emits the objects in transactions of TX_SIZE from EMITTERS concurrent emitters (each one
  * transaction at a time, yielding between them, like the outcome writers of that many delivery
- * workers): each transaction's events with one emitEvents call (`batch`, as a group commit of
+ * workers, and in transactions begun as theirs are: commitAlone): each transaction's events with one emitEvents call (`batch`, as a group commit of
  * outcomes would), or with one emitEvent call each (`each`). The event ids with their
  * created_at (epoch ms).
  */
@@ -160,7 +161,7 @@ async function emitAll(db: Db, workspaceId: string, objects: Array<Record<string
       const start = next;
       next += TX_SIZE;
       const items = objects.slice(start, start + TX_SIZE).map((object) => ({ workspaceId, type: 'email.delivered', object }));
-      const events = await db.transaction().execute(async (tx) => {
+      const events = await commitAlone(db, async (tx) => {
         if (mode === 'batch') return emitEvents(tx, items);
         const batch = [];
         for (const item of items) batch.push(await emitEvent(tx, item.workspaceId, item.type, item.object));

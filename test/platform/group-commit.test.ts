@@ -60,7 +60,7 @@ test('on SQLite a unit sees the writes of the units before it in its group; on P
 
 test('credits taken at the commit: twelve units, credits for five; the units of a refused group run again alone', async () => {
   await db.updateTable('workspaces').set({ credits: 5 }).where('id', '=', 'w').execute();
-  // More units than PostgreSQL's parallel groups, so some share a transaction there too.
+  // Twelve units arriving at once: on PostgreSQL the first runs alone and the others share the next group.
   const results = await Promise.allSettled(Array.from({ length: 12 }, (_, n) =>
     groupCommit(db, async (tx) => {
       await enqueueJob(tx, 'group.hot', { n });

@@ -6,7 +6,7 @@ import { sql, type Insertable } from 'kysely';
 import { dialectOf, type Db, type Executor } from '../../../platform/db/database.ts';
 import { nowIso } from '../../../platform/clock.ts';
 import { preparedQuery } from '../../../platform/db/prepared.ts';
-import { groupCommit } from '../../../platform/db/group-commit.ts';
+import { commitAlone, groupCommit } from '../../../platform/db/group-commit.ts';
 import { emitEvent, emitEvents, type EventToEmit } from '../../../platform/events.ts';
 import { completeJobs } from '../../../platform/jobs.ts';
 import { EMAIL_EVENT_COLUMNS, emailEventObject, type EmailEventRow, type EmailRow } from '../objects.ts';
@@ -152,20 +152,19 @@ async function flushDelivered(db: Db, queue: { items: DeliveredItem[]; flushing:
         await completeDeliverJobs(tx, batch);
         return results;
       };
-      const moved = await (dialectOf(db) === 'sqlite' ? groupCommit(db, record) : db.transaction().execute(record));
+      // On PostgreSQL commitAlone sends the BEGIN with the first statement: a round trip fewer
+      // than Kysely's transaction, each of which waits on a busy event loop.
+      const moved = await (dialectOf(db) === 'sqlite' ? groupCommit(db, record) : commitAlone(db, record));
       batch.forEach((item, i) => item.resolve(moved[i]));
     } catch {
       // One bad item must not fail the others: each is recorded on its own.
       for (const item of batch) {
-        await db
-          .transaction()
-          .execute(async (tx) => {
-            await insertAttempts(tx, attemptsOf(item.emailId, item.outcome));
-            const moved = await markDelivered(tx, item.emailId, item.outcome);
-            await completeDeliverJobs(tx, [item]);
-            return moved;
-          })
-          .then(item.resolve, item.reject);
+        await commitAlone(db, async (tx) => {
+          await insertAttempts(tx, attemptsOf(item.emailId, item.outcome));
+          const moved = await markDelivered(tx, item.emailId, item.outcome);
+          await completeDeliverJobs(tx, [item]);
+          return moved;
+        }).then(item.resolve, item.reject);
       }
     }
   }
