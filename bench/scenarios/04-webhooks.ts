@@ -149,9 +149,9 @@ function deliveredObjects(count: number): Array<Record<string, unknown>> {
 /**
  * Emits the objects in transactions of TX_SIZE from EMITTERS concurrent emitters (each one
  * transaction at a time, yielding between them, like the outcome writers of that many delivery
- * workers, and in transactions begun as theirs are: commitAlone): each transaction's events with one emitEvents call (`batch`, as a group commit of
- * outcomes would), or with one emitEvent call each (`each`). The event ids with their
- * created_at (epoch ms).
+ * workers, and begun as theirs are: commitAlone): each transaction's events with one
+ * emitEvents call (`batch`, as a group commit of outcomes would), or with one emitEvent call
+ * each (`each`). The event ids with their created_at (epoch ms).
  */
 async function emitAll(db: Db, workspaceId: string, objects: Array<Record<string, unknown>>, mode: 'batch' | 'each'): Promise<Map<string, number>> {
   const emitted = new Map<string, number>();
