@@ -187,7 +187,7 @@ test('a stalled group lets the units that arrive meanwhile commit beside it, and
   await new Promise((resolve) => setTimeout(resolve, 30)); // longer than a group may run alone
   try {
     const others = Promise.allSettled([1, 2, 3, 4].map((n) => unit(n)));
-    const timeout = new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 5000));
+    const timeout = new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 5000).unref());
     const results = await Promise.race([others, timeout]);
     assert.notEqual(results, 'waited', 'the later units waited for the stalled group');
     if (results === 'waited') return;
