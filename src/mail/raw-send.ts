@@ -31,10 +31,29 @@ function pipeableOf(raw: Buffer): { readableDidRead: boolean; pipe(destination: 
     readableDidRead: false,
     pipe(destination) {
       this.readableDidRead = true;
-      destination.end(raw);
+      // The data stream pushes the dot-stuffed message, then (at its end) the terminating
+      // ".\r\n", each straight into the socket: two write system calls per message, at about
+      // 20 µs each on a VM where the delivery engine's main thread is its bottleneck. With the
+      // socket corked around the end() they leave as one writev.
+      const socket = socketOf(destination);
+      socket?.cork();
+      try {
+        destination.end(raw);
+      } finally {
+        socket?.uncork();
+      }
       return destination;
     },
   };
+}
+
+// The socket nodemailer pipes its data stream into (`dataStream.pipe(socket)` before it pipes
+// the message in). Node keeps a Readable's pipe destinations in `_readableState.pipes`; where a
+// Node version does not, nothing is corked and the two writes stay two.
+function socketOf(dataStream: Writable): Writable | undefined {
+  const pipes = (dataStream as unknown as { _readableState?: { pipes?: unknown } })._readableState?.pipes;
+  const socket = Array.isArray(pipes) && pipes.length === 1 ? pipes[0] : undefined;
+  return typeof socket?.cork === 'function' && typeof socket.uncork === 'function' ? (socket as Writable) : undefined;
 }
 
 // An address nodemailer's envelope parsing leaves exactly as it is: a dot-atom local part at a

@@ -237,6 +237,22 @@ test('connections are reused per destination and capped', async (t) => {
   assert.ok(busy.connections <= 3, `connections reused, opened ${busy.connections}`);
 });
 
+test('lines that are a lone dot or start with dots arrive byte for byte, message after message on one connection, in clear and over TLS', async (t) => {
+  // The message and its terminating dot leave in one write (raw-send.ts corks the socket): a
+  // stuffing or terminator out of place would cut a message at its lone-dot line or run two together.
+  const raw = (i: number) =>
+    Buffer.from(
+      [`From: a@acme.test`, `To: x@rcpt.test`, `Subject: dots ${i}`, `Message-ID: <dots${i}@acme.test>`, '', 'before', '.', '..two', '.leading', `end ${i}`, ''].join('\r\n'),
+    );
+  for (const starttls of [true, false]) {
+    const { sink, delivery } = await setup(t, { starttls });
+    for (let i = 0; i < 3; i++) assert.equal((await delivery.deliver({ from: 'b@acme.test', to: `u${i}@rcpt.test`, raw: raw(i) })).kind, 'delivered');
+    assert.equal(sink.connections, 1);
+    assert.deepEqual(sink.messages.map((m) => m.secure), [starttls, starttls, starttls]);
+    sink.messages.forEach((m, i) => assert.ok(m.raw.equals(raw(i)), `message ${i} (${starttls ? 'TLS' : 'clear'}) arrived as sent:\n${m.raw.toString()}`));
+  }
+});
+
 test('SMARTHOST_URL: every message goes through the relay with AUTH, whatever the recipient domain', async (t) => {
   const dns = await startDnsServer();
   const relay = await startSmtpSink({ auth: { user: 'relay-user', pass: 'p@ss word' } });
