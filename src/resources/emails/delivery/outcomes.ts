@@ -146,12 +146,7 @@ async function flushDelivered(db: Db, queue: { items: DeliveredItem[]; flushing:
   while (queue.items.length > 0) {
     const batch = queue.items.splice(0, MAX_GROUP);
     try {
-      const record = async (tx: Executor) => {
-        await insertAttempts(tx, batch.flatMap((item) => attemptsOf(item.emailId, item.outcome)));
-        const results = batch.length === 1 ? [await markDelivered(tx, batch[0].emailId, batch[0].outcome)] : await markAllDelivered(tx, batch);
-        await completeDeliverJobs(tx, batch);
-        return results;
-      };
+      const record = (tx: Executor) => recordDeliveredBatch(tx, batch);
       // On PostgreSQL commitAlone sends the BEGIN with the first statement: a round trip fewer
       // than Kysely's transaction, each of which waits on a busy event loop.
       const moved = await (dialectOf(db) === 'sqlite' ? groupCommit(db, record) : commitAlone(db, record));
@@ -159,16 +154,19 @@ async function flushDelivered(db: Db, queue: { items: DeliveredItem[]; flushing:
     } catch {
       // One bad item must not fail the others: each is recorded on its own.
       for (const item of batch) {
-        await commitAlone(db, async (tx) => {
-          await insertAttempts(tx, attemptsOf(item.emailId, item.outcome));
-          const moved = await markDelivered(tx, item.emailId, item.outcome);
-          await completeDeliverJobs(tx, [item]);
-          return moved;
-        }).then(item.resolve, item.reject);
+        await commitAlone(db, (tx) => recordDeliveredBatch(tx, [item])).then(([moved]) => item.resolve(moved), item.reject);
       }
     }
   }
   queue.flushing = false;
+}
+
+/** The batch's attempts, status changes and events, and its jobs completed: whether each moved. */
+async function recordDeliveredBatch(tx: Executor, batch: DeliveredItem[]): Promise<boolean[]> {
+  await insertAttempts(tx, batch.flatMap((item) => attemptsOf(item.emailId, item.outcome)));
+  const results = batch.length === 1 ? [await markDelivered(tx, batch[0].emailId, batch[0].outcome)] : await markAllDelivered(tx, batch);
+  await completeDeliverJobs(tx, batch);
+  return results;
 }
 
 /** Deletes the batch's jobs, each only if its worker still holds it (as JobRunner would after the commit). */
