@@ -1,6 +1,7 @@
 // Environment to a typed config, validated once at start. Names are the fixed contract of
 // shared/design/operations.md; add options freely, never rename these.
 import { resolve, join } from 'node:path';
+import { isIP } from 'node:net';
 
 export interface Config {
   httpHost: string;
@@ -38,6 +39,20 @@ export interface Config {
   webhookPollMs: number;
   /** Longest wait of an email verification's mailbox check for a connection or a reply (ms). */
   verifySmtpTimeoutMs: number;
+  /** The public addresses mail leaves from (PUBLIC_ADDRESSES); empty: the interfaces' public ones. */
+  publicAddresses: string[];
+  /** A domain whose MX `postlane doctor` connects to, to prove outbound port 25 is open. */
+  doctorProbeDomain: string;
+  /** An HTTP(S) URL whose Date header the clock is compared with; null: the check is skipped. */
+  doctorTimeUrl: string | null;
+  /** `postlane serve` runs the doctor after start and prints a line per blocker. */
+  doctorAtStart: boolean;
+  /** How long SIGTERM waits for in-flight work before handing jobs back and exiting (ms). */
+  shutdownTimeoutMs: number;
+  /** A port of its own for /metrics (METRICS_PORT); null: not on its own port. */
+  metricsPort: number | null;
+  /** A bearer token opening /metrics on the API port (METRICS_TOKEN); null: not on the API port. */
+  metricsToken: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -69,6 +84,12 @@ function flag(env: Env, name: string): boolean {
   if (raw === '' || raw === 'false' || raw === '0' || raw === 'no') return false;
   if (raw === 'true' || raw === '1' || raw === 'yes') return true;
   throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+}
+
+function addressList(env: Env, name: string): string[] {
+  const addresses = (optional(env, name) ?? '').split(',').map((item) => item.trim()).filter(Boolean);
+  for (const address of addresses) if (!isIP(address)) throw new ConfigError(`${name} must be a comma list of IP addresses, got "${address}"`);
+  return addresses;
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -115,5 +136,12 @@ export function loadConfig(env: Env = process.env): Config {
     deliveryRetryWindowHours: integer(env, 'DELIVERY_RETRY_WINDOW_HOURS', 72, 1, 24 * 30),
     webhookPollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 10, 60_000),
     verifySmtpTimeoutMs: integer(env, 'VERIFY_SMTP_TIMEOUT_MS', 10_000, 50, 120_000),
+    publicAddresses: addressList(env, 'PUBLIC_ADDRESSES'),
+    doctorProbeDomain: text(env, 'DOCTOR_PROBE_DOMAIN', 'gmail.com'),
+    doctorTimeUrl: /^(off|none|false)$/i.test(text(env, 'DOCTOR_TIME_URL', '')) ? null : text(env, 'DOCTOR_TIME_URL', 'https://www.google.com/'),
+    doctorAtStart: env.DOCTOR_AT_START === undefined || env.DOCTOR_AT_START.trim() === '' ? true : flag(env, 'DOCTOR_AT_START'),
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    metricsPort: integer(env, 'METRICS_PORT', 0) || null,
+    metricsToken: optional(env, 'METRICS_TOKEN'),
   };
 }

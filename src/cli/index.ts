@@ -16,6 +16,7 @@ const commands: Record<string, Command> = {
   contacts: async (args) => (await import('./contacts.ts')).contactsCommand(args),
   user: async (args) => (await import('./user.ts')).userCommand(args),
   delivery: async (args) => (await import('./delivery.ts')).deliveryCommand(args),
+  doctor: async (args) => (await import('./doctor.ts')).doctorCommand(args),
 };
 
 export class UsageError extends Error {}
@@ -37,7 +38,9 @@ const USAGE = `usage: postlane <command>
   delivery destinations [--json]       traffic shaping per destination (pace, back-off, counts)
   delivery hold [--workspace ID] [--destination D] [--domain D] [--reason R] [--json]   hold queued deliveries
   delivery holds [--workspace ID] [--json] | delivery release HOLD_ID [--json]
-  delivery purge --workspace ID [--domain D] [--destination D] [--json]   cancel queued deliveries`;
+  delivery purge --workspace ID [--domain D] [--destination D] [--json]   cancel queued deliveries
+  doctor [--json]                      check DNS, reverse DNS, port 25, TLS, blocklists, SPF/DKIM/DMARC, clock, disk, database;
+                                       exit 1 when a blocker is found`;
 
 export async function runCli(argv: string[]): Promise<number> {
   const [name, ...args] = argv;

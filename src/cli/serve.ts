@@ -5,6 +5,7 @@ import { migrateToLatest } from '../platform/db/migrate.ts';
 import { startPostlane, ALL_ROLES } from '../server.ts';
 import type { Role } from '../resources/index.ts';
 import { UsageError } from './index.ts';
+import type { AppContext } from '../platform/context.ts';
 
 export async function serveCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' } } });
@@ -24,6 +25,8 @@ export async function serveCommand(args: string[]): Promise<number> {
     },
   });
   if (running.url) running.ctx.log.info(`Postlane API listening on ${running.url} (v2 at /v2)`);
+  // The doctor runs in the background (its probes take seconds); one line per blocker.
+  if (config.doctorAtStart) void printBlockersAtStart(running.ctx);
   await new Promise<void>((resolve) => {
     const shutdown = () => resolve();
     process.once('SIGINT', shutdown);
@@ -32,6 +35,16 @@ export async function serveCommand(args: string[]): Promise<number> {
   running.ctx.log.info('shutting down');
   await running.close();
   return 0;
+}
+
+async function printBlockersAtStart(ctx: AppContext): Promise<void> {
+  try {
+    const { runDoctor, blockerLines } = await import('../resources/system/doctor/index.ts');
+    const lines = blockerLines(await runDoctor(ctx));
+    if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n(run \`postlane doctor\` for the whole report)\n`);
+  } catch (error) {
+    ctx.log.warn({ err: error }, 'the doctor could not run at start');
+  }
 }
 
 export async function migrateCommand(args: string[]): Promise<number> {

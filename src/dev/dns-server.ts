@@ -6,7 +6,7 @@ import { createSocket, type Socket } from 'node:dgram';
 import { createServer, type Server } from 'node:net';
 import * as packet from 'dns-packet';
 
-export type RecordType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'CNAME' | 'TLSA';
+export type RecordType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'CNAME' | 'TLSA' | 'PTR';
 export interface MxValue {
   exchange: string;
   priority: number;

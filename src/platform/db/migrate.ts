@@ -30,3 +30,9 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
+
+/** Names of the migrations not applied to this database yet (readiness, `postlane doctor`). */
+export async function pendingMigrations(db: Db): Promise<string[]> {
+  const migrator = new Migrator({ db, provider, allowUnorderedMigrations: true });
+  return (await migrator.getMigrations()).filter((migration) => !migration.executedAt).map((migration) => migration.name);
+}

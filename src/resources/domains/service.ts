@@ -27,11 +27,12 @@ import { applyListQuery, countRows, pageLimitList, type ListSpec, type Query } f
 import type { Sealer } from '../../platform/secrets.ts';
 import { getWorkspace, PLAN_NAMES, type Plan, type Workspace } from '../workspaces/service.ts';
 import { generateDkimKey } from './dkim.ts';
-import { DEFAULT_INBOUND_KEY, DEFAULT_TRACKING_KEY, inboundHost, returnPathDomain, trackingHost } from './dns-records.ts';
+import { DEFAULT_INBOUND_KEY, DEFAULT_TRACKING_KEY, expectedRecords, inboundHost, returnPathDomain, trackingHost, type ExpectedRecord } from './dns-records.ts';
+import { checkRecords, type CheckResults } from './checks.ts';
 import { checkApexName, checkLabel, normalizeHost } from './names.ts';
 import { createdEventObject, domainObject, updatedEventObject, verifiedDomainObject, type DomainRow } from './objects.ts';
 import type { DomainsTable } from './tables.ts';
-import { CHECK_INTERVAL_MS, checkDomain, type DomainDeps } from './verification.ts';
+import { CHECK_INTERVAL_MS, checkDomain, domainResolver, type DomainDeps } from './verification.ts';
 
 /** Domains per plan (spec 002 "Limits"); null is unlimited. Pay as you go rises to 25 after a
  *  first credit purchase, which Postlane has no record of yet (credits are set by the operator). */
@@ -446,3 +447,26 @@ export async function findDomainByHost(db: Executor, host: string): Promise<Doma
   return matches[0] ?? null;
 }
 
+
+/** One domain's records checked now, for `postlane doctor` (nothing is saved). */
+export interface DomainDnsReport {
+  name: string;
+  /** The envelope sender's domain (`<selector>.<domain>`), whose SPF receivers evaluate. */
+  returnPathDomain: string;
+  results: CheckResults;
+  expected: ExpectedRecord[];
+}
+
+/** Every distinct domain name of every workspace, its records checked now through DNS_SERVERS. */
+export async function checkEveryDomainNow(deps: Pick<DomainDeps, 'db' | 'config'>): Promise<DomainDnsReport[]> {
+  const rows = await deps.db.selectFrom('domains').selectAll().orderBy('name').orderBy('created_at').execute();
+  const seen = new Set<string>();
+  const unique = rows.filter((row) => !seen.has(row.name) && seen.add(row.name));
+  const resolver = domainResolver(deps.config);
+  return Promise.all(unique.map(async (row) => ({
+    name: row.name,
+    returnPathDomain: returnPathDomain(row),
+    results: await checkRecords(resolver, row, deps.config),
+    expected: expectedRecords(row, deps.config),
+  })));
+}
