@@ -7,6 +7,7 @@ import { migrateToLatest } from './platform/db/migrate.ts';
 import { Authenticator } from './platform/http/auth.ts';
 import { buildApp } from './platform/http/app.ts';
 import { JobRunner } from './platform/jobs.ts';
+import { setWorkers, startDraining } from './platform/lifecycle.ts';
 import type { AppContext } from './platform/context.ts';
 import { loadResources, type Role } from './resources/index.ts';
 import { createSealer, loadEncryptionKey } from './platform/secrets.ts';
@@ -94,14 +95,19 @@ export async function startPostlane(config: Config, options: StartOptions = {}):
     if (roles.has('worker')) {
       runner = new JobRunner(ctx.db, { log, pollMs: options.jobPollMs });
       runner.start();
+      setWorkers(ctx, 'running');
     }
     return {
       ctx,
       app,
       url,
       async close() {
+        // Draining: /readyz answers 503 and SMTP refuses new sessions while requests finish.
+        startDraining(ctx);
         await app?.close();
-        await runner?.stop();
+        const handedBack = await runner?.stop(config.shutdownTimeoutMs);
+        if (handedBack) log.warn({ jobs: handedBack }, 'jobs still running at shutdown were handed back to the queue');
+        if (runner) setWorkers(ctx, 'stopped');
         for (const stop of stops.reverse()) await stop();
         await ctx.auth.flush();
         await database.close();

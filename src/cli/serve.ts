@@ -6,6 +6,7 @@ import { startPostlane, ALL_ROLES } from '../server.ts';
 import type { Role } from '../resources/index.ts';
 import { UsageError } from './index.ts';
 import type { AppContext } from '../platform/context.ts';
+import { drain } from '../platform/drain.ts';
 
 export async function serveCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' } } });
@@ -33,8 +34,11 @@ export async function serveCommand(args: string[]): Promise<number> {
     process.once('SIGTERM', shutdown);
   });
   running.ctx.log.info('shutting down');
-  await running.close();
-  return 0;
+  const code = (await drain(running, config.shutdownTimeoutMs, running.ctx.log)) ? 0 : 1;
+  // Work handed back may still hold sockets (an SMTP reply that never comes); they must not
+  // keep the process past its bound. Everything it owes is closed or back in the queue.
+  setTimeout(() => process.exit(code), 200).unref();
+  return code;
 }
 
 async function printBlockersAtStart(ctx: AppContext): Promise<void> {

@@ -115,6 +115,16 @@ export async function renewJobLeases(db: Db, ids: number[], workerId: string, lo
   return renewed;
 }
 
+/** Hands back every job `workerId` holds: unleased, due as before, the claim not counted. */
+export async function releaseJobLeases(db: Db, workerId: string): Promise<number> {
+  const result = await db
+    .updateTable('jobs')
+    .set({ locked_until: null, locked_by: null, attempts: sql`case when attempts > 0 then attempts - 1 else 0 end` })
+    .where('locked_by', '=', workerId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
 /** A finished job is deleted; only the worker holding the lease may finish it. */
 export async function completeJob(db: Executor, job: Job, workerId: string): Promise<boolean> {
   return (await completeJobs(db, [job.id], workerId)) > 0;
@@ -263,6 +273,7 @@ export interface JobRunnerOptions {
 /** Runs registered handlers until stopped: one loop per job type, each with its own concurrency. */
 export class JobRunner {
   private stopping = false;
+  private handedBack = false;
   private loops: Promise<void>[] = [];
   private readonly workerId = randomUUID();
   private readonly db: Db;
@@ -371,8 +382,12 @@ export class JobRunner {
 
   private async run(job: Job, registered: Registered): Promise<void> {
     try {
-      if ((await registered.handler(job, this.db)) !== JOB_COMPLETED) await this.complete(job);
+      const outcome = await registered.handler(job, this.db);
+      // Handed back at shutdown: the job is no longer ours to finish or to fail.
+      if (this.handedBack) return;
+      if (outcome !== JOB_COMPLETED) await this.complete(job);
     } catch (error) {
+      if (this.handedBack) return;
       const message = error instanceof Error ? error.message : String(error);
       try {
         if (error instanceof RetryJobAt) await failJob(this.db, job, message, error.runAtMs);
@@ -403,11 +418,22 @@ export class JobRunner {
     });
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops claiming and waits for the running jobs. With `timeoutMs`, jobs still running then
+   * are handed back: their leases are released (and the claim not counted as an attempt), so
+   * another process, or the next start, takes them at once. Returns how many were handed back.
+   */
+  async stop(timeoutMs = Infinity): Promise<number> {
     this.stopping = true;
     for (const signal of enqueued.values()) signal.notify();
-    await Promise.allSettled(this.loops);
+    const finished = Promise.allSettled(this.loops).then(() => true);
+    let timer: NodeJS.Timeout | undefined;
+    const done = Number.isFinite(timeoutMs) ? await Promise.race([finished, new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))]) : await finished;
+    clearTimeout(timer);
     for (const timer of this.timers) clearInterval(timer);
+    if (done) return 0;
+    this.handedBack = true;
+    return releaseJobLeases(this.db, this.workerId);
   }
 }
 

@@ -33,6 +33,7 @@ import { listen, readMessage, type Listening } from './listen.ts';
 import { inboundMessage, normalizeAddress, parseMime } from './message.ts';
 import { replies, smtpError } from './replies.ts';
 import type { TlsMaterial } from './tls.ts';
+import { refuseWhileDraining } from '../platform/lifecycle.ts';
 
 export const INBOUND_MAX_BYTES = MAX_MESSAGE_BYTES;
 export const INBOUND_MAX_RECIPIENTS = 100;
@@ -275,6 +276,7 @@ export function createInboundServer(ctx: AppContext, tls: TlsMaterial): SMTPServ
       );
     },
   };
+  options.onConnect = refuseWhileDraining(ctx);
   return new SMTPServer(options);
 }
 

@@ -29,6 +29,7 @@ import { listen, readMessage, type Listening } from './listen.ts';
 import { normalizeAddress, parseMime, submissionMessage } from './message.ts';
 import { acceptErrorReply, limitReply, replies, smtpError } from './replies.ts';
 import type { TlsMaterial } from './tls.ts';
+import { refuseWhileDraining } from '../platform/lifecycle.ts';
 
 /** Recipients one transaction may name: the API's 50 per field, for to, cc and bcc. */
 export const MAX_RECIPIENTS = 150;
@@ -188,6 +189,7 @@ export function createSubmissionServer(ctx: AppContext, tls: TlsMaterial, implic
       );
     },
   };
+  options.onConnect = refuseWhileDraining(ctx);
   return new SMTPServer(options);
 }
 

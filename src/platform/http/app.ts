@@ -6,12 +6,12 @@ import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import secureJson from 'secure-json-parse';
-import { sql } from 'kysely';
 import type { AppContext } from '../context.ts';
 import { bearerSecret, type Principal, type Scope } from './auth.ts';
 import { ApiError, forbiddenScope, frameworkError, invalidJson, reasonPhrase, standardValidationError, unauthorized } from './errors.ts';
 import { loadResources } from '../../resources/index.ts';
 import { errorComponents, withDefaultResponses } from './responses.ts';
+import { registerProbes } from './probes.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -155,14 +155,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     },
   });
 
-  app.get('/healthz', { schema: { hide: true }, config: { scope: 'public' } }, async (_request, reply) => {
-    try {
-      await sql`select 1`.execute(ctx.db);
-      return { status: 'ok' };
-    } catch {
-      return reply.code(503).send({ status: 'unavailable' });
-    }
-  });
+  registerProbes(app as unknown as FastifyInstance, ctx);
   app.get('/openapi.json', { schema: { hide: true }, config: { scope: 'public' } }, async () => app.swagger());
 
   // The key check, made for each route once its scope is known (see authenticateRoutes): a
