@@ -8,6 +8,7 @@ import { Authenticator } from './platform/http/auth.ts';
 import { buildApp } from './platform/http/app.ts';
 import { JobRunner } from './platform/jobs.ts';
 import { setWorkers, startDraining } from './platform/lifecycle.ts';
+import { startMetricsListener } from './platform/metrics-listener.ts';
 import type { AppContext } from './platform/context.ts';
 import { loadResources, type Role } from './resources/index.ts';
 import { createSealer, loadEncryptionKey } from './platform/secrets.ts';
@@ -82,6 +83,8 @@ export async function startPostlane(config: Config, options: StartOptions = {}):
       if (stop) stops.push(stop);
     }
 
+    const metrics = await startMetricsListener(ctx);
+    if (metrics) stops.push(() => metrics.close());
     let app: FastifyInstance | null = null;
     let url: string | null = null;
     if (roles.has('api')) {

@@ -84,7 +84,16 @@ export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHa
     adaptPgClient(client);
   });
   const db = new Kysely<Database>({ dialect: new OwnSchemaPostgresDialect({ pool }) });
+  pools.set(db, pool);
   return { db, dialect: 'postgres', close: () => db.destroy() };
+}
+
+const pools = new WeakMap<Db, { totalCount: number; idleCount: number; waitingCount: number }>();
+
+/** The PostgreSQL pool's connections (metrics); null on SQLite. */
+export function poolStatsOf(db: Db): { total: number; idle: number; waiting: number } | null {
+  const pool = pools.get(db);
+  return pool ? { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount } : null;
 }
 
 /** PostgreSQL, introspected in the connection's own schema only (see pg-introspector.ts). */

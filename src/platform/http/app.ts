@@ -12,6 +12,7 @@ import { ApiError, forbiddenScope, frameworkError, invalidJson, reasonPhrase, st
 import { loadResources } from '../../resources/index.ts';
 import { errorComponents, withDefaultResponses } from './responses.ts';
 import { registerProbes } from './probes.ts';
+import { registerMetrics } from './metrics-route.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -156,6 +157,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   });
 
   registerProbes(app as unknown as FastifyInstance, ctx);
+  registerMetrics(app as unknown as FastifyInstance, ctx);
   app.get('/openapi.json', { schema: { hide: true }, config: { scope: 'public' } }, async () => app.swagger());
 
   // The key check, made for each route once its scope is known (see authenticateRoutes): a

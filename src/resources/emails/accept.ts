@@ -15,6 +15,7 @@ import { spendCreditsAtCommit } from '../../platform/credits.ts';
 import { checkSendLimits, countSends, sendLimitsRead, pruneLimitCountersNowAndThen, rateLimitHeaders, type SendLimitState } from '../../platform/limits.ts';
 import { prefetch, preparedQuery } from '../../platform/db/prepared.ts';
 import { groupCommit } from '../../platform/db/group-commit.ts';
+import { observeAccepted } from '../../platform/metrics.ts';
 import { getWorkspace, workspaceRead, type Workspace } from '../workspaces/service.ts';
 import { findSendingDomain, sendingDomainRead, type SendingDomain } from '../domains/service.ts';
 import { activeSuppressions, suppressionRead } from '../suppressions/service.ts';
@@ -132,6 +133,12 @@ const insertEmail = preparedQuery((db, p: EmailRow) =>
 );
 
 export async function acceptMessage(ctx: AppContext, principal: Principal, request: AcceptRequest): Promise<Accepted> {
+  const accepted = await acceptNow(ctx, principal, request);
+  observeAccepted(accepted.rows.length);
+  return accepted;
+}
+
+async function acceptNow(ctx: AppContext, principal: Principal, request: AcceptRequest): Promise<Accepted> {
   const { message } = request;
   const recipients = uniqueRecipients(message);
   const size = messageSize(message);

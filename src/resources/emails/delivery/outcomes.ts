@@ -14,6 +14,7 @@ import type { EmailAttemptsTable } from '../tables.ts';
 import { addAutomaticSuppression } from '../../suppressions/service.ts';
 import type { DeliveryOutcome, HostAttempt } from '../../../mail/smtp-delivery.ts';
 import { BOUNCE_REASONS, classifyReason, suppressesRecipient, type BounceReason } from '../../../mail/bounce-reasons.ts';
+import { observeBounce, observeComplaint } from '../../../platform/metrics.ts';
 
 /** Statuses a delivery worker may still send from. */
 export const SENDABLE_STATUSES = ['accepted', 'scheduled', 'attempted'] as const;
@@ -299,7 +300,7 @@ export interface BounceInput {
  */
 export async function applyBounce(db: Db, emailId: string, input: BounceInput): Promise<boolean> {
   const detail = [input.status, input.reason || input.diagnostic].filter(Boolean).join(' ').slice(0, 1000) || 'Bounced';
-  return db.transaction().execute(async (tx) => {
+  const applied = await db.transaction().execute(async (tx) => {
     const reason = input.bounceReason ?? classifyReason({ status: input.status, diagnostic: input.diagnostic ?? input.reason }).reason;
     const hard = input.hard && BOUNCE_REASONS[reason].hard;
     const row = await transition(tx, emailId, BOUNCEABLE, { status: 'bounced', status_detail: detail, bounce_reason: reason, bounce_type: bounceType(hard) });
@@ -310,6 +311,8 @@ export async function applyBounce(db: Db, emailId: string, input: BounceInput): 
     await emitStatus(tx, row);
     return true;
   });
+  if (applied) observeBounce();
+  return applied;
 }
 
 export interface ComplaintInput {
@@ -321,13 +324,15 @@ export interface ComplaintInput {
 /** A feedback-loop complaint (ARF) → `complained` + email.complained + `complaint` suppression. Idempotent. */
 export async function applyComplaint(db: Db, emailId: string, input: ComplaintInput): Promise<boolean> {
   const detail = (input.reason || `Complaint${input.feedbackType ? ` (${input.feedbackType})` : ''}`).slice(0, 1000);
-  return db.transaction().execute(async (tx) => {
+  const applied = await db.transaction().execute(async (tx) => {
     const row = await transition(tx, emailId, COMPLAINABLE, { status: 'complained', status_detail: detail, bounce_reason: 'complaint', bounce_type: 'soft' });
     if (!row) return false;
     await addAutomaticSuppression(tx, row.workspace_id, row.to, 'complaint', detail);
     await emitStatus(tx, row);
     return true;
   });
+  if (applied) observeComplaint();
+  return applied;
 }
 
 // Opens and clicks move forward only: accepted/delivered → loaded → clicked (a load after a

@@ -23,8 +23,9 @@ import { EmailReader, type EmailWithContent } from './email-reader.ts';
 import { deriveTrackingSecret, storeTrackingLinks } from './tracking.ts';
 import { personalizationFor } from './personalize.ts';
 import { recordAttempted, recordBouncedAtDelivery, recordDelivered, recordFailed, SENDABLE_STATUSES } from './outcomes.ts';
-import { parseShapingOverrides, TrafficShaper, type Priority } from '../../../mail/shaping.ts';
+import { destinationOf, feedbackOf, parseShapingOverrides, TrafficShaper, type Priority } from '../../../mail/shaping.ts';
 import { activeHolds, holdFor, HOLD_RECHECK_MS, saveDestinationStates } from '../../delivery-queue/service.ts';
+import { metricsEnabled, observeDelivery } from '../../../platform/metrics.ts';
 
 /** A delivery the destination throttled beyond its in-delivery retries is tried again after this. */
 const THROTTLED_RETRY_MS = 10_000;
@@ -177,6 +178,10 @@ export class DeliveryWorker {
     const outcome = await this.delivery().deliver({ from: outgoing.envelopeFrom, to: email.to, raw: outgoing.raw, priority: priorityOf(email.source) });
     // No slot at the destination in time: not an attempt, just later (the queue waits its turn).
     if (outcome.deferredUntilMs !== undefined) throw new RetryJobAt(outcome.deferredUntilMs, outcome.response);
+    if (metricsEnabled()) {
+      const destination = outcome.mxHost ? destinationOf(outcome.mxHost).provider ?? 'other' : 'other';
+      observeDelivery(outcome.kind === 'delivered' ? 'delivered' : outcome.kind === 'permanent' ? 'bounced' : 'deferred', destination, outcome.tls, feedbackOf(outcome));
+    }
     if (outcome.kind === 'delivered') {
       const lockedBy = job.lockedBy;
       await recordDelivered(this.db, email.id, outcome, lockedBy ? { id: job.id, lockedBy } : undefined);
