@@ -109,6 +109,7 @@ export async function startPostlane(env: Record<string, string> = {}, role = 'al
     SMTP_SUBMISSION_PORT: '0',
     SMTP_INBOUND_PORT: '0',
     LOG_LEVEL: 'warn',
+    DOCTOR_AT_START: 'false',
     ...(database.schema ? { DATABASE_URL: database.url } : {}),
     ...env,
   };

@@ -12,10 +12,12 @@ import { pgbenchSendP99AtRate, pgbenchSendRate } from '../pgbench-send.ts';
 
 export const scenario: Scenario = {
   name: 'send',
-  description: `single-recipient POST /v2/emails, limits lifted, on ${process.env.BENCH_DATABASE_URL ? 'PostgreSQL' : 'SQLite'} (aims: >= 2,000 accepted/s; p99 < 25 ms at 500 req/s${process.env.BENCH_DATABASE_URL ? '; >= 0.5 of pgbench' : ''})`,
+  description: `single-recipient POST /v2/emails, limits lifted, on ${process.env.BENCH_DATABASE_URL ? 'PostgreSQL' : 'SQLite'}${process.env.BENCH_METRICS === '1' ? ', metrics on' : ''} (aims: >= 2,000 accepted/s; p99 < 25 ms at 500 req/s${process.env.BENCH_DATABASE_URL ? '; >= 0.5 of pgbench' : ''})`,
   async run({ seconds, connections }) {
     const dns = await startDnsServer();
-    const postlane = await startPostlane({ DNS_SERVERS: dns.address }, 'api');
+    // BENCH_METRICS=1: the same with /metrics on (METRICS_PORT), to measure what counting costs.
+    const metrics: Record<string, string> = process.env.BENCH_METRICS === '1' ? { METRICS_PORT: String(await freePort()) } : {};
+    const postlane = await startPostlane({ DNS_SERVERS: dns.address, ...metrics }, 'api');
     try {
       const headers = { authorization: `Bearer ${postlane.key}`, 'content-type': 'application/json' };
       const workspace = JSON.parse(postlane.cli('workspace', 'list', '--json'))[0];

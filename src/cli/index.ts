@@ -17,6 +17,8 @@ const commands: Record<string, Command> = {
   user: async (args) => (await import('./user.ts')).userCommand(args),
   delivery: async (args) => (await import('./delivery.ts')).deliveryCommand(args),
   doctor: async (args) => (await import('./doctor.ts')).doctorCommand(args),
+  backup: async (args) => (await import('./backup.ts')).backupCommand(args),
+  restore: async (args) => (await import('./backup.ts')).restoreCommand(args),
 };
 
 export class UsageError extends Error {}
@@ -40,7 +42,9 @@ const USAGE = `usage: postlane <command>
   delivery holds [--workspace ID] [--json] | delivery release HOLD_ID [--json]
   delivery purge --workspace ID [--domain D] [--destination D] [--json]   cancel queued deliveries
   doctor [--json]                      check DNS, reverse DNS, port 25, TLS, blocklists, SPF/DKIM/DMARC, clock, disk, database;
-                                       exit 1 when a blocker is found`;
+                                       exit 1 when a blocker is found
+  backup --out FILE [--json]           a consistent copy of the database while the server runs (SQLite backup API, or pg_dump)
+  restore FILE [--json]                replace the database with a backup (stop the server first; SQLite, or pg_restore)`;
 
 export async function runCli(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
@@ -52,7 +56,7 @@ export async function runCli(argv: string[]): Promise<number> {
   try {
     return await command(args);
   } catch (error) {
-    if (error instanceof UsageError || error instanceof ConfigError || error instanceof WorkspaceError) {
+    if (error instanceof UsageError || error instanceof ConfigError || error instanceof WorkspaceError || (error instanceof Error && error.name === 'BackupError')) {
       process.stderr.write(`postlane ${name}: ${error.message}\n`);
       return 2;
     }
