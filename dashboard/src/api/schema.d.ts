@@ -13264,8 +13264,8 @@ export interface paths {
                                     message: string;
                                     /** @description The MX host that gave the answer */
                                     mx_host: string | null;
-                                    /** @description What the mailbox check found: the server accepted, rejected (no such mailbox), said disabled or full, greylisted (try later), gave another temporary answer, blocked the check itself, timed out, could not be reached; or there was no MX to ask (no_mx) or DNS failed (dns_failed) */
-                                    outcome: "accepted" | "rejected" | "disabled" | "inbox_full" | "greylisted" | "temporary" | "blocked" | "timeout" | "connection_failed" | "no_mx" | "dns_failed";
+                                    /** @description What the mailbox check found: the server accepted, rejected (no such mailbox), said disabled or full, greylisted (try later), gave another temporary answer, blocked the check itself, timed out, could not be reached; not_checked when the MX hosts resolve only to addresses that are not public (loopback, private, link-local…), which are never connected to; or there was no MX to ask (no_mx) or DNS failed (dns_failed) */
+                                    outcome: "accepted" | "rejected" | "disabled" | "inbox_full" | "greylisted" | "temporary" | "blocked" | "timeout" | "connection_failed" | "not_checked" | "no_mx" | "dns_failed";
                                 } | null;
                                 /** @description fast or full */
                                 mode: "fast" | "full";
@@ -13457,8 +13457,8 @@ export interface paths {
                                 message: string;
                                 /** @description The MX host that gave the answer */
                                 mx_host: string | null;
-                                /** @description What the mailbox check found: the server accepted, rejected (no such mailbox), said disabled or full, greylisted (try later), gave another temporary answer, blocked the check itself, timed out, could not be reached; or there was no MX to ask (no_mx) or DNS failed (dns_failed) */
-                                outcome: "accepted" | "rejected" | "disabled" | "inbox_full" | "greylisted" | "temporary" | "blocked" | "timeout" | "connection_failed" | "no_mx" | "dns_failed";
+                                /** @description What the mailbox check found: the server accepted, rejected (no such mailbox), said disabled or full, greylisted (try later), gave another temporary answer, blocked the check itself, timed out, could not be reached; not_checked when the MX hosts resolve only to addresses that are not public (loopback, private, link-local…), which are never connected to; or there was no MX to ask (no_mx) or DNS failed (dns_failed) */
+                                outcome: "accepted" | "rejected" | "disabled" | "inbox_full" | "greylisted" | "temporary" | "blocked" | "timeout" | "connection_failed" | "not_checked" | "no_mx" | "dns_failed";
                             } | null;
                             /** @description fast or full */
                             mode: "fast" | "full";
