@@ -348,6 +348,25 @@ export interface paths {
                         email: string;
                         /** @description Password */
                         password: string;
+                        /** @description The solved challenge of a 429 challenge_required: needed by browsers without this account's device cookie once the account has had too many failed sign-ins */
+                        proof?: {
+                            /** @description A proof-of-work challenge (ALTCHA v2) */
+                            challenge: {
+                                /** @description ALTCHA v2 challenge parameters (algorithm, nonce, salt, cost, keyPrefix, expiresAt, …), as given */
+                                parameters: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Its signature, as given */
+                                signature?: string;
+                            };
+                            /** @description What the solver found */
+                            solution: {
+                                /** @description The counter found */
+                                counter: number;
+                                /** @description The key derived for it, hex */
+                                derivedKey: string;
+                            };
+                        };
                     };
                 };
             };
@@ -427,7 +446,23 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ErrorWithMessage"];
+                        "application/json": {
+                            /** @description A proof-of-work challenge (ALTCHA v2) */
+                            challenge?: {
+                                /** @description ALTCHA v2 challenge parameters (algorithm, nonce, salt, cost, keyPrefix, expiresAt, …), as given */
+                                parameters: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Its signature, as given */
+                                signature?: string;
+                            };
+                            /** @description too_many_attempts: wait retry_after seconds; challenge_required: solve challenge and send it as proof */
+                            error: "too_many_attempts" | "challenge_required";
+                            /** @description What to do, for a person */
+                            message: string;
+                            /** @description Seconds to wait (also the retry-after header) */
+                            retry_after?: number;
+                        };
                     };
                 };
                 /** @description Default Response */
