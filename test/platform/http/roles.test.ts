@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { call, signedInUser, type SignedInUser } from '../../helpers/sessions.ts';
 import { NOTIFY_JOB } from '../../../src/resources/notifications/service.ts';
+import { actingRole, roleRefusal } from '../../../src/platform/http/roles.ts';
 
 let app: TestApp;
 
@@ -139,4 +140,16 @@ test('a member walks every operation: admin-only ones answer 403 admin_role_requ
   }
   // And a full API key, which speaks for the workspace, is an admin's.
   assert.equal((await call(app.url, 'GET', '/v2/invitations', undefined, { authorization: `Bearer ${app.key}` })).status, 200);
+});
+
+test('the role a principal acts with: a user\'s own, a member when a user credential carries none, an admin for an API key', () => {
+  const base = { keyId: '', keyHash: '', workspaceId: 'wsp_x', scope: 'full' as const, sendingDomainId: null };
+  assert.equal(actingRole({ ...base, keyId: 'key_x' }), 'admin');
+  assert.equal(actingRole({ ...base, userId: 'usr_x', role: 'admin' }), 'admin');
+  assert.equal(actingRole({ ...base, userId: 'usr_x', role: 'member' }), 'member');
+  // A later credential that names its user but forgets the role is refused, not let through.
+  assert.equal(actingRole({ ...base, userId: 'usr_x' }), 'member');
+  assert.equal(roleRefusal({ ...base, userId: 'usr_x' }, 'admin')?.body.error, 'admin_role_required');
+  assert.equal(roleRefusal(undefined, 'admin')?.status, 403, 'a route outside authentication that names a role refuses everyone');
+  assert.equal(roleRefusal({ ...base, userId: 'usr_x', role: 'member' }, undefined), null);
 });
