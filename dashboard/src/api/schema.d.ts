@@ -31,7 +31,7 @@ export interface paths {
                             email: string | null;
                             /** @description The address already has an account: accept with its password */
                             has_password: boolean;
-                            /** @description admin manages people; member uses everything else */
+                            /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                             role: "admin" | "member";
                             /** @description The workspace joined */
                             workspace_name: string;
@@ -142,7 +142,7 @@ export interface paths {
                                 id: string;
                                 /** @description Workspace name */
                                 name: string;
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             } | null;
                             /** @description Every workspace the user belongs to */
@@ -151,7 +151,7 @@ export interface paths {
                                 id: string;
                                 /** @description Workspace name */
                                 name: string;
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             }[];
                         };
@@ -272,7 +272,7 @@ export interface paths {
                                 id: string;
                                 /** @description Workspace name */
                                 name: string;
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             } | null;
                             /** @description Every workspace the user belongs to */
@@ -281,7 +281,7 @@ export interface paths {
                                 id: string;
                                 /** @description Workspace name */
                                 name: string;
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             }[];
                         };
@@ -398,7 +398,7 @@ export interface paths {
                                 id: string;
                                 /** @description Workspace name */
                                 name: string;
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             } | null;
                             /** @description Every workspace the user belongs to */
@@ -407,7 +407,7 @@ export interface paths {
                                 id: string;
                                 /** @description Workspace name */
                                 name: string;
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             }[];
                         };
@@ -695,7 +695,7 @@ export interface paths {
                                 id: string;
                                 /** @description Workspace name */
                                 name: string;
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             } | null;
                             /** @description Every workspace the user belongs to */
@@ -704,7 +704,7 @@ export interface paths {
                                 id: string;
                                 /** @description Workspace name */
                                 name: string;
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             }[];
                         };
@@ -1807,7 +1807,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -2012,7 +2012,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -2113,7 +2113,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -2226,7 +2226,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -17147,7 +17147,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Pending invitations */
+        /** Pending invitations (admins only) */
         get: {
             parameters: {
                 query?: never;
@@ -17181,7 +17181,7 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 object: "invitation";
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             }[];
                         };
@@ -17211,7 +17211,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -17226,7 +17226,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Invite someone by email */
+        /** Invite someone by email (admins only) */
         post: {
             parameters: {
                 query?: never;
@@ -17239,7 +17239,7 @@ export interface paths {
                     "application/json": {
                         /** @description Whom to invite */
                         email: string;
-                        /** @description admin manages people; member uses everything else */
+                        /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                         role?: "admin" | "member";
                     };
                 };
@@ -17267,7 +17267,7 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "invitation";
-                            /** @description admin manages people; member uses everything else */
+                            /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                             role: "admin" | "member";
                             /** @description The link (also emailed), shown once */
                             url: string;
@@ -17298,7 +17298,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -17337,7 +17337,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke an invitation */
+        /** Revoke an invitation (admins only) */
         delete: {
             parameters: {
                 query?: never;
@@ -17396,7 +17396,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -17472,7 +17472,7 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 object: "member";
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             }[];
                         };
@@ -17533,7 +17533,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Change a member's role */
+        /** Change a member's role (admins only) */
         post: {
             parameters: {
                 query?: never;
@@ -17547,7 +17547,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description admin manages people; member uses everything else */
+                        /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                         role: "admin" | "member";
                     };
                 };
@@ -17573,7 +17573,7 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "member";
-                            /** @description admin manages people; member uses everything else */
+                            /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                             role: "admin" | "member";
                         };
                     };
@@ -17602,7 +17602,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -17634,7 +17634,7 @@ export interface paths {
                 };
             };
         };
-        /** Remove a member from the workspace */
+        /** Remove a member from the workspace (admins only) */
         delete: {
             parameters: {
                 query?: never;
@@ -17693,7 +17693,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -21093,6 +21093,18 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** AdminRoleRequiredError */
+        AdminRoleRequiredError: {
+            /**
+             * @description Always admin_role_required
+             * @enum {string}
+             */
+            error: "admin_role_required";
+            /** @description What went wrong, for a person */
+            message: string;
+        } & {
+            [key: string]: unknown;
+        };
         /** ConflictError */
         ConflictError: {
             /** @description Short error */
