@@ -2,6 +2,7 @@
 // stored), and a per-session CSRF token the dashboard sends back in `X-CSRF-Token` with every
 // state change; a state change whose Origin is another site is refused outright. A session is
 // never an API key (bearerSecret only takes `secret_…`) and an API key never opens a session.
+// Sign-in itself is guarded by sign-in-guard.ts (device cookies, per-network limits, proof of work).
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../platform/context.ts';
