@@ -10,6 +10,7 @@ import { sql } from 'kysely';
 import type { AppContext } from '../context.ts';
 import { bearerSecret, type Principal, type Scope } from './auth.ts';
 import { ApiError, forbiddenScope, frameworkError, invalidJson, reasonPhrase, standardValidationError, unauthorized } from './errors.ts';
+import { clientErrorOf, unsupportedContentType } from './client-errors.ts';
 import { loadResources } from '../../resources/index.ts';
 import { errorComponents, withDefaultResponses } from './responses.ts';
 
@@ -87,7 +88,10 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   // Empty bodies are allowed (e.g. POST …/regenerate with a JSON content type);
   // anything else must parse, or it is the spec's `Invalid JSON in request body`.
   app.removeContentTypeParser(['application/json']);
-  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json/, { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json/, { parseAs: 'string' }, (request, body, done) => {
+    // JSON is UTF-8 (RFC 8259); a body declared in another charset would be read wrong.
+    const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(request.headers['content-type'] ?? '')?.[1];
+    if (charset !== undefined && !/^utf-?8$/i.test(charset)) return done(unsupportedContentType(request.headers['content-type']) as unknown as FastifyError, undefined);
     const text = String(body);
     if (text.trim() === '') return done(null, undefined);
     let parsed: unknown;
@@ -100,8 +104,10 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     done(null, parsed);
   });
   // NUL is no character of any field (and PostgreSQL cannot store it in text): refused in the
-  // path and query string here, in JSON bodies by the parser above.
-  app.addHook('onRequest', (request, _reply, done) => {
+  // path and query string here, in JSON bodies by the parser above. And every answer's
+  // Content-Type is the truth: no browser guesses HTML or script in a JSON body, a CSV or a 404.
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-content-type-options', 'nosniff');
     const url = request.url;
     if (url.includes('%00') || url.includes('\u0000')) return done(nulRefused() as unknown as FastifyError);
     done();
@@ -122,11 +128,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       const body = standardValidationError(error.message, details);
       return reply.code(400).send(body.body);
     }
-    const status = error.statusCode ?? 500;
-    if (status >= 400 && status < 500) {
-      const message = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'Request body is larger than 50 MB' : error.message;
-      return reply.code(status).send(frameworkError(status, message).body);
-    }
+    const refused = clientErrorOf(error, request);
+    if (refused) return reply.code(refused.status).headers(refused.headers).send(refused.body);
     ctx.log.error({ err: error, reqId: request.id, url: request.url }, 'unhandled error');
     return reply.code(500).send({ statusCode: 500, error: reasonPhrase(500), message: 'Internal server error' });
   });
@@ -140,7 +143,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.addHook('onRoute', (route) => {
     if (route.schema?.hide) return;
     const isPublic = (route.config as { scope?: string } | undefined)?.scope === 'public';
-    route.schema = { ...(route.schema ?? {}), response: withDefaultResponses(route.schema?.response as never, isPublic, route.url.includes(':')) };
+    const takesBody = [route.method].flat().some((method) => method !== 'GET' && method !== 'HEAD');
+    route.schema = { ...(route.schema ?? {}), response: withDefaultResponses(route.schema?.response as never, isPublic, route.url.includes(':'), takesBody) };
   });
 
   await app.register(swagger, {
