@@ -50,6 +50,8 @@ function lazySerializers(...args: Parameters<typeof buildSerializers>): ReturnTy
 
 export const BODY_LIMIT = 50 * 1024 * 1024;
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
 const nulRefused = () => frameworkError(400, 'Text may not contain NUL (\\u0000) characters');
 
 function containsNul(value: unknown, depth = 0): boolean {
@@ -88,14 +90,16 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   // Empty bodies are allowed (e.g. POST …/regenerate with a JSON content type);
   // anything else must parse, or it is the spec's `Invalid JSON in request body`.
   app.removeContentTypeParser(['application/json']);
-  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json/, { parseAs: 'string' }, (request, body, done) => {
-    // JSON is UTF-8 (RFC 8259); a body declared in another charset would be read wrong.
+  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json/, { parseAs: 'buffer' }, (request, body, done) => {
+    // JSON is UTF-8 (RFC 8259): a body declared in another charset is refused, and bytes that
+    // are not UTF-8 are invalid JSON, not text with replacement characters in it.
     const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(request.headers['content-type'] ?? '')?.[1];
     if (charset !== undefined && !/^utf-?8$/i.test(charset)) return done(unsupportedContentType(request.headers['content-type']) as unknown as FastifyError, undefined);
-    const text = String(body);
-    if (text.trim() === '') return done(null, undefined);
+    let text: string;
     let parsed: unknown;
     try {
+      text = UTF8.decode(body as Buffer);
+      if (text.trim() === '') return done(null, undefined);
       parsed = secureJson.parse(text, null, { protoAction: 'remove', constructorAction: 'remove' });
     } catch {
       return done(invalidJson() as unknown as FastifyError, undefined);
