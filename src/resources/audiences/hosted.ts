@@ -16,13 +16,11 @@ import { sendWelcome } from './welcome.ts';
 import { publicSubscribe } from './subscriber-api.ts';
 import { setSubscribed } from './subscribers.ts';
 import { verifyLink } from './links.ts';
-import { answerErrorsAsPages, messagePage, sendPage, subscribePage } from './pages.ts';
+import { answerErrorsAsPages, messagePage, PAGE_BODY_LIMIT, sendPage, subscribePage } from './pages.ts';
 import { hitSubscribeLimit } from './rate-limits.ts';
 
 const NO_CACHE = 'no-store';
 const hidden = { schema: { hide: true }, config: { scope: 'public' as const } };
-/** A page's form: an email address and two names, or a bare button. */
-export const PAGE_BODY_LIMIT = 16 * 1024;
 const posted = { ...hidden, bodyLimit: PAGE_BODY_LIMIT };
 type TokenParams = { Params: { token: string } };
 

@@ -49,6 +49,15 @@ export function sendPage(reply: FastifyReply, status: number, body: string, form
   return reply.code(status).headers(pageHeaders(formTargets)).send(body);
 }
 
+/** A hosted page's form: an email address and two names, or a bare button. */
+export const PAGE_BODY_LIMIT = 16 * 1024;
+
+const PAGE_TITLES: Record<number, string> = {
+  400: 'This request could not be read',
+  413: 'Too much was sent',
+  415: 'This request could not be read',
+};
+
 /** Errors of the hosted pages of `app` (a body too large, of a type no form sends, a server
  *  fault) answered as a page with the same status: a person sees them in a browser. */
 export function answerErrorsAsPages(app: FastifyInstance, log: Logger): void {
@@ -61,7 +70,7 @@ export function answerErrorsAsPages(app: FastifyInstance, log: Logger): void {
     const { message, error: short } = refused.body as { message?: unknown; error?: unknown };
     const text = typeof message === 'string' ? message : typeof short === 'string' ? short : reasonPhrase(refused.status);
     reply.headers(refused.headers);
-    return sendPage(reply, refused.status, messagePage(reasonPhrase(refused.status), text, { alert: true }));
+    return sendPage(reply, refused.status, messagePage(PAGE_TITLES[refused.status] ?? reasonPhrase(refused.status), text, { alert: true }));
   });
 }
 

@@ -14,7 +14,7 @@ import { looksLikeId } from '../../platform/ids.ts';
 import { nowIso } from '../../platform/clock.ts';
 import { unsubscribeContact } from '../contacts/service.ts';
 import { findContactById } from '../contacts/records.ts';
-import { answerErrorsAsPages, messagePage, sendPage } from '../audiences/pages.ts';
+import { answerErrorsAsPages, messagePage, PAGE_BODY_LIMIT, sendPage } from '../audiences/pages.ts';
 import { returnPathDomain, verpAddress } from '../../mail/verp.ts';
 import { recipientsOf } from './records.ts';
 
@@ -82,7 +82,7 @@ const html = (reply: FastifyReply, status: number, body: string) => sendPage(rep
 
 const hidden = { schema: { hide: true }, config: { scope: 'public' as const } };
 // A one-click POST carries one field (List-Unsubscribe=One-Click), a page's button none.
-const posted = { ...hidden, bodyLimit: 16 * 1024 };
+const posted = { ...hidden, bodyLimit: PAGE_BODY_LIMIT };
 type TokenParams = { Params: { token: string } };
 
 export async function registerUnsubscribePages(app: FastifyInstance, ctx: AppContext): Promise<void> {
