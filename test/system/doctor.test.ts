@@ -12,6 +12,7 @@ import { checkClock } from '../../src/resources/system/doctor/runtime.ts';
 import { databaseUrlOf, eventually, freePort, freshDatabase, startChildApp, urlWithSchema } from '../helpers/app.ts';
 import { startSmtpSink } from '../helpers/smtp-sink.ts';
 import { publish, startDomainApp } from '../domains/helpers.ts';
+import { signedInUser } from '../helpers/sessions.ts';
 
 const ADDRESS = '203.0.113.10';
 const PTR = '10.113.0.203.in-addr.arpa';
@@ -80,6 +81,18 @@ test('a correct setup passes every check; the report is served at /v2/system/hea
   assert.equal(sending.status, 201, sending.text);
   assert.equal((await app.as(sending.body.key).get('/v2/system/health')).status, 403, 'a sending key may not read it');
   assert.equal((await app.as(null).get('/v2/system/health')).status, 401);
+  const member = await signedInUser(app, 'staff@example.org', app.workspace.id, 'member');
+  const refused = await member.request('GET', '/v2/system/health');
+  assert.equal(refused.status, 403, 'a member may not read it');
+  assert.equal(refused.body.error, 'admin_role_required');
+  const admin = await signedInUser(app, 'boss@example.org', app.workspace.id, 'admin');
+  assert.equal((await admin.request('GET', '/v2/system/health')).status, 200, 'an admin may');
+
+  // Another workspace's report names its own domains only.
+  const other = await app.newWorkspace();
+  const theirs = await other.api.get('/v2/system/health');
+  assert.equal(theirs.status, 200);
+  assert.equal(theirs.body.checks.some((c: { id: string }) => c.id.endsWith(':example.com')), false, 'no other workspace\'s domain');
 });
 
 test('each mistake is a blocker or a warning with its fix', async (t) => {

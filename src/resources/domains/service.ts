@@ -457,9 +457,11 @@ export interface DomainDnsReport {
   expected: ExpectedRecord[];
 }
 
-/** Every distinct domain name of every workspace, its records checked now through DNS_SERVERS. */
-export async function checkEveryDomainNow(deps: Pick<DomainDeps, 'db' | 'config'>): Promise<DomainDnsReport[]> {
-  const rows = await deps.db.selectFrom('domains').selectAll().orderBy('name').orderBy('created_at').execute();
+/** Every distinct domain name (of one workspace, or of all), its records checked now through DNS_SERVERS. */
+export async function checkEveryDomainNow(deps: Pick<DomainDeps, 'db' | 'config'>, workspaceId?: string): Promise<DomainDnsReport[]> {
+  let query = deps.db.selectFrom('domains').selectAll().orderBy('name').orderBy('created_at');
+  if (workspaceId !== undefined) query = query.where('workspace_id', '=', workspaceId);
+  const rows = await query.execute();
   const seen = new Set<string>();
   const unique = rows.filter((row) => !seen.has(row.name) && seen.add(row.name));
   const resolver = domainResolver(deps.config);

@@ -1,5 +1,6 @@
 // The operator's view of the server: the doctor's report (what `postlane doctor` prints) over
-// HTTP. It runs network probes and names the server's setup, so it needs a full-scope key.
+// HTTP. It runs network probes and describes the server's setup, so it is for admins with a
+// full-scope credential; of the domains, it checks the caller's workspace's only.
 import type { Resource } from '../../platform/resource.ts';
 import { runDoctor } from './doctor/index.ts';
 import { SystemHealth } from './schemas.ts';
@@ -16,7 +17,7 @@ export const resource: Resource = {
         description: 'DNS names, forward-confirmed reverse DNS, outbound port 25, the SMTP certificate, DNS blocklists, each domain\'s SPF, DKIM and DMARC as receivers evaluate them, the bulk-sender rules, the clock, free disk space and the database. Always 200; read `status`.',
         response: { 200: SystemHealth },
       },
-      config: { scope: 'full' },
-    }, async () => runDoctor(ctx));
+      config: { scope: 'full', role: 'admin' },
+    }, async (request) => runDoctor(ctx, request.principal.workspaceId));
   },
 };

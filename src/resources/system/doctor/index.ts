@@ -16,7 +16,8 @@ import type { DoctorCheck, DoctorReport } from './types.ts';
 
 export type { DoctorCheck, DoctorReport, CheckStatus } from './types.ts';
 
-export async function runDoctor(deps: { db: Db; config: Config }): Promise<DoctorReport> {
+/** `workspaceId`: check only that workspace's domains (the HTTP report); otherwise every workspace's (the CLI). */
+export async function runDoctor(deps: { db: Db; config: Config }, workspaceId?: string): Promise<DoctorReport> {
   const { config, db } = deps;
   const resolver = createResolver(config.dnsServers, { timeoutMs: config.dnsTimeoutMs, tries: 2 });
   const smarthost = config.smarthostUrl !== null;
@@ -30,7 +31,7 @@ export async function runDoctor(deps: { db: Db; config: Config }): Promise<Docto
     checkClock(config.doctorTimeUrl),
     checkDisk(config.dataDir),
     checkDatabase(db),
-    checkEveryDomainNow(deps).catch(() => []),
+    checkEveryDomainNow(deps, workspaceId).catch(() => []),
   ]);
   const context = {
     resolver,
