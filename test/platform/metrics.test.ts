@@ -29,7 +29,7 @@ function parseMetrics(text: string): { samples: Sample[]; types: Map<string, str
     const labels: Record<string, string> = {};
     for (const pair of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[pair[1]] = pair[2].replace(/\\(.)/g, (_, c) => (c === 'n' ? '\n' : c));
     const value = match[3] === '+Inf' ? Infinity : match[3] === '-Inf' ? -Infinity : Number(match[3]);
-    assert.ok(!Number.isNaN(value) || match[3] === 'NaN', `a number: ${line}`);
+    assert.ok(!Number.isNaN(value) || /^nan$/i.test(match[3]), `a number: ${line}`); // Go's ParseFloat, as Prometheus reads it: NaN in any case
     samples.push({ name: match[1], labels, value });
   }
   return { samples, types };
