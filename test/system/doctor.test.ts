@@ -62,7 +62,7 @@ async function setUp(t: import('node:test').TestContext) {
   return { app, dns, certificate: made };
 }
 
-test('a correct setup passes every check; the report is served at /v2/system/health to full keys only', async (t) => {
+test('a correct setup passes every check; the report is served at /v2/system/health to admins with a full-scope credential', async (t) => {
   const { app } = await setUp(t);
   const response = await app.api.get('/v2/system/health');
   assert.equal(response.status, 200, response.text);
