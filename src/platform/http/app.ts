@@ -139,7 +139,12 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   // Every route documents the statuses it can answer before its handler runs (responses.ts).
   app.addHook('onRoute', (route) => {
     if (route.schema?.hide) return;
-    const isPublic = (route.config as { scope?: string } | undefined)?.scope === 'public';
+    const scope = (route.config as { scope?: string } | undefined)?.scope;
+    const isPublic = scope === 'public';
+    // The scope a route needs, in the OpenAPI document (the MCP server lists tools by it).
+    const api = route.url.startsWith('/v2/') || route.url.startsWith('/v1/');
+    const xScope = isPublic || !api ? undefined : typeof scope === 'string' ? scope : 'full';
+    if (xScope) route.schema = { ...(route.schema ?? {}), 'x-scope': xScope } as typeof route.schema;
     route.schema = { ...(route.schema ?? {}), response: withDefaultResponses(route.schema?.response as never, isPublic, route.url.includes(':')) };
   });
 
@@ -167,13 +172,15 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
 
   // The key check, made for each route once its scope is known (see authenticateRoutes): a
   // plugin-wide hook would read request.routeOptions, which Fastify builds afresh per access.
+  // A 401 names where to find how to get a token (RFC 9728 §5.1).
+  const challenge = { 'www-authenticate': `Bearer resource_metadata="${ctx.config.publicUrl.replace(/\/+$/, '')}/.well-known/oauth-protected-resource"` };
   const authenticateFor = (configured: Scope | 'public' | ((request: FastifyRequest) => Scope | 'public') | undefined) => {
     if (configured === 'public') return null;
     // Callback style: a key seen within the last second is answered without a promise.
     return (request: FastifyRequest, _reply: unknown, done: (error?: Error) => void) => {
       let required: Scope = 'full';
       const admit = (principal: Principal | null | undefined) => {
-        if (!principal) return done(unauthorized());
+        if (!principal) return done(unauthorized(challenge));
         if (required === 'full' && principal.scope !== 'full') return done(forbiddenScope('full'));
         request.principal = principal;
         done();
@@ -191,7 +198,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
           const secret = bearerSecret(header);
           const cached = ctx.auth.cachedPrincipal(secret);
           if (cached) return admit(cached);
-          pending = ctx.auth.authenticate(secret);
+          pending = ctx.auth.authenticateBearer(secret);
         }
       } catch (error) {
         return done(error as Error);
