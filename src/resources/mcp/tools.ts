@@ -244,21 +244,22 @@ export class ToolCatalog {
         return failure({ status: response.statusCode, ...details });
       }
       if (typeof body === 'string') return { content: [{ type: 'text', text: body }] };
-      return success(body, Boolean(tool.outputSchema));
+      return success(body);
     } finally {
       delegation?.end();
     }
   }
 }
 
-function success(body: unknown, structured = true): Record<string, unknown> {
+function success(body: unknown): Record<string, unknown> {
   const text = JSON.stringify(body);
   const isObject = body !== null && typeof body === 'object' && !Array.isArray(body);
-  return { content: [{ type: 'text', text }], ...(structured && isObject ? { structuredContent: body } : {}) };
+  return { content: [{ type: 'text', text }], ...(isObject ? { structuredContent: body } : {}) };
 }
 
 function failure(body: Record<string, unknown>): Record<string, unknown> {
-  return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body, isError: true };
+  // Text only: clients check structured content against the tool's output schema, errors included.
+  return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true };
 }
 
 /** Toolsets and read-only mode from the headers, else the query (https://emailit.com/docs/mcp/toolsets/). */
