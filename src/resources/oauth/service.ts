@@ -152,7 +152,7 @@ export async function decide(ctx: AppContext, userId: string, params: Authorizat
       last_used_at: null,
       revoked_at: null,
     }).execute();
-    await tx.insertInto('oauth_codes').values({ code_hash: hashSecret(code), grant_id: grantId, redirect_uri: request.redirectUri, code_challenge: request.codeChallenge, expires_at: nowMs() + CODE_MS, used_at: null }).execute();
+    await tx.insertInto('oauth_codes').values({ code_hash: hashSecret(code), grant_id: grantId, redirect_uri: request.redirectUri, code_challenge: request.codeChallenge, expires_at: Math.floor(nowMs()) + CODE_MS, used_at: null }).execute();
   });
   return redirectWith(request.redirectUri, { code, state: request.state, iss: issuer });
 }
@@ -173,7 +173,7 @@ const invalidGrant = (description: string) => new OAuthError(400, 'invalid_grant
 async function issueTokens(tx: Executor, grantId: string, scope: string): Promise<TokenResponse> {
   const access = newSecret(ACCESS_PREFIX);
   const refresh = newSecret(REFRESH_PREFIX);
-  const now = nowMs();
+  const now = Math.floor(nowMs());
   const createdAt = nowIso();
   await tx.insertInto('oauth_tokens').values([
     { token_hash: hashSecret(access), grant_id: grantId, kind: 'access', expires_at: now + ACCESS_TOKEN_MS, used_at: null, created_at: createdAt },
