@@ -93,15 +93,20 @@ export const resource: Resource = {
         }
         case 'ping':
           return rpcResult(id, {});
+        // Large and fixed per view: sent as the cached JSON text, not serialized per request.
         case 'tools/list':
-          return rpcResult(id, { tools: catalog.list(caller, view) });
+        {
+          const gzip = /\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''));
+          if (gzip) reply.header('content-encoding', 'gzip');
+          return reply.type('application/json').header('vary', 'accept-encoding').send(catalog.listResponse(caller, view, id, gzip));
+        }
         case 'tools/call': {
           if (typeof args.name !== 'string') return reply.code(200).send(rpcError(id, -32602, 'Invalid params: name is required'));
           const input = args.arguments === undefined ? {} : args.arguments;
           if (!input || typeof input !== 'object' || Array.isArray(input)) return rpcError(id, -32602, 'Invalid params: arguments must be an object');
           const result = await catalog.call(caller, view, args.name, input as Record<string, unknown>);
           if (!result) return rpcError(id, -32602, `Unknown tool: ${args.name.slice(0, 100)}`);
-          return rpcResult(id, result);
+          return reply.type('application/json').send(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}`);
         }
         default:
           return rpcError(id, -32601, `Method not found: ${method.slice(0, 100)}`);

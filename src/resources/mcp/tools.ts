@@ -2,6 +2,7 @@
 // credential's scope; operation tools run by injecting the REST request into the app with the
 // caller's credential (so limits, credits and scopes are exactly REST's); the workspace tools of
 // an OAuth connection (https://emailit.com/docs/mcp/tools/).
+import { gzipSync } from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../platform/context.ts';
 import type { Principal } from '../../platform/http/auth.ts';
@@ -114,7 +115,7 @@ export class ToolCatalog {
   private byName = new Map<string, OperationTool>();
   private readonly app: FastifyInstance;
   private readonly ctx: AppContext;
-  private listCache = new Map<string, unknown[]>();
+  private listCache = new Map<string, { json: string; gzip: Buffer | null }>();
 
   constructor(app: FastifyInstance, ctx: AppContext) {
     this.app = app;
@@ -144,8 +145,21 @@ export class ToolCatalog {
     return true;
   }
 
-  /** tools/list: the same list for the same view, credential kind and scope, built once. */
-  list(caller: Caller, view: ToolView): unknown[] {
+  /**
+   * The whole tools/list response for a request id as JSON text (and gzipped, for clients that
+   * accept it): the list is the same for the same view, credential kind and scope, so it is built,
+   * serialized and compressed once. Compressed without the id, which is written around it.
+   */
+  listResponse(caller: Caller, view: ToolView, id: string | number, gzip: boolean): string | Buffer {
+    const entry = this.listEntry(caller, view);
+    const head = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"tools":`;
+    if (!gzip) return `${head}${entry.json}}}`;
+    entry.gzip ??= gzipSync(entry.json);
+    // Three gzip members in a row are one valid gzip stream (RFC 1952 §2.2).
+    return Buffer.concat([gzipSync(head), entry.gzip, gzipSync('}}')]);
+  }
+
+  private listEntry(caller: Caller, view: ToolView): { json: string; gzip: Buffer | null } {
     const oauth = isOAuth(caller.principal);
     const key = `${view.toolsets === 'all' ? 'all' : [...view.toolsets].sort().join(',')}|${view.readOnly}|${caller.principal.scope}|${oauth}`;
     const cached = this.listCache.get(key);
@@ -168,13 +182,14 @@ export class ToolCatalog {
         _meta: { toolset: tool.toolset, scope: tool.scope },
       });
     }
+    const entry = { json: JSON.stringify(tools), gzip: null };
     if (this.listCache.size > 200) this.listCache.clear();
-    this.listCache.set(key, tools);
-    return tools;
+    this.listCache.set(key, entry);
+    return entry;
   }
 
-  /** tools/call: the result, or null when no visible tool has this name. */
-  async call(caller: Caller, view: ToolView, name: string, args: Record<string, unknown>): Promise<Record<string, unknown> | null> {
+  /** tools/call: the result as JSON text, or null when no visible tool has this name. */
+  async call(caller: Caller, view: ToolView, name: string, args: Record<string, unknown>): Promise<string | null> {
     const workspaceTool = WORKSPACE_TOOLS.find((t) => t.name === name);
     if (workspaceTool) {
       if (!this.visibleWorkspaceTool(workspaceTool, caller, view)) return null;
@@ -198,7 +213,7 @@ export class ToolCatalog {
     }
   }
 
-  private async runOperation(tool: OperationTool, caller: Caller, input: Record<string, unknown>): Promise<Record<string, unknown>> {
+  private async runOperation(tool: OperationTool, caller: Caller, input: Record<string, unknown>): Promise<string> {
     const { workspace, ...args } = input;
     let principal = caller.principal;
     if (isOAuth(principal)) {
@@ -235,31 +250,31 @@ export class ToolCatalog {
         headers: { authorization: `Bearer ${caller.apiKey ?? delegation!.credential}`, ...(payload !== undefined ? { 'content-type': 'application/json' } : {}) },
         ...(payload !== undefined ? { payload } : {}),
       });
-      const type = String(response.headers['content-type'] ?? '');
-      let body: unknown = response.body;
-      if (type.includes('json') && response.body) body = JSON.parse(response.body);
+      const json = String(response.headers['content-type'] ?? '').includes('json') && response.body !== '';
       if (response.statusCode >= 400) {
+        const body: unknown = json ? JSON.parse(response.body) : response.body;
         const details = body && typeof body === 'object' ? (body as Record<string, unknown>) : { error: String(body) };
         if (details.error === 'admin_required') details.error = 'admin_role_required';
         return failure({ status: response.statusCode, ...details });
       }
-      if (typeof body === 'string') return { content: [{ type: 'text', text: body }] };
-      return success(body);
+      // The API's own JSON goes out as it came, as text and as structured content (no re-parse).
+      const text = JSON.stringify(response.body);
+      if (json && response.body.startsWith('{')) return `{"content":[{"type":"text","text":${text}}],"structuredContent":${response.body}}`;
+      return `{"content":[{"type":"text","text":${text}}]}`;
     } finally {
       delegation?.end();
     }
   }
 }
 
-function success(body: unknown): Record<string, unknown> {
+function success(body: Record<string, unknown>): string {
   const text = JSON.stringify(body);
-  const isObject = body !== null && typeof body === 'object' && !Array.isArray(body);
-  return { content: [{ type: 'text', text }], ...(isObject ? { structuredContent: body } : {}) };
+  return `{"content":[{"type":"text","text":${JSON.stringify(text)}}],"structuredContent":${text}}`;
 }
 
-function failure(body: Record<string, unknown>): Record<string, unknown> {
+function failure(body: Record<string, unknown>): string {
   // Text only: clients check structured content against the tool's output schema, errors included.
-  return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true };
+  return JSON.stringify({ content: [{ type: 'text', text: JSON.stringify(body) }], isError: true });
 }
 
 /** Toolsets and read-only mode from the headers, else the query (https://emailit.com/docs/mcp/toolsets/). */
