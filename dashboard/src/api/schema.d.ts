@@ -235,6 +235,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Newest first */
                             data: {
                                 /** @description The app */
                                 client_id: string;
@@ -246,7 +247,10 @@ export interface paths {
                                 last_used_at: string | null;
                                 /** @description The app's name */
                                 name: string;
-                                /** @enum {string} */
+                                /**
+                                 * @description Always authorized_app
+                                 * @enum {string}
+                                 */
                                 object: "authorized_app";
                                 /** @description api or mcp */
                                 resource: string;
@@ -326,9 +330,15 @@ export interface paths {
                         "application/json": {
                             /** @description The grant */
                             id: string;
-                            /** @enum {string} */
+                            /**
+                             * @description Always authorized_app
+                             * @enum {string}
+                             */
                             object: "authorized_app";
-                            /** @enum {boolean} */
+                            /**
+                             * @description Always true
+                             * @enum {boolean}
+                             */
                             revoked: true;
                         };
                     };
@@ -1129,45 +1139,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Not served: no server-sent event stream */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                405: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["FrameworkError"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["FrameworkError"];
-                    };
-                };
-            };
-        };
+        get?: never;
         put?: never;
         /** MCP server (Streamable HTTP, stateless): one JSON-RPC message per POST */
         post: {
@@ -1179,15 +1151,19 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description A JSON-RPC 2.0 response: `result`, or `error` with code and message */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": {
+                            /** @description The request's id (null when it could not be read) */
                             id?: string | number | null;
-                            /** @enum {string} */
+                            /**
+                             * @description Always 2.0
+                             * @enum {string}
+                             */
                             jsonrpc: "2.0";
                         } & {
                             [key: string]: unknown;
@@ -1208,8 +1184,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | ({
+                            /** @description The request's id (null when it could not be read) */
                             id?: string | number | null;
-                            /** @enum {string} */
+                            /**
+                             * @description Always 2.0
+                             * @enum {string}
+                             */
                             jsonrpc: "2.0";
                         } & {
                             [key: string]: unknown;
@@ -1245,45 +1225,7 @@ export interface paths {
                 };
             };
         };
-        /** Not served: there are no sessions */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                405: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["FrameworkError"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["FrameworkError"];
-                    };
-                };
-            };
-        };
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1774,7 +1716,10 @@ export interface paths {
                             refresh_token: string;
                             /** @description sending or full */
                             scope: string;
-                            /** @enum {string} */
+                            /**
+                             * @description Always Bearer
+                             * @enum {string}
+                             */
                             token_type: "Bearer";
                         };
                     };

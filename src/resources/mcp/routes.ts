@@ -23,7 +23,13 @@ type JsonRpcId = string | number | null;
 const rpcError = (id: JsonRpcId, code: number, message: string, data?: unknown) => ({ jsonrpc: '2.0' as const, id, error: { code, message, ...(data !== undefined ? { data } : {}) } });
 const rpcResult = (id: JsonRpcId, result: unknown) => ({ jsonrpc: '2.0' as const, id, result });
 
-const JsonRpcMessage = Type.Object({ jsonrpc: Type.Literal('2.0'), id: Type.Optional(Type.Union([Type.String(), Type.Number(), Type.Null()])) }, { additionalProperties: true, title: 'JsonRpcMessage' });
+const JsonRpcMessage = Type.Object(
+  {
+    jsonrpc: Type.Literal('2.0', { description: 'Always 2.0' }),
+    id: Type.Optional(Type.Union([Type.String(), Type.Number(), Type.Null()], { description: 'The request\'s id (null when it could not be read)' })),
+  },
+  { additionalProperties: true, title: 'JsonRpcMessage', description: 'A JSON-RPC 2.0 response: `result`, or `error` with code and message' },
+);
 const mcpResponses = {
   200: JsonRpcMessage,
   202: Type.Null({ description: 'A notification or response was accepted' }),
@@ -115,7 +121,7 @@ export const resource: Resource = {
 
     const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
       reply.code(405).header('allow', 'POST').send(frameworkError(405, 'This MCP server is stateless: send each message as a POST'));
-    app.get('/mcp', { config: { scope: 'public' }, schema: { tags: ['MCP'], summary: 'Not served: no server-sent event stream', response: { 405: Type.Ref('FrameworkError') } } }, notAllowed);
-    app.delete('/mcp', { config: { scope: 'public' }, schema: { tags: ['MCP'], summary: 'Not served: there are no sessions', response: { 405: Type.Ref('FrameworkError') } } }, notAllowed);
+    app.get('/mcp', { config: { scope: 'public' }, schema: { hide: true, tags: ['MCP'], summary: 'Not served: no server-sent event stream', response: { 405: Type.Ref('FrameworkError') } } }, notAllowed);
+    app.delete('/mcp', { config: { scope: 'public' }, schema: { hide: true, tags: ['MCP'], summary: 'Not served: there are no sessions', response: { 405: Type.Ref('FrameworkError') } } }, notAllowed);
   },
 };

@@ -116,7 +116,7 @@ export const TokenBody = Type.Object(
 export const TokenResponseBody = Type.Object(
   {
     access_token: text('Bearer token for 15 minutes'),
-    token_type: Type.Literal('Bearer'),
+    token_type: Type.Literal('Bearer', { description: 'Always Bearer' }),
     expires_in: Type.Integer({ description: 'Seconds' }),
     refresh_token: text('Single use: each refresh returns a new one'),
     scope: text('sending or full'),
@@ -133,7 +133,7 @@ export const Revoked = Type.Object({}, { title: 'Revoked', description: 'Always 
 
 const AuthorizedApp = Type.Object(
   {
-    object: Type.Literal('authorized_app'),
+    object: Type.Literal('authorized_app', { description: 'Always authorized_app' }),
     id: text('The grant'),
     client_id: text('The app'),
     name: text('The app\'s name'),
@@ -146,6 +146,9 @@ const AuthorizedApp = Type.Object(
   { title: 'AuthorizedApp' },
 );
 
-export const AuthorizedAppList = Type.Object({ data: Type.Array(AuthorizedApp) }, { title: 'AuthorizedAppList' });
-export const RevokedApp = Type.Object({ object: Type.Literal('authorized_app'), id: text('The grant'), revoked: Type.Literal(true) }, { title: 'RevokedApp' });
+export const AuthorizedAppList = Type.Object({ data: Type.Array(AuthorizedApp, { description: 'Newest first' }) }, { title: 'AuthorizedAppList' });
+export const RevokedApp = Type.Object(
+  { object: Type.Literal('authorized_app', { description: 'Always authorized_app' }), id: text('The grant'), revoked: Type.Literal(true, { description: 'Always true' }) },
+  { title: 'RevokedApp' },
+);
 export const GrantParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
