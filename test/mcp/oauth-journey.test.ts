@@ -110,13 +110,19 @@ test('an MCP client signs in with OAuth, sends an email through a tool, refreshe
   assert.equal(authorizationUrl.searchParams.get('code_challenge_method'), 'S256');
   assert.equal(authorizationUrl.searchParams.get('resource'), `${app.url}/mcp`);
 
-  // The person approves in the browser; the browser lands on the assistant's loopback listener.
-  await page.goto(authorizationUrl.toString());
-  await page.getByRole('heading', { name: 'Authorize Test Assistant' }).waitFor();
-  assert.match(await page.locator('main').innerText(), /sent back to 127\.0\.0\.1:\d+/);
-  await page.getByRole('button', { name: 'Approve' }).click();
+  // The browser the assistant opens has no session yet: the person signs in on the consent page,
+  // then approves; the browser lands on the assistant's loopback listener.
+  const consent = await (await newContext(browser)).newPage();
+  await consent.goto(authorizationUrl.toString());
+  await consent.getByLabel('Email').fill('marketer@acme.test');
+  await consent.getByLabel('Password').fill('correct horse battery');
+  await consent.getByRole('button', { name: 'Sign in' }).click();
+  await consent.getByRole('heading', { name: 'Authorize Test Assistant' }).waitFor();
+  assert.match(await consent.locator('main').innerText(), /sent back to 127\.0\.0\.1:\d+/);
+  assert.equal(await consent.getByRole('checkbox', { name: 'default (admin)' }).isChecked(), true);
+  await consent.getByRole('button', { name: 'Approve' }).click();
   await eventually(() => Promise.resolve(callbacks.length === 1)).catch(async (error) => {
-    throw new Error(`${error}: at ${page.url()}: ${await page.locator('body').innerText()}`);
+    throw new Error(`${error}: at ${consent.url()}: ${await consent.locator('body').innerText()}`);
   });
   const redirected = callbacks[0];
   assert.equal(redirected.searchParams.get('state'), 'opaque state/with?odd=chars&more', 'state comes back unchanged');

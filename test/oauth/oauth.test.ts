@@ -3,17 +3,35 @@
 // detection, and access tokens on the API with an API key's scope rules and the person's role.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { authorize, mcp, pkce, REDIRECT, registerClient, signedInPerson, tokenRequest, tokensFor, type Person } from './helpers.ts';
 
 let app: TestApp;
 let admin: Person;
 
+let documents: Server;
+let documentsUrl: string;
+const served = new Map<string, string>();
+let fetches = 0;
+
 before(async () => {
-  app = await startTestApp();
+  // Client ID metadata documents on loopback (allowed here by ALLOW_PRIVATE_URLS, as in development).
+  documents = createServer((request, response) => {
+    fetches++;
+    const body = served.get(request.url!);
+    response.writeHead(body ? 200 : 404, { 'content-type': 'application/json' }).end(body ?? '{}');
+  });
+  await new Promise<void>((resolve) => documents.listen(0, '127.0.0.1', resolve));
+  documentsUrl = `http://127.0.0.1:${(documents.address() as AddressInfo).port}`;
+  app = await startTestApp({ env: { ALLOW_PRIVATE_URLS: 'true' } });
   admin = await signedInPerson(app, [{ id: app.workspace.id, role: 'admin' }]);
 });
-after(() => app?.close());
+after(async () => {
+  documents?.close();
+  await app?.close();
+});
 
 const tokenRows = async () => Number((await app.running.ctx.db.selectFrom('oauth_tokens').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
 
@@ -138,4 +156,42 @@ test('a sending token has a sending key\'s reach; a member\'s token a member\'s'
   });
   assert.equal(response.status, 400);
   assert.equal((await response.json()).error, 'invalid_request');
+});
+
+test('a client ID metadata document names a client: fetched once, checked, size-bounded', async () => {
+  const clientId = `${documentsUrl}/client.json`;
+  served.set('/client.json', JSON.stringify({ client_id: clientId, client_name: 'Hosted Metadata App', redirect_uris: [REDIRECT] }));
+  served.set('/liar.json', JSON.stringify({ client_id: 'https://someone.else/client.json', client_name: 'Liar', redirect_uris: [REDIRECT] }));
+  served.set('/huge.json', JSON.stringify({ client_id: `${documentsUrl}/huge.json`, client_name: 'x'.repeat(20_000), redirect_uris: [REDIRECT] }));
+  const { challenge } = pkce();
+  const info = (id: string) => app.as(null).get(`/oauth/authorize/request?${new URLSearchParams({ response_type: 'code', client_id: id, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256' })}`);
+  const shown = await info(clientId);
+  assert.equal(shown.status, 200, shown.text);
+  assert.equal(shown.body.client_name, 'Hosted Metadata App');
+  assert.equal(shown.body.redirect_host, '127.0.0.1:8123');
+  const before = fetches;
+  const tokens = await tokensFor(app, admin, { clientId });
+  assert.equal((await app.as(tokens.access_token).get('/v2/emails')).status, 200);
+  assert.equal(fetches, before, 'the document is cached');
+  for (const id of [`${documentsUrl}/liar.json`, `${documentsUrl}/huge.json`, `${documentsUrl}/missing.json`]) {
+    const refused = await info(id);
+    assert.equal(refused.status, 400, id);
+    assert.equal(refused.body.error, 'invalid_client', id);
+  }
+});
+
+test('a person lists the apps they authorised and revokes one: its tokens stop working', async () => {
+  const tokens = await tokensFor(app, admin);
+  const session = { cookie: admin.cookie, 'x-csrf-token': admin.csrf };
+  const listed = await app.as(null).get('/auth/apps', session);
+  assert.equal(listed.status, 200);
+  const grant = listed.body.data.find((a: any) => a.client_id === tokens.clientId);
+  assert.equal(grant.name, 'Refusal Tester');
+  const someoneElse = await signedInPerson(app, [{ id: app.workspace.id, role: 'admin' }]);
+  assert.equal((await app.as(null).delete(`/auth/apps/${grant.id}`, { cookie: someoneElse.cookie, 'x-csrf-token': someoneElse.csrf })).status, 404);
+  assert.equal((await app.as(tokens.access_token).get('/v2/emails')).status, 200);
+  const revoked = await app.as(null).delete(`/auth/apps/${grant.id}`, session);
+  assert.equal(revoked.status, 200);
+  assert.equal((await app.as(tokens.access_token).get('/v2/emails')).status, 401);
+  assert.equal((await tokenRequest(app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: tokens.clientId })).body.error, 'invalid_grant');
 });
