@@ -435,7 +435,7 @@ export interface paths {
                             email: string | null;
                             /** @description The address already has an account: accept with its password */
                             has_password: boolean;
-                            /** @description admin manages people; member uses everything else */
+                            /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                             role: "admin" | "member";
                             /** @description The workspace joined */
                             workspace_name: string;
@@ -546,7 +546,7 @@ export interface paths {
                                 id: string;
                                 /** @description Workspace name */
                                 name: string;
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             } | null;
                             /** @description Every workspace the user belongs to */
@@ -555,7 +555,7 @@ export interface paths {
                                 id: string;
                                 /** @description Workspace name */
                                 name: string;
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             }[];
                         };
@@ -676,7 +676,7 @@ export interface paths {
                                 id: string;
                                 /** @description Workspace name */
                                 name: string;
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             } | null;
                             /** @description Every workspace the user belongs to */
@@ -685,7 +685,7 @@ export interface paths {
                                 id: string;
                                 /** @description Workspace name */
                                 name: string;
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             }[];
                         };
@@ -783,7 +783,7 @@ export interface paths {
                                 id: string;
                                 /** @description Workspace name */
                                 name: string;
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             } | null;
                             /** @description Every workspace the user belongs to */
@@ -792,7 +792,7 @@ export interface paths {
                                 id: string;
                                 /** @description Workspace name */
                                 name: string;
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             }[];
                         };
@@ -1064,7 +1064,7 @@ export interface paths {
                                 id: string;
                                 /** @description Workspace name */
                                 name: string;
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             } | null;
                             /** @description Every workspace the user belongs to */
@@ -1073,7 +1073,7 @@ export interface paths {
                                 id: string;
                                 /** @description Workspace name */
                                 name: string;
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             }[];
                         };
@@ -2817,7 +2817,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -3022,7 +3022,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -3123,7 +3123,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -3236,7 +3236,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -18157,7 +18157,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Pending invitations */
+        /** Pending invitations (admins only) */
         get: {
             parameters: {
                 query?: never;
@@ -18191,7 +18191,7 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 object: "invitation";
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             }[];
                         };
@@ -18221,7 +18221,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -18236,7 +18236,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Invite someone by email */
+        /** Invite someone by email (admins only) */
         post: {
             parameters: {
                 query?: never;
@@ -18249,7 +18249,7 @@ export interface paths {
                     "application/json": {
                         /** @description Whom to invite */
                         email: string;
-                        /** @description admin manages people; member uses everything else */
+                        /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                         role?: "admin" | "member";
                     };
                 };
@@ -18277,7 +18277,7 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "invitation";
-                            /** @description admin manages people; member uses everything else */
+                            /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                             role: "admin" | "member";
                             /** @description The link (also emailed), shown once */
                             url: string;
@@ -18308,7 +18308,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -18347,7 +18347,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke an invitation */
+        /** Revoke an invitation (admins only) */
         delete: {
             parameters: {
                 query?: never;
@@ -18406,7 +18406,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -18482,7 +18482,7 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 object: "member";
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             }[];
                         };
@@ -18543,7 +18543,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Change a member's role */
+        /** Change a member's role (admins only) */
         post: {
             parameters: {
                 query?: never;
@@ -18557,7 +18557,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description admin manages people; member uses everything else */
+                        /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                         role: "admin" | "member";
                     };
                 };
@@ -18583,7 +18583,7 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "member";
-                            /** @description admin manages people; member uses everything else */
+                            /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                             role: "admin" | "member";
                         };
                     };
@@ -18612,7 +18612,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -18644,7 +18644,7 @@ export interface paths {
                 };
             };
         };
-        /** Remove a member from the workspace */
+        /** Remove a member from the workspace (admins only) */
         delete: {
             parameters: {
                 query?: never;
@@ -18703,7 +18703,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -22103,6 +22103,18 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** AdminRoleRequiredError */
+        AdminRoleRequiredError: {
+            /**
+             * @description Always admin_role_required
+             * @enum {string}
+             */
+            error: "admin_role_required";
+            /** @description What went wrong, for a person */
+            message: string;
+        } & {
+            [key: string]: unknown;
+        };
         /** ConflictError */
         ConflictError: {
             /** @description Short error */
