@@ -18,10 +18,11 @@ export const scenario: Scenario = {
       const rest = `${postlane.url}/v2/api-keys/${id}`;
       const mcpHeaders = { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
       const call = { method: 'POST', headers: mcpHeaders, body: rpc('tools/call', { name: 'get-api-key', arguments: { id } }) };
-      const tools = { method: 'POST', headers: mcpHeaders, body: rpc('tools/list', {}) };
+      // As MCP clients on fetch ask (undici sends accept-encoding: gzip, deflate): the ~400 KB list compresses well.
+      const tools = { method: 'POST', headers: { ...mcpHeaders, 'accept-encoding': 'gzip' }, body: rpc('tools/list', {}) };
       const check = await (await fetch(`${postlane.url}/mcp`, call)).json();
       if (check.result?.isError || !check.result?.structuredContent) throw new Error(`tool call failed: ${JSON.stringify(check)}`);
-      const count = (await (await fetch(`${postlane.url}/mcp?toolsets=all`, tools)).json()).result.tools.length;
+      const count = (await (await fetch(`${postlane.url}/mcp?toolsets=all`, { ...tools, headers: mcpHeaders })).json()).result.tools.length;
 
       // Warm up (JIT, the catalog, caches) before measuring.
       await load(rest, { seconds: 2, connections, headers });
