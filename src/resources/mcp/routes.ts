@@ -53,9 +53,10 @@ export const resource: Resource = {
   name: 'mcp',
   async public(app, ctx) {
     let catalog: ToolCatalog | null = null;
-    // JSON-RPC parse errors are answered in JSON-RPC, so this route reads its body as text.
+    // JSON-RPC parse errors are answered in JSON-RPC, so this route reads its body as text (up to
+    // the API's own limit: send-email may carry attachments as it does over REST).
     app.removeAllContentTypeParsers();
-    app.addContentTypeParser(/^application\/([\w.+-]+\+)?json/, { parseAs: 'string', bodyLimit: 4 * 1024 * 1024 }, (_request, body, done) => done(null, body));
+    app.addContentTypeParser(/^application\/([\w.+-]+\+)?json/, { parseAs: 'string' }, (_request, body, done) => done(null, body));
 
     const unauthorized = (reply: FastifyReply) =>
       reply.code(401).header('www-authenticate', bearerChallenge(ctx.config.publicUrl, 'mcp')).send(frameworkError(401, 'A valid OAuth access token for this MCP server or an API key is required').body);

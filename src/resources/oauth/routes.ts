@@ -23,6 +23,8 @@ import {
 
 const tags = ['OAuth'];
 const publicRoute = { scope: 'public' as const };
+// OAuth requests are a few short fields.
+const OAUTH_BODY_LIMIT = 64 * 1024;
 const oauthErrors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, OAuthErrorBody]));
 // Browser-based MCP clients call discovery, registration, token and revocation from another origin.
 const CORS = { 'access-control-allow-origin': '*', 'access-control-allow-methods': 'GET, POST, OPTIONS', 'access-control-allow-headers': 'content-type, authorization, mcp-protocol-version' };
@@ -68,7 +70,7 @@ export const resource: Resource = {
   async public(app, ctx) {
     // Access tokens for the REST API open /v2 and /v1 like an API key of the grant's scope.
     ctx.auth.tokenAuthenticator = (token) => principalOfBearer(ctx, token);
-    await app.register(formbody, { bodyLimit: 64 * 1024 });
+    await app.register(formbody, { bodyLimit: OAUTH_BODY_LIMIT });
 
     const cors = (reply: FastifyReply) => reply.headers(CORS);
     for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp', '/oauth/register', '/oauth/token', '/oauth/revoke']) {
@@ -99,6 +101,7 @@ export const resource: Resource = {
 
     app.post('/oauth/register', {
       config: publicRoute,
+      bodyLimit: OAUTH_BODY_LIMIT,
       schema: { tags, summary: 'Register a client (RFC 7591)', body: RegistrationBody, response: { 201: RegisteredClient, ...oauthErrors(400) } },
     }, async (request, reply) => {
       cors(reply).header('cache-control', 'no-store');
@@ -142,6 +145,7 @@ export const resource: Resource = {
 
     app.post('/oauth/authorize/decision', {
       config: publicRoute,
+      bodyLimit: OAUTH_BODY_LIMIT,
       schema: {
         tags,
         summary: 'The signed-in person approves or declines an authorization request',
@@ -161,6 +165,7 @@ export const resource: Resource = {
 
     app.post('/oauth/token', {
       config: publicRoute,
+      bodyLimit: OAUTH_BODY_LIMIT,
       schema: { tags, summary: 'Exchange a code or a refresh token for tokens', body: TokenBody, response: { 200: TokenResponseBody, ...oauthErrors(400, 401) } },
     }, async (request, reply) => {
       cors(reply).headers({ 'cache-control': 'no-store', pragma: 'no-cache' });
@@ -169,6 +174,7 @@ export const resource: Resource = {
 
     app.post('/oauth/revoke', {
       config: publicRoute,
+      bodyLimit: OAUTH_BODY_LIMIT,
       schema: { tags, summary: 'Revoke a token (RFC 7009): a refresh token ends its whole authorization', body: RevokeBody, response: { 200: Revoked, ...oauthErrors(400) } },
     }, async (request, reply) => {
       cors(reply);
