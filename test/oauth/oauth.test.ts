@@ -114,6 +114,7 @@ test('a token opens only the resource it was issued for', async () => {
   const apiToken = await tokensFor(app, admin);
   const mcpToken = await tokensFor(app, admin, { resource: `${app.config.publicUrl}/mcp` });
   assert.equal((await app.as(apiToken.access_token).get('/v2/emails')).status, 200);
+  assert.equal((await app.as(apiToken.access_token).get('/v1/events')).status, 200, 'the legacy API too');
   const refusedMcp = await mcp(app, apiToken.access_token, 'tools/list');
   assert.equal(refusedMcp.status, 401);
   assert.match(refusedMcp.headers.get('www-authenticate')!, /oauth-protected-resource\/mcp"/);
