@@ -788,6 +788,25 @@ export interface paths {
                         email: string;
                         /** @description Password */
                         password: string;
+                        /** @description The solved challenge of a 429 challenge_required: needed by browsers without this account's device cookie once the account has had too many failed sign-ins */
+                        proof?: {
+                            /** @description A proof-of-work challenge (ALTCHA v2) */
+                            challenge: {
+                                /** @description ALTCHA v2 challenge parameters (algorithm, nonce, salt, cost, keyPrefix, expiresAt, …), as given */
+                                parameters: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Its signature, as given */
+                                signature?: string;
+                            };
+                            /** @description What the solver found */
+                            solution: {
+                                /** @description The counter found */
+                                counter: number;
+                                /** @description The key derived for it, hex */
+                                derivedKey: string;
+                            };
+                        };
                     };
                 };
             };
@@ -885,7 +904,23 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ErrorWithMessage"];
+                        "application/json": {
+                            /** @description A proof-of-work challenge (ALTCHA v2) */
+                            challenge?: {
+                                /** @description ALTCHA v2 challenge parameters (algorithm, nonce, salt, cost, keyPrefix, expiresAt, …), as given */
+                                parameters: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Its signature, as given */
+                                signature?: string;
+                            };
+                            /** @description too_many_attempts: wait retry_after seconds; challenge_required: solve challenge and send it as proof */
+                            error: "too_many_attempts" | "challenge_required";
+                            /** @description What to do, for a person */
+                            message: string;
+                            /** @description Seconds to wait (also the retry-after header) */
+                            retry_after?: number;
+                        };
                     };
                 };
                 /** @description Default Response */
@@ -15380,8 +15415,8 @@ export interface paths {
                                     message: string;
                                     /** @description The MX host that gave the answer */
                                     mx_host: string | null;
-                                    /** @description What the mailbox check found: the server accepted, rejected (no such mailbox), said disabled or full, greylisted (try later), gave another temporary answer, blocked the check itself, timed out, could not be reached; or there was no MX to ask (no_mx) or DNS failed (dns_failed) */
-                                    outcome: "accepted" | "rejected" | "disabled" | "inbox_full" | "greylisted" | "temporary" | "blocked" | "timeout" | "connection_failed" | "no_mx" | "dns_failed";
+                                    /** @description What the mailbox check found: the server accepted, rejected (no such mailbox), said disabled or full, greylisted (try later), gave another temporary answer, blocked the check itself, timed out, could not be reached; not_checked when the MX hosts resolve only to addresses that are not public (loopback, private, link-local…), which are never connected to; or there was no MX to ask (no_mx) or DNS failed (dns_failed) */
+                                    outcome: "accepted" | "rejected" | "disabled" | "inbox_full" | "greylisted" | "temporary" | "blocked" | "timeout" | "connection_failed" | "not_checked" | "no_mx" | "dns_failed";
                                 } | null;
                                 /** @description fast or full */
                                 mode: "fast" | "full";
@@ -15573,8 +15608,8 @@ export interface paths {
                                 message: string;
                                 /** @description The MX host that gave the answer */
                                 mx_host: string | null;
-                                /** @description What the mailbox check found: the server accepted, rejected (no such mailbox), said disabled or full, greylisted (try later), gave another temporary answer, blocked the check itself, timed out, could not be reached; or there was no MX to ask (no_mx) or DNS failed (dns_failed) */
-                                outcome: "accepted" | "rejected" | "disabled" | "inbox_full" | "greylisted" | "temporary" | "blocked" | "timeout" | "connection_failed" | "no_mx" | "dns_failed";
+                                /** @description What the mailbox check found: the server accepted, rejected (no such mailbox), said disabled or full, greylisted (try later), gave another temporary answer, blocked the check itself, timed out, could not be reached; not_checked when the MX hosts resolve only to addresses that are not public (loopback, private, link-local…), which are never connected to; or there was no MX to ask (no_mx) or DNS failed (dns_failed) */
+                                outcome: "accepted" | "rejected" | "disabled" | "inbox_full" | "greylisted" | "temporary" | "blocked" | "timeout" | "connection_failed" | "not_checked" | "no_mx" | "dns_failed";
                             } | null;
                             /** @description fast or full */
                             mode: "fast" | "full";
