@@ -60,6 +60,7 @@ const TOOLSET_BY_SEGMENT: Record<string, string> = {
   overview: 'workspace',
   delivery: 'emails',
   email: 'emails',
+  system: 'workspace',
 };
 
 export const TOOLSETS = ['emails', 'domains', 'dmarc', 'templates', 'api_keys', 'audiences', 'contacts', 'suppressions', 'webhooks', 'campaigns', 'automations', 'forms', 'verification', 'events', 'workspace'] as const;
@@ -81,6 +82,7 @@ const NAMES: Record<string, string> = {
   'POST /v2/audiences/{id}/subscribers/bulk': 'add-audience-subscribers-bulk',
   'POST /v2/audiences/{id}/subscribers/bulk-remove': 'remove-audience-subscribers-bulk',
   'POST /v2/domains/{id}/dmarc/reports': 'upload-dmarc-report',
+  'GET /v2/system/health': 'get-system-health',
 };
 
 // Last segments that name a thing of one item rather than a collection of them.
