@@ -371,7 +371,8 @@ export function generator(seed: number, document: OpenApiDocument, world: World)
     return { headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body: Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="c.csv"\r\nContent-Type: text/csv\r\n\r\n${rows}\r\n--${boundary}--\r\n`) };
   }
 
-  const PAGE = new Set([200, 400, 404, 413, 415, 429]);
+  // What any page may answer: the framework's refusals (an over-long parameter, a body too large or of a type it does not take) and the per-IP limit.
+  const PAGE = new Set([200, 400, 404, 413, 414, 415, 429]);
   function publicRequest(rng: Rng, index: number): StatefulRequest {
     const token = (kind: string) => {
       const list = world.tokens.get(kind) ?? [];

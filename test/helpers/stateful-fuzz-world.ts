@@ -263,7 +263,7 @@ export async function make(world: World, n: number, only?: string): Promise<numb
 }
 
 /** Creates every kind of resource, the credentials and the mail the public pages need. */
-export async function buildWorld(target: FuzzTarget): Promise<World> {
+export async function buildWorld(target: FuzzTarget, perKind = 3): Promise<World> {
   const world = new World(target);
   // Keys and people first: the ones the fuzzer signs with are protected from its deletes.
   const keys = await call(target, 'GET', '/v2/api-keys');
@@ -276,7 +276,7 @@ export async function buildWorld(target: FuzzTarget): Promise<World> {
   world.protectedIds.add(admin.userId).add(member.userId);
   world.credentials = { fullKey: target.key, sendingKey: sending.body.key, admin, member };
   // A few more members for the members' routes (role changes, removals).
-  for (let i = 0; i < 2; i++) {
+  for (let i = 0; i < Math.min(2, perKind - 1); i++) {
     const more = await call(target, 'POST', '/v2/invitations', { email: `colleague${i}@example.org`, role: 'member' });
     const session = await acceptInvitation(target, tokenOfInvitation(more.body.url), `colleague${i}@example.org`);
     world.add('members', session.userId);
@@ -295,7 +295,7 @@ export async function buildWorld(target: FuzzTarget): Promise<World> {
   world.prefixes.set(domain.body.id.slice(0, domain.body.id.indexOf('_')), 'domains');
 
   // Three of every kind, then the things that need others to exist.
-  for (let n = 0; n < 3; n++) await make(world, n);
+  for (let n = 0; n < perKind; n++) await make(world, n);
   const embed = await call(target, 'GET', '/v2/forms/embed').catch(() => null);
   if (embed?.body?.public_key) world.addToken('embed', embed.body.public_key);
   for (const audience of world.live.get('audiences') ?? []) {

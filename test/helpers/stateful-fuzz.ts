@@ -11,6 +11,8 @@ import http from 'node:http';
 import { checkAgainstContract } from './contract.ts';
 import { LEAK } from './fuzz.ts';
 import { buildWorld, make, recipes, type World } from './stateful-fuzz-world.ts';
+
+export { buildWorld } from './stateful-fuzz-world.ts';
 import { collectionOf, generator, kindOfParameter, operationsOf, type OpenApiDocument, type StatefulRequest } from './stateful-fuzz-requests.ts';
 import type { FuzzTarget } from './stateful-fuzz-target.ts';
 import type { KnownFinding } from './stateful-fuzz-known.ts';
@@ -64,6 +66,10 @@ export interface FuzzOptions {
   concurrency: number;
   seed: number;
   answerTimeoutMs?: number;
+  /** How many of each kind to make before the fuzz starts (3). */
+  perKind?: number;
+  /** A world already built (buildWorld) for this target: the fuzz starts at once. */
+  world?: World;
   /** Stop sending after this long (the report says how many were sent). */
   maxSeconds?: number;
   /** Shapes of known findings being fixed elsewhere: withheld, or their findings counted apart. */
@@ -122,7 +128,7 @@ async function healthy(target: FuzzTarget): Promise<boolean> {
 export async function runStatefulFuzz(target: FuzzTarget, options: FuzzOptions): Promise<FuzzReport> {
   const timeoutMs = options.answerTimeoutMs ?? 30_000;
   const document = (await (await fetch(`${target.url}/openapi.json`)).json()) as OpenApiDocument;
-  const world = await buildWorld(target);
+  const world = options.world ?? (await buildWorld(target, options.perKind));
   if (process.env.FUZZ_DEBUG) console.log("world built", JSON.stringify(Object.fromEntries(world.live)), JSON.stringify(Object.fromEntries(world.tokens)));
   const generate = generator(options.seed, document, world);
   const operations = operationsOf(document);
@@ -292,7 +298,7 @@ export function reportLines(report: FuzzReport, target: FuzzTarget): string[] {
     `answers by status: ${list(report.statuses)}`,
     `5xx: ${total('5xx')} (aim 0); no answer (dropped or silent): ${total('no answer')} (aim 0); stack traces or SQL leaked: ${total('leak')} (aim 0)`,
     `undocumented statuses: ${total('undocumented')}; bodies not matching their documented schema: ${total('contract')}; known findings set aside: ${[...report.findings.values()].filter((f) => f.kind.startsWith('known')).reduce((n, f) => n + f.count, 0)}`,
-    `server RSS: ${rss.warmedMb.toFixed(0)} MB after warm-up, ${rss.lastMb.toFixed(0)} MB at the end, peak ${rss.peakMb.toFixed(0)} MB; growth ${rss.growthPer10k.toFixed(1)} MB per 10,000 requests (${report.rss.length} samples)`,
+    `server RSS: ${rss.warmedMb.toFixed(0)} MB after warm-up (the first fifth), ${rss.lastMb.toFixed(0)} MB at the end, peak ${rss.peakMb.toFixed(0)} MB; ${report.sent >= 10_000 ? `trend after warm-up ${rss.growthPer10k >= 0 ? '+' : ''}${rss.growthPer10k.toFixed(1)} MB per 10,000 requests (least squares over ${report.rss.length} samples, one a second)` : 'too few requests to judge a trend'}`,
     `server stopped answering (health check included) after: ${report.frozeAfter ?? 'never (aim)'}`,
     `withheld (known findings being fixed elsewhere, see stateful-fuzz-known.ts): ${list(report.withheld)}`,
     `server up afterwards: ${report.up ? 'yes' : 'NO'}; "unhandled"/"uncaught" lines in its log: ${unhandled}`,
