@@ -20,14 +20,17 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20261207);
 
 let target: FuzzTarget;
 let world: World;
+/** A loaded machine can take minutes to start a server and make the world: the run stops on time by itself. */
+const SLOW = { timeout: 600_000 };
+
 before(async () => {
   target = await startFuzzTarget(await freshDatabase());
   // Two of every kind, the sessions and the mail with the public pages' links.
   world = await buildWorld(target, 2);
-});
+}, SLOW);
 after(() => target?.stop());
 
-test(`up to ${REQUESTS} stateful requests (${MAX_SECONDS} s at most) with real ids over every operation and the public pages: no 5xx, no dropped connection, nothing leaked`, async () => {
+test(`up to ${REQUESTS} stateful requests (${MAX_SECONDS} s at most) with real ids over every operation and the public pages: no 5xx, no dropped connection, nothing leaked`, SLOW, async () => {
   const report = await runStatefulFuzz(target, {
     requests: REQUESTS,
     concurrency: 4,
