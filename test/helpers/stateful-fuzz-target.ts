@@ -75,7 +75,7 @@ export async function startFuzzTarget(database: FuzzDatabase): Promise<FuzzTarge
   // Enough credits and sending room that the fuzzer's sends are judged on their input, not a quota.
   const cli = (...args: string[]) => {
     const result = spawnSync(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env }, encoding: 'utf8' });
-    if (result.status !== 0) throw new Error(`postlane ${args.join(' ')} failed: ${result.stderr}`);
+    if (result.status !== 0) throw new Error(`postlane ${args.join(' ')} failed: ${result.error ?? ''} ${result.stderr ?? ''}`);
     return result.stdout;
   };
   const workspace = (JSON.parse(cli('workspace', 'list', '--json')) as Array<{ id: string }>)[0];

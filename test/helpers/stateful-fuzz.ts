@@ -306,6 +306,14 @@ export function reportLines(report: FuzzReport, target: FuzzTarget): string[] {
   ];
   const order = ['5xx', 'no answer', 'leak', 'undocumented', 'contract'];
   const findings = [...report.findings.values()].sort((a, b) => order.indexOf(a.kind.replace(/^known \([^)]*\) /, '')) - order.indexOf(b.kind.replace(/^known \([^)]*\) /, '')) || b.count - a.count);
-  for (const finding of findings) lines.push(`  [${finding.kind}] ×${finding.count} ${finding.signature}\n      e.g. ${finding.example.slice(0, 900)}`);
+  // Every 5xx, silence and leak with its example; of the undocumented statuses and schema
+  // mismatches, a count per status and the most frequent few (they are many, and alike).
+  const serious = findings.filter((f) => !/undocumented|contract/.test(f.kind));
+  const minor = findings.filter((f) => /undocumented|contract/.test(f.kind));
+  for (const finding of serious) lines.push(`  [${finding.kind}] ×${finding.count} ${finding.signature}\n      e.g. ${finding.example.slice(0, 900)}`);
+  const byStatus = new Map<string, number>();
+  for (const finding of minor) byStatus.set(`${finding.kind} ${finding.signature.split(' ')[0]}`, (byStatus.get(`${finding.kind} ${finding.signature.split(' ')[0]}`) ?? 0) + finding.count);
+  if (minor.length) lines.push(`  undocumented statuses and schema mismatches by status: ${list(byStatus)} (${minor.length} operations)`);
+  for (const finding of minor.slice(0, Number(process.env.FUZZ_SHOW_MINOR ?? 8))) lines.push(`  [${finding.kind}] ×${finding.count} ${finding.signature}\n      e.g. ${finding.example.slice(0, 400)}`);
   return lines;
 }
