@@ -68,6 +68,8 @@ export interface ChaosReport {
   /** From the last restart until the last email was delivered. */
   deliveredWithinMs: number;
   dataReceived: number;
+  /** How long each start after a kill took until the server answered /healthz, in ms. */
+  restartsMs: number[];
   /** With duringDelivery: kills that came once every 250 sent had been read (the rest: after 2 s). */
   killsAfterRepliesRead: number;
   /** The campaign's recipients, the emails it made (aim: one each) and whether it reached `sent`. */
@@ -77,6 +79,8 @@ export interface ChaosReport {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
+  const began = Date.now();
+  const mark = (what: string) => process.env.CHAOS_DEBUG && console.error(`chaos +${Date.now() - began} ms: ${what}`);
   const mta = await startStallingMta({ stalling: !options.duringDelivery });
   // This process prepares the data and reads it back; the server under fire is a child.
   const app = await startSendingApp({ roles: ['api'], workspace: { credits: 10_000_000 } });
@@ -109,7 +113,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       await app.api.post(`/v2/campaigns/${created.body.id}`, { recipients: [{ audience_id: list }] });
       campaignId = created.body.id as string;
     }
+    mark('ready to start');
     child = await start();
+    mark('started');
     let url = child.url;
     if (campaignId) {
       const sent = await app.api.post(`/v2/campaigns/${campaignId}/send`);
@@ -117,6 +123,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     }
     let killsAfterRepliesRead = 0;
     const outputs: string[] = [];
+    const restartsMs: number[] = [];
     let killsDone = false;
     const stats = { retries: 0, smtpRetries: 0, conflicts: 0, unanswered: 0 };
 
@@ -212,10 +219,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           mta.hold();
           if (await mta.repliesRead(2000)) killsAfterRepliesRead++;
         }
+        mark(`kill ${k + 1} (${mta.accepted.length} answered)`);
         await child!.kill('SIGKILL');
         outputs.push(child!.output());
         if (options.duringDelivery) mta.release({ dropHeld: true });
+        const restarting = Date.now();
         child = await start();
+        restartsMs.push(Date.now() - restarting);
+        mark('restarted');
         url = child.url;
       }
       killsDone = true;
@@ -226,6 +237,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     sent.push(...sentBySmtp);
     await killer;
     const restartedAt = Date.now();
+    mark('clients done');
     mta.release(); // from now on the MTA answers
 
     const db = app.running.ctx.db;
@@ -238,6 +250,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const campaignSent = async () => !campaignId || (await db.selectFrom('campaigns').select('status').where('id', '=', campaignId).executeTakeFirst())?.status === 'sent';
     await eventually(async () => (await campaignSent()) && (await notDelivered()) === 0, DELIVER_LEASE_MS + 60_000, 200).catch(() => null);
     const deliveredWithinMs = Date.now() - restartedAt;
+    mark('all delivered');
     const campaignEmails = async () =>
       Number((await db.selectFrom('emails').select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', app.workspace.id).where('source', '=', 'campaign').executeTakeFirst())?.n ?? 0);
 
@@ -273,6 +286,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       deliveredWithinMs,
       dataReceived: mta.received,
       killsAfterRepliesRead,
+      restartsMs,
       campaign: campaignId ? { recipients: options.campaignRecipients!, emails: await campaignEmails(), sent: await campaignSent() } : null,
     };
   } finally {

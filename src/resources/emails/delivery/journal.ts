@@ -40,10 +40,12 @@ export class OutcomeJournal {
   readonly path: string;
   private fd: number;
   private bytes = 0;
+  private readonly rotateBytes: number;
   /** Outcomes written and not yet committed, by email id. */
   private readonly pending = new Map<string, { line: string; entry: JournalEntry }>();
 
-  constructor(dataDir: string) {
+  constructor(dataDir: string, options: { rotateBytes?: number } = {}) {
+    this.rotateBytes = options.rotateBytes ?? ROTATE_BYTES;
     const dir = join(dataDir, JOURNAL_DIR);
     mkdirSync(dir, { recursive: true });
     this.path = join(dir, `${process.pid}-${randomBytes(6).toString('hex')}.jsonl`);
@@ -70,7 +72,7 @@ export class OutcomeJournal {
       // Nothing pending: the file starts over (O_APPEND writes go to the new end).
       ftruncateSync(this.fd, 0);
       this.bytes = 0;
-    } else if (this.bytes > ROTATE_BYTES) {
+    } else if (this.bytes > this.rotateBytes) {
       this.rotate();
     }
   }
