@@ -78,7 +78,7 @@ export async function startPostlane(config: Config, options: StartOptions = {}):
     // Before any worker claims a delivery job: the answers a killed process had read but not
     // committed are recorded, so their jobs find them delivered (or bounced) and send nothing.
     const journals = await applyOutcomeJournals(ctx.db, config.dataDir);
-    if (journals.files > 0) log.warn(journals, 'applied the delivery outcome journals of stopped processes');
+    if (journals.files > 0) log.info(journals, 'applied the delivery outcome journals of stopped processes');
 
     const resources = await loadResources();
     for (const resource of resources) resource.registerJobs?.(ctx);

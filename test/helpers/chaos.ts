@@ -262,12 +262,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       messageIds.set(messageId, (messageIds.get(messageId) ?? 0) + 1);
     }
     if (process.env.CHAOS_DEBUG) {
-      const twice = [...seen].filter(([, n]) => n > 1).map(([k]) => k);
-      console.error('TWICE', twice.slice(0, 20));
-      for (const k of twice.filter((k) => k.includes('@example.org')).slice(0, 5)) {
-        console.error(k, await db.selectFrom('emails').selectAll().where('to', '=', k).execute(), await db.selectFrom('email_attempts').selectAll().where('email_id', 'in', (await db.selectFrom('emails').select('id').where('to', '=', k).execute()).map((r) => r.id)).execute());
-      }
-      console.error('OUTPUTS', outputs.join('\n----\n').slice(-20000));
+      console.error('seen twice:', [...seen].filter(([, n]) => n > 1).map(([key]) => key));
+      console.error(`output of the killed servers:\n${outputs.join('\n----\n').slice(-20000)}`);
     }
     return {
       sends: sent.length,
