@@ -197,15 +197,15 @@ export class DeliveryWorker {
     const outcome = await this.delivery().deliver({ from: outgoing.envelopeFrom, to: email.to, raw: outgoing.raw, priority: priorityOf(email.source) });
     // No slot at the destination in time: not an attempt, just later (the queue waits its turn).
     if (outcome.deferredUntilMs !== undefined) throw new RetryJobAt(outcome.deferredUntilMs, outcome.response);
+    const lockedBy = job.lockedBy;
+    const held = lockedBy ? { id: job.id, lockedBy } : undefined;
     if (outcome.kind === 'delivered') {
-      const lockedBy = job.lockedBy;
-      const held = lockedBy ? { id: job.id, lockedBy } : undefined;
       this.journal.append({ email: email.id, job: held ?? null, at: new Date().toISOString(), outcome });
       await this.untilRecorded(() => recordDelivered(this.db, email.id, outcome, held));
       this.journal.committed(email.id);
       if (lockedBy) return JOB_COMPLETED;
     } else if (outcome.kind === 'permanent') {
-      this.journal.append({ email: email.id, job: null, at: new Date().toISOString(), outcome });
+      this.journal.append({ email: email.id, job: held ?? null, at: new Date().toISOString(), outcome });
       await this.untilRecorded(() => recordBouncedAtDelivery(this.db, email.id, outcome));
       this.journal.committed(email.id);
     } else {
