@@ -12,6 +12,7 @@ import { bearerSecret, type Principal, type Scope } from './auth.ts';
 import { ApiError, forbiddenScope, frameworkError, invalidJson, reasonPhrase, standardValidationError, unauthorized } from './errors.ts';
 import { loadResources } from '../../resources/index.ts';
 import { errorComponents, withDefaultResponses } from './responses.ts';
+import { AdminRoleRequiredError, withRoleCheck, withRoleResponses, type RequiredRole } from './roles.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -21,6 +22,8 @@ declare module 'fastify' {
     /** `sending` opens a route to sending keys too; `public` needs no key. Default: `full`.
      *  A function decides per request (a path that serves both the API and the public). */
     scope?: Scope | 'public' | ((request: FastifyRequest) => Scope | 'public');
+    /** `admin`: only a principal acting as an admin of the workspace (roles.ts); others get 403. */
+    role?: RequiredRole;
   }
 }
 
@@ -135,12 +138,16 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `Route ${request.method} ${request.url.split('?')[0]} not found` });
   });
 
-  for (const schema of Object.values(errorComponents)) app.addSchema(schema);
+  for (const schema of [...Object.values(errorComponents), AdminRoleRequiredError]) app.addSchema(schema);
   // Every route documents the statuses it can answer before its handler runs (responses.ts).
+  // A route's required role is checked after its credential (roles.ts), and documented.
   app.addHook('onRoute', (route) => {
+    const config = route.config as { scope?: string; role?: RequiredRole } | undefined;
+    if (config?.role) route.onRequest = withRoleCheck(route.onRequest, config.role);
     if (route.schema?.hide) return;
-    const isPublic = (route.config as { scope?: string } | undefined)?.scope === 'public';
-    route.schema = { ...(route.schema ?? {}), response: withDefaultResponses(route.schema?.response as never, isPublic, route.url.includes(':')) };
+    const isPublic = config?.scope === 'public';
+    const response = withDefaultResponses(route.schema?.response as never, isPublic, route.url.includes(':'));
+    route.schema = { ...(route.schema ?? {}), response: withRoleResponses(response, config?.role) };
   });
 
   await app.register(swagger, {
