@@ -67,6 +67,8 @@ export interface ChaosReport {
   messagesDeliveredTwice: number;
   /** From the last restart until the last email was delivered. */
   deliveredWithinMs: number;
+  /** From the server answering again after the last kill (or the database after the last restart) until the last email was delivered. */
+  deliveredAfterLastStartMs: number;
   dataReceived: number;
   /** How long each start after a kill took until the server answered /healthz, in ms. */
   restartsMs: number[];
@@ -124,6 +126,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     let killsAfterRepliesRead = 0;
     const outputs: string[] = [];
     const restartsMs: number[] = [];
+    let lastStartAt = Date.now();
     let killsDone = false;
     const stats = { retries: 0, smtpRetries: 0, conflicts: 0, unanswered: 0 };
 
@@ -213,6 +216,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         }
         if (options.restartDatabase) {
           await options.restartDatabase();
+          lastStartAt = Date.now();
           continue;
         }
         if (options.duringDelivery) {
@@ -226,6 +230,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         const restarting = Date.now();
         child = await start();
         restartsMs.push(Date.now() - restarting);
+        lastStartAt = Date.now();
         mark('restarted');
         url = child.url;
       }
@@ -250,6 +255,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const campaignSent = async () => !campaignId || (await db.selectFrom('campaigns').select('status').where('id', '=', campaignId).executeTakeFirst())?.status === 'sent';
     await eventually(async () => (await campaignSent()) && (await notDelivered()) === 0, DELIVER_LEASE_MS + 60_000, 200).catch(() => null);
     const deliveredWithinMs = Date.now() - restartedAt;
+    const deliveredAfterLastStartMs = Date.now() - lastStartAt;
     mark('all delivered');
     const campaignEmails = async () =>
       Number((await db.selectFrom('emails').select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', app.workspace.id).where('source', '=', 'campaign').executeTakeFirst())?.n ?? 0);
@@ -280,6 +286,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       deliveredTwice: [...seen.values()].filter((n) => n > 1).length,
       messagesDeliveredTwice: [...messageIds.values()].filter((n) => n > 1).length,
       deliveredWithinMs,
+      deliveredAfterLastStartMs,
       dataReceived: mta.received,
       killsAfterRepliesRead,
       restartsMs,

@@ -22,7 +22,7 @@ after(async () => {
 });
 
 /** The pid of a process that has exited. */
-const deadPid = () => spawnSync(process.execPath, ['-e', '']).pid!;
+const deadPid = () => spawnSync('true').pid!;
 
 function answer(kind: 'delivered' | 'permanent', code: number, response: string): DeliveryOutcome {
   const attempt = { kind, code, enhancedCode: response.split(' ')[1], response, mxHost: 'mx.example.org', address: '127.0.0.1', tls: 'opportunistic', command: 'DATA' };
