@@ -67,8 +67,9 @@ export interface ChaosReport {
   messagesDeliveredTwice: number;
   /** From the last restart until the last email was delivered. */
   deliveredWithinMs: number;
-  /** From the server answering again after the last kill (or the database after the last restart) until the last email was delivered. */
-  deliveredAfterLastStartMs: number;
+  /** The emails accepted before the server answered again after the last kill (or the database
+   *  after the last restart): from then until the last of them was delivered (0: all before). */
+  backlogDeliveredMs: number;
   dataReceived: number;
   /** How long each start after a kill took until the server answered /healthz, in ms. */
   restartsMs: number[];
@@ -255,7 +256,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const campaignSent = async () => !campaignId || (await db.selectFrom('campaigns').select('status').where('id', '=', campaignId).executeTakeFirst())?.status === 'sent';
     await eventually(async () => (await campaignSent()) && (await notDelivered()) === 0, DELIVER_LEASE_MS + 60_000, 200).catch(() => null);
     const deliveredWithinMs = Date.now() - restartedAt;
-    const deliveredAfterLastStartMs = Date.now() - lastStartAt;
+    const backlog = await db
+      .selectFrom('emails')
+      .select((eb) => eb.fn.max('delivered_at').as('last'))
+      .where('workspace_id', '=', app.workspace.id)
+      .where('created_at', '<', new Date(lastStartAt).toISOString())
+      .executeTakeFirst();
+    const backlogDeliveredMs = backlog?.last ? Math.max(0, Date.parse(String(backlog.last)) - lastStartAt) : 0;
     mark('all delivered');
     const campaignEmails = async () =>
       Number((await db.selectFrom('emails').select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', app.workspace.id).where('source', '=', 'campaign').executeTakeFirst())?.n ?? 0);
@@ -286,7 +293,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       deliveredTwice: [...seen.values()].filter((n) => n > 1).length,
       messagesDeliveredTwice: [...messageIds.values()].filter((n) => n > 1).length,
       deliveredWithinMs,
-      deliveredAfterLastStartMs,
+      backlogDeliveredMs,
       dataReceived: mta.received,
       killsAfterRepliesRead,
       restartsMs,
