@@ -139,6 +139,13 @@ test('a member of workspace A never sees workspace B, and switches only between 
   await page.getByRole('alert').waitFor();
   assert.ok(!(await page.content()).includes('beta.test'));
   await captureAtBothWidths(page, 'not-found-domain');
+  // A member sees the keys but is offered nothing the API refuses them.
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).click();
+  await page.getByRole('cell', { name: 'Default key', exact: true }).waitFor();
+  await page.getByText('Only an admin of this workspace can create, change or delete API keys.').waitFor();
+  for (const name of ['Create API key', 'Rename Default key', 'Regenerate Default key', 'Delete Default key']) {
+    assert.equal(await page.getByRole('button', { name }).count(), 0, `a member is not offered "${name}"`);
+  }
   await page.getByRole('button', { name: 'Sign out', exact: true }).click();
 
   // Someone in both switches, and each workspace shows only its own.

@@ -31,7 +31,7 @@ export interface paths {
                             email: string | null;
                             /** @description The address already has an account: accept with its password */
                             has_password: boolean;
-                            /** @description admin manages people; member uses everything else */
+                            /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                             role: "admin" | "member";
                             /** @description The workspace joined */
                             workspace_name: string;
@@ -142,7 +142,7 @@ export interface paths {
                                 id: string;
                                 /** @description Workspace name */
                                 name: string;
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             } | null;
                             /** @description Every workspace the user belongs to */
@@ -151,7 +151,7 @@ export interface paths {
                                 id: string;
                                 /** @description Workspace name */
                                 name: string;
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             }[];
                         };
@@ -272,7 +272,7 @@ export interface paths {
                                 id: string;
                                 /** @description Workspace name */
                                 name: string;
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             } | null;
                             /** @description Every workspace the user belongs to */
@@ -281,7 +281,7 @@ export interface paths {
                                 id: string;
                                 /** @description Workspace name */
                                 name: string;
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             }[];
                         };
@@ -379,7 +379,7 @@ export interface paths {
                                 id: string;
                                 /** @description Workspace name */
                                 name: string;
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             } | null;
                             /** @description Every workspace the user belongs to */
@@ -388,7 +388,7 @@ export interface paths {
                                 id: string;
                                 /** @description Workspace name */
                                 name: string;
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             }[];
                         };
@@ -660,7 +660,7 @@ export interface paths {
                                 id: string;
                                 /** @description Workspace name */
                                 name: string;
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             } | null;
                             /** @description Every workspace the user belongs to */
@@ -669,7 +669,7 @@ export interface paths {
                                 id: string;
                                 /** @description Workspace name */
                                 name: string;
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             }[];
                         };
@@ -1772,7 +1772,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -1977,7 +1977,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -2078,7 +2078,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -2191,7 +2191,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -17112,7 +17112,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Pending invitations */
+        /** Pending invitations (admins only) */
         get: {
             parameters: {
                 query?: never;
@@ -17146,7 +17146,7 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 object: "invitation";
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             }[];
                         };
@@ -17176,7 +17176,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -17191,7 +17191,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Invite someone by email */
+        /** Invite someone by email (admins only) */
         post: {
             parameters: {
                 query?: never;
@@ -17204,7 +17204,7 @@ export interface paths {
                     "application/json": {
                         /** @description Whom to invite */
                         email: string;
-                        /** @description admin manages people; member uses everything else */
+                        /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                         role?: "admin" | "member";
                     };
                 };
@@ -17232,7 +17232,7 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "invitation";
-                            /** @description admin manages people; member uses everything else */
+                            /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                             role: "admin" | "member";
                             /** @description The link (also emailed), shown once */
                             url: string;
@@ -17263,7 +17263,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -17302,7 +17302,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke an invitation */
+        /** Revoke an invitation (admins only) */
         delete: {
             parameters: {
                 query?: never;
@@ -17361,7 +17361,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -17437,7 +17437,7 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 object: "member";
-                                /** @description admin manages people; member uses everything else */
+                                /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                                 role: "admin" | "member";
                             }[];
                         };
@@ -17498,7 +17498,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Change a member's role */
+        /** Change a member's role (admins only) */
         post: {
             parameters: {
                 query?: never;
@@ -17512,7 +17512,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description admin manages people; member uses everything else */
+                        /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                         role: "admin" | "member";
                     };
                 };
@@ -17538,7 +17538,7 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "member";
-                            /** @description admin manages people; member uses everything else */
+                            /** @description admin: also manages the workspace's people (members, invitations) and API keys; member: everything else */
                             role: "admin" | "member";
                         };
                     };
@@ -17567,7 +17567,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -17599,7 +17599,7 @@ export interface paths {
                 };
             };
         };
-        /** Remove a member from the workspace */
+        /** Remove a member from the workspace (admins only) */
         delete: {
             parameters: {
                 query?: never;
@@ -17658,7 +17658,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -21058,6 +21058,18 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** AdminRoleRequiredError */
+        AdminRoleRequiredError: {
+            /**
+             * @description Always admin_role_required
+             * @enum {string}
+             */
+            error: "admin_role_required";
+            /** @description What went wrong, for a person */
+            message: string;
+        } & {
+            [key: string]: unknown;
+        };
         /** ConflictError */
         ConflictError: {
             /** @description Short error */

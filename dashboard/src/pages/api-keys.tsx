@@ -1,10 +1,12 @@
 // API keys: create (the secret shown once, with a copy button), rename, regenerate, delete.
+// Members see the keys; only admins manage them (the API refuses members with 403).
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { Button, CopyButton, Dialog, ErrorBox, Field, PageHeader, SearchBox, Select } from '../components/ui';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { present, useListState } from '../lib/list';
+import { useOptionalSession } from '../session';
 
 type Key = Ok<'/v2/api-keys/{id}', 'get'>;
 
@@ -29,6 +31,7 @@ function SecretOnce({ secret, onDone }: { secret: { name: string; key: string } 
 }
 
 export function ApiKeys() {
+  const isAdmin = useOptionalSession()?.session.workspace?.role === 'admin';
   const list = useListState({});
   const keys = useLoad(() => ok(api.GET('/v2/api-keys', { params: { query: present({ page: list.page, limit: 25, search: list.settledSearch }) } })), [list.page, list.settledSearch]);
   const [creating, setCreating] = useState(false);
@@ -44,10 +47,13 @@ export function ApiKeys() {
   return (
     <>
       <PageHeader title="API keys">
-        <Button kind="primary" onClick={() => setCreating(true)}>
-          Create API key
-        </Button>
+        {isAdmin ? (
+          <Button kind="primary" onClick={() => setCreating(true)}>
+            Create API key
+          </Button>
+        ) : null}
       </PageHeader>
+      {isAdmin ? null : <p>Only an admin of this workspace can create, change or delete API keys.</p>}
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search keys" />
       </div>
@@ -56,7 +62,7 @@ export function ApiKeys() {
         label="API keys"
         loaded={keys}
         items={(data) => data.data}
-        columns={['Name', 'Permission', 'Last used', 'Created', 'Actions']}
+        columns={['Name', 'Permission', 'Last used', 'Created', ...(isAdmin ? ['Actions'] : [])]}
         empty="No API keys."
         page={list.page}
         onPage={list.setPage}
@@ -67,38 +73,40 @@ export function ApiKeys() {
             <td>{k.scope === 'full' ? 'Full access' : 'Sending only'}</td>
             <td>{formatDate(k.last_used_at)}</td>
             <td>{formatDate(k.created_at)}</td>
-            <td class="row-actions">
-              <Button class="small" aria-label={`Rename ${k.name}`} onClick={() => { setRenaming(k); setNewName(k.name); }}>
-                Rename
-              </Button>
-              <Button
-                class="small"
-                aria-label={`Regenerate ${k.name}`}
-                busy={action.busy}
-                onClick={async () => {
-                  if (!confirm(`Regenerate ${k.name}? Its current secret stops working at once.`)) return;
-                  const renewed = await action.run(() => ok(api.POST('/v2/api-keys/{id}/regenerate', { params: { path: { id: k.id } } })));
-                  if (renewed) {
-                    setSecret({ name: renewed.name, key: renewed.key });
-                    await keys.reload();
-                  }
-                }}
-              >
-                Regenerate
-              </Button>
-              <Button
-                class="small"
-                kind="danger"
-                aria-label={`Delete ${k.name}`}
-                busy={action.busy}
-                onClick={async () => {
-                  if (!confirm(`Delete ${k.name}?`)) return;
-                  if (await action.run(() => ok(api.DELETE('/v2/api-keys/{id}', { params: { path: { id: k.id } } })))) await keys.reload();
-                }}
-              >
-                Delete
-              </Button>
-            </td>
+            {isAdmin ? (
+              <td class="row-actions">
+                <Button class="small" aria-label={`Rename ${k.name}`} onClick={() => { setRenaming(k); setNewName(k.name); }}>
+                  Rename
+                </Button>
+                <Button
+                  class="small"
+                  aria-label={`Regenerate ${k.name}`}
+                  busy={action.busy}
+                  onClick={async () => {
+                    if (!confirm(`Regenerate ${k.name}? Its current secret stops working at once.`)) return;
+                    const renewed = await action.run(() => ok(api.POST('/v2/api-keys/{id}/regenerate', { params: { path: { id: k.id } } })));
+                    if (renewed) {
+                      setSecret({ name: renewed.name, key: renewed.key });
+                      await keys.reload();
+                    }
+                  }}
+                >
+                  Regenerate
+                </Button>
+                <Button
+                  class="small"
+                  kind="danger"
+                  aria-label={`Delete ${k.name}`}
+                  busy={action.busy}
+                  onClick={async () => {
+                    if (!confirm(`Delete ${k.name}?`)) return;
+                    if (await action.run(() => ok(api.DELETE('/v2/api-keys/{id}', { params: { path: { id: k.id } } })))) await keys.reload();
+                  }}
+                >
+                  Delete
+                </Button>
+              </td>
+            ) : null}
           </tr>
         )}
       />

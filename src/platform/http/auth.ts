@@ -9,18 +9,28 @@ import type { FastifyRequest } from 'fastify';
 import type { Db } from '../db/database.ts';
 import { isoFromMs, nowIso, nowMs } from '../clock.ts';
 import { preparedQuery } from '../db/prepared.ts';
+import type { WorkspaceRole } from './roles.ts';
 
 export type Scope = 'full' | 'sending';
 
+/**
+ * Who a request acts as, whatever the credential: an API key, a dashboard session, and any
+ * later kind (an OAuth access token). `scope` bounds what the credential may reach; the role
+ * bounds what its user may do (roles.ts decides both ways the same for every credential).
+ */
 export interface Principal {
+  /** The API key's id; empty for a credential that is no API key. */
   keyId: string;
   keyHash: string;
   workspaceId: string;
   scope: Scope;
   sendingDomainId: string | null;
-  /** Set for a dashboard session (keyId is then empty): the signed-in user and their role. */
+  /** The user a credential acts for (a session; an OAuth token). Every credential that acts for
+   *  a user sets it, with `role`: without a role such a principal counts as a member. Absent for
+   *  an API key, which speaks for the workspace (roles.ts actingRole). */
   userId?: string;
-  role?: 'admin' | 'member';
+  /** That user's role in `workspaceId`, read when the request is authenticated. */
+  role?: WorkspaceRole;
 }
 
 /** Authenticates a request by its session cookie (the users resource installs one). */

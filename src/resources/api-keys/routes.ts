@@ -17,11 +17,14 @@ const RenameBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 25
 type Id = Static<typeof IdParams>;
 
 const notFound = errorResponses({ 404: 'error' });
+// Keys are credentials of the whole workspace: only its admins make, change or delete them
+// (src/platform/http/roles.ts). Reading them is open to members: a secret is never shown again.
+const admin = { role: 'admin' as const };
 
 export const resource: Resource = {
   name: 'api-keys',
   v2(app, ctx) {
-    app.post('/api-keys', { schema: { tags, body: CreateBody, response: { 201: ApiKeyWithSecret, ...errorResponses({ 400: 'error', 409: 'conflict' }) } } }, async (request, reply) => {
+    app.post('/api-keys', { config: admin, schema: { tags, body: CreateBody, response: { 201: ApiKeyWithSecret, ...errorResponses({ 400: 'error', 409: 'conflict' }) } } }, async (request, reply) => {
       const body = request.body as Static<typeof CreateBody>;
       const key = await ctx.db.transaction().execute((tx) => createApiKey(tx, request.principal.workspaceId, body));
       return reply.code(201).send(key);
@@ -32,13 +35,13 @@ export const resource: Resource = {
     app.get('/api-keys/:id', { schema: { tags, params: IdParams, response: { 200: ApiKey, ...notFound } } }, async (request) =>
       getApiKey(ctx.db, request.principal.workspaceId, (request.params as Id).id),
     );
-    app.post('/api-keys/:id', { schema: { tags, params: IdParams, body: RenameBody, response: { 200: ApiKey, ...errorResponses({ 400: 'error', 404: 'error', 409: 'error' }) } } }, async (request) =>
+    app.post('/api-keys/:id', { config: admin, schema: { tags, params: IdParams, body: RenameBody, response: { 200: ApiKey, ...errorResponses({ 400: 'error', 404: 'error', 409: 'error' }) } } }, async (request) =>
       renameApiKey(ctx.db, request.principal.workspaceId, (request.params as Id).id, (request.body as Static<typeof RenameBody>).name),
     );
-    app.post('/api-keys/:id/regenerate', { schema: { tags, params: IdParams, response: { 200: ApiKeyWithSecret, ...notFound } } }, async (request) =>
+    app.post('/api-keys/:id/regenerate', { config: admin, schema: { tags, params: IdParams, response: { 200: ApiKeyWithSecret, ...notFound } } }, async (request) =>
       regenerateApiKey(ctx.db, ctx.auth, request.principal.workspaceId, (request.params as Id).id),
     );
-    app.delete('/api-keys/:id', { schema: { tags, params: IdParams, response: { 200: DeletedApiKey, ...notFound } } }, async (request) =>
+    app.delete('/api-keys/:id', { config: admin, schema: { tags, params: IdParams, response: { 200: DeletedApiKey, ...notFound } } }, async (request) =>
       deleteApiKey(ctx.db, ctx.auth, request.principal.workspaceId, (request.params as Id).id),
     );
   },

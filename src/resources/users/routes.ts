@@ -1,7 +1,7 @@
 // People and sign-in for the dashboard. `/auth/*` is the browser's own door (session cookie,
 // CSRF token); `/v2/members` and `/v2/invitations` are the workspace's people, managed by its
-// admins through the API like every other resource (with a session or a full API key).
-import type { FastifyRequest } from 'fastify';
+// admins through the API like every other resource (with a session or a full API key); the
+// admin-only routes say so in their config (src/platform/http/roles.ts).
 import type { Static } from '@sinclair/typebox';
 import type { Resource } from '../../platform/resource.ts';
 import { messageError } from '../../platform/http/errors.ts';
@@ -21,11 +21,6 @@ const peopleTags = ['Members'];
 const publicRoute = { scope: 'public' as const };
 type Id = Static<typeof IdParams>;
 type Token = Static<typeof TokenParams>;
-
-function requireAdmin(request: FastifyRequest): void {
-  // A full API key speaks for the workspace; a session speaks for its user's role.
-  if (request.principal.role === 'member') throw messageError(403, 'admin_required', 'Only an admin of this workspace can manage its people');
-}
 
 export const resource: Resource = {
   name: 'users',
@@ -106,31 +101,27 @@ export const resource: Resource = {
 
   v2(app, ctx) {
     ctx.auth.cookieAuthenticator = cookieAuthenticator(ctx);
-    const adminOnly = errorResponses({ 403: 'errorMessage' });
+    // Everyone in the workspace sees who belongs to it; only its admins change that.
+    const admin = { role: 'admin' as const };
 
     app.get('/members', { schema: { tags: peopleTags, summary: 'The workspace\'s members', response: { 200: MemberList } } }, async (request) =>
       listMembers(ctx.db, request.principal.workspaceId),
     );
-    app.post('/members/:id', { schema: { tags: peopleTags, summary: 'Change a member\'s role', params: IdParams, body: RoleBody, response: { 200: Member, ...adminOnly, ...errorResponses({ 400: 'error', 404: 'error' }) } } }, async (request) => {
-      requireAdmin(request);
-      return updateMember(ctx.db, request.principal.workspaceId, (request.params as Id).id, (request.body as Static<typeof RoleBody>).role);
-    });
-    app.delete('/members/:id', { schema: { tags: peopleTags, summary: 'Remove a member from the workspace', params: IdParams, response: { 200: RemovedMember, ...adminOnly, ...errorResponses({ 400: 'error', 404: 'error' }) } } }, async (request) => {
-      requireAdmin(request);
-      return removeMember(ctx.db, request.principal.workspaceId, (request.params as Id).id);
-    });
-    app.get('/invitations', { schema: { tags: peopleTags, summary: 'Pending invitations', response: { 200: InvitationList, ...adminOnly } } }, async (request) => {
-      requireAdmin(request);
-      return listInvitations(ctx.db, request.principal.workspaceId);
-    });
-    app.post('/invitations', { schema: { tags: peopleTags, summary: 'Invite someone by email', body: InviteBody, response: { 201: CreatedInvitation, ...adminOnly, ...errorResponses({ 400: 'error', 409: 'errorMessage' }) } } }, async (request, reply) => {
-      requireAdmin(request);
+    app.post('/members/:id', { config: admin, schema: { tags: peopleTags, summary: 'Change a member\'s role (admins only)', params: IdParams, body: RoleBody, response: { 200: Member, ...errorResponses({ 400: 'error', 404: 'error' }) } } }, async (request) =>
+      updateMember(ctx.db, request.principal.workspaceId, (request.params as Id).id, (request.body as Static<typeof RoleBody>).role),
+    );
+    app.delete('/members/:id', { config: admin, schema: { tags: peopleTags, summary: 'Remove a member from the workspace (admins only)', params: IdParams, response: { 200: RemovedMember, ...errorResponses({ 400: 'error', 404: 'error' }) } } }, async (request) =>
+      removeMember(ctx.db, request.principal.workspaceId, (request.params as Id).id),
+    );
+    app.get('/invitations', { config: admin, schema: { tags: peopleTags, summary: 'Pending invitations (admins only)', response: { 200: InvitationList } } }, async (request) =>
+      listInvitations(ctx.db, request.principal.workspaceId),
+    );
+    app.post('/invitations', { config: admin, schema: { tags: peopleTags, summary: 'Invite someone by email (admins only)', body: InviteBody, response: { 201: CreatedInvitation, ...errorResponses({ 400: 'error', 409: 'errorMessage' }) } } }, async (request, reply) => {
       const invitation = await inviteMember(ctx.db, request.principal.workspaceId, request.principal.userId ?? null, request.body as Static<typeof InviteBody>, ctx.config.publicUrl);
       return reply.code(201).send(invitation);
     });
-    app.delete('/invitations/:id', { schema: { tags: peopleTags, summary: 'Revoke an invitation', params: IdParams, response: { 200: DeletedInvitation, ...adminOnly, ...errorResponses({ 404: 'error' }) } } }, async (request) => {
-      requireAdmin(request);
-      return revokeInvitation(ctx.db, request.principal.workspaceId, (request.params as Id).id);
-    });
+    app.delete('/invitations/:id', { config: admin, schema: { tags: peopleTags, summary: 'Revoke an invitation (admins only)', params: IdParams, response: { 200: DeletedInvitation, ...errorResponses({ 404: 'error' }) } } }, async (request) =>
+      revokeInvitation(ctx.db, request.principal.workspaceId, (request.params as Id).id),
+    );
   },
 };

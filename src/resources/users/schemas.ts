@@ -1,9 +1,9 @@
-// Request and response bodies of sign-in, sessions, members and invitations (issue 16).
+// Request and response bodies of sign-in, sessions, members and invitations.
 import { Type } from '@sinclair/typebox';
 import { nullable } from '../../platform/http/responses.ts';
 
 const text = (description: string) => Type.String({ description });
-const RoleField = Type.Union([Type.Literal('admin'), Type.Literal('member')], { description: 'admin manages people; member uses everything else' });
+const RoleField = Type.Union([Type.Literal('admin'), Type.Literal('member')], { description: 'admin: also manages the workspace\'s people (members, invitations) and API keys; member: everything else' });
 
 export const SignInBody = Type.Object({
   email: Type.String({ maxLength: 320, description: 'Account email' }),

@@ -3,7 +3,7 @@
 // first start's set-up link is an invitation without an address: its holder names it.
 import { randomBytes } from 'node:crypto';
 import type { Db, Executor } from '../../platform/db/database.ts';
-import { isUniqueViolation } from '../../platform/db/database.ts';
+import { dialectOf, isUniqueViolation } from '../../platform/db/database.ts';
 import { newId } from '../../platform/ids.ts';
 import { nowIso, nowMs } from '../../platform/clock.ts';
 import { hashSecret } from '../../platform/http/auth.ts';
@@ -14,8 +14,8 @@ import { getWorkspace } from '../workspaces/service.ts';
 import { hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
 import type {} from './tables.ts';
 
-export const ROLES = ['admin', 'member'] as const;
-export type Role = (typeof ROLES)[number];
+import { WORKSPACE_ROLES as ROLES, type WorkspaceRole as Role } from '../../platform/http/roles.ts';
+export { ROLES, type Role };
 const INVITATION_MS = 7 * 24 * 3600 * 1000;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -188,28 +188,54 @@ export async function listMembers(db: Db, workspaceId: string) {
   };
 }
 
-async function adminCount(tx: Executor, workspaceId: string): Promise<number> {
-  const row = await tx.selectFrom('memberships').select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', workspaceId).where('role', '=', 'admin').executeTakeFirstOrThrow();
-  return Number(row.n);
+/**
+ * The workspace's admins, locked until the transaction ends, so that two changes of admins (two
+ * admins demoting or removing each other at once) take turns and the second sees the first: on
+ * PostgreSQL with FOR UPDATE, in id order so they never deadlock (a waiting lock re-reads the
+ * row, and a row no longer an admin drops out); on SQLite every transaction begins IMMEDIATE,
+ * one writer at a time (sqlite-adapter.ts).
+ */
+async function lockedAdmins(tx: Executor, workspaceId: string): Promise<string[]> {
+  let query = tx.selectFrom('memberships').select('user_id').where('workspace_id', '=', workspaceId).where('role', '=', 'admin').orderBy('user_id');
+  if (dialectOf(tx) === 'postgres') query = query.forUpdate();
+  return (await query.execute()).map((row) => row.user_id);
+}
+
+const LAST_ADMIN = 'A workspace keeps at least one admin';
+
+async function memberObject(tx: Executor, workspaceId: string, userId: string) {
+  const row = await tx
+    .selectFrom('memberships')
+    .innerJoin('users', 'users.id', 'memberships.user_id')
+    .select(['users.id', 'users.email', 'memberships.role', 'memberships.created_at', 'users.password_hash'])
+    .where('memberships.workspace_id', '=', workspaceId)
+    .where('memberships.user_id', '=', userId)
+    .executeTakeFirst();
+  // Removed by another request meanwhile.
+  if (!row) throw plainError(404, 'Member not found');
+  return { object: 'member' as const, id: row.id, email: row.email, role: row.role as Role, active: row.password_hash !== null, created_at: row.created_at };
 }
 
 export async function updateMember(db: Db, workspaceId: string, userId: string, role: string) {
   const next = checkRole(role);
   return db.transaction().execute(async (tx) => {
-    const current = await membershipOf(tx, userId, workspaceId);
+    // Everything below reads through tx: the outer handle would wait for this very transaction
+    // on SQLite (one connection) and miss its change on PostgreSQL.
+    const admins = await lockedAdmins(tx, workspaceId);
+    const current = admins.includes(userId) ? 'admin' : await membershipOf(tx, userId, workspaceId);
     if (!current) throw plainError(404, 'Member not found');
-    if (current === 'admin' && next !== 'admin' && (await adminCount(tx, workspaceId)) <= 1) throw plainError(400, 'A workspace keeps at least one admin');
-    await tx.updateTable('memberships').set({ role: next }).where('user_id', '=', userId).where('workspace_id', '=', workspaceId).execute();
-    const members = await listMembers(db, workspaceId);
-    return members.data.find((m) => m.id === userId)!;
+    if (current === 'admin' && next !== 'admin' && admins.length <= 1) throw plainError(400, LAST_ADMIN);
+    if (current !== next) await tx.updateTable('memberships').set({ role: next }).where('user_id', '=', userId).where('workspace_id', '=', workspaceId).execute();
+    return memberObject(tx, workspaceId, userId);
   });
 }
 
 export async function removeMember(db: Db, workspaceId: string, userId: string) {
   return db.transaction().execute(async (tx) => {
-    const current = await membershipOf(tx, userId, workspaceId);
+    const admins = await lockedAdmins(tx, workspaceId);
+    const current = admins.includes(userId) ? 'admin' : await membershipOf(tx, userId, workspaceId);
     if (!current) throw plainError(404, 'Member not found');
-    if (current === 'admin' && (await adminCount(tx, workspaceId)) <= 1) throw plainError(400, 'A workspace keeps at least one admin');
+    if (current === 'admin' && admins.length <= 1) throw plainError(400, LAST_ADMIN);
     await tx.deleteFrom('memberships').where('user_id', '=', userId).where('workspace_id', '=', workspaceId).execute();
     // Their sessions in this workspace end with the membership.
     await tx.deleteFrom('sessions').where('user_id', '=', userId).where('workspace_id', '=', workspaceId).execute();
