@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import { freshDatabase, freshMigratedDb, freePort, startChildApp, startTestApp, urlWithSchema, type ChildApp } from '../helpers/app.ts';
 import { checkAgainstContract } from '../helpers/contract.ts';
 import { runImport } from '../../src/resources/contacts/import/run.ts';
@@ -46,7 +47,7 @@ function* wideJson(fields: number, mb: number): Generator<Buffer> {
 }
 
 async function postImport(url: string, key: string, body: Iterable<Buffer>, type: string) {
-  const response = await fetch(`${url}/v2/contacts/import`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': type }, body: ReadableStream.from(body) as never, duplex: 'half' } as RequestInit);
+  const response = await fetch(`${url}/v2/contacts/import`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': type }, body: Readable.toWeb(Readable.from(body)) as never, duplex: 'half' } as RequestInit);
   return { status: response.status, body: (await response.json()) as any };
 }
 
@@ -187,7 +188,7 @@ test('one import at a time per workspace, two per server: the others are refused
     const response = await fetch(`${app.url}/v2/contacts/import`, {
       method: 'POST',
       headers: { authorization: `Bearer ${workspaceKey}`, 'content-type': 'text/csv', accept: 'application/x-ndjson' },
-      body: ReadableStream.from(body()) as never,
+      body: Readable.toWeb(Readable.from(body())) as never,
       duplex: 'half',
     } as RequestInit);
     assert.equal(response.status, 200);
