@@ -48,7 +48,20 @@ export const RecordedEvent = Type.Object(
 
 export const RecordedEvents = Type.Object({ data: Type.Array(RecordedEvent, { description: 'The events, in the order sent' }) }, { title: 'RecordedEvents' });
 
-export const ContactActivity = pageLimitListOf(RecordedEvent, 'ContactActivity');
+/** A contact's activity: its product events and the tracking script's identifications. */
+export const ContactActivity = pageLimitListOf(
+  Type.Object(
+    {
+      object: Type.Literal('event', { description: 'Always event' }),
+      id: text('evt_ id'),
+      type: text('w:<name>, c:<name>, or contact.identified'),
+      data: Type.Object({ object: Type.Object({ scope: Type.Union([Type.Literal('system'), Type.Literal('workspace'), Type.Literal('custom')]) }, { additionalProperties: true }) }, { description: 'The event\'s data' }),
+      created_at: text('When it was recorded'),
+    },
+    { title: 'ContactActivityItem' },
+  ),
+  'ContactActivity',
+);
 
 const PropertyDefinitionInput = Type.Object(
   {

@@ -27,6 +27,8 @@ export interface EventInput {
   email?: string;
   contact_id?: string;
   occurred_at?: string;
+  /** Where a tracking script event came from (anonymous id, page); not part of the API body. */
+  context?: Record<string, unknown>;
 }
 
 export type EventSource = 'api' | 'tracking';
@@ -38,6 +40,7 @@ interface CheckedEvent {
   email: string | null;
   contactId: string | null;
   occurredAt: string;
+  context?: Record<string, unknown>;
 }
 
 const ADDRESS = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -113,7 +116,7 @@ async function checkEvents(tx: Executor, workspaceId: string, inputs: EventInput
       if (!iso) addProblem(problems, `${at}occurred_at`, `"${input.occurred_at}" is not an ISO 8601 date and time.`);
       else occurredAt = iso;
     }
-    return { type: input.type, scope: match?.[1] === 'w' ? 'workspace' : 'custom', properties: stored, email, contactId, occurredAt };
+    return { type: input.type, scope: match?.[1] === 'w' ? 'workspace' : 'custom', properties: stored, email, contactId, occurredAt, ...(input.context ? { context: input.context } : {}) };
   });
   if (Object.keys(problems).length > 0) throw fieldValidationError(problems);
   return checked;
@@ -168,7 +171,7 @@ export async function recordEvents(tx: Executor, workspaceId: string, plan: stri
     checked.map((e) => ({
       workspaceId,
       type: e.type,
-      object: { type: e.type, scope: e.scope, properties: e.properties, email: e.email, contact_id: e.contactId, occurred_at: e.occurredAt, source },
+      object: { type: e.type, scope: e.scope, properties: e.properties, email: e.email, contact_id: e.contactId, occurred_at: e.occurredAt, source, ...(e.context ? { context: e.context } : {}) },
     })),
   );
   const tied = events.flatMap((event, i) => (checked[i].contactId ? [{ event_id: event.id, workspace_id: workspaceId, contact_id: checked[i].contactId!, created_at: event.createdAt }] : []));
