@@ -55,7 +55,10 @@ export const ContactActivity = pageLimitListOf(
       object: Type.Literal('event', { description: 'Always event' }),
       id: text('evt_ id'),
       type: text('w:<name>, c:<name>, or contact.identified'),
-      data: Type.Object({ object: Type.Object({ scope: Type.Union([Type.Literal('system'), Type.Literal('workspace'), Type.Literal('custom')]) }, { additionalProperties: true }) }, { description: 'The event\'s data' }),
+      data: Type.Object(
+        { object: Type.Object({ scope: Type.Union([Type.Literal('system'), Type.Literal('workspace'), Type.Literal('custom')], { description: 'system, workspace (w:) or custom (c:)' }) }, { additionalProperties: true, description: 'What the event is about, with its scope' }) },
+        { description: 'The event\'s data' },
+      ),
       created_at: text('When it was recorded'),
     },
     { title: 'ContactActivityItem' },
@@ -122,6 +125,6 @@ export const WorkspaceEvent = Type.Object(
 export const WorkspaceEventList = pageLimitListOf(WorkspaceEvent, 'WorkspaceEventList');
 
 export const DeletedWorkspaceEvent = Type.Object(
-  { object: Type.Literal('workspace_event'), id: text('wev_ id'), name: text('The event name'), deleted: Type.Literal(true, { description: 'Always true' }) },
+  { object: Type.Literal('workspace_event', { description: 'Always workspace_event' }), id: text('wev_ id'), name: text('The event name'), deleted: Type.Literal(true, { description: 'Always true' }) },
   { title: 'DeletedWorkspaceEvent' },
 );

@@ -31,7 +31,7 @@ export const TrackingKey = Type.Object(
 );
 export const TrackingKeyList = pageLimitListOf(TrackingKey, 'TrackingKeyList');
 export const DeletedTrackingKey = Type.Object(
-  { object: Type.Literal('tracking_key'), id: text('tkey_ id'), deleted: Type.Literal(true, { description: 'Always true' }) },
+  { object: Type.Literal('tracking_key', { description: 'Always tracking_key' }), id: text('tkey_ id'), deleted: Type.Literal(true, { description: 'Always true' }) },
   { title: 'DeletedTrackingKey' },
 );
 
