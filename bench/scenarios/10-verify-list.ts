@@ -39,7 +39,7 @@ export const scenario: Scenario = {
       dns.set(`d${d}.bench.test`, 'MX', [{ exchange: `mx${d}.bench.test`, priority: 10 }]);
       dns.set(`mx${d}.bench.test`, 'A', [farm.servers[d % SERVERS].host]);
     }
-    const postlane = await startPostlane({ DNS_SERVERS: dns.address, MX_PORT: String(farm.port), MAIL_HOSTNAME: 'mail.bench.test' });
+    const postlane = await startPostlane({ DNS_SERVERS: dns.address, MX_PORT: String(farm.port), MAIL_HOSTNAME: 'mail.bench.test', ALLOW_PRIVATE_URLS: 'true' });
     try {
       const workspace = JSON.parse(postlane.cli('workspace', 'list', '--json'))[0];
       postlane.cli('workspace', 'update', workspace.id, '--credits', String(ADDRESSES * 5));

@@ -1,6 +1,8 @@
 // Who is signed in: loaded once from /auth/session, shared with every page through context.
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
+import { solveChallenge } from 'altcha-lib';
+import { deriveKey } from 'altcha-lib/algorithms/web/sha';
 import { api, ok, setCsrfToken, type Ok } from './api/client';
 
 export type Session = Ok<'/auth/session', 'get'>;
@@ -33,8 +35,27 @@ export async function loadSession(): Promise<Session | null> {
   return data;
 }
 
-export async function signIn(email: string, password: string): Promise<Session> {
-  const session = await ok(api.POST('/auth/sign-in', { body: { email, password } }));
+interface Proof {
+  challenge: { parameters: Record<string, unknown>; signature?: string };
+  solution: { counter: number; derivedKey: string };
+}
+
+/**
+ * Signs in. After too many failed sign-ins on the account from browsers it does not know, the
+ * API asks for proof of work (429 challenge_required): solved here (`onChallenge` tells the page
+ * meanwhile), then the attempt is sent again with it.
+ */
+export async function signIn(email: string, password: string, onChallenge?: () => void): Promise<Session> {
+  const attempt = (proof?: Proof) => api.POST('/auth/sign-in', { body: { email, password, ...(proof ? { proof } : {}) } });
+  let answer = await attempt();
+  const refusal = answer.response.status === 429 ? answer.error : undefined;
+  if (refusal && refusal.error === 'challenge_required' && refusal.challenge) {
+    onChallenge?.();
+    const challenge = refusal.challenge as Proof['challenge'];
+    const solution = await solveChallenge({ challenge: challenge as never, deriveKey, timeout: 120_000 });
+    if (solution) answer = await attempt({ challenge, solution: { counter: solution.counter, derivedKey: solution.derivedKey } });
+  }
+  const session = await ok(Promise.resolve(answer));
   setCsrfToken(session.csrf_token);
   return session;
 }

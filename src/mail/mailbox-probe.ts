@@ -3,6 +3,9 @@
 // the address and, when it is accepted, to a random address of the same domain (a server that
 // accepts that one accepts anything: catch-all), then QUIT. Never DATA: no mail is sent.
 // What the server answered is reported as it was (greylisting, timeouts, blocks), never guessed.
+// An MX address that is not public (loopback, private, link-local, multicast…: the webhooks' URL
+// guard, src/platform/net.ts) is never connected to unless ALLOW_PRIVATE_URLS: a domain's owner
+// must not be able to make us open connections inside our own network.
 //
 // A small SMTP client of our own: nodemailer's SMTPConnection only sends whole messages (no
 // RCPT without DATA), and the probe must use our resolver, MX_PORT and the per-MX limiter.
@@ -11,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import type { Resolver } from 'node:dns/promises';
 import { classifyReason, isSenderBlock } from './bounce-reasons.ts';
 import { resolveAddresses, type MxHost } from './mx.ts';
+import { isPrivateAddress } from '../platform/net.ts';
 
 export type MailboxOutcome =
   | 'accepted' // 2xx to RCPT
@@ -21,7 +25,8 @@ export type MailboxOutcome =
   | 'temporary' // another 4xx
   | 'blocked' // a 5xx about us (policy, reputation, rate), not about the mailbox
   | 'timeout' // the server stopped answering
-  | 'connection_failed'; // no MX host could be reached or none greeted us
+  | 'connection_failed' // no MX host could be reached or none greeted us
+  | 'not_checked'; // every MX address is loopback, private or link-local: no connection made
 
 export interface MailboxProbeResult {
   outcome: MailboxOutcome;
@@ -46,6 +51,8 @@ export interface MailboxProbeOptions {
   port: number;
   /** Longest wait for a connection or any reply. */
   timeoutMs: number;
+  /** ALLOW_PRIVATE_URLS: connect to MX addresses that are not public (tests, local development). */
+  allowPrivate: boolean;
   limiter?: ConnectionLimiter;
   /** MX hosts tried at most (default 3), each at up to two addresses. */
   maxHosts?: number;
@@ -255,7 +262,14 @@ export async function probeMailboxes(addresses: string[], domain: string, hosts:
       last = result('connection_failed', false, host.exchange, null, ips.reason);
       continue;
     }
-    for (const ip of ips.addresses.slice(0, 2)) {
+    const usable = options.allowPrivate ? ips.addresses : ips.addresses.filter((ip) => !isPrivateAddress(ip));
+    if (usable.length === 0) {
+      const message = `${host.exchange} resolves to ${ips.addresses.slice(0, 4).join(', ')}, not a public address: not connected to`;
+      // A failure met at another host says more than this host's refusal.
+      if (last.mxHost === null) last = result('not_checked', false, host.exchange, null, message);
+      continue;
+    }
+    for (const ip of usable.slice(0, 2)) {
       while (pending.length > 0) {
         const session = await probeSession(pending.slice(0, ADDRESSES_PER_SESSION), domain, host.exchange, ip, options);
         for (const [address, answer] of session.answers) answers.set(address, answer);

@@ -54,7 +54,7 @@ for (const [network, prefix] of [
 }
 
 /** The 16 bytes of an IPv6 address (with an optional embedded dotted IPv4 tail). */
-function ipv6Bytes(address: string): number[] | null {
+export function ipv6Bytes(address: string): number[] | null {
   let text = address.split('%')[0].toLowerCase();
   const tail: number[] = [];
   const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);

@@ -10,7 +10,10 @@ import { databaseUrlOf, eventually, freePort, freshDatabase, startChildApp, urlW
 import { startDashboardApp, type DashboardApp } from './helpers.ts';
 import { createWorkspace } from '../../src/resources/workspaces/service.ts';
 import { createUser } from '../../src/resources/users/service.ts';
-import { SIGN_IN_PER_ACCOUNT } from '../../src/resources/users/sessions.ts';
+import { SIGN_IN_PER_ACCOUNT, SIGN_IN_PER_DEVICE, SIGN_IN_PER_IP } from '../../src/resources/users/sessions.ts';
+import { request as httpRequest } from 'node:http';
+import { solveChallenge } from 'altcha-lib';
+import { deriveKey } from 'altcha-lib/algorithms/sha';
 
 let app: DashboardApp;
 
@@ -67,6 +70,44 @@ async function signIn(email: string, password: string) {
   return call('POST', '/auth/sign-in', { email, password });
 }
 
+/** A request from another client: its connection leaves from `source`, another loopback address (request.ip; no proxy is trusted). */
+function callFrom(source: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise<{ status: number; body: any; headers: Record<string, string | string[] | undefined> }>((resolve, reject) => {
+    const req = httpRequest(`${app.url}${path}`, { method, localAddress: source, agent: false, headers: { ...(payload ? { 'content-type': 'application/json' } : {}), ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let parsed: unknown = text;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          // not JSON
+        }
+        resolve({ status: res.statusCode ?? 0, body: parsed, headers: res.headers });
+      });
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** The device cookie a successful sign-in leaves (`name=value`), from its Set-Cookie headers. */
+function deviceCookieOf(setCookies: string[]): string {
+  const device = setCookies.find((c) => c.startsWith('postlane_device='));
+  assert.ok(device, `a device cookie among ${JSON.stringify(setCookies)}`);
+  assert.match(device, /^postlane_device=usr_\w+\.[\w-]{22}\.[\w-]{43}; Path=\/auth\/sign-in; HttpOnly; SameSite=Strict; Max-Age=31536000$/);
+  return device.split(';')[0];
+}
+
+/** The `proof` for a 429 challenge_required: its challenge, solved as the dashboard solves it. */
+async function solved(challenge: { parameters: Record<string, unknown>; signature?: string }) {
+  const solution = await solveChallenge({ challenge: challenge as never, deriveKey });
+  assert.ok(solution, 'the challenge was solved');
+  return { challenge, solution: { counter: solution.counter, derivedKey: solution.derivedKey } };
+}
+
 test('the session cookie is HttpOnly and SameSite=Strict, and opens /v2 for the session\'s workspace', async () => {
   const { workspace } = await createWorkspace(app.running.ctx.db, { name: 'cookie-co', verified: true });
   const created = await createUser(app.running.ctx.db, { email: 'cookie@example.org', workspaceId: workspace.id, role: 'admin' }, app.url);
@@ -90,24 +131,105 @@ test('the session cookie is HttpOnly and SameSite=Strict, and opens /v2 for the 
   assert.equal((await call('POST', `/auth/invitations/${token}/accept`, { password: 'a long enough password' })).status, 404);
 });
 
-test('sign-in refuses a wrong password in the API\'s words, then rate-limits the account', async () => {
+test('sign-in refuses a wrong password in the API\'s words; after too many, unknown browsers must solve a challenge', async () => {
   const { workspace } = await createWorkspace(app.running.ctx.db, { name: 'limits', verified: true });
   await newUser('limited@example.org', workspace.id);
   const wrong = await signIn('limited@example.org', 'not the password');
   assert.equal(wrong.status, 401);
   assert.deepEqual(wrong.body, { error: 'invalid_credentials', message: 'Wrong email or password' });
+  assert.equal(wrong.headers.get('set-cookie'), null, 'no device cookie without a sign-in');
   const unknown = await signIn('nobody@example.org', 'whatever it is');
   assert.deepEqual(unknown.body, wrong.body, 'an unknown address is answered like a wrong password');
-  let refused: Awaited<ReturnType<typeof signIn>> | null = null;
-  for (let i = 0; i < SIGN_IN_PER_ACCOUNT + 1 && !refused; i++) {
-    const attempt = await signIn('limited@example.org', 'still not it');
-    if (attempt.status === 429) refused = attempt;
+  for (let i = 1; i < SIGN_IN_PER_ACCOUNT; i++) assert.equal((await signIn('limited@example.org', 'still not it')).status, 401);
+  const asked = await signIn('limited@example.org', 'a long enough password');
+  assert.equal(asked.status, 429);
+  assert.equal(asked.body.error, 'challenge_required');
+  assert.equal(asked.body.message, 'Too many failed sign-ins for this account from unknown browsers: solve the challenge and send it as proof with the attempt');
+  assert.equal(asked.body.challenge.parameters.algorithm, 'SHA-256');
+  // An unknown address gets the same treatment after as many failures: the answer tells no one which accounts exist.
+  for (let i = 1; i < SIGN_IN_PER_ACCOUNT; i++) await signIn('nobody@example.org', 'whatever it is');
+  assert.equal((await signIn('nobody@example.org', 'whatever it is')).body.error, 'challenge_required');
+  // Solved, the right password gets in; a wrong one is still just wrong.
+  const proof = await solved(asked.body.challenge);
+  const forged = { ...proof, solution: { ...proof.solution, derivedKey: proof.solution.derivedKey.replace(/^./, (c) => (c === '0' ? '1' : '0')) } };
+  assert.equal((await call('POST', '/auth/sign-in', { email: 'limited@example.org', password: 'a long enough password', proof: forged })).body.error, 'challenge_required');
+  const signedIn = await call('POST', '/auth/sign-in', { email: 'limited@example.org', password: 'a long enough password', proof });
+  assert.equal(signedIn.status, 200, JSON.stringify(signedIn.body));
+  const replay = await call('POST', '/auth/sign-in', { email: 'limited@example.org', password: 'a long enough password', proof });
+  assert.equal(replay.status, 429);
+  assert.match(replay.body.message, /^That challenge was used already/);
+});
+
+test('a flood of wrong passwords from another address never locks the owner out; that address is throttled', async () => {
+  const { workspace } = await createWorkspace(app.running.ctx.db, { name: 'flooded', verified: true });
+  await newUser('owner@example.org', workspace.id);
+  const own = await call('POST', '/auth/sign-in', { email: 'owner@example.org', password: 'a long enough password' });
+  assert.equal(own.status, 200);
+  const device = deviceCookieOf(own.headers.getSetCookie());
+
+  // The attacker, at 127.0.0.2: wrong, wrong…, then challenges, then the address is refused outright.
+  const statuses: string[] = [];
+  let last: Awaited<ReturnType<typeof callFrom>> | null = null;
+  for (let i = 0; i < SIGN_IN_PER_IP + 5; i++) {
+    last = await callFrom('127.0.0.2', 'POST', '/auth/sign-in', { email: 'owner@example.org', password: `guess ${i}` });
+    statuses.push(last.status === 429 ? last.body.error : String(last.status));
   }
-  assert.ok(refused, 'the account was rate-limited');
-  assert.equal(refused.body.error, 'too_many_attempts');
-  assert.ok(Number(refused.headers.get('retry-after')) > 0);
-  // Even the right password waits now.
-  assert.equal((await signIn('limited@example.org', 'a long enough password')).status, 429);
+  assert.deepEqual(statuses, [
+    ...Array(SIGN_IN_PER_ACCOUNT).fill('401'),
+    ...Array(SIGN_IN_PER_IP - SIGN_IN_PER_ACCOUNT).fill('challenge_required'),
+    ...Array(5).fill('too_many_attempts'),
+  ]);
+  assert.ok(Number(last!.headers['retry-after']) > 0);
+  assert.match(last!.body.message, /^Too many sign-in attempts; try again in \d+ seconds$/);
+
+  // The owner's browser, with its device cookie, signs in at once: from its own address, and even from the attacker's.
+  const mine = await call('POST', '/auth/sign-in', { email: 'owner@example.org', password: 'a long enough password' }, { cookie: device });
+  assert.equal(mine.status, 200, JSON.stringify(mine.body));
+  const shared = await callFrom('127.0.0.2', 'POST', '/auth/sign-in', { email: 'owner@example.org', password: 'a long enough password' }, { cookie: device });
+  assert.equal(shared.status, 200, JSON.stringify(shared.body));
+
+  // A new browser of the owner's (no device cookie, at 127.0.0.3) is asked for proof of work, not refused.
+  const fresh = await callFrom('127.0.0.3', 'POST', '/auth/sign-in', { email: 'owner@example.org', password: 'a long enough password' });
+  assert.equal(fresh.status, 429);
+  assert.equal(fresh.body.error, 'challenge_required');
+  const admitted = await callFrom('127.0.0.3', 'POST', '/auth/sign-in', { email: 'owner@example.org', password: 'a long enough password', proof: await solved(fresh.body.challenge) });
+  assert.equal(admitted.status, 200, JSON.stringify(admitted.body));
+  // …while a solved challenge does not lift the attacker's address limit.
+  const stillRefused = await callFrom('127.0.0.2', 'POST', '/auth/sign-in', { email: 'owner@example.org', password: 'guess', proof: await solved(fresh.body.challenge) });
+  assert.equal(stillRefused.body.error, 'too_many_attempts');
+});
+
+test('wrong passwords sent all at once from many addresses are all counted: no more than the limit are tried', async () => {
+  const { workspace } = await createWorkspace(app.running.ctx.db, { name: 'burst', verified: true });
+  await newUser('burst@example.org', workspace.id);
+  const answers = await Promise.all(
+    Array.from({ length: 3 * SIGN_IN_PER_ACCOUNT }, (_, i) => callFrom(`127.0.1.${i + 1}`, 'POST', '/auth/sign-in', { email: 'burst@example.org', password: `guess ${i}` })),
+  );
+  const tally = answers.reduce<Record<string, number>>((t, a) => ((t[a.status === 429 ? a.body.error : String(a.status)] = (t[a.status === 429 ? a.body.error : String(a.status)] ?? 0) + 1), t), {});
+  assert.deepEqual(tally, { 401: SIGN_IN_PER_ACCOUNT, challenge_required: 2 * SIGN_IN_PER_ACCOUNT });
+});
+
+test('failures with a device cookie lock out that cookie only; a cookie of another user or a forged one counts for nothing', async () => {
+  const { workspace } = await createWorkspace(app.running.ctx.db, { name: 'devices', verified: true });
+  await newUser('laptop@example.org', workspace.id);
+  await newUser('other@example.org', workspace.id);
+  const signedIn = await callFrom('127.0.0.4', 'POST', '/auth/sign-in', { email: 'laptop@example.org', password: 'a long enough password' });
+  const device = deviceCookieOf(signedIn.headers['set-cookie'] as string[]);
+  for (let i = 0; i < SIGN_IN_PER_DEVICE; i++) assert.equal((await callFrom('127.0.0.4', 'POST', '/auth/sign-in', { email: 'laptop@example.org', password: 'typo' }, { cookie: device })).status, 401);
+  const locked = await callFrom('127.0.0.4', 'POST', '/auth/sign-in', { email: 'laptop@example.org', password: 'a long enough password' }, { cookie: device });
+  assert.equal(locked.status, 429);
+  assert.equal(locked.body.error, 'too_many_attempts');
+  // Those failures were this browser's: the account asks no one else for a challenge.
+  assert.equal((await callFrom('127.0.0.5', 'POST', '/auth/sign-in', { email: 'laptop@example.org', password: 'a long enough password' })).status, 200);
+
+  // Another user's cookie, or a tampered one, makes an attempt untrusted: counted per address and per account.
+  const otherDevice = deviceCookieOf((await callFrom('127.0.0.6', 'POST', '/auth/sign-in', { email: 'other@example.org', password: 'a long enough password' })).headers['set-cookie'] as string[]);
+  const tampered = device.replace(/usr_\w+/, otherDevice.split('=')[1].split('.')[0]);
+  for (const cookie of [otherDevice, tampered]) {
+    for (let i = 0; i < SIGN_IN_PER_ACCOUNT; i++) await callFrom('127.0.0.7', 'POST', '/auth/sign-in', { email: `victim-${cookie.length}@example.org`, password: 'nope nope' }, { cookie });
+    const asked = await callFrom('127.0.0.7', 'POST', '/auth/sign-in', { email: `victim-${cookie.length}@example.org`, password: 'nope nope' }, { cookie });
+    assert.equal(asked.body.error, 'challenge_required');
+  }
 });
 
 test('state changes need the CSRF token and the same origin; reads need only the cookie', async () => {

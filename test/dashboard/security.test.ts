@@ -1,5 +1,5 @@
-// The dashboard's boundaries in real Chromium: sign-in refuses a wrong password and then
-// rate-limits; a page on another origin cannot change anything with the user's cookie; a
+// The dashboard's boundaries in real Chromium: sign-in refuses a wrong password and, after too
+// many, has the browser prove some work before the right password gets in; a page on another origin cannot change anything with the user's cookie; a
 // member of workspace A never sees workspace B; signing out leaves nothing usable behind.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -65,7 +65,7 @@ async function signInAs(email: string, password: string): Promise<void> {
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
-test('sign-in refuses a wrong password with the API\'s words, then rate-limits', async () => {
+test('sign-in refuses a wrong password with the API\'s words; after too many, the browser proves work and the right password still gets in', async () => {
   const { workspace } = await createWorkspace(app.running.ctx.db, { name: 'Limited', verified: true });
   await userIn('limited@example.org', workspace.id, 'member');
   await page.goto(`${app.url}/dashboard/`);
@@ -78,13 +78,22 @@ test('sign-in refuses a wrong password with the API\'s words, then rate-limits',
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('button', { name: 'Sign in' }).and(page.locator(':not([disabled])')).waitFor();
   }
+  // Now this browser, unknown to the account, is asked for proof of work: it solves it, says so, and is
+  // then told the password is wrong, as before.
+  const challenged = page.waitForResponse((r) => r.url() === `${app.url}/auth/sign-in` && r.status() === 429);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('alert').filter({ hasText: /Too many sign-in attempts; try again in \d+ seconds/ }).waitFor();
-  // The right password does not get through either, for now.
+  assert.equal((await (await challenged).json()).error, 'challenge_required');
+  await page.getByRole('alert').filter({ hasText: 'Wrong email or password' }).waitFor();
+  // The right password gets through after the browser's work: never a 15-minute lockout.
   await page.getByLabel('Password').fill(PASSWORD);
+  const statusShown = page.getByRole('status').filter({ hasText: /checking this browser/ }).waitFor();
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('alert').filter({ hasText: /Too many sign-in attempts/ }).waitFor();
-  assert.equal(await page.getByRole('heading', { name: 'Overview' }).count(), 0);
+  await statusShown;
+  await page.getByRole('heading', { name: 'Overview' }).waitFor();
+  const deviceCookie = (await context.cookies(`${app.url}/auth/sign-in`)).find((c) => c.name === 'postlane_device');
+  assert.ok(deviceCookie?.httpOnly, 'the browser now holds an HttpOnly device cookie');
+  await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+  await page.getByRole('heading', { name: 'Sign in to Postlane' }).waitFor();
 });
 
 test('a page on another origin cannot change anything with the signed-in user\'s cookie', async () => {

@@ -52,7 +52,7 @@ before(async () => {
   }
   app = await startTestApp({
     workspace: { credits: 50_000 },
-    env: { DNS_SERVERS: dns.address, MX_PORT: String(farm.port), MAIL_HOSTNAME: 'mail.postlane.test', VERIFY_SMTP_TIMEOUT_MS: '5000' },
+    env: { DNS_SERVERS: dns.address, MX_PORT: String(farm.port), MAIL_HOSTNAME: 'mail.postlane.test', VERIFY_SMTP_TIMEOUT_MS: '5000', ALLOW_PRIVATE_URLS: 'true' },
   });
 });
 after(async () => {

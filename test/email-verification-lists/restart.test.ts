@@ -31,6 +31,7 @@ async function workerEnv(): Promise<Record<string, string>> {
     MX_PORT: String(app.mx.port),
     MAIL_HOSTNAME: 'mail.postlane.test',
     VERIFY_SMTP_TIMEOUT_MS: '2000',
+    ALLOW_PRIVATE_URLS: 'true', // the mail servers are on loopback
   };
 }
 

@@ -85,6 +85,8 @@ export async function startVerificationApp(options: TestAppOptions & { rcptDelay
         MAIL_HOSTNAME: 'mail.postlane.test',
         VERIFY_SMTP_TIMEOUT_MS: '1000',
         DNS_TIMEOUT_MS: '500',
+        // The mail servers are on loopback, which only ALLOW_PRIVATE_URLS lets the check reach.
+        ALLOW_PRIVATE_URLS: 'true',
         ...options.env,
       },
     });

@@ -28,6 +28,7 @@ before(async () => {
     mailFrom: 'verify@mail.postlane.test',
     port: farm.port,
     timeoutMs: 1000,
+    allowPrivate: true, // the farm is on loopback
     limiter: new ConnectionLimiter(3),
   };
 });

@@ -10,6 +10,7 @@ import { sql } from 'kysely';
 import type { AppContext } from '../context.ts';
 import { bearerSecret, type Principal, type Scope } from './auth.ts';
 import { ApiError, forbiddenScope, frameworkError, invalidJson, reasonPhrase, standardValidationError, unauthorized } from './errors.ts';
+import { clientErrorOf, unsupportedContentType } from './client-errors.ts';
 import { loadResources } from '../../resources/index.ts';
 import { errorComponents, withDefaultResponses } from './responses.ts';
 import { AdminRoleRequiredError, withRoleCheck, withRoleResponses, type RequiredRole } from './roles.ts';
@@ -52,6 +53,8 @@ function lazySerializers(...args: Parameters<typeof buildSerializers>): ReturnTy
 
 export const BODY_LIMIT = 50 * 1024 * 1024;
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
 const nulRefused = () => frameworkError(400, 'Text may not contain NUL (\\u0000) characters');
 
 function containsNul(value: unknown, depth = 0): boolean {
@@ -90,11 +93,16 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   // Empty bodies are allowed (e.g. POST …/regenerate with a JSON content type);
   // anything else must parse, or it is the spec's `Invalid JSON in request body`.
   app.removeContentTypeParser(['application/json']);
-  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json/, { parseAs: 'string' }, (_request, body, done) => {
-    const text = String(body);
-    if (text.trim() === '') return done(null, undefined);
+  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json/, { parseAs: 'buffer' }, (request, body, done) => {
+    // JSON is UTF-8 (RFC 8259): a body declared in another charset is refused, and bytes that
+    // are not UTF-8 are invalid JSON, not text with replacement characters in it.
+    const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(request.headers['content-type'] ?? '')?.[1];
+    if (charset !== undefined && !/^utf-?8$/i.test(charset)) return done(unsupportedContentType(request.headers['content-type']) as unknown as FastifyError, undefined);
+    let text: string;
     let parsed: unknown;
     try {
+      text = UTF8.decode(body as Buffer);
+      if (text.trim() === '') return done(null, undefined);
       parsed = secureJson.parse(text, null, { protoAction: 'remove', constructorAction: 'remove' });
     } catch {
       return done(invalidJson() as unknown as FastifyError, undefined);
@@ -103,8 +111,10 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     done(null, parsed);
   });
   // NUL is no character of any field (and PostgreSQL cannot store it in text): refused in the
-  // path and query string here, in JSON bodies by the parser above.
-  app.addHook('onRequest', (request, _reply, done) => {
+  // path and query string here, in JSON bodies by the parser above. And every answer's
+  // Content-Type is the truth: no browser guesses HTML or script in a JSON body, a CSV or a 404.
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-content-type-options', 'nosniff');
     const url = request.url;
     if (url.includes('%00') || url.includes('\u0000')) return done(nulRefused() as unknown as FastifyError);
     done();
@@ -125,11 +135,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       const body = standardValidationError(error.message, details);
       return reply.code(400).send(body.body);
     }
-    const status = error.statusCode ?? 500;
-    if (status >= 400 && status < 500) {
-      const message = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'Request body is larger than 50 MB' : error.message;
-      return reply.code(status).send(frameworkError(status, message).body);
-    }
+    const refused = clientErrorOf(error, request);
+    if (refused) return reply.code(refused.status).headers(refused.headers).send(refused.body);
     ctx.log.error({ err: error, reqId: request.id, url: request.url }, 'unhandled error');
     return reply.code(500).send({ statusCode: 500, error: reasonPhrase(500), message: 'Internal server error' });
   });
@@ -146,7 +153,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     if (config?.role) route.onRequest = withRoleCheck(route.onRequest, config.role);
     if (route.schema?.hide) return;
     const isPublic = config?.scope === 'public';
-    const response = withDefaultResponses(route.schema?.response as never, isPublic, route.url.includes(':'));
+    const takesBody = [route.method].flat().some((method) => method !== 'GET' && method !== 'HEAD');
+    const response = withDefaultResponses(route.schema?.response as never, isPublic, route.url.includes(':'), takesBody);
     route.schema = { ...(route.schema ?? {}), response: withRoleResponses(response, config?.role) };
   });
 

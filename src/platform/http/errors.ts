@@ -21,6 +21,7 @@ const REASONS: Record<number, string> = {
   405: 'Method Not Allowed',
   413: 'Payload Too Large',
   415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
   500: 'Internal Server Error',
 };
 
@@ -79,3 +80,13 @@ export const forbiddenScope = (permission: string) =>
   frameworkError(403, `This API key does not have the "${permission}" permission required for this endpoint`);
 
 export const invalidJson = () => frameworkError(400, 'Invalid JSON in request body');
+
+/** `limit` bytes for a person: 50 MB, 256 KB, 16 KB, 100 bytes. */
+export function byteSize(limit: number): string {
+  if (limit >= 1024 * 1024 && limit % (1024 * 1024) === 0) return `${limit / (1024 * 1024)} MB`;
+  if (limit >= 1024 && limit % 1024 === 0) return `${limit / 1024} KB`;
+  return `${limit.toLocaleString('en')} bytes`;
+}
+
+/** 413: the body is over the limit that applies to the route (`limit` bytes). */
+export const bodyTooLarge = (limit: number) => frameworkError(413, `Request body is larger than ${byteSize(limit)}`);

@@ -126,10 +126,11 @@ export function errorResponses(statuses: Record<number, ErrorShape | ErrorShape[
 /**
  * Adds the statuses every route can answer without naming them: 400 for a request its own
  * schemas refuse or invalid JSON (merged with the route's own 400 shapes), 401 and 403 before
- * an authenticated endpoint runs, 414 for an over-long path parameter, 500. Called for each
+ * an authenticated endpoint runs, 414 for an over-long path parameter, 413 and 415 for a body
+ * too large or of an unknown type, 500. Called for each
  * route from app.ts.
  */
-export function withDefaultResponses(response: Record<string, TSchema> | undefined, isPublic: boolean, hasPathParams = false): Record<string, TSchema> {
+export function withDefaultResponses(response: Record<string, TSchema> | undefined, isPublic: boolean, hasPathParams = false, takesBody = false): Record<string, TSchema> {
   const out: Record<string, TSchema> = { ...(response ?? {}) };
   // A route that names no 400 shapes of its own may answer any of the spec's 400 bodies.
   const invalid = [ref('validation'), ref('framework')];
@@ -144,6 +145,11 @@ export function withDefaultResponses(response: Record<string, TSchema> | undefin
   }
   // The router refuses a path parameter longer than its limit before any schema runs.
   if (hasPathParams) out['414'] ??= ref('framework');
+  // A body over the route's limit, or of a type no parser reads, is refused before the route runs.
+  if (takesBody) {
+    out['413'] ??= ref('framework');
+    out['415'] ??= ref('framework');
+  }
   out['500'] ??= ref('framework');
   return out;
 }

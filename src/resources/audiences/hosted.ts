@@ -16,16 +16,15 @@ import { sendWelcome } from './welcome.ts';
 import { publicSubscribe } from './subscriber-api.ts';
 import { setSubscribed } from './subscribers.ts';
 import { verifyLink } from './links.ts';
-import { messagePage, subscribePage } from './pages.ts';
+import { answerErrorsAsPages, messagePage, PAGE_BODY_LIMIT, sendPage, subscribePage } from './pages.ts';
 import { hitSubscribeLimit } from './rate-limits.ts';
 
 const NO_CACHE = 'no-store';
 const hidden = { schema: { hide: true }, config: { scope: 'public' as const } };
+const posted = { ...hidden, bodyLimit: PAGE_BODY_LIMIT };
 type TokenParams = { Params: { token: string } };
 
-function html(reply: FastifyReply, status: number, body: string) {
-  return reply.code(status).header('content-type', 'text/html; charset=utf-8').header('cache-control', NO_CACHE).header('x-frame-options', 'DENY').send(body);
-}
+const html = (reply: FastifyReply, status: number, body: string, formTargets: string[] = []) => sendPage(reply, status, body, formTargets);
 
 /** Counts the request against the per-IP limit; false (and the 429 page sent) when over it. */
 function withinLimit(request: FastifyRequest, reply: FastifyReply): boolean {
@@ -44,10 +43,17 @@ async function publicAudience(ctx: AppContext, token: string): Promise<AudienceR
   return audience && audience.visibility === 'public' ? audience : null;
 }
 
+function originsOf(url: string): string[] {
+  const origin = URL.parse(url)?.origin;
+  return origin && origin !== 'null' ? [origin] : [];
+}
+
 const text = (value: unknown) => (typeof value === 'string' ? value.trim() : '');
 
 export async function registerHostedPages(app: FastifyInstance, ctx: AppContext) {
-  await app.register(formbody, { bodyLimit: 16 * 1024 });
+  // The limit is each route's own (PAGE_BODY_LIMIT), so a 413 can say which one applied.
+  await app.register(formbody);
+  answerErrorsAsPages(app, ctx.log);
 
   app.get<TokenParams>('/subscribe/:token', hidden, async (request, reply) => {
     if (!withinLimit(request, reply)) return reply;
@@ -56,7 +62,7 @@ export async function registerHostedPages(app: FastifyInstance, ctx: AppContext)
     return html(reply, 200, subscribePage(publicNameOf(audience), audience.public_description, request.url));
   });
 
-  app.post<TokenParams>('/subscribe/:token', hidden, async (request, reply) => {
+  app.post<TokenParams>('/subscribe/:token', posted, async (request, reply) => {
     if (!withinLimit(request, reply)) return reply;
     const audience = await publicAudience(ctx, request.params.token);
     if (!audience) return notFoundPage(reply);
@@ -88,10 +94,13 @@ export async function registerHostedPages(app: FastifyInstance, ctx: AppContext)
     if (!found) return expiredPage(reply);
     const name = publicNameOf(found.audience);
     if (found.confirmation.confirmed_at) return html(reply, 200, messagePage('Already confirmed', `${found.confirmation.email} is subscribed to ${name}.`));
-    return html(reply, 200, messagePage('Confirm your subscription', `Subscribe ${found.confirmation.email} to ${name}?`, { button: { action: request.url, label: 'Confirm subscription' } }));
+    // Confirming may redirect to the audience's own page: the form may go there.
+    const redirect = doubleOptInOf(found.audience).redirect_url;
+    const targets = redirect ? originsOf(redirect) : [];
+    return html(reply, 200, messagePage('Confirm your subscription', `Subscribe ${found.confirmation.email} to ${name}?`, { button: { action: request.url, label: 'Confirm subscription' } }), targets);
   });
 
-  app.post<TokenParams>('/subscribe/confirm/:token', hidden, async (request, reply) => {
+  app.post<TokenParams>('/subscribe/confirm/:token', posted, async (request, reply) => {
     if (!withinLimit(request, reply)) return reply;
     try {
       const done = await ctx.db.transaction().execute(async (tx) => {
@@ -120,7 +129,7 @@ export async function registerHostedPages(app: FastifyInstance, ctx: AppContext)
     return html(reply, 200, messagePage('Unsubscribe', `Stop sending ${name} to ${found.contact.email}?`, { button: { action: request.url, label: 'Unsubscribe' } }));
   });
 
-  app.post<TokenParams>('/subscribe/leave/:token', hidden, async (request, reply) => {
+  app.post<TokenParams>('/subscribe/leave/:token', posted, async (request, reply) => {
     if (!withinLimit(request, reply)) return reply;
     const found = await ctx.db.transaction().execute(async (tx) => {
       const membership = await membershipOfLink(ctx, request.params.token, tx);

@@ -2,6 +2,11 @@
 // email. Server-rendered, no JavaScript: plain forms that post back. Accessible: a language,
 // a title, one h1 in a main landmark, labels tied to inputs, messages in role=status/alert,
 // visible focus, enough contrast. Every value is escaped.
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Logger } from 'pino';
+import { clientErrorOf } from '../../platform/http/client-errors.ts';
+import { reasonPhrase } from '../../platform/http/errors.ts';
 import type { AudienceEmailSettings } from './records.ts';
 
 export function escapeHtml(value: string): string {
@@ -18,6 +23,56 @@ const STYLE = `
   input:focus, button:focus { outline: 3px solid #f2a900; outline-offset: 2px; }
   .alert { color: #a30000; font-weight: 600; }
   .hint { color: #4a4a4a; font-size: .9rem; }`;
+
+// The pages run no script and load nothing: their one style sheet is inline, allowed by its
+// hash. Forms post back to the page's own origin (and a form whose answer redirects elsewhere
+// names that origin too: browsers hold redirects after a post to form-action). No site may
+// frame them (clickjacking a Confirm or Unsubscribe button); their URLs hold tokens, so no
+// Referer leaves them.
+const STYLE_SOURCE = `'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`;
+
+/** The headers of every hosted page; `formTargets` are origins a form's answer may redirect to. */
+export function pageHeaders(formTargets: string[] = []): Record<string, string> {
+  const formAction = ["'self'", ...formTargets].join(' ');
+  return {
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-store',
+    'content-security-policy': `default-src 'none'; style-src ${STYLE_SOURCE}; form-action ${formAction}; base-uri 'none'; frame-ancestors 'none'`,
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'no-referrer',
+    'x-content-type-options': 'nosniff',
+  };
+}
+
+/** Sends `body` as a hosted page. */
+export function sendPage(reply: FastifyReply, status: number, body: string, formTargets: string[] = []) {
+  return reply.code(status).headers(pageHeaders(formTargets)).send(body);
+}
+
+/** A hosted page's form: an email address and two names, or a bare button. */
+export const PAGE_BODY_LIMIT = 16 * 1024;
+
+const PAGE_TITLES: Record<number, string> = {
+  400: 'This request could not be read',
+  413: 'Too much was sent',
+  415: 'This request could not be read',
+};
+
+/** Errors of the hosted pages of `app` (a body too large, of a type no form sends, a server
+ *  fault) answered as a page with the same status: a person sees them in a browser. */
+export function answerErrorsAsPages(app: FastifyInstance, log: Logger): void {
+  app.setErrorHandler((error, request, reply) => {
+    const refused = clientErrorOf(error, request);
+    if (!refused) {
+      log.error({ err: error, reqId: request.id, url: request.url }, 'unhandled error');
+      return sendPage(reply, 500, messagePage('Something went wrong', 'This page could not be shown. Please try again later.', { alert: true }));
+    }
+    const { message, error: short } = refused.body as { message?: unknown; error?: unknown };
+    const text = typeof message === 'string' ? message : typeof short === 'string' ? short : reasonPhrase(refused.status);
+    reply.headers(refused.headers);
+    return sendPage(reply, refused.status, messagePage(PAGE_TITLES[refused.status] ?? reasonPhrase(refused.status), text, { alert: true }));
+  });
+}
 
 export function page(title: string, body: string): string {
   return `<!doctype html>

@@ -282,9 +282,23 @@ export interface ConfigLookups {
   automationExists(id: string): Promise<boolean>;
   /** null when fine, else the problem with the address's domain. */
   fromProblem(from: string): Promise<string | null>;
+  /** null when a request may be sent to this http(s) URL now, else why not (the webhooks' URL guard). */
+  urlProblem(url: string): Promise<string | null>;
 }
 
 const hasPlaceholder = (v: string) => v.includes('{{');
+
+/**
+ * The part of a `call_webhook` URL whose host can be checked before a run: the URL itself, or
+ * what precedes its first placeholder when the host is complete there (`https://h/{{run.id}}`).
+ * null for other schemes and for a host made by a placeholder (checked when the step runs).
+ */
+export function checkableWebhookUrl(url: string): string | null {
+  const fixed = url.trim().split('{{')[0];
+  if (!/^https?:\/\//i.test(fixed)) return null;
+  if (fixed.length === url.trim().length) return fixed;
+  return /^https?:\/\/[^/?#]+[/?#]/i.test(fixed) ? fixed : null;
+}
 
 /** Trigger configs (always) and `send_email` `from` (always); every action config when `full`. */
 export async function checkConfigs(context: AutomationContext, graph: Graph, lookups: ConfigLookups, full: boolean, problems: Problems): Promise<void> {
@@ -301,6 +315,12 @@ export async function checkConfigs(context: AutomationContext, graph: Graph, loo
     if (step.action === 'send_email' && nonEmpty(c.from) && !hasPlaceholder(c.from)) {
       const problem = await lookups.fromProblem(c.from);
       if (problem) add(problems, `${path}.from`, problem);
+    }
+    // Always, like `from`: a draft must not keep a URL that points inside our network.
+    const webhookUrl = step.action === 'call_webhook' && nonEmpty(c.url) ? checkableWebhookUrl(c.url) : null;
+    if (webhookUrl) {
+      const problem = await lookups.urlProblem(webhookUrl);
+      if (problem) add(problems, `${path}.url`, `The url of step "${step.key}" is refused: ${problem}`);
     }
     if (!full) continue;
     switch (step.action) {

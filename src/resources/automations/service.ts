@@ -15,6 +15,8 @@ import { findSendingDomain } from '../domains/service.ts';
 import { resolveTemplateForSend } from '../templates/service.ts';
 import { findAudience } from '../audiences/service.ts';
 import { parseAddressField, domainOf } from '../emails/addresses.ts';
+import { resolverFor } from '../webhooks/service.ts';
+import { parseHttpUrl, resolvePublicAddress, UrlRefusedError } from '../../platform/net.ts';
 import {
   CONTEXTS,
   DEFAULT_SETTINGS,
@@ -85,6 +87,17 @@ function lookups(ctx: AppContext, workspaceId: string): ConfigLookups {
       if (invalid.length > 0 || addresses.length !== 1) return 'The from must be one email address.';
       const domain = await findSendingDomain(ctx.db, ctx.secrets, workspaceId, domainOf(addresses[0].address));
       return domain?.verified ? null : `The domain ${domainOf(addresses[0].address)} is not a verified sending domain of the workspace.`;
+    },
+    async urlProblem(url) {
+      // The webhooks' guard: http(s) only, and every address the host resolves to is public
+      // (unless ALLOW_PRIVATE_URLS). The step checks again when it runs: DNS can change.
+      try {
+        await resolvePublicAddress(resolverFor(ctx), parseHttpUrl(url).hostname, ctx.config.allowPrivateUrls);
+        return null;
+      } catch (error) {
+        if (error instanceof UrlRefusedError) return error.message;
+        throw error;
+      }
     },
   };
 }

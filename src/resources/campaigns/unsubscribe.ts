@@ -14,7 +14,7 @@ import { looksLikeId } from '../../platform/ids.ts';
 import { nowIso } from '../../platform/clock.ts';
 import { unsubscribeContact } from '../contacts/service.ts';
 import { findContactById } from '../contacts/records.ts';
-import { messagePage } from '../audiences/pages.ts';
+import { answerErrorsAsPages, messagePage, PAGE_BODY_LIMIT, sendPage } from '../audiences/pages.ts';
 import { returnPathDomain, verpAddress } from '../../mail/verp.ts';
 import { recipientsOf } from './records.ts';
 
@@ -78,22 +78,17 @@ export async function unsubscribeByToken(ctx: AppContext, campaignId: string, co
   });
 }
 
-function html(reply: FastifyReply, status: number, body: string) {
-  return reply
-    .code(status)
-    .header('content-type', 'text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    .header('x-frame-options', 'DENY')
-    .header('referrer-policy', 'no-referrer')
-    .send(body);
-}
+const html = (reply: FastifyReply, status: number, body: string) => sendPage(reply, status, body);
 
 const hidden = { schema: { hide: true }, config: { scope: 'public' as const } };
+// A one-click POST carries one field (List-Unsubscribe=One-Click), a page's button none.
+const posted = { ...hidden, bodyLimit: PAGE_BODY_LIMIT };
 type TokenParams = { Params: { token: string } };
 
 export async function registerUnsubscribePages(app: FastifyInstance, ctx: AppContext): Promise<void> {
   // The one-click POST is form-encoded (or multipart); its body says nothing the link does not.
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 16 * 1024 }, (_request, _body, done) => done(null, {}));
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, done) => done(null, {}));
+  answerErrorsAsPages(app, ctx.log);
   const invalid = (reply: FastifyReply) => html(reply, 404, messagePage('Link not valid', 'This unsubscribe link is not valid.', { alert: true }));
 
   app.get<TokenParams>('/unsubscribe/:token', hidden, async (request, reply) => {
@@ -107,7 +102,7 @@ export async function registerUnsubscribePages(app: FastifyInstance, ctx: AppCon
     );
   });
 
-  app.post<TokenParams>('/unsubscribe/:token', hidden, async (request, reply) => {
+  app.post<TokenParams>('/unsubscribe/:token', posted, async (request, reply) => {
     const named = verifyUnsubscribeToken(ctx, request.params.token);
     if (!named) return invalid(reply);
     await unsubscribeByToken(ctx, named.campaignId, named.contactId);

@@ -5,14 +5,15 @@ import type { IncomingMessage } from 'node:http';
 import { PassThrough, Readable } from 'node:stream';
 import multipart from '@fastify/multipart';
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../platform/context.ts';
 import type { Query } from '../../platform/http/lists.ts';
-import { plainError } from '../../platform/http/errors.ts';
+import { ApiError, plainError } from '../../platform/http/errors.ts';
+import { readUpload } from '../../platform/http/multipart.ts';
 import { errorResponses } from '../../platform/http/responses.ts';
 import { ContactListQuery, ImportSummary } from './schemas.ts';
 import { countExport, exportContacts } from './export.ts';
-import { runImport, type ImportSummary as ImportSummaryValue } from './import/run.ts';
+import { ImportFileError, runImport, type ImportSummary as ImportSummaryValue } from './import/run.ts';
 
 const tags = ['Contacts'];
 const ImportQuery = Type.Object({
@@ -21,6 +22,9 @@ const ImportQuery = Type.Object({
 });
 type ImportParams = Static<typeof ImportQuery>;
 const SMALL_UPLOAD_BYTES = 256 * 1024;
+// One file of any size (streamed), a few short fields before it; a part's header lines are cut
+// at 16 KB (busboy's headerSize, which the plugin's types do not name).
+const MULTIPART_LIMITS = { fileSize: Number.MAX_SAFE_INTEGER, files: 1, fields: 20, fieldSize: 64 * 1024, headerSize: 16 * 1024 };
 
 /** An import that stops early (a bad file, an unknown audience) leaves the rest of the body
  *  on the connection; Node drains only bodies nobody began to read, so without this the next
@@ -33,6 +37,56 @@ function discardUnreadBody(raw: IncomingMessage) {
   raw.removeAllListeners('readable');
   raw.on('data', () => {});
   raw.resume();
+}
+
+/** The upload's bytes; a broken body found once rows have been read is the import's file error
+ *  (the summary says which rows are committed), before that a 400 of its own. */
+async function* fileErrorsAfterStart(content: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  let started = false;
+  try {
+    for await (const chunk of content) {
+      started = true;
+      yield chunk;
+    }
+  } catch (error) {
+    if (started && error instanceof ApiError) throw new ImportFileError(error.message, 0);
+    throw error;
+  }
+}
+
+async function readWhole(input: AsyncIterable<Buffer | string>): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  try {
+    for await (const chunk of input) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    if (error instanceof ImportFileError) throw plainError(400, error.message);
+    throw plainError(400, 'The request body could not be read to its end');
+  }
+  return Buffer.concat(chunks);
+}
+
+interface ImportSource {
+  input: AsyncIterable<Buffer>;
+  typeHint: string | undefined;
+  /** The audience_id field of a multipart body. */
+  audience?: string;
+}
+
+/** The file of an import request: the file part of a multipart body, or the body itself. */
+async function importSource(request: FastifyRequest, parseInThread: boolean): Promise<ImportSource> {
+  let source: ImportSource;
+  if (request.isMultipart()) {
+    const upload = await readUpload(request, 'file');
+    source = { input: fileErrorsAfterStart(upload.content), typeHint: `${upload.filename} ${upload.mimetype}`, audience: upload.fields.audience_id || undefined };
+  } else {
+    if (!request.body) throw plainError(400, 'Send a CSV or JSON file as the request body or as multipart/form-data');
+    source = { input: request.body as Readable, typeHint: request.headers['content-type'] };
+  }
+  // Parsed on this thread, the file is read whole first: a body found broken (cut short, a
+  // second file) is refused before any row is written, and the parser never meets a failing stream.
+  if (parseInThread) source.input = Readable.from([await readWhole(source.input)]);
+  return source;
 }
 
 export async function registerContactTransfers(app: FastifyInstance, ctx: AppContext) {
@@ -62,7 +116,7 @@ export async function registerContactTransfers(app: FastifyInstance, ctx: AppCon
     // This route reads its body itself, as a stream, whatever its type and size.
     scoped.removeAllContentTypeParsers();
     scoped.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
-    await scoped.register(multipart, { limits: { fileSize: Number.MAX_SAFE_INTEGER, files: 1, fields: 20 } });
+    await scoped.register(multipart, { limits: MULTIPART_LIMITS });
     scoped.post(
       '/contacts/import',
       {
@@ -84,21 +138,19 @@ export async function registerContactTransfers(app: FastifyInstance, ctx: AppCon
       },
       async (request, reply) => {
         const query = request.query as ImportParams;
-        let input: AsyncIterable<Buffer>;
-        let typeHint: string | undefined;
-        let audience = query.audience_id;
-        if (request.isMultipart()) {
-          const file = await request.file();
-          if (!file) throw plainError(400, 'Send the file as a multipart part named file');
-          input = file.file;
-          typeHint = `${file.filename ?? ''} ${file.mimetype ?? ''}`;
-          const field = file.fields.audience_id as { value?: unknown } | undefined;
-          if (!audience && typeof field?.value === 'string' && field.value !== '') audience = field.value;
-        } else {
-          if (!request.body) throw plainError(400, 'Send a CSV or JSON file as the request body or as multipart/form-data');
-          input = request.body as Readable;
-          typeHint = request.headers['content-type'];
+        // A small upload is parsed here (a worker thread takes about half a second to start);
+        // a large one, or one of unknown length, in a worker, off the server's event loop.
+        const length = Number(request.headers['content-length']);
+        const parseInThread = Number.isFinite(length) && length < SMALL_UPLOAD_BYTES;
+        let source: ImportSource;
+        try {
+          source = await importSource(request, parseInThread);
+        } catch (error) {
+          discardUnreadBody(request.raw);
+          throw error;
         }
+        const { input, typeHint } = source;
+        const audience = query.audience_id || source.audience;
         // Progress as NDJSON when asked: the answer starts with the first committed batch.
         let progress: PassThrough | null = null;
         const onBatch = /application\/x-ndjson/.test(request.headers.accept ?? '')
@@ -111,10 +163,6 @@ export async function registerContactTransfers(app: FastifyInstance, ctx: AppCon
               progress.write(`${JSON.stringify({ object: 'contact_import_progress', rows, committed_rows, created, updated, unchanged, subscribed, skipped })}\n`);
             }
           : undefined;
-        // A small upload is parsed here (a worker thread takes about half a second to start);
-        // a large one, or one of unknown length, in a worker, off the server's event loop.
-        const length = Number(request.headers['content-length']);
-        const parseInThread = Number.isFinite(length) && length < SMALL_UPLOAD_BYTES;
         let summary: ImportSummaryValue;
         try {
           summary = await runImport(ctx.db, request.principal.workspaceId, input, { audience, format: query.format, typeHint, onBatch, parseInThread });

@@ -46,8 +46,8 @@ const Address = Type.Object(
 const MailboxCheck = Type.Object(
   {
     outcome: literals(
-      ['accepted', 'rejected', 'disabled', 'inbox_full', 'greylisted', 'temporary', 'blocked', 'timeout', 'connection_failed', 'no_mx', 'dns_failed'],
-      'What the mailbox check found: the server accepted, rejected (no such mailbox), said disabled or full, greylisted (try later), gave another temporary answer, blocked the check itself, timed out, could not be reached; or there was no MX to ask (no_mx) or DNS failed (dns_failed)',
+      ['accepted', 'rejected', 'disabled', 'inbox_full', 'greylisted', 'temporary', 'blocked', 'timeout', 'connection_failed', 'not_checked', 'no_mx', 'dns_failed'],
+      'What the mailbox check found: the server accepted, rejected (no such mailbox), said disabled or full, greylisted (try later), gave another temporary answer, blocked the check itself, timed out, could not be reached; not_checked when the MX hosts resolve only to addresses that are not public (loopback, private, link-local…), which are never connected to; or there was no MX to ask (no_mx) or DNS failed (dns_failed)',
     ),
     mx_host: nullable(text('The MX host that gave the answer')),
     code: nullable(Type.Integer({ description: 'Its SMTP reply code' })),

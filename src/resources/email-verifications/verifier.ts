@@ -146,6 +146,7 @@ export async function verifyAddresses(inputs: string[], mode: VerificationMode, 
           mailFrom: `verify@${deps.config.mailHostname}`,
           port: deps.config.mxPort,
           timeoutMs: deps.config.verifySmtpTimeoutMs,
+          allowPrivate: deps.config.allowPrivateUrls,
           limiter: deps.limiter,
         });
         items.forEach((item, i) => {
@@ -197,7 +198,8 @@ export function mailboxChecks(probe: MailboxProbeResult): Pick<VerificationCheck
   const definite = { accepted: true, rejected: false, disabled: false, inbox_full: false } as Partial<Record<MailboxOutcome, boolean>>;
   const answered = probe.outcome in definite;
   return {
-    smtp_connect: probe.connected,
+    // Not connected to at all (an MX that is not public) is not a failed connection.
+    smtp_connect: probe.outcome === 'not_checked' ? null : probe.connected,
     deliverable: answered ? definite[probe.outcome]! : null,
     inbox_full: answered ? probe.outcome === 'inbox_full' : null,
     disabled: answered ? probe.outcome === 'disabled' : null,

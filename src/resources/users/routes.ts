@@ -8,13 +8,13 @@ import { messageError } from '../../platform/http/errors.ts';
 import { errorResponses } from '../../platform/http/responses.ts';
 import {
   AcceptBody, CreatedInvitation, DeletedInvitation, IdParams, InvitationInfo, InvitationList, InviteBody, Member, MemberList,
-  RemovedMember, RoleBody, Session, SignInBody, SignedOut, SwitchBody, TokenParams,
+  RemovedMember, RoleBody, Session, SignInBody, SignInRefusal, SignedOut, SwitchBody, TokenParams,
 } from './schemas.ts';
 import {
   acceptInvitation, describeInvitation, inviteMember, listInvitations, listMembers, membershipOf, membershipsOf, removeMember,
   revokeInvitation, updateMember,
 } from './service.ts';
-import { checkCsrf, checkSignIn, signInLimits, clearSessionCookie, cookieAuthenticator, describeSession, openSession, requireSession } from './sessions.ts';
+import { checkCsrf, checkSignIn, signInGuard, setDeviceCookie, clearSessionCookie, cookieAuthenticator, describeSession, openSession, requireSession } from './sessions.ts';
 
 const authTags = ['Dashboard sign-in'];
 const peopleTags = ['Members'];
@@ -25,21 +25,23 @@ type Token = Static<typeof TokenParams>;
 export const resource: Resource = {
   name: 'users',
   public(app, ctx) {
-    const limits = signInLimits();
+    const guard = signInGuard(ctx);
     const sessionBody = async (userId: string, workspaceId: string, reply: Parameters<typeof openSession>[1]) => {
       return describeSession(ctx.db, await openSession(ctx, reply, userId, workspaceId));
     };
 
     app.post('/auth/sign-in', {
       config: publicRoute,
-      schema: { tags: authTags, summary: 'Sign in to the dashboard (sets the session cookie)', body: SignInBody, response: { 200: Session, ...errorResponses({ 401: 'errorMessage', 403: 'framework', 429: 'errorMessage' }) } },
+      schema: { tags: authTags, summary: 'Sign in to the dashboard (sets the session cookie)', body: SignInBody, response: { 200: Session, 429: SignInRefusal, ...errorResponses({ 401: 'errorMessage', 403: 'framework' }) } },
     }, async (request, reply) => {
       checkCsrf(request, null); // no sign-in from another site's form
-      const { email, password } = request.body as Static<typeof SignInBody>;
-      const userId = await checkSignIn(ctx.db, limits, request.ip, email, password);
+      const { email, password, proof } = request.body as Static<typeof SignInBody>;
+      const userId = await checkSignIn(ctx.db, guard, { ip: request.ip, cookieHeader: request.headers.cookie, email, password, proof });
       const [first] = await membershipsOf(ctx.db, userId);
       if (!first) throw messageError(403, 'no_workspace', 'This account belongs to no workspace');
-      return sessionBody(userId, first.workspace_id, reply);
+      const body = await sessionBody(userId, first.workspace_id, reply);
+      setDeviceCookie(ctx, reply, guard, userId);
+      return body;
     });
 
     app.get('/auth/session', {

@@ -5,10 +5,40 @@ import { nullable } from '../../platform/http/responses.ts';
 const text = (description: string) => Type.String({ description });
 const RoleField = Type.Union([Type.Literal('admin'), Type.Literal('member')], { description: 'admin: also manages the workspace\'s people (members, invitations) and API keys; member: everything else' });
 
+const ChallengeObject = Type.Object(
+  {
+    parameters: Type.Object({}, { additionalProperties: true, description: 'ALTCHA v2 challenge parameters (algorithm, nonce, salt, cost, keyPrefix, expiresAt, …), as given' }),
+    signature: Type.Optional(text('Its signature, as given')),
+  },
+  { description: 'A proof-of-work challenge (ALTCHA v2)' },
+);
+
 export const SignInBody = Type.Object({
   email: Type.String({ maxLength: 320, description: 'Account email' }),
   password: Type.String({ maxLength: 1000, description: 'Password' }),
+  proof: Type.Optional(
+    Type.Object(
+      {
+        challenge: ChallengeObject,
+        solution: Type.Object(
+          { counter: Type.Integer({ minimum: 0, description: 'The counter found' }), derivedKey: Type.String({ maxLength: 1024, description: 'The key derived for it, hex' }) },
+          { description: 'What the solver found' },
+        ),
+      },
+      { description: 'The solved challenge of a 429 challenge_required: needed by browsers without this account\'s device cookie once the account has had too many failed sign-ins' },
+    ),
+  ),
 });
+
+export const SignInRefusal = Type.Object(
+  {
+    error: Type.Union([Type.Literal('too_many_attempts'), Type.Literal('challenge_required')], { description: 'too_many_attempts: wait retry_after seconds; challenge_required: solve challenge and send it as proof' }),
+    message: text('What to do, for a person'),
+    retry_after: Type.Optional(Type.Integer({ description: 'Seconds to wait (also the retry-after header)' })),
+    challenge: Type.Optional(ChallengeObject),
+  },
+  { title: 'SignInRefusal' },
+);
 export const SwitchBody = Type.Object({ workspace_id: Type.String({ description: 'wsp_ id of one of the user\'s workspaces' }) });
 export const AcceptBody = Type.Object({
   email: Type.Optional(Type.String({ maxLength: 320, description: 'The address to sign in with (only for the first start\'s link, which names none)' })),

@@ -2,6 +2,7 @@
 // stored), and a per-session CSRF token the dashboard sends back in `X-CSRF-Token` with every
 // state change; a state change whose Origin is another site is refused outright. A session is
 // never an API key (bearerSecret only takes `secret_…`) and an API key never opens a session.
+// Sign-in itself is guarded by sign-in-guard.ts (device cookies, per-network limits, proof of work).
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../platform/context.ts';
@@ -9,7 +10,7 @@ import type { Db } from '../../platform/db/database.ts';
 import { nowIso, nowMs } from '../../platform/clock.ts';
 import { hashSecret, type Principal } from '../../platform/http/auth.ts';
 import { ApiError, frameworkError, messageError } from '../../platform/http/errors.ts';
-import { SlidingWindowLimiter } from '../../platform/http/rate-limit.ts';
+import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE_SECONDS, SignInGuard, SignInRefused, type Proof } from './sign-in-guard.ts';
 import { dummyHash, verifyPassword } from './passwords.ts';
 import { findUserByEmail, membershipOf, membershipsOf, type Role } from './service.ts';
 
@@ -17,12 +18,6 @@ export const SESSION_COOKIE = 'postlane_session';
 export const CSRF_HEADER = 'x-csrf-token';
 const SESSION_MS = 14 * 24 * 3600 * 1000;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-// Sign-in attempts, kept in this process's memory (like the other fixed per-endpoint limits):
-// per client address and per account, every attempt counted.
-export const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
-export const SIGN_IN_PER_IP = 30;
-export const SIGN_IN_PER_ACCOUNT = 8;
 
 export interface SessionRow {
   id_hash: string;
@@ -118,28 +113,44 @@ export function cookieAuthenticator(ctx: AppContext) {
   };
 }
 
-export interface SignInLimits {
-  byIp: SlidingWindowLimiter;
-  byAccount: SlidingWindowLimiter;
+export { SIGN_IN_PER_ACCOUNT, SIGN_IN_PER_DEVICE, SIGN_IN_PER_IP, SIGN_IN_WINDOW_MS } from './sign-in-guard.ts';
+
+/** One running app's sign-in guard (its device cookies are signed with a key every server shares). */
+export function signInGuard(ctx: AppContext): SignInGuard {
+  return new SignInGuard(ctx.verpSecret);
 }
 
-/** One running app's sign-in limits. */
-export function signInLimits(): SignInLimits {
-  return { byIp: new SlidingWindowLimiter(SIGN_IN_PER_IP, SIGN_IN_WINDOW_MS), byAccount: new SlidingWindowLimiter(SIGN_IN_PER_ACCOUNT, SIGN_IN_WINDOW_MS) };
+export interface SignInAttempt {
+  ip: string;
+  cookieHeader: string | undefined;
+  email: string;
+  password: string;
+  proof?: Proof;
 }
 
-/** Checks an email and password (rate-limited); the user id, or a 401/429 ApiError. */
-export async function checkSignIn(db: Db, limits: SignInLimits, ip: string, email: string, password: string): Promise<string> {
-  for (const decision of [limits.byIp.hit(ip), limits.byAccount.hit(email.trim().toLowerCase())]) {
-    if (!decision.allowed) {
-      const body = { error: 'too_many_attempts', message: `Too many sign-in attempts; try again in ${decision.retryAfter} seconds` };
-      throw new ApiError(429, body, { 'retry-after': String(decision.retryAfter) });
-    }
+/** Checks an email and password (guarded: sign-in-guard.ts); the user id, or a 401/429 ApiError. */
+export async function checkSignIn(db: Db, guard: SignInGuard, attempt: SignInAttempt): Promise<string> {
+  const user = await findUserByEmail(db, attempt.email);
+  let admission;
+  try {
+    const device = guard.readDeviceCookie(readCookie(attempt.cookieHeader, DEVICE_COOKIE));
+    admission = await guard.admit({ ip: attempt.ip, email: attempt.email, userId: user?.id ?? null, device, proof: attempt.proof });
+  } catch (error) {
+    if (!(error instanceof SignInRefused)) throw error;
+    throw new ApiError(429, error.body, error.body.retry_after ? { 'retry-after': String(error.body.retry_after) } : {});
   }
-  const user = await findUserByEmail(db, email);
-  const ok = await verifyPassword(password, user?.password_hash ?? (await dummyHash()));
+  const ok = await verifyPassword(attempt.password, user?.password_hash ?? (await dummyHash()));
   if (!user?.password_hash || !ok) throw messageError(401, 'invalid_credentials', 'Wrong email or password');
+  guard.succeeded(admission);
   return user.id;
+}
+
+/** Marks this browser as one the user signed in with (a new nonce at each sign-in). */
+export function setDeviceCookie(ctx: AppContext, reply: FastifyReply, guard: SignInGuard, userId: string): void {
+  // Sent to the sign-in route only; HttpOnly, so no script of any page can copy it.
+  const attributes = [`${DEVICE_COOKIE}=${guard.deviceCookieFor(userId)}`, 'Path=/auth/sign-in', 'HttpOnly', 'SameSite=Strict', `Max-Age=${DEVICE_COOKIE_MAX_AGE_SECONDS}`];
+  if (secure(ctx)) attributes.push('Secure');
+  reply.header('set-cookie', attributes.join('; '));
 }
 
 /** What the dashboard needs to know about who is signed in. */
