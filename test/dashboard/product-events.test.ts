@@ -45,3 +45,24 @@ test('the events page filters by scope; the contact page shows the contact\'s ac
   await row.waitFor();
   assert.match(await row.innerText(), /"total":42/);
 });
+
+test('the event tracking page defines a workspace event and makes a tracking key limited to a site', async () => {
+  await page.goto(`${app.url}/dashboard/event-tracking`);
+  await page.getByRole('heading', { name: 'Event tracking' }).waitFor();
+  await page.getByRole('button', { name: 'Define workspace event' }).click();
+  await page.getByLabel('Name', { exact: true }).fill('plan.changed');
+  await page.getByLabel('Properties').fill('plan:string!, seats:number');
+  await page.getByRole('button', { name: 'Create', exact: true }).click();
+  await page.getByRole('row').filter({ hasText: 'w:plan.changed' }).waitFor();
+  const defined = (await app.api.get('/v2/workspace/events/plan.changed')).body;
+  assert.deepEqual(defined.properties.map((p: any) => [p.name, p.type, p.required]), [['plan', 'string', true], ['seats', 'number', false]]);
+
+  await page.getByRole('button', { name: 'Create tracking key' }).click();
+  await page.getByLabel('Name', { exact: true }).fill('Online shop');
+  await page.getByLabel('Allowed origins').fill('https://shop.example.com\n*.example.com');
+  await page.getByRole('button', { name: 'Create', exact: true }).click();
+  await page.getByRole('row').filter({ hasText: 'Online shop' }).waitFor();
+  const [key] = (await app.api.get('/v2/tracking-keys')).body.data;
+  assert.deepEqual(key.allowed_origins, ['https://shop.example.com', '*.example.com']);
+  assert.match(await page.getByRole('row').filter({ hasText: 'Online shop' }).innerText(), /\/js\/track\/pk_/);
+});
