@@ -13,6 +13,7 @@ import { createSealer, loadEncryptionKey } from './platform/secrets.ts';
 import { deriveVerpSecret } from './mail/verp.ts';
 import { ensureDefaultWorkspace } from './resources/workspaces/service.ts';
 import { createSetupLink } from './resources/users/service.ts';
+import { applyOutcomeJournals } from './resources/emails/delivery/journal-replay.ts';
 
 export const ALL_ROLES: Role[] = ['api', 'worker', 'smtp'];
 
@@ -73,6 +74,11 @@ export async function startPostlane(config: Config, options: StartOptions = {}):
     const created = await ensureDefaultWorkspace(ctx.db);
     if (created && options.announceDefaultKey) options.announceDefaultKey(created.apiKey);
     if (created && options.announceSetupLink) options.announceSetupLink(await createSetupLink(ctx.db, created.workspace.id, config.publicUrl));
+
+    // Before any worker claims a delivery job: the answers a killed process had read but not
+    // committed are recorded, so their jobs find them delivered (or bounced) and send nothing.
+    const journals = await applyOutcomeJournals(ctx.db, config.dataDir);
+    if (journals.files > 0) log.info(journals, 'applied the delivery outcome journals of stopped processes');
 
     const resources = await loadResources();
     for (const resource of resources) resource.registerJobs?.(ctx);

@@ -193,6 +193,31 @@ test('export: XLSX and CSV hold every result in order, read back with exceljs', 
   });
 });
 
+test('export: an address a spreadsheet would run as a formula comes out neutralised in the CSV; XLSX cells are typed text, never formulas', async () => {
+  const { api, key } = await app.newWorkspace({ credits: 1000 });
+  const hostile = ['=hyperlink@acme.test', '+1@acme.test', '-2@acme.test', '@sum@acme.test'];
+  const created = await createList(api, 'Formulas', [...hostile, 'jane@acme.test']);
+  await completed(api, created.id);
+  const results = await allResults(api, created.id);
+  const stored = results.map((item) => item.email);
+  const csv = await download(key, created.id, 'csv');
+  const text = csv.body.toString('utf8');
+  const csvSheet = await new ExcelJS.Workbook().csv.read(Readable.from(csv.body), CSV_AS_TEXT);
+  const emails = stored.map((_, i) => rowValues(csvSheet, i + 2)[0]);
+  assert.deepEqual(emails, stored.map((email) => (/^[=+\-@]/.test(email) ? `'${email}` : email)));
+  for (const email of stored.filter((e) => /^[=+\-@]/.test(e))) assert.ok(text.includes(`"'${email}"`), `${email} quoted with its quote prefix`);
+  assert.ok(stored.some((e) => e.startsWith('=')), 'the list kept the address as given');
+
+  const xlsx = await download(key, created.id);
+  const book = new ExcelJS.Workbook();
+  await book.xlsx.load(xlsx.body as unknown as ArrayBuffer);
+  stored.forEach((email, i) => {
+    const cell = book.worksheets[0].getRow(i + 2).getCell(1);
+    assert.equal(cell.type, ExcelJS.ValueType.String, `${email} is a text cell`);
+    assert.equal(cell.value, email);
+  });
+});
+
 /** The export as bytes (apiClient reads bodies as text). */
 async function download(key: string, id: string, format?: string) {
   const response = await fetch(`${app.url}/v2/email-verification-lists/${id}/export${format ? `?format=${format}` : ''}`, { headers: { authorization: `Bearer ${key}` } });

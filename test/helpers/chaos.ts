@@ -4,12 +4,21 @@
 // Postlane process (API, relay and workers) is killed with SIGKILL at random moments and
 // restarted on the same data. Deliveries in flight are cut mid-DATA by the kills (the MTA holds its replies until
 // the last restart). The report says what was lost, doubled or stuck.
+//
+// With `duringDelivery` the MTA answers 250 at once instead, and each kill lands in the middle
+// of delivering: replies to DATA are held for a moment, and the moment the server has read
+// every 250 sent so far (each of those connections sent its next command: stalling-mta.ts,
+// repliesRead) it is killed, with those outcomes read and their batched commit (outcomes.ts)
+// most likely not yet made. A message the sink then gets twice was answered 250, the answer
+// read, and sent again after the restart. Optionally a campaign is sent meanwhile.
 import { eventually, freePort, startChildApp, type ChildApp, databaseUrlOf } from './app.ts';
 import { startSendingApp } from './sending.ts';
 import { submit } from '../smtp/helpers.ts';
 import { startStallingMta } from './stalling-mta.ts';
 import { updateWorkspace } from '../../src/resources/workspaces/service.ts';
 import { DELIVER_LEASE_MS } from '../../src/resources/emails/delivery/worker.ts';
+import { audience, CONTENT } from '../campaigns/helpers.ts';
+import { seedAudience } from '../campaigns/seed.ts';
 
 export interface ChaosOptions {
   /** API clients. */
@@ -25,6 +34,14 @@ export interface ChaosOptions {
    *  load: Postlane must recover by itself). Clients then also retry 500s, which a request cut
    *  off from its database may answer. */
   restartDatabase?: () => Promise<void>;
+  /** The MTA answers at once and the kills land while deliveries are answered (see above). */
+  duringDelivery?: boolean;
+  /** With duringDelivery: each kill once the MTA has answered this many more messages since the
+   *  last start (a random number in [min, max)), so the kills land while a backlog is delivered
+   *  at full speed; instead of killEvery. */
+  killAfterDeliveries?: [number, number];
+  /** A campaign to this many recipients is sent at the start (its fan-out and deliveries run meanwhile). */
+  campaignRecipients?: number;
 }
 
 export interface ChaosReport {
@@ -46,15 +63,28 @@ export interface ChaosReport {
   /** Emails not delivered by the deadline, and recipients or Message-IDs seen more than once. */
   undelivered: number;
   deliveredTwice: number;
+  /** Of them, messages (Message-IDs) the MTA accepted more than once. */
+  messagesDeliveredTwice: number;
   /** From the last restart until the last email was delivered. */
   deliveredWithinMs: number;
+  /** The emails accepted before the server answered again after the last kill (or the database
+   *  after the last restart): from then until the last of them was delivered (0: all before). */
+  backlogDeliveredMs: number;
   dataReceived: number;
+  /** How long each start after a kill took until the server answered /healthz, in ms. */
+  restartsMs: number[];
+  /** With duringDelivery: kills that came once every 250 sent had been read (the rest: after 2 s). */
+  killsAfterRepliesRead: number;
+  /** The campaign's recipients, the emails it made (aim: one each) and whether it reached `sent`. */
+  campaign: { recipients: number; emails: number; sent: boolean } | null;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
-  const mta = await startStallingMta();
+  const began = Date.now();
+  const mark = (what: string) => process.env.CHAOS_DEBUG && console.error(`chaos +${Date.now() - began} ms: ${what}`);
+  const mta = await startStallingMta({ stalling: !options.duringDelivery });
   // This process prepares the data and reads it back; the server under fire is a child.
   const app = await startSendingApp({ roles: ['api'], workspace: { credits: 10_000_000 } });
   let child: ChildApp | null = null;
@@ -78,8 +108,26 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       smtpPort = await freePort();
       return startChildApp({ ...env, HTTP_PORT: String(await freePort()), SMTP_SUBMISSION_PORT: String(smtpPort) });
     };
+    let campaignId: string | null = null;
+    if (options.campaignRecipients) {
+      const list = await audience(app.api, 'Chaos');
+      await seedAudience(app.running.ctx.db, app.workspace.id, list, options.campaignRecipients, 'campaign');
+      const created = await app.api.post('/v2/campaigns', { name: 'Chaos', from_email: 'news@acme.test', ...CONTENT });
+      await app.api.post(`/v2/campaigns/${created.body.id}`, { recipients: [{ audience_id: list }] });
+      campaignId = created.body.id as string;
+    }
+    mark('ready to start');
     child = await start();
+    mark('started');
     let url = child.url;
+    if (campaignId) {
+      const sent = await app.api.post(`/v2/campaigns/${campaignId}/send`);
+      if (sent.status !== 200) throw new Error(`campaign send: ${sent.status} ${sent.text}`);
+    }
+    let killsAfterRepliesRead = 0;
+    const outputs: string[] = [];
+    const restartsMs: number[] = [];
+    let lastStartAt = Date.now();
     let killsDone = false;
     const stats = { retries: 0, smtpRetries: 0, conflicts: 0, unanswered: 0 };
 
@@ -162,12 +210,29 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       for (let k = 0; k < options.kills; k++) {
         const [min, max] = options.killEvery;
         await sleep(min + Math.random() * (max - min));
+        if (options.killAfterDeliveries) {
+          const [fewest, most] = options.killAfterDeliveries;
+          const target = mta.accepted.length + fewest + Math.floor(Math.random() * (most - fewest));
+          await eventually(async () => mta.accepted.length >= target, 30_000, 2).catch(() => null);
+        }
         if (options.restartDatabase) {
           await options.restartDatabase();
+          lastStartAt = Date.now();
           continue;
         }
+        if (options.duringDelivery) {
+          mta.hold();
+          if (await mta.repliesRead(2000)) killsAfterRepliesRead++;
+        }
+        mark(`kill ${k + 1} (${mta.accepted.length} answered)`);
         await child!.kill('SIGKILL');
+        outputs.push(child!.output());
+        if (options.duringDelivery) mta.release({ dropHeld: true });
+        const restarting = Date.now();
         child = await start();
+        restartsMs.push(Date.now() - restarting);
+        lastStartAt = Date.now();
+        mark('restarted');
         url = child.url;
       }
       killsDone = true;
@@ -178,22 +243,40 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     sent.push(...sentBySmtp);
     await killer;
     const restartedAt = Date.now();
+    mark('clients done');
     mta.release(); // from now on the MTA answers
 
     const db = app.running.ctx.db;
-    const rows = await db.selectFrom('emails').select(['id', 'message_id']).where('workspace_id', '=', app.workspace.id).execute();
+    const rows = await db.selectFrom('emails').select(['id', 'message_id']).where('workspace_id', '=', app.workspace.id).where('source', '<>', 'campaign').execute();
     const stored = new Set(rows.map((r) => r.id));
     const stuck = await db.selectFrom('idempotency_keys').select('key').where('workspace_id', '=', app.workspace.id).where('state', '=', 'pending').execute();
     const notDelivered = async () =>
       (await db.selectFrom('emails').select('id').where('workspace_id', '=', app.workspace.id).where('status', '<>', 'delivered').execute()).length;
     // Deliveries a killed worker held resume when their lease ends.
-    await eventually(async () => (await notDelivered()) === 0, DELIVER_LEASE_MS + 60_000, 200).catch(() => null);
+    const campaignSent = async () => !campaignId || (await db.selectFrom('campaigns').select('status').where('id', '=', campaignId).executeTakeFirst())?.status === 'sent';
+    await eventually(async () => (await campaignSent()) && (await notDelivered()) === 0, DELIVER_LEASE_MS + 60_000, 200).catch(() => null);
     const deliveredWithinMs = Date.now() - restartedAt;
+    const backlog = await db
+      .selectFrom('emails')
+      .select((eb) => eb.fn.max('delivered_at').as('last'))
+      .where('workspace_id', '=', app.workspace.id)
+      .where('created_at', '<', new Date(lastStartAt).toISOString())
+      .executeTakeFirst();
+    const backlogDeliveredMs = backlog?.last ? Math.max(0, Date.parse(String(backlog.last)) - lastStartAt) : 0;
+    mark('all delivered');
+    const campaignEmails = async () =>
+      Number((await db.selectFrom('emails').select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', app.workspace.id).where('source', '=', 'campaign').executeTakeFirst())?.n ?? 0);
 
     const seen = new Map<string, number>();
+    const messageIds = new Map<string, number>();
     for (const message of mta.accepted) {
       const messageId = /^Message-ID:\s*(\S+)/im.exec(message.raw.toString('utf8'))?.[1] ?? '?';
       for (const key of [...message.rcptTo, messageId]) seen.set(key, (seen.get(key) ?? 0) + 1);
+      messageIds.set(messageId, (messageIds.get(messageId) ?? 0) + 1);
+    }
+    if (process.env.CHAOS_DEBUG) {
+      console.error('seen twice:', [...seen].filter(([, n]) => n > 1).map(([key]) => key));
+      console.error(`output of the killed servers:\n${outputs.join('\n----\n').slice(-20000)}`);
     }
     return {
       sends: sent.length,
@@ -208,8 +291,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       stuckKeys: stuck.length,
       undelivered: await notDelivered(),
       deliveredTwice: [...seen.values()].filter((n) => n > 1).length,
+      messagesDeliveredTwice: [...messageIds.values()].filter((n) => n > 1).length,
       deliveredWithinMs,
+      backlogDeliveredMs,
       dataReceived: mta.received,
+      killsAfterRepliesRead,
+      restartsMs,
+      campaign: campaignId ? { recipients: options.campaignRecipients!, emails: await campaignEmails(), sent: await campaignSent() } : null,
     };
   } finally {
     await child?.kill('SIGKILL');

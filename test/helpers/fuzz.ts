@@ -29,11 +29,11 @@ export function operationsOf(document: { paths: Record<string, Record<string, un
   );
 }
 
-const PROTO_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf'];
-const SQLISH = ["'", '"', ';', '--', "' OR 1=1 --", '%', '_', '\\', '`', '/*', '*/', "'); DROP TABLE emails; --", 'NULL', '$1', '?'];
-const CONTROL = ['\u0000', '\u0001', '\u001f', '\u007f', '\ud800', '\u202e', '\r\n', '\t'];
+export const PROTO_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf'];
+export const SQLISH = ["'", '"', ';', '--', "' OR 1=1 --", '%', '_', '\\', '`', '/*', '*/', "'); DROP TABLE emails; --", 'NULL', '$1', '?'];
+export const CONTROL = ['\u0000', '\u0001', '\u001f', '\u007f', '\ud800', '\u202e', '\r\n', '\t'];
 
-const hostileText = fc.oneof(
+export const hostileText = fc.oneof(
   fc.string({ maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 40 }),
   fc.constantFrom(...PROTO_KEYS, ...SQLISH, ...CONTROL),
@@ -43,7 +43,7 @@ const hostileText = fc.oneof(
 );
 
 /** A JSON value that is wrong in every way a schema can be. */
-const hostileValue: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
+export const hostileValue: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
   value: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },
     hostileText,
@@ -60,7 +60,7 @@ function deeplyNested(depth: number): string {
   return '['.repeat(depth) + ']'.repeat(depth);
 }
 
-const hostileBody: fc.Arbitrary<string> = fc.oneof(
+export const hostileBody: fc.Arbitrary<string> = fc.oneof(
   // Objects with the right shape's keys guessed and wrong values, or prototype keys.
   fc.dictionary(fc.constantFrom('to', 'from', 'subject', 'html', 'text', 'name', 'email', 'url', 'events', 'type', 'scope', 'scheduled_at', 'keep_until', 'filter', 'source', 'alias', 'tracking_key', ...PROTO_KEYS), hostileValue, { maxKeys: 6 }).map((o) => JSON.stringify(o)),
   fc.constantFrom('{"__proto__":{"polluted":true}}', '{"constructor":{"prototype":{"polluted":true}}}', '{', '{"a":', 'nul', '\u0000', '[1,2', '"just a string"', '42', 'null', '[]', ''),
@@ -71,7 +71,7 @@ const hostileBody: fc.Arbitrary<string> = fc.oneof(
 );
 
 /** Percent-encoded; a lone surrogate becomes the bytes of one (invalid UTF-8), as a careless client might send. */
-function encode(text: string): string {
+export function encode(text: string): string {
   try {
     return encodeURIComponent(text);
   } catch {
@@ -85,19 +85,19 @@ const queryKey = fc.oneof(
   fc.constantFrom('filter[type]', 'filter[name]', 'filter[__proto__]', 'filter[', ']'),
 );
 
-const query = fc
+export const hostileQuery = fc
   .array(fc.tuple(queryKey, fc.oneof(hostileText, fc.constantFrom('0', '-5', '101', '1000000000', '9'.repeat(40)))), { maxLength: 4 })
   .map((pairs) => (pairs.length ? `?${pairs.map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&')}` : ''));
 
 /** Path parameters: hostile text, encoded as a client would (or not quite). */
-const pathParameter = fc.oneof(hostileText.map((t) => encode(t) || '%20'), fc.constantFrom('%2e%2e', '..%252f', '%25', 'a%00b'));
+export const pathParameter = fc.oneof(hostileText.map((t) => encode(t) || '%20'), fc.constantFrom('%2e%2e', '..%252f', '%25', 'a%00b'));
 
 /** One hostile request for `operation`. */
 export function requestFor(operation: FuzzOperation): fc.Arbitrary<FuzzRequest> {
   const names = operation.path.match(/\{[^}]+\}/g) ?? [];
   return fc.record({
     params: fc.array(pathParameter, { minLength: names.length, maxLength: names.length }),
-    query,
+    query: hostileQuery,
     body: operation.hasBody ? fc.option(hostileBody, { nil: undefined }) : fc.constant(undefined),
   }).map(({ params, query: search, body }) => {
     let i = 0;

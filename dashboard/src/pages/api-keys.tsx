@@ -6,6 +6,7 @@ import { Button, CopyButton, Dialog, ErrorBox, Field, PageHeader, SearchBox, Sel
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { present, useListState } from '../lib/list';
+import { AuthorizedApps } from '../components/AuthorizedApps';
 import { useOptionalSession } from '../session';
 
 type Key = Ok<'/v2/api-keys/{id}', 'get'>;
@@ -157,6 +158,7 @@ export function ApiKeys() {
       </Dialog>
 
       <SecretOnce secret={secret} onDone={() => setSecret(null)} />
+      <AuthorizedApps />
     </>
   );
 }

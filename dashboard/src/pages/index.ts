@@ -2,6 +2,7 @@
 // the navigation, a `nav` label): nothing else needs to change.
 import type { ComponentType } from 'preact';
 import { Accept } from './accept';
+import { Authorize } from './authorize';
 import { ApiKeys } from './api-keys';
 import { AudienceDetail, Audiences } from './audiences';
 import { AutomationDetail, AutomationRun, Automations } from './automations';
@@ -67,7 +68,10 @@ export const pages: PageDef[] = [
 ];
 
 /** Pages that need no session (invitation and first-start links). */
-export const publicPages: Array<{ path: string; component: ComponentType<any> }> = [{ path: '/accept', component: Accept }];
+export const publicPages: Array<{ path: string; component: ComponentType<any> }> = [
+  { path: '/accept', component: Accept },
+  { path: '/oauth/authorize', component: Authorize },
+];
 
 export function navEntries(_isAdmin: boolean): Array<{ href: string; label: string }> {
   return pages.filter((p) => p.nav && (!p.adminOnly || _isAdmin)).map((p) => ({ href: p.path, label: p.nav! }));

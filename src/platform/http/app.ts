@@ -153,9 +153,13 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     if (config?.role) route.onRequest = withRoleCheck(route.onRequest, config.role);
     if (route.schema?.hide) return;
     const isPublic = config?.scope === 'public';
+    // The scope and role a route needs, in the OpenAPI document (the MCP server lists tools by them).
+    const api = route.url.startsWith('/v2/') || route.url.startsWith('/v1/');
+    const xScope = isPublic || !api ? undefined : typeof config?.scope === 'string' ? config.scope : 'full';
+    const extensions = { ...(xScope ? { 'x-scope': xScope } : {}), ...(api && config?.role ? { 'x-role': config.role } : {}) };
     const takesBody = [route.method].flat().some((method) => method !== 'GET' && method !== 'HEAD');
     const response = withDefaultResponses(route.schema?.response as never, isPublic, route.url.includes(':'), takesBody);
-    route.schema = { ...(route.schema ?? {}), response: withRoleResponses(response, config?.role) };
+    route.schema = { ...(route.schema ?? {}), ...extensions, response: withRoleResponses(response, config?.role) } as typeof route.schema;
   });
 
   await app.register(swagger, {
@@ -182,13 +186,15 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
 
   // The key check, made for each route once its scope is known (see authenticateRoutes): a
   // plugin-wide hook would read request.routeOptions, which Fastify builds afresh per access.
+  // A 401 names where to find how to get a token (RFC 9728 §5.1).
+  const challenge = { 'www-authenticate': `Bearer resource_metadata="${ctx.config.publicUrl.replace(/\/+$/, '')}/.well-known/oauth-protected-resource"` };
   const authenticateFor = (configured: Scope | 'public' | ((request: FastifyRequest) => Scope | 'public') | undefined) => {
     if (configured === 'public') return null;
     // Callback style: a key seen within the last second is answered without a promise.
     return (request: FastifyRequest, _reply: unknown, done: (error?: Error) => void) => {
       let required: Scope = 'full';
       const admit = (principal: Principal | null | undefined) => {
-        if (!principal) return done(unauthorized());
+        if (!principal) return done(unauthorized(challenge));
         // A full key opens every route; a sending or Events Only key only the routes of its scope.
         if (principal.scope !== 'full' && principal.scope !== required) return done(forbiddenScope(required));
         request.principal = principal;
@@ -207,7 +213,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
           const secret = bearerSecret(header);
           const cached = ctx.auth.cachedPrincipal(secret);
           if (cached) return admit(cached);
-          pending = ctx.auth.authenticate(secret);
+          pending = ctx.auth.authenticateBearer(secret);
         }
       } catch (error) {
         return done(error as Error);

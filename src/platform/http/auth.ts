@@ -38,6 +38,9 @@ export interface Principal {
 /** Authenticates a request by its session cookie (the users resource installs one). */
 export type CookieAuthenticator = (request: FastifyRequest) => Promise<Principal | null>;
 
+/** Authenticates a bearer that is no API key: an OAuth access token (the oauth resource installs one). */
+export type TokenAuthenticator = (token: string) => Promise<Principal | null>;
+
 const CACHE_MS = 1000;
 const FLUSH_MS = 2000;
 // Bounds the cache against a flood of distinct valid-looking secrets.
@@ -80,6 +83,8 @@ export class Authenticator {
   private readonly db: Db;
   /** Consulted only for requests without an Authorization header (the API-key path is untouched). */
   cookieAuthenticator: CookieAuthenticator | null = null;
+  /** Consulted for bearers that are not `secret_…` keys (the API-key path is untouched). */
+  tokenAuthenticator: TokenAuthenticator | null = null;
   constructor(db: Db) {
     this.db = db;
   }
@@ -94,6 +99,12 @@ export class Authenticator {
     if (!cached || cached.expires < Date.now() || !cached.stamped) return undefined;
     this.queueUse(cached.principal);
     return cached.principal;
+  }
+
+  /** An HTTP bearer: an API key, or else an OAuth access token. */
+  authenticateBearer(secret: string | null): Promise<Principal | null> {
+    if (secret && !secret.startsWith('secret_') && this.tokenAuthenticator) return this.tokenAuthenticator(secret);
+    return this.authenticate(secret);
   }
 
   async authenticate(secret: string | null): Promise<Principal | null> {

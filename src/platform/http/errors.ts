@@ -74,7 +74,7 @@ export const sendValidationError = (validationErrors: string[]) =>
 export const planRequiredError = (requiredPlan: string, message?: string) =>
   new ApiError(403, { error: 'plan_required', required_plan: requiredPlan, ...(message ? { message } : {}) });
 
-export const unauthorized = () => frameworkError(401, 'Invalid API key');
+export const unauthorized = (headers: Record<string, string> = {}) => new ApiError(401, frameworkError(401, 'Invalid API key').body, headers);
 
 export const forbiddenScope = (permission: string) =>
   frameworkError(403, `This API key does not have the "${permission}" permission required for this endpoint`);

@@ -3,23 +3,18 @@
 // list: no OFFSET, no export held in memory, each page a short query of its own. Columns: email,
 // first_name, last_name, unsubscribed, audiences (names, "; "-separated), one column per
 // declared custom field, custom_fields (JSON of the undeclared ones), id, created_at,
-// updated_at. The import reads this file back.
+// updated_at. Cells go through the shared CSV writer (src/platform/csv.ts): names and custom
+// fields come from public subscribe forms, and text a spreadsheet would run as a formula is
+// neutralised. The import reads this file back, exactly.
 import type { Db } from '../../platform/db/database.ts';
 import { countRows, type Query } from '../../platform/http/lists.ts';
 import { fieldDefinitions } from '../custom-fields/service.ts';
+import { csvLine } from '../../platform/csv.ts';
 import { sql, type Expression, type SqlBool } from 'kysely';
 import { contactsMatching, contactsOrder } from './list.ts';
 import { customFieldsOf, membershipsOf } from './records.ts';
 
 const PAGE = 2000;
-
-export function csvCell(value: unknown): string {
-  if (value === null || value === undefined) return '';
-  const text = typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
-  return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-}
-
-const csvLine = (cells: unknown[]) => `${cells.map(csvCell).join(',')}\r\n`;
 
 /** How many contacts an export of `query` writes (for progress). */
 export function countExport(db: Db, workspaceId: string, query: Query): Promise<number> {

@@ -133,7 +133,7 @@ export async function registerContactTransfers(app: FastifyInstance, ctx: AppCon
                 'application/json': { schema: ImportSummary },
                 'application/x-ndjson': { schema: Type.String({ description: 'Lines of JSON: {object: "contact_import_progress", rows, committed_rows, created, updated, unchanged, subscribed, skipped}, then the summary' }) },
               },
-            }, 400: Type.Union([ImportSummary, Type.Ref('Error')]), ...errorResponses({ 404: 'error' }), 422: ImportSummary },
+            }, 400: Type.Union([ImportSummary, Type.Ref('Error')]), ...errorResponses({ 404: 'error', 429: 'rateLimit' }), 422: ImportSummary },
         },
       },
       async (request, reply) => {

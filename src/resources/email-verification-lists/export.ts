@@ -1,6 +1,9 @@
-// A list's results as a file (addendum §15.2: XLSX; CSV too), one row per address in the order
-// given, written by exceljs (loaded on first export: it takes a second to load, which every
-// process start would otherwise pay).
+// A list's results as a file (XLSX; CSV too), one row per address in the order given. The
+// workbook is written by exceljs (loaded on first export: it takes a second to load, which
+// every process start would otherwise pay); its cells are typed values, text never a formula.
+// The CSV by the shared writer (src/platform/csv.ts), which neutralises cells a spreadsheet
+// would run as formulas (an address may legally start with = + - or @).
+import { csvLine } from '../../platform/csv.ts';
 import type { VerificationRow } from '../email-verifications/service.ts';
 import { verificationObject } from '../email-verifications/service.ts';
 
@@ -33,6 +36,11 @@ export function exportRow(row: VerificationRow): Cell[] {
 }
 
 export async function exportWorkbook(pages: AsyncIterable<VerificationRow[]>, format: 'xlsx' | 'csv'): Promise<Buffer> {
+  if (format === 'csv') {
+    const lines = [csvLine(EXPORT_COLUMNS)];
+    for await (const rows of pages) for (const row of rows) lines.push(csvLine(exportRow(row)));
+    return Buffer.from(lines.join(''));
+  }
   const { default: ExcelJS } = await import('exceljs');
   const workbook = new ExcelJS.Workbook();
   workbook.creator = 'Postlane';
@@ -41,15 +49,7 @@ export async function exportWorkbook(pages: AsyncIterable<VerificationRow[]>, fo
   sheet.getRow(1).font = { bold: true };
   sheet.views = [{ state: 'frozen', ySplit: 1 }];
   for await (const rows of pages) {
-    for (const row of rows) sheet.addRow(format === 'csv' ? exportRow(row).map(csvSafe) : exportRow(row));
+    for (const row of rows) sheet.addRow(exportRow(row));
   }
-  const data = format === 'xlsx' ? await workbook.xlsx.writeBuffer() : await workbook.csv.writeBuffer();
-  return Buffer.from(data as ArrayBuffer);
-}
-
-// A spreadsheet opening the CSV would run a cell starting with = + - @ as a formula (an
-// address may legally start with one): such text gets a leading apostrophe. XLSX cells are
-// typed as text, so the workbook needs no such care.
-function csvSafe(cell: Cell): Cell {
-  return typeof cell === 'string' && /^[=+\-@\t\r]/.test(cell) ? `'${cell}` : cell;
+  return Buffer.from((await workbook.xlsx.writeBuffer()) as ArrayBuffer);
 }

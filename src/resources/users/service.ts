@@ -47,7 +47,7 @@ async function userFor(tx: Executor, email: string) {
   return row;
 }
 
-async function addMembership(tx: Executor, userId: string, workspaceId: string, role: Role): Promise<void> {
+export async function addMembership(tx: Executor, userId: string, workspaceId: string, role: Role): Promise<void> {
   const existing = await tx.selectFrom('memberships').select('role').where('user_id', '=', userId).where('workspace_id', '=', workspaceId).executeTakeFirst();
   if (existing) {
     // Joining again never lowers a role.

@@ -139,7 +139,8 @@ test('a member walks every operation: admin-only ones answer 403 admin_role_requ
     } else {
       assert.ok(!refusedAsMember, `${op.key} refused a member for the role`);
       assert.doesNotMatch(op.documents403, /AdminRoleRequiredError/, `${op.key} documents no role refusal`);
-      if (!op.path.startsWith('/auth/') && !SESSION_ENDERS.has(op.key)) assert.notEqual(answer.status, 401, `${op.key}: the member's session was taken`);
+      // /mcp takes bearers only (an OAuth token or an API key), never the dashboard's cookie.
+      if (!op.path.startsWith('/auth/') && op.path !== '/mcp' && !SESSION_ENDERS.has(op.key)) assert.notEqual(answer.status, 401, `${op.key}: the member's session was taken`);
     }
   }
   assert.deepEqual(refusedForRole.sort(), Object.keys(ADMIN_ONLY).sort());

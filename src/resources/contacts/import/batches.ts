@@ -7,6 +7,11 @@ import type { FieldDefinitions } from '../../custom-fields/values.ts';
 import { ColumnMap, hasEmailColumn, readRow, type ImportRow } from './rows.ts';
 import { ImportFileError, type ImportFormat, type SourceRow } from './sources.ts';
 
+/** A batch is cut at this many characters of row data too, whatever its row count: rows of
+ *  up to a megabyte each must not make a batch of thousands of them (the parsing thread, the
+ *  writing thread and the database each hold a batch or two at a time). */
+export const BATCH_CHARS = 4_000_000;
+
 export const NO_EMAIL_COLUMN = 'The CSV header has no email column (name one "email")';
 
 export interface SkippedRow {
@@ -33,8 +38,10 @@ export async function* batchesOf(source: AsyncIterable<SourceRow>, format: Impor
   let inBatch = new Set<string>();
   let rowsSeen = 0;
   let lastRow = 0;
+  let chars = 0;
   const cut = (): ParsedBatch => {
     const batch = { rows, skipped, rowsSeen, lastRow };
+    chars = 0;
     rows = [];
     skipped = [];
     inBatch = new Set();
@@ -55,7 +62,9 @@ export async function* batchesOf(source: AsyncIterable<SourceRow>, format: Impor
       lastRow = item.row;
       continue;
     }
-    if (inBatch.has(read.value.email) || rows.length + skipped.length >= batchRows) yield cut();
+    const size = read.value.email.length + (read.value.first_name?.length ?? 0) + (read.value.last_name?.length ?? 0) + read.value.custom_fields.length;
+    if (inBatch.has(read.value.email) || rows.length + skipped.length >= batchRows || (rows.length > 0 && chars + size > BATCH_CHARS)) yield cut();
+    chars += size;
     rowsSeen++;
     rows.push(read.value);
     inBatch.add(read.value.email);

@@ -1,4 +1,4 @@
-// Contact imports (issue 11, addendum §8): rows streamed from a file and parsed in batches
+// Contact imports: rows streamed from a file and parsed in batches
 // (batches.ts; in a worker thread, parse-worker.ts, unless the caller is one), each batch
 // written in one transaction of bulk statements (writers.ts) while the next is parsed.
 // - New addresses become contacts; existing contacts get the names and custom fields the row
@@ -64,7 +64,7 @@ export interface ImportOptions {
   onBatch?: (summary: Readonly<ImportSummary>) => void;
 }
 
-interface Target {
+export interface ImportTarget {
   workspaceId: string;
   audience: AudienceRow | null;
   plan: Plan;
@@ -73,7 +73,7 @@ interface Target {
 }
 
 /** Resolves the audience first: an unknown one is a 404 before a byte of the file is read. */
-export async function prepareImport(db: Db, workspaceId: string, audience: string | null | undefined): Promise<Target> {
+export async function prepareImport(db: Db, workspaceId: string, audience: string | null | undefined): Promise<ImportTarget> {
   let row: AudienceRow | null = null;
   if (audience) {
     row = (await findAudience(db, workspaceId, audience)) ?? null;
@@ -83,7 +83,7 @@ export async function prepareImport(db: Db, workspaceId: string, audience: strin
 }
 
 /** Writes the batches of a file (parse-worker.ts), one transaction each. */
-export async function importContacts(db: Db, target: Target, batches: AsyncIterable<ParsedBatch>, options: ImportOptions): Promise<ImportSummary> {
+export async function importContacts(db: Db, target: ImportTarget, batches: AsyncIterable<ParsedBatch>, options: ImportOptions): Promise<ImportSummary> {
   const summary: ImportSummary = {
     object: 'contact_import',
     status: 'completed',
@@ -155,7 +155,7 @@ function customFieldsAfter(contact: ContactRow, row: ImportRow): string {
 const COUNTS = ['created', 'updated', 'unchanged', 'subscribed', 'already_subscribed', 'kept_unsubscribed', 'suppressed'] as const;
 type Counts = Record<(typeof COUNTS)[number], number>;
 
-async function writeBatch(tx: Executor, target: Target, rows: ImportRow[]): Promise<{ counts: Counts; refused: Array<{ row: number; email: string; reason: string }> }> {
+async function writeBatch(tx: Executor, target: ImportTarget, rows: ImportRow[]): Promise<{ counts: Counts; refused: Array<{ row: number; email: string; reason: string }> }> {
   const summary: Counts = { created: 0, updated: 0, unchanged: 0, subscribed: 0, already_subscribed: 0, kept_unsubscribed: 0, suppressed: 0 };
   const refusedRows: Array<{ row: number; email: string; reason: string }> = [];
   const { workspaceId, audience } = target;

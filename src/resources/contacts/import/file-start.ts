@@ -4,7 +4,7 @@
 // client cannot make the server pay for a worker with a file that fails on its first bytes.
 // Only what the worker would refuse anyway is refused here, with the same messages.
 import { lazyModule } from '../../../platform/lazy-module.ts';
-import { CSV_OPTIONS, ImportFileError, NOT_AN_ARRAY, type ImportFormat } from './sources.ts';
+import { CSV_OPTIONS, MAX_HEADER_BYTES, MAX_RECORD_BYTES, MAX_COLUMNS, checkHeader, headerTooLong, tooManyColumns, ImportFileError, NOT_AN_ARRAY, type ImportFormat } from './sources.ts';
 import { ColumnMap, hasEmailColumn } from './rows.ts';
 import { NO_EMAIL_COLUMN } from './batches.ts';
 
@@ -25,6 +25,12 @@ class HeaderScanner {
   get begun(): boolean {
     return this.length > this.lineStart;
   }
+  /** The header row's bytes seen so far. */
+  get headerBytes(): number {
+    return Math.max(0, this.length - this.lineStart);
+  }
+  /** Commas outside quotes in the header row so far (its columns less one). */
+  separators = 0;
   /** Bytes looked at so far. */
   length = 0;
   /** The header's bytes, BOM aside, once its line end is seen. */
@@ -38,6 +44,7 @@ class HeaderScanner {
         this.lineStart = 3;
         i += 2;
       } else if (c === 0x22) this.inQuotes = !this.inQuotes;
+      else if (c === 0x2c && !this.inQuotes) this.separators++;
       else if (!this.inQuotes && (c === 0x0a || c === 0x0d)) {
         if (at > this.lineStart) this.header = { start: this.lineStart, end: at };
         else this.lineStart = at + 1;
@@ -59,15 +66,14 @@ function decided(chunks: Buffer[], format: ImportFormat, scanner: HeaderScanner)
       return true;
     }
     // Whitespace only so far: past a megabyte of it, the worker reads the rest.
-    return bytesOf(chunks) > CSV_OPTIONS.max_record_size;
+    return bytesOf(chunks) > MAX_RECORD_BYTES;
   }
   scanner.scan(chunk);
   if (!scanner.header) {
-    if (scanner.length <= CSV_OPTIONS.max_record_size) return false;
-    // Only empty lines so far: the worker reads the rest.
-    if (!scanner.begun) return true;
-    // The parser refuses a record this long too.
-    throw new ImportFileError(`The CSV could not be read at row 1: its header row is longer than ${CSV_OPTIONS.max_record_size.toLocaleString('en')} bytes`, 1);
+    if (scanner.separators >= MAX_COLUMNS) throw tooManyColumns();
+    if (scanner.begun && scanner.headerBytes > MAX_HEADER_BYTES) throw headerTooLong();
+    // Only empty lines so far: past a megabyte of them, the worker reads the rest.
+    return !scanner.begun && scanner.length > MAX_RECORD_BYTES;
   }
   let header: string[];
   try {
@@ -75,6 +81,7 @@ function decided(chunks: Buffer[], format: ImportFormat, scanner: HeaderScanner)
   } catch (error) {
     throw new ImportFileError(`The CSV could not be read at row 1: ${(error as Error).message}`, 1);
   }
+  checkHeader(header);
   if (!hasEmailColumn(new ColumnMap(), header)) throw new ImportFileError(NO_EMAIL_COLUMN, 1);
   return true;
 }

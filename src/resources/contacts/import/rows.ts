@@ -5,7 +5,7 @@
 // export imports back. An empty cell gives nothing (it never clears a value).
 import { normalizeAddress } from '../../suppressions/input.ts';
 import { checkFieldValue, type FieldDefinitions } from '../../custom-fields/values.ts';
-import type { SourceRow } from './sources.ts';
+import { MAX_COLUMNS, type SourceRow } from './sources.ts';
 
 export interface ImportRow {
   row: number;
@@ -60,6 +60,11 @@ function asText(value: unknown): string | undefined {
   return text === '' ? undefined : text;
 }
 
+// A skipped row's listing quotes at most this much of what it held: an import keeps up to a
+// thousand of them, and a cell may hold a megabyte.
+const QUOTED_CHARS = 320;
+const quoted = (text: string | undefined | null) => (text == null ? null : text.length > QUOTED_CHARS ? `${text.slice(0, QUOTED_CHARS)}…` : text);
+
 const TRUE = new Set(['true', '1', 'yes', 'y']);
 const FALSE = new Set(['false', '0', 'no', 'n', '']);
 
@@ -84,7 +89,7 @@ export function readRow(source: SourceRow, columns: ColumnMap, definitions: Fiel
       case 'unsubscribed': {
         const text = typeof value === 'boolean' ? String(value) : (asText(value) ?? '').toLowerCase();
         if (TRUE.has(text)) out.unsubscribe = true;
-        else if (!FALSE.has(text)) return { ok: false, row: source.row, email: rawEmail ?? null, reason: `unsubscribed must be true or false, got "${String(value)}"` };
+        else if (!FALSE.has(text)) return { ok: false, row: source.row, email: quoted(rawEmail), reason: `unsubscribed must be true or false, got "${quoted(String(value))}"` };
         break;
       }
       case 'custom_fields': {
@@ -94,10 +99,10 @@ export function readRow(source: SourceRow, columns: ColumnMap, definitions: Fiel
           try {
             object = JSON.parse(value);
           } catch {
-            return { ok: false, row: source.row, email: rawEmail ?? null, reason: 'custom_fields is not a JSON object' };
+            return { ok: false, row: source.row, email: quoted(rawEmail), reason: 'custom_fields is not a JSON object' };
           }
         }
-        if (object === null || typeof object !== 'object' || Array.isArray(object)) return { ok: false, row: source.row, email: rawEmail ?? null, reason: 'custom_fields is not a JSON object' };
+        if (object === null || typeof object !== 'object' || Array.isArray(object)) return { ok: false, row: source.row, email: quoted(rawEmail), reason: 'custom_fields is not a JSON object' };
         fields.push(...Object.entries(object as Record<string, unknown>));
         break;
       }
@@ -108,9 +113,10 @@ export function readRow(source: SourceRow, columns: ColumnMap, definitions: Fiel
   }
   if (rawEmail === undefined) return { ok: false, row: source.row, email: null, reason: 'no email address' };
   const email = normalizeAddress(rawEmail);
-  if (email === null) return { ok: false, row: source.row, email: rawEmail, reason: 'invalid email address' };
+  if (email === null) return { ok: false, row: source.row, email: quoted(rawEmail), reason: 'invalid email address' };
   out.email = email;
   if (fields.length === 0) return { ok: true, value: out };
+  if (fields.length > MAX_COLUMNS) return { ok: false, row: source.row, email, reason: `${fields.length.toLocaleString('en-US')} custom fields; a contact takes at most ${MAX_COLUMNS.toLocaleString('en-US')} from one row` };
   const customFields: Record<string, unknown> = {};
   for (const [key, value] of fields) {
     const checked = checkFieldValue(definitions.get(key), key, typeof value === 'string' ? value.trim() : value);

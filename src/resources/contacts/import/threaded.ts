@@ -8,15 +8,26 @@ import type { FromWorker, ToWorker, WorkerInput } from './parse-worker.ts';
 import { ImportFileError, type ImportFormat } from './sources.ts';
 
 const WORKER = new URL('./parse-worker.ts', import.meta.url);
-// The worker's heap: a small young generation (parsing makes garbage fast and V8 would let it
-// grow to tens of MB), an old generation far above what two batches need.
-const LIMITS = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 256 };
+/** The worker's old generation: well above what the file's bounded shape needs (a row of at
+ *  most 1 MB, batches of at most BATCH_CHARS, one ahead), and the ceiling of what an import
+ *  can take whatever the file: a shape nobody foresaw fails the import, not the process. */
+export const WORKER_HEAP_MB = 64;
+// A small young generation: parsing makes garbage fast and V8 would let it grow to tens of MB.
+const YOUNG_GENERATION_MB = 8;
 
-/** `signal` ends the worker at once (the writes failed: nothing more is wanted). */
-export async function* parsedBatches(input: AsyncIterable<Buffer | string>, format: ImportFormat, definitions: FieldDefinitions, batchRows: number, signal?: AbortSignal): AsyncGenerator<ParsedBatch> {
+export interface ParseThreadOptions {
+  /** Ends the worker at once (the writes failed: nothing more is wanted). */
+  signal?: AbortSignal;
+  /** The old generation's ceiling in MB (default WORKER_HEAP_MB). */
+  heapMb?: number;
+}
+
+export async function* parsedBatches(input: AsyncIterable<Buffer | string>, format: ImportFormat, definitions: FieldDefinitions, batchRows: number, options: ParseThreadOptions = {}): AsyncGenerator<ParsedBatch> {
+  const { signal } = options;
+  const heapMb = options.heapMb ?? WORKER_HEAP_MB;
   const worker = new Worker(WORKER, {
     workerData: { format, definitions: [...definitions], batchRows } satisfies WorkerInput,
-    resourceLimits: LIMITS,
+    resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB, maxOldGenerationSizeMb: heapMb },
     stdout: false,
     stderr: false,
   });
@@ -46,8 +57,11 @@ export async function* parsedBatches(input: AsyncIterable<Buffer | string>, form
       wake?.();
     }
   });
-  worker.on('error', (error) => {
-    failure = error;
+  worker.on('error', (error: Error & { code?: string }) => {
+    failure =
+      error.code === 'ERR_WORKER_OUT_OF_MEMORY'
+        ? new ImportFileError(`Reading the file took more than the ${heapMb} MB of memory an import may use; split it into smaller files or leave out columns it does not need`, 0)
+        : error;
     wake?.();
   });
   worker.on('exit', (code) => {

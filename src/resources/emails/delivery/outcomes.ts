@@ -269,14 +269,38 @@ export async function recordFailed(db: Db, emailId: string, reason: string, outc
 export async function recordBouncedAtDelivery(db: Db, emailId: string, outcome: DeliveryOutcome): Promise<boolean> {
   return db.transaction().execute(async (tx) => {
     await insertAttempts(tx, attemptsOf(emailId, outcome));
-    const reason = describe(outcome);
-    const classified = reasonOf(outcome);
-    const row = await transition(tx, emailId, SENDABLE_STATUSES, { status: 'bounced', status_detail: reason, bounce_reason: classified.reason, bounce_type: bounceType(classified.hard) });
-    if (!row) return false;
-    // Only reasons about the recipient suppress it (a too-large or spam-rejected message does not).
-    if (suppressesRecipient(classified)) await addAutomaticSuppression(tx, row.workspace_id, row.to, 'bounce', reason);
-    await emitStatus(tx, row);
-    return true;
+    return bounceAtDelivery(tx, emailId, outcome);
+  });
+}
+
+async function bounceAtDelivery(tx: Executor, emailId: string, outcome: DeliveryOutcome): Promise<boolean> {
+  const reason = describe(outcome);
+  const classified = reasonOf(outcome);
+  const row = await transition(tx, emailId, SENDABLE_STATUSES, { status: 'bounced', status_detail: reason, bounce_reason: classified.reason, bounce_type: bounceType(classified.hard) });
+  if (!row) return false;
+  // Only reasons about the recipient suppress it (a too-large or spam-rejected message does not).
+  if (suppressesRecipient(classified)) await addAutomaticSuppression(tx, row.workspace_id, row.to, 'bounce', reason);
+  await emitStatus(tx, row);
+  return true;
+}
+
+/** An outcome read before a crash (journal.ts), recorded as the worker would have: the status,
+ *  its event, its attempt rows and the job's completion, in one transaction. Applying it again
+ *  changes nothing (the status moved already; attempts are written only with the move). */
+export async function applyJournaledOutcome(db: Db, emailId: string, outcome: DeliveryOutcome, answeredAt: string, job: JobToComplete | null): Promise<boolean> {
+  return db.transaction().execute(async (tx) => {
+    let moved = false;
+    if (outcome.kind === 'delivered') {
+      const [row] = await toDelivered(tx, { id: emailId, at: answeredAt, detail: describe(outcome) });
+      if (row) await emitStatus(tx, row);
+      moved = row !== undefined;
+    } else if (outcome.kind === 'permanent') {
+      moved = await bounceAtDelivery(tx, emailId, outcome);
+    }
+    if (moved) await insertAttempts(tx, attemptsOf(emailId, outcome));
+    // The job its dead worker held is done (unless another worker took it over since).
+    if (job) await completeJobs(tx, [job.id], job.lockedBy);
+    return moved;
   });
 }
 

@@ -5,8 +5,11 @@
 // the email's scheduled_at (rescheduled) moves itself; a job re-run after a crash finds the
 // outcome its first run recorded. The outcome of a try (attempt rows, status, event,
 // suppression) is committed BEFORE the job is acknowledged (a 2xx and the job's deletion in one
-// transaction), so a worker killed after a 2xx never sends the message again; killed before the
-// 2xx, the next hop did not take it, and the job runs again once its lease expires.
+// transaction). A final answer (2xx, 5xx) is also appended to this process's outcome journal
+// the moment it is read (journal.ts), before that commit, which is batched: a worker killed
+// between the two leaves the answer in the journal, and the next start records it before any
+// job is claimed (journal-replay.ts), so a 250 is never followed by a second send. Killed
+// before the 2xx, the next hop did not take it, and the job runs again once its lease expires.
 //
 // 2xx → delivered. 4xx / network / DNS trouble → attempted, retried with exponential backoff
 // until DELIVERY_RETRY_WINDOW_HOURS after the email was due, then failed. 5xx (and NXDOMAIN,
@@ -22,7 +25,8 @@ import { ByteBudget } from './byte-budget.ts';
 import { EmailReader, type EmailWithContent } from './email-reader.ts';
 import { deriveTrackingSecret, storeTrackingLinks } from './tracking.ts';
 import { personalizationFor } from './personalize.ts';
-import { recordAttempted, recordBouncedAtDelivery, recordDelivered, recordFailed, SENDABLE_STATUSES } from './outcomes.ts';
+import { applyJournaledOutcome, recordAttempted, recordBouncedAtDelivery, recordDelivered, recordFailed, SENDABLE_STATUSES } from './outcomes.ts';
+import { OutcomeJournal } from './journal.ts';
 import { parseShapingOverrides, TrafficShaper, type Priority } from '../../../mail/shaping.ts';
 import { activeHolds, holdFor, HOLD_RECHECK_MS, saveDestinationStates } from '../../delivery-queue/service.ts';
 
@@ -41,6 +45,9 @@ export const DELIVER_LEASE_MS = JOB_LEASE_MS;
 const RETRY_BASE_MS = 60_000;
 const RETRY_CAP_MS = 60 * 60 * 1000;
 const DOMAIN_CACHE_MS = 30_000;
+/** How long recording a journaled outcome is retried (the database away) before the job gives
+ *  up its try; the outcome stays journaled and is recorded when the job runs again here. */
+const RECORD_RETRY_MS = 30_000;
 /** Stored message bytes being built and sent at once per process (see byte-budget.ts). */
 const IN_FLIGHT_BYTES = 128 * 1024 * 1024;
 /** Connections open at once to one destination address: Postfix's default_destination_concurrency_limit. */
@@ -74,12 +81,16 @@ export class DeliveryWorker {
   private readonly inFlight = new ByteBudget(IN_FLIGHT_BYTES);
   private readonly emails: EmailReader;
   private readonly domains = new Map<string, { expires: number; domain: Promise<SendingDomain | null> }>();
+  /** Final answers read and not yet committed (see journal.ts). */
+  private readonly journal: OutcomeJournal;
+  private closed = false;
 
   constructor(ctx: AppContext) {
     this.ctx = ctx;
     this.db = ctx.db;
     this.trackingSecret = deriveTrackingSecret(ctx.verpSecret);
     this.emails = new EmailReader(ctx.db);
+    this.journal = new OutcomeJournal(ctx.config.dataDir);
     this.shaper = new TrafficShaper({ overrides: parseShapingOverrides(process.env.DELIVERY_SHAPING) });
     this.snapshots = setInterval(() => void this.saveStates(), STATE_SNAPSHOT_MS);
     this.snapshots.unref();
@@ -104,12 +115,14 @@ export class DeliveryWorker {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     clearInterval(this.snapshots);
     await this.saveStates();
     await this.smtp?.close();
     this.smtp = null;
     this.shaper.close();
     await this.builder.close();
+    this.journal.close();
   }
 
   /** The sending domain, cached briefly: the build pool opens its key once per domain object and
@@ -133,6 +146,13 @@ export class DeliveryWorker {
     if (!found || found.type !== 'outbound') return;
     const { content_message: message, content_purged_at: purgedAt, ...email } = found;
     if (!(SENDABLE_STATUSES as readonly string[]).includes(email.status)) return; // canceled, suppressed, delivered, final
+    // Answered already in this process, its commit failed (the database was away): record it, never send again.
+    const journaled = this.journal.pendingFor(email.id);
+    if (journaled) {
+      await applyJournaledOutcome(this.db, email.id, journaled.outcome, journaled.at, job.lockedBy ? { id: job.id, lockedBy: job.lockedBy } : null);
+      this.journal.committed(email.id);
+      return job.lockedBy ? JOB_COMPLETED : undefined;
+    }
     const dueAt = email.scheduled_at ? Date.parse(email.scheduled_at) : 0;
     if (dueAt > nowMs() + 500) throw new RetryJobAt(dueAt, `scheduled for ${email.scheduled_at}`);
 
@@ -177,14 +197,34 @@ export class DeliveryWorker {
     const outcome = await this.delivery().deliver({ from: outgoing.envelopeFrom, to: email.to, raw: outgoing.raw, priority: priorityOf(email.source) });
     // No slot at the destination in time: not an attempt, just later (the queue waits its turn).
     if (outcome.deferredUntilMs !== undefined) throw new RetryJobAt(outcome.deferredUntilMs, outcome.response);
+    const lockedBy = job.lockedBy;
+    const held = lockedBy ? { id: job.id, lockedBy } : undefined;
     if (outcome.kind === 'delivered') {
-      const lockedBy = job.lockedBy;
-      await recordDelivered(this.db, email.id, outcome, lockedBy ? { id: job.id, lockedBy } : undefined);
+      this.journal.append({ email: email.id, job: held ?? null, at: new Date().toISOString(), outcome });
+      await this.untilRecorded(() => recordDelivered(this.db, email.id, outcome, held));
+      this.journal.committed(email.id);
       if (lockedBy) return JOB_COMPLETED;
     } else if (outcome.kind === 'permanent') {
-      await recordBouncedAtDelivery(this.db, email.id, outcome);
+      this.journal.append({ email: email.id, job: held ?? null, at: new Date().toISOString(), outcome });
+      await this.untilRecorded(() => recordBouncedAtDelivery(this.db, email.id, outcome));
+      this.journal.committed(email.id);
     } else {
       await this.temporaryFailure(job, email, outcome);
+    }
+  }
+
+  /** Records a journaled outcome, retrying while the database is away (a PostgreSQL restart):
+   *  the job stays running meanwhile, so its lease is renewed and nobody sends it again. */
+  private async untilRecorded<T>(record: () => Promise<T>): Promise<T> {
+    const giveUpAt = Date.now() + RECORD_RETRY_MS;
+    for (let wait = 100; ; wait = Math.min(wait * 2, 1000)) {
+      try {
+        return await record();
+      } catch (error) {
+        if (this.closed || Date.now() + wait > giveUpAt) throw error;
+        this.ctx.log.warn({ err: error }, 'recording a delivery outcome failed; trying again');
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
     }
   }
 
