@@ -82,7 +82,8 @@ export function createSubmissionServer(ctx: AppContext, tls: TlsMaterial, implic
       if (auth.method !== 'PLAIN' && auth.method !== 'LOGIN') return callback(replies.authFailed());
       ctx.auth.authenticate(auth.password ?? null).then(
         (principal) => {
-          if (!principal) return callback(replies.authFailed());
+          // An Events Only key sends events and nothing else: no mail (https://emailit.com/docs/developers/api-keys/#scopes).
+          if (!principal || principal.scope === 'events') return callback(replies.authFailed());
           principals.set(session, principal);
           callback(null, { user: principal.keyId });
         },

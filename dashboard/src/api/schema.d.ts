@@ -3147,8 +3147,8 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 object: "api_key";
-                                /** @description full: every endpoint; sending: send and forward only */
-                                scope: "full" | "sending";
+                                /** @description full: every endpoint; sending: send and forward only; events: send workspace and custom events only */
+                                scope: "full" | "sending" | "events";
                                 /** @description For a sending key: the only domain it may send from; null for any */
                                 sending_domain_id: string | null;
                                 /** @description When it last changed */
@@ -3211,7 +3211,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         name: string;
-                        scope?: "full" | "sending";
+                        scope?: "full" | "sending" | "events";
                         sending_domain_id?: string | null;
                     };
                 };
@@ -3239,8 +3239,8 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "api_key";
-                            /** @description full: every endpoint; sending: send and forward only */
-                            scope: "full" | "sending";
+                            /** @description full: every endpoint; sending: send and forward only; events: send workspace and custom events only */
+                            scope: "full" | "sending" | "events";
                             /** @description For a sending key: the only domain it may send from; null for any */
                             sending_domain_id: string | null;
                             /** @description When it last changed */
@@ -3358,8 +3358,8 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "api_key";
-                            /** @description full: every endpoint; sending: send and forward only */
-                            scope: "full" | "sending";
+                            /** @description full: every endpoint; sending: send and forward only; events: send workspace and custom events only */
+                            scope: "full" | "sending" | "events";
                             /** @description For a sending key: the only domain it may send from; null for any */
                             sending_domain_id: string | null;
                             /** @description When it last changed */
@@ -3462,8 +3462,8 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "api_key";
-                            /** @description full: every endpoint; sending: send and forward only */
-                            scope: "full" | "sending";
+                            /** @description full: every endpoint; sending: send and forward only; events: send workspace and custom events only */
+                            scope: "full" | "sending" | "events";
                             /** @description For a sending key: the only domain it may send from; null for any */
                             sending_domain_id: string | null;
                             /** @description When it last changed */
@@ -3712,8 +3712,8 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "api_key";
-                            /** @description full: every endpoint; sending: send and forward only */
-                            scope: "full" | "sending";
+                            /** @description full: every endpoint; sending: send and forward only; events: send workspace and custom events only */
+                            scope: "full" | "sending" | "events";
                             /** @description For a sending key: the only domain it may send from; null for any */
                             sending_domain_id: string | null;
                             /** @description When it last changed */
@@ -10640,6 +10640,134 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/contacts/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    match?: "all" | "or";
+                    page?: number;
+                    scope?: "workspace" | "custom";
+                    search?: string;
+                    type?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description con_ id or email address */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description This page of the list */
+                            data: {
+                                /** @description When it was recorded */
+                                created_at: string;
+                                /** @description The event's data */
+                                data: {
+                                    /** @description What the event is about, with its scope */
+                                    object: {
+                                        /** @description system, workspace (w:) or custom (c:) */
+                                        scope: "system" | "workspace" | "custom";
+                                    } & {
+                                        [key: string]: unknown;
+                                    };
+                                };
+                                /** @description evt_ id */
+                                id: string;
+                                /**
+                                 * @description Always event
+                                 * @enum {string}
+                                 */
+                                object: "event";
+                                /** @description w:<name>, c:<name>, or contact.identified */
+                                type: string;
+                            }[];
+                            /** @description The next page's URL (every other query parameter kept), or null */
+                            next_page_url: string | null;
+                            /** @description The previous page's URL (every other query parameter kept), or null */
+                            previous_page_url: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -17800,6 +17928,8 @@ export interface paths {
                     match?: "all" | "or";
                     order?: string;
                     page?: number;
+                    /** @description system, workspace (w: events) or custom (c: events); one or a comma-separated list */
+                    scope?: string;
                     search?: string;
                     /** @description one event type or a comma-separated list */
                     type?: string | string[];
@@ -17896,7 +18026,154 @@ export interface paths {
             };
         };
         put?: never;
-        post?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The con_ id of the contact the event is about (instead of email) */
+                        contact_id?: string;
+                        /** @description The address of the person the event is about */
+                        email?: string;
+                        /** @description When it happened (ISO 8601); default now */
+                        occurred_at?: string;
+                        /** @description The event's data; default {} */
+                        properties?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description w:<name> for a workspace event, c:<name> for a custom event */
+                        type: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description When it was recorded */
+                            created_at: string;
+                            /**
+                             * ProductEventData
+                             * @description The event's data
+                             */
+                            data: {
+                                /** ProductEventObject */
+                                object: {
+                                    /** @description The con_ id of the contact it is tied to */
+                                    contact_id: string | null;
+                                    /** @description The address the event is about */
+                                    email: string | null;
+                                    /** @description When it happened */
+                                    occurred_at: string;
+                                    /** @description The event's data as stored */
+                                    properties: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description workspace (w:) or custom (c:) */
+                                    scope: "workspace" | "custom";
+                                    /** @description api: sent from a server; tracking: the tracking script */
+                                    source: "api" | "tracking";
+                                    /** @description w:<name> or c:<name> */
+                                    type: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            /** @description evt_ id */
+                            id: string;
+                            /**
+                             * @description Always event
+                             * @enum {string}
+                             */
+                            object: "event";
+                            /** @description w:<name> or c:<name> */
+                            type: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -18011,6 +18288,175 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/events/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Up to 100 events */
+                        events: {
+                            /** @description The con_ id of the contact the event is about (instead of email) */
+                            contact_id?: string;
+                            /** @description The address of the person the event is about */
+                            email?: string;
+                            /** @description When it happened (ISO 8601); default now */
+                            occurred_at?: string;
+                            /** @description The event's data; default {} */
+                            properties?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description w:<name> for a workspace event, c:<name> for a custom event */
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The events, in the order sent */
+                            data: {
+                                /** @description When it was recorded */
+                                created_at: string;
+                                /**
+                                 * ProductEventData
+                                 * @description The event's data
+                                 */
+                                data: {
+                                    /** ProductEventObject */
+                                    object: {
+                                        /** @description The con_ id of the contact it is tied to */
+                                        contact_id: string | null;
+                                        /** @description The address the event is about */
+                                        email: string | null;
+                                        /** @description When it happened */
+                                        occurred_at: string;
+                                        /** @description The event's data as stored */
+                                        properties: {
+                                            [key: string]: unknown;
+                                        };
+                                        /** @description workspace (w:) or custom (c:) */
+                                        scope: "workspace" | "custom";
+                                        /** @description api: sent from a server; tracking: the tracking script */
+                                        source: "api" | "tracking";
+                                        /** @description w:<name> or c:<name> */
+                                        type: string;
+                                    } & {
+                                        [key: string]: unknown;
+                                    };
+                                };
+                                /** @description evt_ id */
+                                id: string;
+                                /**
+                                 * @description Always event
+                                 * @enum {string}
+                                 */
+                                object: "event";
+                                /** @description w:<name> or c:<name> */
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -22459,6 +22905,700 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/track/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description What the tracking script sends (no API key; the public tracking key in the path). Answers CORS only to the key's allowed origins; 120 requests a minute per key and address. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The public key (pk_…) */
+                    key: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The visitor's id on this site (first-party storage) */
+                        anonymous_id: string;
+                        /** @description identify: the visitor's address; track: the identified address */
+                        email?: string;
+                        /** @description track: an event; identify: tie the visitor to an address */
+                        kind: "track" | "identify";
+                        properties?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description track: w:<name> or c:<name> */
+                        type?: string;
+                        /** @description The page */
+                        url?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description evt_ id */
+                            id: string;
+                            /**
+                             * @description Always event
+                             * @enum {string}
+                             */
+                            object: "event";
+                            /** @description The event type recorded */
+                            type: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"] | components["schemas"]["PlanRequiredError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimitError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/tracking-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    match?: "all" | "or";
+                    page?: number;
+                    search?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description This page of the list */
+                            data: {
+                                /** @description Sites allowed to send events; empty: any */
+                                allowed_origins: string[];
+                                /** @description When it was created */
+                                created_at: string;
+                                /** @description tkey_ id */
+                                id: string;
+                                /** @description The public key, part of the script's URL */
+                                key: string;
+                                /** @description When the script last sent an event with it */
+                                last_used_at: string | null;
+                                /** @description Where the key is used */
+                                name: string;
+                                /**
+                                 * @description Always tracking_key
+                                 * @enum {string}
+                                 */
+                                object: "tracking_key";
+                                /** @description The script to put on the site */
+                                script_url: string;
+                                /** @description When it last changed */
+                                updated_at: string;
+                            }[];
+                            /** @description The next page's URL (every other query parameter kept), or null */
+                            next_page_url: string | null;
+                            /** @description The previous page's URL (every other query parameter kept), or null */
+                            previous_page_url: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Sites allowed to send events; empty: any */
+                        allowed_origins?: string[];
+                        /** @description Where the key is used; default Website */
+                        name?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Sites allowed to send events; empty: any */
+                            allowed_origins: string[];
+                            /** @description When it was created */
+                            created_at: string;
+                            /** @description tkey_ id */
+                            id: string;
+                            /** @description The public key, part of the script's URL */
+                            key: string;
+                            /** @description When the script last sent an event with it */
+                            last_used_at: string | null;
+                            /** @description Where the key is used */
+                            name: string;
+                            /**
+                             * @description Always tracking_key
+                             * @enum {string}
+                             */
+                            object: "tracking_key";
+                            /** @description The script to put on the site */
+                            script_url: string;
+                            /** @description When it last changed */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["FieldValidationError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/tracking-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description tkey_ id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Sites allowed to send events; empty: any */
+                            allowed_origins: string[];
+                            /** @description When it was created */
+                            created_at: string;
+                            /** @description tkey_ id */
+                            id: string;
+                            /** @description The public key, part of the script's URL */
+                            key: string;
+                            /** @description When the script last sent an event with it */
+                            last_used_at: string | null;
+                            /** @description Where the key is used */
+                            name: string;
+                            /**
+                             * @description Always tracking_key
+                             * @enum {string}
+                             */
+                            object: "tracking_key";
+                            /** @description The script to put on the site */
+                            script_url: string;
+                            /** @description When it last changed */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description tkey_ id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Sites allowed to send events; empty: any */
+                        allowed_origins?: string[];
+                        /** @description Where the key is used; default Website */
+                        name?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Sites allowed to send events; empty: any */
+                            allowed_origins: string[];
+                            /** @description When it was created */
+                            created_at: string;
+                            /** @description tkey_ id */
+                            id: string;
+                            /** @description The public key, part of the script's URL */
+                            key: string;
+                            /** @description When the script last sent an event with it */
+                            last_used_at: string | null;
+                            /** @description Where the key is used */
+                            name: string;
+                            /**
+                             * @description Always tracking_key
+                             * @enum {string}
+                             */
+                            object: "tracking_key";
+                            /** @description The script to put on the site */
+                            script_url: string;
+                            /** @description When it last changed */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["FieldValidationError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description tkey_ id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Always true
+                             * @enum {boolean}
+                             */
+                            deleted: true;
+                            /** @description tkey_ id */
+                            id: string;
+                            /**
+                             * @description Always tracking_key
+                             * @enum {string}
+                             */
+                            object: "tracking_key";
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/webhooks": {
         parameters: {
             query?: never;
@@ -24020,6 +25160,634 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/workspace/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    match?: "all" | "or";
+                    page?: number;
+                    search?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description This page of the list */
+                            data: {
+                                /** @description When it was defined */
+                                created_at: string;
+                                /** @description Note for the team */
+                                description: string | null;
+                                /** @description wev_ id */
+                                id: string;
+                                /** @description The event name, without prefix */
+                                name: string;
+                                /**
+                                 * @description Always workspace_event
+                                 * @enum {string}
+                                 */
+                                object: "workspace_event";
+                                /** @description Its typed properties */
+                                properties: {
+                                    /** @description Note for the team */
+                                    description: string | null;
+                                    /** @description Property name */
+                                    name: string;
+                                    /** @description Every event must carry it */
+                                    required: boolean;
+                                    /** @description Readable name */
+                                    title: string | null;
+                                    /** @description Its type */
+                                    type: "string" | "number" | "boolean" | "date";
+                                }[];
+                                /** @description Readable name */
+                                title: string | null;
+                                /** @description The type events of it are sent as (w:<name>) */
+                                type: string;
+                                /** @description When it last changed */
+                                updated_at: string;
+                            }[];
+                            /** @description The next page's URL (every other query parameter kept), or null */
+                            next_page_url: string | null;
+                            /** @description The previous page's URL (every other query parameter kept), or null */
+                            previous_page_url: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        description?: string | null;
+                        /** @description e.g. customer.type (w: prefix optional) */
+                        name: string;
+                        properties?: {
+                            description?: string | null;
+                            /** @description 1 to 64 letters, digits, - or _ */
+                            name: string;
+                            /** @description Every event must carry it */
+                            required?: boolean;
+                            title?: string | null;
+                            /** @description string, number, boolean, date */
+                            type: string;
+                        }[];
+                        title?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description When it was defined */
+                            created_at: string;
+                            /** @description Note for the team */
+                            description: string | null;
+                            /** @description wev_ id */
+                            id: string;
+                            /** @description The event name, without prefix */
+                            name: string;
+                            /**
+                             * @description Always workspace_event
+                             * @enum {string}
+                             */
+                            object: "workspace_event";
+                            /** @description Its typed properties */
+                            properties: {
+                                /** @description Note for the team */
+                                description: string | null;
+                                /** @description Property name */
+                                name: string;
+                                /** @description Every event must carry it */
+                                required: boolean;
+                                /** @description Readable name */
+                                title: string | null;
+                                /** @description Its type */
+                                type: "string" | "number" | "boolean" | "date";
+                            }[];
+                            /** @description Readable name */
+                            title: string | null;
+                            /** @description The type events of it are sent as (w:<name>) */
+                            type: string;
+                            /** @description When it last changed */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["FieldValidationError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ConflictError"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/workspace/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description wev_ id, name or w:<name> */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description When it was defined */
+                            created_at: string;
+                            /** @description Note for the team */
+                            description: string | null;
+                            /** @description wev_ id */
+                            id: string;
+                            /** @description The event name, without prefix */
+                            name: string;
+                            /**
+                             * @description Always workspace_event
+                             * @enum {string}
+                             */
+                            object: "workspace_event";
+                            /** @description Its typed properties */
+                            properties: {
+                                /** @description Note for the team */
+                                description: string | null;
+                                /** @description Property name */
+                                name: string;
+                                /** @description Every event must carry it */
+                                required: boolean;
+                                /** @description Readable name */
+                                title: string | null;
+                                /** @description Its type */
+                                type: "string" | "number" | "boolean" | "date";
+                            }[];
+                            /** @description Readable name */
+                            title: string | null;
+                            /** @description The type events of it are sent as (w:<name>) */
+                            type: string;
+                            /** @description When it last changed */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description wev_ id, name or w:<name> */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        description?: string | null;
+                        properties?: {
+                            description?: string | null;
+                            /** @description 1 to 64 letters, digits, - or _ */
+                            name: string;
+                            /** @description Every event must carry it */
+                            required?: boolean;
+                            title?: string | null;
+                            /** @description string, number, boolean, date */
+                            type: string;
+                        }[];
+                        title?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description When it was defined */
+                            created_at: string;
+                            /** @description Note for the team */
+                            description: string | null;
+                            /** @description wev_ id */
+                            id: string;
+                            /** @description The event name, without prefix */
+                            name: string;
+                            /**
+                             * @description Always workspace_event
+                             * @enum {string}
+                             */
+                            object: "workspace_event";
+                            /** @description Its typed properties */
+                            properties: {
+                                /** @description Note for the team */
+                                description: string | null;
+                                /** @description Property name */
+                                name: string;
+                                /** @description Every event must carry it */
+                                required: boolean;
+                                /** @description Readable name */
+                                title: string | null;
+                                /** @description Its type */
+                                type: "string" | "number" | "boolean" | "date";
+                            }[];
+                            /** @description Readable name */
+                            title: string | null;
+                            /** @description The type events of it are sent as (w:<name>) */
+                            type: string;
+                            /** @description When it last changed */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["FieldValidationError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description wev_ id, name or w:<name> */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Always true
+                             * @enum {boolean}
+                             */
+                            deleted: true;
+                            /** @description wev_ id */
+                            id: string;
+                            /** @description The event name */
+                            name: string;
+                            /**
+                             * @description Always workspace_event
+                             * @enum {string}
+                             */
+                            object: "workspace_event";
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;

@@ -37,7 +37,7 @@ export function ApiKeys() {
   const keys = useLoad(() => ok(api.GET('/v2/api-keys', { params: { query: present({ page: list.page, limit: 25, search: list.settledSearch }) } })), [list.page, list.settledSearch]);
   const [creating, setCreating] = useState(false);
   const [name, setName] = useState('');
-  const [scope, setScope] = useState<'full' | 'sending'>('full');
+  const [scope, setScope] = useState<'full' | 'sending' | 'events'>('full');
   const [secret, setSecret] = useState<{ name: string; key: string } | null>(null);
   const [renaming, setRenaming] = useState<Key | null>(null);
   const [newName, setNewName] = useState('');
@@ -71,7 +71,7 @@ export function ApiKeys() {
         row={(k) => (
           <tr>
             <td>{k.name}</td>
-            <td>{k.scope === 'full' ? 'Full access' : 'Sending only'}</td>
+            <td>{k.scope === 'full' ? 'Full access' : k.scope === 'events' ? 'Events only' : 'Sending only'}</td>
             <td>{formatDate(k.last_used_at)}</td>
             <td>{formatDate(k.created_at)}</td>
             {isAdmin ? (
@@ -128,7 +128,7 @@ export function ApiKeys() {
           <Field label="Name">
             <input name="name" required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
           </Field>
-          <Select label="Permission" value={scope} onChange={(v) => setScope(v as 'full' | 'sending')} options={[['full', 'Full access'], ['sending', 'Sending only']]} />
+          <Select label="Permission" value={scope} onChange={(v) => setScope(v as 'full' | 'sending' | 'events')} options={[['full', 'Full access'], ['sending', 'Sending only'], ['events', 'Events only']]} />
           <ErrorBox error={create.error} />
           <Button type="submit" kind="primary" busy={create.busy}>
             Create

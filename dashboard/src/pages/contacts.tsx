@@ -317,6 +317,7 @@ export function ContactDetail({ params }: PageProps) {
               </tbody>
             </TableScroll>
           </section>
+          <ContactActivity id={c.id} />
           <Dialog title="Edit the contact" open={editing} onClose={() => setEditing(false)}>
             {editing ? (
               <ContactForm
@@ -332,5 +333,47 @@ export function ContactDetail({ params }: PageProps) {
         </>
       ) : null}
     </>
+  );
+}
+
+/** The contact's activity: its workspace and custom events and the tracking script's identifications. */
+function ContactActivity({ id }: { id: string }) {
+  const activity = useLoad(() => ok(api.GET('/v2/contacts/{id}/events', { params: { path: { id }, query: { limit: 25 } as never } })), [id]);
+  const items = activity.data?.data ?? [];
+  return (
+    <section aria-labelledby="activity-title">
+      <h2 id="activity-title">Activity</h2>
+      <ErrorBox error={activity.error} />
+      <TableScroll label="Activity">
+        <thead>
+          <tr>
+            <th scope="col">Event</th>
+            <th scope="col">Properties</th>
+            <th scope="col">When</th>
+          </tr>
+        </thead>
+        <tbody>
+          {items.map((event) => {
+            const object = event.data.object as Record<string, unknown>;
+            return (
+              <tr>
+                <td>
+                  <code>{event.type}</code>
+                </td>
+                <td>
+                  <code class="small-text">{object.properties ? JSON.stringify(object.properties) : String(object.email ?? '')}</code>
+                </td>
+                <td>{formatDate(String(object.occurred_at ?? event.created_at))}</td>
+              </tr>
+            );
+          })}
+          {items.length === 0 && !activity.loading ? (
+            <tr>
+              <td colSpan={3}>No activity yet.</td>
+            </tr>
+          ) : null}
+        </tbody>
+      </TableScroll>
+    </section>
   );
 }

@@ -1,5 +1,6 @@
 // Events: the workspace's event stream, newest first, updating by itself while "Live" is on
-// (the first page is fetched again every few seconds); filter by type, page back in time.
+// (the first page is fetched again every few seconds); filter by type and scope (system,
+// workspace w: and custom c: events), page back in time.
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api/client';
 import { Badge, Button, PageHeader } from '../components/ui';
@@ -12,12 +13,13 @@ const LIVE_MS = 3000;
 export function Events() {
   const [page, setPage] = useState(1);
   const [type, setType] = useState('');
+  const [scope, setScope] = useState('');
   const [since, setSince] = useState('');
   const [live, setLive] = useState(true);
   const [open, setOpen] = useState<string | null>(null);
   const settledType = useDebounced(type);
-  const query = present({ page, limit: 50, type: settledType, include_data: 'true', 'created_at.after': since ? new Date(since).toISOString() : undefined });
-  const events = useLoad(() => ok(api.GET('/v2/events', { params: { query: query as never } })), [page, settledType, since]);
+  const query = present({ page, limit: 50, type: settledType, scope, include_data: 'true', 'created_at.after': since ? new Date(since).toISOString() : undefined });
+  const events = useLoad(() => ok(api.GET('/v2/events', { params: { query: query as never } })), [page, settledType, scope, since]);
   // One request at a time; rows are keyed by event id (ListTable), so a new event arriving on
   // top never moves an opened row's state or the keyboard focus onto another event.
   usePolling(events.reload, LIVE_MS, live && page === 1);
@@ -32,6 +34,15 @@ export function Events() {
         <label class="field inline">
           <span class="label">Types</span>
           <input name="type" placeholder="e.g. email.bounced,email.delivered" value={type} onInput={(e) => { setType((e.target as HTMLInputElement).value); setPage(1); }} />
+        </label>
+        <label class="field inline">
+          <span class="label">Scope</span>
+          <select name="scope" value={scope} onChange={(e) => { setScope((e.target as HTMLSelectElement).value); setPage(1); }}>
+            <option value="">All</option>
+            <option value="system">System</option>
+            <option value="workspace">Workspace (w:)</option>
+            <option value="custom">Custom (c:)</option>
+          </select>
         </label>
         <label class="field inline">
           <span class="label">Since</span>

@@ -12,6 +12,7 @@ import { Dmarc } from './dmarc';
 import { DomainDetail, Domains } from './domains';
 import { EmailDetail, Emails } from './emails';
 import { Events } from './events';
+import { EventTracking } from './event-tracking';
 import { FormEditor, Forms } from './forms';
 import { Members } from './members';
 import { Overview } from './overview';
@@ -61,6 +62,7 @@ export const pages: PageDef[] = [
   { path: '/verification/:id', component: VerificationListDetail },
   { path: '/dmarc', component: Dmarc, nav: 'DMARC' },
   { path: '/events', component: Events, nav: 'Events' },
+  { path: '/event-tracking', component: EventTracking, nav: 'Event tracking' },
   { path: '/api-keys', component: ApiKeys, nav: 'API keys' },
   { path: '/members', component: Members, nav: 'Members' },
 ];

@@ -21,7 +21,7 @@ declare module 'fastify' {
     principal: Principal;
   }
   interface FastifyContextConfig {
-    /** `sending` opens a route to sending keys too; `public` needs no key. Default: `full`.
+    /** `sending` (or `events`) opens a route to sending (or Events Only) keys too; `public` needs no key. Default: `full`.
      *  A function decides per request (a path that serves both the API and the public). */
     scope?: Scope | 'public' | ((request: FastifyRequest) => Scope | 'public');
     /** `admin`: only a principal acting as an admin of the workspace (roles.ts); others get 403. */
@@ -190,7 +190,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       let required: Scope = 'full';
       const admit = (principal: Principal | null | undefined) => {
         if (!principal) return done(unauthorized(challenge));
-        if (required === 'full' && principal.scope !== 'full') return done(forbiddenScope('full'));
+        // A full key opens every route; a sending or Events Only key only the routes of its scope.
+        if (principal.scope !== 'full' && principal.scope !== required) return done(forbiddenScope(required));
         request.principal = principal;
         done();
       };

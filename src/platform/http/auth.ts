@@ -11,7 +11,9 @@ import { isoFromMs, nowIso, nowMs } from '../clock.ts';
 import { preparedQuery } from '../db/prepared.ts';
 import type { WorkspaceRole } from './roles.ts';
 
-export type Scope = 'full' | 'sending';
+/** `events`: an Events Only key, which sends product events and does nothing else
+ *  (https://emailit.com/docs/developers/api-keys/#scopes). */
+export type Scope = 'full' | 'sending' | 'events';
 
 /**
  * Who a request acts as, whatever the credential: an API key, a dashboard session, and any

@@ -10,7 +10,7 @@ const tags = ['API keys'];
 const IdParams = Type.Object({ id: Type.String({ description: 'key_ id or name' }) });
 const CreateBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255 }),
-  scope: Type.Optional(Type.Union([Type.Literal('full'), Type.Literal('sending')])),
+  scope: Type.Optional(Type.Union([Type.Literal('full'), Type.Literal('sending'), Type.Literal('events')])),
   sending_domain_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
 });
 const RenameBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }) });

@@ -108,7 +108,7 @@ export async function getApiKey(db: Db, workspaceId: string, idOrName: string) {
 const listSpec: ListSpec = {
   fields: {
     name: { type: 'string' },
-    scope: { type: 'enum', values: ['full', 'sending'] },
+    scope: { type: 'enum', values: ['full', 'sending', 'events'] },
     type: { type: 'enum', values: ['api'] },
     created_at: { type: 'date' },
   },

@@ -37,7 +37,8 @@ import { forwardEmail } from '../emails/forward.ts';
 import { customFieldsOf, findContact, findContactByEmail, findOrCreateContact, updateContact, type ContactRow } from '../contacts/service.ts';
 import { findAudience, removeContactFromAudience, subscribeContact } from '../audiences/service.ts';
 import { createSuppression, deleteSuppression } from '../suppressions/service.ts';
-import { TRIGGER_SOURCES, type Connection, type Step } from './graph.ts';
+import type { Connection, Step } from './graph.ts';
+import { firesTriggers } from './event-triggers.ts';
 import { connectionsOf, settingsOf, stepsOf, type AutomationRow } from './service.ts';
 import type { Settings } from './graph.ts';
 import type { AutomationRunsTable, AutomationRunStepsTable } from './tables.ts';
@@ -53,7 +54,6 @@ export class RunSkipped extends Error {}
 /** Thrown inside a step's transaction when its visit was already done (a repeated job). */
 class StaleVisit extends Error {}
 
-const SOURCE_TYPES = new Set(Object.values(TRIGGER_SOURCES).flat());
 
 // ---------------------------------------------------------------------------------------
 // Triggers
@@ -112,7 +112,7 @@ export async function queueAutomationTriggers(tx: Executor, event: EmittedEvent)
   const outcome = OUTCOME_EVENTS[event.type];
   const emailId = emailIdOf(event.object);
   if (outcome && emailId) await updateOutcome.get(event.type)!(tx, { emailId });
-  if (!SOURCE_TYPES.has(event.type)) return;
+  if (!firesTriggers(event.type)) return;
   await enqueueTriggers(tx, event, await triggersFor(tx, { workspaceId: event.workspaceId, type: event.type }));
 }
 
@@ -151,7 +151,7 @@ export const automationEventHook: EventSubscriber = {
         first.froms.push(outcome.from.join(','));
       }
     }
-    const sources = events.filter((event) => SOURCE_TYPES.has(event.type));
+    const sources = events.filter((event) => firesTriggers(event.type));
     if (first.emailIds.length === 0 && sources.length === 0) return null;
     const reaction: PlannedReaction = {
       async after(tx, rows) {

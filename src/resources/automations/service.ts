@@ -20,7 +20,6 @@ import { parseHttpUrl, resolvePublicAddress, UrlRefusedError } from '../../platf
 import {
   CONTEXTS,
   DEFAULT_SETTINGS,
-  TRIGGER_SOURCES,
   checkConfigs,
   checkGraph,
   checkSettings,
@@ -32,6 +31,7 @@ import {
   type Step,
 } from './graph.ts';
 import type { AutomationsTable } from './tables.ts';
+import { sourcesOfTrigger } from './event-triggers.ts';
 
 export type AutomationRow = Selectable<AutomationsTable>;
 
@@ -188,7 +188,7 @@ async function writeTriggers(tx: Executor, row: AutomationRow): Promise<void> {
   await tx.deleteFrom('automation_triggers').where('automation_id', '=', row.id).execute();
   const rows = stepsOf(row)
     .filter((s) => s.type === 'trigger' && s.trigger)
-    .flatMap((s) => (TRIGGER_SOURCES[s.trigger!] ?? []).map((event_type) => ({ workspace_id: row.workspace_id, event_type, automation_id: row.id, step_key: s.key })));
+    .flatMap((s) => sourcesOfTrigger(s.trigger!).map((event_type) => ({ workspace_id: row.workspace_id, event_type, automation_id: row.id, step_key: s.key })));
   if (rows.length > 0) await tx.insertInto('automation_triggers').values(rows).execute();
 }
 

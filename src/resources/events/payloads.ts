@@ -98,6 +98,8 @@ export const PAYLOAD_SHAPES: Record<string, PayloadShape> = {
   'email_verification.deleted': { object: 'email_verification', idPrefixes: ['ev'], fields: ['id', 'object', 'email'], notNull: ['id'] },
   'email_verification_list.created': { object: 'email_verification_list', idPrefixes: ['evl'], fields: VERIFICATION_LIST, notNull: ['id'], fixed: { status: 'processing' } },
   'email_verification_list.updated': { object: 'email_verification_list', idPrefixes: ['evl'], fields: VERIFICATION_LIST, notNull: ['id'] },
+  // The tracking script's identify: a visitor tied to an address (src/resources/tracking-keys/).
+  'contact.identified': { object: 'identification', idPrefixes: ['idn'], fields: ['id', 'object', 'email', 'contact_id', 'anonymous_id', 'url', 'created_at'], notNull: ['id', 'email'] },
   'email_verification_list.deleted': { object: 'email_verification_list', idPrefixes: ['evl'], fields: ['id', 'object', 'name'], notNull: ['id'] },
 };
 

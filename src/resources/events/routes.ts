@@ -12,6 +12,7 @@ type Id = Static<typeof IdParams>;
 const TypeParam = Type.Union([Type.String(), Type.Array(Type.String())], { description: 'one event type or a comma-separated list' });
 const ListQuery = pageLimitQuery(EVENTS_DEFAULT_LIMIT, {
   type: Type.Optional(TypeParam),
+  scope: Type.Optional(Type.String({ description: 'system, workspace (w: events) or custom (c: events); one or a comma-separated list' })),
   include_data: Type.Optional(Type.Boolean({ default: false, description: 'include each event\'s data' })),
   order: Type.Optional(Type.String()),
   direction: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),

@@ -15,6 +15,8 @@ type EventRow = Selectable<EventsTable>;
 export const EVENTS_DEFAULT_LIMIT = 100;
 export const EVENTS_MAX_OFFSET = 2500;
 export const EVENTS_DEFAULT_WINDOW_MS = 2 * 24 * 3600_000;
+/** What `scope` filters on (https://emailit.com/docs/api-reference/events/). */
+export const EVENT_SCOPES = ['system', 'workspace', 'custom'];
 
 export function eventObject(row: EventRow, includeData = true) {
   return {
@@ -90,6 +92,15 @@ export async function listEvents(db: Db, workspaceId: string, query: Query, requ
   if (!hasCreatedAtFilter(query)) base = base.where('created_at', '>=', isoFromMs(nowMs() - EVENTS_DEFAULT_WINDOW_MS));
   const types = eventTypes(query.type);
   if (types.length > 0) base = base.where('type', 'in', types);
+  const scopes = eventTypes(query.scope);
+  if (scopes.length > 0) {
+    const unknown = scopes.filter((s) => !EVENT_SCOPES.includes(s));
+    if (unknown.length > 0) throw new ApiError(422, { error: 'invalid_scope', message: `scope must be one or more of ${EVENT_SCOPES.join(', ')}; got ${unknown.join(', ')}` });
+    // The scope is the type's prefix (w: workspace, c: custom, none: system).
+    base = base.where((eb) =>
+      eb.or(scopes.map((s) => (s === 'workspace' ? eb('type', 'like', 'w:%') : s === 'custom' ? eb('type', 'like', 'c:%') : eb.and([eb('type', 'not like', 'w:%'), eb('type', 'not like', 'c:%')])))),
+    );
+  }
   const includeData = truthy(query.include_data);
   return pageLimitList(applyListQuery(base, query, listSpec), query, requestUrl, EVENTS_DEFAULT_LIMIT, (row) => eventObject(row, includeData));
 }

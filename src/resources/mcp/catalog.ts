@@ -18,7 +18,7 @@ export interface OperationTool {
   name: string;
   description: string;
   toolset: string;
-  scope: 'full' | 'sending';
+  scope: 'full' | 'sending' | 'events';
   adminOnly: boolean;
   method: string;
   /** OpenAPI path, e.g. /v2/emails/{id}. */
@@ -229,7 +229,7 @@ export function buildCatalog(document: OpenApiDocument): OperationTool[] {
         name,
         description: [summary.endsWith('.') ? summary : `${summary}.`, operation.description ?? '', `(${method} ${path})`].filter(Boolean).join(' '),
         toolset: path.includes('/dmarc') ? 'dmarc' : (TOOLSET_BY_SEGMENT[segment] ?? segment.replaceAll('-', '_')),
-        scope: operation['x-scope'] === 'sending' ? 'sending' : 'full',
+        scope: operation['x-scope'] === 'sending' || operation['x-scope'] === 'events' ? operation['x-scope'] : 'full',
         adminOnly: operation['x-role'] === 'admin',
         method,
         path,

@@ -134,7 +134,8 @@ export class ToolCatalog {
   private visibleOperation(tool: OperationTool, caller: Caller, view: ToolView): boolean {
     if (view.toolsets !== 'all' && !view.toolsets.has(tool.toolset)) return false;
     if (view.readOnly && !tool.annotations.readOnlyHint) return false;
-    if (caller.principal.scope === 'sending' && tool.scope !== 'sending') return false;
+    // A sending or Events Only credential sees the tools of its scope only.
+    if (caller.principal.scope !== 'full' && tool.scope !== caller.principal.scope) return false;
     return true;
   }
 

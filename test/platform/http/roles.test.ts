@@ -24,6 +24,8 @@ interface Fixtures {
   memberId: string;
   otherAdminId: string;
   invitationId: string;
+  trackingKeyId: string;
+  doomedTrackingKeyId: string;
 }
 
 interface Call {
@@ -43,6 +45,9 @@ const ADMIN_ONLY: Record<string, (f: Fixtures) => Call> = {
   'DELETE /v2/invitations/{id}': (f) => ({ params: { id: f.invitationId } }),
   'POST /v2/members/{id}': (f) => ({ params: { id: f.memberId }, body: { role: 'admin' } }),
   'DELETE /v2/members/{id}': (f) => ({ params: { id: f.otherAdminId } }),
+  'POST /v2/tracking-keys': () => ({ body: { name: 'walked in' } }),
+  'POST /v2/tracking-keys/{id}': (f) => ({ params: { id: f.trackingKeyId }, body: { name: 'renamed by the walk' } }),
+  'DELETE /v2/tracking-keys/{id}': (f) => ({ params: { id: f.doomedTrackingKeyId } }),
 };
 
 // Run last: they end the member's session.
@@ -70,11 +75,12 @@ async function operations(): Promise<Operation[]> {
 
 const fill = (path: string, params: Record<string, string> = {}) => path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? 'nonexistent'));
 
-/** What an admin-only request could change: people, sessions, keys, invitations and their mail. */
+/** What an admin-only request could change: people, sessions, keys (API and tracking), invitations and their mail. */
 async function writable(): Promise<string> {
   const db = app.running.ctx.db;
   const notices = await db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('type', '=', NOTIFY_JOB).executeTakeFirstOrThrow();
   return JSON.stringify({
+    trackingKeys: await db.selectFrom('tracking_keys').select(['id', 'name', 'allowed_origins']).orderBy('id').execute(),
     keys: await db.selectFrom('api_keys').select(['id', 'name', 'scope', 'key_hash', 'deleted_at', 'updated_at']).orderBy('id').execute(),
     memberships: await db.selectFrom('memberships').select(['user_id', 'workspace_id', 'role']).orderBy('user_id').orderBy('workspace_id').execute(),
     invitations: await db.selectFrom('invitations').select(['id', 'email', 'role', 'accepted_at']).orderBy('id').execute(),
@@ -93,7 +99,20 @@ async function fixtures(admin: SignedInUser): Promise<Fixtures> {
   const invited = await admin.request('POST', '/v2/invitations', { email: 'pending@example.org' });
   assert.equal(invited.status, 201);
   const otherAdmin = await signedInUser(app, 'second-admin@example.org', app.workspace.id, 'admin');
-  return { keyId: await made('kept'), doomedKeyId: await made('doomed'), memberId: '', otherAdminId: otherAdmin.userId, invitationId: invited.body.id };
+  const tracking = async (name: string) => {
+    const key = await admin.request('POST', '/v2/tracking-keys', { name });
+    assert.equal(key.status, 201);
+    return key.body.id as string;
+  };
+  return {
+    keyId: await made('kept'),
+    doomedKeyId: await made('doomed'),
+    memberId: '',
+    otherAdminId: otherAdmin.userId,
+    invitationId: invited.body.id,
+    trackingKeyId: await tracking('kept'),
+    doomedTrackingKeyId: await tracking('doomed'),
+  };
 }
 
 test('a member walks every operation: admin-only ones answer 403 admin_role_required and write nothing, no other is refused for the role', async () => {
