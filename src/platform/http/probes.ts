@@ -15,9 +15,9 @@ const Readiness = Type.Object(
   {
     status: Type.Union([Type.Literal('ready'), Type.Literal('not_ready'), Type.Literal('draining')], { description: '`draining`: shutting down, in-flight work is finishing' }),
     checks: Type.Object({
-      database: ReadinessCheck,
-      migrations: ReadinessCheck,
-      workers: ReadinessCheck,
+      database: Type.Union(ReadinessCheck.anyOf, { description: 'The database answers a query' }),
+      migrations: Type.Union(ReadinessCheck.anyOf, { description: 'Every migration of this version is applied' }),
+      workers: Type.Union(ReadinessCheck.anyOf, { description: 'This process\'s background workers are running (`not_in_role` for --role api or smtp)' }),
     }, { description: 'Each part: `ok`, `failing`, or `not_in_role` (workers of a process started with --role api or smtp)' }),
   },
   { title: 'Readiness' },

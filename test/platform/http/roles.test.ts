@@ -48,6 +48,7 @@ const ADMIN_ONLY: Record<string, (f: Fixtures) => Call> = {
   'POST /v2/tracking-keys': () => ({ body: { name: 'walked in' } }),
   'POST /v2/tracking-keys/{id}': (f) => ({ params: { id: f.trackingKeyId }, body: { name: 'renamed by the walk' } }),
   'DELETE /v2/tracking-keys/{id}': (f) => ({ params: { id: f.doomedTrackingKeyId } }),
+  'GET /v2/system/health': () => ({}),
 };
 
 // Run last: they end the member's session.
