@@ -127,8 +127,8 @@ export function errorResponses(statuses: Record<number, ErrorShape | ErrorShape[
  * Adds the statuses every route can answer without naming them: 400 for a request its own
  * schemas refuse or invalid JSON (merged with the route's own 400 shapes), 401 and 403 before
  * an authenticated endpoint runs, 414 for an over-long path parameter, 413 and 415 for a body
- * too large or of an unknown type, 500. Called for each
- * route from app.ts.
+ * too large or of an unknown type, 431 for a request line and headers over 16 KB, 500. Called
+ * for each route from app.ts.
  */
 export function withDefaultResponses(response: Record<string, TSchema> | undefined, isPublic: boolean, hasPathParams = false, takesBody = false): Record<string, TSchema> {
   const out: Record<string, TSchema> = { ...(response ?? {}) };
@@ -150,6 +150,8 @@ export function withDefaultResponses(response: Record<string, TSchema> | undefin
     out['413'] ??= ref('framework');
     out['415'] ??= ref('framework');
   }
+  // Node refuses a request line and headers over its 16 KB limit (a very long query string) before routing.
+  out['431'] ??= ref('framework');
   out['500'] ??= ref('framework');
   return out;
 }
