@@ -2101,8 +2101,11 @@ export interface paths {
                         "application/json": {
                             /** @description Each part: `ok`, `failing`, or `not_in_role` (workers of a process started with --role api or smtp) */
                             checks: {
+                                /** @description The database answers a query */
                                 database: "ok" | "failing" | "not_in_role";
+                                /** @description Every migration of this version is applied */
                                 migrations: "ok" | "failing" | "not_in_role";
+                                /** @description This process's background workers are running (`not_in_role` for --role api or smtp) */
                                 workers: "ok" | "failing" | "not_in_role";
                             };
                             /** @description `draining`: shutting down, in-flight work is finishing */
@@ -2137,8 +2140,11 @@ export interface paths {
                         "application/json": {
                             /** @description Each part: `ok`, `failing`, or `not_in_role` (workers of a process started with --role api or smtp) */
                             checks: {
+                                /** @description The database answers a query */
                                 database: "ok" | "failing" | "not_in_role";
+                                /** @description Every migration of this version is applied */
                                 migrations: "ok" | "failing" | "not_in_role";
+                                /** @description This process's background workers are running (`not_in_role` for --role api or smtp) */
                                 workers: "ok" | "failing" | "not_in_role";
                             };
                             /** @description `draining`: shutting down, in-flight work is finishing */
@@ -15135,7 +15141,7 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 object: "email_verification_list";
-                                /** @description Counts; they keep their starting values until every address is done (addendum §15.2) */
+                                /** @description Counts; they keep their starting values until every address is done */
                                 stats: {
                                     /** @description Verifications that could not be completed (DNS did not answer) */
                                     failed_verifications: number;
@@ -15260,7 +15266,7 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "email_verification_list";
-                            /** @description Counts; they keep their starting values until every address is done (addendum §15.2) */
+                            /** @description Counts; they keep their starting values until every address is done */
                             stats: {
                                 /** @description Verifications that could not be completed (DNS did not answer) */
                                 failed_verifications: number;
@@ -15412,7 +15418,7 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "email_verification_list";
-                            /** @description Counts; they keep their starting values until every address is done (addendum §15.2) */
+                            /** @description Counts; they keep their starting values until every address is done */
                             stats: {
                                 /** @description Verifications that could not be completed (DNS did not answer) */
                                 failed_verifications: number;
@@ -16022,7 +16028,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                         };
                     };
@@ -16150,7 +16156,7 @@ export interface paths {
                                 scheduled_at: string | null;
                                 /** @description Message size in bytes */
                                 size: number;
-                                /** @description Delivery status (spec 000 "Email status") */
+                                /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                                 status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                                 /** @description Subject */
                                 subject: string;
@@ -16287,7 +16293,7 @@ export interface paths {
                             original_id: string;
                             /** @description When it is (or was) scheduled to go out */
                             scheduled_at: string | null;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -16329,7 +16335,7 @@ export interface paths {
                             object: "email";
                             /** @description When it is (or was) scheduled to go out */
                             scheduled_at: string | null;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -16568,7 +16574,7 @@ export interface paths {
                             scheduled_at: string | null;
                             /** @description Message size in bytes */
                             size: number;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -16705,7 +16711,7 @@ export interface paths {
                             scheduled_at: string | null;
                             /** @description Message size in bytes */
                             size: number;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17077,7 +17083,7 @@ export interface paths {
                             scheduled_at: string | null;
                             /** @description Message size in bytes */
                             size: number;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17264,7 +17270,7 @@ export interface paths {
                             original_id: string;
                             /** @description When it is (or was) scheduled to go out */
                             scheduled_at: string | null;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17306,7 +17312,7 @@ export interface paths {
                             object: "email";
                             /** @description When it is (or was) scheduled to go out */
                             scheduled_at: string | null;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17524,7 +17530,7 @@ export interface paths {
                             scheduled_at: string | null;
                             /** @description Message size in bytes */
                             size: number;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17668,7 +17674,7 @@ export interface paths {
                             scheduled_at: string | null;
                             /** @description Message size in bytes */
                             size: number;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17802,7 +17808,7 @@ export interface paths {
                             object: "email";
                             /** @description The retried email */
                             original_id: string;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17956,7 +17962,7 @@ export interface paths {
                                  * @description The event's data
                                  */
                                 data?: {
-                                    /** @description The object the event is about (addendum §6.4) */
+                                    /** @description The object the event is about */
                                     object: {
                                         [key: string]: unknown;
                                     };
@@ -18213,7 +18219,7 @@ export interface paths {
                              * @description The event's data
                              */
                             data: {
-                                /** @description The object the event is about (addendum §6.4) */
+                                /** @description The object the event is about */
                                 object: {
                                     [key: string]: unknown;
                                 };
