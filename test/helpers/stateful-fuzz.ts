@@ -311,6 +311,9 @@ export function reportLines(report: FuzzReport, target: FuzzTarget): string[] {
   const serious = findings.filter((f) => !/undocumented|contract/.test(f.kind));
   const minor = findings.filter((f) => /undocumented|contract/.test(f.kind));
   for (const finding of serious) lines.push(`  [${finding.kind}] ×${finding.count} ${finding.signature}\n      e.g. ${finding.example.slice(0, 900)}`);
+  // What the server said of its 5xx: the first few error lines of its log, for the cause.
+  const errors = target.child.output().split('\n').filter((line) => /"level":50|unhandled error/.test(line));
+  for (const line of errors.slice(0, 10)) lines.push(`  [server log] ${line.slice(0, 1500)}`);
   const byStatus = new Map<string, number>();
   for (const finding of minor) byStatus.set(`${finding.kind} ${finding.signature.split(' ')[0]}`, (byStatus.get(`${finding.kind} ${finding.signature.split(' ')[0]}`) ?? 0) + finding.count);
   if (minor.length) lines.push(`  undocumented statuses and schema mismatches by status: ${list(byStatus)} (${minor.length} operations)`);
