@@ -16086,7 +16086,7 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 object: "email_verification_list";
-                                /** @description Counts; they keep their starting values until every address is done (addendum §15.2) */
+                                /** @description Counts; they keep their starting values until every address is done */
                                 stats: {
                                     /** @description Verifications that could not be completed (DNS did not answer) */
                                     failed_verifications: number;
@@ -16220,7 +16220,7 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "email_verification_list";
-                            /** @description Counts; they keep their starting values until every address is done (addendum §15.2) */
+                            /** @description Counts; they keep their starting values until every address is done */
                             stats: {
                                 /** @description Verifications that could not be completed (DNS did not answer) */
                                 failed_verifications: number;
@@ -16381,7 +16381,7 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "email_verification_list";
-                            /** @description Counts; they keep their starting values until every address is done (addendum §15.2) */
+                            /** @description Counts; they keep their starting values until every address is done */
                             stats: {
                                 /** @description Verifications that could not be completed (DNS did not answer) */
                                 failed_verifications: number;
@@ -17027,7 +17027,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                         };
                     };
@@ -17164,7 +17164,7 @@ export interface paths {
                                 scheduled_at: string | null;
                                 /** @description Message size in bytes */
                                 size: number;
-                                /** @description Delivery status (spec 000 "Email status") */
+                                /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                                 status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                                 /** @description Subject */
                                 subject: string;
@@ -17310,7 +17310,7 @@ export interface paths {
                             original_id: string;
                             /** @description When it is (or was) scheduled to go out */
                             scheduled_at: string | null;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17352,7 +17352,7 @@ export interface paths {
                             object: "email";
                             /** @description When it is (or was) scheduled to go out */
                             scheduled_at: string | null;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17600,7 +17600,7 @@ export interface paths {
                             scheduled_at: string | null;
                             /** @description Message size in bytes */
                             size: number;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17746,7 +17746,7 @@ export interface paths {
                             scheduled_at: string | null;
                             /** @description Message size in bytes */
                             size: number;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -18145,7 +18145,7 @@ export interface paths {
                             scheduled_at: string | null;
                             /** @description Message size in bytes */
                             size: number;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -18341,7 +18341,7 @@ export interface paths {
                             original_id: string;
                             /** @description When it is (or was) scheduled to go out */
                             scheduled_at: string | null;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -18383,7 +18383,7 @@ export interface paths {
                             object: "email";
                             /** @description When it is (or was) scheduled to go out */
                             scheduled_at: string | null;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -18610,7 +18610,7 @@ export interface paths {
                             scheduled_at: string | null;
                             /** @description Message size in bytes */
                             size: number;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -18763,7 +18763,7 @@ export interface paths {
                             scheduled_at: string | null;
                             /** @description Message size in bytes */
                             size: number;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -18906,7 +18906,7 @@ export interface paths {
                             object: "email";
                             /** @description The retried email */
                             original_id: string;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -19069,7 +19069,7 @@ export interface paths {
                                  * @description The event's data
                                  */
                                 data?: {
-                                    /** @description The object the event is about (addendum §6.4) */
+                                    /** @description The object the event is about */
                                     object: {
                                         [key: string]: unknown;
                                     };
@@ -19344,7 +19344,7 @@ export interface paths {
                              * @description The event's data
                              */
                             data: {
-                                /** @description The object the event is about (addendum §6.4) */
+                                /** @description The object the event is about */
                                 object: {
                                     [key: string]: unknown;
                                 };

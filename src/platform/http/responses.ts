@@ -1,7 +1,7 @@
-// Response schemas shared by every route: the error shapes of spec 000 "Errors" as named
-// OpenAPI components (registered once with `addSchema`, referenced by `$ref`), and the
-// defaults every route gets without naming them (401/403 before the endpoint runs, 400 for
-// a request its schemas refuse, 500).
+// Response schemas shared by every route: the error shapes of
+// https://emailit.com/docs/api-reference/errors.md as named OpenAPI components (registered once
+// with `addSchema`, referenced by `$ref`), and the defaults every route gets without naming them
+// (401/403 before the endpoint runs, 400 for a request its schemas refuse, 500).
 //
 // A route lists its own statuses beside its schemas, e.g.
 //   response: { 200: Contact, ...errorResponses({ 404: 'error', 409: 'conflict' }) }
@@ -20,7 +20,7 @@ export const errorComponents = {
   error: Type.Object({ error: text('What went wrong') }, { $id: 'Error', title: 'Error', ...open }),
   /** `{error, message}`: 402, 403, 404, 413, 429, 409 idempotency, 503. */
   errorMessage: Type.Object({ error: text('Short error'), message: text('What went wrong, for a person') }, { $id: 'ErrorWithMessage', title: 'ErrorWithMessage', ...open }),
-  /** `{message}`: template not found (spec 000 "Templates"). */
+  /** `{message}`: template not found (as the Emailit API documents for templates). */
   message: Type.Object({ message: text('What went wrong') }, { $id: 'MessageError', title: 'MessageError', ...open }),
   /** `{error, existing}`: 409 duplicate name, address or email. */
   conflict: Type.Object(

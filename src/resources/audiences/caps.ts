@@ -1,8 +1,8 @@
-// Subscribers per audience by plan (addendum §17): the cap applies to adding subscribers,
-// imports, the subscribe link and automations. A subscriber is a membership, subscribed or
-// not (spec 001), so unsubscribing frees no place and resubscribing takes none.
-// The count lives on the audience row and changes in the transaction of each membership
-// change; taking places is one conditional UPDATE, so concurrent adds can never overshoot.
+// Subscribers per audience by plan (https://emailit.com/docs/limits.md): the cap applies to adding
+// subscribers, imports, the subscribe link and automations. A subscriber is a membership,
+// subscribed or not, so unsubscribing frees no place and resubscribing takes none. The count lives
+// on the audience row and changes in the transaction of each membership change; taking places is
+// one conditional UPDATE, so concurrent adds can never overshoot.
 import { dialectOf, type Executor } from '../../platform/db/database.ts';
 import { ApiError, plainError } from '../../platform/http/errors.ts';
 import { literal, writeHotRow } from '../../platform/db/hot-rows.ts';

@@ -1,5 +1,6 @@
-// The subscribers API of an audience (addendum §7.2) and the public subscribe call, over the
-// membership rules of subscribers.ts: one transaction per request, all or nothing.
+// The subscribers API of an audience (https://emailit.com/docs/audiences.md) and the public
+// subscribe call, over the membership rules of subscribers.ts: one transaction per request, all or
+// nothing.
 import type { Db, Executor } from '../../platform/db/database.ts';
 import { looksLikeId } from '../../platform/ids.ts';
 import { ApiError, plainError } from '../../platform/http/errors.ts';
