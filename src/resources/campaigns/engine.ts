@@ -29,6 +29,7 @@ import { emailEventObject, type EmailRow } from '../emails/objects.ts';
 import { parseTemple, type TempleTemplate } from '../../templating/temple.ts';
 import { campaignEventObject, recipientsOf, type CampaignRow } from './records.ts';
 import { snapshotRecipients } from './snapshot.ts';
+import { feedbackId } from '../../mail/feedback-id.ts';
 
 export const FANOUT_JOB = 'campaign.fanout';
 export const CREDITS_PER_EMAIL = 2;
@@ -174,7 +175,8 @@ export class CampaignEngine {
       subject: row.subject,
       html: row.html,
       text: row.text,
-      headers: {},
+      // Gmail's feedback loop groups complaints by these fields (campaign:customer:type:sender).
+      headers: { 'Feedback-ID': feedbackId(row.id, row.workspace_id, 'campaign', domain.name) },
       attachments: [],
     };
     const contentId = newId('emc');
