@@ -156,6 +156,38 @@ test('hard bounces past 5 % of the first outcomes pause the campaign', async () 
   assert.ok(figures.hard_bounce_rate > 0.05);
 });
 
+test('automation mail to a contact carries Feedback-ID and a one-click List-Unsubscribe whose POST unsubscribes the contact', async () => {
+  await updateWorkspace(db(), app.workspace.id, { credits: 1000 });
+  const template = await app.api.post('/v2/templates', { name: 'Welcome', alias: 'welcome', from: 'Acme <hello@acme.test>', subject: 'Welcome', text: 'Hello' });
+  assert.equal(template.status, 201, template.text);
+  const list = await audience(app.api, 'Automated');
+  const created = await app.api.post('/v2/automations', {
+    context: 'contact',
+    name: 'Welcome',
+    steps: [
+      { key: 'joined', type: 'trigger', trigger: 'contact.added_to_audience', config: { audience_id: list } },
+      { key: 'mail', type: 'action', action: 'send_email', config: { type: 'template', template_id: 'welcome' } },
+    ],
+    connections: [{ from: 'joined', to: 'mail' }],
+  });
+  assert.equal(created.status, 201, created.text);
+  const automationId = created.body.data.id;
+  assert.equal((await app.api.post(`/v2/automations/${automationId}/start`)).status, 200);
+  const contact = await app.api.post('/v2/contacts', { email: 'au-ada@example.org', audiences: [list] });
+  assert.equal(contact.status, 201, contact.text);
+
+  const copy = await eventually(async () => copiesTo('au-ada@')[0], 15_000);
+  assert.equal(headerOf(copy.raw, 'Feedback-ID'), `${automationId}:${app.workspace.id}:automation:acme.test`);
+  assert.equal(headerOf(copy.raw, 'List-Unsubscribe-Post'), 'List-Unsubscribe=One-Click');
+  const url = /^<(https:\/\/postlane\.test\/unsubscribe\/[^>]+)>$/.exec(headerOf(copy.raw, 'List-Unsubscribe') ?? '')?.[1];
+  assert.ok(url, headerOf(copy.raw, 'List-Unsubscribe') ?? 'no List-Unsubscribe');
+  assert.equal((await app.api.get(`/v2/contacts/${contact.body.id}`)).body.unsubscribed, false);
+  // What a mail client does for the one-click button (RFC 8058): one POST, nothing else.
+  const posted = await fetch(`${app.url}${new URL(url).pathname}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
+  assert.equal(posted.status, 200);
+  assert.equal((await app.api.get(`/v2/contacts/${contact.body.id}`)).body.unsubscribed, true);
+});
+
 test('the overview shows complaint and hard-bounce rates per workspace and sending domain against the thresholds', async () => {
   const res = await app.api.get('/v2/stats/deliverability');
   assert.equal(res.status, 200, res.text);
