@@ -1,8 +1,9 @@
 // Campaigns: https://emailit.com/docs/api-reference/campaigns.md.
 // A campaign is a draft until sent; sending (now or at `scheduled_at`) hands it to the fan-out
 // engine (engine.ts), which snapshots the recipients and turns them into emails a batch at a
-// time. Statuses: draft → scheduled → queued → sending → sent; paused (on request, or waiting
-// for credits: status_reason insufficient_credits), canceled, archived.
+// time. Statuses: draft → scheduled → queued → sending → sent; paused (on request, waiting
+// for credits: status_reason insufficient_credits, or by the deliverability guardrails:
+// complaint_rate, hard_bounce_rate, see guardrails.ts), canceled, archived.
 import type { Db, Executor } from '../../platform/db/database.ts';
 import { newId } from '../../platform/ids.ts';
 import { isoFromDate, nowIso, nowMs } from '../../platform/clock.ts';
