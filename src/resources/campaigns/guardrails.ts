@@ -5,11 +5,12 @@
 // The check runs as outcomes arrive, off the delivery path: a complaint or a hard bounce of a
 // campaign email (its email.complained / email.bounced event) queues one `campaign.guardrails`
 // job for the campaign, unless one is waiting already, due a moment later so that a burst of
-// bounces is counted once. Deliveries (2xx) queue nothing: the hot path is unchanged.
+// bounces is counted once, and later still after a slow check (runGuardrailsJob). Deliveries
+// (2xx) queue nothing: the hot path is unchanged.
 import { sql } from 'kysely';
 import type { Db, Executor } from '../../platform/db/database.ts';
 import { nowMs } from '../../platform/clock.ts';
-import { enqueueJob, type Job } from '../../platform/jobs.ts';
+import { enqueueJob, RetryJobAt, type Job } from '../../platform/jobs.ts';
 import type { EmittedEvent, EventSubscriber } from '../../platform/events.ts';
 import { COMPLAINT_RATE, HARD_BOUNCE_RATE, percent } from '../../mail/bulk-sender-rules.ts';
 import { notifyWorkspaceOwners } from '../notifications/service.ts';
@@ -111,8 +112,23 @@ export async function checkCampaignGuardrails(db: Db, campaignId: string): Promi
   return paused.status === 'paused' && paused.status_reason === broken.reason;
 }
 
+// A check of a large campaign is not free (docs/deliverability.md, "Cost": about half a second for
+// 100,000 emails on SQLite, whose one connection the API and deliveries share meanwhile), so a
+// campaign's checks are spaced: the next waits CHECK_SPACING times as long as the last one took.
+const CHECK_SPACING = 20;
+const lastChecks = new Map<string, { endedAt: number; tookMs: number }>();
+
 export async function runGuardrailsJob(job: Job<{ campaign_id?: unknown }>, db: Db): Promise<void> {
-  if (typeof job.payload?.campaign_id === 'string') await checkCampaignGuardrails(db, job.payload.campaign_id);
+  const campaignId = job.payload?.campaign_id;
+  if (typeof campaignId !== 'string') return;
+  const last = lastChecks.get(campaignId);
+  const due = last ? last.endedAt + Math.max(CHECK_DELAY_MS, last.tookMs * CHECK_SPACING) : 0;
+  // Waiting, the job still stands for every outcome recorded until it runs (queueCheck adds none).
+  if (nowMs() < due) throw new RetryJobAt(due, 'spacing the checks of this campaign');
+  const started = nowMs();
+  await checkCampaignGuardrails(db, campaignId);
+  if (lastChecks.size >= 1000) lastChecks.clear();
+  lastChecks.set(campaignId, { endedAt: nowMs(), tookMs: nowMs() - started });
 }
 
 /** The campaign a complaint or a hard bounce event is about, or null. */
