@@ -188,6 +188,26 @@ test('automation mail to a contact carries Feedback-ID and a one-click List-Unsu
   assert.equal((await app.api.get(`/v2/contacts/${contact.body.id}`)).body.unsubscribed, true);
 });
 
+test('a campaign from a domain that cannot DKIM-sign its mail is refused, sent now or scheduled', async () => {
+  // The domain exists, but its DNS records (DKIM among them) were never published.
+  const created = await app.api.post('/v2/domains', { name: 'unsigned.test' });
+  assert.equal(created.status, 201, created.text);
+  const list = await audience(app.api, 'Unsigned');
+  await seedAudience(db(), app.workspace.id, list, 3, 'us');
+  await updateWorkspace(db(), app.workspace.id, { credits: 100 });
+  const id = await readyCampaign(app.api, [list], [], { from_email: 'news@unsigned.test' });
+  for (const body of [{}, { scheduled_at: new Date(Date.now() + 3600_000).toISOString() }]) {
+    const refused = await app.api.post(`/v2/campaigns/${id}/send`, body);
+    assert.equal(refused.status, 422, refused.text);
+    assert.match(refused.body.message, /news@unsigned\.test is not on a verified domain: verify the DNS records of unsigned\.test \(DKIM, SPF, return path\), so that campaign mail is DKIM-signed by its From domain/);
+    assert.equal((await app.api.get(`/v2/campaigns/${id}`)).body.status, 'draft', 'nothing changed');
+  }
+  const elsewhere = await readyCampaign(app.api, [list], [], { from_email: 'news@nowhere.test' });
+  const unknown = await app.api.post(`/v2/campaigns/${elsewhere}/send`);
+  assert.equal(unknown.status, 422);
+  assert.match(unknown.body.errors.from_email[0], /add nowhere\.test and verify its DNS records/);
+});
+
 test('the overview shows complaint and hard-bounce rates per workspace and sending domain against the thresholds', async () => {
   const res = await app.api.get('/v2/stats/deliverability');
   assert.equal(res.status, 200, res.text);

@@ -230,7 +230,10 @@ export async function sendCampaign(ctx: AppContext, principal: Principal, idOrNa
       if (principal.sendingDomainId && domain?.id !== principal.sendingDomainId) {
         throw messageError(403, 'Domain not authorized', `This API key may only send from its own sending domain, not from ${domainName}.`);
       }
-      if (!domain || !domain.verified) add('from_email', `from_email ${row.from_email} is not on a verified domain`);
+      // Bulk mail must carry a DKIM signature aligned with its From domain (Gmail and Yahoo sender
+      // rules): Postlane signs as the domain, which it can only do once the domain is verified.
+      if (!domain) add('from_email', `from_email ${row.from_email} is not on a verified domain: add ${domainName || 'its domain'} and verify its DNS records, so that campaign mail is DKIM-signed by its From domain`);
+      else if (!domain.verified) add('from_email', `from_email ${row.from_email} is not on a verified domain: verify the DNS records of ${domain.name} (DKIM, SPF, return path), so that campaign mail is DKIM-signed by its From domain`);
     }
     if (row.subject.trim() === '') add('subject', 'a subject is required');
     if (!row.html && !row.text) add('html', 'html or text content is required');
