@@ -3,7 +3,7 @@ import { loadConfig } from '../config.ts';
 import { openDatabase, type Db } from '../platform/db/database.ts';
 import { migrateToLatest } from '../platform/db/migrate.ts';
 import { createWorkspace, listWorkspaces, updateWorkspace, type Workspace } from '../resources/workspaces/service.ts';
-import { UsageError } from './index.ts';
+import { UsageError } from './usage-error.ts';
 
 /** Opens the configured database (migrated) for one administrative command. */
 export async function withDatabase<T>(work: (db: Db) => Promise<T>): Promise<T> {
