@@ -34,6 +34,9 @@ import { createdEventObject, domainObject, updatedEventObject, verifiedDomainObj
 import type { DomainsTable } from './tables.ts';
 import { CHECK_INTERVAL_MS, checkDomain, domainResolver, type DomainDeps } from './verification.ts';
 
+// What email verification uses: a domain's registration (RDAP).
+export { lookupRegistration } from './rdap.ts';
+
 /** Domains per plan (spec 002 "Limits"); null is unlimited. Pay as you go rises to 25 after a
  *  first credit purchase, which Postlane has no record of yet (credits are set by the operator). */
 export const DOMAIN_LIMITS: Record<Plan, number | null> = { payg: 3, pro: 100, business: 1000, custom: null };
