@@ -16,6 +16,7 @@ import { FilterError, normalizeFilter, type WebhookFilter } from './filter.ts';
 import { newWebhookSecret } from './policy.ts';
 import { forgetSubscriptions, stopDeliveries } from './queue.ts';
 import type { WebhookRow } from './tables.ts';
+import { transact } from '../../platform/db/transact.ts';
 
 /** Webhook endpoints per plan (https://emailit.com/docs/limits.md). */
 export const WEBHOOK_LIMITS: Record<Plan, number> = { payg: 3, pro: 10, business: 100, custom: 100 };
@@ -273,7 +274,7 @@ export async function listWebhooks(db: Db, workspaceId: string, query: Query, re
 }
 
 export async function deleteWebhook(db: Db, workspaceId: string, idOrName: string) {
-  const deleted = await db.transaction().execute(async (tx) => {
+  const deleted = await transact(db, async (tx) => {
     const row = await resolveWebhook(tx, workspaceId, idOrName);
     // Its outbox, requests and attempts go with it (ON DELETE CASCADE): pending deliveries are dropped.
     await tx.deleteFrom('webhook_outbox').where('webhook_id', '=', row.id).execute();
