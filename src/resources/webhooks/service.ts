@@ -159,7 +159,7 @@ export async function createWebhook(ctx: AppContext, workspaceId: string, input:
     created_at: now,
     updated_at: now,
   };
-  await ctx.db.transaction().execute(async (tx) => {
+  await transact(ctx.db, async (tx) => {
     // Serialise creations per workspace so that the plan limit holds under concurrency.
     if (ctx.dialect === 'postgres') await tx.selectFrom('workspaces').select('id').where('id', '=', workspaceId).forUpdate().execute();
     const existing = await findByName(tx, workspaceId, name);
@@ -172,7 +172,8 @@ export async function createWebhook(ctx: AppContext, workspaceId: string, input:
     try {
       await tx.insertInto('webhooks').values(row).execute();
     } catch (error) {
-      if (isUniqueViolation(error)) {
+      // On PostgreSQL the transaction is aborted: transact runs it again and the check above finds the clash.
+      if (isUniqueViolation(error) && ctx.dialect !== 'postgres') {
         const clash = await findByName(tx, workspaceId, name);
         throw nameConflict(clash ?? { id: row.id, name });
       }
@@ -211,7 +212,7 @@ export async function updateWebhook(ctx: AppContext, workspaceId: string, idOrNa
   const filter = checkFilter(input.filter, workspace);
   const url = input.url !== undefined && input.url.trim() !== current.url ? await checkUrl(ctx, input.url) : undefined;
 
-  const updated = await ctx.db.transaction().execute(async (tx) => {
+  const updated = await transact(ctx.db, async (tx) => {
     const row = await resolveWebhook(tx, workspaceId, current.id);
     if (name !== undefined && name !== row.name) {
       const clash = await findByName(tx, workspaceId, name);
@@ -236,7 +237,7 @@ export async function updateWebhook(ctx: AppContext, workspaceId: string, idOrNa
     try {
       await tx.updateTable('webhooks').set(changes).where('id', '=', row.id).execute();
     } catch (error) {
-      if (isUniqueViolation(error)) {
+      if (isUniqueViolation(error) && ctx.dialect !== 'postgres') {
         const clash = await findByName(tx, workspaceId, name ?? row.name);
         throw nameConflict(clash ?? { id: row.id, name: name ?? row.name });
       }
