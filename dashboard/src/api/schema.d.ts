@@ -63,6 +63,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -128,6 +137,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -190,6 +208,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -273,6 +300,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -407,6 +443,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -480,6 +525,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -652,6 +706,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -738,6 +801,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -924,6 +996,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1022,6 +1103,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1112,6 +1202,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1259,6 +1358,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1311,6 +1419,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -1445,6 +1562,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1518,6 +1644,15 @@ export interface paths {
                         } & {
                             [key: string]: unknown;
                         });
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -1649,6 +1784,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1733,6 +1877,15 @@ export interface paths {
                         } & {
                             [key: string]: unknown;
                         });
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -1846,6 +1999,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1927,6 +2089,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2059,6 +2230,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -2120,6 +2300,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -2246,6 +2435,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -2347,6 +2545,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -2440,6 +2647,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2569,6 +2785,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -2681,6 +2906,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -2880,6 +3114,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -2985,6 +3228,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -3084,6 +3336,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3195,6 +3456,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -3301,6 +3571,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3419,6 +3698,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -3550,6 +3838,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -3652,6 +3949,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3783,6 +4089,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3957,6 +4272,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -4199,6 +4523,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -4364,6 +4697,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4632,6 +4974,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -4734,6 +5085,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4895,6 +5255,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5227,6 +5596,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -5351,6 +5729,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5510,6 +5897,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -5612,6 +6008,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5801,6 +6206,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -5929,6 +6343,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6082,6 +6505,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -6240,6 +6672,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -6383,6 +6824,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6567,6 +7017,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -6666,6 +7125,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6789,6 +7257,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6986,6 +7463,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -7149,6 +7635,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -7288,6 +7783,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7482,6 +7986,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -7654,6 +8167,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -7773,6 +8295,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -7882,6 +8413,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8082,6 +8622,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -8273,6 +8822,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -8385,6 +8943,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -8517,6 +9084,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -8640,6 +9216,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8842,6 +9427,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -8952,6 +9546,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9112,6 +9715,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9281,6 +9893,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -9442,6 +10063,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -9563,6 +10193,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9726,6 +10365,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9922,6 +10570,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -10044,6 +10701,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -10202,6 +10868,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -10330,6 +11005,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -10526,6 +11210,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -10628,6 +11321,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -10761,6 +11463,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -10844,6 +11555,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -11107,6 +11827,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11206,6 +11935,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -11321,6 +12059,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11421,6 +12168,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -11549,6 +12305,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11651,6 +12416,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -11765,6 +12539,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11855,6 +12638,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -11955,6 +12747,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -12092,6 +12893,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -12192,6 +13002,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -12383,6 +13202,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -12604,6 +13432,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -12789,6 +13626,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -12893,6 +13739,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -13118,6 +13973,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -13337,6 +14201,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -13537,6 +14410,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -13704,6 +14586,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -14059,6 +14950,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -14376,6 +15276,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -14858,6 +15767,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -15028,6 +15946,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -15180,6 +16107,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -15391,6 +16327,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -15455,7 +16400,7 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 object: "email_verification_list";
-                                /** @description Counts; they keep their starting values until every address is done (addendum §15.2) */
+                                /** @description Counts; they keep their starting values until every address is done */
                                 stats: {
                                     /** @description Verifications that could not be completed (DNS did not answer) */
                                     failed_verifications: number;
@@ -15527,6 +16472,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -15580,7 +16534,7 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "email_verification_list";
-                            /** @description Counts; they keep their starting values until every address is done (addendum §15.2) */
+                            /** @description Counts; they keep their starting values until every address is done */
                             stats: {
                                 /** @description Verifications that could not be completed (DNS did not answer) */
                                 failed_verifications: number;
@@ -15678,6 +16632,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -15732,7 +16695,7 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "email_verification_list";
-                            /** @description Counts; they keep their starting values until every address is done (addendum §15.2) */
+                            /** @description Counts; they keep their starting values until every address is done */
                             stats: {
                                 /** @description Verifications that could not be completed (DNS did not answer) */
                                 failed_verifications: number;
@@ -15809,6 +16772,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -15906,6 +16878,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -16095,6 +17076,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -16300,6 +17290,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -16342,7 +17341,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                         };
                     };
@@ -16385,6 +17384,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -16470,7 +17478,7 @@ export interface paths {
                                 scheduled_at: string | null;
                                 /** @description Message size in bytes */
                                 size: number;
-                                /** @description Delivery status (spec 000 "Email status") */
+                                /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                                 status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                                 /** @description Subject */
                                 subject: string;
@@ -16513,6 +17521,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -16607,7 +17624,7 @@ export interface paths {
                             original_id: string;
                             /** @description When it is (or was) scheduled to go out */
                             scheduled_at: string | null;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -16649,7 +17666,7 @@ export interface paths {
                             object: "email";
                             /** @description When it is (or was) scheduled to go out */
                             scheduled_at: string | null;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -16758,6 +17775,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["RateLimitError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -16888,7 +17914,7 @@ export interface paths {
                             scheduled_at: string | null;
                             /** @description Message size in bytes */
                             size: number;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -16961,6 +17987,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -17025,7 +18060,7 @@ export interface paths {
                             scheduled_at: string | null;
                             /** @description Message size in bytes */
                             size: number;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17120,6 +18155,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -17227,6 +18271,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -17324,6 +18377,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -17397,7 +18459,7 @@ export interface paths {
                             scheduled_at: string | null;
                             /** @description Message size in bytes */
                             size: number;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17495,6 +18557,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -17584,7 +18655,7 @@ export interface paths {
                             original_id: string;
                             /** @description When it is (or was) scheduled to go out */
                             scheduled_at: string | null;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17626,7 +18697,7 @@ export interface paths {
                             object: "email";
                             /** @description When it is (or was) scheduled to go out */
                             scheduled_at: string | null;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17747,6 +18818,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -17844,7 +18924,7 @@ export interface paths {
                             scheduled_at: string | null;
                             /** @description Message size in bytes */
                             size: number;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17907,6 +18987,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -17988,7 +19077,7 @@ export interface paths {
                             scheduled_at: string | null;
                             /** @description Message size in bytes */
                             size: number;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -18051,6 +19140,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -18122,7 +19220,7 @@ export interface paths {
                             object: "email";
                             /** @description The retried email */
                             original_id: string;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -18215,6 +19313,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -18276,7 +19383,7 @@ export interface paths {
                                  * @description The event's data
                                  */
                                 data?: {
-                                    /** @description The object the event is about (addendum §6.4) */
+                                    /** @description The object the event is about */
                                     object: {
                                         [key: string]: unknown;
                                     };
@@ -18332,6 +19439,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -18475,6 +19591,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -18533,7 +19658,7 @@ export interface paths {
                              * @description The event's data
                              */
                             data: {
-                                /** @description The object the event is about (addendum §6.4) */
+                                /** @description The object the event is about */
                                 object: {
                                     [key: string]: unknown;
                                 };
@@ -18588,6 +19713,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -18758,6 +19892,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -18876,6 +20019,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -18990,6 +20142,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -19153,6 +20314,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -19305,6 +20475,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -19406,6 +20585,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -19562,6 +20750,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -19703,6 +20900,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -19826,6 +21032,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -19969,6 +21184,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -20143,6 +21367,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -20304,6 +21537,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -20385,6 +21627,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -20478,6 +21729,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -20587,6 +21847,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -20720,6 +21989,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -20805,6 +22083,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -20944,6 +22231,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -21053,6 +22349,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -21135,6 +22440,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -21314,6 +22628,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -21471,6 +22794,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -21591,6 +22923,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -21693,6 +23034,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -21808,6 +23158,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -21908,6 +23267,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -22049,6 +23417,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -22154,6 +23531,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -22242,6 +23628,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -22392,6 +23787,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -22571,6 +23975,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -22721,6 +24134,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -22917,6 +24339,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -23026,6 +24457,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -23209,6 +24649,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -23348,6 +24797,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -23451,6 +24909,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -23549,6 +25016,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -23669,6 +25145,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -23796,6 +25281,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -23896,6 +25390,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -24033,6 +25536,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -24203,6 +25715,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -24327,6 +25848,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -24501,6 +26031,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -24603,6 +26142,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -24742,6 +26290,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -24893,6 +26450,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -25071,6 +26637,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -25215,6 +26790,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -25371,6 +26955,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -25464,6 +27057,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -25580,6 +27182,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -25719,6 +27330,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -25834,6 +27454,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -25988,6 +27617,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -26090,6 +27728,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };

@@ -1,5 +1,5 @@
-// API keys: spec 000 "API keys", addendum §4. The secret is returned only by create and
-// regenerate; only its hash is stored.
+// API keys: https://emailit.com/docs/developers/api-keys.md. The secret is returned only by create
+// and regenerate; only its hash is stored.
 import type { Selectable } from 'kysely';
 import type { Db, Executor } from '../../platform/db/database.ts';
 import { isUniqueViolation } from '../../platform/db/database.ts';

@@ -1,7 +1,7 @@
-// GET /contacts and its export (spec 001 "Contacts"): `search`/`q`, `audience_id`,
-// `unsubscribed`, the `key.condition` filters (including `name`, `audiences`,
-// `custom_fields.<key>` compared as text, and `audience_id` with exact/not_exact only), the
-// older `filter[...]` forms, every sort key, and `total_records`.
+// GET /contacts and its export (docs/api.md, "Contacts, audiences and subscribers"): `search`/`q`,
+// `audience_id`, `unsubscribed`, the `key.condition` filters (including `name`, `audiences`,
+// `custom_fields.<key>` compared as text, and `audience_id` with exact/not_exact only), the older
+// `filter[...]` forms, every sort key, and `total_records`.
 //
 // `match` governs the filters among themselves (`key.condition` and the `filter[...]` forms);
 // the dedicated parameters `search`, `audience_id` and `unsubscribed` are always ANDed with

@@ -1,6 +1,7 @@
-// Sending domains: spec 002 "Domains" and "Domain verification", addendum §3 and §17.
-// Routes call these; they own the rules (names, plan gates and limits, tracking), the
-// transactions and the events. The DNS check itself lives in verification.ts.
+// Sending domains: https://emailit.com/docs/domains.md,
+// https://emailit.com/docs/domains/verification.md. Routes call these; they own the rules (names,
+// plan gates and limits, tracking), the transactions and the events. The DNS check itself lives in
+// verification.ts.
 //
 // For the sending and delivery code (read-only helpers, see the bottom of this file):
 //   findSendingDomain(db, secrets, workspaceId, domainName) → SendingDomain | null
@@ -132,7 +133,7 @@ export async function createDomain(ctx: AppContext, workspaceId: string, input: 
         id: newId('dom'),
         workspace_id: workspaceId,
         name,
-        // Pay as you go domains wait in review until their first DNS check decides (spec 002).
+        // Pay as you go domains wait in review until their first DNS check decides.
         verification_status: current.plan === 'payg' ? 'pending_review' : 'pending',
         verified_at: null,
         manual_review_required: 0,

@@ -1,6 +1,6 @@
-// Webhooks: spec 002 "Webhook", addendum §5 and §17. The secret is sealed at rest and returned
-// only by create, retrieve and reset-secret; the URL's hostname is resolved on save and must
-// reach a public address (unless ALLOW_PRIVATE_URLS).
+// Webhooks: https://emailit.com/docs/api-reference/webhooks.md. The secret is sealed at rest and
+// returned only by create, retrieve and reset-secret; the URL's hostname is resolved on save and
+// must reach a public address (unless ALLOW_PRIVATE_URLS).
 import type { Resolver } from 'node:dns/promises';
 import type { AppContext } from '../../platform/context.ts';
 import type { Db, Executor } from '../../platform/db/database.ts';
@@ -16,8 +16,9 @@ import { FilterError, normalizeFilter, type WebhookFilter } from './filter.ts';
 import { newWebhookSecret } from './policy.ts';
 import { forgetSubscriptions, stopDeliveries } from './queue.ts';
 import type { WebhookRow } from './tables.ts';
+import { transact } from '../../platform/db/transact.ts';
 
-/** Webhook endpoints per plan (addendum §5.5). */
+/** Webhook endpoints per plan (https://emailit.com/docs/limits.md). */
 export const WEBHOOK_LIMITS: Record<Plan, number> = { payg: 3, pro: 10, business: 100, custom: 100 };
 
 export function filtersAllowed(plan: Plan): boolean {
@@ -273,7 +274,7 @@ export async function listWebhooks(db: Db, workspaceId: string, query: Query, re
 }
 
 export async function deleteWebhook(db: Db, workspaceId: string, idOrName: string) {
-  const deleted = await db.transaction().execute(async (tx) => {
+  const deleted = await transact(db, async (tx) => {
     const row = await resolveWebhook(tx, workspaceId, idOrName);
     // Its outbox, requests and attempts go with it (ON DELETE CASCADE): pending deliveries are dropped.
     await tx.deleteFrom('webhook_outbox').where('webhook_id', '=', row.id).execute();
