@@ -30,6 +30,8 @@ export interface SeededObjects {
   api_key: string;
   sending_key?: string;
   ids: Record<string, string>;
+  /** Objects as the release's API showed them at the end, to compare after the upgrade. */
+  objects: Record<string, any>;
   skipped: string[];
 }
 
@@ -72,7 +74,8 @@ export async function seedThroughApi(target: SeedTarget, log: (line: string) => 
   const anonymous = client(target.url, null);
   const ids: Record<string, string> = {};
   const skipped: string[] = [];
-  const out: SeededObjects = { api_key: target.key, ids, skipped };
+  const objects: Record<string, any> = {};
+  const out: SeededObjects = { api_key: target.key, ids, objects, skipped };
   const step = async (name: string, run: () => Promise<void>) => {
     try {
       await run();
@@ -301,5 +304,22 @@ export async function seedThroughApi(target: SeedTarget, log: (line: string) => 
     await until('a webhook request', async () => ((await api('GET', `/v2/webhooks/${ids.webhook}/requests`)).data?.length ?? 0) > 0);
   });
 
+  // The objects the upgrade test reads back, as this release shows them.
+  const read: Record<string, string> = {
+    email: `/v2/emails/${ids.email}`,
+    email_scheduled: `/v2/emails/${ids.email_scheduled}`,
+    contact: `/v2/contacts/${ids.contact}`,
+    campaign: `/v2/campaigns/${ids.campaign}`,
+    webhook: `/v2/webhooks/${ids.webhook}`,
+    domain: `/v2/domains/${ids.domain}`,
+    audience: `/v2/audiences/${ids.audience}`,
+    template: `/v2/templates/${ids.template}`,
+  };
+  for (const [name, path] of Object.entries(read)) {
+    await step(`read back ${name}`, async () => {
+      const body = await api('GET', path);
+      objects[name] = body?.data && !body.id ? body.data : body;
+    });
+  }
   return out;
 }
