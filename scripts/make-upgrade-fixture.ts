@@ -108,7 +108,6 @@ async function makeOne(dialect: 'sqlite' | 'postgres', db: FixtureDb, databaseUr
       if (tries > 600) throw new Error('the release did not become healthy');
       await new Promise((r) => setTimeout(r, 100));
     }
-    process.env.FIXTURE_SUBMISSION_PORT = String(submissionPort);
     seeded = await seedThroughApi(
       {
         url,
@@ -117,6 +116,7 @@ async function makeOne(dialect: 'sqlite' | 'postgres', db: FixtureDb, databaseUr
         dns,
         sink,
         inboundPort,
+        submissionPort,
         webhookUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
         cli: (args) => run(env, args),
       },

@@ -20,6 +20,7 @@ export interface SeedTarget {
   dns: TestDnsServer;
   sink: SmtpSink;
   inboundPort: number;
+  submissionPort: number;
   webhookUrl: string;
   /** Runs the release's CLI (`postlane ARGS`), returning its stdout. */
   cli(args: string[]): Promise<string>;
@@ -206,8 +207,7 @@ export async function seedThroughApi(target: SeedTarget, log: (line: string) => 
   });
 
   await step('email over the SMTP relay (AUTH with the key)', async () => {
-    if (!process.env.FIXTURE_SUBMISSION_PORT) throw new Error('no submission port');
-    const transport = nodemailer.createTransport({ host: '127.0.0.1', port: Number(process.env.FIXTURE_SUBMISSION_PORT), secure: false, requireTLS: true, auth: { user: 'fixture', pass: target.key }, tls: { rejectUnauthorized: false } });
+    const transport = nodemailer.createTransport({ host: '127.0.0.1', port: target.submissionPort, secure: false, requireTLS: true, auth: { user: 'fixture', pass: target.key }, tls: { rejectUnauthorized: false } });
     try {
       await transport.sendMail({ from: `hello@${DOMAIN}`, to: `relay@${RECIPIENTS}`, subject: 'Over SMTP', text: 'Relayed' });
     } finally {
