@@ -215,6 +215,39 @@ export async function seedThroughApi(target: SeedTarget, log: (line: string) => 
     }
   });
 
+  await step('email to a domain without mail servers (bounced or failed)', async () => {
+    const email = await send({ to: `nobody@nowhere.example`, subject: 'Nowhere' });
+    ids.email_undeliverable = email.id;
+    await emailStatus(email.id, ['failed', 'bounced']);
+  });
+
+  const toInboundMx = async (from: string, to: string, raw: string) => {
+    const transport = nodemailer.createTransport({ host: '127.0.0.1', port: target.inboundPort, secure: false, ignoreTLS: true });
+    try {
+      await transport.sendMail({ envelope: { from, to: [to] }, raw });
+    } finally {
+      transport.close();
+    }
+  };
+
+  await step('email received by the inbound MX', async () => {
+    const domain = await api('GET', `/v2/domains/${ids.domain}`);
+    const to = `support@${domain.inbound_key ?? 'inbound'}.${DOMAIN}`;
+    await toInboundMx(`customer@${RECIPIENTS}`, to, `From: customer@${RECIPIENTS}\r\nTo: ${to}\r\nSubject: A question\r\nMessage-ID: <q1@${RECIPIENTS}>\r\n\r\nHello?\r\n`);
+    // A 250 from the inbound MX means the email row (type inbound, status received) is stored.
+  });
+
+  await step('email complained (a feedback report to its return path)', async () => {
+    const message = target.sink.messages.find((m) => m.rcptTo.includes(`templated@${RECIPIENTS}`));
+    if (!message) throw new Error('the templated email did not reach the sink');
+    const report = readFileSync(join(import.meta.dirname, '..', 'fixtures', 'bounces', 'arf-abuse.eml'), 'utf8')
+      .replaceAll('b+em_2gGEhhhhhhhhhhhhhhhhhhhhhhh.aaaaaaaaaaaaaaaa@postlane.acme.test', message.mailFrom)
+      .replaceAll('Heidi@Mailbox.example', `templated@${RECIPIENTS}`)
+      .replace(/\r?\n/g, '\r\n');
+    await toInboundMx('', message.mailFrom, report);
+    await emailStatus(ids.email_templated, ['complained']);
+  });
+
   await step('custom field', async () => {
     const field = await api('POST', '/v2/custom-fields', { key: 'plan', label: 'Plan', type: 'text' });
     ids.custom_field = field.data?.id ?? field.id;
