@@ -1,4 +1,4 @@
-// `postlane delivery …` (issue 19): each destination's traffic shaping state, and queue
+// `postlane delivery …` (docs/delivery.md): each destination's traffic shaping state, and queue
 // administration — hold, release and purge queued deliveries by destination, recipient domain
 // or workspace. A hold without --workspace applies to every workspace (operator only).
 import { parseArgs } from 'node:util';

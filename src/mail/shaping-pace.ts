@@ -1,5 +1,5 @@
-// The pace of one destination (issue 19), kept apart from timers so that every decision is a
-// pure function of the answers and the instants passed in (tests drive it with a fake clock).
+// The pace of one destination (docs/delivery.md), kept apart from timers so that every decision is
+// a pure function of the answers and the instants passed in (tests drive it with a fake clock).
 //
 // The receiver's limit is learned, then the pace is held just under it:
 // - Starts are spaced evenly, and no second ever holds more starts than the pace allows. A

@@ -1,8 +1,8 @@
-// Traffic shaping per destination (issue 19). A destination is a receiving provider recognised
-// by its MX host (Gmail, Microsoft, Yahoo…) or else the MX host itself. Each has limits —
-// connections at once, messages per connection, messages per minute — with defaults per
-// provider and operator overrides (DELIVERY_SHAPING). Deliveries wait for a slot of their
-// destination; transactional mail is served before bulk mail within the allowance.
+// Traffic shaping per destination (docs/delivery.md). A destination is a receiving provider
+// recognised by its MX host (Gmail, Microsoft, Yahoo…) or else the MX host itself. Each has limits
+// — connections at once, messages per connection, messages per minute — with defaults per provider
+// and operator overrides (DELIVERY_SHAPING). Deliveries wait for a slot of their destination;
+// transactional mail is served before bulk mail within the allowance.
 //
 // The destination's answers steer the pace (shaping-pace.ts): the first throttling answer
 // (421, 4.7.x, "try again later", rate_limited) teaches the rate the receiver takes and the pace

@@ -1,5 +1,5 @@
-// The contacts API over HTTP (spec 001 "Contacts", addendum §8), every response checked
-// against /openapi.json by the api client.
+// The contacts API over HTTP (docs/api.md, "Contacts, audiences and subscribers"), every response
+// checked against /openapi.json by the api client.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, type TestApp, type ApiClient } from '../helpers/app.ts';

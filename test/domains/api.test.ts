@@ -81,7 +81,7 @@ test('POST /domains answers 201 with the full domain object and the spec\'s six 
     ],
   });
 
-  // domain.created carries the addendum §3.3 payload, in the same transaction as the domain.
+  // domain.created carries its documented payload, in the same transaction as the domain.
   assert.deepEqual(await events(ws.id, 'domain.created'), [{
     id: body.id,
     object: 'domain',

@@ -63,6 +63,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -128,6 +137,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -190,6 +208,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -273,6 +300,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -407,6 +443,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -480,6 +525,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -652,6 +706,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -738,6 +801,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -924,6 +996,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1022,6 +1103,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1112,6 +1202,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1259,6 +1358,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1311,6 +1419,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -1445,6 +1562,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1518,6 +1644,15 @@ export interface paths {
                         } & {
                             [key: string]: unknown;
                         });
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -1649,6 +1784,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1733,6 +1877,15 @@ export interface paths {
                         } & {
                             [key: string]: unknown;
                         });
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -1846,6 +1999,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1927,6 +2089,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2059,6 +2230,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -2101,8 +2281,11 @@ export interface paths {
                         "application/json": {
                             /** @description Each part: `ok`, `failing`, or `not_in_role` (workers of a process started with --role api or smtp) */
                             checks: {
+                                /** @description The database answers a query */
                                 database: "ok" | "failing" | "not_in_role";
+                                /** @description Every migration of this version is applied */
                                 migrations: "ok" | "failing" | "not_in_role";
+                                /** @description This process's background workers are running (`not_in_role` for --role api or smtp) */
                                 workers: "ok" | "failing" | "not_in_role";
                             };
                             /** @description `draining`: shutting down, in-flight work is finishing */
@@ -2117,6 +2300,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -2137,8 +2329,11 @@ export interface paths {
                         "application/json": {
                             /** @description Each part: `ok`, `failing`, or `not_in_role` (workers of a process started with --role api or smtp) */
                             checks: {
+                                /** @description The database answers a query */
                                 database: "ok" | "failing" | "not_in_role";
+                                /** @description Every migration of this version is applied */
                                 migrations: "ok" | "failing" | "not_in_role";
+                                /** @description This process's background workers are running (`not_in_role` for --role api or smtp) */
                                 workers: "ok" | "failing" | "not_in_role";
                             };
                             /** @description `draining`: shutting down, in-flight work is finishing */
@@ -2237,6 +2432,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -2341,6 +2545,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -2434,6 +2647,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2563,6 +2785,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -2675,6 +2906,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -2874,6 +3114,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -2979,6 +3228,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -3078,6 +3336,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3189,6 +3456,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -3295,6 +3571,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3413,6 +3698,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -3544,6 +3838,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -3646,6 +3949,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3777,6 +4089,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3951,6 +4272,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -4193,6 +4523,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -4358,6 +4697,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4626,6 +4974,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -4728,6 +5085,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4889,6 +5255,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5221,6 +5596,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -5345,6 +5729,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5504,6 +5897,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -5606,6 +6008,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5795,6 +6206,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -5923,6 +6343,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6076,6 +6505,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -6234,6 +6672,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -6377,6 +6824,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6561,6 +7017,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -6660,6 +7125,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6783,6 +7257,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6980,6 +7463,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -7143,6 +7635,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -7282,6 +7783,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7476,6 +7986,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -7648,6 +8167,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -7767,6 +8295,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -7876,6 +8413,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8076,6 +8622,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -8267,6 +8822,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -8379,6 +8943,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -8511,6 +9084,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -8634,6 +9216,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8836,6 +9427,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -8946,6 +9546,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9106,6 +9715,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9275,6 +9893,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -9436,6 +10063,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -9557,6 +10193,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9720,6 +10365,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9916,6 +10570,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -10038,6 +10701,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -10196,6 +10868,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -10324,6 +11005,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -10520,6 +11210,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -10622,6 +11321,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -10755,6 +11463,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -10838,6 +11555,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -11101,6 +11827,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11200,6 +11935,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -11315,6 +12059,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11415,6 +12168,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -11543,6 +12305,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11645,6 +12416,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -11759,6 +12539,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11849,6 +12638,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -11949,6 +12747,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -12086,6 +12893,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -12186,6 +13002,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -12377,6 +13202,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -12598,6 +13432,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -12783,6 +13626,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -12887,6 +13739,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -13112,6 +13973,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -13331,6 +14201,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -13531,6 +14410,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -13698,6 +14586,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -14053,6 +14950,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -14378,6 +15284,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -14530,6 +15445,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -14708,6 +15632,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -14860,6 +15793,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -15071,6 +16013,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -15135,7 +16086,7 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 object: "email_verification_list";
-                                /** @description Counts; they keep their starting values until every address is done (addendum §15.2) */
+                                /** @description Counts; they keep their starting values until every address is done */
                                 stats: {
                                     /** @description Verifications that could not be completed (DNS did not answer) */
                                     failed_verifications: number;
@@ -15207,6 +16158,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -15260,7 +16220,7 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "email_verification_list";
-                            /** @description Counts; they keep their starting values until every address is done (addendum §15.2) */
+                            /** @description Counts; they keep their starting values until every address is done */
                             stats: {
                                 /** @description Verifications that could not be completed (DNS did not answer) */
                                 failed_verifications: number;
@@ -15358,6 +16318,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -15412,7 +16381,7 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "email_verification_list";
-                            /** @description Counts; they keep their starting values until every address is done (addendum §15.2) */
+                            /** @description Counts; they keep their starting values until every address is done */
                             stats: {
                                 /** @description Verifications that could not be completed (DNS did not answer) */
                                 failed_verifications: number;
@@ -15489,6 +16458,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -15586,6 +16564,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -15775,6 +16762,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -15980,6 +16976,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -16022,7 +17027,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                         };
                     };
@@ -16065,6 +17070,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -16150,7 +17164,7 @@ export interface paths {
                                 scheduled_at: string | null;
                                 /** @description Message size in bytes */
                                 size: number;
-                                /** @description Delivery status (spec 000 "Email status") */
+                                /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                                 status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                                 /** @description Subject */
                                 subject: string;
@@ -16193,6 +17207,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -16287,7 +17310,7 @@ export interface paths {
                             original_id: string;
                             /** @description When it is (or was) scheduled to go out */
                             scheduled_at: string | null;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -16329,7 +17352,7 @@ export interface paths {
                             object: "email";
                             /** @description When it is (or was) scheduled to go out */
                             scheduled_at: string | null;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -16438,6 +17461,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["RateLimitError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -16568,7 +17600,7 @@ export interface paths {
                             scheduled_at: string | null;
                             /** @description Message size in bytes */
                             size: number;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -16641,6 +17673,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -16705,7 +17746,7 @@ export interface paths {
                             scheduled_at: string | null;
                             /** @description Message size in bytes */
                             size: number;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -16800,6 +17841,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -16907,6 +17957,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -17004,6 +18063,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -17077,7 +18145,7 @@ export interface paths {
                             scheduled_at: string | null;
                             /** @description Message size in bytes */
                             size: number;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17175,6 +18243,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -17264,7 +18341,7 @@ export interface paths {
                             original_id: string;
                             /** @description When it is (or was) scheduled to go out */
                             scheduled_at: string | null;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17306,7 +18383,7 @@ export interface paths {
                             object: "email";
                             /** @description When it is (or was) scheduled to go out */
                             scheduled_at: string | null;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17427,6 +18504,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -17524,7 +18610,7 @@ export interface paths {
                             scheduled_at: string | null;
                             /** @description Message size in bytes */
                             size: number;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17587,6 +18673,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -17668,7 +18763,7 @@ export interface paths {
                             scheduled_at: string | null;
                             /** @description Message size in bytes */
                             size: number;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17731,6 +18826,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -17802,7 +18906,7 @@ export interface paths {
                             object: "email";
                             /** @description The retried email */
                             original_id: string;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17895,6 +18999,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -17956,7 +19069,7 @@ export interface paths {
                                  * @description The event's data
                                  */
                                 data?: {
-                                    /** @description The object the event is about (addendum §6.4) */
+                                    /** @description The object the event is about */
                                     object: {
                                         [key: string]: unknown;
                                     };
@@ -18012,6 +19125,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -18155,6 +19277,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -18213,7 +19344,7 @@ export interface paths {
                              * @description The event's data
                              */
                             data: {
-                                /** @description The object the event is about (addendum §6.4) */
+                                /** @description The object the event is about */
                                 object: {
                                     [key: string]: unknown;
                                 };
@@ -18268,6 +19399,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -18438,6 +19578,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -18556,6 +19705,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -18670,6 +19828,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -18833,6 +20000,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -18985,6 +20161,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -19086,6 +20271,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -19242,6 +20436,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -19383,6 +20586,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -19506,6 +20718,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -19649,6 +20870,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -19823,6 +21053,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -19984,6 +21223,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -20065,6 +21313,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -20158,6 +21415,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -20267,6 +21533,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -20400,6 +21675,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -20485,6 +21769,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -20624,6 +21917,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -20733,6 +22035,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -20815,6 +22126,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -20994,6 +22314,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -21151,6 +22480,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -21271,6 +22609,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -21373,6 +22720,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -21488,6 +22844,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -21588,6 +22953,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -21729,6 +23103,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -21834,6 +23217,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -21922,6 +23314,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -22072,6 +23473,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -22251,6 +23661,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -22401,6 +23820,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -22597,6 +24025,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -22706,6 +24143,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -22889,6 +24335,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -23028,6 +24483,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -23131,6 +24595,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -23229,6 +24702,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -23349,6 +24831,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -23476,6 +24967,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -23576,6 +25076,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -23713,6 +25222,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -23883,6 +25401,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -24007,6 +25534,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -24181,6 +25717,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -24283,6 +25828,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -24422,6 +25976,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -24573,6 +26136,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -24751,6 +26323,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -24895,6 +26476,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -25051,6 +26641,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -25144,6 +26743,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -25260,6 +26868,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -25399,6 +27016,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -25514,6 +27140,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -25668,6 +27303,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -25770,6 +27414,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };

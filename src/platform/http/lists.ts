@@ -1,6 +1,6 @@
 // The one module every list endpoint uses: `page`/`limit` (or `per_page`) paging, the
-// `key.condition=value` filter grammar with `match`, `search`, both sort conventions, and
-// page URLs that keep every other query parameter. Spec 000 "Shared list rules", addendum §12.
+// `key.condition=value` filter grammar with `match`, `search`, both sort conventions, and page URLs
+// that keep every other query parameter. See https://emailit.com/docs/api-reference/pagination/
 import { Type, type TSchema } from '@sinclair/typebox';
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 
@@ -215,7 +215,8 @@ export function applyListQuery<QB extends SelectQueryBuilder<any, any, any>>(qb:
   const requested = first(query[directionParam])?.toLowerCase();
   const idColumn = spec.idColumn ?? 'id';
   if (sortKey && sortKeys[sortKey]) {
-    // order without direction sorts ascending (addendum §12); sort without order, descending (spec).
+    // order without direction sorts ascending (docs/api.md, "Conventions"); sort without order,
+    // descending.
     const fallback = spec.sortConvention === 'order-direction' ? 'asc' : 'desc';
     const direction = requested === 'asc' || requested === 'desc' ? requested : fallback;
     // NULLs last in both directions, on both engines (their defaults differ).

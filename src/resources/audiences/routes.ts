@@ -1,5 +1,6 @@
-// The audiences and subscribers API (addendum §7) under /v2, the legacy audiences under /v1
-// (spec 001), and the hosted pages (hosted.ts): thin handlers over the services.
+// The audiences and subscribers API (https://emailit.com/docs/audiences.md) under /v2, the legacy
+// audiences under /v1 (docs/api.md), and the hosted pages (hosted.ts): thin handlers over the
+// services.
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Resource } from '../../platform/resource.ts';

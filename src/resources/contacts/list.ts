@@ -1,7 +1,7 @@
-// GET /contacts and its export (spec 001 "Contacts"): `search`/`q`, `audience_id`,
-// `unsubscribed`, the `key.condition` filters (including `name`, `audiences`,
-// `custom_fields.<key>` compared as text, and `audience_id` with exact/not_exact only), the
-// older `filter[...]` forms, every sort key, and `total_records`.
+// GET /contacts and its export (docs/api.md, "Contacts, audiences and subscribers"): `search`/`q`,
+// `audience_id`, `unsubscribed`, the `key.condition` filters (including `name`, `audiences`,
+// `custom_fields.<key>` compared as text, and `audience_id` with exact/not_exact only), the older
+// `filter[...]` forms, every sort key, and `total_records`.
 import { sql, type Expression, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../platform/db/database.ts';
 import { dialectOf } from '../../platform/db/database.ts';

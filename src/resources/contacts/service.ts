@@ -1,7 +1,7 @@
-// Contacts (spec 001 "Contacts", addendum §8): the rules of create, update, delete and
-// unsubscribe, each usable inside a caller's transaction (an `Executor`) so that campaigns,
-// automations, the audiences API and the hosted pages compose them with their own writes.
-// Every change emits its contact.* and subscriber.* events in that same transaction.
+// Contacts (docs/api.md, "Contacts, audiences and subscribers"): the rules of create, update,
+// delete and unsubscribe, each usable inside a caller's transaction (an `Executor`) so that
+// campaigns, automations, the audiences API and the hosted pages compose them with their own
+// writes. Every change emits its contact.* and subscriber.* events in that same transaction.
 import type { Db, Executor } from '../../platform/db/database.ts';
 import { isUniqueViolation } from '../../platform/db/database.ts';
 import { groupCommit } from '../../platform/db/group-commit.ts';

@@ -1,4 +1,6 @@
-// Request and response schemas of the DMARC reports API (addendum §15.3; spec 000 list rule 5).
+// Request and response schemas of the DMARC reports API
+// (https://emailit.com/docs/api-reference/dmarc.md,
+// https://emailit.com/docs/api-reference/pagination/).
 import { Type } from '@sinclair/typebox';
 import { nullable } from '../../platform/http/responses.ts';
 import { BREAKDOWN_DEFAULT_LIMIT, BREAKDOWN_MAX_LIMIT } from './stats.ts';

@@ -1,8 +1,8 @@
-// Breakdowns of a domain's aggregate reports: by sending source IP, by reporting organization,
-// and by the receivers' verdicts (SPF and DKIM after alignment, and so DMARC), each with pass
-// rates. They add up the records of processed reports (duplicates and failures have none),
-// filtered by the report period (`from`, `to`) and reporter (`org_name`), and page with
-// `limit` (default 50, at most 200) and `offset` (spec 000 list rule 5).
+// Breakdowns of a domain's aggregate reports: by sending source IP, by reporting organization, and
+// by the receivers' verdicts (SPF and DKIM after alignment, and so DMARC), each with pass rates.
+// They add up the records of processed reports (duplicates and failures have none), filtered by the
+// report period (`from`, `to`) and reporter (`org_name`), and page with `limit` (default 50, at
+// most 200) and `offset` (https://emailit.com/docs/api-reference/pagination/).
 import { sql, type AliasedExpression, type Expression, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Db } from '../../platform/db/database.ts';
 import type { Query } from '../../platform/http/lists.ts';

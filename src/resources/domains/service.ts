@@ -1,6 +1,7 @@
-// Sending domains: spec 002 "Domains" and "Domain verification", addendum §3 and §17.
-// Routes call these; they own the rules (names, plan gates and limits, tracking), the
-// transactions and the events. The DNS check itself lives in verification.ts.
+// Sending domains: https://emailit.com/docs/domains.md,
+// https://emailit.com/docs/domains/verification.md. Routes call these; they own the rules (names,
+// plan gates and limits, tracking), the transactions and the events. The DNS check itself lives in
+// verification.ts.
 //
 // For the sending and delivery code (read-only helpers, see the bottom of this file):
 //   findSendingDomain(db, secrets, workspaceId, domainName) → SendingDomain | null
@@ -34,8 +35,8 @@ import { createdEventObject, domainObject, updatedEventObject, verifiedDomainObj
 import type { DomainsTable } from './tables.ts';
 import { CHECK_INTERVAL_MS, checkDomain, domainResolver, type DomainDeps } from './verification.ts';
 
-/** Domains per plan (spec 002 "Limits"); null is unlimited. Pay as you go rises to 25 after a
- *  first credit purchase, which Postlane has no record of yet (credits are set by the operator). */
+/** Domains per plan (https://emailit.com/docs/limits.md); null is unlimited. Pay as you go
+ *  rises to 25 after a first credit purchase, which Postlane has no record of yet (credits are set by the operator). */
 export const DOMAIN_LIMITS: Record<Plan, number | null> = { payg: 3, pro: 100, business: 1000, custom: null };
 
 export const NOT_FOUND = 'Domain not found';
@@ -125,7 +126,7 @@ export async function createDomain(ctx: AppContext, workspaceId: string, input: 
         id: newId('dom'),
         workspace_id: workspaceId,
         name,
-        // Pay as you go domains wait in review until their first DNS check decides (spec 002).
+        // Pay as you go domains wait in review until their first DNS check decides.
         verification_status: current.plan === 'payg' ? 'pending_review' : 'pending',
         verified_at: null,
         manual_review_required: 0,

@@ -52,7 +52,7 @@ async function loadSubscriptions(tx: Executor, workspaceId: string): Promise<Wor
       id: row.id,
       allEvents: row.all_events === 1,
       events: new Set(JSON.parse(row.events) as string[]),
-      // On Pay as you go, existing filters are ignored (addendum §5.5).
+      // On Pay as you go, existing filters are ignored.
       filter: row.filter === null || row.plan === 'payg' ? null : (JSON.parse(row.filter) as WebhookFilter),
     })),
   };

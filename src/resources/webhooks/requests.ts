@@ -1,5 +1,6 @@
 // Webhook requests (`whr_`): each batch sent to a webhook, with its state and every attempt;
-// readable, and resendable by hand for 7 days (addendum §5.3). Also the test delivery.
+// readable, and resendable by hand for 7 days
+// (https://emailit.com/docs/webhooks/retries-and-failures.md). Also the test delivery.
 import type { AppContext } from '../../platform/context.ts';
 import type { Db } from '../../platform/db/database.ts';
 import { isoFromMs, nowIso, nowMs } from '../../platform/clock.ts';
