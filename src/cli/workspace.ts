@@ -30,7 +30,8 @@ function describe(w: Workspace): string {
 
 function publicWorkspace(w: Workspace) {
   return { id: w.id, name: w.name, plan: w.plan, credits: w.credits, verified: w.verified, members: w.members,
-    features: w.features, send_rate: w.sendRate, daily_limit: w.dailyLimit, created_at: w.createdAt };
+    features: w.features, send_rate: w.sendRate, daily_limit: w.dailyLimit, first_credit_purchase_at: w.firstCreditPurchaseAt,
+    created_at: w.createdAt };
 }
 
 export async function workspaceCommand(args: string[]): Promise<number> {
