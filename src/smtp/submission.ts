@@ -55,6 +55,8 @@ const inProgressReply = () =>
 export interface SubmissionListeners {
   port: number | null;
   tlsPort: number | null;
+  /** The listening servers (to hand them a renewed certificate). */
+  servers: SMTPServer[];
   close(): Promise<void>;
 }
 
@@ -215,5 +217,5 @@ export async function startSubmission(ctx: AppContext, tls: TlsMaterial, host: s
     await Promise.all(started.map((l) => l.close()));
     throw error;
   }
-  return { port, tlsPort, close: async () => void (await Promise.all(started.map((l) => l.close()))) };
+  return { port, tlsPort, servers: started.map((l) => l.server), close: async () => void (await Promise.all(started.map((l) => l.close()))) };
 }
