@@ -34,7 +34,7 @@ import { resolverFor } from '../webhooks/service.ts';
 import { buildSendRequest } from '../emails/send-request.ts';
 import { acceptMessage } from '../emails/accept.ts';
 import { feedbackId } from '../../mail/feedback-id.ts';
-import { unsubscribeUrl } from '../campaigns/unsubscribe.ts';
+import { unsubscribeUrl } from '../campaigns/service.ts';
 import { forwardEmail } from '../emails/forward.ts';
 import { customFieldsOf, findContact, findContactByEmail, findOrCreateContact, updateContact, type ContactRow } from '../contacts/service.ts';
 import { findAudience, removeContactFromAudience, subscribeContact } from '../audiences/service.ts';

@@ -32,6 +32,9 @@ import {
 import { BATCH_SIZE, CREDITS_PER_EMAIL, FANOUT_JOB } from './engine.ts';
 import { countEligibleRecipients } from './snapshot.ts';
 
+// What other features use of the unsubscribe links (automation mail to a contact carries one).
+export { unsubscribeUrl } from './unsubscribe.ts';
+
 type ContentType = (typeof CONTENT_TYPES)[number];
 
 export interface CreateCampaignInput {
