@@ -141,6 +141,9 @@ interface LayoutResult {
   acceptSeconds: number;
   totalSeconds: number;
   postlaneCpuMsPerMessage: number;
+  /** The same split: API processes (or the one process) and worker processes. */
+  apiCpuMsPerMessage: number;
+  workerCpuMsPerMessage: number;
   postgresCpuMsPerMessage: number;
   commitsPerMessage: number;
   delivered: number;
@@ -167,6 +170,7 @@ async function runLayout(label: string, layout: 'A' | 'B', dns: Dns, mta: Stalli
   const apis: Array<ChildServer & { env?: Record<string, string> }> = [first];
   const workers: Array<Awaited<ReturnType<typeof startWorker>>> = [];
   const killedCpu: number[] = [];
+  const workerPids = new Set<number>();
   try {
     const headers = { authorization: `Bearer ${first.key}`, 'content-type': 'application/json' };
     const workspace = JSON.parse(first.cli('workspace', 'list', '--json'))[0];
@@ -264,7 +268,16 @@ async function runLayout(label: string, layout: 'A' | 'B', dns: Dns, mta: Stalli
     const totalSeconds = (performance.now() - start) / 1000;
     const end = performance.now();
     // A killed worker's share was read just before the kill; a gone pid reads 0 here.
-    const cpu = [...cpuBefore].reduce((sum, [pid, before]) => (processCpuSeconds(pid) === null ? sum : sum + treeCpuSeconds(pid) - before), killedCpu.reduce((a, b) => a + b, 0));
+    for (const worker of workers) workerPids.add(worker.process.pid!);
+    let apiCpu = 0;
+    let workerCpu = killedCpu.reduce((a, b) => a + b, 0);
+    for (const [pid, before] of cpuBefore) {
+      if (processCpuSeconds(pid) === null) continue;
+      const used = treeCpuSeconds(pid) - before;
+      if (workerPids.has(pid)) workerCpu += used;
+      else apiCpu += used;
+    }
+    const cpu = apiCpu + workerCpu;
     // Anything sent twice arrives late: wait a little longer before counting.
     await sleep(fire ? 3000 : 1000);
     const postgresCpu = await backends.stop();
@@ -293,6 +306,8 @@ async function runLayout(label: string, layout: 'A' | 'B', dns: Dns, mta: Stalli
       acceptSeconds,
       totalSeconds,
       postlaneCpuMsPerMessage: (cpu * 1000) / COUNT,
+      apiCpuMsPerMessage: (apiCpu * 1000) / COUNT,
+      workerCpuMsPerMessage: (workerCpu * 1000) / COUNT,
       postgresCpuMsPerMessage: (postgresCpu * 1000) / COUNT,
       commitsPerMessage: (commitsAfter - commitsBefore) / COUNT,
       delivered: byRecipient.size,
@@ -321,15 +336,17 @@ function table(results: LayoutResult[]): string[] {
     ['all accepted after (s)', (r) => r.acceptSeconds.toFixed(1)],
     ['all delivered after (s)', (r) => r.totalSeconds.toFixed(1)],
     ['Postlane CPU s / 1,000 msgs', (r) => r.postlaneCpuMsPerMessage.toFixed(2)],
+    ['  of which API / workers', (r) => (r.processes.startsWith('1') ? '-' : `${r.apiCpuMsPerMessage.toFixed(2)} / ${r.workerCpuMsPerMessage.toFixed(2)}`)],
     ['PostgreSQL backends CPU s / 1,000', (r) => r.postgresCpuMsPerMessage.toFixed(2)],
     ['PostgreSQL commits / msg', (r) => r.commitsPerMessage.toFixed(1)],
     ['delivered (of sent)', (r) => `${r.delivered}/${COUNT}`],
     ['delivered twice / missing', (r) => `${r.deliveredTwice} / ${r.missing}`],
     ['stored emails', (r) => String(r.stored)],
     ['client retries', (r) => String(r.clientRetries)],
+    ['last delivered after last accept (s)', (r) => (r.totalSeconds - r.acceptSeconds).toFixed(1)],
     ['drained after last disruption (s)', (r) => (r.drainSeconds === undefined ? '-' : r.drainSeconds.toFixed(1))],
   ];
-  const width = 34;
+  const width = 38;
   const column = 22;
   return [
     ''.padEnd(width) + results.map((r) => r.label.padStart(column)).join(''),
