@@ -14,6 +14,7 @@ import { loadResources } from '../../resources/index.ts';
 import { errorComponents, withDefaultResponses } from './responses.ts';
 import { registerProbes } from './probes.ts';
 import { registerMetrics } from './metrics-route.ts';
+import { registerTracing } from './tracing-hooks.ts';
 import { AdminRoleRequiredError, withRoleCheck, withRoleResponses, type RequiredRole } from './roles.ts';
 
 declare module 'fastify' {
@@ -86,6 +87,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true },
     schemaController: { compilersFactory: { buildSerializer: lazySerializers } },
   });
+
+  registerTracing(app as unknown as FastifyInstance);
 
   const bodyAjv = makeAjv({ coerceTypes: false });
   const textAjv = makeAjv({ coerceTypes: 'array' });
