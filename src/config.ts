@@ -1,8 +1,8 @@
-// Environment to a typed config, validated once at start. Names are the fixed contract of
-// shared/design/operations.md; add options freely, never rename these.
+// Environment to a typed config, validated once at start. Names are a fixed contract
+// (docs/operations.md, "Configuration"); add options freely, never rename these.
 import { resolve, join } from 'node:path';
 import { isIP } from 'node:net';
-import type { TracingSettings } from './platform/tracing.ts';
+import type { TracingSettings } from './platform/tracing-settings.ts';
 
 export interface Config {
   httpHost: string;

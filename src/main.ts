@@ -3,7 +3,7 @@
 // A server first replaces itself (process.execve: same pid, stdio, arguments and environment)
 // with a process started with memory settings for a long-running service; each flag and
 // variable below is set unless the operator set it themselves. Measured on the campaign bench
-// (issue 12):
+// (docs/performance.md):
 // - --max-semi-space-size=4: V8 sized the young generation from the machine's memory and
 //   grew it to 128 MB per thread under a steady load, mostly garbage awaiting a scavenge;
 //   capped at 8 MB, collection time did not measurably change.

@@ -1,8 +1,9 @@
 // The documentation as a reader meets it: README.md, docs/*.md and CHANGELOG.md.
 // - Every relative link resolves to a file, and a `#anchor` to a heading of that file.
-// - No internal tracker numbers ("issue 12", "#12"), no paths outside the repository
-//   (`../shared/…`) and no citations of documents a reader cannot open ("spec 001",
-//   "addendum §6.4"): every citation points at a repository file or a public URL.
+// - No internal tracker numbers, no paths outside the repository and no citations of
+//   documents a reader cannot open (internal spec documents and notes, their section
+//   numbers), in the docs nor in the code, tests, benchmarks and dashboard sources: every
+//   citation points at a repository file or a public URL (https://emailit.com/docs/…).
 // - The README's first screen runs as written:
 //   * `npx postlane demo`: npx runs package.json's `bin` (bin/postlane.js), checked here;
 //     the demo itself is exercised end to end by test/smtp/demo.test.ts.
@@ -87,31 +88,86 @@ test('every relative link in the README, docs/ and the changelog resolves (file 
 test('the link checker itself refuses a missing file, a missing heading and a path outside the repository', () => {
   assert.match(brokenLink({ file: 'README.md', line: 1, target: 'docs/no-such-page.md' }) ?? '', /no such file/);
   assert.match(brokenLink({ file: 'README.md', line: 1, target: 'docs/api.md#no-such-heading' }) ?? '', /no heading/);
-  assert.match(brokenLink({ file: 'docs/api.md', line: 1, target: '../../shared/spec/addendum.md' }) ?? '', /outside the repository/);
+  assert.match(brokenLink({ file: 'docs/api.md', line: 1, target: '../../elsewhere/notes.md' }) ?? '', /outside the repository/);
   assert.equal(brokenLink({ file: 'docs/api.md', line: 1, target: 'operations.md#administration-cli' }), null);
   assert.equal(brokenLink({ file: 'README.md', line: 1, target: '#two-commands' }), null);
   assert.equal(brokenLink({ file: 'README.md', line: 1, target: 'https://emailit.com/docs/' }), null);
 });
 
+// The patterns are built from pieces so that this file does not match them itself.
+const word = (...pieces: string[]) => pieces.join('');
 const forbidden: Array<[RegExp, string]> = [
-  [/\bissues?\s*#?\d+/gi, 'an internal issue number'],
-  [/(?<![\w/&#])#\d+\b/g, 'a bare #number (an internal issue or pull request)'],
-  [/\bspec\s+00\d\b/gi, 'a citation of an unpublished spec document'],
-  [/\baddendum\b/gi, 'a citation of the unpublished addendum'],
-  [/\.\.\/shared\b|\/work\/shared\b/g, 'a path outside the repository'],
+  [new RegExp(String.raw`\b${word('iss', 'ues?')}\s*#?\d+`, 'gi'), 'an internal issue number'],
+  [new RegExp(String.raw`(?<![\w/&#:'"-])#\d{1,5}\b(?!\.\d|\w)`, 'g'), 'a bare #number (an internal issue or pull request)'],
+  [new RegExp(String.raw`\b${word('sp', 'ec')}\s+00\d\b`, 'gi'), 'a citation of an unpublished spec document'],
+  [new RegExp(String.raw`\b${word('adden', 'dum')}\b`, 'gi'), 'a citation of unpublished notes'],
+  [new RegExp(String.raw`\.\./${word('sha', 'red')}\b|/work/${word('sha', 'red')}\b|\b${word('sha', 'red')}/(?:spec|design)\b`, 'g'), 'a path outside the repository'],
 ];
 
-test('no internal issue numbers, unpublished documents or paths outside the repository', () => {
+/** A § with a number that no RFC on this line or the one before explains: an unpublished section. */
+function unexplainedSections(lines: string[], i: number): string[] {
+  if (/\bRFC\s*\d/.test(lines[i]) || (i > 0 && /\bRFC\s*\d/.test(lines[i - 1]))) return [];
+  return [...lines[i].matchAll(/\u00a7\s*\d[\d.]*/g)].map((m) => m[0]);
+}
+
+/** Source files a reader browses: code, tests, benchmarks and the dashboard (fixtures are data). */
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((e) => {
+    const path = `${dir}/${e.name}`;
+    if (e.isDirectory()) return path === 'test/fixtures' ? [] : sourceFiles(path);
+    return /\.(ts|tsx|js|mjs|css|html|md)$/.test(e.name) ? [path] : [];
+  });
+}
+
+/** The comment on a line of code (tests use order numbers as data; a bare number sign there is fine). */
+function commentOf(line: string): string {
+  if (/^\s*(\*|\/\*)/.test(line)) return line;
+  return /(?<!:)\/\/(.*)$/.exec(line)?.[1] ?? '';
+}
+
+function citationProblems(files: string[], code = false): string[] {
   const found: string[] = [];
-  for (const file of docFiles) {
+  for (const file of files) {
     const lines = read(file).split('\n');
     lines.forEach((line, i) => {
       for (const [pattern, what] of forbidden) {
-        for (const m of line.matchAll(pattern)) found.push(`${file}:${i + 1}: ${what}: "${m[0]}"`);
+        const text = code && what.startsWith('a bare #') ? commentOf(line) : line;
+        for (const m of text.matchAll(pattern)) found.push(`${file}:${i + 1}: ${what}: "${m[0]}"`);
       }
+      for (const section of unexplainedSections(lines, i)) found.push(`${file}:${i + 1}: a section number of an unpublished document: "${section}"`);
     });
   }
-  assert.deepEqual(found, []);
+  return found;
+}
+
+test('no internal issue numbers, unpublished documents or paths outside the repository in the docs', () => {
+  assert.deepEqual(citationProblems(docFiles), []);
+});
+
+test('nor in the code, tests, benchmarks and dashboard sources', () => {
+  const files = ['src', 'test', 'bench', 'dashboard/src'].flatMap(sourceFiles);
+  assert.ok(files.length > 300 && files.includes('test/docs.test.ts'), `files checked: ${files.length}`);
+  assert.deepEqual(citationProblems(files, true), []);
+});
+
+test('the citation check itself finds each kind of internal reference', () => {
+  const samples = [
+    word('see iss', 'ue 18'),
+    word('fixed in #', '43.'),
+    word('as sp', 'ec 001 says'),
+    word('the adden', 'dum'),
+    word('../sha', 'red/x.md'),
+    word('sha', 'red/design/operations.md'),
+  ];
+  for (const sample of samples) assert.ok(forbidden.some(([pattern]) => new RegExp(pattern.source, pattern.flags).test(sample)), sample);
+  assert.equal(commentOf("subject: 'Order #2',"), '');
+  assert.equal(commentOf(word('run(); // see #', '43')), word(' see #', '43'));
+  assert.equal(commentOf("const url = 'https://emailit.com/docs/';"), '');
+  assert.deepEqual(unexplainedSections([word('rule \u00a7', '12')], 0), [word('\u00a7', '12')]);
+  assert.deepEqual(unexplainedSections(['as RFC 7672', word('\u00a7', '2.2 has it')], 1), []);
+  for (const fine of ["color: '#166534'", 'https://emailit.com/docs/limits.md', 'RFC 5321 \u00a74.5.3.1.8', '550 no such user (#5.1.1)']) {
+    assert.ok(!forbidden.some(([pattern]) => new RegExp(pattern.source, pattern.flags).test(fine)), fine);
+  }
 });
 
 test('the README names its commands as package.json defines them', () => {

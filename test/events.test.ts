@@ -1,5 +1,6 @@
 // The events API (v2 list and retrieve, legacy v1) and the event payload shapes of
-// addendum §6.4, including a check of the payloads today's emitters actually write.
+// https://emailit.com/docs/webhooks/event-types.md, including a check of the payloads today's
+// emitters actually write.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, type TestApp } from './helpers/app.ts';
@@ -33,7 +34,7 @@ async function oldEvent(ageMs: number, type = 'email.delivered', workspaceId = a
   return row;
 }
 
-test('v2 list: newest first, no data unless include_data, the event object of addendum §6.1', async () => {
+test('v2 list: newest first, no data unless include_data, the documented event object', async () => {
   const list = await app.api.get('/v2/events');
   assert.equal(list.status, 200);
   assert.deepEqual(list.body, {

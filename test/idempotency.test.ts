@@ -1,7 +1,7 @@
-// Idempotency-Key (spec 000 "Idempotency"): header validation, the per-workspace namespace,
-// replay for 24 hours after completion, 409 while held, release on failure, leases that follow
-// their process (renewed while it lives, for 15 minutes at most),
-// 503 when the store cannot be reached, and exactly one winner among racing processes.
+// Idempotency-Key (https://emailit.com/docs/api-reference/idempotency/): header validation, the
+// per-workspace namespace, replay for 24 hours after completion, 409 while held, release on
+// failure, leases that follow their process (renewed while it lives, for 15 minutes at most), 503
+// when the store cannot be reached, and exactly one winner among racing processes.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { openTestDatabase, race, inParallel, type TestDatabase } from './fixtures/limits-db.ts';

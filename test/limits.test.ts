@@ -1,5 +1,5 @@
-// Sending limits (spec 000 "Limits"): the per-second sliding window, the UTC day, hourly
-// forwards, the 429 bodies and rate-limit headers, and counters that stay exact when several
+// Sending limits (https://emailit.com/docs/limits.md): the per-second sliding window, the UTC day,
+// hourly forwards, the 429 bodies and rate-limit headers, and counters that stay exact when several
 // processes count at once. Times are passed explicitly (in 2030, clear of the real clock).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

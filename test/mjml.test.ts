@@ -1,5 +1,5 @@
-// The MJML tools and MJML templates over HTTP (spec 000 "MJML diagnostic object", "MJML tools
-// (alpha)", "Templates", "Limits"). The checker itself is unit-tested in test/mjml/.
+// The MJML tools and MJML templates over HTTP (https://emailit.com/docs/templates/mjml.md). The
+// checker itself is unit-tested in test/mjml/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse } from 'parse5';

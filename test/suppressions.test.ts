@@ -1,4 +1,4 @@
-// Suppressions over HTTP (spec 000 "Suppressions", "Suppression activity"; addendum §6.4),
+// Suppressions over HTTP (https://emailit.com/docs/suppressions.md),
 // plus the service functions the sending, campaign and delivery code call.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

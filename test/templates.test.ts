@@ -1,5 +1,5 @@
-// Templates over HTTP (spec 000 "Template object", "Template version", "Templates", "Errors";
-// addendum §2 and §6.4), plus resolveTemplateForSend, the lookup the sending code uses.
+// Templates over HTTP (docs/api.md, "Templates and MJML"), plus resolveTemplateForSend, the lookup
+// the sending code uses.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, type TestApp, type ApiClient } from './helpers/app.ts';

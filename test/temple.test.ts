@@ -1,4 +1,5 @@
-// Temple (addendum §18): pure-function tests of the renderer, its errors and hostile input.
+// Temple (https://emailit.com/docs/templates/temple.md): pure-function tests of the renderer, its
+// errors and hostile input.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {

@@ -38,7 +38,8 @@ const WARMUP = 50;
  *  of the rounds is the figure held against the aim; every round is printed. */
 const ROUNDS = Math.max(1, Number(process.env.BENCH_DELIVER_ROUNDS ?? 3));
 const dialect = process.env.BENCH_DATABASE_URL ? 'PostgreSQL' : 'SQLite';
-/** Issue 18: end to end at least twice Postfix's rate on SQLite, at least its rate on PostgreSQL. */
+/** The aim (docs/performance.md, "deliver"): end to end at least twice Postfix's rate on SQLite,
+ *  at least its rate on PostgreSQL. */
 const END_TO_END_AIM = dialect === 'SQLite' ? 2 : 1;
 
 const HTML = `<html><body><h1>Hello from the benchmark</h1><p>${'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(12)}</p><p><a href="https://example.com/account">Your account</a></p></body></html>`;

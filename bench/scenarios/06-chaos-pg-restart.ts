@@ -1,9 +1,9 @@
-// PostgreSQL restarted under load (issue 20): a private throwaway cluster (initdb/pg_ctl in a
-// temporary directory on a free port; the shared server is never touched) is restarted three
-// times, cleanly and as a crash in turn, while 12 API and 4 SMTP relay clients send with
-// retries and the one Postlane process keeps running. The MTA answers 250 at once, so
-// deliveries answered while the database is away must be recorded once it is back, never sent
-// again. Aims as for `chaos`: 0 lost, 0 doubled, 0 keys stuck, and Postlane never exits.
+// PostgreSQL restarted under load (docs/performance.md): a private throwaway cluster (initdb/pg_ctl
+// in a temporary directory on a free port; the shared server is never touched) is restarted three
+// times, cleanly and as a crash in turn, while 12 API and 4 SMTP relay clients send with retries
+// and the one Postlane process keeps running. The MTA answers 250 at once, so deliveries answered
+// while the database is away must be recorded once it is back, never sent again. Aims as for
+// `chaos`: 0 lost, 0 doubled, 0 keys stuck, and Postlane never exits.
 import type { Scenario } from '../run.ts';
 import { describe } from './06-chaos.ts';
 import { startPrivatePostgres } from '../../test/helpers/private-postgres.ts';

@@ -1,4 +1,4 @@
-// Campaigns at volume, in one run on one machine (issue 12):
+// Campaigns at volume, in one run on one machine (docs/performance.md, "campaign"):
 // - deliver baseline: N single-recipient POST /v2/emails to a loopback sink, messages per second
 //   from the first call until the sink has the N-th (the `deliver` scenario's measure);
 // - a campaign to R recipients (default 100,000) to the same sink: recipients per second from

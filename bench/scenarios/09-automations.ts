@@ -1,11 +1,11 @@
-// Automations at volume (issue 14): N contacts (default 10,000) added to an audience over the
-// API, each firing a 4-step automation (condition → send_email → wait 0 s → end) in one
-// Postlane child process (role all; SQLite, or PostgreSQL with BENCH_DATABASE_URL naming an
-// empty database), delivering to a local SMTP sink through a loopback DNS server.
+// Automations at volume (docs/performance.md, "automations"): N contacts (default 10,000) added to
+// an audience over the API, each firing a 4-step automation (condition → send_email → wait 0 s →
+// end) in one Postlane child process (role all; SQLite, or PostgreSQL with BENCH_DATABASE_URL
+// naming an empty database), delivering to a local SMTP sink through a loopback DNS server.
 // Reported: trigger-to-first-step latency p50 and p99 (from the subscriber.created event to the
 // run's first step starting; aim p99 < 2 s — Mautic runs its triggers from cron every minute),
-// steps per second (first event to last step completed), runs completed and steps visited
-// exactly once, emails created and emails at the sink.
+// steps per second (first event to last step completed), runs completed and steps visited exactly
+// once, emails created and emails at the sink.
 import { join } from 'node:path';
 import type { Scenario } from '../run.ts';
 import { percentile, startPostlane } from '../lib.ts';

@@ -1,10 +1,10 @@
-// Traffic shaping against a receiver that throttles (issue 19): N single-recipient emails to
-// one destination whose MX answers 421 4.7.0 to every recipient above LIMIT per second (a
-// sliding one-second window, as rate-limiting receivers do). Postlane must learn the pace,
-// deliver every message without a single permanent failure, and hold the rate the sink sees
-// near the limit (aim: within 10 %). Measured at the sink: the rate over the steady part (from
-// 2 s after the first acceptance to the last), the busiest and quietest whole seconds, and the
-// 421s it gave; via the API, bounced or failed emails (must be 0).
+// Traffic shaping against a receiver that throttles (docs/delivery.md): N single-recipient emails
+// to one destination whose MX answers 421 4.7.0 to every recipient above LIMIT per second (a
+// sliding one-second window, as rate-limiting receivers do). Postlane must learn the pace, deliver
+// every message without a single permanent failure, and hold the rate the sink sees near the limit
+// (aim: within 10 %). Measured at the sink: the rate over the steady part (from 2 s after the first
+// acceptance to the last), the busiest and quietest whole seconds, and the 421s it gave; via the
+// API, bounced or failed emails (must be 0).
 import type { Scenario } from '../run.ts';
 import { startPostlane } from '../lib.ts';
 import { startDnsServer } from '../../test/helpers/dns-server.ts';

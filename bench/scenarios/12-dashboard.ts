@@ -1,9 +1,9 @@
 // The dashboard's first load in real Chromium (Debian's chromium through playwright-core): a
 // signed-in user opens /dashboard/ and the overview is usable (its heading, its credits and its
-// charts drawn, no loading indicator left). Measured in the page, from the navigation's start,
-// cold (a fresh browser profile: nothing cached) and warm (a reload: fingerprinted assets from
-// the cache), over BENCH_DASHBOARD_LOADS loads each (default 10); plus the bytes sent for the
-// script and styles and the requests the load made. The goal (issue 16): under 1 s on loopback.
+// charts drawn, no loading indicator left). Measured in the page, from the navigation's start, cold
+// (a fresh browser profile: nothing cached) and warm (a reload: fingerprinted assets from the
+// cache), over BENCH_DASHBOARD_LOADS loads each (default 10); plus the bytes sent for the script
+// and styles and the requests the load made. The goal (docs/dashboard.md): under 1 s on loopback.
 // Postlane runs in a child process (role all, SQLite unless BENCH_DATABASE_URL).
 import type { Page } from 'playwright-core';
 import type { Scenario } from '../run.ts';
@@ -87,7 +87,7 @@ export const scenario: Scenario = {
           `${loads[0].requests} requests   script ${(loads[0].scriptBytes / 1024).toFixed(1)} KiB, styles ${(loads[0].styleBytes / 1024).toFixed(1)} KiB over the wire`;
         lines.push(describe('cold', cold), describe('warm', warm));
       }
-      lines.push('goal: under 1000 ms on loopback (issue 16)');
+      lines.push('goal: under 1000 ms on loopback');
       return { name: this.name, lines };
     } catch (error) {
       throw new Error(`${(error as Error).message}\npostlane output:\n${postlane.output().slice(-4000)}`);

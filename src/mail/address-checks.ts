@@ -1,9 +1,9 @@
-// The checks of an address that need no network (addendum §15.1 `fast` mode, minus DNS):
-// syntax, the address split into mailbox/suffix/domain/root, disposable domain, role account,
-// free provider, gibberish mailbox, and a "did you mean" for misspelt big providers.
-// The lists come from maintained packages (README "Libraries"): mailchecker (disposable
-// domains), email-providers (free providers), role-based-email-addresses (role mailboxes),
-// @zootools/email-spell-checker (misspellings).
+// The checks of an address that need no network (`fast` mode of
+// https://emailit.com/docs/api-reference/email-verifications.md, minus DNS): syntax, the address
+// split into mailbox/suffix/domain/root, disposable domain, role account, free provider, gibberish
+// mailbox, and a "did you mean" for misspelt big providers. The lists come from maintained packages
+// (README "Libraries"): mailchecker (disposable domains), email-providers (free providers),
+// role-based-email-addresses (role mailboxes), @zootools/email-spell-checker (misspellings).
 import { createRequire } from 'node:module';
 import { domainToASCII } from 'node:url';
 

@@ -1,4 +1,4 @@
-// Reasons, not just codes (issue 19): every DSN, ARF report, synchronous SMTP rejection and
+// Reasons, not just codes (docs/delivery.md): every DSN, ARF report, synchronous SMTP rejection and
 // auto-reply maps to ONE documented reason (BOUNCE_REASONS) with hard/soft. `aboutRecipient`
 // is the only thing that may justify a `bounce` suppression; reasons about the sender
 // (reputation, policy, rate, content) are blocks: retried, never suppressed.
@@ -59,7 +59,7 @@ const PHRASES = phrases.reasons as Record<string, PhraseSet>;
 const STATUS_NAMES = phrases.status as Record<string, string>;
 
 // Our own wordings, tried before Sisimai's lists: reputation words that a 550 often carries
-// (postal #60) and throttling replies.
+// (docs/delivery.md, "Blocks are not bounces") and throttling replies.
 const OWN: Array<[string, RegExp]> = [
   // Yahoo's TSS04 deferrals are about complaints and reputation, not only volume.
   ['badreputation', /\[ts0[1-4]\]|\[tss0\d\]|due to (unexpected volume or )?user complaints/i],
@@ -68,7 +68,7 @@ const OWN: Array<[string, RegExp]> = [
   ['expired', /message expired, connection refused/i],
   ['speeding', /receiving mail at a rate that/i],
   ['speeding', /rate limit|too many (messages|connections|recipients|mails)|throttl|temporarily deferred|4\.7\.28|exceeded .*(rate|limit)/i],
-  // Reputation, and the blocklists by name: a block even beside a 5.1.x status (postal #60).
+  // Reputation, and the blocklists by name: a block even beside a 5.1.x status.
   ['badreputation', /reputation|poor sender|spamhaus|barracuda|spamcop|\bRBL\b|\bDNSBL\b/i],
 ];
 
@@ -204,7 +204,7 @@ const BEFORE_DATA = new Set(['CONN', 'HELO', 'EHLO', 'MAIL', 'RCPT', 'STARTTLS',
  * after DATA (the recipient had been accepted) it is the recipient's filter. A report that does
  * not say which command was answered is read the way Sisimai does, as the filter: receivers such
  * as docomo and au answer their users' filters with "Unknown user", and suppressing a real
- * customer is the mistake a careful postmaster avoids (postal #60). Our own deliveries know
+ * customer is the mistake a careful postmaster avoids. Our own deliveries know
  * the command; a caller that does not (and is no report) is taken as RCPT.
  */
 function recipientOrFilter(name: 'userunknown' | 'filtered', byStatus: string, text: string, input: ReasonInput): string | null {

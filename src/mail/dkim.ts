@@ -158,7 +158,7 @@ export interface DkimKeyPair {
   publicKey: string;
 }
 
-/** A new 2048-bit RSA key pair (spec 002: one per domain). */
+/** A new 2048-bit RSA key pair (one per domain). */
 export function generateDkimKeyPair(): DkimKeyPair {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', {
     modulusLength: 2048,
@@ -168,7 +168,7 @@ export function generateDkimKeyPair(): DkimKeyPair {
   return { privateKey, publicKey: publicKey.toString('base64') };
 }
 
-/** The TXT value published at `<selector>._domainkey.<domain>` (spec 002). */
+/** The TXT value published at `<selector>._domainkey.<domain>` (https://emailit.com/docs/domains.md). */
 export function dkimRecordValue(publicKey: string): string {
   return `v=DKIM1; t=s; h=sha256; p=${publicKey}`;
 }

@@ -1,11 +1,12 @@
-// The mailbox check of `full` verification (addendum §15.1): connect to the domain's MX (in
-// preference order, on MX_PORT), EHLO with MAIL_HOSTNAME, MAIL FROM a service address, RCPT TO
-// the address and, when it is accepted, to a random address of the same domain (a server that
-// accepts that one accepts anything: catch-all), then QUIT. Never DATA: no mail is sent.
-// What the server answered is reported as it was (greylisting, timeouts, blocks), never guessed.
-// An MX address that is not public (loopback, private, link-local, multicast…: the webhooks' URL
-// guard, src/platform/net.ts) is never connected to unless ALLOW_PRIVATE_URLS: a domain's owner
-// must not be able to make us open connections inside our own network.
+// The mailbox check of `full` verification
+// (https://emailit.com/docs/api-reference/email-verifications.md): connect to the domain's MX (in
+// preference order, on MX_PORT), EHLO with MAIL_HOSTNAME, MAIL FROM a service address, RCPT TO the
+// address and, when it is accepted, to a random address of the same domain (a server that accepts
+// that one accepts anything: catch-all), then QUIT. Never DATA: no mail is sent. What the server
+// answered is reported as it was (greylisting, timeouts, blocks), never guessed. An MX address that
+// is not public (loopback, private, link-local, multicast…: the webhooks' URL guard,
+// src/platform/net.ts) is never connected to unless ALLOW_PRIVATE_URLS: a domain's owner must not
+// be able to make us open connections inside our own network.
 //
 // A small SMTP client of our own: nodemailer's SMTPConnection only sends whole messages (no
 // RCPT without DATA), and the probe must use our resolver, MX_PORT and the per-MX limiter.

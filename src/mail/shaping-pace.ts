@@ -1,5 +1,5 @@
-// The pace of one destination (issue 19), kept apart from timers so that every decision is a
-// pure function of the answers and the instants passed in (tests drive it with a fake clock).
+// The pace of one destination (docs/delivery.md), kept apart from timers so that every decision is
+// a pure function of the answers and the instants passed in (tests drive it with a fake clock).
 //
 // The receiver's limit is learned, then the pace is held just under it:
 // - Starts are spaced evenly, and no second ever holds more starts than the pace allows. A
@@ -20,7 +20,8 @@
 //   before probing again in small steps (PROBE_FACTOR).
 // - A block about the sender (reputation, policy) halves the pace and pauses the destination;
 //   clean steps raise it back toward the held pace.
-import type { Feedback } from './shaping.ts';
+/** What an answer means for the destination's pace. */
+export type Feedback = 'accepted' | 'throttled' | 'blocked' | 'other';
 
 /** The pace held below the receiver's learned rate. */
 export const HOLD = 0.97;

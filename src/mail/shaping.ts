@@ -1,8 +1,8 @@
-// Traffic shaping per destination (issue 19). A destination is a receiving provider recognised
-// by its MX host (Gmail, Microsoft, Yahoo…) or else the MX host itself. Each has limits —
-// connections at once, messages per connection, messages per minute — with defaults per
-// provider and operator overrides (DELIVERY_SHAPING). Deliveries wait for a slot of their
-// destination; transactional mail is served before bulk mail within the allowance.
+// Traffic shaping per destination (docs/delivery.md). A destination is a receiving provider
+// recognised by its MX host (Gmail, Microsoft, Yahoo…) or else the MX host itself. Each has limits
+// — connections at once, messages per connection, messages per minute — with defaults per provider
+// and operator overrides (DELIVERY_SHAPING). Deliveries wait for a slot of their destination;
+// transactional mail is served before bulk mail within the allowance.
 //
 // The destination's answers steer the pace (shaping-pace.ts): the first throttling answer
 // (421, 4.7.x, "try again later", rate_limited) teaches the rate the receiver takes and the pace
@@ -10,7 +10,7 @@
 // skips a beat; a block about the sender (reputation, policy) halves the pace and pauses the
 // destination longer. Clean stretches raise the pace step by step, then probe above it.
 import type { BounceReason } from './bounce-reasons.ts';
-import { Pace } from './shaping-pace.ts';
+import { Pace, type Feedback } from './shaping-pace.ts';
 
 export interface DestinationLimits {
   /** Connections (deliveries) open at once. */
@@ -77,8 +77,7 @@ export function destinationOf(mxHost: string): { key: string; provider: string |
 
 export type Priority = 'transactional' | 'bulk';
 
-/** What an answer means for the destination's pace. */
-export type Feedback = 'accepted' | 'throttled' | 'blocked' | 'other';
+export type { Feedback };
 
 export function feedbackOf(result: { kind: string; code: number | null; enhancedCode: string | null; response: string; reason?: BounceReason | null }): Feedback {
   if (result.kind === 'delivered') return 'accepted';

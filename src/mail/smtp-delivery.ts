@@ -156,9 +156,10 @@ export function classifySmtpError(error: SmtpError): Omit<HostAttempt, 'mxHost' 
     // 503 is a session-state error, not a verdict on the message.
     const permanent = code >= 500 && code !== 503;
     const hostLevel = HOST_LEVEL_COMMANDS.has(error.command ?? '') || error.code === 'EAUTH';
-    // A refused login at a smarthost is our configuration, not the recipient: retry later.
-    // A 5xx that is about the sender (reputation, blocklist, policy, rate) is a block, not a
-    // bounce: retried later and never a reason to suppress the recipient (issue 19, postal #60).
+    // A refused login at a smarthost is our configuration, not the recipient: retry later. A 5xx
+    // that is about the sender (reputation, blocklist, policy, rate) is a block, not a bounce:
+    // retried later and never a reason to suppress the recipient (docs/delivery.md, "Blocks are not
+    // bounces").
     const reason = classifyReason({ status: enhancedCodeOf(response) ?? String(code), diagnostic: response, command: error.command ?? null }).reason;
     const senderBlock = isSenderBlock(reason);
     const kind: DeliveryKind = permanent && error.code !== 'EAUTH' && !senderBlock ? 'permanent' : 'temporary';

@@ -1,6 +1,7 @@
-// Score, risk and result of an email verification from its checks (addendum §15.1). The result
-// is the first of the addendum's table that applies; the score and the risk are Postlane's own
-// rules (the public documentation gives no formula), written out in the README.
+// Score, risk and result of an email verification from its checks
+// (https://emailit.com/docs/api-reference/email-verifications.md). The result is the first of the
+// documented table that applies; the score and the risk are Postlane's own rules (the public
+// documentation gives no formula), written out in the README.
 
 export interface VerificationChecks {
   valid_syntax: boolean;
@@ -68,7 +69,7 @@ export function verificationScore(checks: VerificationChecks, mode: 'fast' | 'fu
   return Math.max(0, Math.min(100, score));
 }
 
-/** The first result of the addendum's table that applies. */
+/** The first result of the documented table that applies. */
 export function verificationResult(checks: VerificationChecks, score: number): VerificationResult {
   if (!checks.valid_syntax || checks.has_mx_records === false) return 'invalid';
   if (checks.disposable) return 'disposable';

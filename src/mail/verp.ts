@@ -23,7 +23,7 @@ export function deriveVerpSecret(encryptionKey: Buffer): Buffer {
   return Buffer.from(hkdfSync('sha256', encryptionKey, Buffer.alloc(0), 'postlane verp v1', 32));
 }
 
-/** `<selector>.<domain>`: the return-path name of a sending domain (spec 002 DNS records). */
+/** `<selector>.<domain>`: the return-path name of a sending domain (https://emailit.com/docs/domains.md). */
 export function returnPathDomain(domain: string, selector: string): string {
   return `${selector}.${domain}`.toLowerCase();
 }

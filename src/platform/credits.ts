@@ -1,7 +1,8 @@
-// Workspace credits: one per recipient of a send or forward, one per retry (spec 000
-// "Limits"). The balance is `workspaces.credits`; spending is one conditional UPDATE, so
-// concurrent spenders (any number of processes on PostgreSQL) can never take it below zero:
-// each UPDATE locks the row and re-checks `credits >= n` against the latest committed value.
+// Workspace credits: one per recipient of a send or forward, one per retry
+// (https://emailit.com/docs/limits.md). The balance is `workspaces.credits`; spending is one
+// conditional UPDATE, so concurrent spenders (any number of processes on PostgreSQL) can never take
+// it below zero: each UPDATE locks the row and re-checks `credits >= n` against the latest
+// committed value.
 import type { Executor } from './db/database.ts';
 import { preparedQuery } from './db/prepared.ts';
 import { literal, writeHotRow } from './db/hot-rows.ts';

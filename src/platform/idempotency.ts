@@ -1,5 +1,6 @@
-// Idempotency-Key for POST /emails and POST /emails/{id}/forward (spec 000 "Idempotency"):
-// keys are per workspace, shared by send and forward; only the key is compared, not the body.
+// Idempotency-Key for POST /emails and POST /emails/{id}/forward
+// (https://emailit.com/docs/api-reference/idempotency/): keys are per workspace, shared by send and
+// forward; only the key is compared, not the body.
 //
 //   const key = parseIdempotencyKey(request.headers['idempotency-key']);  // 400 when malformed
 //   const claim = key ? await beginIdempotent(db, workspaceId, key) : null; // 409 / 503

@@ -1,5 +1,5 @@
-// Per-workspace sending limits (spec 000 "Limits"): sends per second (sliding one-second
-// window), sends per UTC calendar day, and forwards per hour. The counters live in the
+// Per-workspace sending limits (https://emailit.com/docs/limits.md): sends per second (sliding
+// one-second window), sends per UTC calendar day, and forwards per hour. The counters live in the
 // database, so they are shared by every key, the API and the SMTP relay, and by every server
 // process on one PostgreSQL (or SQLite file).
 //

@@ -20,6 +20,8 @@ interface Instruments {
 
 let instruments: Instruments | null = null;
 const databases = new Set<Db>();
+/** notAfter of the certificate the SMTP listeners present, in Unix seconds (null: none loaded). */
+let tlsCertificateExpiry: number | null = null;
 
 /** Destinations worth a label of their own: the provider groups of traffic shaping; every other MX is `other`. */
 export type DestinationLabel = string;
@@ -87,7 +89,16 @@ export function enableMetrics(db: Db): client.Registry {
       g.inc({ state: 'waiting' }, stats.waiting);
     }
   });
+  gauge('postlane_tls_certificate_expiry_seconds', 'When the certificate the SMTP listeners present expires (Unix time, seconds); follows reloads', [], async (g) => {
+    g.reset();
+    if (tlsCertificateExpiry !== null) g.set(tlsCertificateExpiry);
+  });
   return registry;
+}
+
+/** The certificate now presented (at start and after each reload): kept even while metrics are off. */
+export function recordTlsCertificateExpiry(notAfter: Date): void {
+  tlsCertificateExpiry = Math.floor(notAfter.getTime() / 1000);
 }
 
 /** Stops reading gauges from `db` (its server closed). */

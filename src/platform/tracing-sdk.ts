@@ -8,7 +8,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import type { TracingSettings } from './tracing.ts';
+import type { TracingSettings } from './tracing-settings.ts';
 
 export function startSdk(settings: TracingSettings): { shutdown(): Promise<void>; forceFlush(): Promise<void> } {
   // Headers (OTEL_EXPORTER_OTLP_HEADERS), timeout and compression are read by the exporter itself.

@@ -6,18 +6,12 @@
 // A send is one trace across ticks and processes: the W3C traceparent of its acceptance is
 // stored with the email row and its deliver job's payload, and the job, build, SMTP and webhook
 // spans are started from it (see docs/operations.md, "Traces").
+import type { TracingSettings } from './tracing-settings.ts';
 import { context, propagation, trace, SpanKind, SpanStatusCode, type Attributes, type Context, type Link, type Span } from '@opentelemetry/api';
 
 export { SpanKind };
 
-/** Where and how spans are exported (config.ts reads them from the OTEL_* variables). */
-export interface TracingSettings {
-  /** The OTLP/HTTP traces URL; null: tracing off. */
-  tracesUrl: string | null;
-  protocol: 'http/protobuf' | 'http/json';
-  serviceName: string;
-}
-export type { Span };
+export type { Span, TracingSettings };
 
 /** The attribute every span of a send carries: the email id (an array for a multi-recipient request). */
 export const EMAIL_ID = 'postlane.email_id';

@@ -7,7 +7,7 @@
 // (b) any local part at a verified domain's inbound host `<inbound_key>.<domain>`: stored as
 //     an inbound email (type inbound, status received, 1 credit each), with SPF, DKIM and
 //     DMARC checked by mailauth through DNS_SERVERS and written on top of the message as
-//     Authentication-Results, and `email.received` emitted (addendum §1.4).
+//     Authentication-Results, and `email.received` emitted (https://emailit.com/docs/inbound.md).
 // (c) a domain's DMARC report address `dmarc-<random>@MAIL_HOSTNAME` while the domain collects
 //     reports: the reports in the message are stored for the domain (resources/dmarc/intake.ts).
 // (d) a campaign email's List-Unsubscribe mailto `b+u-<email id>.<mac>@<return-path host>`:
@@ -146,7 +146,7 @@ async function storeInbound(ctx: AppContext, session: SMTPServerSession, raw: Bu
   const rows: EmailRow[] = [];
   await ctx.db.transaction().execute(async (tx) => {
     for (const [workspaceId, group] of byWorkspace) {
-      await spendCredits(tx, workspaceId, group.length); // 1 credit per received email (addendum §17)
+      await spendCredits(tx, workspaceId, group.length); // 1 credit per received email
       const contentId = newId('emc');
       await tx.insertInto('email_contents').values({ id: contentId, workspace_id: workspaceId, message: JSON.stringify(message), raw: rawText, size, created_at: now, purged_at: null }).execute();
       const made: EmailRow[] = group.map(({ address, domainId }) => {

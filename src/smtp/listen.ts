@@ -26,6 +26,7 @@ export function readMessage(stream: SMTPServerDataStream, limit: number): Promis
 
 export interface Listening {
   port: number;
+  server: SMTPServer;
   close(): Promise<void>;
 }
 
@@ -42,6 +43,7 @@ export async function listen(server: SMTPServer, port: number, host: string): Pr
   const address = server.server.address();
   return {
     port: typeof address === 'object' && address ? address.port : port,
+    server,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

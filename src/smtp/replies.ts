@@ -22,7 +22,7 @@ export const replies = {
   noFrom: () => smtpError(554, '5.6.0 The message has no valid From header'),
 };
 
-/** The addendum §14 replies to a full per-second window or day, given at MAIL FROM. */
+/** The documented replies to a full per-second window or day, given at MAIL FROM (https://emailit.com/docs/smtp.md). */
 export function limitReply(refusal: Pick<SendLimitRefusal, 'limitType'>): SmtpError {
   return refusal.limitType === 'daily'
     ? smtpError(452, '4.5.3 Daily message limit exceeded')
@@ -33,7 +33,7 @@ export function limitReply(refusal: Pick<SendLimitRefusal, 'limitType'>): SmtpEr
  * The SMTP reply for a refusal of the send pipeline (acceptMessage), so a message refused over
  * SMTP is refused for the same reason as over the API, with the closest standard code:
  * - 422 Domain not verified → 530 5.7.1 `From/Sender domain is not verified for this workspace`
- *   (the addendum's relay reply); 403 Domain not authorized (a key restricted to another
+ *   (the relay reply); 403 Domain not authorized (a key restricted to another
  *   domain) → the same 530 with its own text: both mean "this sender may not use this From".
  * - 403 unverified-workspace recipient → 550 5.7.1: a policy refusal of those recipients.
  * - 413 → 552 5.3.4 (message too big for system).

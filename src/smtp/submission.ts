@@ -1,10 +1,10 @@
-// The SMTP submission relay (addendum §14): STARTTLS on SMTP_SUBMISSION_PORT and, when set,
-// implicit TLS on SMTP_SUBMISSION_TLS_PORT. A client logs in with AUTH PLAIN or LOGIN, any
-// username and an API key as password, and each message then goes through the very pipeline
-// of POST /emails (acceptMessage: From domain, key restriction, workspace verification,
-// size, suppressions, limits, credits, one transaction), so afterwards it cannot be told from
-// an API send except by `source: smtp`. Rate limits count one unit per transaction, checked
-// at MAIL FROM and counted with the emails.
+// The SMTP submission relay (https://emailit.com/docs/smtp.md): STARTTLS on SMTP_SUBMISSION_PORT
+// and, when set, implicit TLS on SMTP_SUBMISSION_TLS_PORT. A client logs in with AUTH PLAIN or
+// LOGIN, any username and an API key as password, and each message then goes through the very
+// pipeline of POST /emails (acceptMessage: From domain, key restriction, workspace verification,
+// size, suppressions, limits, credits, one transaction), so afterwards it cannot be told from an
+// API send except by `source: smtp`. Rate limits count one unit per transaction, checked at MAIL
+// FROM and counted with the emails.
 //
 // A client that lost the reply to DATA (the server was killed, the connection dropped) sends
 // the message again. So the relay remembers each accepted message by its Message-ID and its
@@ -56,6 +56,8 @@ const inProgressReply = () =>
 export interface SubmissionListeners {
   port: number | null;
   tlsPort: number | null;
+  /** The listening servers (to hand them a renewed certificate). */
+  servers: SMTPServer[];
   close(): Promise<void>;
 }
 
@@ -83,7 +85,8 @@ export function createSubmissionServer(ctx: AppContext, tls: TlsMaterial, implic
       if (auth.method !== 'PLAIN' && auth.method !== 'LOGIN') return callback(replies.authFailed());
       ctx.auth.authenticate(auth.password ?? null).then(
         (principal) => {
-          // An Events Only key sends events and nothing else: no mail (https://emailit.com/docs/developers/api-keys/#scopes).
+          // An Events Only key sends events and nothing else: no mail
+          // (https://emailit.com/docs/developers/api-keys/#scopes).
           if (!principal || principal.scope === 'events') return callback(replies.authFailed());
           principals.set(session, principal);
           callback(null, { user: principal.keyId });
@@ -170,7 +173,7 @@ export function createSubmissionServer(ctx: AppContext, tls: TlsMaterial, implic
           source: 'smtp',
           // PostgreSQL text cannot hold NUL; nothing legitimate in a message needs one.
           raw: raw.toString('utf8').replace(/\0/g, ''),
-          limitUnits: 1, // one per transaction (addendum §14)
+          limitUnits: 1, // one per transaction
           inTransaction: async (tx, rows) => {
             if (key && token) await completeIdempotent(tx, principal.workspaceId, key, token, 250, { id: rows[0].id });
           },
@@ -216,5 +219,5 @@ export async function startSubmission(ctx: AppContext, tls: TlsMaterial, host: s
     await Promise.all(started.map((l) => l.close()));
     throw error;
   }
-  return { port, tlsPort, close: async () => void (await Promise.all(started.map((l) => l.close()))) };
+  return { port, tlsPort, servers: started.map((l) => l.server), close: async () => void (await Promise.all(started.map((l) => l.close()))) };
 }

@@ -8,6 +8,7 @@ import { createPrivateKey, generateKeyPairSync, randomBytes, sign, X509Certifica
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
+import { createSecureContext } from 'node:tls';
 import { ConfigError, type Config } from '../config.ts';
 
 export interface TlsMaterial {
@@ -15,6 +16,8 @@ export interface TlsMaterial {
   cert: string;
   /** Where it came from: the configured files or the generated one. */
   source: 'configured' | 'generated';
+  /** The files SMTP_TLS_CERT and SMTP_TLS_KEY name (watched for renewals); null for PEM text or the generated file. */
+  files: { cert: string; key: string } | null;
 }
 
 export const GENERATED_FILE = 'smtp-tls.pem';
@@ -109,8 +112,10 @@ export function createSelfSignedCertificate(hosts: string[], days = VALIDITY_DAY
 /** A configuration mistake (the CLI reports it like any other, with exit code 2). */
 export class TlsConfigError extends ConfigError {}
 
+const isPem = (value: string) => value.includes('-----BEGIN');
+
 function pemOrFile(value: string, variable: string): string {
-  if (value.includes('-----BEGIN')) return value.replace(/\\n/g, '\n');
+  if (isPem(value)) return value.replace(/\\n/g, '\n');
   try {
     return readFileSync(value, 'utf8');
   } catch (error) {
@@ -137,25 +142,37 @@ function stillUsable(cert: string, host: string): boolean {
   }
 }
 
+/** A key and certificate that belong together and make a TLS context; throws TlsConfigError naming the problem. */
+export function readConfiguredPair(certValue: string, keyValue: string): { key: string; cert: string; x509: X509Certificate } {
+  const key = pemOrFile(keyValue, 'SMTP_TLS_KEY');
+  const cert = pemOrFile(certValue, 'SMTP_TLS_CERT');
+  let x509: X509Certificate;
+  try {
+    x509 = new X509Certificate(cert);
+    // The first certificate of a chain is the server's; a renewal caught between writing the
+    // certificate and the key shows up here as a mismatch.
+    if (!x509.checkPrivateKey(createPrivateKey(key))) throw new TlsConfigError('SMTP_TLS_KEY does not match the certificate in SMTP_TLS_CERT');
+    createSecureContext({ key, cert });
+  } catch (error) {
+    if (error instanceof TlsConfigError) throw error;
+    throw new TlsConfigError(`SMTP_TLS_CERT/SMTP_TLS_KEY: not a usable PEM key and certificate: ${(error as Error).message}`);
+  }
+  return { key, cert, x509 };
+}
+
 /** The key and certificate the SMTP listeners present. */
 export function loadTlsMaterial(config: Pick<Config, 'smtpTlsCert' | 'smtpTlsKey' | 'dataDir' | 'mailHostname'>): TlsMaterial {
   if (config.smtpTlsCert || config.smtpTlsKey) {
     if (!config.smtpTlsCert || !config.smtpTlsKey) throw new TlsConfigError('SMTP_TLS_CERT and SMTP_TLS_KEY must be set together');
-    const key = pemOrFile(config.smtpTlsKey, 'SMTP_TLS_KEY');
-    const cert = pemOrFile(config.smtpTlsCert, 'SMTP_TLS_CERT');
-    try {
-      createPrivateKey(key);
-      new X509Certificate(cert);
-    } catch (error) {
-      throw new TlsConfigError(`SMTP_TLS_CERT/SMTP_TLS_KEY: not a usable PEM key and certificate: ${(error as Error).message}`);
-    }
-    return { key, cert, source: 'configured' };
+    const { key, cert } = readConfiguredPair(config.smtpTlsCert, config.smtpTlsKey);
+    const files = isPem(config.smtpTlsCert) || isPem(config.smtpTlsKey) ? null : { cert: config.smtpTlsCert, key: config.smtpTlsKey };
+    return { key, cert, source: 'configured', files };
   }
   const host = config.mailHostname;
   const file = join(config.dataDir, GENERATED_FILE);
   if (existsSync(file)) {
     const existing = splitPem(readFileSync(file, 'utf8'));
-    if (existing && stillUsable(existing.cert, host)) return { ...existing, source: 'generated' };
+    if (existing && stillUsable(existing.cert, host)) return { ...existing, source: 'generated', files: null };
   }
   const hosts = [...new Set([host, 'localhost'])];
   const made = createSelfSignedCertificate(hosts);
@@ -164,5 +181,5 @@ export function loadTlsMaterial(config: Pick<Config, 'smtpTlsCert' | 'smtpTlsKey
   writeFileSync(temporary, made.key + made.cert, { mode: 0o600 });
   chmodSync(temporary, 0o600);
   renameSync(temporary, file);
-  return { ...made, source: 'generated' };
+  return { ...made, source: 'generated', files: null };
 }

@@ -1,4 +1,5 @@
-// Temple, the variable syntax of subjects and bodies (addendum §18):
+// Temple, the variable syntax of subjects and bodies
+// (https://emailit.com/docs/templates/temple.md):
 //   {{name}}  {{ user.name }}  {{items.0.sku}}  {{name|"default"}}
 //   {{#if plan}} … {{else}} … {{/if}}   (nestable)
 // One module for templates, sends, campaigns and automations.

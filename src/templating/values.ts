@@ -1,5 +1,6 @@
-// How Temple reads and prints values (addendum §18): nested lookup by path, truthiness,
-// value-to-text and HTML escaping. Pure functions, no recursion on user data beyond a cap.
+// How Temple reads and prints values (https://emailit.com/docs/templates/temple.md): nested lookup
+// by path, truthiness, value-to-text and HTML escaping. Pure functions, no recursion on user data
+// beyond a cap.
 
 /** Arrays nested deeper than this print as empty text instead of recursing further. */
 const MAX_TEXT_DEPTH = 32;
@@ -22,7 +23,7 @@ export function lookup(variables: unknown, path: readonly string[]): unknown {
   return current;
 }
 
-/** Postlane's choice (addendum §18): empty string, false, 0, null, missing, empty array and
+/** Postlane's choice: empty string, false, 0, null, missing, empty array and
  *  empty object are false; everything else is true. */
 export function isTruthy(value: unknown): boolean {
   if (value === null || value === undefined || value === false || value === '') return false;

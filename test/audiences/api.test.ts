@@ -1,4 +1,5 @@
-// Audiences and subscribers over HTTP (addendum §7) and the legacy v1 audiences (spec 001).
+// Audiences and subscribers over HTTP (https://emailit.com/docs/audiences.md) and the legacy v1
+// audiences.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, type TestApp, type ApiClient } from '../helpers/app.ts';

@@ -1,6 +1,6 @@
-// Hosted subscribe links: 30 requests per minute per IP (spec 000/001 "Limits"), shared by
-// POST /v1/audiences/subscribe/:token and the hosted pages. In a file of its own: the limiter
-// belongs to the process and every request from this test comes from 127.0.0.1.
+// Hosted subscribe links: 30 requests per minute per IP (https://emailit.com/docs/limits.md),
+// shared by POST /v1/audiences/subscribe/:token and the hosted pages. In a file of its own: the
+// limiter belongs to the process and every request from this test comes from 127.0.0.1.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, type TestApp } from '../helpers/app.ts';

@@ -1,4 +1,4 @@
-// The automations API over HTTP (spec 001 "Automations", addendum §11): create with graph
+// The automations API over HTTP (https://emailit.com/docs/automations.md): create with graph
 // validation (400 `errors` keyed by field path), list with the per_page envelope, retrieve,
 // update with full config checks, delete, start/pause/stop transitions, 404 bodies.
 import { test, before, after } from 'node:test';

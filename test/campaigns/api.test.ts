@@ -1,4 +1,4 @@
-// The campaigns API over HTTP (spec 001 "Campaign object", "Campaigns", addendum §9): create,
+// The campaigns API over HTTP (https://emailit.com/docs/api-reference/campaigns.md): create,
 // retrieve by id or name, update with the recipients rules, list, state changes, events.
 // Every response is checked against /openapi.json by the api client.
 import { test, before, after } from 'node:test';

@@ -1,5 +1,5 @@
-// Chaos as a test (issue 20), bounded for npm test on both dialects; the `chaos` bench scenario
-// runs the same with larger counts. See test/helpers/chaos.ts for what happens.
+// Chaos as a test (docs/performance.md), bounded for npm test on both dialects; the `chaos` bench
+// scenario runs the same with larger counts. See test/helpers/chaos.ts for what happens.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runChaos } from '../helpers/chaos.ts';

@@ -1,11 +1,10 @@
-// PostgreSQL itself restarted under load (issue 20): a private throwaway cluster (never the
-// shared server) is restarted twice, once cleanly (`fast`: every connection cut) and once as a
+// PostgreSQL itself restarted under load (docs/performance.md): a private throwaway cluster (never
+// the shared server) is restarted twice, once cleanly (`fast`: every connection cut) and once as a
 // crash (`immediate`: WAL replayed), while API and SMTP relay clients send with retries and the
-// Postlane process keeps running. Postlane must recover by itself and lose nothing. The MTA
-// answers 250 at once: a delivery answered while the database is away is recorded once it is
-// back (from the outcome journal), never sent again. Runs in
-// both passes of npm test (it needs PostgreSQL's server binaries, not TEST_DATABASE_URL);
-// skipped only where initdb is not installed.
+// Postlane process keeps running. Postlane must recover by itself and lose nothing. The MTA answers
+// 250 at once: a delivery answered while the database is away is recorded once it is back (from the
+// outcome journal), never sent again. Runs in both passes of npm test (it needs PostgreSQL's server
+// binaries, not TEST_DATABASE_URL); skipped only where initdb is not installed.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startPrivatePostgres } from '../helpers/private-postgres.ts';

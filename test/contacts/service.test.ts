@@ -1,6 +1,6 @@
 // The service layer campaigns and automations call: contacts and memberships in the caller's
-// transaction, their events (addendum §6.4 shapes), the plan cap, unsubscribe, the recipients
-// query. HTTP behaviour is tested in api.test.ts.
+// transaction, their events (https://emailit.com/docs/webhooks/event-types.md), the plan cap,
+// unsubscribe, the recipients query. HTTP behaviour is tested in api.test.ts.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { freshMigratedDb, apiErrorOf } from '../helpers/app.ts';

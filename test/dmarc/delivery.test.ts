@@ -190,7 +190,7 @@ test('breakdowns by source IP, reporter and results add up the processed aggrega
   assert.deepEqual(yahoo.body.meta, { limit: 2, offset: 1 });
   const later = await app.api.get('/v2/domains/acme.test/dmarc/stats/results?from=2026-01-02');
   assert.deepEqual([later.body.data, later.body.summary.message_count, later.body.summary.dmarc.pass_rate], [[], 0, null]);
-  // Spec 000 rule 5: breakdowns take at most 200.
+  // Breakdowns take at most 200 (docs/api.md, "DMARC reports").
   assert.equal((await app.api.get('/v2/domains/acme.test/dmarc/stats/reporters?limit=200')).status, 200);
   assert.equal((await app.api.get('/v2/domains/acme.test/dmarc/stats/reporters?limit=201')).status, 400);
   assert.equal((await app.api.get('/v2/domains/acme.test/dmarc/stats/sources?offset=-1')).status, 400);

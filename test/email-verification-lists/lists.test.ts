@@ -1,6 +1,7 @@
-// Verification lists (addendum §15.2, §6.4) against loopback DNS and mail servers: create
-// (counts, credits, all or nothing), background verification in full mode to `completed`,
-// stats, paged results, XLSX and CSV exports read back, per-MX politeness, errors, tenancy.
+// Verification lists (https://emailit.com/docs/api-reference/email-verifications/lists.md) against
+// loopback DNS and mail servers: create (counts, credits, all or nothing), background verification
+// in full mode to `completed`, stats, paged results, XLSX and CSV exports read back, per-MX
+// politeness, errors, tenancy.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';

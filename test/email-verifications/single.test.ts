@@ -1,5 +1,6 @@
-// POST /v2/email-verifications (addendum §15.1) against loopback DNS, RDAP and mail servers that
-// answer as real ones do: every result and every check, both modes, credits, errors, event.
+// POST /v2/email-verifications (https://emailit.com/docs/api-reference/email-verifications.md)
+// against loopback DNS, RDAP and mail servers that answer as real ones do: every result and every
+// check, both modes, credits, errors, event.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startVerificationApp, type VerificationApp } from './helpers.ts';

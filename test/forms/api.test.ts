@@ -1,6 +1,6 @@
-// The forms API over HTTP (spec 001 "Forms"): create with the starter definition, retrieve,
-// update, list, publish with its checks, unpublish, token rotation, delete and the list of a
-// form's submissions; keys, scopes and workspaces kept apart.
+// The forms API over HTTP (https://emailit.com/docs/forms.md): create with the starter definition,
+// retrieve, update, list, publish with its checks, unpublish, token rotation, delete and the list
+// of a form's submissions; keys, scopes and workspaces kept apart.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, type TestApp } from '../helpers/app.ts';

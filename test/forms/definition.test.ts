@@ -35,7 +35,7 @@ test('a definition without a form step or a success step has the one clear messa
   assert.equal(problemsAfter((d) => (d.steps = 'steps'))[0], MISSING_STEPS);
 });
 
-test('the vocabulary of spec 001: block types, button actions, inputs with name, label and required', () => {
+test('the documented vocabulary: block types, button actions, inputs with name, label and required', () => {
   const cases: Array<[(d: any) => void, RegExp]> = [
     [(d) => (d.steps[0].blocks[0].type = 'video'), /steps\[0\]\.blocks\[0\]\.type must be one of text, button, image, email, text_input, phone, date, radio, checkbox, dropdown/],
     [(d) => (d.steps[0].blocks[2].action = 'subscribe'), /steps\[0\]\.blocks\[2\]\.action must be one of submit, next, close, go_to_url/],

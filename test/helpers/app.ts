@@ -149,6 +149,8 @@ export interface TestAppOptions {
   roles?: Role[];
   workspace?: Partial<CreateWorkspaceInput>;
   jobPollMs?: number;
+  /** The app's logger (default: pino at LOG_LEVEL, silent in tests); to read what it logs. */
+  logger?: import('pino').Logger;
 }
 
 export function testConfig(database: { url: string; dataDir: string }, env: Record<string, string> = {}): Config {
@@ -172,7 +174,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     running = await startPostlane(config, {
       roles: options.roles ?? ['api', 'worker', 'smtp'],
       schema: database.schema,
-      logger: pino({ level: config.logLevel }),
+      logger: options.logger ?? pino({ level: config.logLevel }),
       jobPollMs: options.jobPollMs ?? 50,
     });
   } catch (error) {

@@ -1,9 +1,9 @@
-// The chaos run shared by the chaos test and the `chaos` bench scenario (issue 20): API clients
-// send with an Idempotency-Key each and SMTP clients through the relay (STARTTLS, AUTH) with a
-// Message-ID each, all retrying on connection errors and temporary refusals, while the one
-// Postlane process (API, relay and workers) is killed with SIGKILL at random moments and
-// restarted on the same data. Deliveries in flight are cut mid-DATA by the kills (the MTA holds its replies until
-// the last restart). The report says what was lost, doubled or stuck.
+// The chaos run shared by the chaos test and the `chaos` bench scenario (docs/performance.md): API
+// clients send with an Idempotency-Key each and SMTP clients through the relay (STARTTLS, AUTH)
+// with a Message-ID each, all retrying on connection errors and temporary refusals, while the one
+// Postlane process (API, relay and workers) is killed with SIGKILL at random moments and restarted
+// on the same data. Deliveries in flight are cut mid-DATA by the kills (the MTA holds its replies
+// until the last restart). The report says what was lost, doubled or stuck.
 //
 // With `duringDelivery` the MTA answers 250 at once instead, and each kill lands in the middle
 // of delivering: replies to DATA are held for a moment, and the moment the server has read

@@ -311,9 +311,23 @@ export function reportLines(report: FuzzReport, target: FuzzTarget): string[] {
   const serious = findings.filter((f) => !/undocumented|contract/.test(f.kind));
   const minor = findings.filter((f) => /undocumented|contract/.test(f.kind));
   for (const finding of serious) lines.push(`  [${finding.kind}] ×${finding.count} ${finding.signature}\n      e.g. ${finding.example.slice(0, 900)}`);
+  // What the server said of its 5xx: the first few error lines of its log, for the cause.
+  const errors = target.child.output().split('\n').filter((line) => /"level":50|unhandled error/.test(line));
+  for (const line of errors.slice(0, 10)) lines.push(`  [server log] ${serverErrorSummary(line)}`);
   const byStatus = new Map<string, number>();
   for (const finding of minor) byStatus.set(`${finding.kind} ${finding.signature.split(' ')[0]}`, (byStatus.get(`${finding.kind} ${finding.signature.split(' ')[0]}`) ?? 0) + finding.count);
   if (minor.length) lines.push(`  undocumented statuses and schema mismatches by status: ${list(byStatus)} (${minor.length} operations)`);
   for (const finding of minor.slice(0, Number(process.env.FUZZ_SHOW_MINOR ?? 8))) lines.push(`  [${finding.kind}] ×${finding.count} ${finding.signature}\n      e.g. ${finding.example.slice(0, 400)}`);
   return lines;
+}
+
+/** A server error log line as its message, SQLSTATE, URL and the project's own stack frames. */
+function serverErrorSummary(line: string): string {
+  try {
+    const entry = JSON.parse(line) as { msg?: string; url?: string; err?: { message?: string; code?: string; stack?: string } };
+    const frames = (entry.err?.stack ?? '').split('\n').filter((frame) => frame.includes('/src/')).map((frame) => frame.trim().replace(/^at /, '').replace(/file:\/\/\S*?\/src\//, 'src/'));
+    return [entry.url ?? entry.msg, entry.err?.code, entry.err?.message, ...frames.slice(0, 8)].filter(Boolean).join(' | ');
+  } catch {
+    return line.slice(0, 1500);
+  }
 }

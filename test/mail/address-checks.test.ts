@@ -55,7 +55,7 @@ const GOOD: VerificationChecks = {
 };
 const FULL_OK = { ...GOOD, smtp_connect: true, deliverable: true, inbox_full: false, disabled: false, catch_all: false };
 
-test('score, result and risk: the addendum order of results; deductions add up', () => {
+test('score, result and risk: the documented order of results; deductions add up', () => {
   const rate = (checks: VerificationChecks, mode: 'fast' | 'full') => {
     const score = verificationScore(checks, mode);
     const result = verificationResult(checks, score);

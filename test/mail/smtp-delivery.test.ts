@@ -157,7 +157,7 @@ test('a 5xx greeting makes the next MX try; DNS answers decide before any connec
   const outcome = await delivery.deliver({ from: 'b@acme.test', to: 'x@greet.test', raw });
   assert.deepEqual(outcome.attempts.map((a) => [a.mxHost, a.kind, a.code]), [['closed.greet.test', 'temporary', 554], ['open.greet.test', 'delivered', 250]]);
   // When it is the only MX, its 554 is the verdict: 5.7.1 refuses us (a block), not the recipient,
-  // so it is retried later (issue 19).
+  // so it is retried later (docs/delivery.md).
   dns.set('onlyclosed.test', 'MX', [{ exchange: 'closed.greet.test', priority: 1 }]);
   const refused = await delivery.deliver({ from: 'b@acme.test', to: 'x@onlyclosed.test', raw });
   assert.deepEqual([refused.kind, refused.code, refused.enhancedCode, refused.reason], ['temporary', 554, '5.7.1', 'policy_block']);

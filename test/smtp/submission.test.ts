@@ -1,6 +1,7 @@
 // The SMTP submission relay against a running Postlane: AUTH with API keys over STARTTLS and
-// implicit TLS, the send rules of POST /emails with their SMTP reply codes (addendum §14),
-// and a relayed email that afterwards looks like an API send (rows, reads, delivery).
+// implicit TLS, the send rules of POST /emails with their SMTP reply codes
+// (https://emailit.com/docs/smtp.md), and a relayed email that afterwards looks like an API send
+// (rows, reads, delivery).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -119,7 +120,7 @@ test('over the per-second limit: 452 4.4.5 at MAIL FROM; over the daily limit: 4
   const daily = await app.newWorkspace();
   await app.verifiedDomain('daily.test', daily.api);
   await updateWorkspace(db(), daily.workspace.id, { sendRate: 1000, dailyLimit: 1 });
-  // One transaction counts one unit, however many recipients it has (addendum §14).
+  // One transaction counts one unit, however many recipients it has.
   const first = await submit(relay(daily.key), { from: 'a@daily.test', to: ['x@example.org', 'y@example.org'], subject: 'x', text: 'x' });
   assert.equal(first.ok, true, first.response);
   const counted = await db().selectFrom('send_daily_counts').select('units').where('workspace_id', '=', daily.workspace.id).executeTakeFirstOrThrow();

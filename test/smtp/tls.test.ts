@@ -1,5 +1,5 @@
 // The SMTP listeners' certificate: generated once into DATA_DIR, reused, remade for a new host
-// name, or taken from SMTP_TLS_CERT / SMTP_TLS_KEY.
+// name, or taken from SMTP_TLS_CERT / SMTP_TLS_KEY (a key that belongs to that certificate).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
@@ -63,10 +63,14 @@ test('SMTP_TLS_CERT and SMTP_TLS_KEY: files or PEM text, both or neither, and us
   writeFileSync(join(dir, 'cert.pem'), made.cert);
   writeFileSync(join(dir, 'key.pem'), made.key);
   const fromFiles = loadTlsMaterial(config(dir, { smtpTlsCert: join(dir, 'cert.pem'), smtpTlsKey: join(dir, 'key.pem') }));
-  assert.deepEqual(fromFiles, { key: made.key, cert: made.cert, source: 'configured' });
+  assert.deepEqual(fromFiles, { key: made.key, cert: made.cert, source: 'configured', files: { cert: join(dir, 'cert.pem'), key: join(dir, 'key.pem') } });
   const fromText = loadTlsMaterial(config(dir, { smtpTlsCert: made.cert, smtpTlsKey: made.key }));
   assert.equal(fromText.cert, made.cert);
+  assert.equal(fromText.files, null, 'PEM text has no files to watch');
   assert.throws(() => loadTlsMaterial(config(dir, { smtpTlsCert: join(dir, 'cert.pem') })), { message: 'SMTP_TLS_CERT and SMTP_TLS_KEY must be set together' });
   assert.throws(() => loadTlsMaterial(config(dir, { smtpTlsCert: join(dir, 'missing.pem'), smtpTlsKey: join(dir, 'key.pem') })), (error: Error) => error instanceof TlsConfigError && /SMTP_TLS_CERT: cannot read/.test(error.message));
   assert.throws(() => loadTlsMaterial(config(dir, { smtpTlsCert: join(dir, 'key.pem'), smtpTlsKey: join(dir, 'key.pem') })), /not a usable PEM key and certificate/);
+  writeFileSync(join(dir, 'other-key.pem'), createSelfSignedCertificate(['other.example.test']).key);
+  assert.throws(() => loadTlsMaterial(config(dir, { smtpTlsCert: join(dir, 'cert.pem'), smtpTlsKey: join(dir, 'other-key.pem') })),
+    (error: Error) => error instanceof TlsConfigError && error.message === 'SMTP_TLS_KEY does not match the certificate in SMTP_TLS_CERT');
 }));

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { createSelfSignedCertificate } from '../../src/smtp/tls.ts';
@@ -173,6 +173,26 @@ test('a certificate expiring within 14 days, or for another name, is a blocker',
   assert.match(byId(report, 'smtp_certificate').found, /not valid for mail\.example\.net/);
   report = await runDoctor({ db: app.running.ctx.db, config: { ...app.config, smtpTlsCert: null } });
   assert.equal(byId(report, 'smtp_certificate').status, 'warn');
+});
+
+test('the certificate check reads the files as they are now: a renewal shows without a restart, a key from another pair is a blocker', async (t) => {
+  const { app } = await setUp(t);
+  const deps = { db: app.running.ctx.db, config: app.config };
+  const replace = (file: string, text: string) => {
+    writeFileSync(`${file}.tmp`, text);
+    renameSync(`${file}.tmp`, file);
+  };
+  const renewed = createSelfSignedCertificate(['mail.example.net'], 45);
+  replace(app.config.smtpTlsKey!, renewed.key);
+  replace(app.config.smtpTlsCert!, renewed.cert);
+  let report = await runDoctor(deps);
+  assert.equal(byId(report, 'smtp_certificate').status, 'pass');
+  assert.match(byId(report, 'smtp_certificate').found, /\(44 days\)/);
+  replace(app.config.smtpTlsKey!, createSelfSignedCertificate(['mail.example.net']).key);
+  report = await runDoctor(deps);
+  assert.equal(byId(report, 'smtp_certificate').status, 'fail');
+  assert.equal(byId(report, 'smtp_certificate').found, 'SMTP_TLS_KEY does not match the certificate in SMTP_TLS_CERT');
+  assert.match(byId(report, 'smtp_certificate').fix!, /private key of this certificate/);
 });
 
 test('the clock is compared with an HTTP Date header, and skipped when unreachable', async (t) => {

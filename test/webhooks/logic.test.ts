@@ -1,5 +1,6 @@
-// Pure delivery rules: filters (every operator with its typing, paths, match), the retry
-// schedule of addendum §5.3, disabling, the signature, and the batch item shape.
+// Pure delivery rules: filters (every operator with its typing, paths, match), the retry schedule
+// of https://emailit.com/docs/webhooks/retries-and-failures.md, disabling, the signature, and the
+// batch item shape.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FilterError, matchesFilter, normalizeFilter, ruleMatches, valuesAt, type FilterRule } from '../../src/resources/webhooks/filter.ts';

@@ -1,6 +1,7 @@
-// Addendum §5.3: the workspace's owners (its members' account emails) are emailed when a
-// webhook request fails for the 3rd time and when the webhook is disabled after 3 days without
-// a success. Real mail to an SMTP sink found through the loopback DNS server's MX records.
+// As https://emailit.com/docs/webhooks/retries-and-failures.md says: the workspace's owners (its
+// members' account emails) are emailed when a webhook request fails for the 3rd time and when the
+// webhook is disabled after 3 days without a success. Real mail to an SMTP sink found through the
+// loopback DNS server's MX records.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { simpleParser } from 'mailparser';

@@ -63,6 +63,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -128,6 +137,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -190,6 +208,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -273,6 +300,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -407,6 +443,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -480,6 +525,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -652,6 +706,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -738,6 +801,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -924,6 +996,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1022,6 +1103,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1112,6 +1202,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1259,6 +1358,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1311,6 +1419,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -1445,6 +1562,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1518,6 +1644,15 @@ export interface paths {
                         } & {
                             [key: string]: unknown;
                         });
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -1649,6 +1784,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1733,6 +1877,15 @@ export interface paths {
                         } & {
                             [key: string]: unknown;
                         });
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -1846,6 +1999,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1927,6 +2089,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2059,6 +2230,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -2101,8 +2281,11 @@ export interface paths {
                         "application/json": {
                             /** @description Each part: `ok`, `failing`, or `not_in_role` (workers of a process started with --role api or smtp) */
                             checks: {
+                                /** @description The database answers a query */
                                 database: "ok" | "failing" | "not_in_role";
+                                /** @description Every migration of this version is applied */
                                 migrations: "ok" | "failing" | "not_in_role";
+                                /** @description This process's background workers are running (`not_in_role` for --role api or smtp) */
                                 workers: "ok" | "failing" | "not_in_role";
                             };
                             /** @description `draining`: shutting down, in-flight work is finishing */
@@ -2117,6 +2300,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -2137,8 +2329,11 @@ export interface paths {
                         "application/json": {
                             /** @description Each part: `ok`, `failing`, or `not_in_role` (workers of a process started with --role api or smtp) */
                             checks: {
+                                /** @description The database answers a query */
                                 database: "ok" | "failing" | "not_in_role";
+                                /** @description Every migration of this version is applied */
                                 migrations: "ok" | "failing" | "not_in_role";
+                                /** @description This process's background workers are running (`not_in_role` for --role api or smtp) */
                                 workers: "ok" | "failing" | "not_in_role";
                             };
                             /** @description `draining`: shutting down, in-flight work is finishing */
@@ -2237,6 +2432,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -2341,6 +2545,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -2434,6 +2647,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2563,6 +2785,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -2675,6 +2906,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -2874,6 +3114,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -2979,6 +3228,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -3078,6 +3336,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3189,6 +3456,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -3295,6 +3571,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3413,6 +3698,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -3544,6 +3838,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -3646,6 +3949,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3777,6 +4089,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3951,6 +4272,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -4193,6 +4523,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -4358,6 +4697,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4626,6 +4974,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -4728,6 +5085,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4889,6 +5255,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5221,6 +5596,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -5345,6 +5729,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5504,6 +5897,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -5606,6 +6008,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5795,6 +6206,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -5923,6 +6343,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6076,6 +6505,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -6234,6 +6672,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -6377,6 +6824,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6561,6 +7017,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -6660,6 +7125,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6783,6 +7257,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6980,6 +7463,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -7143,6 +7635,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -7282,6 +7783,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7476,6 +7986,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -7648,6 +8167,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -7767,6 +8295,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -7876,6 +8413,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8076,6 +8622,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -8267,6 +8822,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -8379,6 +8943,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -8511,6 +9084,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -8634,6 +9216,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8836,6 +9427,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -8946,6 +9546,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9106,6 +9715,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9275,6 +9893,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -9436,6 +10063,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -9557,6 +10193,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9720,6 +10365,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9916,6 +10570,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -10038,6 +10701,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -10196,6 +10868,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -10324,6 +11005,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -10520,6 +11210,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -10622,6 +11321,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -10755,6 +11463,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -10838,6 +11555,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -11101,6 +11827,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11200,6 +11935,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -11315,6 +12059,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11415,6 +12168,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -11543,6 +12305,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11645,6 +12416,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -11759,6 +12539,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11849,6 +12638,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -11949,6 +12747,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -12086,6 +12893,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -12186,6 +13002,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -12377,6 +13202,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -12598,6 +13432,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -12783,6 +13626,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -12887,6 +13739,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -13112,6 +13973,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -13331,6 +14201,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -13531,6 +14410,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -13698,6 +14586,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -14053,6 +14950,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -14378,6 +15284,347 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/domains/{id}/dmarc/stats/countries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Reports whose period starts on or after this ISO 8601 date or date-time; a date covers the whole UTC day */
+                    from?: string;
+                    /** @description Rows per page, 1 to 200 */
+                    limit?: number;
+                    /** @description Items to skip */
+                    offset?: number;
+                    /** @description Only the reports of this reporting organization */
+                    org_name?: string;
+                    /** @description Reports whose period starts on or before this ISO 8601 date or date-time; a date covers the whole UTC day */
+                    to?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description dom_ id (sd_ or sed_ for older domains) or the domain name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description One row per country, most messages first */
+                            data: {
+                                /** @description Country of the sending IPs (ISO 3166-1 alpha-2, e.g. US); null for addresses in no known range (private, reserved or unallocated) */
+                                country: string | null;
+                                /** @description Messages by what the receiver did */
+                                dispositions: {
+                                    /** @description Delivered normally */
+                                    none: number;
+                                    /** @description Quarantined (spam folder) */
+                                    quarantine: number;
+                                    /** @description Rejected */
+                                    reject: number;
+                                };
+                                /** @description aligned DKIM */
+                                dkim: {
+                                    /** @description Messages whose aligned DKIM failed */
+                                    fail: number;
+                                    /** @description Messages whose aligned DKIM passed */
+                                    pass: number;
+                                    /** @description Share of aligned DKIM passes, 0 to 1 (4 decimals); null without messages */
+                                    pass_rate: number | null;
+                                };
+                                /** @description DMARC */
+                                dmarc: {
+                                    /** @description Messages whose DMARC failed */
+                                    fail: number;
+                                    /** @description Messages whose DMARC passed */
+                                    pass: number;
+                                    /** @description Share of DMARC passes, 0 to 1 (4 decimals); null without messages */
+                                    pass_rate: number | null;
+                                };
+                                /** @description Messages */
+                                message_count: number;
+                                /** @description Distinct source IPs in this country */
+                                source_count: number;
+                                /** @description aligned SPF */
+                                spf: {
+                                    /** @description Messages whose aligned SPF failed */
+                                    fail: number;
+                                    /** @description Messages whose aligned SPF passed */
+                                    pass: number;
+                                    /** @description Share of aligned SPF passes, 0 to 1 (4 decimals); null without messages */
+                                    pass_rate: number | null;
+                                };
+                            }[];
+                            /** @description Paging */
+                            meta: {
+                                /** @description Rows per page */
+                                limit: number;
+                                /** @description Rows skipped */
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/domains/{id}/dmarc/stats/networks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Reports whose period starts on or after this ISO 8601 date or date-time; a date covers the whole UTC day */
+                    from?: string;
+                    /** @description Rows per page, 1 to 200 */
+                    limit?: number;
+                    /** @description Items to skip */
+                    offset?: number;
+                    /** @description Only the reports of this reporting organization */
+                    org_name?: string;
+                    /** @description Reports whose period starts on or before this ISO 8601 date or date-time; a date covers the whole UTC day */
+                    to?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description dom_ id (sd_ or sed_ for older domains) or the domain name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description One row per network (autonomous system), most messages first */
+                            data: {
+                                /** @description Autonomous system number that announces the sending IPs; null when no known network does */
+                                asn: number | null;
+                                /** @description Messages by what the receiver did */
+                                dispositions: {
+                                    /** @description Delivered normally */
+                                    none: number;
+                                    /** @description Quarantined (spam folder) */
+                                    quarantine: number;
+                                    /** @description Rejected */
+                                    reject: number;
+                                };
+                                /** @description aligned DKIM */
+                                dkim: {
+                                    /** @description Messages whose aligned DKIM failed */
+                                    fail: number;
+                                    /** @description Messages whose aligned DKIM passed */
+                                    pass: number;
+                                    /** @description Share of aligned DKIM passes, 0 to 1 (4 decimals); null without messages */
+                                    pass_rate: number | null;
+                                };
+                                /** @description DMARC */
+                                dmarc: {
+                                    /** @description Messages whose DMARC failed */
+                                    fail: number;
+                                    /** @description Messages whose DMARC passed */
+                                    pass: number;
+                                    /** @description Share of DMARC passes, 0 to 1 (4 decimals); null without messages */
+                                    pass_rate: number | null;
+                                };
+                                /** @description Messages */
+                                message_count: number;
+                                /** @description Organization holding the autonomous system, e.g. Google LLC; null with asn */
+                                organization: string | null;
+                                /** @description Distinct source IPs in this network */
+                                source_count: number;
+                                /** @description aligned SPF */
+                                spf: {
+                                    /** @description Messages whose aligned SPF failed */
+                                    fail: number;
+                                    /** @description Messages whose aligned SPF passed */
+                                    pass: number;
+                                    /** @description Share of aligned SPF passes, 0 to 1 (4 decimals); null without messages */
+                                    pass_rate: number | null;
+                                };
+                            }[];
+                            /** @description Paging */
+                            meta: {
+                                /** @description Rows per page */
+                                limit: number;
+                                /** @description Rows skipped */
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -14530,6 +15777,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -14708,6 +15964,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -14860,6 +16125,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -15071,6 +16345,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -15135,7 +16418,7 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 object: "email_verification_list";
-                                /** @description Counts; they keep their starting values until every address is done (addendum §15.2) */
+                                /** @description Counts; they keep their starting values until every address is done */
                                 stats: {
                                     /** @description Verifications that could not be completed (DNS did not answer) */
                                     failed_verifications: number;
@@ -15207,6 +16490,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -15260,7 +16552,7 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "email_verification_list";
-                            /** @description Counts; they keep their starting values until every address is done (addendum §15.2) */
+                            /** @description Counts; they keep their starting values until every address is done */
                             stats: {
                                 /** @description Verifications that could not be completed (DNS did not answer) */
                                 failed_verifications: number;
@@ -15358,6 +16650,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -15412,7 +16713,7 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "email_verification_list";
-                            /** @description Counts; they keep their starting values until every address is done (addendum §15.2) */
+                            /** @description Counts; they keep their starting values until every address is done */
                             stats: {
                                 /** @description Verifications that could not be completed (DNS did not answer) */
                                 failed_verifications: number;
@@ -15489,6 +16790,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -15586,6 +16896,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -15775,6 +17094,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -15980,6 +17308,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -16022,7 +17359,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                         };
                     };
@@ -16065,6 +17402,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -16150,7 +17496,7 @@ export interface paths {
                                 scheduled_at: string | null;
                                 /** @description Message size in bytes */
                                 size: number;
-                                /** @description Delivery status (spec 000 "Email status") */
+                                /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                                 status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                                 /** @description Subject */
                                 subject: string;
@@ -16193,6 +17539,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -16287,7 +17642,7 @@ export interface paths {
                             original_id: string;
                             /** @description When it is (or was) scheduled to go out */
                             scheduled_at: string | null;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -16329,7 +17684,7 @@ export interface paths {
                             object: "email";
                             /** @description When it is (or was) scheduled to go out */
                             scheduled_at: string | null;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -16438,6 +17793,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["RateLimitError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -16568,7 +17932,7 @@ export interface paths {
                             scheduled_at: string | null;
                             /** @description Message size in bytes */
                             size: number;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -16641,6 +18005,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -16705,7 +18078,7 @@ export interface paths {
                             scheduled_at: string | null;
                             /** @description Message size in bytes */
                             size: number;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -16800,6 +18173,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -16907,6 +18289,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -17004,6 +18395,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -17077,7 +18477,7 @@ export interface paths {
                             scheduled_at: string | null;
                             /** @description Message size in bytes */
                             size: number;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17175,6 +18575,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -17264,7 +18673,7 @@ export interface paths {
                             original_id: string;
                             /** @description When it is (or was) scheduled to go out */
                             scheduled_at: string | null;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17306,7 +18715,7 @@ export interface paths {
                             object: "email";
                             /** @description When it is (or was) scheduled to go out */
                             scheduled_at: string | null;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17427,6 +18836,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -17524,7 +18942,7 @@ export interface paths {
                             scheduled_at: string | null;
                             /** @description Message size in bytes */
                             size: number;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17587,6 +19005,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -17668,7 +19095,7 @@ export interface paths {
                             scheduled_at: string | null;
                             /** @description Message size in bytes */
                             size: number;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17731,6 +19158,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -17802,7 +19238,7 @@ export interface paths {
                             object: "email";
                             /** @description The retried email */
                             original_id: string;
-                            /** @description Delivery status (spec 000 "Email status") */
+                            /** @description Delivery status (https://emailit.com/docs/logs/email-statuses.md) */
                             status: "accepted" | "scheduled" | "delivered" | "loaded" | "clicked" | "attempted" | "bounced" | "failed" | "rejected" | "suppressed" | "received" | "complained" | "canceled" | "held";
                             /** @description Subject */
                             subject: string;
@@ -17895,6 +19331,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -17956,7 +19401,7 @@ export interface paths {
                                  * @description The event's data
                                  */
                                 data?: {
-                                    /** @description The object the event is about (addendum §6.4) */
+                                    /** @description The object the event is about */
                                     object: {
                                         [key: string]: unknown;
                                     };
@@ -18012,6 +19457,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -18155,6 +19609,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -18213,7 +19676,7 @@ export interface paths {
                              * @description The event's data
                              */
                             data: {
-                                /** @description The object the event is about (addendum §6.4) */
+                                /** @description The object the event is about */
                                 object: {
                                     [key: string]: unknown;
                                 };
@@ -18268,6 +19731,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -18438,6 +19910,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -18556,6 +20037,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -18670,6 +20160,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -18833,6 +20332,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -18985,6 +20493,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -19086,6 +20603,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -19242,6 +20768,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -19383,6 +20918,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -19506,6 +21050,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -19649,6 +21202,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -19823,6 +21385,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -19984,6 +21555,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -20065,6 +21645,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -20158,6 +21747,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -20267,6 +21865,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -20400,6 +22007,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -20485,6 +22101,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -20624,6 +22249,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -20733,6 +22367,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -20815,6 +22458,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -20994,6 +22646,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -21151,6 +22812,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -21271,6 +22941,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -21373,6 +23052,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -21488,6 +23176,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -21588,6 +23285,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -21729,6 +23435,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -21834,6 +23549,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -21922,6 +23646,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -22072,6 +23805,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -22251,6 +23993,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -22401,6 +24152,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -22597,6 +24357,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -22706,6 +24475,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -22889,6 +24667,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -23028,6 +24815,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -23131,6 +24927,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -23229,6 +25034,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -23349,6 +25163,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -23476,6 +25299,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -23576,6 +25408,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -23713,6 +25554,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -23883,6 +25733,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -24007,6 +25866,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -24181,6 +26049,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -24283,6 +26160,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -24422,6 +26308,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -24573,6 +26468,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -24751,6 +26655,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -24895,6 +26808,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -25051,6 +26973,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -25144,6 +27075,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -25260,6 +27200,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
                     };
                 };
                 /** @description Default Response */
@@ -25399,6 +27348,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -25514,6 +27472,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -25668,6 +27635,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -25770,6 +27746,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };

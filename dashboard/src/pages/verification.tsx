@@ -161,7 +161,7 @@ export function Verification() {
   );
 }
 
-// A list's counts keep their starting values until every address is done (addendum §15.2), so
+// A list's counts keep their starting values until every address is done, so
 // progress is counted from the results themselves for lists of up to this many addresses.
 const COUNTED_PROGRESS = 1000;
 

@@ -1,5 +1,6 @@
-// Every error body shape of spec 000 "Errors", as something a service can throw. The HTTP
-// error handler sends `status` and `body` as they are; a service never formats responses.
+// Every error body shape of https://emailit.com/docs/api-reference/errors.md, as something a
+// service can throw. The HTTP error handler sends `status` and `body` as they are; a service never
+// formats responses.
 
 export class ApiError extends Error {
   readonly status: number;

@@ -1,6 +1,6 @@
 // The one module every list endpoint uses: `page`/`limit` (or `per_page`) paging, the
-// `key.condition=value` filter grammar with `match`, `search`, both sort conventions, and
-// page URLs that keep every other query parameter. Spec 000 "Shared list rules", addendum §12.
+// `key.condition=value` filter grammar with `match`, `search`, both sort conventions, and page URLs
+// that keep every other query parameter. See https://emailit.com/docs/api-reference/pagination/
 import { Type, type TSchema } from '@sinclair/typebox';
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 
@@ -12,6 +12,9 @@ export interface FilterField {
   column?: string;
   expression?: Expression<any>;
   values?: readonly string[];
+  /** Builds the field's conditions itself (e.g. a membership test), null for one that does not
+   *  apply; such a field without `expression` or `column` is no sort key. */
+  build?: (eb: ExpressionBuilder<any, any>, condition: string, value: string) => Expression<SqlBool> | null;
 }
 
 export interface ListSpec {
@@ -108,6 +111,7 @@ function conditionExpression(
   condition: string,
   value: string,
 ): Expression<SqlBool> | null {
+  if (field.build) return field.build(eb, condition, value);
   if (!CONDITIONS[field.type].includes(condition)) return null;
   if (value === '' && !condition.startsWith('is_')) return null;
   switch (field.type) {
@@ -207,6 +211,7 @@ export function applyListQuery<QB extends SelectQueryBuilder<any, any, any>>(qb:
   const sortKeys: Record<string, Expression<any>> = Object.create(null);
   // Text sorts case-insensitively, the same on SQLite and PostgreSQL whatever the collation.
   for (const [key, field] of Object.entries(spec.fields)) {
+    if (field.build && !field.expression && !field.column) continue;
     sortKeys[key] = field.type === 'string' ? sql`lower(${fieldRef(key, field)})` : fieldRef(key, field);
   }
   for (const [key, column] of Object.entries(spec.extraSortKeys ?? {})) sortKeys[key] = sql.ref(column);
@@ -215,7 +220,8 @@ export function applyListQuery<QB extends SelectQueryBuilder<any, any, any>>(qb:
   const requested = first(query[directionParam])?.toLowerCase();
   const idColumn = spec.idColumn ?? 'id';
   if (sortKey && sortKeys[sortKey]) {
-    // order without direction sorts ascending (addendum §12); sort without order, descending (spec).
+    // order without direction sorts ascending (docs/api.md, "Conventions"); sort without order,
+    // descending.
     const fallback = spec.sortConvention === 'order-direction' ? 'asc' : 'desc';
     const direction = requested === 'asc' || requested === 'desc' ? requested : fallback;
     // NULLs last in both directions, on both engines (their defaults differ).

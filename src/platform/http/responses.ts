@@ -1,7 +1,7 @@
-// Response schemas shared by every route: the error shapes of spec 000 "Errors" as named
-// OpenAPI components (registered once with `addSchema`, referenced by `$ref`), and the
-// defaults every route gets without naming them (401/403 before the endpoint runs, 400 for
-// a request its schemas refuse, 500).
+// Response schemas shared by every route: the error shapes of
+// https://emailit.com/docs/api-reference/errors.md as named OpenAPI components (registered once
+// with `addSchema`, referenced by `$ref`), and the defaults every route gets without naming them
+// (401/403 before the endpoint runs, 400 for a request its schemas refuse, 500).
 //
 // A route lists its own statuses beside its schemas, e.g.
 //   response: { 200: Contact, ...errorResponses({ 404: 'error', 409: 'conflict' }) }
@@ -20,7 +20,7 @@ export const errorComponents = {
   error: Type.Object({ error: text('What went wrong') }, { $id: 'Error', title: 'Error', ...open }),
   /** `{error, message}`: 402, 403, 404, 413, 429, 409 idempotency, 503. */
   errorMessage: Type.Object({ error: text('Short error'), message: text('What went wrong, for a person') }, { $id: 'ErrorWithMessage', title: 'ErrorWithMessage', ...open }),
-  /** `{message}`: template not found (spec 000 "Templates"). */
+  /** `{message}`: template not found (as the Emailit API documents for templates). */
   message: Type.Object({ message: text('What went wrong') }, { $id: 'MessageError', title: 'MessageError', ...open }),
   /** `{error, existing}`: 409 duplicate name, address or email. */
   conflict: Type.Object(
@@ -127,8 +127,8 @@ export function errorResponses(statuses: Record<number, ErrorShape | ErrorShape[
  * Adds the statuses every route can answer without naming them: 400 for a request its own
  * schemas refuse or invalid JSON (merged with the route's own 400 shapes), 401 and 403 before
  * an authenticated endpoint runs, 414 for an over-long path parameter, 413 and 415 for a body
- * too large or of an unknown type, 500. Called for each
- * route from app.ts.
+ * too large or of an unknown type, 431 for a request line and headers over 16 KB, 500. Called
+ * for each route from app.ts.
  */
 export function withDefaultResponses(response: Record<string, TSchema> | undefined, isPublic: boolean, hasPathParams = false, takesBody = false): Record<string, TSchema> {
   const out: Record<string, TSchema> = { ...(response ?? {}) };
@@ -150,6 +150,8 @@ export function withDefaultResponses(response: Record<string, TSchema> | undefin
     out['413'] ??= ref('framework');
     out['415'] ??= ref('framework');
   }
+  // Node refuses a request line and headers over its 16 KB limit (a very long query string) before routing.
+  out['431'] ??= ref('framework');
   out['500'] ??= ref('framework');
   return out;
 }

@@ -5,6 +5,7 @@ import { pageLimitQuery } from '../../platform/http/lists.ts';
 import { errorResponses } from '../../platform/http/responses.ts';
 import { ApiKey, ApiKeyList, ApiKeyWithSecret, DeletedApiKey } from './schemas.ts';
 import { createApiKey, deleteApiKey, getApiKey, listApiKeys, regenerateApiKey, renameApiKey } from './service.ts';
+import { transact } from '../../platform/db/transact.ts';
 
 const tags = ['API keys'];
 const IdParams = Type.Object({ id: Type.String({ description: 'key_ id or name' }) });
@@ -26,7 +27,7 @@ export const resource: Resource = {
   v2(app, ctx) {
     app.post('/api-keys', { config: admin, schema: { tags, body: CreateBody, response: { 201: ApiKeyWithSecret, ...errorResponses({ 400: 'error', 409: 'conflict' }) } } }, async (request, reply) => {
       const body = request.body as Static<typeof CreateBody>;
-      const key = await ctx.db.transaction().execute((tx) => createApiKey(tx, request.principal.workspaceId, body));
+      const key = await transact(ctx.db, (tx) => createApiKey(tx, request.principal.workspaceId, body));
       return reply.code(201).send(key);
     });
     app.get('/api-keys', { schema: { tags, querystring: pageLimitQuery(10), response: { 200: ApiKeyList } } }, async (request) =>

@@ -1,4 +1,4 @@
-// Response bodies of the API keys API (spec 000 "API keys").
+// Response bodies of the API keys API (https://emailit.com/docs/developers/api-keys.md).
 import { Type } from '@sinclair/typebox';
 import { nullable, pageLimitListOf } from '../../platform/http/responses.ts';
 

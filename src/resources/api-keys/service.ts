@@ -1,8 +1,8 @@
-// API keys: spec 000 "API keys", addendum §4. The secret is returned only by create and
-// regenerate; only its hash is stored.
+// API keys: https://emailit.com/docs/developers/api-keys.md. The secret is returned only by create
+// and regenerate; only its hash is stored.
 import type { Selectable } from 'kysely';
 import type { Db, Executor } from '../../platform/db/database.ts';
-import { isUniqueViolation } from '../../platform/db/database.ts';
+import { dialectOf, isUniqueViolation } from '../../platform/db/database.ts';
 import { preparedQuery } from '../../platform/db/prepared.ts';
 import type { ApiKeysTable } from '../../platform/db/schema.ts';
 import { newId, randomAlphanumeric, looksLikeId } from '../../platform/ids.ts';
@@ -69,7 +69,9 @@ export async function createApiKey(tx: Executor, workspaceId: string, input: Cre
   try {
     await tx.insertInto('api_keys').values(row).execute();
   } catch (error) {
-    if (isUniqueViolation(error)) throw await nameConflict(tx, workspaceId, name);
+    // PostgreSQL has aborted the transaction: nothing more can be read in it, so the error goes
+    // up for the caller to run it again (transact), when the check above finds the other key.
+    if (isUniqueViolation(error) && dialectOf(tx) !== 'postgres') throw await nameConflict(tx, workspaceId, name);
     throw error;
   }
   return { ...apiKeyObject(row, secret), key: secret };

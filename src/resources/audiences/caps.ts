@@ -1,10 +1,10 @@
-// Subscribers per audience by plan (addendum §17): the cap applies to adding subscribers,
-// imports, the subscribe link and automations. A subscriber is a membership, subscribed or
-// not (spec 001), so unsubscribing frees no place and resubscribing takes none.
-// The count lives on the audience row and changes in the transaction of each membership
-// change; taking places is one conditional UPDATE, so concurrent adds can never overshoot.
+// Subscribers per audience by plan (https://emailit.com/docs/limits.md): the cap applies to adding
+// subscribers, imports, the subscribe link and automations. A subscriber is a membership,
+// subscribed or not, so unsubscribing frees no place and resubscribing takes none. The count lives
+// on the audience row and changes in the transaction of each membership change; taking places is
+// one conditional UPDATE, so concurrent adds can never overshoot.
 import { dialectOf, type Executor } from '../../platform/db/database.ts';
-import { ApiError } from '../../platform/http/errors.ts';
+import { ApiError, plainError } from '../../platform/http/errors.ts';
 import { literal, writeHotRow } from '../../platform/db/hot-rows.ts';
 import { getWorkspace, PLAN_NAMES, type Plan } from '../workspaces/service.ts';
 
@@ -56,7 +56,9 @@ export async function takeSubscriberPlaces(
   let current = tx.selectFrom('audiences').select('subscriber_count').where('id', '=', audience.id);
   // Locked, so that the places counted as left are still left when taken.
   if (dialectOf(tx) === 'postgres') current = current.forUpdate();
-  const row = await current.executeTakeFirstOrThrow();
+  const row = await current.executeTakeFirst();
+  // Deleted by another request since this one looked it up.
+  if (!row) throw plainError(404, 'Audience not found');
   const left = Math.max(0, (limit ?? Infinity) - row.subscriber_count);
   if (!options.partial || left === 0) {
     if (options.partial) return 0;

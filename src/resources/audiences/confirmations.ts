@@ -1,9 +1,9 @@
-// Double opt-in (addendum §7.1, §7.2): a subscribe request for an audience with double opt-in
-// on writes a pending confirmation and sends the confirmation email — through the same
-// acceptance and delivery path as API mail (DKIM, MX, retries, events, one credit), in one
+// Double opt-in (https://emailit.com/docs/audiences.md): a subscribe request for an audience with
+// double opt-in on writes a pending confirmation and sends the confirmation email — through the
+// same acceptance and delivery path as API mail (DKIM, MX, retries, events, one credit), in one
 // transaction — and nothing else. Following the signed link creates (or resubscribes) the
-// subscriber; since the visitor proved the address is theirs, a contact that had unsubscribed
-// from all campaigns is subscribed again.
+// subscriber; since the visitor proved the address is theirs, a contact that had unsubscribed from
+// all campaigns is subscribed again.
 import type { AppContext } from '../../platform/context.ts';
 import type { Executor } from '../../platform/db/database.ts';
 import type { Principal } from '../../platform/http/auth.ts';
@@ -13,7 +13,7 @@ import { plainError } from '../../platform/http/errors.ts';
 import { acceptMessage } from '../emails/accept.ts';
 import { parseAddressField } from '../emails/addresses.ts';
 import type { StoredMessage } from '../emails/content.ts';
-import { requireAddress } from '../suppressions/input.ts';
+import { requireAddress } from '../../platform/addresses.ts';
 import { validateCustomFields } from '../custom-fields/service.ts';
 import { findOrCreateContact, updateContact, type ContactFields } from '../contacts/service.ts';
 import { doubleOptInOf, type AudienceRow, type SubscriberRow } from './records.ts';

@@ -8,8 +8,8 @@ import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../platform/context.ts';
 import { ApiError } from '../../platform/http/errors.ts';
-import { normalizeAddress } from '../suppressions/input.ts';
-import { findContactById } from '../contacts/records.ts';
+import { normalizeAddress } from '../../platform/addresses.ts';
+import { findContactById } from '../contacts/service.ts';
 import { doubleOptInOf, findAudienceByToken, type AudienceRow } from './records.ts';
 import { confirmSubscription, findConfirmation, publicNameOf } from './confirmations.ts';
 import { sendWelcome } from './welcome.ts';
@@ -18,6 +18,7 @@ import { setSubscribed } from './subscribers.ts';
 import { verifyLink } from './links.ts';
 import { answerErrorsAsPages, messagePage, PAGE_BODY_LIMIT, sendPage, subscribePage } from './pages.ts';
 import { hitSubscribeLimit } from './rate-limits.ts';
+import { transact } from '../../platform/db/transact.ts';
 
 const NO_CACHE = 'no-store';
 const hidden = { schema: { hide: true }, config: { scope: 'public' as const } };
@@ -103,7 +104,7 @@ export async function registerHostedPages(app: FastifyInstance, ctx: AppContext)
   app.post<TokenParams>('/subscribe/confirm/:token', posted, async (request, reply) => {
     if (!withinLimit(request, reply)) return reply;
     try {
-      const done = await ctx.db.transaction().execute(async (tx) => {
+      const done = await transact(ctx.db, async (tx) => {
         const found = await findConfirmation(ctx, tx, request.params.token);
         if (!found) return null;
         const { outcome } = await confirmSubscription(tx, found.confirmation, found.audience);
@@ -131,7 +132,7 @@ export async function registerHostedPages(app: FastifyInstance, ctx: AppContext)
 
   app.post<TokenParams>('/subscribe/leave/:token', posted, async (request, reply) => {
     if (!withinLimit(request, reply)) return reply;
-    const found = await ctx.db.transaction().execute(async (tx) => {
+    const found = await transact(ctx.db, async (tx) => {
       const membership = await membershipOfLink(ctx, request.params.token, tx);
       if (membership) await setSubscribed(tx, membership.audience.workspace_id, membership.audience, membership.contact, membership.subscriber, false);
       return membership;

@@ -1,4 +1,4 @@
-// The legacy v1 audiences (spec 001 "Audiences (legacy v1…)"): the 16-character id without
+// The legacy v1 audiences (https://emailit.com/docs/audiences.md): the 16-character id without
 // prefix, `subscribers_count`, `per_page` lists with `filter[name]`, rename by PUT, a delete
 // that never leaves a workspace without an audience, and the public subscribe call.
 import type { Static } from '@sinclair/typebox';

@@ -1,5 +1,6 @@
-// Hosted subscribe and unsubscribe links: 30 per minute per IP (spec 000 and 001 "Limits"),
-// shared by the hosted pages and POST /v1/audiences/subscribe/:token.
+// Hosted subscribe and unsubscribe links: 30 per minute per IP
+// (https://emailit.com/docs/limits.md), shared by the hosted pages and POST
+// /v1/audiences/subscribe/:token.
 import type { FastifyRequest } from 'fastify';
 import { messageError } from '../../platform/http/errors.ts';
 import { SlidingWindowLimiter, type LimitDecision } from '../../platform/http/rate-limit.ts';

@@ -1,5 +1,5 @@
 // Audience and subscriber rows: lookups and the objects of the API and of event payloads
-// (spec 001 "Audience (legacy v1 model)", addendum §6.4 and §7).
+// (https://emailit.com/docs/audiences.md, https://emailit.com/docs/webhooks/event-types.md).
 import type { Selectable } from 'kysely';
 import type { Executor } from '../../platform/db/database.ts';
 import { looksLikeId } from '../../platform/ids.ts';
@@ -11,7 +11,7 @@ export type AudienceRow = Selectable<AudiencesTable>;
 export type SubscriberRow = Selectable<SubscribersTable>;
 type ContactRow = Selectable<ContactsTable>;
 
-/** What a confirmation or double opt-in email says (addendum §7.1). */
+/** What a confirmation or double opt-in email says. */
 export interface AudienceEmailSettings {
   from: string | null;
   reply_to: string | null;
@@ -84,12 +84,12 @@ export function audienceObject(row: AudienceRow) {
   };
 }
 
-/** The object of audience.* events (addendum §6.4). */
+/** The object of audience.* events. */
 export function audienceEventObject(row: AudienceRow) {
   return { id: row.id, object: 'audience' as const, name: row.name, created_at: row.created_at, updated_at: row.updated_at };
 }
 
-/** The legacy v1 audience: the 16-character id without prefix (spec 001). */
+/** The legacy v1 audience: the 16-character id without prefix. */
 export function legacyAudienceObject(row: AudienceRow) {
   return { id: row.legacy_id, name: row.name, subscribers_count: row.subscriber_count, created_at: row.created_at, updated_at: row.updated_at };
 }
@@ -103,7 +103,7 @@ export function subscriberContact(contact: ContactRow) {
   return { id: contact.id, email: contact.email, first_name: contact.first_name, last_name: contact.last_name, custom_fields: customFieldsOf(contact) };
 }
 
-/** The subscriber object of the API and of subscriber.* events (addendum §6.4). */
+/** The subscriber object of the API and of subscriber.* events. */
 export function subscriberObject(subscriber: SubscriberRow, audience: { id: string; name: string }, contact: ContactRow) {
   return {
     id: subscriber.id,
@@ -124,7 +124,7 @@ const audienceById = preparedQuery((db, p: { workspaceId: string; id: string }) 
   db.selectFrom('audiences').selectAll().where('workspace_id', '=', p.workspaceId).where('id', '=', p.id),
 );
 
-/** The workspace's audience named by an `aud_` id or its name (spec 000: names accepted in paths). */
+/** The workspace's audience named by an `aud_` id or its name (names are accepted in paths). */
 export async function findAudience(db: Executor, workspaceId: string, idOrName: string): Promise<AudienceRow | undefined> {
   if (looksLikeId(idOrName, 'aud')) {
     const [row] = await audienceById(db, { workspaceId, id: idOrName });

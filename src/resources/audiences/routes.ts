@@ -1,5 +1,6 @@
-// The audiences and subscribers API (addendum §7) under /v2, the legacy audiences under /v1
-// (spec 001), and the hosted pages (hosted.ts): thin handlers over the services.
+// The audiences and subscribers API (https://emailit.com/docs/audiences.md) under /v2, the legacy
+// audiences under /v1 (docs/api.md), and the hosted pages (hosted.ts): thin handlers over the
+// services.
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Resource } from '../../platform/resource.ts';
@@ -15,7 +16,7 @@ import { listAudiences, listSubscribers } from './lists.ts';
 import { bulkAddSubscribers, bulkRemoveSubscribers, removeSubscriber, requireSubscriber, updateSubscriber } from './subscriber-api.ts';
 import { requestConfirmation } from './confirmations.ts';
 import { sendWelcome } from './welcome.ts';
-import { findContactById } from '../contacts/records.ts';
+import { findContactById } from '../contacts/service.ts';
 import { registerLegacyAudiences } from './legacy-routes.ts';
 import { registerHostedPages } from './hosted.ts';
 

@@ -1,5 +1,5 @@
-// Request and response bodies of the audiences and subscribers API (addendum §7) and of the
-// legacy v1 audiences (spec 001 "Audience (legacy v1 model)").
+// Request and response bodies of the audiences and subscribers API
+// (https://emailit.com/docs/audiences.md) and of the legacy v1 audiences (docs/api.md).
 import { Type } from '@sinclair/typebox';
 import { nullable, pageLimitListOf, perPageListOf } from '../../platform/http/responses.ts';
 import { pageLimitQuery } from '../../platform/http/lists.ts';

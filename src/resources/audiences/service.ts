@@ -1,5 +1,6 @@
-// Audiences and their subscribers (addendum §7, spec 001): the rules other resources call,
-// each taking the caller's transaction (`Executor`) so they compose with its own writes.
+// Audiences and their subscribers (https://emailit.com/docs/audiences.md): the rules other
+// resources call, each taking the caller's transaction (`Executor`) so they compose with its own
+// writes.
 // - create/update/delete an audience (`audience.*` events; delete removes its subscribers
 //   and keeps the contacts),
 // - add a subscriber by address (creates or updates the contact; cap; resubscribe),
@@ -10,8 +11,7 @@ import { newId, randomAlphanumeric } from '../../platform/ids.ts';
 import { nowIso } from '../../platform/clock.ts';
 import { emitEvent } from '../../platform/events.ts';
 import { conflictError, plainError } from '../../platform/http/errors.ts';
-import { findOrCreateContact, type ContactFields } from '../contacts/service.ts';
-import { findContact } from '../contacts/records.ts';
+import { findContact, findOrCreateContact, type ContactFields } from '../contacts/service.ts';
 import { audienceEventObject, audienceObject, findAudience, type AudienceRow, type SubscriberRow } from './records.ts';
 import { subscribeContact, setSubscribed, deleteSubscriber, findMembership, removeContactFromAudience, type SubscribeOutcome } from './subscribers.ts';
 import { usageOf, workspacePlan, type Usage } from './caps.ts';
@@ -137,7 +137,7 @@ export interface AddSubscriberInput extends ContactFields {
 }
 
 /**
- * Adds an address to an audience (addendum §7.2): the contact is created when missing, or its
+ * Adds an address to an audience : the contact is created when missing, or its
  * sent names and custom fields overwrite; a new membership (`subscriber.created`) or a
  * resubscribed one (`subscriber.updated` + `subscriber.resubscribed`). Already subscribed:
  * outcome `already_subscribed`, nothing written (the API answers 409). Full: 422 `usage`.

@@ -1,6 +1,7 @@
-// The optional audience settings of addendum §7.1 — public page, double opt-in, confirmation
-// email, unengaged — as request schemas and as the objects stored, merged over the current
-// ones on update. Turning on an email needs a `from` on a verified domain of the workspace.
+// The optional audience settings (https://emailit.com/docs/audiences.md) — public page, double
+// opt-in, confirmation email, unengaged — as request schemas and as the objects stored, merged over
+// the current ones on update. Turning on an email needs a `from` on a verified domain of the
+// workspace.
 import { Type, type Static } from '@sinclair/typebox';
 import type { AppContext } from '../../platform/context.ts';
 import type { Executor } from '../../platform/db/database.ts';

@@ -1,17 +1,18 @@
-// The subscribers API of an audience (addendum §7.2) and the public subscribe call, over the
-// membership rules of subscribers.ts: one transaction per request, all or nothing.
+// The subscribers API of an audience (https://emailit.com/docs/audiences.md) and the public
+// subscribe call, over the membership rules of subscribers.ts: one transaction per request, all or
+// nothing.
 import type { Db, Executor } from '../../platform/db/database.ts';
 import { looksLikeId } from '../../platform/ids.ts';
 import { ApiError, plainError } from '../../platform/http/errors.ts';
-import { normalizeAddress } from '../suppressions/input.ts';
-import { findContact, findOrCreateContact, updateContact, type ContactFields } from '../contacts/service.ts';
-import { findContactById, type ContactRow } from '../contacts/records.ts';
+import { normalizeAddress } from '../../platform/addresses.ts';
+import { findContact, findContactById, findOrCreateContact, updateContact, type ContactFields, type ContactRow } from '../contacts/service.ts';
 import { doubleOptInOf, subscriberObject, type AudienceRow, type SubscriberRow } from './records.ts';
 import { deleteSubscriber, findMembership, setSubscribed, subscribeContact } from './subscribers.ts';
 import { addSubscriber, audienceUsage } from './service.ts';
 import { requestConfirmation } from './confirmations.ts';
 import { sendWelcome } from './welcome.ts';
 import type { AppContext } from '../../platform/context.ts';
+import { transact } from '../../platform/db/transact.ts';
 
 const NOT_FOUND = 'Subscriber not found';
 
@@ -67,7 +68,7 @@ function checkEntries(entries: readonly { email: string }[]): void {
  *  updated, resubscribed if it had unsubscribed); the cap refuses the whole request. */
 export async function bulkAddSubscribers(db: Db, workspaceId: string, audience: AudienceRow, entries: readonly BulkEntry[]) {
   checkEntries(entries);
-  return db.transaction().execute(async (tx) => {
+  return transact(db, async (tx) => {
     const counts = { created: 0, resubscribed: 0, already_subscribed: 0, contacts_created: 0 };
     for (const entry of entries) {
       const { outcome, contactCreated } = await addSubscriber(tx, workspaceId, audience, entry);
@@ -76,14 +77,14 @@ export async function bulkAddSubscribers(db: Db, workspaceId: string, audience: 
       else counts.already_subscribed++;
       if (contactCreated) counts.contacts_created++;
     }
-    const fresh = await tx.selectFrom('audiences').selectAll().where('id', '=', audience.id).executeTakeFirstOrThrow();
+    const fresh = await currentAudience(tx, audience.id);
     return { object: 'bulk_result' as const, ...counts, usage: await audienceUsage(tx, workspaceId, fresh) };
   });
 }
 
 /** Deletes many memberships (by `sub_` id or address) in one transaction. */
 export async function bulkRemoveSubscribers(db: Db, workspaceId: string, audience: AudienceRow, entries: readonly string[]) {
-  return db.transaction().execute(async (tx) => {
+  return transact(db, async (tx) => {
     let removed = 0;
     const notFound: string[] = [];
     for (const entry of new Set(entries)) {
@@ -95,9 +96,16 @@ export async function bulkRemoveSubscribers(db: Db, workspaceId: string, audienc
         else throw error;
       }
     }
-    const fresh = await tx.selectFrom('audiences').selectAll().where('id', '=', audience.id).executeTakeFirstOrThrow();
+    const fresh = await currentAudience(tx, audience.id);
     return { object: 'bulk_result' as const, removed, not_found: notFound, usage: await audienceUsage(tx, workspaceId, fresh) };
   });
+}
+
+/** The audience as this transaction sees it now; 404 when another request deleted it meanwhile. */
+async function currentAudience(tx: Executor, id: string): Promise<AudienceRow> {
+  const row = await tx.selectFrom('audiences').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) throw plainError(404, 'Audience not found');
+  return row;
 }
 
 export type PublicOutcome = 'subscribed' | 'already_subscribed' | 'pending_confirmation';
@@ -116,7 +124,7 @@ export async function publicSubscribe(ctx: AppContext, audience: AudienceRow, in
     await requestConfirmation(ctx, audience, input);
     return 'pending_confirmation';
   }
-  const { outcome, email } = await ctx.db.transaction().execute(async (tx) => {
+  const { outcome, email } = await transact(ctx.db, async (tx) => {
     const { contact } = await findOrCreateContact(tx, audience.workspace_id, input);
     return { ...(await subscribeContact(tx, audience.workspace_id, audience, contact)), email: contact.email };
   });

@@ -1,6 +1,7 @@
 // Membership changes of a contact in an audience, each in the caller's transaction with its
-// subscriber.* event (addendum §6.4, §7.2) and the plan cap (caps.ts). Contacts, the API,
-// imports, the hosted pages, campaigns and automations all change memberships through here.
+// subscriber.* event (https://emailit.com/docs/webhooks/event-types.md) and the plan cap (caps.ts).
+// Contacts, the API, imports, the hosted pages, campaigns and automations all change memberships
+// through here.
 import type { Executor } from '../../platform/db/database.ts';
 import { newId } from '../../platform/ids.ts';
 import { nowIso } from '../../platform/clock.ts';

@@ -1,4 +1,4 @@
-// The audience's confirmation email (addendum §7.1 `confirmation_email`): when it is enabled,
+// The audience's confirmation email (the audience setting `confirmation_email`): when it is enabled,
 // a new subscriber (created or resubscribed, by the API, a hosted page, the public subscribe
 // link or a confirmed double opt-in) gets one email saying so, with an optional button
 // (`button_url`), sent through the same acceptance and delivery path as API mail (one credit).

@@ -1,8 +1,8 @@
-// The daily date triggers (spec 001): at 00:00 UTC, `contact.on_date` fires for contacts whose
-// date custom field (`date_field`) equals today, `contact.date_anniversary` for those whose
-// field has today's month and day. One `automation.dates` job is kept due at the next
-// midnight; a run per contact and day is unique (its event key names both), so a job run twice
-// starts nothing twice.
+// The daily date triggers (https://emailit.com/docs/automations.md): at 00:00 UTC,
+// `contact.on_date` fires for contacts whose date custom field (`date_field`) equals today,
+// `contact.date_anniversary` for those whose field has today's month and day. One
+// `automation.dates` job is kept due at the next midnight; a run per contact and day is unique (its
+// event key names both), so a job run twice starts nothing twice.
 import type { AppContext } from '../../platform/context.ts';
 import { nowMs } from '../../platform/clock.ts';
 import { enqueueJob, type Job } from '../../platform/jobs.ts';

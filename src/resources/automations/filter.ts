@@ -1,4 +1,4 @@
-// Trigger filters and conditions (spec 001 "Automations", addendum §11): `match` all (default)
+// Trigger filters and conditions (https://emailit.com/docs/automations.md): `match` all (default)
 // or any; rules of `field`, `operator`, `value`. Validated with the webhook filter's rules (the
 // same operators and shapes); evaluated as the automations documentation says: greater_than
 // and less_than compare numbers (numeric text counts), every other operator compares text

@@ -1,8 +1,8 @@
-// The automation graph (spec 001 "Automations"): contexts, the trigger and action catalogues,
-// and validation. Creation checks the structure (names valid for the context, unique keys,
-// valid connections and branches, every action reachable, one trigger in `event` context, all
-// triggers of a context leading to the same first action); update and start check every
-// action's config too. Problems are collected by field path (`steps.2.config.seconds`).
+// The automation graph (https://emailit.com/docs/automations.md): contexts, the trigger and action
+// catalogues, and validation. Creation checks the structure (names valid for the context, unique
+// keys, valid connections and branches, every action reachable, one trigger in `event` context, all
+// triggers of a context leading to the same first action); update and start check every action's
+// config too. Problems are collected by field path (`steps.2.config.seconds`).
 import { FilterError, normalizeFilter, type WebhookFilter } from '../webhooks/filter.ts';
 
 export const CONTEXTS = ['contact', 'email', 'event'] as const;

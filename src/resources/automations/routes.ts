@@ -1,4 +1,4 @@
-// The automations API (spec 001 "Automations", addendum §11). Paths the spec does not show
+// The automations API (https://emailit.com/docs/automations.md). Paths the spec does not show
 // follow its conventions: POST /automations/{id} updates, POST …/start, …/pause, …/stop,
 // …/trigger; runs under /automations/{id}/runs. Every body is wrapped in `data` (lists in the
 // per_page envelope); 404 bodies are `{message}`.

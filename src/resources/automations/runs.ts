@@ -1,7 +1,7 @@
-// Runs over the API: the manual trigger (addendum §11: a running automation with a
+// Runs over the API: the manual trigger (a running automation with a
 // `system.manual` trigger; `payload.contact_id` in contact automations), runs list (page,
 // per_page, status, contact_id), retrieve, cancel, removing a contact (its running runs end
-// canceled), and the statistics of steps (spec 001 "Step statistics object").
+// canceled), and the statistics of steps (https://emailit.com/docs/automations.md).
 import { sql } from 'kysely';
 import type { AppContext } from '../../platform/context.ts';
 import type { Db, Executor } from '../../platform/db/database.ts';

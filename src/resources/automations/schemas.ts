@@ -1,6 +1,5 @@
-// Request and response bodies of the automations API (spec 001 "Automation object",
-// "Automation run object", "Step statistics object", "Automations"; addendum §11). Request
-// bodies are checked by the service, so every problem comes back in one 400 `errors` object
+// Request and response bodies of the automations API (https://emailit.com/docs/automations.md).
+// Request bodies are checked by the service, so every problem comes back in one 400 `errors` object
 // keyed by field path; the schemas here document them.
 import { Type } from '@sinclair/typebox';
 import { nullable, perPageListOf } from '../../platform/http/responses.ts';

@@ -1,9 +1,8 @@
-// Automations: spec 001 "Automation object", "Automation and run" transitions, "Automations",
-// addendum §11. Create (structure checked), list, retrieve, update (full configs checked),
-// delete, start (full configs checked; from then on matching events start runs), pause
-// (triggers ignored, runs hold at their next step), stop (running runs end `canceled`).
-// While an automation runs, its triggers are rows of automation_triggers keyed by the event
-// type that fires them, written in the same transaction as the status.
+// Automations: https://emailit.com/docs/automations.md. Create (structure checked), list, retrieve,
+// update (full configs checked), delete, start (full configs checked; from then on matching events
+// start runs), pause (triggers ignored, runs hold at their next step), stop (running runs end
+// `canceled`). While an automation runs, its triggers are rows of automation_triggers keyed by the
+// event type that fires them, written in the same transaction as the status.
 import type { Selectable } from 'kysely';
 import type { AppContext } from '../../platform/context.ts';
 import type { Db, Executor } from '../../platform/db/database.ts';

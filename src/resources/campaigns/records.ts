@@ -1,5 +1,6 @@
-// Campaign rows as the API shows them (spec 001 "Campaign object"): empty strings until set, the
-// body never echoed, create and list responses leaving out what the spec says they omit.
+// Campaign rows as the API shows them (https://emailit.com/docs/api-reference/campaigns.md): empty
+// strings until set, the body never echoed, create and list responses leaving out what the spec
+// says they omit.
 import type { Selectable } from 'kysely';
 import { dialectOf, type Executor } from '../../platform/db/database.ts';
 import { looksLikeId } from '../../platform/ids.ts';
@@ -46,7 +47,7 @@ export function campaignObject(row: CampaignRow) {
   };
 }
 
-/** The object of campaign.* events (addendum §6.4 campaign.created, plus updated_at). */
+/** The object of campaign.* events (campaign.created, plus updated_at). */
 export function campaignEventObject(row: CampaignRow) {
   return campaignListItem(row);
 }

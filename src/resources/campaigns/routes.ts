@@ -1,6 +1,6 @@
-// The campaigns API (spec 001 "Campaigns", addendum §9): thin handlers over service.ts; the
-// fan-out engine's job (engine.ts); the recipient personalization handed to the delivery
-// engine; and the hosted unsubscribe page.
+// The campaigns API (https://emailit.com/docs/api-reference/campaigns.md): thin handlers over
+// service.ts; the fan-out engine's job (engine.ts); the recipient personalization handed to the
+// delivery engine; and the hosted unsubscribe page.
 import type { FastifyRequest } from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import type { Resource } from '../../platform/resource.ts';

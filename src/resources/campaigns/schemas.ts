@@ -1,5 +1,6 @@
-// Request and response bodies of the campaigns API (spec 001 "Campaign object" and
-// "Campaigns", addendum §9; the paths the spec does not show follow its conventions).
+// Request and response bodies of the campaigns API
+// (https://emailit.com/docs/api-reference/campaigns.md; the paths the spec does not show follow its
+// conventions).
 import { Type } from '@sinclair/typebox';
 import { nullable, pageLimitListOf } from '../../platform/http/responses.ts';
 import { pageLimitQuery } from '../../platform/http/lists.ts';

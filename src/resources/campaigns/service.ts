@@ -1,4 +1,4 @@
-// Campaigns: spec 001 "Campaign object", "Campaign" transitions and "Campaigns", addendum §9.
+// Campaigns: https://emailit.com/docs/api-reference/campaigns.md.
 // A campaign is a draft until sent; sending (now or at `scheduled_at`) hands it to the fan-out
 // engine (engine.ts), which snapshots the recipients and turns them into emails a batch at a
 // time. Statuses: draft → scheduled → queued → sending → sent; paused (on request, or waiting
@@ -68,7 +68,7 @@ export async function createCampaign(db: Db, workspaceId: string, input: CreateC
   const now = nowIso();
   const html = input.html ?? null;
   const text = input.text ?? null;
-  // `html` when only html was given (spec 001), `text` when only text was.
+  // `html` when only html was given, `text` when only text was.
   const contentType: ContentType = input.content_type ?? (html === null && text !== null ? 'text' : 'html');
   const row: CampaignRow = {
     id: newId('cmp'),
@@ -185,7 +185,7 @@ export async function listCampaigns(db: Db, workspaceId: string, query: Query, r
   const filtered = applyListQuery(base, query, listSpec);
   const paging = pagingFrom(query, 10);
   const [{ rows, hasNext }, total] = await Promise.all([fetchPage(filtered, paging), countRows(filtered)]);
-  // The page URLs carry only page and limit (spec 001).
+  // The page URLs carry only page and limit.
   const path = requestUrl.split('?', 1)[0];
   const link = (page: number) => `${path}?page=${page}&limit=${paging.limit}`;
   return {
@@ -200,7 +200,7 @@ export async function listCampaigns(db: Db, workspaceId: string, query: Query, r
 
 const UNSUBSCRIBE_TAG = /\{\{\s*unsubscribe_url\s*\}\}/;
 
-/** 422 naming every prerequisite the campaign misses (addendum §9), first one in `message`. */
+/** 422 naming every prerequisite the campaign misses (docs/api.md, "Campaigns"), first one in `message`. */
 function prerequisitesError(errors: Record<string, string[]>): ApiError {
   const first = Object.values(errors)[0][0];
   return new ApiError(422, { message: `The campaign cannot be sent: ${first}`, errors });

@@ -1,6 +1,6 @@
 // The recipient snapshot taken when a campaign starts sending: one INSERT … SELECT of every
 // subscribed contact of the included audiences, once each, not unsubscribed and with no active
-// suppression (spec 001: exclusions are stored, not applied).
+// suppression (exclusions are stored, not applied).
 //
 // It is driven by the audience's membership index (subscribers: audience_id, subscribed,
 // contact_id), which yields the contact ids already in order, and looks each contact up by its

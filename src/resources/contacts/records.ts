@@ -1,11 +1,11 @@
 // Contact rows: lookups and the contact object of the API and of contact.* event payloads
-// (spec 001 "Contact object", addendum §6.4).
+// (docs/api.md, https://emailit.com/docs/webhooks/event-types.md).
 import type { Selectable } from 'kysely';
 import type { Executor } from '../../platform/db/database.ts';
 import { looksLikeId } from '../../platform/ids.ts';
 import { preparedQuery } from '../../platform/db/prepared.ts';
 import { customFieldsOf, type Membership } from '../audiences/records.ts';
-import { normalizeAddress } from '../suppressions/input.ts';
+import { normalizeAddress } from '../../platform/addresses.ts';
 import type { ContactsTable } from './tables.ts';
 
 export { customFieldsOf, membershipsOf, type Membership } from '../audiences/records.ts';
@@ -30,7 +30,7 @@ export async function findContactByEmail(db: Executor, workspaceId: string, emai
   return row;
 }
 
-/** By `con_` id or email address (spec 001: a path names a contact either way). */
+/** By `con_` id or email address (a path names a contact either way). */
 export async function findContact(db: Executor, workspaceId: string, idOrEmail: string): Promise<ContactRow | undefined> {
   if (looksLikeId(idOrEmail, 'con')) return findContactById(db, workspaceId, idOrEmail);
   const address = normalizeAddress(idOrEmail);
@@ -75,7 +75,7 @@ export function detailedContactObject(row: ContactRow, memberships: Membership[]
 export type Contact = ReturnType<typeof contactObject>;
 export type DetailedContact = ReturnType<typeof detailedContactObject>;
 
-/** The object of contact.* events (addendum §6.4). */
+/** The object of contact.* events. */
 export function contactEventObject(row: ContactRow, memberships: Membership[]) {
   return {
     id: row.id,

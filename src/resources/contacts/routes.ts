@@ -1,4 +1,5 @@
-// The contacts API (spec 001 "Contacts", addendum §8): thin handlers over service.ts.
+// The contacts API (docs/api.md, "Contacts, audiences and subscribers"): thin handlers over
+// service.ts.
 import type { Static } from '@sinclair/typebox';
 import type { Resource } from '../../platform/resource.ts';
 import type { Query } from '../../platform/http/lists.ts';

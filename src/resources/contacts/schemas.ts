@@ -1,5 +1,5 @@
-// Request and response bodies of the contacts API (spec 001 "Contact object", "Contacts";
-// addendum §8) and of imports.
+// Request and response bodies of the contacts API (docs/api.md, "Contacts, audiences
+// and subscribers") and of imports.
 import { Type } from '@sinclair/typebox';
 import { nullable, pageLimitListOf } from '../../platform/http/responses.ts';
 import { pageLimitQuery } from '../../platform/http/lists.ts';

@@ -1,7 +1,7 @@
-// Contacts (spec 001 "Contacts", addendum §8): the rules of create, update, delete and
-// unsubscribe, each usable inside a caller's transaction (an `Executor`) so that campaigns,
-// automations, the audiences API and the hosted pages compose them with their own writes.
-// Every change emits its contact.* and subscriber.* events in that same transaction.
+// Contacts (docs/api.md, "Contacts, audiences and subscribers"): the rules of create, update,
+// delete and unsubscribe, each usable inside a caller's transaction (an `Executor`) so that
+// campaigns, automations, the audiences API and the hosted pages compose them with their own
+// writes. Every change emits its contact.* and subscriber.* events in that same transaction.
 import type { Db, Executor } from '../../platform/db/database.ts';
 import { isUniqueViolation } from '../../platform/db/database.ts';
 import { groupCommit } from '../../platform/db/group-commit.ts';
@@ -9,7 +9,7 @@ import { newId } from '../../platform/ids.ts';
 import { nowIso } from '../../platform/clock.ts';
 import { emitEvent } from '../../platform/events.ts';
 import { conflictError, plainError } from '../../platform/http/errors.ts';
-import { requireAddress } from '../suppressions/input.ts';
+import { requireAddress } from '../../platform/addresses.ts';
 import { validateCustomFields } from '../custom-fields/service.ts';
 import { audiencesAmong, type Membership } from '../audiences/records.ts';
 import { deleteMemberships, emitSubscriberEvents, insertMemberships, setSubscribed } from '../audiences/subscribers.ts';

@@ -1,7 +1,7 @@
 // Custom field values checked against the workspace's definitions (pure: the API, imports and
 // automations share it). Declared fields get their type's value (a date is `YYYY-MM-DD`, a
 // number a finite number, a boolean true/false; text from CSV files is converted when it reads
-// unambiguously); undeclared keys are stored as given (spec 001). null clears a value.
+// unambiguously); undeclared keys are stored as given. null clears a value.
 export const FIELD_TYPES = ['text', 'number', 'date', 'boolean'] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
 

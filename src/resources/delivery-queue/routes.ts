@@ -1,5 +1,5 @@
-// Queue administration and destination states over the API (issue 19). Holds and purges act on
-// the caller's workspace only; operator holds over every workspace are made with the CLI
+// Queue administration and destination states over the API (docs/delivery.md). Holds and purges act
+// on the caller's workspace only; operator holds over every workspace are made with the CLI
 // (`postlane delivery …`). Destination states are the shaper's, as the workers last wrote them.
 import type { FastifyRequest } from 'fastify';
 import type { Static } from '@sinclair/typebox';

@@ -1,4 +1,4 @@
-// Request and response bodies of queue administration and destination states (issue 19).
+// Request and response bodies of queue administration and destination states (docs/delivery.md).
 import { Type } from '@sinclair/typebox';
 import { nullable } from '../../platform/http/responses.ts';
 

@@ -1,7 +1,7 @@
-// Queue administration (issue 19): holds on queued deliveries by destination, recipient domain
-// or workspace, their release, purging queued deliveries, and the traffic shaper's state per
-// destination as the delivery workers last wrote it. A held delivery keeps its status and its
-// job checks again every HOLD_RECHECK_MS; a purge cancels the queued emails (email.canceled).
+// Queue administration (docs/delivery.md): holds on queued deliveries by destination, recipient
+// domain or workspace, their release, purging queued deliveries, and the traffic shaper's state per
+// destination as the delivery workers last wrote it. A held delivery keeps its status and its job
+// checks again every HOLD_RECHECK_MS; a purge cancels the queued emails (email.canceled).
 import type { Selectable } from 'kysely';
 import type { Db, Executor } from '../../platform/db/database.ts';
 import { nowIso, nowMs } from '../../platform/clock.ts';

@@ -1,4 +1,4 @@
-// Tables of queue administration and traffic shaping (migration 0018, issue 19).
+// Tables of queue administration and traffic shaping (migration 0018, docs/delivery.md).
 export interface DeliveryHoldsTable {
   id: string; // hold_…
   /** null: every workspace (set by the operator CLI only). */

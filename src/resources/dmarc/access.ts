@@ -1,4 +1,4 @@
-// Who may see and send a domain's DMARC reports: Pro plans and up (addendum §17; 403
+// Who may see and send a domain's DMARC reports: Pro plans and up (403
 // plan_required otherwise), for a domain of their own workspace (404 otherwise).
 import type { Executor } from '../../platform/db/database.ts';
 import { plainError, planRequiredError } from '../../platform/http/errors.ts';

@@ -15,6 +15,7 @@ import { PROCESS_JOB, processReport } from './processing.ts';
 import { collectingDomain } from './access.ts';
 import { findReport, reportObject } from './service.ts';
 import type { ReportSource } from './tables.ts';
+import { transact } from '../../platform/db/transact.ts';
 
 /** An upload is read at once; its job only runs if the process died before that. */
 const UPLOAD_SAFETY_NET_MS = 5 * 60 * 1000;
@@ -98,7 +99,7 @@ export async function receiveReportMail(db: Db, mailbox: ReportMailbox, raw: Buf
   const rows: NewReport[] = problem
     ? [{ type: 'aggregate', filename: null, content: null, failure: problem }]
     : reports.map((r) => ({ type: r.type, filename: r.filename, content: r.content, failure: null }));
-  return db.transaction().execute((tx) => insertReports(tx, mailbox, 'email', rows));
+  return transact(db, (tx) => insertReports(tx, mailbox, 'email', rows));
 }
 
 export interface UploadInput {
@@ -129,7 +130,7 @@ export async function uploadReport(ctx: AppContext, workspaceId: string, idOrNam
   }
   const report = await uploadedReport(bytes, input.filename?.trim().slice(0, 255) || null);
   const mailbox = { domainId: domain.id, workspaceId };
-  const [id] = await ctx.db.transaction().execute((tx) => insertReports(tx, mailbox, 'upload', [report], UPLOAD_SAFETY_NET_MS));
+  const [id] = await transact(ctx.db, (tx) => insertReports(tx, mailbox, 'upload', [report], UPLOAD_SAFETY_NET_MS));
   await processReport(ctx.db, id);
   return reportObject(ctx.db, domain, await findReport(ctx.db, workspaceId, domain, id));
 }

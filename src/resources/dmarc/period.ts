@@ -1,6 +1,6 @@
-// The `from` and `to` parameters of the DMARC lists and breakdowns (addendum §15.3): the
-// report period starts on or after `from` and on or before `to`; a date without a time covers
-// the whole UTC day.
+// The `from` and `to` parameters of the DMARC lists and breakdowns
+// (https://emailit.com/docs/api-reference/dmarc.md): the report period starts on or after `from`
+// and on or before `to`; a date without a time covers the whole UTC day.
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import { isoFromMs } from '../../platform/clock.ts';
 import { plainError } from '../../platform/http/errors.ts';

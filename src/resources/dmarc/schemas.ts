@@ -1,4 +1,6 @@
-// Request and response schemas of the DMARC reports API (addendum §15.3; spec 000 list rule 5).
+// Request and response schemas of the DMARC reports API
+// (https://emailit.com/docs/api-reference/dmarc.md,
+// https://emailit.com/docs/api-reference/pagination/).
 import { Type } from '@sinclair/typebox';
 import { nullable } from '../../platform/http/responses.ts';
 import { BREAKDOWN_DEFAULT_LIMIT, BREAKDOWN_MAX_LIMIT } from './stats.ts';
@@ -251,6 +253,43 @@ export const ReporterBreakdown = Type.Object(
     meta: breakdownMeta,
   },
   { title: 'DmarcReporterBreakdown' },
+);
+
+export const CountryBreakdown = Type.Object(
+  {
+    data: Type.Array(
+      Type.Object(
+        {
+          country: nullable(text('Country of the sending IPs (ISO 3166-1 alpha-2, e.g. US); null for addresses in no known range (private, reserved or unallocated)')),
+          ...rates,
+          source_count: int('Distinct source IPs in this country'),
+        },
+        { title: 'DmarcCountryStats' },
+      ),
+      { description: 'One row per country, most messages first' },
+    ),
+    meta: breakdownMeta,
+  },
+  { title: 'DmarcCountryBreakdown' },
+);
+
+export const NetworkBreakdown = Type.Object(
+  {
+    data: Type.Array(
+      Type.Object(
+        {
+          asn: nullable(Type.Integer({ description: 'Autonomous system number that announces the sending IPs; null when no known network does' })),
+          organization: nullable(text('Organization holding the autonomous system, e.g. Google LLC; null with asn')),
+          ...rates,
+          source_count: int('Distinct source IPs in this network'),
+        },
+        { title: 'DmarcNetworkStats' },
+      ),
+      { description: 'One row per network (autonomous system), most messages first' },
+    ),
+    meta: breakdownMeta,
+  },
+  { title: 'DmarcNetworkBreakdown' },
 );
 
 export const ResultBreakdown = Type.Object(

@@ -1,7 +1,8 @@
-// Reading a domain's DMARC reports (addendum §15.3): the list of every report (aggregate and
-// forensic) with the addendum's parameters and filters, one report, the forensic list and
-// one forensic report. Lists page with `limit` and `offset` (spec 000 list rule 5) and say
-// `meta` {total, limit, offset}; newest first unless sorted.
+// Reading a domain's DMARC reports (https://emailit.com/docs/api-reference/dmarc.md): the list of
+// every report (aggregate and forensic) with its parameters and filters, one report, the forensic
+// list and one forensic report. Lists page with `limit` and `offset`
+// (https://emailit.com/docs/api-reference/pagination/) and say `meta` {total, limit, offset};
+// newest first unless sorted.
 import type { Db } from '../../platform/db/database.ts';
 import { plainError } from '../../platform/http/errors.ts';
 import { applyListQuery, countRows, type ListSpec, type Query } from '../../platform/http/lists.ts';

@@ -1,5 +1,5 @@
-// The DNS records a domain publishes (spec 002 "DNS records"): what to show the user and
-// what the checks compare against. `<selector>` is the domain's fixed DKIM selector label.
+// The DNS records a domain publishes (https://emailit.com/docs/domains.md): what to show the user
+// and what the checks compare against. `<selector>` is the domain's fixed DKIM selector label.
 import type { Config } from '../../config.ts';
 import { dkimRecordValue } from './dkim.ts';
 import type { DomainsTable, RecordStatus } from './tables.ts';

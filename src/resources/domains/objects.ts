@@ -1,5 +1,5 @@
-// The domain object of the API (spec 002 "Domain object") and the event payloads
-// (addendum §3.3). The sealed private key never leaves the row.
+// The domain object of the API (https://emailit.com/docs/domains.md) and the event payloads
+// (https://emailit.com/docs/webhooks/event-types.md). The sealed private key never leaves the row.
 import type { Selectable } from 'kysely';
 import { dnsRecordsOf, type RecordTargets } from './dns-records.ts';
 import type { DomainsTable } from './tables.ts';
@@ -52,7 +52,7 @@ export function verifiedDomainObject(row: DomainRow, targets: RecordTargets) {
   return rest;
 }
 
-/** `domain.created` payload (addendum §3.3); booleans for the tracking flags, as the event examples. */
+/** `domain.created` payload; booleans for the tracking flags, as the event examples. */
 export function createdEventObject(row: DomainRow, targets: RecordTargets) {
   return {
     id: row.id,

@@ -1,5 +1,5 @@
-// The daily re-check (spec 002 "Domain verification"): every domain's records are checked
-// again once a day, so a verified domain whose required record stops passing loses
+// The daily re-check (https://emailit.com/docs/domains/verification.md): every domain's records are
+// checked again once a day, so a verified domain whose required record stops passing loses
 // verified_at (and sends from it fail), and a pending one whose records appear verifies.
 //
 // One durable job chain does it: a `domains.recheck` job checks the domains that are due,

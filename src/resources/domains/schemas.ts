@@ -1,4 +1,4 @@
-// Response bodies of the domains API (spec 000 "Domain object", "Domains"; addendum §3).
+// Response bodies of the domains API (https://emailit.com/docs/domains.md).
 import { Type, type TProperties } from '@sinclair/typebox';
 import { nullable, pageLimitListOf } from '../../platform/http/responses.ts';
 

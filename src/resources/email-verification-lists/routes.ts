@@ -1,4 +1,6 @@
-// /v2/email-verification-lists (addendum §15.2) and the job that verifies a list's addresses.
+// /v2/email-verification-lists
+// (https://emailit.com/docs/api-reference/email-verifications/lists.md) and the job that verifies a
+// list's addresses.
 import type { Static } from '@sinclair/typebox';
 import type { Resource } from '../../platform/resource.ts';
 import type { Db } from '../../platform/db/database.ts';

@@ -1,4 +1,5 @@
-// Request and response bodies of verification lists (addendum §15.2, §6.4).
+// Request and response bodies of verification lists
+// (https://emailit.com/docs/api-reference/email-verifications/lists.md).
 import { Type } from '@sinclair/typebox';
 import { pageLimitListOf } from '../../platform/http/responses.ts';
 import { pageLimitQuery } from '../../platform/http/lists.ts';
@@ -52,7 +53,7 @@ const Stats = Type.Object(
       { description: 'Addresses by result' },
     ),
   },
-  { description: 'Counts; they keep their starting values until every address is done (addendum §15.2)' },
+  { description: 'Counts; they keep their starting values until every address is done' },
 );
 
 export const VerificationList = Type.Object(

@@ -1,7 +1,7 @@
-// Verification lists (addendum §15.2): up to 10,000 addresses, trimmed, lowercased and
-// de-duplicated (invalid ones left out), 5 credits per unique address charged up front, all or
-// nothing, in the one transaction that stores the list, its addresses (pending verification
-// rows) and the job that verifies them in the background.
+// Verification lists (https://emailit.com/docs/api-reference/email-verifications/lists.md): up to
+// 10,000 addresses, trimmed, lowercased and de-duplicated (invalid ones left out), 5 credits per
+// unique address charged up front, all or nothing, in the one transaction that stores the list, its
+// addresses (pending verification rows) and the job that verifies them in the background.
 import { sql, type Selectable } from 'kysely';
 import type { Db, Executor } from '../../platform/db/database.ts';
 import { spendCredits } from '../../platform/credits.ts';
@@ -29,7 +29,7 @@ export interface ListStats {
   results: Record<(typeof VERIFICATION_RESULT_COUNTS)[number], number>;
 }
 
-/** The object of the API and of email_verification_list.* payloads (addendum §6.4). */
+/** The object of the API and of email_verification_list.* payloads (https://emailit.com/docs/webhooks/event-types.md). */
 export function listObject(row: ListRow) {
   return {
     object: 'email_verification_list' as const,

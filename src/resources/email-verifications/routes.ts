@@ -1,4 +1,4 @@
-// POST /v2/email-verifications (addendum §15.1).
+// POST /v2/email-verifications (https://emailit.com/docs/api-reference/email-verifications.md).
 import type { Static } from '@sinclair/typebox';
 import type { Resource } from '../../platform/resource.ts';
 import { createResolver } from '../../platform/dns.ts';

@@ -1,5 +1,6 @@
-// Request and response bodies of single verification (addendum §15.1). The verification
-// object is also an item of a list's results (email-verification-lists).
+// Request and response bodies of single verification
+// (https://emailit.com/docs/api-reference/email-verifications.md). The verification object is also
+// an item of a list's results (email-verification-lists).
 import { Type } from '@sinclair/typebox';
 import { nullable } from '../../platform/http/responses.ts';
 import { VERIFICATION_RESULTS } from '../../mail/verification-score.ts';

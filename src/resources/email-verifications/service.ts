@@ -1,8 +1,9 @@
-// Single-address verification (addendum §15.1): 5 credits charged before the check (402
-// otherwise, nothing checked), the check, then the stored result and `email_verification.created`.
-// The charge and the result are two transactions: a check takes seconds of network, and holding
-// a write transaction open that long would stall every other writer on SQLite. A process that
-// dies between them leaves the row `pending`, the status the object has for exactly that.
+// Single-address verification (https://emailit.com/docs/api-reference/email-verifications.md): 5
+// credits charged before the check (402 otherwise, nothing checked), the check, then the stored
+// result and `email_verification.created`. The charge and the result are two transactions: a check
+// takes seconds of network, and holding a write transaction open that long would stall every other
+// writer on SQLite. A process that dies between them leaves the row `pending`, the status the
+// object has for exactly that.
 import type { Selectable } from 'kysely';
 import type { Resolver } from 'node:dns/promises';
 import type { Db, Executor } from '../../platform/db/database.ts';
@@ -15,7 +16,7 @@ import { normalizeEmail } from '../../mail/address-checks.ts';
 import { verifyAddress, type VerificationMode, type VerificationOutcome, type VerifierDeps } from './verifier.ts';
 import type { EmailVerificationsTable } from './tables.ts';
 
-/** Credits one verified address costs, single or in a list (addendum §17). */
+/** Credits one verified address costs, single or in a list. */
 export const CREDITS_PER_VERIFICATION = 5;
 
 export type VerificationRow = Selectable<EmailVerificationsTable>;

@@ -1,7 +1,8 @@
-// One address verified (addendum §15.1): the offline checks of src/mail/address-checks.ts, the
-// domain's MX records through DNS_SERVERS, its age through RDAP_URL when set, and in `full`
-// mode the SMTP mailbox check; then score, risk and result. Lists share one DomainFacts cache
-// per run, so the addresses of a domain cost one MX lookup and one RDAP lookup.
+// One address verified (https://emailit.com/docs/api-reference/email-verifications.md): the offline
+// checks of src/mail/address-checks.ts, the domain's MX records through DNS_SERVERS, its age
+// through RDAP_URL when set, and in `full` mode the SMTP mailbox check; then score, risk and
+// result. Lists share one DomainFacts cache per run, so the addresses of a domain cost one MX
+// lookup and one RDAP lookup.
 import type { Resolver } from 'node:dns/promises';
 import type { Config } from '../../config.ts';
 import { nowMs } from '../../platform/clock.ts';
@@ -18,7 +19,7 @@ import {
   type VerificationResult,
   type VerificationRisk,
 } from '../../mail/verification-score.ts';
-import { lookupRegistration } from '../domains/rdap.ts';
+import { lookupRegistration } from '../domains/service.ts';
 
 // tldts (the Public Suffix List) loads with the first address verified.
 const tldts = lazyModule<typeof import('tldts')>('tldts');

@@ -43,10 +43,10 @@ export interface AcceptRequest {
   /** Raw MIME as submitted (SMTP relay), stored for reads. */
   raw?: string | null;
   /** Send even to suppressed recipients: a retry is the user's explicit decision to send that
-   *  one email, while the suppression stays in place for every other send (spec 000). */
+   *  one email, while the suppression stays in place for every other send. */
   ignoreSuppressions?: boolean;
   /** Units counted against the sending limits; default one per unique recipient (API). The
-   *  SMTP relay counts one per transaction (addendum §14). */
+   *  SMTP relay counts one per transaction (https://emailit.com/docs/smtp.md). */
   limitUnits?: number;
   /** Runs inside the transaction after the rows are written (idempotency, forward counter). */
   inTransaction?: (tx: Executor, rows: EmailRow[]) => Promise<void>;
@@ -196,7 +196,7 @@ async function acceptNow(ctx: AppContext, principal: Principal, request: AcceptR
     const billable = rows.filter((row) => row.status !== 'suppressed');
     const units = request.limitUnits ?? recipients.length;
     const runAt = request.scheduledAt ? request.scheduledAt.getTime() : now;
-    // SMTP sends and retries do not emit email.accepted (addendum §1.3).
+    // SMTP sends and retries do not emit email.accepted.
     const quietAccept = request.source === 'smtp' || request.source === 'retry';
 
     const content = { id: rows[0].content_id, workspaceId: workspace.id, message: JSON.stringify(message), raw: request.raw ?? null, size, createdAt: rows[0].created_at };

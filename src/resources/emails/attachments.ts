@@ -1,6 +1,6 @@
-// Attachments of a send (spec 000 "Attachment object"): allowed extensions, content xor url,
-// base64 or hex content, inline parts by content_id, and URLs fetched at send time through
-// the SSRF-safe fetcher (30 s, 25 MB, no redirects, no private addresses).
+// Attachments of a send (https://emailit.com/docs/email-api.md): allowed extensions, content xor
+// url, base64 or hex content, inline parts by content_id, and URLs fetched at send time through the
+// SSRF-safe fetcher (30 s, 25 MB, no redirects, no private addresses).
 import type { Resolver } from 'node:dns/promises';
 import { extname } from 'node:path';
 import { fetchPinned, FetchError, parseHttpUrl, resolvePublicAddress, UrlRefusedError } from '../../platform/net.ts';

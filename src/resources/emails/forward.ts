@@ -1,8 +1,8 @@
-// POST /emails/{id}/forward (spec 000 "Emails"): an outgoing email's stored content sent to new
-// recipients as a new email; the original is unchanged. With `include_headers` (the default)
-// the content is wrapped in a forwarded-message block with the note; without it the original
-// is resent as it was. Sending rules, credits, limits and Idempotency-Key apply as for a send,
-// plus the hourly forward limit, which replays also meet and count against.
+// POST /emails/{id}/forward (https://emailit.com/docs/email-api.md): an outgoing email's stored
+// content sent to new recipients as a new email; the original is unchanged. With `include_headers`
+// (the default) the content is wrapped in a forwarded-message block with the note; without it the
+// original is resent as it was. Sending rules, credits, limits and Idempotency-Key apply as for a
+// send, plus the hourly forward limit, which replays also meet and count against.
 import type { AppContext } from '../../platform/context.ts';
 import type { Principal } from '../../platform/http/auth.ts';
 import { ApiError, excerpt, messageError, sendValidationError } from '../../platform/http/errors.ts';
@@ -65,7 +65,7 @@ function validateForward(body: unknown): ForwardInput {
     if (invalid.length === 0 && to.length === 0) errors.push('The to field is required.');
   }
 
-  // Without include_headers the original is resent unchanged (spec 000); the block and the
+  // Without include_headers the original is resent unchanged; the block and the
   // `Fwd: ` subject belong to include_headers: true only.
   let includeHeaders = false;
   if (input.include_headers !== undefined && input.include_headers !== null) {

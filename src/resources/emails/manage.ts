@@ -1,7 +1,8 @@
-// Rescheduling and canceling (addendum §1.1). Both refuse a scheduled email inside the last
-// 3 minutes before it is due; a new time must itself be at least 3 minutes away. The email
-// row and its pending `email.deliver` job change in one transaction, and the job is never
-// touched while a worker holds its lease (delivery has started: too late to cancel).
+// Rescheduling and canceling (https://emailit.com/docs/email-api/scheduling.md). Both refuse a
+// scheduled email inside the last 3 minutes before it is due; a new time must itself be at least 3
+// minutes away. The email row and its pending `email.deliver` job change in one transaction, and
+// the job is never touched while a worker holds its lease (delivery has started: too late to
+// cancel).
 import type { AppContext } from '../../platform/context.ts';
 import type { Executor } from '../../platform/db/database.ts';
 import { messageError } from '../../platform/http/errors.ts';

@@ -1,4 +1,4 @@
-// GET /emails (spec 000 "Emails", addendum §1.2): one item per recipient, newest first, within
+// GET /emails (https://emailit.com/docs/email-api.md): one item per recipient, newest first, within
 // the last 14 days unless `date_from` is given (created_at filters narrow it, never widen it).
 import type { Executor } from '../../platform/db/database.ts';
 import { nowMs, isoFromMs } from '../../platform/clock.ts';

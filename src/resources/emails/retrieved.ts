@@ -1,6 +1,6 @@
-// Reading one email (addendum §1.1): finding it in the caller's workspace, its stored content
-// (null once purged by the retention job), and the shapes of GET /emails/{id} and its
-// /raw, /body, /meta and /attachments variants.
+// Reading one email (https://emailit.com/docs/email-api.md): finding it in the caller's workspace,
+// its stored content (null once purged by the retention job), and the shapes of GET /emails/{id}
+// and its /raw, /body, /meta and /attachments variants.
 import type { Selectable } from 'kysely';
 import type { Executor } from '../../platform/db/database.ts';
 import { messageError } from '../../platform/http/errors.ts';
@@ -125,7 +125,7 @@ function attemptObject(row: AttemptRow) {
   };
 }
 
-/** The documented reason of the email's last rejection or bounce (issue 19), or null. */
+/** The documented reason of the email's last rejection or bounce (docs/delivery.md), or null. */
 export function bounceObject(row: EmailRow) {
   if (!row.bounce_reason) return null;
   const known = (BOUNCE_REASONS as Record<string, { description: string }>)[row.bounce_reason];

@@ -1,7 +1,8 @@
-// POST /emails/{id}/retry (spec 000 "Emails", "Email status"): a bounced, failed, suppressed or
-// held email younger than 30 days, whose content is still stored, is sent again to the same
-// recipient as a new email (source `retry`, `original_id` set, one credit, no email.accepted),
-// even when the recipient is suppressed: retrying is the user's explicit decision.
+// POST /emails/{id}/retry (https://emailit.com/docs/email-api.md,
+// https://emailit.com/docs/logs/email-statuses.md): a bounced, failed, suppressed or held email
+// younger than 30 days, whose content is still stored, is sent again to the same recipient as a new
+// email (source `retry`, `original_id` set, one credit, no email.accepted), even when the recipient
+// is suppressed: retrying is the user's explicit decision.
 import type { AppContext } from '../../platform/context.ts';
 import type { Principal } from '../../platform/http/auth.ts';
 import { messageError } from '../../platform/http/errors.ts';
@@ -42,7 +43,7 @@ export async function retryEmail(ctx: AppContext, principal: Principal, id: stri
     originalId: row.id,
     // The user asked for this one email; a suppression of the recipient stays for other sends.
     ignoreSuppressions: true,
-    // Only send and forward count against the sending limits (spec 000 "Limits").
+    // Only send and forward count against the sending limits (https://emailit.com/docs/limits.md).
     limitUnits: 0,
   });
   const email = accepted.rows[0];

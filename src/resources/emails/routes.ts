@@ -70,7 +70,8 @@ const ForwardBodySchema = Type.Object({
   subject: Type.Optional(Type.String()),
 });
 
-// What sending (and forwarding) can answer besides the email: spec 000 "Emails", "Idempotency".
+// What sending (and forwarding) can answer besides the email:
+// https://emailit.com/docs/email-api.md, https://emailit.com/docs/api-reference/idempotency/.
 const sendErrors = errorResponses({
   400: ['sendValidation', 'errorMessage'], // validation; a malformed Idempotency-Key
   402: 'errorMessage',

@@ -1,4 +1,4 @@
-// Response bodies of the emails API (spec 000 "Email object", "Emails"; addendum §1). Field
+// Response bodies of the emails API (https://emailit.com/docs/email-api.md). Field
 // order is the order they are sent in.
 import { Type, type TProperties } from '@sinclair/typebox';
 import { nullable, pageLimitListOf } from '../../platform/http/responses.ts';
@@ -6,7 +6,7 @@ import { EMAIL_STATUSES } from './read.ts';
 import { BOUNCE_REASON_NAMES } from '../../mail/bounce-reasons.ts';
 
 const text = (description: string) => Type.String({ description });
-const Status = Type.Union(EMAIL_STATUSES.map((s) => Type.Literal(s)), { description: 'Delivery status (spec 000 "Email status")' });
+const Status = Type.Union(EMAIL_STATUSES.map((s) => Type.Literal(s)), { description: 'Delivery status (https://emailit.com/docs/logs/email-statuses.md)' });
 const BounceReason = Type.Union(BOUNCE_REASON_NAMES.map((r) => Type.Literal(r)), { description: 'Documented bounce reason (README "Bounce reasons")' });
 const BounceType = Type.Union([Type.Literal('hard'), Type.Literal('soft')], { description: 'hard: will not go away by itself; soft: may' });
 const Bounce = nullable(
@@ -84,7 +84,8 @@ export const ForwardedEmail = Type.Object(
 );
 
 /** Send and forward share one Idempotency-Key namespace, so either may replay the other's
- *  response (spec 000 "Idempotency"); the stricter shape comes first for the serializer. */
+ *  response (https://emailit.com/docs/api-reference/idempotency/); the stricter shape comes
+ *  first for the serializer. */
 export const AcceptedEmail = Type.Union([ForwardedEmail, SentEmail], { title: 'AcceptedEmail' });
 
 export const RetriedEmail = Type.Object(

@@ -1,5 +1,5 @@
 // Emails: one row per recipient (its own id, token, Message-ID and status), sharing one stored
-// content row per request. Attempts record every delivery try (issue 6).
+// content row per request. Attempts record every delivery try.
 import type { Generated } from 'kysely';
 
 export interface EmailsTable {
@@ -28,7 +28,7 @@ export interface EmailsTable {
   original_id: string | null;
   status_detail: string | null; // last reason (bounce text, failure) shown on reads
   delivered_at: string | null;
-  /** Documented reason of the last rejection or bounce (src/mail/bounce-reasons.ts); issue 19. */
+  /** Documented reason of the last rejection or bounce (src/mail/bounce-reasons.ts). */
   bounce_reason: string | null;
   /** hard | soft */
   bounce_type: string | null;
@@ -61,7 +61,7 @@ export interface EmailAttemptsTable {
   response: string | null;
   /** Documented reason of a rejection (null when delivered). */
   reason: string | null;
-  /** TLS outcome: dane | mta-sts | tls | opportunistic | none (null for attempts without a session or before issue 19). */
+  /** TLS outcome: dane | mta-sts | tls | opportunistic | none (null for attempts without a session or recorded before TLS outcomes were kept). */
   tls: string | null;
 }
 

@@ -1,6 +1,7 @@
-// The object each event type carries (`object` / `data.object`), addendum §6.4, as data:
-// emitters and their tests check payloads with checkEventPayload, the webhook test delivery
-// sends sampleEventObject, and the events API documents the known types from here.
+// The object each event type carries (`object` / `data.object`),
+// https://emailit.com/docs/webhooks/event-types.md, as data: emitters and their tests check
+// payloads with checkEventPayload, the webhook test delivery sends sampleEventObject, and the
+// events API documents the known types from here.
 import { newId } from '../../platform/ids.ts';
 import { nowIso } from '../../platform/clock.ts';
 
@@ -110,7 +111,7 @@ export function isCustomEventType(type: string): boolean {
   return /^[wc]:.+/.test(type);
 }
 
-/** System types `all_events` leaves out (addendum §6.3). */
+/** System types `all_events` leaves out (https://emailit.com/docs/api-reference/events/). */
 export const NOT_IN_ALL_EVENTS = new Set(['cart.updated', 'product.viewed']);
 
 /** Problems with an event object against its type's shape (empty: conforms). */

@@ -1,4 +1,5 @@
-// Response bodies of the events API (spec 000 "Events"; addendum §6), v2 and the legacy v1.
+// Response bodies of the events API (https://emailit.com/docs/api-reference/events/), v2 and the
+// legacy v1.
 import { Type } from '@sinclair/typebox';
 import { pageLimitListOf, perPageListOf } from '../../platform/http/responses.ts';
 
@@ -12,7 +13,7 @@ const fields = {
 };
 
 export const Event = Type.Object(
-  { ...fields, data: Type.Object({ object: AnyObject('The object the event is about (addendum §6.4)') }, { title: 'EventData', description: 'The event\'s data' }), created_at: text('When it happened') },
+  { ...fields, data: Type.Object({ object: AnyObject('The object the event is about') }, { title: 'EventData', description: 'The event\'s data' }), created_at: text('When it happened') },
   { title: 'Event' },
 );
 

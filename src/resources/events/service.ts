@@ -1,6 +1,7 @@
-// The events API: spec 002 "Events", spec 000 "Shared list rules" 6, addendum §6.1–6.2.
-// v2 lists the last two days unless a created_at filter is given, newest first, 100 a page,
-// and refuses pages starting past offset 2,500; the legacy v1 list pages with per_page.
+// The events API: https://emailit.com/docs/api-reference/events/,
+// https://emailit.com/docs/api-reference/pagination/. v2 lists the last two days unless a
+// created_at filter is given, newest first, 100 a page, and refuses pages starting past offset
+// 2,500; the legacy v1 list pages with per_page.
 import { createHash } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { Db } from '../../platform/db/database.ts';
@@ -9,6 +10,9 @@ import { isoFromMs, nowMs } from '../../platform/clock.ts';
 import { looksLikeId } from '../../platform/ids.ts';
 import { ApiError, plainError } from '../../platform/http/errors.ts';
 import { applyListQuery, pageLimitList, pagingFrom, perPageList, type ListSpec, type Query } from '../../platform/http/lists.ts';
+
+// What other features read about event types (webhooks, automations).
+export { isCustomEventType, NOT_IN_ALL_EVENTS, PAYLOAD_SHAPES, sampleEventObject } from './payloads.ts';
 
 type EventRow = Selectable<EventsTable>;
 

@@ -1,9 +1,9 @@
-// The vocabulary of a form's `definition` (spec 001 "Form object"): steps of kind `form` or
-// `success` made of blocks (`text`, `button`, `image` and the input types), buttons with an
-// action, inputs with `name`, `label`, `required`; plus `styles`, `targeting` and
-// `experiments`, whose fields are ours (the spec leaves them to the form builder) and are
-// what the embed script understands. A definition is stored as given and checked here when the
-// form is published. Pure code without Node imports: the embed script imports its types.
+// The vocabulary of a form's `definition` (https://emailit.com/docs/forms.md): steps of kind `form`
+// or `success` made of blocks (`text`, `button`, `image` and the input types), buttons with an
+// action, inputs with `name`, `label`, `required`; plus `styles`, `targeting` and `experiments`,
+// whose fields are ours (the spec leaves them to the form builder) and are what the embed script
+// understands. A definition is stored as given and checked here when the form is published. Pure
+// code without Node imports: the embed script imports its types.
 
 export const FORM_TYPES = ['popup', 'full_page', 'flyout', 'embed', 'banner'] as const;
 export const INPUT_TYPES = ['email', 'text_input', 'phone', 'date', 'radio', 'checkbox', 'dropdown'] as const;
@@ -114,7 +114,7 @@ export function inputsOf(steps: Step[]): InputBlock[] {
   return steps.filter((step) => step.kind === 'form').flatMap((step) => step.blocks.filter(isInput));
 }
 
-/** The definition generated when `definition` is omitted on create (spec 001). */
+/** The definition generated when `definition` is omitted on create. */
 export function starterDefinition(type: FormType): Definition {
   return {
     version: 1,

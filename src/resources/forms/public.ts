@@ -1,7 +1,7 @@
 // The public side of a live form (no key): what the embed script needs to render it, with a
-// fresh proof-of-work challenge, and the submission of its fields. Spec 001 "Forms": load and
-// submit by the form's public token; only `live` forms answer. A submission is stored with
-// the form and creates no contact.
+// fresh proof-of-work challenge, and the submission of its fields
+// (https://emailit.com/docs/forms.md): load and submit by the form's public token; only `live`
+// forms answer. A submission is stored with the form and creates no contact.
 import type { Db } from '../../platform/db/database.ts';
 import { isUniqueViolation } from '../../platform/db/database.ts';
 import { newId } from '../../platform/ids.ts';

@@ -28,7 +28,8 @@ const tags = ['Forms'];
 type Id = Static<typeof S.IdParams>;
 type Token = Static<typeof S.TokenParams>;
 
-// Like the other lists: an unknown sort key or direction is ignored (addendum §12), not refused.
+// Like the other lists: an unknown sort key or direction is ignored (docs/api.md, "Conventions"),
+// not refused.
 const sortKeys = (keys: string[]) => ({
   order: Type.Optional(Type.String({ description: `Sort key: ${keys.join(', ')}; newest first without it` })),
   direction: Type.Optional(Type.String({ description: 'asc or desc (order without direction sorts ascending)' })),
@@ -39,7 +40,7 @@ const SubmissionsQuery = pageLimitQuery(10, sortKeys(['created_at', 'page_url', 
 const notFound = errorResponses({ 404: 'error' });
 const publicErrors = errorResponses({ 404: 'error', 429: 'rateLimit' });
 
-// Per IP, whatever the plan (spec 001 "Limits").
+// Per IP, whatever the plan (https://emailit.com/docs/limits.md).
 const LOADS_PER_MINUTE = 60;
 const SUBMITS_PER_MINUTE = 30;
 

@@ -1,5 +1,5 @@
-// Request and response bodies of the forms API and of its public endpoints (spec 001 "Form
-// object" and "Forms"; the paths the spec does not show follow its conventions).
+// Request and response bodies of the forms API and of its public endpoints
+// (https://emailit.com/docs/forms.md; the paths the spec does not show follow its conventions).
 import { Type } from '@sinclair/typebox';
 import { nullable, pageLimitListOf } from '../../platform/http/responses.ts';
 import { FORM_TYPES } from './definition.ts';

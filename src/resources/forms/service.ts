@@ -1,4 +1,4 @@
-// Forms: spec 001 "Form object", "Form" transitions and "Forms", addendum §10. A form is
+// Forms: https://emailit.com/docs/forms.md. A form is
 // created as a `draft` with its definition stored as given, checked when it is published;
 // `live` forms are what the public endpoints and the embed script serve, and a live form's
 // update is checked the same way (it stays publishable) and is visible at once. Unpublish
@@ -71,7 +71,7 @@ export const newFormToken = () => randomAlphanumeric(32);
 
 const isFormType = (value: unknown): value is FormType => (FORM_TYPES as readonly unknown[]).includes(value);
 
-/** The definition with `type` matching the form's (spec 001: `type` updates `definition.type`). */
+/** The definition with `type` matching the form's (`type` updates `definition.type`). */
 function withType(definition: Json, type: FormType): string {
   return JSON.stringify({ ...definition, type });
 }

@@ -1,5 +1,5 @@
-// GET /mjml/reference: the 36 elements of MJML (spec 000 "MJML tools"), with their
-// parents, children and attributes read from the compiler's own registry, so the reference
+// GET /mjml/reference: the 36 elements of MJML (https://emailit.com/docs/templates/mjml.md), with
+// their parents, children and attributes read from the compiler's own registry, so the reference
 // always matches what validate and render accept.
 import { COMPONENTLESS_TAGS, GLOBAL_ATTRIBUTES, MJML_VERSION, ROOT_ATTRIBUTES, components, dependencies } from './engine.ts';
 

@@ -1,4 +1,4 @@
-// Response bodies of the MJML endpoints (addendum §2.4).
+// Response bodies of the MJML endpoints (https://emailit.com/docs/templates/mjml.md).
 import { Type } from '@sinclair/typebox';
 import { nullable } from '../../platform/http/responses.ts';
 

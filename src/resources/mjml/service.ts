@@ -1,5 +1,5 @@
-// The MJML tools (spec 000 "MJML tools (alpha)") and what templates need from them: access
-// (the workspace's `mjml` feature), the 2 MB source limit, the render limit, validation and
+// The MJML tools (https://emailit.com/docs/templates/mjml.md) and what templates need from them:
+// access (the workspace's `mjml` feature), the 2 MB source limit, the render limit, validation and
 // compilation. Checking and compiling run in worker threads (pool.ts).
 import type { Executor } from '../../platform/db/database.ts';
 import { ApiError, fieldValidationError, messageError } from '../../platform/http/errors.ts';

@@ -2,7 +2,7 @@
 
 export type Severity = 'error' | 'warning' | 'info';
 
-/** The MJML diagnostic object of spec 000; fields that do not apply are omitted. */
+/** The MJML diagnostic object (https://emailit.com/docs/templates/mjml.md); fields that do not apply are omitted. */
 export interface Diagnostic {
   severity: Severity;
   code: string;

@@ -1,7 +1,7 @@
-// Notices to a workspace's owners (its members' account emails) about something that needs
-// their attention, such as a failing webhook (addendum §5.3). A notice is queued as one job per
-// recipient inside the caller's transaction, so it exists exactly when the change it reports
-// does; the worker sends it from the service's own address.
+// Notices to a workspace's owners (its members' account emails) about something that needs their
+// attention, such as a failing webhook (https://emailit.com/docs/webhooks/retries-and-failures.md).
+// A notice is queued as one job per recipient inside the caller's transaction, so it exists exactly
+// when the change it reports does; the worker sends it from the service's own address.
 import type { Executor } from '../../platform/db/database.ts';
 import { enqueueJob } from '../../platform/jobs.ts';
 import { getWorkspace } from '../workspaces/service.ts';

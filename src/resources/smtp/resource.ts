@@ -1,10 +1,13 @@
 // The two SMTP listeners (role `smtp`): the submission relay and the inbound MX. Port 0
 // disables a listener. The bound ports are kept in `smtpListeners` for whoever started this
-// process (tests, the demo) to read.
+// process (tests, the demo) to read. A certificate from files is reloaded when they change.
+import { X509Certificate } from 'node:crypto';
+import { recordTlsCertificateExpiry } from '../../platform/metrics.ts';
 import type { Resource } from '../../platform/resource.ts';
 import { startInbound } from '../../smtp/inbound.ts';
 import { startSubmission } from '../../smtp/submission.ts';
 import { loadTlsMaterial } from '../../smtp/tls.ts';
+import { watchTlsFiles } from '../../smtp/tls-reload.ts';
 
 export interface SmtpListenerPorts {
   submission: number | null;
@@ -33,7 +36,15 @@ export const resource: Resource = {
     const ports: SmtpListenerPorts = { submission: submission.port, submissionTls: submission.tlsPort, inbound: inbound?.port ?? null };
     Object.assign(smtpListeners, ports);
     ctx.log.info({ ...ports, tls: tls.source }, 'SMTP listeners started');
+    recordTlsCertificateExpiry(new Date(new X509Certificate(tls.cert).validTo));
+    const servers = [...submission.servers, ...(inbound ? [inbound.server] : [])];
+    // New sessions (STARTTLS and implicit TLS) take the new context; open ones keep theirs.
+    const watcher = tls.files && watchTlsFiles(tls.files, tls, ctx.log.child({ component: 'smtp-tls' }), (pair) => {
+      for (const server of servers) server.updateSecureContext({ key: pair.key, cert: pair.cert });
+      recordTlsCertificateExpiry(new Date(pair.x509.validTo));
+    });
     return async () => {
+      watcher?.close();
       await Promise.all([submission.close(), inbound?.close()]);
       // Forget the ports unless a later start in this process replaced them.
       if (smtpListeners.submission === ports.submission && smtpListeners.inbound === ports.inbound) {

@@ -1,4 +1,4 @@
-// Response bodies of the suppressions API (spec 000 "Suppressions").
+// Response bodies of the suppressions API (https://emailit.com/docs/suppressions.md).
 import { Type } from '@sinclair/typebox';
 import { nullable, pageLimitListOf } from '../../platform/http/responses.ts';
 import { SUPPRESSION_TYPES } from './input.ts';

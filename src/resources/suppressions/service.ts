@@ -1,4 +1,4 @@
-// Suppressions: spec 000 "Suppressions" and "Suppression activity", addendum §6.4.
+// Suppressions: https://emailit.com/docs/suppressions.md.
 // An address has at most one suppression per type. One whose keep_until has passed stops
 // blocking (activeSuppressions) but stays listed until deleted.
 import { sql, type Selectable } from 'kysely';
@@ -27,7 +27,7 @@ export type Suppression = {
   keep_until: string | null;
 };
 
-/** The suppression object of the API and of suppression.* event payloads (addendum §6.4). */
+/** The suppression object of the API and of suppression.* event payloads (https://emailit.com/docs/webhooks/event-types.md). */
 export function suppressionObject(row: SuppressionRow): Suppression {
   return {
     object: 'suppression',
@@ -199,7 +199,7 @@ export async function activeSuppressions(db: Executor, workspaceId: string, addr
 /**
  * The suppression the service adds after a hard bounce or a complaint, inside the delivery
  * code's transaction. Upsert: an existing one of that type gets the new reason and, if it
- * had expired, becomes permanent again. No suppression.created (addendum §6.4: listen to
+ * had expired, becomes permanent again. No suppression.created (listen to
  * email.bounced / email.complained).
  */
 export async function addAutomaticSuppression(

@@ -1,4 +1,4 @@
-// Response bodies of the templates API (spec 000 "Templates", addendum §2).
+// Response bodies of the templates API (docs/api.md, "Templates and MJML").
 import { Type } from '@sinclair/typebox';
 import { nullable, perPageListOf } from '../../platform/http/responses.ts';
 import { EDITORS } from './service.ts';

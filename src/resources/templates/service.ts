@@ -1,4 +1,4 @@
-// Templates: spec 000 "Template object", "Template version", "Templates"; addendum §2.
+// Templates (docs/api.md, "Templates and MJML").
 // A template is the set of versions sharing an alias; at most one version of an alias is
 // published (enforced by a partial unique index). The first version of an alias is published
 // at creation, later ones are drafts until published.
@@ -83,7 +83,7 @@ export function templateObject(row: TemplateRow, content = true): TemplateObject
   };
 }
 
-/** The `template.*` event object (addendum §2). */
+/** The `template.*` event object (https://emailit.com/docs/webhooks/event-types.md). */
 function eventObject(row: TemplateRow) {
   return {
     id: row.id,

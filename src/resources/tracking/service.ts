@@ -1,6 +1,7 @@
 // Opens and clicks of tracked mail: each hit is stored; the first of a burst (same email, same
-// link, within DEDUP_WINDOW_MS) emits email.loaded / email.clicked (addendum §6.4) and moves
-// the email's status forward, in one transaction. Later hits of the burst are counted only.
+// link, within DEDUP_WINDOW_MS) emits email.loaded / email.clicked
+// (https://emailit.com/docs/webhooks/event-types.md) and moves the email's status forward, in one
+// transaction. Later hits of the burst are counted only.
 import type { Db } from '../../platform/db/database.ts';
 import { dialectOf } from '../../platform/db/database.ts';
 import { isoFromMs, nowIso, nowMs } from '../../platform/clock.ts';

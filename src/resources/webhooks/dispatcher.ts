@@ -1,8 +1,8 @@
-// The delivery worker (addendum §5): for each enabled webhook with work, take its lease (one
-// request in flight per webhook, across every worker process), then send its due retries and
-// its queued events, oldest first, in batches of up to 100. Every attempt is recorded; a
-// failure is retried on the schedule of policy.ts, then marked failed; a webhook with no
-// success for 3 days is disabled.
+// The delivery worker (https://emailit.com/docs/webhooks/retries-and-failures.md): for each enabled
+// webhook with work, take its lease (one request in flight per webhook, across every worker
+// process), then send its due retries and its queued events, oldest first, in batches of up to 100.
+// Every attempt is recorded; a failure is retried on the schedule of policy.ts, then marked failed;
+// a webhook with no success for 3 days is disabled.
 //
 // Crash safety: a batch is moved from the outbox into a `pending` request in one transaction
 // before it is sent; a worker that dies leaves its lease to expire and the request due, so it
@@ -29,7 +29,7 @@ import { disabledNotice, failingNotice } from './notices.ts';
 import { sendBatch, type SendOutcome } from './send.ts';
 import { openBatchInOneStatement, pendingRequest, recordSuccessAndOpenNext, type OpenedBatch } from './one-statement.ts';
 import type { WebhookRequestRow, WebhookRow } from './tables.ts';
-import { traceparentsOf } from '../emails/traces.ts';
+import { traceparentsOf } from '../emails/service.ts';
 import { emailIdAttribute, inSpan, markFailed, SpanKind, tracingOn } from '../../platform/tracing.ts';
 
 const LEASE_MS = REQUEST_TIMEOUT_MS + 30_000;
@@ -464,9 +464,9 @@ async function recordFailure(
 ): Promise<boolean> {
   const failingSince = current.failing_since ?? nowMsValue;
   const failures = current.consecutive_failures + 1;
-  // Addendum §5.3: the owners are emailed at a request's 3rd failure (once per run of
-  // failures: a dead endpoint's backlog would otherwise send one per batch) and when the
-  // webhook is disabled.
+  // The owners are emailed at a request's 3rd failure (once per run of failures: a dead
+  // endpoint's backlog would otherwise send one per batch) and when the webhook is disabled
+  // (https://emailit.com/docs/webhooks/retries-and-failures.md).
   let notifiedAt = current.failure_notified_at;
   if (attempt === 3 && !request.manual) {
     ctx.log.warn({ webhookId: hook.id, requestId: request.id, workspaceId: hook.workspace_id }, 'webhook request failed for the third time');

@@ -1,6 +1,7 @@
-// Webhook payload filters (spec 002 "Webhook object"): `match` all (default) or any, and up to
-// 25 rules of `field` (a dotted path into the event object; a leading `payload.` is ignored),
-// `operator` and `value`. Pure logic: validated on save, evaluated at fan-out.
+// Webhook payload filters (https://emailit.com/docs/api-reference/webhooks.md): `match` all
+// (default) or any, and up to 25 rules of `field` (a dotted path into the event object; a leading
+// `payload.` is ignored), `operator` and `value`. Pure logic: validated on save, evaluated at
+// fan-out.
 //
 // Typing: text operators (contains, not_contains, starts_with, ends_with) match string values
 // only; greater_than and less_than match numbers only; equals/not_equals compare scalars;

@@ -1,4 +1,5 @@
-// What the owners of a workspace are told about its webhooks (addendum §5.3).
+// What the owners of a workspace are told about its webhooks
+// (https://emailit.com/docs/webhooks/retries-and-failures.md).
 import type { Notice } from '../notifications/service.ts';
 import type { SendOutcome } from './send.ts';
 import type { WebhookRequestRow, WebhookRow } from './tables.ts';

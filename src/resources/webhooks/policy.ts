@@ -1,5 +1,6 @@
-// The delivery rules of addendum §5 as pure functions: batch size, the retry schedule, when a
-// webhook is disabled, what counts as success, and the request signature.
+// The delivery rules of https://emailit.com/docs/webhooks/retries-and-failures.md as pure
+// functions: batch size, the retry schedule, when a webhook is disabled, what counts as success,
+// and the request signature.
 import { randomBytes } from 'node:crypto';
 import { hmacSha256 } from '../../platform/hmac.ts';
 

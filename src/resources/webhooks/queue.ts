@@ -13,7 +13,7 @@ import type { Executor } from '../../platform/db/database.ts';
 import { preparedQuery } from '../../platform/db/prepared.ts';
 import type { EmittedEvent, EventSubscriber } from '../../platform/events.ts';
 import { nowIso } from '../../platform/clock.ts';
-import { isCustomEventType, NOT_IN_ALL_EVENTS } from '../events/payloads.ts';
+import { isCustomEventType, NOT_IN_ALL_EVENTS } from '../events/service.ts';
 import { matchesFilter, type WebhookFilter } from './filter.ts';
 
 export const SUBSCRIPTIONS_TTL_MS = 1000;
@@ -52,7 +52,7 @@ async function loadSubscriptions(tx: Executor, workspaceId: string): Promise<Wor
       id: row.id,
       allEvents: row.all_events === 1,
       events: new Set(JSON.parse(row.events) as string[]),
-      // On Pay as you go, existing filters are ignored (addendum §5.5).
+      // On Pay as you go, existing filters are ignored.
       filter: row.filter === null || row.plan === 'payg' ? null : (JSON.parse(row.filter) as WebhookFilter),
     })),
   };

@@ -1,12 +1,13 @@
 // Webhook requests (`whr_`): each batch sent to a webhook, with its state and every attempt;
-// readable, and resendable by hand for 7 days (addendum §5.3). Also the test delivery.
+// readable, and resendable by hand for 7 days
+// (https://emailit.com/docs/webhooks/retries-and-failures.md). Also the test delivery.
 import type { AppContext } from '../../platform/context.ts';
 import type { Db } from '../../platform/db/database.ts';
 import { isoFromMs, nowIso, nowMs } from '../../platform/clock.ts';
 import { newId, looksLikeId } from '../../platform/ids.ts';
 import { ApiError, plainError } from '../../platform/http/errors.ts';
 import { applyListQuery, pageLimitList, type ListSpec, type Query } from '../../platform/http/lists.ts';
-import { isCustomEventType, PAYLOAD_SHAPES, sampleEventObject } from '../events/payloads.ts';
+import { isCustomEventType, PAYLOAD_SHAPES, sampleEventObject } from '../events/service.ts';
 import { batchBody, batchItem, MAX_ATTEMPTS, RESEND_WINDOW_MS } from './policy.ts';
 import { batchBodyOf } from './dispatcher.ts';
 import { nudgeDispatchers } from './queue.ts';

@@ -52,7 +52,7 @@ const TestBody = Type.Object({ type: Type.Optional(Type.String({ minLength: 1, m
 type Id = Static<typeof IdParams>;
 type RequestId = Static<typeof RequestParams>;
 
-// Test deliveries: 5 per minute per IP (spec 000 "Limits"), whatever the plan.
+// Test deliveries: 5 per minute per IP (https://emailit.com/docs/limits.md), whatever the plan.
 const testLimiter = new SlidingWindowLimiter(5, 60_000);
 
 const notFound = errorResponses({ 404: 'error' });

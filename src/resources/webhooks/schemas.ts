@@ -1,4 +1,4 @@
-// Response bodies of the webhooks API (spec 000 "Webhooks"; addendum §5).
+// Response bodies of the webhooks API (https://emailit.com/docs/api-reference/webhooks.md).
 import { Type } from '@sinclair/typebox';
 import { nullable, pageLimitListOf } from '../../platform/http/responses.ts';
 import { FILTER_OPERATORS } from './filter.ts';

@@ -1,6 +1,7 @@
-// One signed POST of a batch to a webhook's URL (addendum §5.1): the hostname is resolved and
-// checked again at every attempt and the connection pinned to the checked address; 30 s for
-// the whole exchange; redirects are not followed and count as failures.
+// One signed POST of a batch to a webhook's URL
+// (https://emailit.com/docs/webhooks/request-signature.md): the hostname is resolved and checked
+// again at every attempt and the connection pinned to the checked address; 30 s for the whole
+// exchange; redirects are not followed and count as failures.
 import type { AppContext } from '../../platform/context.ts';
 import { nowMs } from '../../platform/clock.ts';
 import { fetchPinned, parseHttpUrl, resolvePublicAddress } from '../../platform/net.ts';

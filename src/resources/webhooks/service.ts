@@ -1,6 +1,6 @@
-// Webhooks: spec 002 "Webhook", addendum §5 and §17. The secret is sealed at rest and returned
-// only by create, retrieve and reset-secret; the URL's hostname is resolved on save and must
-// reach a public address (unless ALLOW_PRIVATE_URLS).
+// Webhooks: https://emailit.com/docs/api-reference/webhooks.md. The secret is sealed at rest and
+// returned only by create, retrieve and reset-secret; the URL's hostname is resolved on save and
+// must reach a public address (unless ALLOW_PRIVATE_URLS).
 import type { Resolver } from 'node:dns/promises';
 import type { AppContext } from '../../platform/context.ts';
 import type { Db, Executor } from '../../platform/db/database.ts';
@@ -16,8 +16,9 @@ import { FilterError, normalizeFilter, type WebhookFilter } from './filter.ts';
 import { newWebhookSecret } from './policy.ts';
 import { forgetSubscriptions, stopDeliveries } from './queue.ts';
 import type { WebhookRow } from './tables.ts';
+import { transact } from '../../platform/db/transact.ts';
 
-/** Webhook endpoints per plan (addendum §5.5). */
+/** Webhook endpoints per plan (https://emailit.com/docs/limits.md). */
 export const WEBHOOK_LIMITS: Record<Plan, number> = { payg: 3, pro: 10, business: 100, custom: 100 };
 
 export function filtersAllowed(plan: Plan): boolean {
@@ -158,7 +159,7 @@ export async function createWebhook(ctx: AppContext, workspaceId: string, input:
     created_at: now,
     updated_at: now,
   };
-  await ctx.db.transaction().execute(async (tx) => {
+  await transact(ctx.db, async (tx) => {
     // Serialise creations per workspace so that the plan limit holds under concurrency.
     if (ctx.dialect === 'postgres') await tx.selectFrom('workspaces').select('id').where('id', '=', workspaceId).forUpdate().execute();
     const existing = await findByName(tx, workspaceId, name);
@@ -171,7 +172,8 @@ export async function createWebhook(ctx: AppContext, workspaceId: string, input:
     try {
       await tx.insertInto('webhooks').values(row).execute();
     } catch (error) {
-      if (isUniqueViolation(error)) {
+      // On PostgreSQL the transaction is aborted: transact runs it again and the check above finds the clash.
+      if (isUniqueViolation(error) && ctx.dialect !== 'postgres') {
         const clash = await findByName(tx, workspaceId, name);
         throw nameConflict(clash ?? { id: row.id, name });
       }
@@ -210,7 +212,7 @@ export async function updateWebhook(ctx: AppContext, workspaceId: string, idOrNa
   const filter = checkFilter(input.filter, workspace);
   const url = input.url !== undefined && input.url.trim() !== current.url ? await checkUrl(ctx, input.url) : undefined;
 
-  const updated = await ctx.db.transaction().execute(async (tx) => {
+  const updated = await transact(ctx.db, async (tx) => {
     const row = await resolveWebhook(tx, workspaceId, current.id);
     if (name !== undefined && name !== row.name) {
       const clash = await findByName(tx, workspaceId, name);
@@ -235,7 +237,7 @@ export async function updateWebhook(ctx: AppContext, workspaceId: string, idOrNa
     try {
       await tx.updateTable('webhooks').set(changes).where('id', '=', row.id).execute();
     } catch (error) {
-      if (isUniqueViolation(error)) {
+      if (isUniqueViolation(error) && ctx.dialect !== 'postgres') {
         const clash = await findByName(tx, workspaceId, name ?? row.name);
         throw nameConflict(clash ?? { id: row.id, name: name ?? row.name });
       }
@@ -273,7 +275,7 @@ export async function listWebhooks(db: Db, workspaceId: string, query: Query, re
 }
 
 export async function deleteWebhook(db: Db, workspaceId: string, idOrName: string) {
-  const deleted = await db.transaction().execute(async (tx) => {
+  const deleted = await transact(db, async (tx) => {
     const row = await resolveWebhook(tx, workspaceId, idOrName);
     // Its outbox, requests and attempts go with it (ON DELETE CASCADE): pending deliveries are dropped.
     await tx.deleteFrom('webhook_outbox').where('webhook_id', '=', row.id).execute();

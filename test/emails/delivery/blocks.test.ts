@@ -1,4 +1,4 @@
-// Blocks are not bounces (issue 19, postal #60): a receiver that answers a reputation block with
+// Blocks are not bounces (docs/delivery.md): a receiver that answers a reputation block with
 // 550 leaves the email attempted (retried later) and the recipient unsuppressed, and slows the
 // destination down. Queue administration: holds by recipient domain, release, purge.
 import { test, before, after } from 'node:test';

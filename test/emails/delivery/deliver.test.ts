@@ -127,7 +127,7 @@ test('a 550 bounces the email, adds a bounce suppression and emits email.bounced
   const events = await app.eventsOf(id);
   assert.deepEqual(events.map((e) => e.type), ['email.accepted', 'email.bounced']);
   assert.equal(events[1].object.status, 'bounced');
-  // Automatic suppressions emit no suppression.created (addendum §6.4).
+  // Automatic suppressions emit no suppression.created.
   const created = await app.running.ctx.db.selectFrom('events').select('data').where('type', '=', 'suppression.created').execute();
   assert.equal(created.filter((e) => JSON.parse(e.data).email === 'nobody@example.org').length, 0);
   assert.deepEqual((await app.attemptsOf(id)).map((a) => [a.outcome, a.smtp_code]), [['permanent', 550]]);

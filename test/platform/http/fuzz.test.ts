@@ -1,8 +1,8 @@
-// Bad input never breaks the server (issue 20): hostile requests to every operation of
-// /openapi.json get a documented 4xx (every answer is held against the document),
+// Bad input never breaks the server (docs/performance.md, "fuzz"): hostile requests to every
+// operation of /openapi.json get a documented 4xx (every answer is held against the document),
 // never a 5xx, a stack trace or SQL, and the server stays up. The `fuzz` bench scenario runs
-// 100,000 of them; here a bounded, reproducible sample. Both send through node:http, so path
-// tricks (%2e%2e, .., %2f) reach the server as generated, not resolved by a URL parser first.
+// 100,000 of them; here a bounded, reproducible sample. Both send through node:http, so path tricks
+// (%2e%2e, .., %2f) reach the server as generated, not resolved by a URL parser first.
 import http from 'node:http';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

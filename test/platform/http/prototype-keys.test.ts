@@ -1,6 +1,6 @@
 // Sort and filter keys that name properties every JavaScript object has (`constructor`,
 // `__proto__`, `toString`…) are unknown keys like any other: the list answers as without them,
-// never a 500 (issue 20: `GET /v2/domains?order=constructor` reached Kysely and threw).
+// never a 500 (once, `GET /v2/domains?order=constructor` reached Kysely and threw).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';

@@ -1,4 +1,5 @@
-// Sending domains (spec 002 "Domains") and the guard row of the daily re-check job chain.
+// Sending domains (https://emailit.com/docs/domains.md) and the guard row of the daily re-check job
+// chain.
 import type { Kysely } from 'kysely';
 
 const RECORDS = ['spf', 'dkim', 'return_path', 'dmarc', 'tracking', 'inbound'] as const;

@@ -1,4 +1,5 @@
-// Suppressions (spec 000 "Suppressions"): at most one per workspace, address and type.
+// Suppressions (https://emailit.com/docs/suppressions.md): at most one per workspace, address and
+// type.
 import type { Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {

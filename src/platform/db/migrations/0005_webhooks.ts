@@ -1,5 +1,5 @@
-// Webhooks (spec 002 "Webhook", addendum §5): endpoints, the outbox of events waiting to be
-// sent to each, the requests (batches) sent, and every attempt of each request.
+// Webhooks (https://emailit.com/docs/api-reference/webhooks.md): endpoints, the outbox of events
+// waiting to be sent to each, the requests (batches) sent, and every attempt of each request.
 import { sql, type Kysely } from 'kysely';
 import { dialectOf } from '../database.ts';
 

@@ -1,5 +1,6 @@
 // Contacts, audiences, subscribers, custom field definitions and pending double opt-in
-// confirmations (spec 001 "Contact object", "Audiences"; addendum §7, §8, §17).
+// confirmations (docs/api.md, "Contacts, audiences and subscribers";
+// https://emailit.com/docs/audiences.md).
 //
 // Index choices, for 1M-row audiences:
 // - contacts (workspace_id, email) unique: lookups by address, imports' upserts.

@@ -1,6 +1,6 @@
-// Campaigns (spec 001 "Campaign object", addendum §9) and their recipient snapshots: one thin
-// row per recipient taken when sending starts (campaign, contact, status, email), which the
-// fan-out turns into emails a batch at a time, each batch in one transaction (engine.ts).
+// Campaigns (https://emailit.com/docs/api-reference/campaigns.md) and their recipient snapshots:
+// one thin row per recipient taken when sending starts (campaign, contact, status, email), which
+// the fan-out turns into emails a batch at a time, each batch in one transaction (engine.ts).
 import type { Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {

@@ -1,4 +1,4 @@
-// Sign-up forms (spec 001 "Form object", addendum §10): forms with their public token, the
+// Sign-up forms (https://emailit.com/docs/forms.md): forms with their public token, the
 // submissions stored with them, and each workspace's public key for the embed script.
 import type { Kysely } from 'kysely';
 

@@ -1,4 +1,4 @@
-// Automations (spec 001 "Automation object", "Automation run object", addendum §11): the
+// Automations (https://emailit.com/docs/automations.md): the
 // automation with its graph (steps and connections as JSON), the triggers of running
 // automations by source event type (what the event hook looks up), runs, run steps (one row
 // per step visit, unique per run, step and visit) and the per-subject cooldown stamps.

@@ -1,5 +1,6 @@
-// Email verification (addendum §15.1, §15.2): single verifications and verification lists,
-// whose addresses are verification rows of their own (list_id, position).
+// Email verification (https://emailit.com/docs/api-reference/email-verifications.md): single
+// verifications and verification lists, whose addresses are verification rows of their own
+// (list_id, position).
 import type { Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {

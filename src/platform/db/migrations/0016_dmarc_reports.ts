@@ -1,5 +1,6 @@
-// DMARC reports (addendum §15.3): the reports received for a domain, aggregate and forensic,
-// and the rows (records) of each aggregate report, which the breakdowns add up.
+// DMARC reports (https://emailit.com/docs/api-reference/dmarc.md): the reports received for a
+// domain, aggregate and forensic, and the rows (records) of each aggregate report, which the
+// breakdowns add up.
 import { sql, type Kysely } from 'kysely';
 import { dialectOf } from '../database.ts';
 

@@ -1,5 +1,6 @@
-// People of the dashboard (issue 16): users with a password, their memberships in workspaces
-// with a role, their sign-in sessions, and invitations (also the first start's set-up link).
+// People of the dashboard (docs/dashboard.md): users with a password, their memberships in
+// workspaces with a role, their sign-in sessions, and invitations (also the first start's set-up
+// link).
 import type { Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {

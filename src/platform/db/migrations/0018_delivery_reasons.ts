@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 
-// Delivery that reads the receivers (issue 19): the documented bounce reason and its type
+// Delivery that reads the receivers (docs/delivery.md): the documented bounce reason and its type
 // (hard | soft) on the email, the reason and the TLS outcome of each delivery attempt, and
 // holds an operator put on queued deliveries (by destination, recipient domain or workspace).
 export async function up(db: Kysely<any>): Promise<void> {

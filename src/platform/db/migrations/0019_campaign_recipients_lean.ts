@@ -1,6 +1,6 @@
 // The recipient snapshot (campaigns/snapshot.ts) writes one campaign_recipients row per
 // recipient: 1,000,000 rows for a big audience, in one INSERT … SELECT. Fewer b-trees to write
-// per row (issue 12; measured on SQLite, 1,000,000 contacts: 4.9 s before, 3.3 s after):
+// per row (docs/performance.md; measured on SQLite, 1,000,000 contacts: 4.9 s before, 3.3 s after):
 // - on SQLite the table is WITHOUT ROWID, keyed by (campaign_id, contact_id): its rows live in
 //   the primary key's b-tree, instead of a rowid table beside a separate primary key index;
 // - the claim index holds pending rows only (a batch claims the lowest pending contact ids;

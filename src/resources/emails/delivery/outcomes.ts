@@ -1,7 +1,7 @@
-// Email status transitions after acceptance (addendum §1.3): each one is a conditional UPDATE
-// (compare-and-set on the current status, so racing workers, DSNs and clicks never move an
-// email backwards or twice) in ONE transaction with its event, its attempt rows and, for hard
-// bounces and complaints, the automatic suppression.
+// Email status transitions after acceptance (https://emailit.com/docs/logs/email-statuses.md): each
+// one is a conditional UPDATE (compare-and-set on the current status, so racing workers, DSNs and
+// clicks never move an email backwards or twice) in ONE transaction with its event, its attempt
+// rows and, for hard bounces and complaints, the automatic suppression.
 import { sql, type Insertable } from 'kysely';
 import { dialectOf, type Db, type Executor } from '../../../platform/db/database.ts';
 import { nowIso } from '../../../platform/clock.ts';
@@ -18,7 +18,7 @@ import { observeBounce, observeComplaint } from '../../../platform/metrics.ts';
 
 /** Statuses a delivery worker may still send from. */
 export const SENDABLE_STATUSES = ['accepted', 'scheduled', 'attempted'] as const;
-// A late DSN can bounce mail that was accepted by the next hop (addendum §1.3: delivered can
+// A late DSN can bounce mail that was accepted by the next hop (delivered can
 // still move to bounced); the worker's own outcome may also be overtaken by it.
 const BOUNCEABLE = ['accepted', 'attempted', 'delivered', 'loaded', 'clicked'];
 // A complaint means the mail arrived, whatever we recorded meanwhile.

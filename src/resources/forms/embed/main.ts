@@ -1,7 +1,7 @@
-// The embed script of a workspace (addendum §10): placed once on any page, `async`, it shows
-// the workspace's live popup, flyout, full-page and banner forms as their targeting says, and
-// fills every element marked `data-postlane-form="<token>"` with that embed form. It never
-// breaks the page: every failure is swallowed and the form simply does not appear.
+// The embed script of a workspace (https://emailit.com/docs/forms/install.md): placed once on any
+// page, `async`, it shows the workspace's live popup, flyout, full-page and banner forms as their
+// targeting says, and fills every element marked `data-postlane-form="<token>"` with that embed
+// form. It never breaks the page: every failure is swallowed and the form simply does not appear.
 import type { Styles } from '../definition.ts';
 import { PublicApi, solve, type LoadedForm } from './api.ts';
 import { StepsView } from './form.ts';
@@ -64,7 +64,9 @@ function safely(task: () => void): void {
 }
 
 function run(api: PublicApi, forms: Array<{ token: string; type: string }>): void {
-  const quietly = (promise: Promise<unknown>) => promise.catch(() => undefined);
+  const quietly = (promise: Promise<unknown>): void => {
+    promise.catch(() => undefined);
+  };
   for (const form of forms) {
     if (form.type === 'embed') continue;
     quietly(

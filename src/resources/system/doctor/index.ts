@@ -23,7 +23,7 @@ export async function runDoctor(deps: { db: Db; config: Config }, workspaceId?: 
   const smarthost = config.smarthostUrl !== null;
   const hostname = checkMailHostname(config.mailHostname);
   const publicUrl = checkPublicUrl(config.publicUrl);
-  const certificate = checkCertificate(config.smtpTlsCert, config.mailHostname);
+  const certificate = checkCertificate(config.smtpTlsCert, config.smtpTlsKey, config.mailHostname);
 
   const [identity, outbound, clock, disk, database, domains] = await Promise.all([
     checkIdentity(resolver, config.mailHostname, config.publicAddresses, smarthost),
