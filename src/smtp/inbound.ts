@@ -179,6 +179,7 @@ async function storeInbound(ctx: AppContext, session: SMTPServerSession, raw: Bu
           delivered_at: null,
           bounce_reason: null,
           bounce_type: null,
+          traceparent: null,
           created_at: now,
           updated_at: now,
         };
