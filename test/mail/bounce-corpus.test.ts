@@ -1,7 +1,9 @@
 // The bounce reader against a broad corpus of real-world bounces, DSN variants, ARF reports
 // and auto-replies from many MTAs and providers (test/fixtures/bounces, sources in its README).
 // The expectation of every sample is the one its source project states for it, mapped onto
-// our reasons (fromSisimaiReason). Set BOUNCE_CORPUS_VERBOSE=1 to list the misses.
+// our reasons (fromSisimaiReason). A second pass checks that every bounce and complaint is
+// recognised with the recipient that failed or complained (recipients.json).
+// Set BOUNCE_CORPUS_VERBOSE=1 to list the misses.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -42,3 +44,29 @@ test('the bounce reader classifies the real-world corpus (reason of the failed r
 });
 
 const MIN_RATE = 0.99;
+
+/** `"a..b"@host` and `a..b@host` name one mailbox. */
+const plain = (address: string) => address.toLowerCase().replace(/"/g, '');
+
+test('the bounce reader recognises every bounce and complaint of the corpus with its failed recipient', async () => {
+  const dir = `${root}sisimai/`;
+  const wanted = JSON.parse(readFileSync(`${dir}recipients.json`, 'utf8')) as Record<string, { recipients: string[] }>;
+  const files = Object.keys(wanted);
+  assert.ok(files.length >= 640, `corpus has ${files.length} samples`);
+  const misses: string[] = [];
+  const counts = { bounce: 0, delay: 0, complaint: 0, delivered: 0, other: 0 };
+  for (const file of files) {
+    const report = await parseBounce(readFileSync(`${dir}${file}`));
+    const want = wanted[file].recipients.map(plain);
+    // A report that names nobody (a redacted ARF) is recognised when it names the returned message.
+    const ok = want.length === 0
+      ? report.kind === 'complaint' && Boolean(report.originalMessageId)
+      : (report.reason !== null || report.kind === 'delivered') && report.recipient !== null && want.includes(plain(report.recipient));
+    if (ok) counts[report.kind in counts ? (report.kind as keyof typeof counts) : 'other']++;
+    else misses.push(`${file}: want ${want.join(', ') || '(none, by Message-ID)'}, got ${report.kind}/${report.source}/${report.reason} ${report.recipient}`);
+  }
+  const rate = 1 - misses.length / files.length;
+  if (process.env.BOUNCE_CORPUS_VERBOSE) console.log(misses.join('\n'));
+  console.log(`bounce corpus recipients: ${files.length - misses.length}/${files.length} recognised with the failed recipient (${(rate * 100).toFixed(1)}%; ${JSON.stringify(counts)})`);
+  assert.ok(rate >= MIN_RATE, `recognition rate ${(rate * 100).toFixed(1)}% below ${MIN_RATE * 100}%:\n${misses.slice(0, 40).join('\n')}`);
+});
