@@ -83,6 +83,11 @@ export function messageIdIn(headersText: string): string | null {
   return match[1].startsWith('<') ? match[1] : `<${match[1]}>`;
 }
 
+/** The envelope sender a returned message's headers name (Return-Path). */
+export function returnPathIn(headersText: string | null): string | null {
+  return headersText ? addressField(parseFieldBlocks(headersText)[0]?.get('return-path')) : null;
+}
+
 export function firstAddress(value: AddressObject | AddressObject[] | undefined): string | null {
   const list = Array.isArray(value) ? value : value ? [value] : [];
   for (const group of list) for (const entry of group.value) if (entry.address) return entry.address.toLowerCase();
