@@ -4,7 +4,7 @@
 import type { ParsedMail } from 'mailparser';
 import { classifyReason } from '../bounce-reasons.ts';
 import { empty, type BounceReport } from './report.ts';
-import { addressField, messageIdIn, originalHeaders, parseFieldBlocks, returnPathIn, statusIn } from './text.ts';
+import { addressField, messageIdIn, originalHeaders, parseFieldBlocks, returnPathIn, senderField, statusIn } from './text.ts';
 
 // ARF types that mean "this recipient does not want this mail" (RFC 5965 §7.3).
 const COMPLAINT_TYPES = new Set(['abuse', 'fraud', 'virus', 'other']);
@@ -23,7 +23,7 @@ export function readArf(mail: ParsedMail, rawText: string, reportText: string): 
     recipient: addressField(fields.get('original-rcpt-to')) ?? addressField(fields.get('removal-recipient')) ?? complainantIn(mail, headers),
     diagnostic: `Feedback-Type: ${feedbackType}${agent ? ` (${agent})` : ''}`,
     originalMessageId: headers ? messageIdIn(headers) : null,
-    originalSender: addressField(fields.get('original-mail-from')) ?? returnPathIn(headers),
+    originalSender: senderField(fields.get('original-mail-from')) ?? returnPathIn(headers),
   };
 }
 
