@@ -20,9 +20,9 @@ export function readArf(mail: ParsedMail, rawText: string, reportText: string): 
     source: 'arf',
     feedbackType,
     // Opt-out reports name the address to remove (Removal-Recipient); redacted reports name none.
-    recipient: addressField(fields.get('original-rcpt-to')) ?? addressField(fields.get('removal-recipient')) ?? complainantIn(mail, headers),
+    recipient: unredacted(addressField(fields.get('original-rcpt-to'))) ?? addressField(fields.get('removal-recipient')) ?? complainantIn(mail, headers),
     diagnostic: `Feedback-Type: ${feedbackType}${agent ? ` (${agent})` : ''}`,
-    originalMessageId: headers ? messageIdIn(headers) : null,
+    originalMessageId: (headers ? messageIdIn(headers) : null) ?? messageIdInText(mail.text ?? ''),
     originalSender: senderField(fields.get('original-mail-from')) ?? returnPathIn(headers),
   };
 }
@@ -43,11 +43,22 @@ export function readJmrp(mail: ParsedMail, rawText: string): BounceReport {
   };
 }
 
+/** AT&T-style reports whose copy has no Message-ID name it in their text ("with the message-id of …"). */
+function messageIdInText(text: string): string | null {
+  const id = /message-id of[ \t]+<?([^\s<>]+@[^\s<>]+?)>?(?=[\s,;]|$)/i.exec(text)?.[1];
+  return id ? `<${id}>` : null;
+}
+
 /** The complainant a report shows outside its feedback fields: Microsoft's header, else the returned message's To. */
 function complainantIn(mail: ParsedMail, headers: string | null): string | null {
   const own = mail.headers.get('x-hmxmroriginalrecipient');
   const returned = headers ? parseFieldBlocks(headers)[0] : undefined;
-  return addressField(typeof own === 'string' ? own : undefined) ?? addressField(returned?.get('x-hmxmroriginalrecipient')) ?? addressField(returned?.get('to'));
+  return unredacted(addressField(typeof own === 'string' ? own : undefined) ?? addressField(returned?.get('x-hmxmroriginalrecipient')) ?? addressField(returned?.get('to')));
+}
+
+/** AOL, Comcast and others replace the complainant with `redacted@<their domain>`: that names nobody. */
+function unredacted(address: string | null): string | null {
+  return address && !/^redacted@/.test(address) ? address : null;
 }
 
 export function readSesNotification(type: string, text: string): BounceReport {
