@@ -3,8 +3,8 @@
 // report-type=feedback-report) and the non-standard bounces some servers still send (qmail,
 // old Exim, appliances, vendors' own formats), recognized by their sender, subject, headers,
 // status codes and wording. The readers live in src/mail/bounce/: dsn.ts, feedback.ts,
-// heuristic.ts, recipient.ts (who failed when no field says); what receivers and reporting products mean by their own codes and wordings in
-// receivers.ts, reporters.ts and agents.ts.
+// heuristic.ts, recipient.ts (who failed, when no field says); what receivers and reporting
+// products mean by their own codes and wordings in receivers.ts, reporters.ts and agents.ts.
 import type { ParsedMail } from 'mailparser';
 import { simpleParser } from './parse-mail.ts';
 import { isAutoReply } from './bounce-reasons.ts';

@@ -6,7 +6,7 @@ import { empty, type BounceKind, type BounceReport } from './report.ts';
 import { failedRecipientIn } from './recipient.ts';
 import { reporterName } from './reporters.ts';
 import {
-  ADDRESS, HEURISTIC_TEXT_LIMIT, SMTP_REPLY, STATUS_CODE, addressField, bodyTextOf, domainOf, explanationOf, firstAddress,
+  HEURISTIC_TEXT_LIMIT, SMTP_REPLY, STATUS_CODE, bodyTextOf, domainOf, explanationOf, firstAddress,
   lineAround, messageIdIn, originalHeaders, recipientLine, remoteHostIn, reportHeaders, reporterOf,
 } from './text.ts';
 
