@@ -30,7 +30,7 @@ export async function parseBounce(raw: Buffer | string): Promise<BounceReport> {
   const report = read(mail, rawText);
   // A bounce whose status fields name no address (Final-Recipient: a mailbox path, "@host", no
   // recipient block at all): the text, X-Failed-Recipients or the returned message names it.
-  if ((report.kind === 'bounce' || report.kind === 'delay') && !report.recipient) {
+  if ((report.kind === 'bounce' || report.kind === 'delay') && !report.recipient && report.source !== 'heuristic') {
     const own = new Set([firstAddress(mail.from), firstAddress(mail.to)]);
     const explanation = explanationOf(bodyTextOf(mail, rawText).slice(0, HEURISTIC_TEXT_LIMIT).replace(/\r\n?/g, '\n')).explanation;
     report.recipient = failedRecipientIn(mail, rawText, explanation, own);
