@@ -94,7 +94,7 @@ export async function startPostlane(config: Config, options: StartOptions = {}):
     let app: FastifyInstance | null = null;
     let url: string | null = null;
     if (roles.has('api')) {
-      app = await buildApp(ctx);
+      app = await buildApp(ctx, resources);
       await app.listen({ host: config.httpHost, port: config.httpPort });
       const address = app.server.address();
       const port = typeof address === 'object' && address ? address.port : config.httpPort;

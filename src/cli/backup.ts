@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { loadConfig } from '../config.ts';
 import { backupSqlite, pgDumpArgs, pgRestoreArgs, restoreSqlite, runTool, sqlitePathOf } from '../platform/db/backup.ts';
-import { UsageError } from './index.ts';
+import { UsageError } from './usage-error.ts';
 
 const KEY_NOTE = 'Keep DATA_DIR/encryption.key (or your ENCRYPTION_KEY) with it: without the key, the sealed DKIM keys and webhook secrets cannot be opened.';
 

@@ -10,7 +10,7 @@ import { ApiError } from '../platform/http/errors.ts';
 import { listWorkspaces } from '../resources/workspaces/service.ts';
 import { runImport, CLI_BATCH_ROWS, type ImportFormat, type ImportSummary } from '../resources/contacts/import/run.ts';
 import { withDatabase } from './workspace.ts';
-import { UsageError } from './index.ts';
+import { UsageError } from './usage-error.ts';
 
 // A young generation of about 12 MB (3 × the semi-space), and the old generation grown by a
 // quarter, not doubled, between full collections; glibc's malloc arenas kept to two.

@@ -10,7 +10,7 @@ import type { ImportFormat, ImportSummary } from '../resources/contacts/import/r
 import { importFile, restartWithImportMemorySettings, workspaceOf } from './contacts-import.ts';
 import { countExport, exportContacts } from '../resources/contacts/export.ts';
 import { withDatabase } from './workspace.ts';
-import { UsageError } from './index.ts';
+import { UsageError } from './usage-error.ts';
 
 function bar(done: number, total: number, width = 30): string {
   const share = total > 0 ? Math.min(1, done / total) : 0;

@@ -7,7 +7,7 @@ import { ApiError } from '../platform/http/errors.ts';
 import { createOutboundDelivery } from '../mail/smtp-delivery.ts';
 import { TrafficShaper } from '../mail/shaping.ts';
 import { createHold, destinationStates, holdObject, listHolds, purgeQueue, releaseHold } from '../resources/delivery-queue/service.ts';
-import { UsageError } from './index.ts';
+import { UsageError } from './usage-error.ts';
 import { withDatabase } from './workspace.ts';
 
 const out = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);

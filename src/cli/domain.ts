@@ -8,7 +8,7 @@ import { loadResources } from '../resources/index.ts';
 import { approveDomain } from '../resources/domains/service.ts';
 import { domainObject } from '../resources/domains/objects.ts';
 import { withDatabase } from './workspace.ts';
-import { UsageError } from './index.ts';
+import { UsageError } from './usage-error.ts';
 
 export async function domainCommand(args: string[]): Promise<number> {
   const [action, ...rest] = args;

@@ -4,6 +4,7 @@ import { ConfigError } from '../config.ts';
 import { WorkspaceError } from '../resources/workspaces/service.ts';
 import { serveCommand, migrateCommand } from './serve.ts';
 import { workspaceCommand } from './workspace.ts';
+import { UsageError } from './usage-error.ts';
 
 export type Command = (args: string[]) => Promise<number>;
 
@@ -21,7 +22,7 @@ const commands: Record<string, Command> = {
   restore: async (args) => (await import('./backup.ts')).restoreCommand(args),
 };
 
-export class UsageError extends Error {}
+export { UsageError };
 
 const USAGE = `usage: postlane <command>
   serve [--role api|worker|smtp|all]   run the service (what npm start runs)

@@ -4,7 +4,7 @@ import { openDatabase } from '../platform/db/database.ts';
 import { migrateToLatest } from '../platform/db/migrate.ts';
 import { startPostlane, ALL_ROLES } from '../server.ts';
 import type { Role } from '../resources/index.ts';
-import { UsageError } from './index.ts';
+import { UsageError } from './usage-error.ts';
 import type { AppContext } from '../platform/context.ts';
 import { drain } from '../platform/drain.ts';
 

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
 import { ApiError } from '../platform/http/errors.ts';
 import { createUser } from '../resources/users/service.ts';
-import { UsageError } from './index.ts';
+import { UsageError } from './usage-error.ts';
 import { withDatabase } from './workspace.ts';
 
 export async function userCommand(args: string[]): Promise<number> {

@@ -3,7 +3,7 @@ import { loadConfig } from '../config.ts';
 import { openDatabase, type Db } from '../platform/db/database.ts';
 import { migrateToLatest } from '../platform/db/migrate.ts';
 import { createWorkspace, listWorkspaces, updateWorkspace, type Workspace } from '../resources/workspaces/service.ts';
-import { UsageError } from './index.ts';
+import { UsageError } from './usage-error.ts';
 
 /** Opens the configured database (migrated) for one administrative command. */
 export async function withDatabase<T>(work: (db: Db) => Promise<T>): Promise<T> {
@@ -30,7 +30,8 @@ function describe(w: Workspace): string {
 
 function publicWorkspace(w: Workspace) {
   return { id: w.id, name: w.name, plan: w.plan, credits: w.credits, verified: w.verified, members: w.members,
-    features: w.features, send_rate: w.sendRate, daily_limit: w.dailyLimit, created_at: w.createdAt };
+    features: w.features, send_rate: w.sendRate, daily_limit: w.dailyLimit, first_credit_purchase_at: w.firstCreditPurchaseAt,
+    created_at: w.createdAt };
 }
 
 export async function workspaceCommand(args: string[]): Promise<number> {

@@ -20,7 +20,8 @@
 //   before probing again in small steps (PROBE_FACTOR).
 // - A block about the sender (reputation, policy) halves the pace and pauses the destination;
 //   clean steps raise it back toward the held pace.
-import type { Feedback } from './shaping.ts';
+/** What an answer means for the destination's pace. */
+export type Feedback = 'accepted' | 'throttled' | 'blocked' | 'other';
 
 /** The pace held below the receiver's learned rate. */
 export const HOLD = 0.97;

@@ -10,7 +10,7 @@
 // skips a beat; a block about the sender (reputation, policy) halves the pace and pauses the
 // destination longer. Clean stretches raise the pace step by step, then probe above it.
 import type { BounceReason } from './bounce-reasons.ts';
-import { Pace } from './shaping-pace.ts';
+import { Pace, type Feedback } from './shaping-pace.ts';
 
 export interface DestinationLimits {
   /** Connections (deliveries) open at once. */
@@ -77,8 +77,7 @@ export function destinationOf(mxHost: string): { key: string; provider: string |
 
 export type Priority = 'transactional' | 'bulk';
 
-/** What an answer means for the destination's pace. */
-export type Feedback = 'accepted' | 'throttled' | 'blocked' | 'other';
+export type { Feedback };
 
 export function feedbackOf(result: { kind: string; code: number | null; enhancedCode: string | null; response: string; reason?: BounceReason | null }): Feedback {
   if (result.kind === 'delivered') return 'accepted';

@@ -210,6 +210,43 @@ test('list: search/q, audience_id, unsubscribed, filters (name, audiences, custo
   assert.equal((await api.get('/v2/contacts?limit=0')).status, 400);
 });
 
+test('list: match=or joins every key.condition filter (audience_id and custom fields too); search, audience_id and unsubscribed stay ANDed', async () => {
+  const { api } = await workspace();
+  const club = await audience(api, 'Club');
+  // Filters: A = email.ends_with=@one.test, B = custom_fields.plan.exact=gold, C = audience_id.exact=club.
+  const people = [
+    { email: 'one@one.test', custom_fields: { plan: 'silver' } }, // A
+    { email: 'two@two.test', custom_fields: { plan: 'gold' } }, // B
+    { email: 'both@one.test', custom_fields: { plan: 'gold' }, audiences: [club] }, // A, B, C
+    { email: 'none@two.test', custom_fields: { plan: 'silver' } }, // none
+    { email: 'member@two.test', custom_fields: { plan: 'silver' }, audiences: [club], unsubscribed: true }, // C
+  ];
+  for (const p of people) assert.equal((await api.post('/v2/contacts', p)).status, 201);
+  const emails = async (query: string) => {
+    const res = await api.get(`/v2/contacts?${query}&sort=email&order=asc`);
+    assert.equal(res.status, 200, `${query}: ${res.text}`);
+    assert.equal(res.body.total_records, res.body.data.length);
+    return res.body.data.map((c: any) => c.email);
+  };
+  const A = 'email.ends_with=@one.test';
+  const B = 'custom_fields.plan.exact=gold';
+  const C = `audience_id.exact=${club}`;
+  assert.deepEqual(await emails(`${A}&${B}`), ['both@one.test'], 'match=all by default');
+  assert.deepEqual(await emails(`${A}&${B}&match=or`), ['both@one.test', 'one@one.test', 'two@two.test']);
+  assert.deepEqual(await emails(`${A}&${C}&match=or`), ['both@one.test', 'member@two.test', 'one@one.test'], 'audience_id.exact is one of the ORed filters');
+  assert.deepEqual(await emails(`${B}&audience_id.not_exact=${club}&match=or`), ['both@one.test', 'none@two.test', 'one@one.test', 'two@two.test']);
+  assert.deepEqual(await emails(`filter[custom_fields][plan]=gold&${A}&match=or`), ['both@one.test', 'one@one.test', 'two@two.test'], 'the older filter[...] forms are filters too');
+  // The dedicated parameters narrow whatever match says.
+  assert.deepEqual(await emails(`audience_id=${club}&${A}&${B}&match=or`), ['both@one.test']);
+  assert.deepEqual(await emails(`unsubscribed=false&email.ends_with=@two.test&${C}&match=or`), ['both@one.test', 'none@two.test', 'two@two.test']);
+  assert.deepEqual(await emails(`unsubscribed=true&${A}&${B}&match=or`), []);
+  assert.deepEqual(await emails(`search=two&${A}&${B}&match=or`), ['two@two.test']);
+  assert.deepEqual(await emails(`q=one&${B}&${C}&match=or`), ['both@one.test']);
+  // The export reads the same parameters.
+  const exported = await api.get(`/v2/contacts/export?${A}&${B}&match=or`);
+  assert.equal(exported.headers.get('x-total-count'), '3');
+});
+
 test('two workspaces never see each other: ids, emails, audiences, lists', async () => {
   const one = await workspace();
   const two = await workspace();

@@ -392,6 +392,11 @@ test('DMARC: collection off is said as the API says it; a report uploaded, its r
     await bar.waitFor();
   }
   assert.ok(sources.some((s: any) => s.dmarc.fail > 0));
+  // By country and network: the fixture's sources are documentation addresses, placed nowhere.
+  const [country] = (await app.api.get(`/v2/domains/${created.body.id}/dmarc/stats/countries`)).body.data;
+  assert.equal(country.country, null);
+  await page.getByRole('img', { name: `Unknown country (${sources.length} sources): Pass ${country.dmarc.pass}, Fail ${country.dmarc.fail}` }).waitFor();
+  await page.getByRole('img', { name: `Unknown network: Pass ${country.dmarc.pass}, Fail ${country.dmarc.fail}` }).waitFor();
   const summary = (await app.api.get(`/v2/domains/${created.body.id}/dmarc/stats/results`)).body.summary;
   assert.match(await page.locator('.facts').first().innerText(), new RegExp(`Messages\\s+${summary.message_count}`));
   assert.match(await page.getByRole('region', { name: 'DMARC reports' }).innerText(), /google\.com[\s\S]*aggregate\s+50/);

@@ -142,6 +142,62 @@ test('the report list: type, status, org_name, from/to, paging, filters and orde
   assert.deepEqual(window.body.data.map((r: any) => [r.org_name, r.report_count]), [['google.com', 2], ['Enterprise Outlook', 1], ['Yahoo', 1]]);
 });
 
+/** An aggregate report about `domain` with one record per [source IP, count, passed]. */
+function reportWith(domain: string, reportId: string, begin: number, rows: Array<[string, number, boolean]>): string {
+  const records = rows.map(([ip, count, passed]) => `<record><row><source_ip>${ip}</source_ip><count>${count}</count>
+    <policy_evaluated><disposition>none</disposition><dkim>${passed ? 'pass' : 'fail'}</dkim><spf>${passed ? 'pass' : 'fail'}</spf></policy_evaluated></row>
+    <identifiers><header_from>${domain}</header_from></identifiers><auth_results><spf><domain>${domain}</domain><result>${passed ? 'pass' : 'fail'}</result></spf></auth_results></record>`);
+  return `<?xml version="1.0" encoding="UTF-8" ?><feedback><report_metadata><org_name>google.com</org_name><email>noreply-dmarc-support@google.com</email>
+    <report_id>${reportId}</report_id><date_range><begin>${begin}</begin><end>${begin + DAY - 1}</end></date_range></report_metadata>
+    <policy_published><domain>${domain}</domain><p>none</p></policy_published>${records.join('')}</feedback>`;
+}
+
+test('breakdowns by country and by network (AS) of the sending IPs, IPv4 and IPv6, unknown last', async () => {
+  await collectingDomain(app.api, 'places.test');
+  const post = async (xml: string) => {
+    const stored = await app.api.post('/v2/domains/places.test/dmarc/reports', { content: Buffer.from(xml).toString('base64') });
+    assert.equal(stored.body.status, 'processed', stored.text);
+  };
+  await post(reportWith('places.test', 'p-1', JAN_1, [
+    ['8.8.8.8', 40, true], // Google, US
+    ['8.8.4.4', 10, false], // Google, US
+    ['2001:4860:4860::8888', 5, true], // Google, US
+    ['193.0.6.139', 7, true], // RIPE NCC, NL
+    ['2001:67c:2e8:22::c100:68b', 2, false], // RIPE NCC, NL
+    ['192.0.2.99', 3, false], // documentation range: no country, no network
+  ]));
+  await post(reportWith('places.test', 'p-2', JAN_1 + 5 * DAY, [['193.0.6.139', 100, true]]));
+
+  const countries = await app.api.get('/v2/domains/places.test/dmarc/stats/countries?to=2026-01-02');
+  assert.equal(countries.status, 200, countries.text);
+  assert.deepEqual(countries.body.meta, { limit: 50, offset: 0 });
+  assert.deepEqual(countries.body.data.map((r: any) => [r.country, r.message_count, r.dmarc.pass, r.dmarc.fail, r.source_count]), [
+    ['US', 55, 45, 10, 3],
+    ['NL', 9, 7, 2, 2],
+    [null, 3, 0, 3, 1],
+  ]);
+  assert.deepEqual(countries.body.data[0].spf, { pass: 45, fail: 10, pass_rate: 0.8182 });
+  assert.deepEqual(countries.body.data[0].dispositions, { none: 55, quarantine: 0, reject: 0 });
+
+  const networks = await app.api.get('/v2/domains/places.test/dmarc/stats/networks?to=2026-01-02');
+  assert.equal(networks.status, 200, networks.text);
+  assert.deepEqual(networks.body.data.map((r: any) => [r.asn, r.organization, r.message_count, r.dmarc.pass, r.source_count]), [
+    [15169, 'Google LLC', 55, 45, 3],
+    [3333, 'Reseaux IP Europeens Network Coordination Centre (RIPE NCC)', 9, 7, 2],
+    [null, null, 3, 0, 1],
+  ]);
+
+  // Every report: the later one puts the Netherlands first; paging and the period apply.
+  const all = await app.api.get('/v2/domains/places.test/dmarc/stats/countries');
+  assert.deepEqual(all.body.data.map((r: any) => [r.country, r.message_count]), [['NL', 109], ['US', 55], [null, 3]]);
+  const page = await app.api.get('/v2/domains/places.test/dmarc/stats/networks?limit=1&offset=1');
+  assert.deepEqual([page.body.data.map((r: any) => r.asn), page.body.meta], [[15169], { limit: 1, offset: 1 }]);
+  const later = await app.api.get('/v2/domains/places.test/dmarc/stats/networks?from=2026-01-03');
+  assert.deepEqual(later.body.data.map((r: any) => [r.asn, r.message_count, r.source_count]), [[3333, 100, 1]]);
+  assert.deepEqual((await app.api.get('/v2/domains/places.test/dmarc/stats/countries?org_name=Yahoo')).body.data, []);
+  assert.equal((await app.api.get('/v2/domains/nowhere.test/dmarc/stats/countries')).status, 404);
+});
+
 test('deleting a domain deletes its reports: the same name added again starts empty', async () => {
   await collectingDomain(app.api, 'gone.test');
   const stored = await app.api.post('/v2/domains/gone.test/dmarc/reports', { content: Buffer.from(variant('g-1', JAN_1).replaceAll('acme.test', 'gone.test')).toString('base64') });

@@ -8,6 +8,7 @@ import type { ApiClient } from '../helpers/app.ts';
 import { findDomainByHost, findSendingDomain, findSendingDomainById } from '../../src/resources/domains/service.ts';
 import { findWorkspaceDomainId } from '../../src/resources/domains/lookup.ts';
 import { newId } from '../../src/platform/ids.ts';
+import { getWorkspace, updateWorkspace } from '../../src/resources/workspaces/service.ts';
 
 let app: DomainTestApp;
 before(async () => {
@@ -259,6 +260,40 @@ test('plan domain limits: 3 on Pay as you go, 100 on Pro, 1,000 on Business, non
   assert.equal((await custom.api.post('/v2/domains', { name: 'more-example.com' })).status, 201);
   const customList = await custom.api.get('/v2/domains?limit=1');
   assert.deepEqual([customList.body.domain_limit, customList.body.domain_count, customList.body.plan_name], [null, 1001, 'Custom']);
+});
+
+test('Pay as you go allows 25 domains once the workspace has bought credits (`workspace update --add-credits`)', async () => {
+  const db = app.running.ctx.db;
+  const payg = await workspace('payg');
+  const id = payg.workspace.id;
+  for (const name of ['one-example.com', 'two-example.com', 'three-example.com']) {
+    assert.equal((await payg.api.post('/v2/domains', { name })).status, 201);
+  }
+  const refused = { error: 'Domain limit reached: the Pay as you go plan allows 3 domains' };
+  const fourth = await payg.api.post('/v2/domains', { name: 'four-example.com' });
+  assert.deepEqual([fourth.status, fourth.body], [422, refused]);
+  // Setting the balance (the operator's correction) is no purchase.
+  await updateWorkspace(db, id, { credits: 500 });
+  const stillRefused = await payg.api.post('/v2/domains', { name: 'four-example.com' });
+  assert.deepEqual([stillRefused.status, stillRefused.body], [422, refused]);
+  assert.equal((await payg.api.get('/v2/domains?limit=1')).body.domain_limit, 3);
+
+  const bought = await updateWorkspace(db, id, { addCredits: 1000 });
+  assert.equal(bought.credits, 1500);
+  assert.ok(bought.firstCreditPurchaseAt, 'the first purchase is recorded');
+  assert.equal((await payg.api.post('/v2/domains', { name: 'four-example.com' })).status, 201);
+  assert.deepEqual((await payg.api.get('/v2/domains?limit=1')).body.domain_limit, 25);
+
+  // A later purchase keeps the first date; spending every credit does not take the limit back.
+  await updateWorkspace(db, id, { addCredits: 5 });
+  await updateWorkspace(db, id, { credits: 0 });
+  assert.equal((await getWorkspace(db, id))!.firstCreditPurchaseAt, bought.firstCreditPurchaseAt);
+  await fillDomains(id, 20);
+  assert.equal((await payg.api.post('/v2/domains', { name: 'twenty-fifth-example.com' })).status, 201);
+  const over = await payg.api.post('/v2/domains', { name: 'twenty-sixth-example.com' });
+  assert.deepEqual([over.status, over.body], [422, { error: 'Domain limit reached: the Pay as you go plan allows 25 domains' }]);
+  const list = await payg.api.get('/v2/domains?limit=1');
+  assert.deepEqual([list.body.domain_limit, list.body.domain_count, list.body.plan_name], [25, 25, 'Pay as you go']);
 });
 
 test('concurrent creates of one name: one 201, the others 409 with that domain as `existing`', async () => {

@@ -15311,6 +15311,338 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/domains/{id}/dmarc/stats/countries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Reports whose period starts on or after this ISO 8601 date or date-time; a date covers the whole UTC day */
+                    from?: string;
+                    /** @description Rows per page, 1 to 200 */
+                    limit?: number;
+                    /** @description Items to skip */
+                    offset?: number;
+                    /** @description Only the reports of this reporting organization */
+                    org_name?: string;
+                    /** @description Reports whose period starts on or before this ISO 8601 date or date-time; a date covers the whole UTC day */
+                    to?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description dom_ id (sd_ or sed_ for older domains) or the domain name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description One row per country, most messages first */
+                            data: {
+                                /** @description Country of the sending IPs (ISO 3166-1 alpha-2, e.g. US); null for addresses in no known range (private, reserved or unallocated) */
+                                country: string | null;
+                                /** @description Messages by what the receiver did */
+                                dispositions: {
+                                    /** @description Delivered normally */
+                                    none: number;
+                                    /** @description Quarantined (spam folder) */
+                                    quarantine: number;
+                                    /** @description Rejected */
+                                    reject: number;
+                                };
+                                /** @description aligned DKIM */
+                                dkim: {
+                                    /** @description Messages whose aligned DKIM failed */
+                                    fail: number;
+                                    /** @description Messages whose aligned DKIM passed */
+                                    pass: number;
+                                    /** @description Share of aligned DKIM passes, 0 to 1 (4 decimals); null without messages */
+                                    pass_rate: number | null;
+                                };
+                                /** @description DMARC */
+                                dmarc: {
+                                    /** @description Messages whose DMARC failed */
+                                    fail: number;
+                                    /** @description Messages whose DMARC passed */
+                                    pass: number;
+                                    /** @description Share of DMARC passes, 0 to 1 (4 decimals); null without messages */
+                                    pass_rate: number | null;
+                                };
+                                /** @description Messages */
+                                message_count: number;
+                                /** @description Distinct source IPs in this country */
+                                source_count: number;
+                                /** @description aligned SPF */
+                                spf: {
+                                    /** @description Messages whose aligned SPF failed */
+                                    fail: number;
+                                    /** @description Messages whose aligned SPF passed */
+                                    pass: number;
+                                    /** @description Share of aligned SPF passes, 0 to 1 (4 decimals); null without messages */
+                                    pass_rate: number | null;
+                                };
+                            }[];
+                            /** @description Paging */
+                            meta: {
+                                /** @description Rows per page */
+                                limit: number;
+                                /** @description Rows skipped */
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/domains/{id}/dmarc/stats/networks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Reports whose period starts on or after this ISO 8601 date or date-time; a date covers the whole UTC day */
+                    from?: string;
+                    /** @description Rows per page, 1 to 200 */
+                    limit?: number;
+                    /** @description Items to skip */
+                    offset?: number;
+                    /** @description Only the reports of this reporting organization */
+                    org_name?: string;
+                    /** @description Reports whose period starts on or before this ISO 8601 date or date-time; a date covers the whole UTC day */
+                    to?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description dom_ id (sd_ or sed_ for older domains) or the domain name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description One row per network (autonomous system), most messages first */
+                            data: {
+                                /** @description Autonomous system number that announces the sending IPs; null when no known network does */
+                                asn: number | null;
+                                /** @description Messages by what the receiver did */
+                                dispositions: {
+                                    /** @description Delivered normally */
+                                    none: number;
+                                    /** @description Quarantined (spam folder) */
+                                    quarantine: number;
+                                    /** @description Rejected */
+                                    reject: number;
+                                };
+                                /** @description aligned DKIM */
+                                dkim: {
+                                    /** @description Messages whose aligned DKIM failed */
+                                    fail: number;
+                                    /** @description Messages whose aligned DKIM passed */
+                                    pass: number;
+                                    /** @description Share of aligned DKIM passes, 0 to 1 (4 decimals); null without messages */
+                                    pass_rate: number | null;
+                                };
+                                /** @description DMARC */
+                                dmarc: {
+                                    /** @description Messages whose DMARC failed */
+                                    fail: number;
+                                    /** @description Messages whose DMARC passed */
+                                    pass: number;
+                                    /** @description Share of DMARC passes, 0 to 1 (4 decimals); null without messages */
+                                    pass_rate: number | null;
+                                };
+                                /** @description Messages */
+                                message_count: number;
+                                /** @description Organization holding the autonomous system, e.g. Google LLC; null with asn */
+                                organization: string | null;
+                                /** @description Distinct source IPs in this network */
+                                source_count: number;
+                                /** @description aligned SPF */
+                                spf: {
+                                    /** @description Messages whose aligned SPF failed */
+                                    fail: number;
+                                    /** @description Messages whose aligned SPF passed */
+                                    pass: number;
+                                    /** @description Share of aligned SPF passes, 0 to 1 (4 decimals); null without messages */
+                                    pass_rate: number | null;
+                                };
+                            }[];
+                            /** @description Paging */
+                            meta: {
+                                /** @description Rows per page */
+                                limit: number;
+                                /** @description Rows skipped */
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/domains/{id}/dmarc/stats/reporters": {
         parameters: {
             query?: never;

@@ -124,6 +124,8 @@ function DomainReports({ domainId }: { domainId: string }) {
   const path = { id: domainId };
   const summary = useLoad(() => ok(api.GET('/v2/domains/{id}/dmarc/stats/results', { params: { path, query: { ...period, limit: 1 } } })), [domainId, from, to, generation]);
   const sources = useLoad(() => ok(api.GET('/v2/domains/{id}/dmarc/stats/sources', { params: { path, query: { ...period, limit: 20 } } })), [domainId, from, to, generation]);
+  const countries = useLoad(() => ok(api.GET('/v2/domains/{id}/dmarc/stats/countries', { params: { path, query: { ...period, limit: 10 } } })), [domainId, from, to, generation]);
+  const networks = useLoad(() => ok(api.GET('/v2/domains/{id}/dmarc/stats/networks', { params: { path, query: { ...period, limit: 10 } } })), [domainId, from, to, generation]);
   const reports = useLoad(
     () => ok(api.GET('/v2/domains/{id}/dmarc/reports', { params: { path, query: present({ ...period, type, status, limit: PAGE, offset: (page - 1) * PAGE }) as never } })),
     [domainId, from, to, type, status, page, generation],
@@ -172,6 +174,30 @@ function DomainReports({ domainId }: { domainId: string }) {
             ]}
           />
         ))}
+      </section>
+      <section class="card" aria-labelledby="places-title">
+        <h2 id="places-title">DMARC pass and fail by country and network</h2>
+        <ErrorBox error={countries.error ?? networks.error} />
+        {(countries.loading && !countries.data) || (networks.loading && !networks.data) ? <Loading /> : null}
+        {countries.data?.data.map((row) => (
+          <StackedBar
+            title={`${row.country ?? 'Unknown country'} (${row.source_count} ${row.source_count === 1 ? 'source' : 'sources'})`}
+            segments={[
+              { label: 'Pass', value: row.dmarc.pass, color: PASS },
+              { label: 'Fail', value: row.dmarc.fail, color: FAIL },
+            ]}
+          />
+        ))}
+        {networks.data?.data.map((row) => (
+          <StackedBar
+            title={row.asn === null ? 'Unknown network' : `AS${row.asn} ${row.organization ?? ''}`.trim()}
+            segments={[
+              { label: 'Pass', value: row.dmarc.pass, color: PASS },
+              { label: 'Fail', value: row.dmarc.fail, color: FAIL },
+            ]}
+          />
+        ))}
+        <p class="muted">IP location data: ip-location-db (CC0; ASN data by RouteViews, DB-IP.com and NRO, CC BY 4.0).</p>
       </section>
       <section aria-labelledby="reports-title">
         <h2 id="reports-title">Reports</h2>

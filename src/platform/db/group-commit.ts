@@ -235,14 +235,14 @@ class PostgresGroupCommitter extends Committer {
     // A unit that lost a deadlock to another group's units (locks a lone unit would never have
     // held together) runs again alone too. The others keep their own outcomes.
     const again = (result: Outcome) => (outcome.refused && result.ok) || (!result.ok && isLockConflict(result.error));
-    await Promise.all(
-      group.map((item, i) => {
-        const result = outcome.results[i];
-        if (again(result)) return settle(item, () => commitOnPostgres(this.db, item.work));
-        if (result.ok) item.resolve(result.value);
-        else item.reject(result.error);
-      }),
-    );
+    const reruns: Promise<void>[] = [];
+    group.forEach((item, i) => {
+      const result = outcome.results[i];
+      if (again(result)) reruns.push(settle(item, () => commitOnPostgres(this.db, item.work)));
+      else if (result.ok) item.resolve(result.value);
+      else item.reject(result.error);
+    });
+    await Promise.all(reruns);
   }
 }
 

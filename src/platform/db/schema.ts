@@ -17,6 +17,8 @@ export interface WorkspacesTable {
   features: string; // JSON array of feature names
   send_rate: number;
   daily_limit: number;
+  /** When credits were first bought (`--add-credits`); null: never. */
+  first_credit_purchase_at: string | null;
   created_at: string;
   updated_at: string;
 }

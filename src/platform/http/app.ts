@@ -10,7 +10,7 @@ import type { AppContext } from '../context.ts';
 import { bearerSecret, type Principal, type Scope } from './auth.ts';
 import { ApiError, forbiddenScope, frameworkError, invalidJson, reasonPhrase, standardValidationError, unauthorized } from './errors.ts';
 import { clientErrorOf, unsupportedContentType } from './client-errors.ts';
-import { loadResources } from '../../resources/index.ts';
+import type { Resource } from '../resource.ts';
 import { errorComponents, withDefaultResponses } from './responses.ts';
 import { registerProbes } from './probes.ts';
 import { registerMetrics } from './metrics-route.ts';
@@ -65,7 +65,9 @@ function containsNul(value: unknown, depth = 0): boolean {
   return false;
 }
 
-export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
+/** `resources` are the features found at start (src/resources/index.ts), passed in so that the
+ *  platform imports no feature. */
+export async function buildApp(ctx: AppContext, resources: readonly Resource[]): Promise<FastifyInstance> {
   // Fastify's own per-request logging (a line per request and response) is for debug and
   // trace only. At other levels Fastify runs without a logger: then it creates no logger per
   // request and hangs no response listeners on each reply (together a measurable share of a
@@ -226,7 +228,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       route.onRequest = [check as never, ...own];
     });
 
-  for (const resource of await loadResources()) {
+  for (const resource of resources) {
     if (resource.v2) {
       await app.register(async (scoped) => {
         authenticateRoutes(scoped as unknown as FastifyInstance);

@@ -9,7 +9,11 @@ import type { FastifyRequest } from 'fastify';
 import type { Db } from '../db/database.ts';
 import { isoFromMs, nowIso, nowMs } from '../clock.ts';
 import { preparedQuery } from '../db/prepared.ts';
-import type { WorkspaceRole } from './roles.ts';
+
+export const WORKSPACE_ROLES = ['admin', 'member'] as const;
+/** A user's role in a workspace: an admin also manages its people and its API keys (roles.ts
+ *  enforces it). */
+export type WorkspaceRole = (typeof WORKSPACE_ROLES)[number];
 
 /** `events`: an Events Only key, which sends product events and does nothing else
  *  (https://emailit.com/docs/developers/api-keys/#scopes). */

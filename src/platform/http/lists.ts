@@ -12,6 +12,9 @@ export interface FilterField {
   column?: string;
   expression?: Expression<any>;
   values?: readonly string[];
+  /** Builds the field's conditions itself (e.g. a membership test), null for one that does not
+   *  apply; such a field without `expression` or `column` is no sort key. */
+  build?: (eb: ExpressionBuilder<any, any>, condition: string, value: string) => Expression<SqlBool> | null;
 }
 
 export interface ListSpec {
@@ -108,6 +111,7 @@ function conditionExpression(
   condition: string,
   value: string,
 ): Expression<SqlBool> | null {
+  if (field.build) return field.build(eb, condition, value);
   if (!CONDITIONS[field.type].includes(condition)) return null;
   if (value === '' && !condition.startsWith('is_')) return null;
   switch (field.type) {
@@ -207,6 +211,7 @@ export function applyListQuery<QB extends SelectQueryBuilder<any, any, any>>(qb:
   const sortKeys: Record<string, Expression<any>> = Object.create(null);
   // Text sorts case-insensitively, the same on SQLite and PostgreSQL whatever the collation.
   for (const [key, field] of Object.entries(spec.fields)) {
+    if (field.build && !field.expression && !field.column) continue;
     sortKeys[key] = field.type === 'string' ? sql`lower(${fieldRef(key, field)})` : fieldRef(key, field);
   }
   for (const [key, column] of Object.entries(spec.extraSortKeys ?? {})) sortKeys[key] = sql.ref(column);

@@ -6,12 +6,10 @@
 // judged the same way.
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Principal } from './auth.ts';
+import type { Principal, WorkspaceRole } from './auth.ts';
 import { ApiError, messageError } from './errors.ts';
 
-export const WORKSPACE_ROLES = ['admin', 'member'] as const;
-/** A user's role in a workspace: an admin also manages its people and its API keys. */
-export type WorkspaceRole = (typeof WORKSPACE_ROLES)[number];
+export { WORKSPACE_ROLES, type WorkspaceRole } from './auth.ts';
 /** What a route may demand of the principal's role (`config.role`). */
 export type RequiredRole = 'admin';
 

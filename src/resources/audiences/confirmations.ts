@@ -13,7 +13,7 @@ import { plainError } from '../../platform/http/errors.ts';
 import { acceptMessage } from '../emails/accept.ts';
 import { parseAddressField } from '../emails/addresses.ts';
 import type { StoredMessage } from '../emails/content.ts';
-import { requireAddress } from '../suppressions/input.ts';
+import { requireAddress } from '../../platform/addresses.ts';
 import { validateCustomFields } from '../custom-fields/service.ts';
 import { findOrCreateContact, updateContact, type ContactFields } from '../contacts/service.ts';
 import { doubleOptInOf, type AudienceRow, type SubscriberRow } from './records.ts';

@@ -16,7 +16,7 @@ import { listAudiences, listSubscribers } from './lists.ts';
 import { bulkAddSubscribers, bulkRemoveSubscribers, removeSubscriber, requireSubscriber, updateSubscriber } from './subscriber-api.ts';
 import { requestConfirmation } from './confirmations.ts';
 import { sendWelcome } from './welcome.ts';
-import { findContactById } from '../contacts/records.ts';
+import { findContactById } from '../contacts/service.ts';
 import { registerLegacyAudiences } from './legacy-routes.ts';
 import { registerHostedPages } from './hosted.ts';
 

@@ -4,9 +4,8 @@
 import type { Db, Executor } from '../../platform/db/database.ts';
 import { looksLikeId } from '../../platform/ids.ts';
 import { ApiError, plainError } from '../../platform/http/errors.ts';
-import { normalizeAddress } from '../suppressions/input.ts';
-import { findContact, findOrCreateContact, updateContact, type ContactFields } from '../contacts/service.ts';
-import { findContactById, type ContactRow } from '../contacts/records.ts';
+import { normalizeAddress } from '../../platform/addresses.ts';
+import { findContact, findContactById, findOrCreateContact, updateContact, type ContactFields, type ContactRow } from '../contacts/service.ts';
 import { doubleOptInOf, subscriberObject, type AudienceRow, type SubscriberRow } from './records.ts';
 import { deleteSubscriber, findMembership, setSubscribed, subscribeContact } from './subscribers.ts';
 import { addSubscriber, audienceUsage } from './service.ts';

@@ -2,7 +2,7 @@
 // (TRIGGER_SOURCES); in the `event` context a trigger `event.w:<name>` or `event.c:<name>` is
 // fired by the workspace or custom event of that type
 // (https://emailit.com/docs/events/ "Three scopes of events").
-import { isCustomEventType } from '../events/payloads.ts';
+import { isCustomEventType } from '../events/service.ts';
 import { TRIGGER_SOURCES } from './graph.ts';
 
 const CATALOGUE_SOURCES = new Set(Object.values(TRIGGER_SOURCES).flat());

@@ -2,7 +2,11 @@
 // `audience_id`, `unsubscribed`, the `key.condition` filters (including `name`, `audiences`,
 // `custom_fields.<key>` compared as text, and `audience_id` with exact/not_exact only), the older
 // `filter[...]` forms, every sort key, and `total_records`.
-import { sql, type Expression, type SelectQueryBuilder, type SqlBool } from 'kysely';
+//
+// `match` governs the filters among themselves (`key.condition` and the `filter[...]` forms);
+// the dedicated parameters `search`, `audience_id` and `unsubscribed` are always ANDed with
+// them (https://emailit.com/docs/api-reference/filtering.md).
+import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../platform/db/database.ts';
 import { dialectOf } from '../../platform/db/database.ts';
 import type { Database } from '../../platform/db/schema.ts';
@@ -38,7 +42,24 @@ const BASE_FIELDS: Record<string, FilterField> = {
   updated_at: { type: 'date', expression: sql.ref('contacts.updated_at') },
 };
 
-/** The request's query with the older `filter[...]` forms and plain params as filters. */
+/** Whether the contact is in the audience: the `audience_id` filter and parameter. */
+function inAudience(eb: ExpressionBuilder<Database, 'contacts'>, audienceId: string): Expression<SqlBool> {
+  return eb.exists(
+    eb.selectFrom('subscribers').select(sql`1`.as('one')).whereRef('subscribers.contact_id', '=', 'contacts.id').where('subscribers.audience_id', '=', audienceId),
+  );
+}
+
+// `audience_id` takes exact and not_exact only, and its value is an audience id.
+const AUDIENCE_FIELD: FilterField = {
+  type: 'string',
+  build(eb, condition, value) {
+    if (value === '' || (condition !== 'exact' && condition !== 'not_exact')) return null;
+    const member = inAudience(eb as ExpressionBuilder<Database, 'contacts'>, value);
+    return condition === 'exact' ? member : eb.not(member);
+  },
+};
+
+/** The request's query with the older `filter[...]` forms as filters (under `match` like the others). */
 function normalizeQuery(query: Query): Query {
   const out: Query = { ...query };
   if (out.search === undefined && out.q !== undefined) out.search = out.q;
@@ -48,8 +69,6 @@ function normalizeQuery(query: Query): Query {
   };
   add('audience_id.exact', query['filter[audience_id]']);
   add('unsubscribed.exact', query['filter[unsubscribed]']);
-  add('unsubscribed.exact', query.unsubscribed);
-  add('audience_id.exact', query.audience_id);
   for (const [param, value] of Object.entries(query)) {
     const match = /^filter\[custom_fields\]\[(.+)\]$/.exec(param);
     if (match) add(`custom_fields.${match[1]}.exact`, value);
@@ -58,7 +77,7 @@ function normalizeQuery(query: Query): Query {
 }
 
 function specFor(db: Db, query: Query): ListSpec {
-  const fields: Record<string, FilterField> = { ...BASE_FIELDS };
+  const fields: Record<string, FilterField> = { ...BASE_FIELDS, audience_id: AUDIENCE_FIELD };
   const sortKey = first(query.sort);
   const keys = Object.keys(query).map((param) => param.slice(0, param.lastIndexOf('.')));
   if (sortKey) keys.push(sortKey);
@@ -70,19 +89,17 @@ function specFor(db: Db, query: Query): ListSpec {
   return { fields, searchColumns: ['contacts.email', 'contacts.first_name', 'contacts.last_name'], sortConvention: 'sort-order', defaultSortColumn: 'contacts.created_at', idColumn: 'contacts.id' };
 }
 
-/** Membership filters: `audience_id` allows only exact and not_exact, ANDed with the rest. */
-function applyAudienceFilters(qb: ContactsQuery, query: Query): ContactsQuery {
+/** The dedicated `audience_id` and `unsubscribed` parameters, ANDed whatever `match` says. */
+function applyDedicatedParams(qb: ContactsQuery, query: Query): ContactsQuery {
   let out = qb;
-  for (const [condition, negate] of [['exact', false], ['not_exact', true]] as const) {
-    for (const audienceId of all(query[`audience_id.${condition}`])) {
-      if (audienceId === '') continue;
-      out = out.where((eb) => {
-        const member = eb.exists(
-          eb.selectFrom('subscribers').select(sql`1`.as('one')).whereRef('subscribers.contact_id', '=', 'contacts.id').where('subscribers.audience_id', '=', audienceId),
-        );
-        return (negate ? eb.not(member) : member) as Expression<SqlBool>;
-      });
-    }
+  for (const audienceId of all(query.audience_id)) {
+    if (audienceId !== '') out = out.where((eb) => inAudience(eb, audienceId));
+  }
+  for (const raw of all(query.unsubscribed)) {
+    const value = String(raw).trim().toLowerCase();
+    // Like the boolean filter: true/false/1/0, anything else ignored.
+    if (['true', '1'].includes(value)) out = out.where('contacts.unsubscribed', '=', 1);
+    else if (['false', '0'].includes(value)) out = out.where('contacts.unsubscribed', '=', 0);
   }
   return out;
 }
@@ -90,9 +107,8 @@ function applyAudienceFilters(qb: ContactsQuery, query: Query): ContactsQuery {
 /** The workspace's contacts matching the list parameters, sorted (before paging). */
 export function contactsMatching(db: Db, workspaceId: string, rawQuery: Query): ContactsQuery {
   const query = normalizeQuery(rawQuery);
-  const base = applyAudienceFilters(db.selectFrom('contacts').selectAll('contacts').where('contacts.workspace_id', '=', workspaceId), query);
-  const withoutMembership: Query = Object.fromEntries(Object.entries(query).filter(([param]) => !param.startsWith('audience_id.')));
-  return applyListQuery(base, withoutMembership, specFor(db, query));
+  const base = applyDedicatedParams(db.selectFrom('contacts').selectAll('contacts').where('contacts.workspace_id', '=', workspaceId), query);
+  return applyListQuery(base, query, specFor(db, query));
 }
 
 /** The list's order as one expression and a direction (ties broken by id the same way):
@@ -102,7 +118,7 @@ export function contactsOrder(db: Db, rawQuery: Query): { expression: Expression
   const fields = specFor(db, query).fields;
   const sortKey = first(query.sort);
   const requested = first(query.order)?.toLowerCase();
-  if (sortKey && Object.hasOwn(fields, sortKey)) {
+  if (sortKey && Object.hasOwn(fields, sortKey) && !fields[sortKey].build) {
     const field = fields[sortKey];
     const expression = field.expression ?? sql.ref(field.column ?? sortKey);
     return { expression: field.type === 'string' ? sql`lower(${expression})` : expression, direction: requested === 'asc' ? 'asc' : 'desc' };

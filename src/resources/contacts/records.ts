@@ -5,7 +5,7 @@ import type { Executor } from '../../platform/db/database.ts';
 import { looksLikeId } from '../../platform/ids.ts';
 import { preparedQuery } from '../../platform/db/prepared.ts';
 import { customFieldsOf, type Membership } from '../audiences/records.ts';
-import { normalizeAddress } from '../suppressions/input.ts';
+import { normalizeAddress } from '../../platform/addresses.ts';
 import type { ContactsTable } from './tables.ts';
 
 export { customFieldsOf, membershipsOf, type Membership } from '../audiences/records.ts';

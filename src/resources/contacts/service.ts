@@ -9,7 +9,7 @@ import { newId } from '../../platform/ids.ts';
 import { nowIso } from '../../platform/clock.ts';
 import { emitEvent } from '../../platform/events.ts';
 import { conflictError, plainError } from '../../platform/http/errors.ts';
-import { requireAddress } from '../suppressions/input.ts';
+import { requireAddress } from '../../platform/addresses.ts';
 import { validateCustomFields } from '../custom-fields/service.ts';
 import { audiencesAmong, type Membership } from '../audiences/records.ts';
 import { deleteMemberships, emitSubscriberEvents, insertMemberships, setSubscribed } from '../audiences/subscribers.ts';

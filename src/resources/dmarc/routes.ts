@@ -6,11 +6,11 @@ import { errorResponses } from '../../platform/http/responses.ts';
 import { uploadReport } from './intake.ts';
 import { PROCESS_JOB, processReport } from './processing.ts';
 import {
-  AnyReport, BreakdownQuery, DomainParams, ForensicList, ForensicListQuery, ForensicReport, ReportList, ReportListQuery, ReportParams,
+  AnyReport, BreakdownQuery, CountryBreakdown, DomainParams, ForensicList, ForensicListQuery, ForensicReport, NetworkBreakdown, ReportList, ReportListQuery, ReportParams,
   ReporterBreakdown, ResultBreakdown, SourceBreakdown, UploadBody,
 } from './schemas.ts';
 import { getForensicReport, getReport, listForensicReports, listReports } from './service.ts';
-import { reporterBreakdown, resultBreakdown, sourceBreakdown } from './stats.ts';
+import { countryBreakdown, networkBreakdown, reporterBreakdown, resultBreakdown, sourceBreakdown } from './stats.ts';
 
 const tags = ['DMARC'];
 type Domain = Static<typeof DomainParams>;
@@ -52,6 +52,12 @@ export const resource: Resource = {
     );
     app.get('/domains/:id/dmarc/stats/results', { schema: { tags, params: DomainParams, querystring: BreakdownQuery, response: { 200: ResultBreakdown, ...readErrors } } }, async (request) =>
       resultBreakdown(db, workspace(request), (request.params as Domain).id, request.query as Query),
+    );
+    app.get('/domains/:id/dmarc/stats/countries', { schema: { tags, params: DomainParams, querystring: BreakdownQuery, response: { 200: CountryBreakdown, ...readErrors } } }, async (request) =>
+      countryBreakdown(db, workspace(request), (request.params as Domain).id, request.query as Query),
+    );
+    app.get('/domains/:id/dmarc/stats/networks', { schema: { tags, params: DomainParams, querystring: BreakdownQuery, response: { 200: NetworkBreakdown, ...readErrors } } }, async (request) =>
+      networkBreakdown(db, workspace(request), (request.params as Domain).id, request.query as Query),
     );
   },
   registerJobs(ctx) {

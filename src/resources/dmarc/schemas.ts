@@ -255,6 +255,43 @@ export const ReporterBreakdown = Type.Object(
   { title: 'DmarcReporterBreakdown' },
 );
 
+export const CountryBreakdown = Type.Object(
+  {
+    data: Type.Array(
+      Type.Object(
+        {
+          country: nullable(text('Country of the sending IPs (ISO 3166-1 alpha-2, e.g. US); null for addresses in no known range (private, reserved or unallocated)')),
+          ...rates,
+          source_count: int('Distinct source IPs in this country'),
+        },
+        { title: 'DmarcCountryStats' },
+      ),
+      { description: 'One row per country, most messages first' },
+    ),
+    meta: breakdownMeta,
+  },
+  { title: 'DmarcCountryBreakdown' },
+);
+
+export const NetworkBreakdown = Type.Object(
+  {
+    data: Type.Array(
+      Type.Object(
+        {
+          asn: nullable(Type.Integer({ description: 'Autonomous system number that announces the sending IPs; null when no known network does' })),
+          organization: nullable(text('Organization holding the autonomous system, e.g. Google LLC; null with asn')),
+          ...rates,
+          source_count: int('Distinct source IPs in this network'),
+        },
+        { title: 'DmarcNetworkStats' },
+      ),
+      { description: 'One row per network (autonomous system), most messages first' },
+    ),
+    meta: breakdownMeta,
+  },
+  { title: 'DmarcNetworkBreakdown' },
+);
+
 export const ResultBreakdown = Type.Object(
   {
     data: Type.Array(

@@ -1,5 +1,6 @@
-// Breakdowns of a domain's aggregate reports: by sending source IP, by reporting organization, and
-// by the receivers' verdicts (SPF and DKIM after alignment, and so DMARC), each with pass rates.
+// Breakdowns of a domain's aggregate reports: by sending source IP, by reporting organization, by
+// the receivers' verdicts (SPF and DKIM after alignment, and so DMARC), and by the sources'
+// country and network (looked up offline, src/platform/ip-location.ts), each with pass rates.
 // They add up the records of processed reports (duplicates and failures have none), filtered by the
 // report period (`from`, `to`) and reporter (`org_name`), and page with `limit` (default 50, at
 // most 200) and `offset` (https://emailit.com/docs/api-reference/pagination/).
@@ -7,6 +8,7 @@ import { sql, type AliasedExpression, type Expression, type ExpressionBuilder, t
 import type { Db } from '../../platform/db/database.ts';
 import type { Query } from '../../platform/http/lists.ts';
 import type { Database } from '../../platform/db/schema.ts';
+import { countryOf, networkOf } from '../../platform/ip-location.ts';
 import { reportDomain } from './access.ts';
 import { ratio } from './objects.ts';
 import { periodBounds, periodCondition } from './period.ts';
@@ -141,5 +143,59 @@ export async function resultBreakdown(db: Db, workspaceId: string, idOrName: str
     }),
     summary,
     meta: { limit, offset },
+  };
+}
+
+const TALLY_KEYS = ['messages', 'dmarc_pass', 'spf_pass', 'dkim_pass', 'disposition_none', 'disposition_quarantine', 'disposition_reject'] as const;
+
+/**
+ * The records summed per source IP in SQL, then per `keyOf(ip)` here (the IP-to-place data is
+ * no table), most messages first, then by key; paged like the others. Keyed on the looked-up
+ * data of the running version, so a package update re-places old reports too.
+ */
+async function groupedByPlace<K>(db: Db, workspaceId: string, idOrName: string, query: Query, keyOf: (ip: string) => { id: string; key: K }) {
+  const { limit, offset } = paging(query, BREAKDOWN_DEFAULT_LIMIT);
+  const perSource = await (await recordsOf(db, workspaceId, idOrName, query))
+    .select((eb) => ['source_ip', ...tally(eb)])
+    .groupBy('source_ip')
+    .execute();
+  const groups = new Map<string, { key: K; sums: Record<(typeof TALLY_KEYS)[number], number>; sources: number }>();
+  for (const row of perSource as unknown as Array<Tally & { source_ip: string }>) {
+    const { id, key } = keyOf(row.source_ip);
+    let group = groups.get(id);
+    if (!group) {
+      group = { key, sums: { messages: 0, dmarc_pass: 0, spf_pass: 0, dkim_pass: 0, disposition_none: 0, disposition_quarantine: 0, disposition_reject: 0 }, sources: 0 };
+      groups.set(id, group);
+    }
+    for (const name of TALLY_KEYS) group.sums[name] += Number(row[name] ?? 0);
+    group.sources += 1;
+  }
+  const rows = [...groups.entries()]
+    .sort(([a, x], [b, y]) => y.sums.messages - x.sums.messages || byKeyUnknownLast(a, b))
+    .slice(offset, offset + limit)
+    .map(([, group]) => ({ key: group.key, rates: passRates(group.sums), sources: group.sources }));
+  return { rows, meta: { limit, offset } };
+}
+
+const byKeyUnknownLast = (a: string, b: string) => (a === b ? 0 : a === '' ? 1 : b === '' ? -1 : a < b ? -1 : 1);
+
+/** GET /domains/{id}/dmarc/stats/countries: one row per country of the sending IPs. */
+export async function countryBreakdown(db: Db, workspaceId: string, idOrName: string, query: Query) {
+  const { rows, meta } = await groupedByPlace(db, workspaceId, idOrName, query, (ip) => {
+    const country = countryOf(ip);
+    return { id: country ?? '', key: country };
+  });
+  return { data: rows.map((row) => ({ country: row.key, ...row.rates, source_count: row.sources })), meta };
+}
+
+/** GET /domains/{id}/dmarc/stats/networks: one row per autonomous system of the sending IPs. */
+export async function networkBreakdown(db: Db, workspaceId: string, idOrName: string, query: Query) {
+  const { rows, meta } = await groupedByPlace(db, workspaceId, idOrName, query, (ip) => {
+    const network = networkOf(ip);
+    return { id: network ? String(network.asn).padStart(10, '0') : '', key: network };
+  });
+  return {
+    data: rows.map((row) => ({ asn: row.key?.asn ?? null, organization: row.key?.organization ?? null, ...row.rates, source_count: row.sources })),
+    meta,
   };
 }

@@ -35,9 +35,19 @@ import { createdEventObject, domainObject, updatedEventObject, verifiedDomainObj
 import type { DomainsTable } from './tables.ts';
 import { CHECK_INTERVAL_MS, checkDomain, domainResolver, type DomainDeps } from './verification.ts';
 
+// What email verification uses: a domain's registration (RDAP).
+export { lookupRegistration } from './rdap.ts';
+
 /** Domains per plan (https://emailit.com/docs/limits.md); null is unlimited. Pay as you go
- *  rises to 25 after a first credit purchase, which Postlane has no record of yet (credits are set by the operator). */
+ *  rises to PAYG_PURCHASED_DOMAIN_LIMIT after the workspace's first credit purchase. */
 export const DOMAIN_LIMITS: Record<Plan, number | null> = { payg: 3, pro: 100, business: 1000, custom: null };
+export const PAYG_PURCHASED_DOMAIN_LIMIT = 25;
+
+/** The workspace's domain limit: its plan's, or 25 on Pay as you go once it has bought credits. */
+export function domainLimit(workspace: Pick<Workspace, 'plan' | 'firstCreditPurchaseAt'>): number | null {
+  if (workspace.plan === 'payg' && workspace.firstCreditPurchaseAt !== null) return PAYG_PURCHASED_DOMAIN_LIMIT;
+  return DOMAIN_LIMITS[workspace.plan];
+}
 
 export const NOT_FOUND = 'Domain not found';
 export const TRACKING_NOT_VERIFIED = 'Tracking can only be turned on once the tracking CNAME record is verified';
@@ -117,7 +127,7 @@ export async function createDomain(ctx: AppContext, workspaceId: string, input: 
       const existing = await findByName(tx, workspaceId, name);
       if (existing) throw duplicate(existing);
       const current = await requireWorkspace(tx, workspaceId);
-      const limit = DOMAIN_LIMITS[current.plan];
+      const limit = domainLimit(current);
       if (limit !== null && (await countDomains(tx, workspaceId)) >= limit) {
         throw plainError(422, `Domain limit reached: the ${PLAN_NAMES[current.plan]} plan allows ${limit} domain${limit === 1 ? '' : 's'}`);
       }
@@ -230,7 +240,7 @@ export async function listDomains(ctx: AppContext, workspaceId: string, query: Q
     pageLimitList(applyListQuery(base, query, listSpec), query, requestUrl, 10, (row) => domainObject(row, ctx.config)),
     countDomains(ctx.db, workspaceId),
   ]);
-  return { ...page, domain_limit: DOMAIN_LIMITS[workspace.plan], domain_count: count, plan_name: PLAN_NAMES[workspace.plan] };
+  return { ...page, domain_limit: domainLimit(workspace), domain_count: count, plan_name: PLAN_NAMES[workspace.plan] };
 }
 
 export async function updateDomain(ctx: AppContext, workspaceId: string, idOrName: string, input: UpdateDomainInput) {

@@ -19,7 +19,7 @@ import {
   type VerificationResult,
   type VerificationRisk,
 } from '../../mail/verification-score.ts';
-import { lookupRegistration } from '../domains/rdap.ts';
+import { lookupRegistration } from '../domains/service.ts';
 
 // tldts (the Public Suffix List) loads with the first address verified.
 const tldts = lazyModule<typeof import('tldts')>('tldts');

@@ -11,6 +11,9 @@ import { looksLikeId } from '../../platform/ids.ts';
 import { ApiError, plainError } from '../../platform/http/errors.ts';
 import { applyListQuery, pageLimitList, pagingFrom, perPageList, type ListSpec, type Query } from '../../platform/http/lists.ts';
 
+// What other features read about event types (webhooks, automations).
+export { isCustomEventType, NOT_IN_ALL_EVENTS, PAYLOAD_SHAPES, sampleEventObject } from './payloads.ts';
+
 type EventRow = Selectable<EventsTable>;
 
 export const EVENTS_DEFAULT_LIMIT = 100;

@@ -1,7 +1,7 @@
 // A public submission's fields checked against the inputs of the form the visitor saw:
 // required inputs, email syntax, phone and date shapes, radio/dropdown/checkbox values from
 // the definition's options. Names the form does not ask for are dropped, not stored.
-import { normalizeAddress } from '../suppressions/input.ts';
+import { normalizeAddress } from '../../platform/addresses.ts';
 import { optionOf, type InputBlock } from './definition.ts';
 
 export type FieldValue = string | boolean | string[];

@@ -5,7 +5,7 @@ import { renderTemple } from '../../templating/temple.ts';
 import { analyzeMjml, renderMjml } from './validate.ts';
 import type { MjmlJob } from './pool.ts';
 
-parentPort!.on('message', async (job: MjmlJob & { id: number }) => {
+async function answer(job: MjmlJob & { id: number }): Promise<void> {
   try {
     const result = job.compile ? await renderMjml(job.source) : { ...analyzeMjml(job.source), html: null };
     const rendered = job.variables !== undefined && result.html !== null ? renderTemple(result.html, job.variables, { html: true }) : null;
@@ -14,4 +14,7 @@ parentPort!.on('message', async (job: MjmlJob & { id: number }) => {
   } catch (error) {
     parentPort!.postMessage({ id: job.id, error: (error as Error).message });
   }
-});
+}
+
+// Each job answers for itself, its failure included, so nothing waits on the handler.
+parentPort!.on('message', (job: MjmlJob & { id: number }) => void answer(job));

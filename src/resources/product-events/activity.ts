@@ -3,7 +3,7 @@
 import type { Db } from '../../platform/db/database.ts';
 import { plainError } from '../../platform/http/errors.ts';
 import { pageLimitList, type Query } from '../../platform/http/lists.ts';
-import { findContact } from '../contacts/records.ts';
+import { findContact } from '../contacts/service.ts';
 import { scopeOf } from './definitions.ts';
 
 export async function listContactActivity(db: Db, workspaceId: string, idOrEmail: string, query: Query, requestUrl: string) {

@@ -21,6 +21,10 @@ import {
   type Problems,
 } from './definitions.ts';
 
+// What the tracking keys feature reads: the plan's event types and its table.
+export { PLAN_EVENT_TYPES } from './definitions.ts';
+export type { TrackingKeysTable } from './tables.ts';
+
 export interface EventInput {
   type: string;
   properties?: Record<string, unknown>;

@@ -10,23 +10,7 @@ const chrono = lazyModule<typeof import('chrono-node')>('chrono-node');
 export const SUPPRESSION_TYPES = ['recipient', 'bounce', 'complaint', 'unsubscribe'] as const;
 export type SuppressionType = (typeof SUPPRESSION_TYPES)[number];
 
-const MAX_ADDRESS = 254;
-// A practical address check: one @, no spaces or specials in the local part, a dotted domain.
-const ADDRESS = /^[^\s@"<>(),;:\\[\]]{1,64}@(?=.{1,253}$)[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?(?:\.[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?)+$/u;
-
-/** The address trimmed and in lowercase, or null when it is not an email address. */
-export function normalizeAddress(value: string): string | null {
-  const address = value.trim().toLowerCase();
-  if (address.length > MAX_ADDRESS || !ADDRESS.test(address)) return null;
-  return address;
-}
-
-/** Like normalizeAddress, but an invalid address is the spec's 400 `{error}`. */
-export function requireAddress(value: string): string {
-  const address = normalizeAddress(value);
-  if (address === null) throw plainError(400, 'Invalid email address');
-  return address;
-}
+export { normalizeAddress, requireAddress } from '../../platform/addresses.ts';
 
 const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
 const NUMERIC = /^[+-]?\d+(?:\.\d+)?$/;

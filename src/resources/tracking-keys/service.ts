@@ -12,10 +12,8 @@ import { ApiError, fieldValidationError, messageError, plainError, planRequiredE
 import { pageLimitList, type Query } from '../../platform/http/lists.ts';
 import { SlidingWindowLimiter } from '../../platform/http/rate-limit.ts';
 import { getWorkspace } from '../workspaces/service.ts';
-import { findContactByEmail } from '../contacts/records.ts';
-import { PLAN_EVENT_TYPES } from '../product-events/definitions.ts';
-import { recordEvents, requireEventsPlan } from '../product-events/service.ts';
-import type { TrackingKeysTable } from '../product-events/tables.ts';
+import { findContactByEmail } from '../contacts/service.ts';
+import { PLAN_EVENT_TYPES, recordEvents, requireEventsPlan, type TrackingKeysTable } from '../product-events/service.ts';
 import { MAX_ALLOWED_ORIGINS, normalizeAllowedOrigin, originAllowed } from './origins.ts';
 
 type TrackingKeyRow = Selectable<TrackingKeysTable>;

@@ -13,7 +13,7 @@ import type { Executor } from '../../platform/db/database.ts';
 import { preparedQuery } from '../../platform/db/prepared.ts';
 import type { EmittedEvent, EventSubscriber } from '../../platform/events.ts';
 import { nowIso } from '../../platform/clock.ts';
-import { isCustomEventType, NOT_IN_ALL_EVENTS } from '../events/payloads.ts';
+import { isCustomEventType, NOT_IN_ALL_EVENTS } from '../events/service.ts';
 import { matchesFilter, type WebhookFilter } from './filter.ts';
 
 export const SUBSCRIPTIONS_TTL_MS = 1000;

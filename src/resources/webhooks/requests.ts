@@ -7,7 +7,7 @@ import { isoFromMs, nowIso, nowMs } from '../../platform/clock.ts';
 import { newId, looksLikeId } from '../../platform/ids.ts';
 import { ApiError, plainError } from '../../platform/http/errors.ts';
 import { applyListQuery, pageLimitList, type ListSpec, type Query } from '../../platform/http/lists.ts';
-import { isCustomEventType, PAYLOAD_SHAPES, sampleEventObject } from '../events/payloads.ts';
+import { isCustomEventType, PAYLOAD_SHAPES, sampleEventObject } from '../events/service.ts';
 import { batchBody, batchItem, MAX_ATTEMPTS, RESEND_WINDOW_MS } from './policy.ts';
 import { batchBodyOf } from './dispatcher.ts';
 import { nudgeDispatchers } from './queue.ts';

@@ -21,6 +21,8 @@ export interface Workspace {
   features: string[];
   sendRate: number;
   dailyLimit: number;
+  /** When the workspace first bought credits (null: never); Pay as you go's domain limit rises then. */
+  firstCreditPurchaseAt: string | null;
   createdAt: string;
 }
 
@@ -37,6 +39,7 @@ function fromRow(row: Selectable<WorkspacesTable>): Workspace {
     features: JSON.parse(row.features),
     sendRate: row.send_rate,
     dailyLimit: row.daily_limit,
+    firstCreditPurchaseAt: row.first_credit_purchase_at ?? null,
     createdAt: row.created_at,
   };
 }
@@ -128,12 +131,15 @@ export async function updateWorkspace(db: Db, id: string, input: UpdateWorkspace
   return db.transaction().execute(async (tx) => {
     const current = await getWorkspace(tx, id);
     if (!current) throw new WorkspaceError(`no workspace with id ${id}`);
-    const changes: Partial<WorkspacesTable> = { updated_at: nowIso() };
+    const now = nowIso();
+    const changes: Partial<WorkspacesTable> = { updated_at: now };
     if (input.plan !== undefined) changes.plan = checkPlan(input.plan);
     if (input.credits !== undefined) changes.credits = checkCount('credits', input.credits);
     if (input.addCredits !== undefined) {
       const base = changes.credits ?? current.credits;
       changes.credits = checkCount('credits', base + checkCount('add-credits', input.addCredits, 1));
+      // Adding credits is a purchase; setting a balance (`credits`) is an adjustment.
+      if (current.firstCreditPurchaseAt === null) changes.first_credit_purchase_at = now;
     }
     if (input.verified !== undefined) changes.verified = input.verified ? 1 : 0;
     if (input.members?.length) changes.members = JSON.stringify(checkMembers([...current.members, ...input.members]));

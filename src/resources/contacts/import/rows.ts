@@ -3,7 +3,7 @@
 // unsubscribed, custom_fields (a JSON object) and any other column as a custom field of that
 // name. The export's own columns (id, audiences, created_at, updated_at) are ignored, so an
 // export imports back. An empty cell gives nothing (it never clears a value).
-import { normalizeAddress } from '../../suppressions/input.ts';
+import { normalizeAddress } from '../../../platform/addresses.ts';
 import { checkFieldValue, type FieldDefinitions } from '../../custom-fields/values.ts';
 import { MAX_COLUMNS, type SourceRow } from './sources.ts';
 

@@ -64,7 +64,9 @@ function safely(task: () => void): void {
 }
 
 function run(api: PublicApi, forms: Array<{ token: string; type: string }>): void {
-  const quietly = (promise: Promise<unknown>) => promise.catch(() => undefined);
+  const quietly = (promise: Promise<unknown>): void => {
+    promise.catch(() => undefined);
+  };
   for (const form of forms) {
     if (form.type === 'embed') continue;
     quietly(
