@@ -14,6 +14,7 @@ import { createAudienceNow, deleteAudience, updateAudience } from './service.ts'
 import { listLegacyAudiences } from './lists.ts';
 import { publicSubscribe } from './subscriber-api.ts';
 import { hitSubscribeLimit, subscribeLimitError } from './rate-limits.ts';
+import { transact } from '../../platform/db/transact.ts';
 
 const tags = ['Audiences (v1)'];
 type Id = Static<typeof S.LegacyIdParams>;
@@ -47,7 +48,7 @@ export function registerLegacyAudiences(app: FastifyInstance, ctx: AppContext) {
     { schema: { tags, params: S.LegacyIdParams, body: S.LegacyNameBody, response: { 200: S.LegacyAudience, ...errorResponses({ 400: 'error', 404: 'error', 409: 'error' }) } } },
     async (request) => {
       const workspaceId = request.principal.workspaceId;
-      return ctx.db.transaction().execute(async (tx) => {
+      return transact(ctx.db, async (tx) => {
         const audience = await requireLegacy(tx, workspaceId, (request.params as Id).id);
         return legacyAudienceObject(await updateAudience(tx, workspaceId, audience, { name: (request.body as Static<typeof S.LegacyNameBody>).name }));
       });
@@ -55,7 +56,7 @@ export function registerLegacyAudiences(app: FastifyInstance, ctx: AppContext) {
   );
   app.delete('/audiences/:id', { schema: { tags, params: S.LegacyIdParams, response: { 200: S.LegacyDeleted, ...errorResponses({ 404: 'error', 422: 'error' }) } } }, async (request) => {
     const workspaceId = request.principal.workspaceId;
-    return ctx.db.transaction().execute(async (tx) => {
+    return transact(ctx.db, async (tx) => {
       const audience = await requireLegacy(tx, workspaceId, (request.params as Id).id);
       const others = await tx.selectFrom('audiences').select('id').where('workspace_id', '=', workspaceId).where('id', '<>', audience.id).limit(1).execute();
       if (others.length === 0) throw plainError(422, 'The account must always keep at least one audience: create another before deleting this one');

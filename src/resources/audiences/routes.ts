@@ -19,6 +19,7 @@ import { sendWelcome } from './welcome.ts';
 import { findContactById } from '../contacts/service.ts';
 import { registerLegacyAudiences } from './legacy-routes.ts';
 import { registerHostedPages } from './hosted.ts';
+import { transact } from '../../platform/db/transact.ts';
 
 const tags = ['Audiences'];
 const subscriberTags = ['Subscribers'];
@@ -49,7 +50,7 @@ function audienceRoutes(app: FastifyInstance, ctx: AppContext) {
     async (request) => {
       const workspaceId = request.principal.workspaceId;
       const { name, ...settings } = request.body as Static<typeof S.UpdateAudienceBody>;
-      return ctx.db.transaction().execute(async (tx) => {
+      return transact(ctx.db, async (tx) => {
         const audience = await requireAudience(tx, workspaceId, (request.params as Id).id);
         return audienceObject(await updateAudience(tx, workspaceId, audience, { name, ...(await resolveSettings(ctx, tx, workspaceId, settings, audience)) }));
       });
@@ -57,7 +58,7 @@ function audienceRoutes(app: FastifyInstance, ctx: AppContext) {
   );
   app.delete('/audiences/:id', { schema: { tags, params: S.AudienceIdParams, response: { 200: S.DeletedAudience, ...notFound } } }, async (request) => {
     const workspaceId = request.principal.workspaceId;
-    return ctx.db.transaction().execute(async (tx) => {
+    return transact(ctx.db, async (tx) => {
       const audience = await requireAudience(tx, workspaceId, (request.params as Id).id);
       await deleteAudience(tx, workspaceId, audience);
       return { object: 'audience' as const, id: audience.id, name: audience.name, deleted: true as const };
@@ -97,7 +98,7 @@ function subscriberRoutes(app: FastifyInstance, ctx: AppContext) {
           message: 'A confirmation email was sent; the subscriber is added when its link is followed',
         });
       }
-      const result = await ctx.db.transaction().execute(async (tx) => {
+      const result = await transact(ctx.db, async (tx) => {
         const audience = await requireAudience(tx, workspaceId, (request.params as Id).id);
         const { subscriber, outcome } = await addSubscriber(tx, workspaceId, audience, input);
         const contact = (await findContactById(tx, workspaceId, subscriber.contact_id))!;
@@ -148,7 +149,7 @@ function subscriberRoutes(app: FastifyInstance, ctx: AppContext) {
     async (request) => {
       const workspaceId = request.principal.workspaceId;
       const params = request.params as SubscriberId;
-      return ctx.db.transaction().execute(async (tx) => {
+      return transact(ctx.db, async (tx) => {
         const audience = await requireAudience(tx, workspaceId, params.id);
         return updateSubscriber(tx, workspaceId, audience, params.subscriber, request.body as Static<typeof S.UpdateSubscriberBody>);
       });
@@ -157,7 +158,7 @@ function subscriberRoutes(app: FastifyInstance, ctx: AppContext) {
   app.delete('/audiences/:id/subscribers/:subscriber', { schema: { tags: subscriberTags, params: S.SubscriberParams, response: { 200: S.DeletedSubscriber, ...notFound } } }, async (request) => {
     const workspaceId = request.principal.workspaceId;
     const params = request.params as SubscriberId;
-    return ctx.db.transaction().execute(async (tx) => removeSubscriber(tx, workspaceId, await requireAudience(tx, workspaceId, params.id), params.subscriber));
+    return transact(ctx.db, async (tx) => removeSubscriber(tx, workspaceId, await requireAudience(tx, workspaceId, params.id), params.subscriber));
   });
 }
 

@@ -51,7 +51,7 @@ const BATCH_DELAY_MS = Number(process.env.POSTLANE_CAMPAIGN_BATCH_DELAY_MS ?? 0)
 export const FANOUT_LEASE_MS = 5000;
 /** A fan-out job gives its slot back this often (other campaigns get their turn). */
 const RUN_SLICE_MS = 5000;
-const EMAIL_INSERT_CHUNK = 400; // 27 columns a row: under every engine's parameter limit
+const EMAIL_INSERT_CHUNK = 400; // 30 columns a row: under every engine's parameter limit
 
 type Step = { kind: 'more' } | { kind: 'done' } | { kind: 'wait'; until: number; why: string };
 const MORE: Step = { kind: 'more' };
@@ -335,6 +335,7 @@ export class CampaignEngine {
         delivered_at: null,
         bounce_reason: null,
         bounce_type: null,
+        traceparent: null,
         created_at: now,
         updated_at: now,
       };

@@ -1,4 +1,4 @@
-// The campaigns tables (migrations 0012, 0025).
+// The campaigns tables (migrations 0012, 0026).
 export interface CampaignsTable {
   id: string; // cmp_
   workspace_id: string;

@@ -10,6 +10,7 @@ import { UsageError } from '../audiences/schemas.ts';
 import { listContacts } from './list.ts';
 import { registerContactTransfers } from './transfer-routes.ts';
 import { contactDetails, contactObject, createContactNow, deleteContact, requireContact, updateContact } from './service.ts';
+import { transact } from '../../platform/db/transact.ts';
 
 const tags = ['Contacts'];
 type Id = Static<typeof S.ContactIdParams>;
@@ -47,7 +48,7 @@ export const resource: Resource = {
         const body = request.body as Static<typeof S.UpdateContactBody>;
         if (!UPDATE_FIELDS.some((field) => body[field] !== undefined)) throw plainError(400, `Send at least one of ${UPDATE_FIELDS.join(', ')}`);
         const workspaceId = request.principal.workspaceId;
-        return ctx.db.transaction().execute(async (tx) => {
+        return transact(ctx.db, async (tx) => {
           const contact = await requireContact(tx, workspaceId, (request.params as Id).id);
           return contactDetails(tx, workspaceId, await updateContact(tx, workspaceId, contact, body));
         });
@@ -55,7 +56,7 @@ export const resource: Resource = {
     );
     app.delete('/contacts/:id', { schema: { tags, params: S.ContactIdParams, response: { 200: S.DeletedContact, ...errorResponses({ 404: 'error' }) } } }, async (request) => {
       const workspaceId = request.principal.workspaceId;
-      return ctx.db.transaction().execute(async (tx) => deleteContact(tx, workspaceId, await requireContact(tx, workspaceId, (request.params as Id).id)));
+      return transact(ctx.db, async (tx) => deleteContact(tx, workspaceId, await requireContact(tx, workspaceId, (request.params as Id).id)));
     });
   },
 };
