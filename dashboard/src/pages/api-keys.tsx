@@ -4,8 +4,8 @@ import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { Button, CopyButton, Dialog, ErrorBox, Field, PageHeader, SearchBox, Select } from '../components/ui';
 import { ListTable, nextPageUrl } from '../components/ListTable';
-import { formatDate, useAction, useLoad } from '../lib/hooks';
-import { present, useListState } from '../lib/list';
+import { formatDate, useAction } from '../lib/hooks';
+import { useListPage } from '../lib/list';
 import { AuthorizedApps } from '../components/AuthorizedApps';
 import { useOptionalSession } from '../session';
 
@@ -33,8 +33,8 @@ function SecretOnce({ secret, onDone }: { secret: { name: string; key: string } 
 
 export function ApiKeys() {
   const isAdmin = useOptionalSession()?.session.workspace?.role === 'admin';
-  const list = useListState({});
-  const keys = useLoad(() => ok(api.GET('/v2/api-keys', { params: { query: present({ page: list.page, limit: 25, search: list.settledSearch }) } })), [list.page, list.settledSearch]);
+  const list = useListPage({}, (query) => ok(api.GET('/v2/api-keys', { params: { query } })));
+  const keys = list.loaded;
   const [creating, setCreating] = useState(false);
   const [name, setName] = useState('');
   const [scope, setScope] = useState<'full' | 'sending' | 'events'>('full');
@@ -61,12 +61,10 @@ export function ApiKeys() {
       <ErrorBox error={action.error} />
       <ListTable
         label="API keys"
-        loaded={keys}
+        {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Permission', 'Last used', 'Created', ...(isAdmin ? ['Actions'] : [])]}
         empty="No API keys."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={nextPageUrl}
         row={(k) => (
           <tr>

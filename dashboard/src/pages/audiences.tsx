@@ -5,8 +5,8 @@ import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, Select } from '../components/ui';
 import { ListTable, nextPageUrl } from '../components/ListTable';
-import { formatDate, useAction, useLoad, type Loaded } from '../lib/hooks';
-import { present, useListState } from '../lib/list';
+import { formatDate, useAction, useLoad } from '../lib/hooks';
+import { useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import type { PageProps } from './index';
 
@@ -17,11 +17,7 @@ const input = (set: (value: string) => void) => (e: Event) => set((e.target as H
 const checked = (set: (value: boolean) => void) => (e: Event) => set((e.target as HTMLInputElement).checked);
 
 export function Audiences() {
-  const list = useListState({ order: 'created_at', direction: 'desc' });
-  const audiences = useLoad(
-    () => ok(api.GET('/v2/audiences', { params: { query: present({ page: list.page, limit: 25, search: list.settledSearch, ...list.filters }) as never } })),
-    [list.page, list.settledSearch, list.filters],
-  );
+  const list = useListPage({ order: 'created_at', direction: 'desc' }, (query) => ok(api.GET('/v2/audiences', { params: { query: query as never } })));
   const [adding, setAdding] = useState(false);
   const [name, setName] = useState('');
   const add = useAction();
@@ -39,12 +35,10 @@ export function Audiences() {
       </div>
       <ListTable
         label="Audiences"
-        loaded={audiences}
+        {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Subscribers', 'Page', 'Double opt-in', 'Added']}
         empty="No audiences yet."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={nextPageUrl}
         row={(a) => (
           <tr>
@@ -132,16 +126,12 @@ function AddSubscribers({ audience, onAdded }: { audience: Audience; onAdded: (m
 }
 
 function Subscribers({ audience, onChange }: { audience: Audience; onChange: () => void }) {
-  const list = useListState({ subscribed: '', order: 'created_at', direction: 'desc' });
-  const subscribers: Loaded<SubscriberList> = useLoad(
-    () =>
-      ok(
-        api.GET('/v2/audiences/{id}/subscribers', {
-          params: { path: { id: audience.id }, query: present({ page: list.page, limit: 25, search: list.settledSearch, ...list.filters }) as never },
-        }),
-      ),
-    [audience.id, list.page, list.settledSearch, list.filters],
+  const list = useListPage(
+    { subscribed: '', order: 'created_at', direction: 'desc' },
+    (query): Promise<SubscriberList> => ok(api.GET('/v2/audiences/{id}/subscribers', { params: { path: { id: audience.id }, query: query as never } })),
+    { deps: [audience.id] },
   );
+  const subscribers = list.loaded;
   const [adding, setAdding] = useState(false);
   const [notice, setNotice] = useState<string | null>(null);
   const change = useAction();
@@ -177,12 +167,10 @@ function Subscribers({ audience, onChange }: { audience: Audience; onChange: () 
       <ErrorBox error={change.error} />
       <ListTable
         label="Subscriber list"
-        loaded={subscribers}
+        {...list.table}
         items={(data) => data.data}
         columns={['Email', 'Name', 'Status', 'Subscribed', 'Actions']}
         empty="No subscribers."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={nextPageUrl}
         row={(s) => (
           <tr>

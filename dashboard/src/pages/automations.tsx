@@ -11,7 +11,7 @@ import { Picture } from '../components/automations/Picture';
 import { ListTable } from '../components/ListTable';
 import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Select } from '../components/ui';
 import { formatDate, useAction, useLoad, usePolling } from '../lib/hooks';
-import { present, useListState } from '../lib/list';
+import { present, useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import { CONTEXTS, checkGraph, checkSettings, DEFAULT_SETTINGS, type AutomationContext, type Problems } from '../../../src/resources/automations/graph.ts';
 import type { PageProps } from './index';
@@ -41,11 +41,8 @@ function starter(context: AutomationContext) {
 }
 
 export function Automations() {
-  const list = useListState({ status: '' });
-  const automations = useLoad(
-    () => ok(api.GET('/v2/automations', { params: { query: present({ page: list.page, per_page: 25, status: list.filters.status }) as never } })),
-    [list.page, list.filters],
-  );
+  const list = useListPage({ status: '' }, (_, { page, filters }) => ok(api.GET('/v2/automations', { params: { query: present({ page, per_page: 25, status: filters.status }) as never } })));
+  const automations = list.loaded;
   const [adding, setAdding] = useState(false);
   const [name, setName] = useState('');
   const [context, setContext] = useState<AutomationContext>('event');
@@ -63,12 +60,10 @@ export function Automations() {
       {automations.data ? <p class="muted">{automations.data.total_records.toLocaleString()} automations</p> : null}
       <ListTable
         label="Automation list"
-        loaded={automations}
+        {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Context', 'Status', 'Steps', 'Last run started', 'Created']}
         empty="No automations."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={(data) => data.current_page < data.total_pages}
         row={(a) => (
           <tr>
@@ -284,11 +279,12 @@ function RunNow({ automation, open, onClose, onDone }: { automation: Automation;
 }
 
 function Runs({ automation, refreshKey }: { automation: Automation; refreshKey: number }) {
-  const list = useListState({ status: '' });
-  const runs = useLoad(
-    () => ok(api.GET('/v2/automations/{id}/runs', { params: { path: { id: automation.id }, query: present({ page: list.page, per_page: 25, status: list.filters.status }) as never } })),
-    [automation.id, list.page, list.filters, refreshKey],
+  const list = useListPage(
+    { status: '' },
+    (_, { page, filters }) => ok(api.GET('/v2/automations/{id}/runs', { params: { path: { id: automation.id }, query: present({ page, per_page: 25, status: filters.status }) as never } })),
+    { deps: [automation.id, refreshKey] },
   );
+  const runs = list.loaded;
   const active = Boolean(runs.data?.data.some((r) => r.status === 'running'));
   usePolling(runs.reload, 2000, active);
   return (
@@ -300,13 +296,11 @@ function Runs({ automation, refreshKey }: { automation: Automation; refreshKey: 
       {runs.data ? <p class="muted">{runs.data.total_records.toLocaleString()} runs</p> : null}
       <ListTable
         label="Runs"
-        loaded={runs}
+        {...list.table}
         quiet
         items={(data) => data.data}
         columns={['Run', 'Status', 'Trigger', 'Contact or email', 'Steps', 'Started', 'Ended']}
         empty="No runs."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={(data) => data.current_page < data.total_pages}
         row={(r) => (
           <tr>

@@ -8,7 +8,7 @@ import { Bars, type Bar } from '../components/campaigns/Bars';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Progress, SearchBox, Select } from '../components/ui';
 import { formatDate, useAction, useLoad, usePolling, type Loaded } from '../lib/hooks';
-import { present, useListState } from '../lib/list';
+import { present, useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import type { PageProps } from './index';
 
@@ -39,17 +39,10 @@ function useAudiences(): Loaded<Audiences> {
 }
 
 export function Campaigns() {
-  const list = useListState({ status: '', order: '', direction: '' });
-  const { status, order, direction } = list.filters;
-  const campaigns = useLoad(
-    () =>
-      ok(
-        api.GET('/v2/campaigns', {
-          params: { query: present({ page: list.page, limit: 25, search: list.settledSearch, status, order, direction: order ? direction || 'asc' : '' }) as never },
-        }),
-      ),
-    [list.page, list.settledSearch, list.filters],
+  const list = useListPage({ status: '', order: '', direction: '' }, ({ direction, ...query }) =>
+    ok(api.GET('/v2/campaigns', { params: { query: present({ ...query, direction: query.order ? direction || 'asc' : '' }) as never } })),
   );
+  const campaigns = list.loaded;
   return (
     <>
       <PageHeader title="Campaigns">
@@ -59,18 +52,16 @@ export function Campaigns() {
       </PageHeader>
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search name or subject" />
-        <Select label="Status" value={status} onChange={(v) => list.setFilter('status', v)} options={STATUS_OPTIONS} />
-        <Select label="Sort by" value={order} onChange={(v) => list.setFilter('order', v)} options={[['', 'Newest first'], ['name', 'Name'], ['status', 'Status'], ['sent_at', 'Sent']]} />
+        <Select label="Status" value={list.filters.status} onChange={(v) => list.setFilter('status', v)} options={STATUS_OPTIONS} />
+        <Select label="Sort by" value={list.filters.order} onChange={(v) => list.setFilter('order', v)} options={[['', 'Newest first'], ['name', 'Name'], ['status', 'Status'], ['sent_at', 'Sent']]} />
       </div>
       {campaigns.data ? <p class="muted">{campaigns.data.total_records.toLocaleString()} campaigns</p> : null}
       <ListTable
         label="Campaign list"
-        loaded={campaigns}
+        {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Status', 'Subject', 'Scheduled', 'Sent', 'Created']}
         empty="No campaigns."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={nextPageUrl}
         row={(c) => (
           <tr>

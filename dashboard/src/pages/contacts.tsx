@@ -6,7 +6,7 @@ import { api, ok, upload, errorText, type Ok } from '../api/client';
 import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Progress, SearchBox, Select, TableScroll } from '../components/ui';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
-import { present, useListState } from '../lib/list';
+import { present, useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import type { PageProps } from './index';
 
@@ -179,13 +179,11 @@ function ImportForm({ audiences, onDone }: { audiences: AudienceRef[]; onDone: (
 }
 
 export function Contacts() {
-  const list = useListState({ audience_id: '', unsubscribed: '', sort: 'created_at', order: 'desc' });
+  const list = useListPage({ audience_id: '', unsubscribed: '', sort: 'created_at', order: 'desc' }, (query) => ok(api.GET('/v2/contacts', { params: { query: query as never } })));
+  const contacts = list.loaded;
   const audiences = useAudiences();
+  // The export takes the list's search and filters, not its page.
   const query = present({ search: list.settledSearch, ...list.filters });
-  const contacts = useLoad(
-    () => ok(api.GET('/v2/contacts', { params: { query: { ...query, page: list.page, limit: 25 } as never } })),
-    [list.page, list.settledSearch, list.filters],
-  );
   const [dialog, setDialog] = useState<'new' | 'import' | null>(null);
   const audienceRefs = audiences.data?.data ?? [];
   const exportUrl = `/v2/contacts/export?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`;
@@ -210,12 +208,10 @@ export function Contacts() {
       {contacts.data ? <p class="muted">{contacts.data.total_records.toLocaleString()} contacts</p> : null}
       <ListTable
         label="Contacts"
-        loaded={contacts}
+        {...list.table}
         items={(data) => data.data}
         columns={['Email', 'Name', 'Audiences', 'Campaigns', 'Added']}
         empty="No contacts."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={nextPageUrl}
         row={(c) => (
           <tr>

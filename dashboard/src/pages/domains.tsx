@@ -5,18 +5,15 @@ import { api, ok, type Ok } from '../api/client';
 import { Badge, Button, CopyButton, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, Select, TableScroll } from '../components/ui';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
-import { present, useListState } from '../lib/list';
+import { useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import type { PageProps } from './index';
 
 type Domain = Ok<'/v2/domains/{id}', 'get'>;
 
 export function Domains() {
-  const list = useListState({ order: 'created_at', direction: 'desc' });
-  const domains = useLoad(
-    () => ok(api.GET('/v2/domains', { params: { query: present({ page: list.page, limit: 25, search: list.settledSearch, ...list.filters }) as never } })),
-    [list.page, list.settledSearch, list.filters],
-  );
+  const list = useListPage({ order: 'created_at', direction: 'desc' }, (query) => ok(api.GET('/v2/domains', { params: { query: query as never } })));
+  const domains = list.loaded;
   const [adding, setAdding] = useState(false);
   const [name, setName] = useState('');
   const add = useAction();
@@ -39,12 +36,10 @@ export function Domains() {
       ) : null}
       <ListTable
         label="Domains"
-        loaded={domains}
+        {...list.table}
         items={(data) => data.data}
         columns={['Domain', 'Status', 'SPF', 'DKIM', 'Return path', 'Checked']}
         empty="No domains yet."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={nextPageUrl}
         row={(d) => (
           <tr>

@@ -6,7 +6,7 @@ import { api, ok, type Ok } from '../api/client';
 import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, Select, TableScroll } from '../components/ui';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
-import { present, useListState } from '../lib/list';
+import { present, useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import type { PageProps } from './index';
 
@@ -15,17 +15,9 @@ const FINAL = ['bounced', 'failed', 'rejected', 'suppressed', 'complained', 'can
 const STATUSES = ['accepted', 'scheduled', 'delivered', 'loaded', 'clicked', 'attempted', 'bounced', 'failed', 'rejected', 'suppressed', 'complained', 'canceled', 'held', 'received'];
 
 export function Emails() {
-  const list = useListState({ type: 'outbound', status: '', date_from: '', date_to: '' });
-  const { status, ...filters } = list.filters;
-  const emails = useLoad(
-    () =>
-      ok(
-        api.GET('/v2/emails', {
-          // `status.exact` is the spec's filter grammar (key.condition=value), beyond the typed parameters.
-          params: { query: present({ page: list.page, limit: 25, search: list.settledSearch, ...filters, 'status.exact': status }) as never },
-        }),
-      ),
-    [list.page, list.settledSearch, list.filters],
+  const list = useListPage({ type: 'outbound', status: '', date_from: '', date_to: '' }, ({ status, ...query }) =>
+    // `status.exact` is the spec's filter grammar (key.condition=value), beyond the typed parameters.
+    ok(api.GET('/v2/emails', { params: { query: present({ ...query, 'status.exact': status }) as never } })),
   );
   return (
     <>
@@ -45,12 +37,10 @@ export function Emails() {
       </div>
       <ListTable
         label="Emails"
-        loaded={emails}
+        {...list.table}
         items={(data) => data.data}
         columns={['Subject', 'To', 'From', 'Status', 'Created']}
         empty="No emails match."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={nextPageUrl}
         row={(e) => (
           <tr>

@@ -4,7 +4,8 @@ import { useState } from 'preact/hooks';
 import { api, ok } from '../api/client';
 import { Button, CopyButton, Dialog, ErrorBox, Field, PageHeader } from '../components/ui';
 import { ListTable, nextPageUrl } from '../components/ListTable';
-import { formatDate, useAction, useLoad } from '../lib/hooks';
+import { formatDate, useAction } from '../lib/hooks';
+import { useListPage } from '../lib/list';
 import { useOptionalSession } from '../session';
 
 const TYPES = ['string', 'number', 'boolean', 'date'] as const;
@@ -23,8 +24,7 @@ function parseProperties(text: string) {
 }
 
 function Definitions() {
-  const [page, setPage] = useState(1);
-  const list = useLoad(() => ok(api.GET('/v2/workspace/events', { params: { query: { page, limit: 25 } as never } })), [page]);
+  const list = useListPage({}, (query) => ok(api.GET('/v2/workspace/events', { params: { query: query as never } })));
   const [creating, setCreating] = useState(false);
   const [name, setName] = useState('');
   const [properties, setProperties] = useState('');
@@ -40,12 +40,10 @@ function Definitions() {
       <ErrorBox error={action.error} />
       <ListTable
         label="Workspace events"
-        loaded={list}
+        {...list.table}
         items={(data) => data.data}
         columns={['Type', 'Properties', 'Created', 'Actions']}
         empty="No workspace events defined."
-        page={page}
-        onPage={setPage}
         hasNext={nextPageUrl}
         row={(d) => (
           <tr>
@@ -62,7 +60,7 @@ function Definitions() {
                 busy={action.busy}
                 onClick={async () => {
                   if (!confirm(`Delete ${d.type}? Events of it are refused afterwards.`)) return;
-                  if (await action.run(() => ok(api.DELETE('/v2/workspace/events/{id}', { params: { path: { id: d.id } } })))) await list.reload();
+                  if (await action.run(() => ok(api.DELETE('/v2/workspace/events/{id}', { params: { path: { id: d.id } } })))) await list.loaded.reload();
                 }}
               >
                 Delete
@@ -80,7 +78,7 @@ function Definitions() {
               setCreating(false);
               setName('');
               setProperties('');
-              await list.reload();
+              await list.loaded.reload();
             }
           }}
         >
@@ -102,8 +100,7 @@ function Definitions() {
 
 function TrackingKeys() {
   const isAdmin = useOptionalSession()?.session.workspace?.role === 'admin';
-  const [page, setPage] = useState(1);
-  const list = useLoad(() => ok(api.GET('/v2/tracking-keys', { params: { query: { page, limit: 25 } as never } })), [page]);
+  const list = useListPage({}, (query) => ok(api.GET('/v2/tracking-keys', { params: { query: query as never } })));
   const [creating, setCreating] = useState(false);
   const [name, setName] = useState('');
   const [origins, setOrigins] = useState('');
@@ -123,12 +120,10 @@ function TrackingKeys() {
       <ErrorBox error={action.error} />
       <ListTable
         label="Tracking keys"
-        loaded={list}
+        {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Allowed origins', 'Script', 'Last used', ...(isAdmin ? ['Actions'] : [])]}
         empty="No tracking keys."
-        page={page}
-        onPage={setPage}
         hasNext={nextPageUrl}
         row={(k) => (
           <tr>
@@ -147,7 +142,7 @@ function TrackingKeys() {
                   busy={action.busy}
                   onClick={async () => {
                     if (!confirm(`Delete ${k.name}? Sites using it stop sending events.`)) return;
-                    if (await action.run(() => ok(api.DELETE('/v2/tracking-keys/{id}', { params: { path: { id: k.id } } })))) await list.reload();
+                    if (await action.run(() => ok(api.DELETE('/v2/tracking-keys/{id}', { params: { path: { id: k.id } } })))) await list.loaded.reload();
                   }}
                 >
                   Delete
@@ -167,7 +162,7 @@ function TrackingKeys() {
               setCreating(false);
               setName('');
               setOrigins('');
-              await list.reload();
+              await list.loaded.reload();
             }
           }}
         >

@@ -8,7 +8,7 @@ import { api, ok, type Ok } from '../api/client';
 import { Badge, Button, CopyButton, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, Select } from '../components/ui';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
-import { present, useListState } from '../lib/list';
+import { present, useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import { definitionProblems, FORM_TYPES, starterDefinition } from '../../../src/resources/forms/definition.ts';
 import { Builder, type Draft } from '../components/forms/Builder';
@@ -21,16 +21,8 @@ const TYPE_NAMES: Record<FormType, string> = { popup: 'Popup', full_page: 'Full 
 const typeOptions = FORM_TYPES.map((t): [string, string] => [t, TYPE_NAMES[t]]);
 
 export function Forms() {
-  const list = useListState({ type: '', status: '', order: 'created_at', direction: 'desc' });
-  const { type, status, ...sort } = list.filters;
-  const forms = useLoad(
-    () =>
-      ok(
-        api.GET('/v2/forms', {
-          params: { query: present({ page: list.page, limit: 25, search: list.settledSearch, 'type.exact': type, 'status.exact': status, ...sort }) as never },
-        }),
-      ),
-    [list.page, list.settledSearch, list.filters],
+  const list = useListPage({ type: '', status: '', order: 'created_at', direction: 'desc' }, ({ type, status, ...query }) =>
+    ok(api.GET('/v2/forms', { params: { query: present({ ...query, 'type.exact': type, 'status.exact': status }) as never } })),
   );
   const [adding, setAdding] = useState(false);
   const [name, setName] = useState('');
@@ -45,18 +37,16 @@ export function Forms() {
       </PageHeader>
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search forms" />
-        <Select label="Type" value={type} onChange={(v) => list.setFilter('type', v)} options={[['', 'All types'], ...typeOptions]} />
-        <Select label="Status" value={status} onChange={(v) => list.setFilter('status', v)} options={[['', 'All'], ['draft', 'Draft'], ['live', 'Live']]} />
+        <Select label="Type" value={list.filters.type} onChange={(v) => list.setFilter('type', v)} options={[['', 'All types'], ...typeOptions]} />
+        <Select label="Status" value={list.filters.status} onChange={(v) => list.setFilter('status', v)} options={[['', 'All'], ['draft', 'Draft'], ['live', 'Live']]} />
         <Select label="Sort by" value={list.filters.order} onChange={(v) => list.setFilter('order', v)} options={[['created_at', 'Added'], ['name', 'Name'], ['status', 'Status']]} />
       </div>
       <ListTable
         label="Forms"
-        loaded={forms}
+        {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Type', 'Status', 'Published', 'Added']}
         empty="No forms."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={nextPageUrl}
         row={(f) => (
           <tr>
@@ -222,11 +212,8 @@ function DefinitionEditor({ form, edit, setEdit, mode, onSaved }: { form: Form; 
 }
 
 function Submissions({ form }: { form: Form }) {
-  const list = useListState({});
-  const submissions = useLoad(
-    () => ok(api.GET('/v2/forms/{id}/submissions', { params: { path: { id: form.id }, query: present({ page: list.page, limit: 25, search: list.settledSearch }) as never } })),
-    [form.id, list.page, list.settledSearch],
-  );
+  const list = useListPage({}, (query) => ok(api.GET('/v2/forms/{id}/submissions', { params: { path: { id: form.id }, query: query as never } })), { deps: [form.id] });
+  const submissions = list.loaded;
   return (
     <>
       <div class="toolbar">
@@ -236,12 +223,10 @@ function Submissions({ form }: { form: Form }) {
       {submissions.data ? <p class="muted">{submissions.data.total_records.toLocaleString()} submissions</p> : null}
       <ListTable
         label="Submissions"
-        loaded={submissions}
+        {...list.table}
         items={(data) => data.data}
         columns={['Submitted', 'Values', 'Page']}
         empty="No submissions yet."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={nextPageUrl}
         row={(s) => (
           <tr>

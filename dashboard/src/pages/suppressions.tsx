@@ -3,8 +3,8 @@ import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { Badge, Button, Dialog, ErrorBox, Field, PageHeader, SearchBox, Select } from '../components/ui';
 import { ListTable, nextPageUrl } from '../components/ListTable';
-import { formatDate, useAction, useLoad } from '../lib/hooks';
-import { present, useListState } from '../lib/list';
+import { formatDate, useAction } from '../lib/hooks';
+import { useListPage } from '../lib/list';
 
 type Suppression = Ok<'/v2/suppressions/{id}', 'get'>;
 type SuppressionType = Suppression['type'];
@@ -46,11 +46,8 @@ function SuppressionForm({ initial, onSaved }: { initial: Suppression | null; on
 }
 
 export function Suppressions() {
-  const list = useListState({ sort: 'created_at', order: 'desc' });
-  const items = useLoad(
-    () => ok(api.GET('/v2/suppressions', { params: { query: present({ page: list.page, limit: 25, search: list.settledSearch, ...list.filters }) as never } })),
-    [list.page, list.settledSearch, list.filters],
-  );
+  const list = useListPage({ sort: 'created_at', order: 'desc' }, (query) => ok(api.GET('/v2/suppressions', { params: { query: query as never } })));
+  const items = list.loaded;
   const [editing, setEditing] = useState<Suppression | 'new' | null>(null);
   const remove = useAction();
   const saved = async () => {
@@ -72,12 +69,10 @@ export function Suppressions() {
       <ErrorBox error={remove.error} />
       <ListTable
         label="Suppressions"
-        loaded={items}
+        {...list.table}
         items={(data) => data.data}
         columns={['Email', 'Type', 'Reason', 'Until', 'Added', 'Actions']}
         empty="No suppressions."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={nextPageUrl}
         row={(s) => (
           <tr>

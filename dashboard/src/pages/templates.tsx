@@ -6,7 +6,7 @@ import { api, ok, type Ok } from '../api/client';
 import { Badge, Button, Dialog, ErrorBox, Field, Loading, PageHeader, SearchBox, Select } from '../components/ui';
 import { ListTable } from '../components/ListTable';
 import { formatDate, useAction, useDebounced, useLoad } from '../lib/hooks';
-import { present, useListState } from '../lib/list';
+import { present, useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import type { PageProps } from './index';
 
@@ -15,15 +15,9 @@ type Editor = 'html' | 'text' | 'mjml';
 type Diagnostics = Ok<'/v2/mjml/render', 'post'>['diagnostics'];
 
 export function Templates() {
-  const list = useListState({ editor: '', sort: 'created_at', order: 'desc' });
-  const templates = useLoad(
-    () =>
-      ok(
-        api.GET('/v2/templates', {
-          params: { query: present({ page: list.page, per_page: 25, 'filter[name]': list.settledSearch, 'filter[editor]': list.filters.editor, sort: list.filters.sort, order: list.filters.order }) as never },
-        }),
-      ),
-    [list.page, list.settledSearch, list.filters],
+  // This API pages with per_page and filters with filter[…], so the query is its own.
+  const list = useListPage({ editor: '', sort: 'created_at', order: 'desc' }, (_, { page, settledSearch, filters }) =>
+    ok(api.GET('/v2/templates', { params: { query: present({ page, per_page: 25, 'filter[name]': settledSearch, 'filter[editor]': filters.editor, sort: filters.sort, order: filters.order }) as never } })),
   );
   const workspace = useLoad(() => ok(api.GET('/v2/workspace')), []);
   const mjml = workspace.data?.features.includes('mjml') ?? false;
@@ -47,12 +41,10 @@ export function Templates() {
       </div>
       <ListTable
         label="Templates"
-        loaded={templates}
+        {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Alias', 'Editor', 'Published', 'Versions', 'Updated']}
         empty="No templates."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={(data) => data.current_page < data.total_pages}
         row={(row) => (
           <tr>

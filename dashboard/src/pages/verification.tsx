@@ -7,7 +7,7 @@ import { StackedBar, type Segment } from '../components/Chart';
 import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Progress, Select } from '../components/ui';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad, usePolling } from '../lib/hooks';
-import { present, useListState } from '../lib/list';
+import { useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import type { PageProps } from './index';
 
@@ -88,11 +88,7 @@ function SingleCheck() {
 }
 
 export function Verification() {
-  const list = useListState({ status: '', order: 'created_at', direction: 'desc' });
-  const lists = useLoad(
-    () => ok(api.GET('/v2/email-verification-lists', { params: { query: present({ page: list.page, limit: 25, ...list.filters }) as never } })),
-    [list.page, list.filters],
-  );
+  const list = useListPage({ status: '', order: 'created_at', direction: 'desc' }, (query) => ok(api.GET('/v2/email-verification-lists', { params: { query: query as never } })));
   const [adding, setAdding] = useState(false);
   const [name, setName] = useState('');
   const [emails, setEmails] = useState('');
@@ -113,12 +109,10 @@ export function Verification() {
         </div>
         <ListTable
           label="Verification lists"
-          loaded={lists}
+          {...list.table}
           items={(data) => data.data}
           columns={['Name', 'Status', 'Addresses', 'Safe', 'Invalid', 'Created']}
           empty="No lists yet."
-          page={list.page}
-          onPage={list.setPage}
           hasNext={nextPageUrl}
           row={(l) => (
             <tr>
