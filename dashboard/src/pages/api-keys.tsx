@@ -3,6 +3,7 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { Button, CopyButton, Dialog, ErrorBox, Field, PageHeader, SearchBox, Select } from '../components/ui';
+import { DeleteButton } from '../components/DeleteButton';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction } from '../lib/hooks';
 import { useListPage } from '../lib/list';
@@ -92,18 +93,7 @@ export function ApiKeys() {
                 >
                   Regenerate
                 </Button>
-                <Button
-                  class="small"
-                  kind="danger"
-                  aria-label={`Delete ${k.name}`}
-                  busy={action.busy}
-                  onClick={async () => {
-                    if (!confirm(`Delete ${k.name}?`)) return;
-                    if (await action.run(() => ok(api.DELETE('/v2/api-keys/{id}', { params: { path: { id: k.id } } })))) await keys.reload();
-                  }}
-                >
-                  Delete
-                </Button>
+                <DeleteButton action={action} what={k.name} question={`Delete ${k.name}?`} remove={() => ok(api.DELETE('/v2/api-keys/{id}', { params: { path: { id: k.id } } }))} done={() => keys.reload()} />
               </td>
             ) : null}
           </tr>

@@ -4,6 +4,8 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, Select } from '../components/ui';
+import { Tabs } from '../components/Tabs';
+import { DeleteButton } from '../components/DeleteButton';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { useListPage } from '../lib/list';
@@ -322,29 +324,21 @@ function AudienceSettings({ audience, onSaved }: { audience: Audience; onSaved: 
   );
 }
 
+const TABS = [
+  ['subscribers', 'Subscribers'],
+  ['settings', 'Settings'],
+] as const;
+
 export function AudienceDetail({ params }: PageProps) {
   const audience = useLoad(() => ok(api.GET('/v2/audiences/{id}', { params: { path: { id: params.id } } })), [params.id]);
   const [tab, setTab] = useState<'subscribers' | 'settings'>('subscribers');
   const remove = useAction();
   const a = audience.data;
-  const tabs = [
-    ['subscribers', 'Subscribers'],
-    ['settings', 'Settings'],
-  ] as const;
   return (
     <>
       <PageHeader title={a ? `Audience: ${a.name}` : 'Audience'}>
         {a ? (
-          <Button
-            kind="danger"
-            busy={remove.busy}
-            onClick={async () => {
-              if (!confirm(`Delete the audience ${a.name}? Its contacts stay.`)) return;
-              if (await remove.run(() => ok(api.DELETE('/v2/audiences/{id}', { params: { path: { id: a.id } } })))) navigate('/audiences');
-            }}
-          >
-            Delete
-          </Button>
+          <DeleteButton action={remove} question={`Delete the audience ${a.name}? Its contacts stay.`} remove={() => ok(api.DELETE('/v2/audiences/{id}', { params: { path: { id: a.id } } }))} done="/audiences" />
         ) : null}
       </PageHeader>
       <p>
@@ -363,31 +357,9 @@ export function AudienceDetail({ params }: PageProps) {
               ['Added', formatDate(a.created_at)],
             ]}
           />
-          <div role="tablist" aria-label="Audience" class="tabs" style="margin-top: 1rem">
-            {tabs.map(([key, label]) => (
-              <button
-                type="button"
-                role="tab"
-                id={`tab-${key}`}
-                aria-selected={tab === key}
-                aria-controls="audience-panel"
-                tabIndex={tab === key ? 0 : -1}
-                onClick={() => setTab(key)}
-                onKeyDown={(e) => {
-                  if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') {
-                    const next = tab === 'subscribers' ? 'settings' : 'subscribers';
-                    setTab(next);
-                    (document.getElementById(`tab-${next}`) as HTMLElement | null)?.focus();
-                  }
-                }}
-              >
-                {label}
-              </button>
-            ))}
-          </div>
-          <div class="tab-panel" role="tabpanel" id="audience-panel" aria-labelledby={`tab-${tab}`}>
+          <Tabs label="Audience" tabs={TABS} selected={tab} onSelect={setTab} panelId="audience-panel" style="margin-top: 1rem">
             {tab === 'subscribers' ? <Subscribers audience={a} onChange={() => void audience.reload()} /> : <AudienceSettings key={a.id} audience={a} onSaved={() => void audience.reload()} />}
-          </div>
+          </Tabs>
         </>
       ) : null}
     </>

@@ -8,6 +8,8 @@ import { ApiFailure, api, ok, type Ok } from '../api/client';
 import { Bars, type Bar } from '../components/campaigns/Bars';
 import { Diagram, flowOrder } from '../components/automations/Diagram';
 import { Picture } from '../components/automations/Picture';
+import { Tabs } from '../components/Tabs';
+import { DeleteButton } from '../components/DeleteButton';
 import { ListTable } from '../components/ListTable';
 import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Select } from '../components/ui';
 import { formatDate, useAction, useLoad, usePolling } from '../lib/hooks';
@@ -388,11 +390,6 @@ export function AutomationDetail({ params }: PageProps) {
     const next = await action.run(call);
     if (next) setCurrent(next.data);
   };
-  const move = (delta: number) => {
-    const index = (TABS.findIndex(([key]) => key === tab) + delta + TABS.length) % TABS.length;
-    setTab(TABS[index][0]);
-    document.getElementById(`tab-${TABS[index][0]}`)?.focus();
-  };
   const manual = a?.steps.some((s) => s.type === 'trigger' && s.trigger === 'system.manual');
   return (
     <>
@@ -424,16 +421,7 @@ export function AutomationDetail({ params }: PageProps) {
                 Stop
               </Button>
             ) : null}
-            <Button
-              kind="danger"
-              busy={action.busy}
-              onClick={async () => {
-                if (!confirm(`Delete ${a.name} and its runs?`)) return;
-                if (await action.run(() => ok(api.DELETE('/v2/automations/{id}', path)))) navigate('/automations');
-              }}
-            >
-              Delete
-            </Button>
+            <DeleteButton action={action} question={`Delete ${a.name} and its runs?`} remove={() => ok(api.DELETE('/v2/automations/{id}', path))} done="/automations" />
           </>
         ) : null}
       </PageHeader>
@@ -452,33 +440,21 @@ export function AutomationDetail({ params }: PageProps) {
               ['Last started', formatDate(a.published_at)],
             ]}
           />
-          <div role="tablist" aria-label="Automation" class="tabs" style="margin-top: 1rem">
-            {TABS.map(([key, label]) => (
-              <button
-                type="button"
-                role="tab"
-                id={`tab-${key}`}
-                aria-selected={tab === key}
-                aria-controls="automation-panel"
-                tabIndex={tab === key ? 0 : -1}
-                onClick={() => {
-                  setTab(key);
-                  if (key !== 'runs') void stats.reload();
-                }}
-                onKeyDown={(e) => {
-                  if (e.key === 'ArrowRight') move(1);
-                  if (e.key === 'ArrowLeft') move(-1);
-                }}
-              >
-                {label}
-              </button>
-            ))}
-          </div>
-          <div class="tab-panel" role="tabpanel" id="automation-panel" aria-labelledby={`tab-${tab}`}>
+          <Tabs
+            label="Automation"
+            tabs={TABS}
+            selected={tab}
+            onSelect={(key) => {
+              setTab(key);
+              if (key !== 'runs') void stats.reload();
+            }}
+            panelId="automation-panel"
+            style="margin-top: 1rem"
+          >
             {tab === 'workflow' ? <WorkflowEditor key={a.id} automation={a} stats={stats.data} onSaved={setCurrent} /> : null}
             {tab === 'runs' ? <Runs automation={a} refreshKey={runsKey} /> : null}
             {tab === 'stats' ? <StatsView automation={a} stats={stats} /> : null}
-          </div>
+          </Tabs>
           <RunNow
             automation={a}
             open={running}

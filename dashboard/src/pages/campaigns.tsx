@@ -5,6 +5,8 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { Bars, type Bar } from '../components/campaigns/Bars';
+import { Tabs } from '../components/Tabs';
+import { DeleteButton } from '../components/DeleteButton';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Progress, SearchBox, Select } from '../components/ui';
 import { formatDate, useAction, useLoad, usePolling, type Loaded } from '../lib/hooks';
@@ -488,11 +490,6 @@ export function CampaignDetail({ params }: PageProps) {
   };
   const act = (call: () => Promise<Campaign>) => action.run(() => track(call));
   const tabs = TABS.filter(([key]) => key !== 'content' || c?.status === 'draft');
-  const move = (delta: number) => {
-    const index = (tabs.findIndex(([key]) => key === shownTab) + delta + tabs.length) % tabs.length;
-    setTab(tabs[index][0]);
-    document.getElementById(`tab-${tabs[index][0]}`)?.focus();
-  };
   const status = c?.status;
   return (
     <>
@@ -530,16 +527,7 @@ export function CampaignDetail({ params }: PageProps) {
               </Button>
             ) : null}
             {!c.sent_at && status !== 'sending' && status !== 'sent' ? (
-              <Button
-                kind="danger"
-                busy={action.busy}
-                onClick={async () => {
-                  if (!confirm(`Delete ${c.name}? This cannot be undone.`)) return;
-                  if (await action.run(() => ok(api.DELETE('/v2/campaigns/{id}', path)))) navigate('/campaigns');
-                }}
-              >
-                Delete
-              </Button>
+              <DeleteButton action={action} question={`Delete ${c.name}? This cannot be undone.`} remove={() => ok(api.DELETE('/v2/campaigns/{id}', path))} done="/campaigns" />
             ) : null}
           </>
         ) : null}
@@ -562,26 +550,7 @@ export function CampaignDetail({ params }: PageProps) {
               ['Sending started', formatDate(c.sent_at)],
             ]}
           />
-          <div role="tablist" aria-label="Campaign" class="tabs" style="margin-top: 1rem">
-            {tabs.map(([key, label]) => (
-              <button
-                type="button"
-                role="tab"
-                id={`tab-${key}`}
-                aria-selected={shownTab === key}
-                aria-controls="campaign-panel"
-                tabIndex={shownTab === key ? 0 : -1}
-                onClick={() => setTab(key)}
-                onKeyDown={(e) => {
-                  if (e.key === 'ArrowRight') move(1);
-                  if (e.key === 'ArrowLeft') move(-1);
-                }}
-              >
-                {label}
-              </button>
-            ))}
-          </div>
-          <div class="tab-panel" role="tabpanel" id="campaign-panel" aria-labelledby={`tab-${shownTab}`}>
+          <Tabs label="Campaign" tabs={tabs} selected={shownTab} onSelect={setTab} panelId="campaign-panel" style="margin-top: 1rem">
             {shownTab === 'report' ? (
               <ReportView
                 key={c.id}
@@ -595,7 +564,7 @@ export function CampaignDetail({ params }: PageProps) {
             ) : (
               <SettingsForm key={c.id} campaign={c} save={track} />
             )}
-          </div>
+          </Tabs>
           <SendDialog
             campaign={c}
             open={sending}

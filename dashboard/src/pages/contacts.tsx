@@ -4,6 +4,7 @@
 import { useState } from 'preact/hooks';
 import { api, ok, upload, errorText, type Ok } from '../api/client';
 import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Progress, SearchBox, Select, TableScroll } from '../components/ui';
+import { DeleteButton } from '../components/DeleteButton';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { present, useListPage } from '../lib/list';
@@ -249,16 +250,7 @@ export function ContactDetail({ params }: PageProps) {
             <Button kind="primary" onClick={() => setEditing(true)}>
               Edit
             </Button>
-            <Button
-              kind="danger"
-              busy={remove.busy}
-              onClick={async () => {
-                if (!confirm(`Delete ${c.email}?`)) return;
-                if (await remove.run(() => ok(api.DELETE('/v2/contacts/{id}', { params: { path: { id: c.id } } })))) navigate('/contacts');
-              }}
-            >
-              Delete
-            </Button>
+            <DeleteButton action={remove} question={`Delete ${c.email}?`} remove={() => ok(api.DELETE('/v2/contacts/{id}', { params: { path: { id: c.id } } }))} done="/contacts" />
           </>
         ) : null}
       </PageHeader>

@@ -3,6 +3,7 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { Badge, Button, CopyButton, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, Select, TableScroll } from '../components/ui';
+import { DeleteButton } from '../components/DeleteButton';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { useListPage } from '../lib/list';
@@ -189,16 +190,7 @@ export function DomainDetail({ params }: PageProps) {
             >
               Verify now
             </Button>
-            <Button
-              kind="danger"
-              busy={remove.busy}
-              onClick={async () => {
-                if (!confirm(`Delete ${d.name}?`)) return;
-                if (await remove.run(() => ok(api.DELETE('/v2/domains/{id}', { params: { path: { id: d.id } } })))) navigate('/domains');
-              }}
-            >
-              Delete
-            </Button>
+            <DeleteButton action={remove} question={`Delete ${d.name}?`} remove={() => ok(api.DELETE('/v2/domains/{id}', { params: { path: { id: d.id } } }))} done="/domains" />
           </>
         ) : null}
       </PageHeader>

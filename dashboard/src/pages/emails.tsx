@@ -4,6 +4,7 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, Select, TableScroll } from '../components/ui';
+import { Tabs } from '../components/Tabs';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { present, useListPage } from '../lib/list';
@@ -201,30 +202,14 @@ export function EmailDetail({ params }: PageProps) {
               ]}
             />
           </section>
-          <div role="tablist" aria-label="Email details" class="tabs">
-            {TABS.map((t) => (
-              <button type="button" role="tab" id={`tab-${t}`} aria-selected={tab === t} aria-controls="tab-panel" tabIndex={tab === t ? 0 : -1} onClick={() => setTab(t)}
-                onKeyDown={(ev) => {
-                  const i = TABS.indexOf(t);
-                  const next = ev.key === 'ArrowRight' ? TABS[(i + 1) % TABS.length] : ev.key === 'ArrowLeft' ? TABS[(i + TABS.length - 1) % TABS.length] : null;
-                  if (next) {
-                    setTab(next);
-                    (document.getElementById(`tab-${next}`) as HTMLElement | null)?.focus();
-                  }
-                }}
-              >
-                {t}
-              </button>
-            ))}
-          </div>
-          <div role="tabpanel" id="tab-panel" aria-labelledby={`tab-${tab}`} class="tab-panel">
+          <Tabs label="Email details" tabs={TABS.map((t) => [t, t] as const)} selected={tab} onSelect={setTab} panelId="tab-panel">
             {tab === 'Timeline' ? <Timeline email={e} /> : null}
             {tab === 'HTML' ? (e.html ? <iframe class="email-frame" title="HTML of the email" sandbox="" srcdoc={e.html} /> : <p>No HTML part.</p>) : null}
             {tab === 'Text' ? (e.text ? <pre class="raw" tabIndex={0} aria-label="Text of the email">{e.text}</pre> : <p>No text part.</p>) : null}
             {tab === 'Headers' ? <Headers headers={e.headers} /> : null}
             {tab === 'Attachments' ? <Attachments id={id} /> : null}
             {tab === 'Raw' ? <Raw id={id} /> : null}
-          </div>
+          </Tabs>
         </>
       ) : null}
 

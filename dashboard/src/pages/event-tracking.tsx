@@ -3,6 +3,7 @@
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api/client';
 import { Button, CopyButton, Dialog, ErrorBox, Field, PageHeader } from '../components/ui';
+import { DeleteButton } from '../components/DeleteButton';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction } from '../lib/hooks';
 import { useListPage } from '../lib/list';
@@ -53,18 +54,7 @@ function Definitions() {
             <td>{d.properties.map((p) => `${p.name}: ${p.type}${p.required ? ' (required)' : ''}`).join(', ') || '—'}</td>
             <td>{formatDate(d.created_at)}</td>
             <td class="row-actions">
-              <Button
-                class="small"
-                kind="danger"
-                aria-label={`Delete ${d.type}`}
-                busy={action.busy}
-                onClick={async () => {
-                  if (!confirm(`Delete ${d.type}? Events of it are refused afterwards.`)) return;
-                  if (await action.run(() => ok(api.DELETE('/v2/workspace/events/{id}', { params: { path: { id: d.id } } })))) await list.loaded.reload();
-                }}
-              >
-                Delete
-              </Button>
+              <DeleteButton action={action} what={d.type} question={`Delete ${d.type}? Events of it are refused afterwards.`} remove={() => ok(api.DELETE('/v2/workspace/events/{id}', { params: { path: { id: d.id } } }))} done={() => list.loaded.reload()} />
             </td>
           </tr>
         )}
@@ -135,18 +125,7 @@ function TrackingKeys() {
             <td>{formatDate(k.last_used_at)}</td>
             {isAdmin ? (
               <td class="row-actions">
-                <Button
-                  class="small"
-                  kind="danger"
-                  aria-label={`Delete ${k.name}`}
-                  busy={action.busy}
-                  onClick={async () => {
-                    if (!confirm(`Delete ${k.name}? Sites using it stop sending events.`)) return;
-                    if (await action.run(() => ok(api.DELETE('/v2/tracking-keys/{id}', { params: { path: { id: k.id } } })))) await list.loaded.reload();
-                  }}
-                >
-                  Delete
-                </Button>
+                <DeleteButton action={action} what={k.name} question={`Delete ${k.name}? Sites using it stop sending events.`} remove={() => ok(api.DELETE('/v2/tracking-keys/{id}', { params: { path: { id: k.id } } }))} done={() => list.loaded.reload()} />
               </td>
             ) : null}
           </tr>

@@ -6,6 +6,8 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { Badge, Button, CopyButton, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, Select } from '../components/ui';
+import { Tabs } from '../components/Tabs';
+import { DeleteButton } from '../components/DeleteButton';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { present, useListPage } from '../lib/list';
@@ -301,11 +303,6 @@ export function FormEditor({ params }: PageProps) {
     const next = (await action.run(call)) as Form | undefined;
     if (next) setCurrent(next);
   };
-  const move = (delta: number) => {
-    const index = (TABS.findIndex(([key]) => key === tab) + delta + TABS.length) % TABS.length;
-    setTab(TABS[index][0]);
-    document.getElementById(`tab-${TABS[index][0]}`)?.focus();
-  };
   return (
     <>
       <PageHeader title={f ? `Form: ${f.name}` : 'Form'}>
@@ -338,16 +335,7 @@ export function FormEditor({ params }: PageProps) {
             >
               Rotate token
             </Button>
-            <Button
-              kind="danger"
-              busy={action.busy}
-              onClick={async () => {
-                if (!confirm(`Delete ${f.name} and its submissions?`)) return;
-                if (await action.run(() => ok(api.DELETE('/v2/forms/{id}', path)))) navigate('/forms');
-              }}
-            >
-              Delete
-            </Button>
+            <DeleteButton action={action} question={`Delete ${f.name} and its submissions?`} remove={() => ok(api.DELETE('/v2/forms/{id}', path))} done="/forms" />
           </>
         ) : null}
       </PageHeader>
@@ -366,30 +354,11 @@ export function FormEditor({ params }: PageProps) {
               ['Public token', <code class="record">{f.token}</code>],
             ]}
           />
-          <div role="tablist" aria-label="Form" class="tabs" style="margin-top: 1rem">
-            {TABS.map(([key, label]) => (
-              <button
-                type="button"
-                role="tab"
-                id={`tab-${key}`}
-                aria-selected={tab === key}
-                aria-controls="form-panel"
-                tabIndex={tab === key ? 0 : -1}
-                onClick={() => setTab(key)}
-                onKeyDown={(e) => {
-                  if (e.key === 'ArrowRight') move(1);
-                  if (e.key === 'ArrowLeft') move(-1);
-                }}
-              >
-                {label}
-              </button>
-            ))}
-          </div>
-          <div class="tab-panel" role="tabpanel" id="form-panel" aria-labelledby={`tab-${tab}`}>
+          <Tabs label="Form" tabs={TABS} selected={tab} onSelect={setTab} panelId="form-panel" style="margin-top: 1rem">
             {(tab === 'builder' || tab === 'json') && edit ? <DefinitionEditor form={f} edit={edit} setEdit={setEdit} mode={tab} onSaved={setCurrent} /> : null}
             {tab === 'submissions' ? <Submissions form={f} /> : null}
             {tab === 'embed' ? <Embed form={f} /> : null}
-          </div>
+          </Tabs>
         </>
       ) : null}
     </>

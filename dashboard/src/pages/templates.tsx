@@ -4,6 +4,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { Badge, Button, Dialog, ErrorBox, Field, Loading, PageHeader, SearchBox, Select } from '../components/ui';
+import { DeleteButton } from '../components/DeleteButton';
 import { ListTable } from '../components/ListTable';
 import { formatDate, useAction, useDebounced, useLoad } from '../lib/hooks';
 import { present, useListPage } from '../lib/list';
@@ -166,16 +167,7 @@ function Edit({ template, onSaved }: { template: Template; onSaved: () => void }
         >
           Publish
         </Button>
-        <Button
-          kind="danger"
-          busy={remove.busy}
-          onClick={async () => {
-            if (!confirm(`Delete the template ${template.name}?`)) return;
-            if (await remove.run(() => ok(api.DELETE('/v2/templates/{id}', { params: { path: { id: template.id } } })))) navigate('/templates');
-          }}
-        >
-          Delete
-        </Button>
+        <DeleteButton action={remove} question={`Delete the template ${template.name}?`} remove={() => ok(api.DELETE('/v2/templates/{id}', { params: { path: { id: template.id } } }))} done="/templates" />
       </div>
       <ErrorBox error={save.error ?? publish.error ?? remove.error} />
       {notice ? <p role="status" class="notice">{notice}</p> : null}

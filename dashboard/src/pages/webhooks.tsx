@@ -4,6 +4,7 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { Badge, Button, CopyButton, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox } from '../components/ui';
+import { DeleteButton } from '../components/DeleteButton';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { useListPage } from '../lib/list';
@@ -213,16 +214,7 @@ export function WebhookDetail({ params }: PageProps) {
         {w ? (
           <>
             <Button onClick={() => setEditing(true)}>Edit</Button>
-            <Button
-              kind="danger"
-              busy={action.busy}
-              onClick={async () => {
-                if (!confirm(`Delete the webhook ${w.name}?`)) return;
-                if (await action.run(() => ok(api.DELETE('/v2/webhooks/{id}', { params: { path: { id } } })))) navigate('/webhooks');
-              }}
-            >
-              Delete
-            </Button>
+            <DeleteButton action={action} question={`Delete the webhook ${w.name}?`} remove={() => ok(api.DELETE('/v2/webhooks/{id}', { params: { path: { id } } }))} done="/webhooks" />
           </>
         ) : null}
       </PageHeader>
