@@ -6,6 +6,7 @@ import { api, ok, type Ok } from '../api/client';
 import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, Select } from '../components/ui';
 import { Tabs } from '../components/Tabs';
 import { DeleteButton } from '../components/DeleteButton';
+import { DIRECTIONS, FilterSelect } from '../components/FilterSelect';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { useListPage } from '../lib/list';
@@ -32,8 +33,8 @@ export function Audiences() {
       </PageHeader>
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search audiences" />
-        <Select label="Sort by" value={list.filters.order} onChange={(v) => list.setFilter('order', v)} options={[['created_at', 'Added'], ['name', 'Name'], ['subscribers_count', 'Subscribers']]} />
-        <Select label="Order" value={list.filters.direction} onChange={(v) => list.setFilter('direction', v)} options={[['desc', 'Descending'], ['asc', 'Ascending']]} />
+        <FilterSelect list={list} name="order" label="Sort by" options={[['created_at', 'Added'], ['name', 'Name'], ['subscribers_count', 'Subscribers']]} />
+        <FilterSelect list={list} name="direction" label="Order" options={DIRECTIONS} />
       </div>
       <ListTable
         label="Audiences"
@@ -162,9 +163,9 @@ function Subscribers({ audience, onChange }: { audience: Audience; onChange: () 
       ) : null}
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search subscribers" />
-        <Select label="Status" value={list.filters.subscribed} onChange={(v) => list.setFilter('subscribed', v)} options={[['', 'All'], ['true', 'Subscribed'], ['false', 'Unsubscribed']]} />
-        <Select label="Sort by" value={list.filters.order} onChange={(v) => list.setFilter('order', v)} options={[['created_at', 'Added'], ['email', 'Email'], ['subscribed_at', 'Subscribed']]} />
-        <Select label="Order" value={list.filters.direction} onChange={(v) => list.setFilter('direction', v)} options={[['desc', 'Descending'], ['asc', 'Ascending']]} />
+        <FilterSelect list={list} name="subscribed" label="Status" options={[['', 'All'], ['true', 'Subscribed'], ['false', 'Unsubscribed']]} />
+        <FilterSelect list={list} name="order" label="Sort by" options={[['created_at', 'Added'], ['email', 'Email'], ['subscribed_at', 'Subscribed']]} />
+        <FilterSelect list={list} name="direction" label="Order" options={DIRECTIONS} />
       </div>
       <ErrorBox error={change.error} />
       <ListTable

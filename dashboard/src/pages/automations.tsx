@@ -10,8 +10,10 @@ import { Diagram, flowOrder } from '../components/automations/Diagram';
 import { Picture } from '../components/automations/Picture';
 import { Tabs } from '../components/Tabs';
 import { DeleteButton } from '../components/DeleteButton';
+import { FilterSelect } from '../components/FilterSelect';
 import { ListTable } from '../components/ListTable';
 import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Select } from '../components/ui';
+import { jsonError } from '../lib/json';
 import { formatDate, useAction, useLoad, usePolling } from '../lib/hooks';
 import { present, useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
@@ -57,7 +59,7 @@ export function Automations() {
         </Button>
       </PageHeader>
       <div class="toolbar">
-        <Select label="Status" value={list.filters.status} onChange={(v) => list.setFilter('status', v)} options={STATUS_OPTIONS} />
+        <FilterSelect list={list} name="status" label="Status" options={STATUS_OPTIONS} />
       </div>
       {automations.data ? <p class="muted">{automations.data.total_records.toLocaleString()} automations</p> : null}
       <ListTable
@@ -110,14 +112,6 @@ export function Automations() {
       </Dialog>
     </>
   );
-}
-
-/** Where a JSON.parse error is, as line and column (Chromium says "at position N"). */
-function jsonError(text: string, error: Error): string {
-  const at = /position (\d+)/.exec(error.message);
-  if (!at) return error.message;
-  const before = text.slice(0, Number(at[1])).split('\n');
-  return `${error.message.replace(/\s*\(line \d+ column \d+\)/, '')} (line ${before.length}, column ${before[before.length - 1].length + 1})`;
 }
 
 type Workflow = { description?: unknown; settings?: unknown; steps?: unknown; connections?: unknown };
@@ -292,7 +286,7 @@ function Runs({ automation, refreshKey }: { automation: Automation; refreshKey: 
   return (
     <>
       <div class="toolbar">
-        <Select label="Run status" value={list.filters.status} onChange={(v) => list.setFilter('status', v)} options={RUN_STATUS_OPTIONS} />
+        <FilterSelect list={list} name="status" label="Run status" options={RUN_STATUS_OPTIONS} />
         <Button onClick={() => void runs.reload()}>Refresh</Button>
       </div>
       {runs.data ? <p class="muted">{runs.data.total_records.toLocaleString()} runs</p> : null}

@@ -7,6 +7,7 @@ import { api, ok, type Ok } from '../api/client';
 import { Bars, type Bar } from '../components/campaigns/Bars';
 import { Tabs } from '../components/Tabs';
 import { DeleteButton } from '../components/DeleteButton';
+import { FilterSelect } from '../components/FilterSelect';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Progress, SearchBox, Select } from '../components/ui';
 import { formatDate, useAction, useLoad, usePolling, type Loaded } from '../lib/hooks';
@@ -54,8 +55,8 @@ export function Campaigns() {
       </PageHeader>
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search name or subject" />
-        <Select label="Status" value={list.filters.status} onChange={(v) => list.setFilter('status', v)} options={STATUS_OPTIONS} />
-        <Select label="Sort by" value={list.filters.order} onChange={(v) => list.setFilter('order', v)} options={[['', 'Newest first'], ['name', 'Name'], ['status', 'Status'], ['sent_at', 'Sent']]} />
+        <FilterSelect list={list} name="status" label="Status" options={STATUS_OPTIONS} />
+        <FilterSelect list={list} name="order" label="Sort by" options={[['', 'Newest first'], ['name', 'Name'], ['status', 'Status'], ['sent_at', 'Sent']]} />
       </div>
       {campaigns.data ? <p class="muted">{campaigns.data.total_records.toLocaleString()} campaigns</p> : null}
       <ListTable

@@ -5,6 +5,7 @@ import { useState } from 'preact/hooks';
 import { api, ok, upload, errorText, type Ok } from '../api/client';
 import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Progress, SearchBox, Select, TableScroll } from '../components/ui';
 import { DeleteButton } from '../components/DeleteButton';
+import { DIRECTIONS, FilterSelect } from '../components/FilterSelect';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { present, useListPage } from '../lib/list';
@@ -201,10 +202,10 @@ export function Contacts() {
       </PageHeader>
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search email or name" />
-        <Select label="Audience" value={list.filters.audience_id} onChange={(v) => list.setFilter('audience_id', v)} options={[['', 'All audiences'], ...audienceRefs.map((a): [string, string] => [a.id, a.name])]} />
-        <Select label="Subscription" value={list.filters.unsubscribed} onChange={(v) => list.setFilter('unsubscribed', v)} options={[['', 'All'], ['false', 'Subscribed'], ['true', 'Unsubscribed']]} />
-        <Select label="Sort by" value={list.filters.sort} onChange={(v) => list.setFilter('sort', v)} options={[['created_at', 'Added'], ['email', 'Email'], ['name', 'Name'], ['updated_at', 'Changed']]} />
-        <Select label="Order" value={list.filters.order} onChange={(v) => list.setFilter('order', v)} options={[['desc', 'Descending'], ['asc', 'Ascending']]} />
+        <FilterSelect list={list} name="audience_id" label="Audience" options={[['', 'All audiences'], ...audienceRefs.map((a): [string, string] => [a.id, a.name])]} />
+        <FilterSelect list={list} name="unsubscribed" label="Subscription" options={[['', 'All'], ['false', 'Subscribed'], ['true', 'Unsubscribed']]} />
+        <FilterSelect list={list} name="sort" label="Sort by" options={[['created_at', 'Added'], ['email', 'Email'], ['name', 'Name'], ['updated_at', 'Changed']]} />
+        <FilterSelect list={list} name="order" label="Order" options={DIRECTIONS} />
       </div>
       {contacts.data ? <p class="muted">{contacts.data.total_records.toLocaleString()} contacts</p> : null}
       <ListTable

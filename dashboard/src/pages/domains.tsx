@@ -2,8 +2,9 @@
 // copy button and its check result), verify now, and its tracking and inbound settings.
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
-import { Badge, Button, CopyButton, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, Select, TableScroll } from '../components/ui';
+import { Badge, Button, CopyButton, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, TableScroll } from '../components/ui';
 import { DeleteButton } from '../components/DeleteButton';
+import { DIRECTIONS, FilterSelect } from '../components/FilterSelect';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { useListPage } from '../lib/list';
@@ -27,8 +28,8 @@ export function Domains() {
       </PageHeader>
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search domains" />
-        <Select label="Sort by" value={list.filters.order} onChange={(v) => list.setFilter('order', v)} options={[['created_at', 'Added'], ['name', 'Name']]} />
-        <Select label="Order" value={list.filters.direction} onChange={(v) => list.setFilter('direction', v)} options={[['desc', 'Descending'], ['asc', 'Ascending']]} />
+        <FilterSelect list={list} name="order" label="Sort by" options={[['created_at', 'Added'], ['name', 'Name']]} />
+        <FilterSelect list={list} name="direction" label="Order" options={DIRECTIONS} />
       </div>
       {domains.data ? (
         <p class="muted">

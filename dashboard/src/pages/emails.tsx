@@ -3,8 +3,9 @@
 // the actions the API allows: cancel, reschedule, retry, forward.
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
-import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, Select, TableScroll } from '../components/ui';
+import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, TableScroll } from '../components/ui';
 import { Tabs } from '../components/Tabs';
+import { FilterSelect } from '../components/FilterSelect';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { present, useListPage } from '../lib/list';
@@ -25,8 +26,8 @@ export function Emails() {
       <PageHeader title="Emails" />
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search to, from, subject" />
-        <Select label="Direction" value={list.filters.type} onChange={(v) => list.setFilter('type', v)} options={[['outbound', 'Sent'], ['inbound', 'Received']]} />
-        <Select label="Status" value={status} onChange={(v) => list.setFilter('status', v)} options={[['', 'Any status'], ...STATUSES.map((s): [string, string] => [s, s])]} />
+        <FilterSelect list={list} name="type" label="Direction" options={[['outbound', 'Sent'], ['inbound', 'Received']]} />
+        <FilterSelect list={list} name="status" label="Status" options={[['', 'Any status'], ...STATUSES.map((s): [string, string] => [s, s])]} />
         <label class="field inline">
           <span class="label">From date</span>
           <input type="date" value={list.filters.date_from} onChange={(e) => list.setFilter('date_from', (e.target as HTMLInputElement).value)} />

@@ -8,7 +8,9 @@ import { api, ok, type Ok } from '../api/client';
 import { Badge, Button, CopyButton, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, Select } from '../components/ui';
 import { Tabs } from '../components/Tabs';
 import { DeleteButton } from '../components/DeleteButton';
+import { FilterSelect } from '../components/FilterSelect';
 import { ListTable, nextPageUrl } from '../components/ListTable';
+import { jsonError } from '../lib/json';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { present, useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
@@ -39,9 +41,9 @@ export function Forms() {
       </PageHeader>
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search forms" />
-        <Select label="Type" value={list.filters.type} onChange={(v) => list.setFilter('type', v)} options={[['', 'All types'], ...typeOptions]} />
-        <Select label="Status" value={list.filters.status} onChange={(v) => list.setFilter('status', v)} options={[['', 'All'], ['draft', 'Draft'], ['live', 'Live']]} />
-        <Select label="Sort by" value={list.filters.order} onChange={(v) => list.setFilter('order', v)} options={[['created_at', 'Added'], ['name', 'Name'], ['status', 'Status']]} />
+        <FilterSelect list={list} name="type" label="Type" options={[['', 'All types'], ...typeOptions]} />
+        <FilterSelect list={list} name="status" label="Status" options={[['', 'All'], ['draft', 'Draft'], ['live', 'Live']]} />
+        <FilterSelect list={list} name="order" label="Sort by" options={[['created_at', 'Added'], ['name', 'Name'], ['status', 'Status']]} />
       </div>
       <ListTable
         label="Forms"
@@ -86,14 +88,6 @@ export function Forms() {
       </Dialog>
     </>
   );
-}
-
-/** Where a JSON.parse error is, as line and column (Chromium says "at position N"). */
-function jsonError(text: string, error: Error): string {
-  const at = /position (\d+)/.exec(error.message);
-  if (!at) return error.message;
-  const before = text.slice(0, Number(at[1])).split('\n');
-  return `${error.message.replace(/\s*\(line \d+ column \d+\)/, '')} (line ${before.length}, column ${before[before.length - 1].length + 1})`;
 }
 
 /**

@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { Badge, Button, Dialog, ErrorBox, Field, PageHeader, SearchBox, Select } from '../components/ui';
+import { DIRECTIONS, FilterSelect } from '../components/FilterSelect';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction } from '../lib/hooks';
 import { useListPage } from '../lib/list';
@@ -63,8 +64,8 @@ export function Suppressions() {
       </PageHeader>
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search address or reason" />
-        <Select label="Sort by" value={list.filters.sort} onChange={(v) => list.setFilter('sort', v)} options={[['created_at', 'Added'], ['email', 'Email'], ['type', 'Type'], ['reason', 'Reason']]} />
-        <Select label="Order" value={list.filters.order} onChange={(v) => list.setFilter('order', v)} options={[['desc', 'Descending'], ['asc', 'Ascending']]} />
+        <FilterSelect list={list} name="sort" label="Sort by" options={[['created_at', 'Added'], ['email', 'Email'], ['type', 'Type'], ['reason', 'Reason']]} />
+        <FilterSelect list={list} name="order" label="Order" options={DIRECTIONS} />
       </div>
       <ErrorBox error={remove.error} />
       <ListTable

@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { Badge, Button, Dialog, ErrorBox, Field, Loading, PageHeader, SearchBox, Select } from '../components/ui';
 import { DeleteButton } from '../components/DeleteButton';
+import { DIRECTIONS, FilterSelect } from '../components/FilterSelect';
 import { ListTable } from '../components/ListTable';
 import { formatDate, useAction, useDebounced, useLoad } from '../lib/hooks';
 import { present, useListPage } from '../lib/list';
@@ -36,9 +37,9 @@ export function Templates() {
       </PageHeader>
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Filter by name" />
-        <Select label="Editor" value={list.filters.editor} onChange={(v) => list.setFilter('editor', v)} options={[['', 'Any editor'], ['html', 'HTML'], ['text', 'Text'], ['mjml', 'MJML']]} />
-        <Select label="Sort by" value={list.filters.sort} onChange={(v) => list.setFilter('sort', v)} options={[['created_at', 'Created'], ['updated_at', 'Updated'], ['name', 'Name']]} />
-        <Select label="Order" value={list.filters.order} onChange={(v) => list.setFilter('order', v)} options={[['desc', 'Descending'], ['asc', 'Ascending']]} />
+        <FilterSelect list={list} name="editor" label="Editor" options={[['', 'Any editor'], ['html', 'HTML'], ['text', 'Text'], ['mjml', 'MJML']]} />
+        <FilterSelect list={list} name="sort" label="Sort by" options={[['created_at', 'Created'], ['updated_at', 'Updated'], ['name', 'Name']]} />
+        <FilterSelect list={list} name="order" label="Order" options={DIRECTIONS} />
       </div>
       <ListTable
         label="Templates"

@@ -5,6 +5,7 @@ import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { StackedBar, type Segment } from '../components/Chart';
 import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Progress, Select } from '../components/ui';
+import { FilterSelect } from '../components/FilterSelect';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad, usePolling } from '../lib/hooks';
 import { useListPage } from '../lib/list';
@@ -104,8 +105,8 @@ export function Verification() {
       <section aria-labelledby="lists-title">
         <h2 id="lists-title">Lists</h2>
         <div class="toolbar">
-          <Select label="Status" value={list.filters.status} onChange={(v) => list.setFilter('status', v)} options={[['', 'All'], ['processing', 'Processing'], ['completed', 'Completed']]} />
-          <Select label="Order" value={list.filters.direction} onChange={(v) => list.setFilter('direction', v)} options={[['desc', 'Newest first'], ['asc', 'Oldest first']]} />
+          <FilterSelect list={list} name="status" label="Status" options={[['', 'All'], ['processing', 'Processing'], ['completed', 'Completed']]} />
+          <FilterSelect list={list} name="direction" label="Order" options={[['desc', 'Newest first'], ['asc', 'Oldest first']]} />
         </div>
         <ListTable
           label="Verification lists"
