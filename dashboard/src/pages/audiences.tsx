@@ -3,10 +3,11 @@
 // (public page, double opt-in, confirmation email, unengaged subscribers), rename and delete.
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
-import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, Select } from '../components/ui';
+import { Badge, Button, Dialog, ErrorBox, Facts, Field, PageHeader, SearchBox, Select } from '../components/ui';
 import { Tabs } from '../components/Tabs';
 import { DeleteButton } from '../components/DeleteButton';
 import { DIRECTIONS, FilterSelect } from '../components/FilterSelect';
+import { DetailStatus } from '../components/DetailStatus';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { useListPage } from '../lib/list';
@@ -342,11 +343,7 @@ export function AudienceDetail({ params }: PageProps) {
           <DeleteButton action={remove} question={`Delete the audience ${a.name}? Its contacts stay.`} remove={() => ok(api.DELETE('/v2/audiences/{id}', { params: { path: { id: a.id } } }))} done="/audiences" />
         ) : null}
       </PageHeader>
-      <p>
-        <Link href="/audiences">All audiences</Link>
-      </p>
-      {audience.loading && !a ? <Loading /> : null}
-      <ErrorBox error={audience.error ?? remove.error} />
+      <DetailStatus back="/audiences" backText="All audiences" loading={audience.loading && !a} error={audience.error ?? remove.error} />
       {a ? (
         <>
           <Facts

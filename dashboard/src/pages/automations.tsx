@@ -11,6 +11,7 @@ import { Picture } from '../components/automations/Picture';
 import { Tabs } from '../components/Tabs';
 import { DeleteButton } from '../components/DeleteButton';
 import { FilterSelect } from '../components/FilterSelect';
+import { DetailStatus } from '../components/DetailStatus';
 import { ListTable } from '../components/ListTable';
 import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Select } from '../components/ui';
 import { jsonError } from '../lib/json';
@@ -419,11 +420,7 @@ export function AutomationDetail({ params }: PageProps) {
           </>
         ) : null}
       </PageHeader>
-      <p>
-        <Link href="/automations">All automations</Link>
-      </p>
-      {loaded.loading && !a ? <Loading /> : null}
-      <ErrorBox error={loaded.error ?? action.error} />
+      <DetailStatus back="/automations" backText="All automations" loading={loaded.loading && !a} error={loaded.error ?? action.error} />
       {a ? (
         <>
           <Facts

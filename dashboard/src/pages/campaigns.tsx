@@ -8,6 +8,7 @@ import { Bars, type Bar } from '../components/campaigns/Bars';
 import { Tabs } from '../components/Tabs';
 import { DeleteButton } from '../components/DeleteButton';
 import { FilterSelect } from '../components/FilterSelect';
+import { DetailStatus } from '../components/DetailStatus';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Progress, SearchBox, Select } from '../components/ui';
 import { formatDate, useAction, useLoad, usePolling, type Loaded } from '../lib/hooks';
@@ -533,11 +534,7 @@ export function CampaignDetail({ params }: PageProps) {
           </>
         ) : null}
       </PageHeader>
-      <p>
-        <Link href="/campaigns">All campaigns</Link>
-      </p>
-      {loaded.loading && !c ? <Loading /> : null}
-      <ErrorBox error={loaded.error ?? action.error} />
+      <DetailStatus back="/campaigns" backText="All campaigns" loading={loaded.loading && !c} error={loaded.error ?? action.error} />
       {c ? (
         <>
           <Facts

@@ -3,9 +3,10 @@
 // import's summary); export the list as it is filtered (CSV).
 import { useState } from 'preact/hooks';
 import { api, ok, upload, errorText, type Ok } from '../api/client';
-import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Progress, SearchBox, Select, TableScroll } from '../components/ui';
+import { Badge, Button, Dialog, ErrorBox, Facts, Field, PageHeader, Progress, SearchBox, Select, TableScroll } from '../components/ui';
 import { DeleteButton } from '../components/DeleteButton';
 import { DIRECTIONS, FilterSelect } from '../components/FilterSelect';
+import { DetailStatus } from '../components/DetailStatus';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { present, useListPage } from '../lib/list';
@@ -255,11 +256,7 @@ export function ContactDetail({ params }: PageProps) {
           </>
         ) : null}
       </PageHeader>
-      <p>
-        <Link href="/contacts">All contacts</Link>
-      </p>
-      {contact.loading ? <Loading /> : null}
-      <ErrorBox error={contact.error ?? remove.error} />
+      <DetailStatus back="/contacts" backText="All contacts" loading={contact.loading} error={contact.error ?? remove.error} />
       {c ? (
         <>
           <section class="card" aria-labelledby="contact-title">

@@ -5,6 +5,7 @@ import { api, ok, type Ok } from '../api/client';
 import { Badge, Button, CopyButton, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, TableScroll } from '../components/ui';
 import { DeleteButton } from '../components/DeleteButton';
 import { DIRECTIONS, FilterSelect } from '../components/FilterSelect';
+import { DetailStatus } from '../components/DetailStatus';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { useListPage } from '../lib/list';
@@ -195,11 +196,7 @@ export function DomainDetail({ params }: PageProps) {
           </>
         ) : null}
       </PageHeader>
-      <p>
-        <Link href="/domains">All domains</Link>
-      </p>
-      {domain.loading ? <Loading /> : null}
-      <ErrorBox error={domain.error ?? verify.error ?? remove.error} />
+      <DetailStatus back="/domains" backText="All domains" loading={domain.loading} error={domain.error ?? verify.error ?? remove.error} />
       {verify.busy ? <Loading label="Checking DNS…" /> : null}
       {d ? (
         <>

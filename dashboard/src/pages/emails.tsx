@@ -6,6 +6,7 @@ import { api, ok, type Ok } from '../api/client';
 import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, TableScroll } from '../components/ui';
 import { Tabs } from '../components/Tabs';
 import { FilterSelect } from '../components/FilterSelect';
+import { DetailStatus } from '../components/DetailStatus';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { present, useListPage } from '../lib/list';
@@ -181,11 +182,7 @@ export function EmailDetail({ params }: PageProps) {
           </>
         ) : null}
       </PageHeader>
-      <p>
-        <Link href="/emails">All emails</Link>
-      </p>
-      {email.loading ? <Loading /> : null}
-      <ErrorBox error={email.error ?? action.error} />
+      <DetailStatus back="/emails" backText="All emails" loading={email.loading} error={email.error ?? action.error} />
       {notice ? <p role="status" class="notice">{notice}</p> : null}
       {e ? (
         <>

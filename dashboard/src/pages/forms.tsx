@@ -9,6 +9,7 @@ import { Badge, Button, CopyButton, Dialog, ErrorBox, Facts, Field, Loading, Pag
 import { Tabs } from '../components/Tabs';
 import { DeleteButton } from '../components/DeleteButton';
 import { FilterSelect } from '../components/FilterSelect';
+import { DetailStatus } from '../components/DetailStatus';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { jsonError } from '../lib/json';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
@@ -333,11 +334,7 @@ export function FormEditor({ params }: PageProps) {
           </>
         ) : null}
       </PageHeader>
-      <p>
-        <Link href="/forms">All forms</Link>
-      </p>
-      {loaded.loading && !f ? <Loading /> : null}
-      <ErrorBox error={loaded.error ?? action.error} />
+      <DetailStatus back="/forms" backText="All forms" loading={loaded.loading && !f} error={loaded.error ?? action.error} />
       {f ? (
         <>
           <Facts

@@ -6,6 +6,7 @@ import { api, ok, type Ok } from '../api/client';
 import { Badge, Button, Dialog, ErrorBox, Field, Loading, PageHeader, SearchBox, Select } from '../components/ui';
 import { DeleteButton } from '../components/DeleteButton';
 import { DIRECTIONS, FilterSelect } from '../components/FilterSelect';
+import { DetailStatus } from '../components/DetailStatus';
 import { ListTable } from '../components/ListTable';
 import { formatDate, useAction, useDebounced, useLoad } from '../lib/hooks';
 import { present, useListPage } from '../lib/list';
@@ -230,11 +231,7 @@ export function TemplateEditor({ params }: PageProps) {
   return (
     <>
       <PageHeader title={t ? `Template: ${t.name}` : 'Template'} />
-      <p>
-        <Link href="/templates">All templates</Link>
-      </p>
-      {template.loading && !t ? <Loading /> : null}
-      <ErrorBox error={template.error} />
+      <DetailStatus back="/templates" backText="All templates" loading={template.loading && !t} error={template.error} />
       {t ? (
         <>
           <p>

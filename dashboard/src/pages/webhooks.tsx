@@ -5,6 +5,7 @@ import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { Badge, Button, CopyButton, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox } from '../components/ui';
 import { DeleteButton } from '../components/DeleteButton';
+import { DetailStatus } from '../components/DetailStatus';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { useListPage } from '../lib/list';
@@ -218,11 +219,7 @@ export function WebhookDetail({ params }: PageProps) {
           </>
         ) : null}
       </PageHeader>
-      <p>
-        <Link href="/webhooks">All webhooks</Link>
-      </p>
-      {hook.loading && !w ? <Loading /> : null}
-      <ErrorBox error={hook.error ?? action.error} />
+      <DetailStatus back="/webhooks" backText="All webhooks" loading={hook.loading && !w} error={hook.error ?? action.error} />
       {w ? (
         <>
           <section class="card">
