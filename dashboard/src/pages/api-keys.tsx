@@ -4,6 +4,7 @@ import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { Button, CopyButton, Dialog, ErrorBox, Field, PageHeader, SearchBox, Select } from '../components/ui';
 import { DeleteButton } from '../components/DeleteButton';
+import { FormDialog } from '../components/FormDialog';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction } from '../lib/hooks';
 import { useListPage } from '../lib/list';
@@ -100,50 +101,46 @@ export function ApiKeys() {
         )}
       />
 
-      <Dialog title="Create an API key" open={creating} onClose={() => setCreating(false)}>
-        <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            const created = await create.run(() => ok(api.POST('/v2/api-keys', { body: { name, scope } })));
-            if (created) {
-              setCreating(false);
-              setName('');
-              setSecret({ name: created.name, key: created.key });
-              await keys.reload();
-            }
-          }}
-        >
-          <Field label="Name">
-            <input name="name" required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-          </Field>
-          <Select label="Permission" value={scope} onChange={(v) => setScope(v as 'full' | 'sending' | 'events')} options={[['full', 'Full access'], ['sending', 'Sending only'], ['events', 'Events only']]} />
-          <ErrorBox error={create.error} />
-          <Button type="submit" kind="primary" busy={create.busy}>
-            Create
-          </Button>
-        </form>
-      </Dialog>
+      <FormDialog
+        title="Create an API key"
+        open={creating}
+        onClose={() => setCreating(false)}
+        action={create}
+        submit="Create"
+        onSubmit={async () => {
+          const created = await create.run(() => ok(api.POST('/v2/api-keys', { body: { name, scope } })));
+          if (created) {
+            setCreating(false);
+            setName('');
+            setSecret({ name: created.name, key: created.key });
+            await keys.reload();
+          }
+        }}
+      >
+        <Field label="Name">
+          <input name="name" required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        </Field>
+        <Select label="Permission" value={scope} onChange={(v) => setScope(v as 'full' | 'sending' | 'events')} options={[['full', 'Full access'], ['sending', 'Sending only'], ['events', 'Events only']]} />
+      </FormDialog>
 
-      <Dialog title="Rename the API key" open={renaming !== null} onClose={() => setRenaming(null)}>
-        <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            const renamed = await rename.run(() => ok(api.POST('/v2/api-keys/{id}', { params: { path: { id: renaming!.id } }, body: { name: newName } })));
-            if (renamed) {
-              setRenaming(null);
-              await keys.reload();
-            }
-          }}
-        >
-          <Field label="New name">
-            <input name="new-name" required value={newName} onInput={(e) => setNewName((e.target as HTMLInputElement).value)} />
-          </Field>
-          <ErrorBox error={rename.error} />
-          <Button type="submit" kind="primary" busy={rename.busy}>
-            Rename
-          </Button>
-        </form>
-      </Dialog>
+      <FormDialog
+        title="Rename the API key"
+        open={renaming !== null}
+        onClose={() => setRenaming(null)}
+        action={rename}
+        submit="Rename"
+        onSubmit={async () => {
+          const renamed = await rename.run(() => ok(api.POST('/v2/api-keys/{id}', { params: { path: { id: renaming!.id } }, body: { name: newName } })));
+          if (renamed) {
+            setRenaming(null);
+            await keys.reload();
+          }
+        }}
+      >
+        <Field label="New name">
+          <input name="new-name" required value={newName} onInput={(e) => setNewName((e.target as HTMLInputElement).value)} />
+        </Field>
+      </FormDialog>
 
       <SecretOnce secret={secret} onDone={() => setSecret(null)} />
       <AuthorizedApps />

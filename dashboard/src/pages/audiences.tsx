@@ -8,6 +8,7 @@ import { Tabs } from '../components/Tabs';
 import { DeleteButton } from '../components/DeleteButton';
 import { DIRECTIONS, FilterSelect } from '../components/FilterSelect';
 import { DetailStatus } from '../components/DetailStatus';
+import { FormDialog } from '../components/FormDialog';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { useListPage } from '../lib/list';
@@ -56,23 +57,21 @@ export function Audiences() {
           </tr>
         )}
       />
-      <Dialog title="New audience" open={adding} onClose={() => setAdding(false)}>
-        <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            const created = await add.run(() => ok(api.POST('/v2/audiences', { body: { name } })));
-            if (created) navigate(`/audiences/${created.id}`);
-          }}
-        >
-          <Field label="Name">
-            <input name="name" required value={name} onInput={input(setName)} />
-          </Field>
-          <ErrorBox error={add.error} />
-          <Button type="submit" kind="primary" busy={add.busy}>
-            Create audience
-          </Button>
-        </form>
-      </Dialog>
+      <FormDialog
+        title="New audience"
+        open={adding}
+        onClose={() => setAdding(false)}
+        action={add}
+        submit="Create audience"
+        onSubmit={async () => {
+          const created = await add.run(() => ok(api.POST('/v2/audiences', { body: { name } })));
+          if (created) navigate(`/audiences/${created.id}`);
+        }}
+      >
+        <Field label="Name">
+          <input name="name" required value={name} onInput={input(setName)} />
+        </Field>
+      </FormDialog>
     </>
   );
 }

@@ -2,10 +2,11 @@
 // copy button and its check result), verify now, and its tracking and inbound settings.
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
-import { Badge, Button, CopyButton, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, TableScroll } from '../components/ui';
+import { Badge, Button, CopyButton, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, TableScroll } from '../components/ui';
 import { DeleteButton } from '../components/DeleteButton';
 import { DIRECTIONS, FilterSelect } from '../components/FilterSelect';
 import { DetailStatus } from '../components/DetailStatus';
+import { FormDialog } from '../components/FormDialog';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { useListPage } from '../lib/list';
@@ -65,26 +66,24 @@ export function Domains() {
           </tr>
         )}
       />
-      <Dialog title="Add a domain" open={adding} onClose={() => setAdding(false)}>
-        <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            const created = await add.run(() => ok(api.POST('/v2/domains', { body: { name } })));
-            if (created) {
-              setAdding(false);
-              navigate(`/domains/${created.id}`);
-            }
-          }}
-        >
-          <Field label="Domain name" hint="The domain you send from, such as example.com">
-            <input name="domain" required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-          </Field>
-          <ErrorBox error={add.error} />
-          <Button type="submit" kind="primary" busy={add.busy}>
-            Add domain
-          </Button>
-        </form>
-      </Dialog>
+      <FormDialog
+        title="Add a domain"
+        open={adding}
+        onClose={() => setAdding(false)}
+        action={add}
+        submit="Add domain"
+        onSubmit={async () => {
+          const created = await add.run(() => ok(api.POST('/v2/domains', { body: { name } })));
+          if (created) {
+            setAdding(false);
+            navigate(`/domains/${created.id}`);
+          }
+        }}
+      >
+        <Field label="Domain name" hint="The domain you send from, such as example.com">
+          <input name="domain" required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        </Field>
+      </FormDialog>
     </>
   );
 }

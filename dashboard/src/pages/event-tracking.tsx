@@ -2,8 +2,9 @@
 // the public tracking keys of the tracking script. Only admins make or delete tracking keys.
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api/client';
-import { Button, CopyButton, Dialog, ErrorBox, Field, PageHeader } from '../components/ui';
+import { Button, CopyButton, ErrorBox, Field, PageHeader } from '../components/ui';
 import { DeleteButton } from '../components/DeleteButton';
+import { FormDialog } from '../components/FormDialog';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction } from '../lib/hooks';
 import { useListPage } from '../lib/list';
@@ -59,31 +60,29 @@ function Definitions() {
           </tr>
         )}
       />
-      <Dialog title="Define a workspace event" open={creating} onClose={() => setCreating(false)}>
-        <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            const made = await create.run(() => ok(api.POST('/v2/workspace/events', { body: { name, properties: parseProperties(properties) } })));
-            if (made) {
-              setCreating(false);
-              setName('');
-              setProperties('');
-              await list.loaded.reload();
-            }
-          }}
-        >
-          <Field label="Name">
-            <input name="name" required placeholder="customer.type" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-          </Field>
-          <Field label="Properties">
-            <input name="properties" placeholder={`plan:string!, seats:number (types: ${TYPES.join(', ')}; ! required)`} value={properties} onInput={(e) => setProperties((e.target as HTMLInputElement).value)} />
-          </Field>
-          <ErrorBox error={create.error} />
-          <Button type="submit" kind="primary" busy={create.busy}>
-            Create
-          </Button>
-        </form>
-      </Dialog>
+      <FormDialog
+        title="Define a workspace event"
+        open={creating}
+        onClose={() => setCreating(false)}
+        action={create}
+        submit="Create"
+        onSubmit={async () => {
+          const made = await create.run(() => ok(api.POST('/v2/workspace/events', { body: { name, properties: parseProperties(properties) } })));
+          if (made) {
+            setCreating(false);
+            setName('');
+            setProperties('');
+            await list.loaded.reload();
+          }
+        }}
+      >
+        <Field label="Name">
+          <input name="name" required placeholder="customer.type" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        </Field>
+        <Field label="Properties">
+          <input name="properties" placeholder={`plan:string!, seats:number (types: ${TYPES.join(', ')}; ! required)`} value={properties} onInput={(e) => setProperties((e.target as HTMLInputElement).value)} />
+        </Field>
+      </FormDialog>
     </section>
   );
 }
@@ -131,32 +130,30 @@ function TrackingKeys() {
           </tr>
         )}
       />
-      <Dialog title="Create a tracking key" open={creating} onClose={() => setCreating(false)}>
-        <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            const allowed = origins.split(/\s+/).map((o) => o.trim()).filter(Boolean);
-            const made = await create.run(() => ok(api.POST('/v2/tracking-keys', { body: { name: name || undefined, allowed_origins: allowed } })));
-            if (made) {
-              setCreating(false);
-              setName('');
-              setOrigins('');
-              await list.loaded.reload();
-            }
-          }}
-        >
-          <Field label="Name">
-            <input name="name" placeholder="Online shop" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-          </Field>
-          <Field label="Allowed origins">
-            <textarea name="allowed_origins" placeholder={'https://shop.example.com\n*.example.com'} value={origins} onInput={(e) => setOrigins((e.target as HTMLTextAreaElement).value)} />
-          </Field>
-          <ErrorBox error={create.error} />
-          <Button type="submit" kind="primary" busy={create.busy}>
-            Create
-          </Button>
-        </form>
-      </Dialog>
+      <FormDialog
+        title="Create a tracking key"
+        open={creating}
+        onClose={() => setCreating(false)}
+        action={create}
+        submit="Create"
+        onSubmit={async () => {
+          const allowed = origins.split(/\s+/).map((o) => o.trim()).filter(Boolean);
+          const made = await create.run(() => ok(api.POST('/v2/tracking-keys', { body: { name: name || undefined, allowed_origins: allowed } })));
+          if (made) {
+            setCreating(false);
+            setName('');
+            setOrigins('');
+            await list.loaded.reload();
+          }
+        }}
+      >
+        <Field label="Name">
+          <input name="name" placeholder="Online shop" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        </Field>
+        <Field label="Allowed origins">
+          <textarea name="allowed_origins" placeholder={'https://shop.example.com\n*.example.com'} value={origins} onInput={(e) => setOrigins((e.target as HTMLTextAreaElement).value)} />
+        </Field>
+      </FormDialog>
     </section>
   );
 }

@@ -3,10 +3,11 @@
 // feature) are compiled by the API as one types, with its diagnostics shown beside the source.
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
-import { Badge, Button, Dialog, ErrorBox, Field, Loading, PageHeader, SearchBox, Select } from '../components/ui';
+import { Badge, Button, ErrorBox, Field, Loading, PageHeader, SearchBox, Select } from '../components/ui';
 import { DeleteButton } from '../components/DeleteButton';
 import { DIRECTIONS, FilterSelect } from '../components/FilterSelect';
 import { DetailStatus } from '../components/DetailStatus';
+import { FormDialog } from '../components/FormDialog';
 import { ListTable } from '../components/ListTable';
 import { formatDate, useAction, useDebounced, useLoad } from '../lib/hooks';
 import { present, useListPage } from '../lib/list';
@@ -64,42 +65,40 @@ export function Templates() {
           </tr>
         )}
       />
-      <Dialog title="New template" open={creating} onClose={() => setCreating(false)}>
-        <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            const body =
-              editor === 'mjml'
-                ? { name, alias, editor, source: '<mjml><mj-body><mj-section><mj-column><mj-text>Hello {{name}}</mj-text></mj-column></mj-section></mj-body></mjml>' }
-                : editor === 'text'
-                  ? { name, alias, editor, text: 'Hello {{name}}' }
-                  : { name, alias, editor, html: '<p>Hello {{name}}</p>' };
-            const created = await create.run(() => ok(api.POST('/v2/templates', { body })));
-            if (created) navigate(`/templates/${created.data.id}`);
-          }}
-        >
-          <Field label="Name">
-            <input
-              name="name"
-              required
-              value={name}
-              onInput={(e) => {
-                const value = (e.target as HTMLInputElement).value;
-                setName(value);
-                setAlias(value.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, ''));
-              }}
-            />
-          </Field>
-          <Field label="Alias" hint="Sends name the template by its alias">
-            <input name="alias" required value={alias} onInput={(e) => setAlias((e.target as HTMLInputElement).value)} />
-          </Field>
-          <Select label="Editor" value={editor} onChange={(v) => setEditor(v as Editor)} options={[['html', 'HTML'], ['text', 'Text'], ...(mjml ? [['mjml', 'MJML'] as [string, string]] : [])]} />
-          <ErrorBox error={create.error} />
-          <Button type="submit" kind="primary" busy={create.busy}>
-            Create
-          </Button>
-        </form>
-      </Dialog>
+      <FormDialog
+        title="New template"
+        open={creating}
+        onClose={() => setCreating(false)}
+        action={create}
+        submit="Create"
+        onSubmit={async () => {
+          const body =
+            editor === 'mjml'
+              ? { name, alias, editor, source: '<mjml><mj-body><mj-section><mj-column><mj-text>Hello {{name}}</mj-text></mj-column></mj-section></mj-body></mjml>' }
+              : editor === 'text'
+                ? { name, alias, editor, text: 'Hello {{name}}' }
+                : { name, alias, editor, html: '<p>Hello {{name}}</p>' };
+          const created = await create.run(() => ok(api.POST('/v2/templates', { body })));
+          if (created) navigate(`/templates/${created.data.id}`);
+        }}
+      >
+        <Field label="Name">
+          <input
+            name="name"
+            required
+            value={name}
+            onInput={(e) => {
+              const value = (e.target as HTMLInputElement).value;
+              setName(value);
+              setAlias(value.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, ''));
+            }}
+          />
+        </Field>
+        <Field label="Alias" hint="Sends name the template by its alias">
+          <input name="alias" required value={alias} onInput={(e) => setAlias((e.target as HTMLInputElement).value)} />
+        </Field>
+        <Select label="Editor" value={editor} onChange={(v) => setEditor(v as Editor)} options={[['html', 'HTML'], ['text', 'Text'], ...(mjml ? [['mjml', 'MJML'] as [string, string]] : [])]} />
+      </FormDialog>
     </>
   );
 }

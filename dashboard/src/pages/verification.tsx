@@ -4,8 +4,9 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { StackedBar, type Segment } from '../components/Chart';
-import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Progress, Select } from '../components/ui';
+import { Badge, Button, ErrorBox, Facts, Field, Loading, PageHeader, Progress, Select } from '../components/ui';
 import { FilterSelect } from '../components/FilterSelect';
+import { FormDialog } from '../components/FormDialog';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad, usePolling } from '../lib/hooks';
 import { useListPage } from '../lib/list';
@@ -131,27 +132,25 @@ export function Verification() {
           )}
         />
       </section>
-      <Dialog title="New verification list" open={adding} onClose={() => setAdding(false)}>
-        <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            const addresses = emails.split(/[\s,;]+/).filter(Boolean);
-            const created = await add.run(() => ok(api.POST('/v2/email-verification-lists', { body: { name, emails: addresses } })));
-            if (created) navigate(`/verification/${created.id}`);
-          }}
-        >
-          <Field label="Name">
-            <input name="name" required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-          </Field>
-          <Field label="Addresses" hint="Up to 10,000, one per line (or separated by commas); 5 credits per unique address, verified in full mode">
-            <textarea rows={8} required value={emails} onInput={(e) => setEmails((e.target as HTMLTextAreaElement).value)} />
-          </Field>
-          <ErrorBox error={add.error} />
-          <Button type="submit" kind="primary" busy={add.busy}>
-            Verify the list
-          </Button>
-        </form>
-      </Dialog>
+      <FormDialog
+        title="New verification list"
+        open={adding}
+        onClose={() => setAdding(false)}
+        action={add}
+        submit="Verify the list"
+        onSubmit={async () => {
+          const addresses = emails.split(/[\s,;]+/).filter(Boolean);
+          const created = await add.run(() => ok(api.POST('/v2/email-verification-lists', { body: { name, emails: addresses } })));
+          if (created) navigate(`/verification/${created.id}`);
+        }}
+      >
+        <Field label="Name">
+          <input name="name" required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        </Field>
+        <Field label="Addresses" hint="Up to 10,000, one per line (or separated by commas); 5 credits per unique address, verified in full mode">
+          <textarea rows={8} required value={emails} onInput={(e) => setEmails((e.target as HTMLTextAreaElement).value)} />
+        </Field>
+      </FormDialog>
     </>
   );
 }
