@@ -191,8 +191,12 @@ test('started, run by hand, the run followed to completion and opened, its email
   }, 15_000);
   assert.equal((await app.api.get(`/v2/automations/${id}/stats`)).body.data.mail.funnel.delivered, 1);
   await captureAtBothWidths(page, 'automation-stats');
-  // The diagram carries each step's figures too.
-  await page.getByRole('tab', { name: 'Workflow' }).click();
+  // The diagram carries each step's figures too. The tabs answer the arrow keys (the ARIA tabs
+  // pattern): Right on the last tab goes round to the first and takes the focus along.
+  await page.getByRole('tab', { name: 'Statistics' }).focus();
+  await page.keyboard.press('ArrowRight');
+  await page.getByRole('tab', { name: 'Workflow', selected: true }).waitFor();
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Workflow');
   await until(async () => /1 visit · 1 completed/.test(await page.locator('[data-step="mail"]').innerText()));
   assert.match((await page.locator('svg.picture [data-node="mail"]').textContent()) ?? '', /1 run$/);
   assert.doesNotMatch((await page.locator('svg.picture [data-node="start"]').textContent()) ?? '', /run/);

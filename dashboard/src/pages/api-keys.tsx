@@ -3,9 +3,11 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { Button, CopyButton, Dialog, ErrorBox, Field, PageHeader, SearchBox, Select } from '../components/ui';
+import { DeleteButton } from '../components/DeleteButton';
+import { FormDialog } from '../components/FormDialog';
 import { ListTable, nextPageUrl } from '../components/ListTable';
-import { formatDate, useAction, useLoad } from '../lib/hooks';
-import { present, useListState } from '../lib/list';
+import { formatDate, useAction } from '../lib/hooks';
+import { useListPage } from '../lib/list';
 import { AuthorizedApps } from '../components/AuthorizedApps';
 import { useOptionalSession } from '../session';
 
@@ -33,8 +35,8 @@ function SecretOnce({ secret, onDone }: { secret: { name: string; key: string } 
 
 export function ApiKeys() {
   const isAdmin = useOptionalSession()?.session.workspace?.role === 'admin';
-  const list = useListState({});
-  const keys = useLoad(() => ok(api.GET('/v2/api-keys', { params: { query: present({ page: list.page, limit: 25, search: list.settledSearch }) } })), [list.page, list.settledSearch]);
+  const list = useListPage({}, (query) => ok(api.GET('/v2/api-keys', { params: { query } })));
+  const keys = list.loaded;
   const [creating, setCreating] = useState(false);
   const [name, setName] = useState('');
   const [scope, setScope] = useState<'full' | 'sending' | 'events'>('full');
@@ -61,12 +63,10 @@ export function ApiKeys() {
       <ErrorBox error={action.error} />
       <ListTable
         label="API keys"
-        loaded={keys}
+        {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Permission', 'Last used', 'Created', ...(isAdmin ? ['Actions'] : [])]}
         empty="No API keys."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={nextPageUrl}
         row={(k) => (
           <tr>
@@ -94,68 +94,53 @@ export function ApiKeys() {
                 >
                   Regenerate
                 </Button>
-                <Button
-                  class="small"
-                  kind="danger"
-                  aria-label={`Delete ${k.name}`}
-                  busy={action.busy}
-                  onClick={async () => {
-                    if (!confirm(`Delete ${k.name}?`)) return;
-                    if (await action.run(() => ok(api.DELETE('/v2/api-keys/{id}', { params: { path: { id: k.id } } })))) await keys.reload();
-                  }}
-                >
-                  Delete
-                </Button>
+                <DeleteButton action={action} what={k.name} question={`Delete ${k.name}?`} remove={() => ok(api.DELETE('/v2/api-keys/{id}', { params: { path: { id: k.id } } }))} done={() => keys.reload()} />
               </td>
             ) : null}
           </tr>
         )}
       />
 
-      <Dialog title="Create an API key" open={creating} onClose={() => setCreating(false)}>
-        <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            const created = await create.run(() => ok(api.POST('/v2/api-keys', { body: { name, scope } })));
-            if (created) {
-              setCreating(false);
-              setName('');
-              setSecret({ name: created.name, key: created.key });
-              await keys.reload();
-            }
-          }}
-        >
-          <Field label="Name">
-            <input name="name" required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-          </Field>
-          <Select label="Permission" value={scope} onChange={(v) => setScope(v as 'full' | 'sending' | 'events')} options={[['full', 'Full access'], ['sending', 'Sending only'], ['events', 'Events only']]} />
-          <ErrorBox error={create.error} />
-          <Button type="submit" kind="primary" busy={create.busy}>
-            Create
-          </Button>
-        </form>
-      </Dialog>
+      <FormDialog
+        title="Create an API key"
+        open={creating}
+        onClose={() => setCreating(false)}
+        action={create}
+        submit="Create"
+        onSubmit={async () => {
+          const created = await create.run(() => ok(api.POST('/v2/api-keys', { body: { name, scope } })));
+          if (created) {
+            setCreating(false);
+            setName('');
+            setSecret({ name: created.name, key: created.key });
+            await keys.reload();
+          }
+        }}
+      >
+        <Field label="Name">
+          <input name="name" required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        </Field>
+        <Select label="Permission" value={scope} onChange={(v) => setScope(v as 'full' | 'sending' | 'events')} options={[['full', 'Full access'], ['sending', 'Sending only'], ['events', 'Events only']]} />
+      </FormDialog>
 
-      <Dialog title="Rename the API key" open={renaming !== null} onClose={() => setRenaming(null)}>
-        <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            const renamed = await rename.run(() => ok(api.POST('/v2/api-keys/{id}', { params: { path: { id: renaming!.id } }, body: { name: newName } })));
-            if (renamed) {
-              setRenaming(null);
-              await keys.reload();
-            }
-          }}
-        >
-          <Field label="New name">
-            <input name="new-name" required value={newName} onInput={(e) => setNewName((e.target as HTMLInputElement).value)} />
-          </Field>
-          <ErrorBox error={rename.error} />
-          <Button type="submit" kind="primary" busy={rename.busy}>
-            Rename
-          </Button>
-        </form>
-      </Dialog>
+      <FormDialog
+        title="Rename the API key"
+        open={renaming !== null}
+        onClose={() => setRenaming(null)}
+        action={rename}
+        submit="Rename"
+        onSubmit={async () => {
+          const renamed = await rename.run(() => ok(api.POST('/v2/api-keys/{id}', { params: { path: { id: renaming!.id } }, body: { name: newName } })));
+          if (renamed) {
+            setRenaming(null);
+            await keys.reload();
+          }
+        }}
+      >
+        <Field label="New name">
+          <input name="new-name" required value={newName} onInput={(e) => setNewName((e.target as HTMLInputElement).value)} />
+        </Field>
+      </FormDialog>
 
       <SecretOnce secret={secret} onDone={() => setSecret(null)} />
       <AuthorizedApps />

@@ -3,10 +3,15 @@
 // (public page, double opt-in, confirmation email, unengaged subscribers), rename and delete.
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
-import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, Select } from '../components/ui';
+import { Badge, Button, Dialog, ErrorBox, Facts, Field, PageHeader, SearchBox, Select } from '../components/ui';
+import { Tabs } from '../components/Tabs';
+import { DeleteButton } from '../components/DeleteButton';
+import { DIRECTIONS, FilterSelect } from '../components/FilterSelect';
+import { DetailStatus } from '../components/DetailStatus';
+import { FormDialog } from '../components/FormDialog';
 import { ListTable, nextPageUrl } from '../components/ListTable';
-import { formatDate, useAction, useLoad, type Loaded } from '../lib/hooks';
-import { present, useListState } from '../lib/list';
+import { formatDate, useAction, useLoad } from '../lib/hooks';
+import { useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import type { PageProps } from './index';
 
@@ -17,11 +22,7 @@ const input = (set: (value: string) => void) => (e: Event) => set((e.target as H
 const checked = (set: (value: boolean) => void) => (e: Event) => set((e.target as HTMLInputElement).checked);
 
 export function Audiences() {
-  const list = useListState({ order: 'created_at', direction: 'desc' });
-  const audiences = useLoad(
-    () => ok(api.GET('/v2/audiences', { params: { query: present({ page: list.page, limit: 25, search: list.settledSearch, ...list.filters }) as never } })),
-    [list.page, list.settledSearch, list.filters],
-  );
+  const list = useListPage({ order: 'created_at', direction: 'desc' }, (query) => ok(api.GET('/v2/audiences', { params: { query: query as never } })));
   const [adding, setAdding] = useState(false);
   const [name, setName] = useState('');
   const add = useAction();
@@ -34,17 +35,15 @@ export function Audiences() {
       </PageHeader>
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search audiences" />
-        <Select label="Sort by" value={list.filters.order} onChange={(v) => list.setFilter('order', v)} options={[['created_at', 'Added'], ['name', 'Name'], ['subscribers_count', 'Subscribers']]} />
-        <Select label="Order" value={list.filters.direction} onChange={(v) => list.setFilter('direction', v)} options={[['desc', 'Descending'], ['asc', 'Ascending']]} />
+        <FilterSelect list={list} name="order" label="Sort by" options={[['created_at', 'Added'], ['name', 'Name'], ['subscribers_count', 'Subscribers']]} />
+        <FilterSelect list={list} name="direction" label="Order" options={DIRECTIONS} />
       </div>
       <ListTable
         label="Audiences"
-        loaded={audiences}
+        {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Subscribers', 'Page', 'Double opt-in', 'Added']}
         empty="No audiences yet."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={nextPageUrl}
         row={(a) => (
           <tr>
@@ -58,23 +57,21 @@ export function Audiences() {
           </tr>
         )}
       />
-      <Dialog title="New audience" open={adding} onClose={() => setAdding(false)}>
-        <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            const created = await add.run(() => ok(api.POST('/v2/audiences', { body: { name } })));
-            if (created) navigate(`/audiences/${created.id}`);
-          }}
-        >
-          <Field label="Name">
-            <input name="name" required value={name} onInput={input(setName)} />
-          </Field>
-          <ErrorBox error={add.error} />
-          <Button type="submit" kind="primary" busy={add.busy}>
-            Create audience
-          </Button>
-        </form>
-      </Dialog>
+      <FormDialog
+        title="New audience"
+        open={adding}
+        onClose={() => setAdding(false)}
+        action={add}
+        submit="Create audience"
+        onSubmit={async () => {
+          const created = await add.run(() => ok(api.POST('/v2/audiences', { body: { name } })));
+          if (created) navigate(`/audiences/${created.id}`);
+        }}
+      >
+        <Field label="Name">
+          <input name="name" required value={name} onInput={input(setName)} />
+        </Field>
+      </FormDialog>
     </>
   );
 }
@@ -132,16 +129,12 @@ function AddSubscribers({ audience, onAdded }: { audience: Audience; onAdded: (m
 }
 
 function Subscribers({ audience, onChange }: { audience: Audience; onChange: () => void }) {
-  const list = useListState({ subscribed: '', order: 'created_at', direction: 'desc' });
-  const subscribers: Loaded<SubscriberList> = useLoad(
-    () =>
-      ok(
-        api.GET('/v2/audiences/{id}/subscribers', {
-          params: { path: { id: audience.id }, query: present({ page: list.page, limit: 25, search: list.settledSearch, ...list.filters }) as never },
-        }),
-      ),
-    [audience.id, list.page, list.settledSearch, list.filters],
+  const list = useListPage(
+    { subscribed: '', order: 'created_at', direction: 'desc' },
+    (query): Promise<SubscriberList> => ok(api.GET('/v2/audiences/{id}/subscribers', { params: { path: { id: audience.id }, query: query as never } })),
+    { deps: [audience.id] },
   );
+  const subscribers = list.loaded;
   const [adding, setAdding] = useState(false);
   const [notice, setNotice] = useState<string | null>(null);
   const change = useAction();
@@ -170,19 +163,17 @@ function Subscribers({ audience, onChange }: { audience: Audience; onChange: () 
       ) : null}
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search subscribers" />
-        <Select label="Status" value={list.filters.subscribed} onChange={(v) => list.setFilter('subscribed', v)} options={[['', 'All'], ['true', 'Subscribed'], ['false', 'Unsubscribed']]} />
-        <Select label="Sort by" value={list.filters.order} onChange={(v) => list.setFilter('order', v)} options={[['created_at', 'Added'], ['email', 'Email'], ['subscribed_at', 'Subscribed']]} />
-        <Select label="Order" value={list.filters.direction} onChange={(v) => list.setFilter('direction', v)} options={[['desc', 'Descending'], ['asc', 'Ascending']]} />
+        <FilterSelect list={list} name="subscribed" label="Status" options={[['', 'All'], ['true', 'Subscribed'], ['false', 'Unsubscribed']]} />
+        <FilterSelect list={list} name="order" label="Sort by" options={[['created_at', 'Added'], ['email', 'Email'], ['subscribed_at', 'Subscribed']]} />
+        <FilterSelect list={list} name="direction" label="Order" options={DIRECTIONS} />
       </div>
       <ErrorBox error={change.error} />
       <ListTable
         label="Subscriber list"
-        loaded={subscribers}
+        {...list.table}
         items={(data) => data.data}
         columns={['Email', 'Name', 'Status', 'Subscribed', 'Actions']}
         empty="No subscribers."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={nextPageUrl}
         row={(s) => (
           <tr>
@@ -334,36 +325,24 @@ function AudienceSettings({ audience, onSaved }: { audience: Audience; onSaved: 
   );
 }
 
+const TABS = [
+  ['subscribers', 'Subscribers'],
+  ['settings', 'Settings'],
+] as const;
+
 export function AudienceDetail({ params }: PageProps) {
   const audience = useLoad(() => ok(api.GET('/v2/audiences/{id}', { params: { path: { id: params.id } } })), [params.id]);
   const [tab, setTab] = useState<'subscribers' | 'settings'>('subscribers');
   const remove = useAction();
   const a = audience.data;
-  const tabs = [
-    ['subscribers', 'Subscribers'],
-    ['settings', 'Settings'],
-  ] as const;
   return (
     <>
       <PageHeader title={a ? `Audience: ${a.name}` : 'Audience'}>
         {a ? (
-          <Button
-            kind="danger"
-            busy={remove.busy}
-            onClick={async () => {
-              if (!confirm(`Delete the audience ${a.name}? Its contacts stay.`)) return;
-              if (await remove.run(() => ok(api.DELETE('/v2/audiences/{id}', { params: { path: { id: a.id } } })))) navigate('/audiences');
-            }}
-          >
-            Delete
-          </Button>
+          <DeleteButton action={remove} question={`Delete the audience ${a.name}? Its contacts stay.`} remove={() => ok(api.DELETE('/v2/audiences/{id}', { params: { path: { id: a.id } } }))} done="/audiences" />
         ) : null}
       </PageHeader>
-      <p>
-        <Link href="/audiences">All audiences</Link>
-      </p>
-      {audience.loading && !a ? <Loading /> : null}
-      <ErrorBox error={audience.error ?? remove.error} />
+      <DetailStatus back="/audiences" backText="All audiences" loading={audience.loading && !a} error={audience.error ?? remove.error} />
       {a ? (
         <>
           <Facts
@@ -375,31 +354,9 @@ export function AudienceDetail({ params }: PageProps) {
               ['Added', formatDate(a.created_at)],
             ]}
           />
-          <div role="tablist" aria-label="Audience" class="tabs" style="margin-top: 1rem">
-            {tabs.map(([key, label]) => (
-              <button
-                type="button"
-                role="tab"
-                id={`tab-${key}`}
-                aria-selected={tab === key}
-                aria-controls="audience-panel"
-                tabIndex={tab === key ? 0 : -1}
-                onClick={() => setTab(key)}
-                onKeyDown={(e) => {
-                  if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') {
-                    const next = tab === 'subscribers' ? 'settings' : 'subscribers';
-                    setTab(next);
-                    (document.getElementById(`tab-${next}`) as HTMLElement | null)?.focus();
-                  }
-                }}
-              >
-                {label}
-              </button>
-            ))}
-          </div>
-          <div class="tab-panel" role="tabpanel" id="audience-panel" aria-labelledby={`tab-${tab}`}>
+          <Tabs label="Audience" tabs={TABS} selected={tab} onSelect={setTab} panelId="audience-panel" style="margin-top: 1rem">
             {tab === 'subscribers' ? <Subscribers audience={a} onChange={() => void audience.reload()} /> : <AudienceSettings key={a.id} audience={a} onSaved={() => void audience.reload()} />}
-          </div>
+          </Tabs>
         </>
       ) : null}
     </>

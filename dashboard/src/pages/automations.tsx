@@ -8,10 +8,15 @@ import { ApiFailure, api, ok, type Ok } from '../api/client';
 import { Bars, type Bar } from '../components/campaigns/Bars';
 import { Diagram, flowOrder } from '../components/automations/Diagram';
 import { Picture } from '../components/automations/Picture';
+import { Tabs } from '../components/Tabs';
+import { DeleteButton } from '../components/DeleteButton';
+import { FilterSelect } from '../components/FilterSelect';
+import { DetailStatus } from '../components/DetailStatus';
 import { ListTable } from '../components/ListTable';
 import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Select } from '../components/ui';
+import { jsonError } from '../lib/json';
 import { formatDate, useAction, useLoad, usePolling } from '../lib/hooks';
-import { present, useListState } from '../lib/list';
+import { present, useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import { CONTEXTS, checkGraph, checkSettings, DEFAULT_SETTINGS, type AutomationContext, type Problems } from '../../../src/resources/automations/graph.ts';
 import type { PageProps } from './index';
@@ -41,11 +46,8 @@ function starter(context: AutomationContext) {
 }
 
 export function Automations() {
-  const list = useListState({ status: '' });
-  const automations = useLoad(
-    () => ok(api.GET('/v2/automations', { params: { query: present({ page: list.page, per_page: 25, status: list.filters.status }) as never } })),
-    [list.page, list.filters],
-  );
+  const list = useListPage({ status: '' }, (_, { page, filters }) => ok(api.GET('/v2/automations', { params: { query: present({ page, per_page: 25, status: filters.status }) as never } })));
+  const automations = list.loaded;
   const [adding, setAdding] = useState(false);
   const [name, setName] = useState('');
   const [context, setContext] = useState<AutomationContext>('event');
@@ -58,17 +60,15 @@ export function Automations() {
         </Button>
       </PageHeader>
       <div class="toolbar">
-        <Select label="Status" value={list.filters.status} onChange={(v) => list.setFilter('status', v)} options={STATUS_OPTIONS} />
+        <FilterSelect list={list} name="status" label="Status" options={STATUS_OPTIONS} />
       </div>
       {automations.data ? <p class="muted">{automations.data.total_records.toLocaleString()} automations</p> : null}
       <ListTable
         label="Automation list"
-        loaded={automations}
+        {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Context', 'Status', 'Steps', 'Last run started', 'Created']}
         empty="No automations."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={(data) => data.current_page < data.total_pages}
         row={(a) => (
           <tr>
@@ -113,14 +113,6 @@ export function Automations() {
       </Dialog>
     </>
   );
-}
-
-/** Where a JSON.parse error is, as line and column (Chromium says "at position N"). */
-function jsonError(text: string, error: Error): string {
-  const at = /position (\d+)/.exec(error.message);
-  if (!at) return error.message;
-  const before = text.slice(0, Number(at[1])).split('\n');
-  return `${error.message.replace(/\s*\(line \d+ column \d+\)/, '')} (line ${before.length}, column ${before[before.length - 1].length + 1})`;
 }
 
 type Workflow = { description?: unknown; settings?: unknown; steps?: unknown; connections?: unknown };
@@ -284,29 +276,28 @@ function RunNow({ automation, open, onClose, onDone }: { automation: Automation;
 }
 
 function Runs({ automation, refreshKey }: { automation: Automation; refreshKey: number }) {
-  const list = useListState({ status: '' });
-  const runs = useLoad(
-    () => ok(api.GET('/v2/automations/{id}/runs', { params: { path: { id: automation.id }, query: present({ page: list.page, per_page: 25, status: list.filters.status }) as never } })),
-    [automation.id, list.page, list.filters, refreshKey],
+  const list = useListPage(
+    { status: '' },
+    (_, { page, filters }) => ok(api.GET('/v2/automations/{id}/runs', { params: { path: { id: automation.id }, query: present({ page, per_page: 25, status: filters.status }) as never } })),
+    { deps: [automation.id, refreshKey] },
   );
+  const runs = list.loaded;
   const active = Boolean(runs.data?.data.some((r) => r.status === 'running'));
   usePolling(runs.reload, 2000, active);
   return (
     <>
       <div class="toolbar">
-        <Select label="Run status" value={list.filters.status} onChange={(v) => list.setFilter('status', v)} options={RUN_STATUS_OPTIONS} />
+        <FilterSelect list={list} name="status" label="Run status" options={RUN_STATUS_OPTIONS} />
         <Button onClick={() => void runs.reload()}>Refresh</Button>
       </div>
       {runs.data ? <p class="muted">{runs.data.total_records.toLocaleString()} runs</p> : null}
       <ListTable
         label="Runs"
-        loaded={runs}
+        {...list.table}
         quiet
         items={(data) => data.data}
         columns={['Run', 'Status', 'Trigger', 'Contact or email', 'Steps', 'Started', 'Ended']}
         empty="No runs."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={(data) => data.current_page < data.total_pages}
         row={(r) => (
           <tr>
@@ -394,11 +385,6 @@ export function AutomationDetail({ params }: PageProps) {
     const next = await action.run(call);
     if (next) setCurrent(next.data);
   };
-  const move = (delta: number) => {
-    const index = (TABS.findIndex(([key]) => key === tab) + delta + TABS.length) % TABS.length;
-    setTab(TABS[index][0]);
-    document.getElementById(`tab-${TABS[index][0]}`)?.focus();
-  };
   const manual = a?.steps.some((s) => s.type === 'trigger' && s.trigger === 'system.manual');
   return (
     <>
@@ -430,24 +416,11 @@ export function AutomationDetail({ params }: PageProps) {
                 Stop
               </Button>
             ) : null}
-            <Button
-              kind="danger"
-              busy={action.busy}
-              onClick={async () => {
-                if (!confirm(`Delete ${a.name} and its runs?`)) return;
-                if (await action.run(() => ok(api.DELETE('/v2/automations/{id}', path)))) navigate('/automations');
-              }}
-            >
-              Delete
-            </Button>
+            <DeleteButton action={action} question={`Delete ${a.name} and its runs?`} remove={() => ok(api.DELETE('/v2/automations/{id}', path))} done="/automations" />
           </>
         ) : null}
       </PageHeader>
-      <p>
-        <Link href="/automations">All automations</Link>
-      </p>
-      {loaded.loading && !a ? <Loading /> : null}
-      <ErrorBox error={loaded.error ?? action.error} />
+      <DetailStatus back="/automations" backText="All automations" loading={loaded.loading && !a} error={loaded.error ?? action.error} />
       {a ? (
         <>
           <Facts
@@ -458,33 +431,21 @@ export function AutomationDetail({ params }: PageProps) {
               ['Last started', formatDate(a.published_at)],
             ]}
           />
-          <div role="tablist" aria-label="Automation" class="tabs" style="margin-top: 1rem">
-            {TABS.map(([key, label]) => (
-              <button
-                type="button"
-                role="tab"
-                id={`tab-${key}`}
-                aria-selected={tab === key}
-                aria-controls="automation-panel"
-                tabIndex={tab === key ? 0 : -1}
-                onClick={() => {
-                  setTab(key);
-                  if (key !== 'runs') void stats.reload();
-                }}
-                onKeyDown={(e) => {
-                  if (e.key === 'ArrowRight') move(1);
-                  if (e.key === 'ArrowLeft') move(-1);
-                }}
-              >
-                {label}
-              </button>
-            ))}
-          </div>
-          <div class="tab-panel" role="tabpanel" id="automation-panel" aria-labelledby={`tab-${tab}`}>
+          <Tabs
+            label="Automation"
+            tabs={TABS}
+            selected={tab}
+            onSelect={(key) => {
+              setTab(key);
+              if (key !== 'runs') void stats.reload();
+            }}
+            panelId="automation-panel"
+            style="margin-top: 1rem"
+          >
             {tab === 'workflow' ? <WorkflowEditor key={a.id} automation={a} stats={stats.data} onSaved={setCurrent} /> : null}
             {tab === 'runs' ? <Runs automation={a} refreshKey={runsKey} /> : null}
             {tab === 'stats' ? <StatsView automation={a} stats={stats} /> : null}
-          </div>
+          </Tabs>
           <RunNow
             automation={a}
             open={running}

@@ -5,10 +5,14 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { Bars, type Bar } from '../components/campaigns/Bars';
+import { Tabs } from '../components/Tabs';
+import { DeleteButton } from '../components/DeleteButton';
+import { FilterSelect } from '../components/FilterSelect';
+import { DetailStatus } from '../components/DetailStatus';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Progress, SearchBox, Select } from '../components/ui';
 import { formatDate, useAction, useLoad, usePolling, type Loaded } from '../lib/hooks';
-import { present, useListState } from '../lib/list';
+import { present, useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import type { PageProps } from './index';
 
@@ -39,17 +43,10 @@ function useAudiences(): Loaded<Audiences> {
 }
 
 export function Campaigns() {
-  const list = useListState({ status: '', order: '', direction: '' });
-  const { status, order, direction } = list.filters;
-  const campaigns = useLoad(
-    () =>
-      ok(
-        api.GET('/v2/campaigns', {
-          params: { query: present({ page: list.page, limit: 25, search: list.settledSearch, status, order, direction: order ? direction || 'asc' : '' }) as never },
-        }),
-      ),
-    [list.page, list.settledSearch, list.filters],
+  const list = useListPage({ status: '', order: '', direction: '' }, ({ direction, ...query }) =>
+    ok(api.GET('/v2/campaigns', { params: { query: present({ ...query, direction: query.order ? direction || 'asc' : '' }) as never } })),
   );
+  const campaigns = list.loaded;
   return (
     <>
       <PageHeader title="Campaigns">
@@ -59,18 +56,16 @@ export function Campaigns() {
       </PageHeader>
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search name or subject" />
-        <Select label="Status" value={status} onChange={(v) => list.setFilter('status', v)} options={STATUS_OPTIONS} />
-        <Select label="Sort by" value={order} onChange={(v) => list.setFilter('order', v)} options={[['', 'Newest first'], ['name', 'Name'], ['status', 'Status'], ['sent_at', 'Sent']]} />
+        <FilterSelect list={list} name="status" label="Status" options={STATUS_OPTIONS} />
+        <FilterSelect list={list} name="order" label="Sort by" options={[['', 'Newest first'], ['name', 'Name'], ['status', 'Status'], ['sent_at', 'Sent']]} />
       </div>
       {campaigns.data ? <p class="muted">{campaigns.data.total_records.toLocaleString()} campaigns</p> : null}
       <ListTable
         label="Campaign list"
-        loaded={campaigns}
+        {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Status', 'Subject', 'Scheduled', 'Sent', 'Created']}
         empty="No campaigns."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={nextPageUrl}
         row={(c) => (
           <tr>
@@ -497,11 +492,6 @@ export function CampaignDetail({ params }: PageProps) {
   };
   const act = (call: () => Promise<Campaign>) => action.run(() => track(call));
   const tabs = TABS.filter(([key]) => key !== 'content' || c?.status === 'draft');
-  const move = (delta: number) => {
-    const index = (tabs.findIndex(([key]) => key === shownTab) + delta + tabs.length) % tabs.length;
-    setTab(tabs[index][0]);
-    document.getElementById(`tab-${tabs[index][0]}`)?.focus();
-  };
   const status = c?.status;
   return (
     <>
@@ -539,25 +529,12 @@ export function CampaignDetail({ params }: PageProps) {
               </Button>
             ) : null}
             {!c.sent_at && status !== 'sending' && status !== 'sent' ? (
-              <Button
-                kind="danger"
-                busy={action.busy}
-                onClick={async () => {
-                  if (!confirm(`Delete ${c.name}? This cannot be undone.`)) return;
-                  if (await action.run(() => ok(api.DELETE('/v2/campaigns/{id}', path)))) navigate('/campaigns');
-                }}
-              >
-                Delete
-              </Button>
+              <DeleteButton action={action} question={`Delete ${c.name}? This cannot be undone.`} remove={() => ok(api.DELETE('/v2/campaigns/{id}', path))} done="/campaigns" />
             ) : null}
           </>
         ) : null}
       </PageHeader>
-      <p>
-        <Link href="/campaigns">All campaigns</Link>
-      </p>
-      {loaded.loading && !c ? <Loading /> : null}
-      <ErrorBox error={loaded.error ?? action.error} />
+      <DetailStatus back="/campaigns" backText="All campaigns" loading={loaded.loading && !c} error={loaded.error ?? action.error} />
       {c ? (
         <>
           <Facts
@@ -571,26 +548,7 @@ export function CampaignDetail({ params }: PageProps) {
               ['Sending started', formatDate(c.sent_at)],
             ]}
           />
-          <div role="tablist" aria-label="Campaign" class="tabs" style="margin-top: 1rem">
-            {tabs.map(([key, label]) => (
-              <button
-                type="button"
-                role="tab"
-                id={`tab-${key}`}
-                aria-selected={shownTab === key}
-                aria-controls="campaign-panel"
-                tabIndex={shownTab === key ? 0 : -1}
-                onClick={() => setTab(key)}
-                onKeyDown={(e) => {
-                  if (e.key === 'ArrowRight') move(1);
-                  if (e.key === 'ArrowLeft') move(-1);
-                }}
-              >
-                {label}
-              </button>
-            ))}
-          </div>
-          <div class="tab-panel" role="tabpanel" id="campaign-panel" aria-labelledby={`tab-${shownTab}`}>
+          <Tabs label="Campaign" tabs={tabs} selected={shownTab} onSelect={setTab} panelId="campaign-panel" style="margin-top: 1rem">
             {shownTab === 'report' ? (
               <ReportView
                 key={c.id}
@@ -604,7 +562,7 @@ export function CampaignDetail({ params }: PageProps) {
             ) : (
               <SettingsForm key={c.id} campaign={c} save={track} />
             )}
-          </div>
+          </Tabs>
           <SendDialog
             campaign={c}
             open={sending}

@@ -3,10 +3,13 @@
 // import's summary); export the list as it is filtered (CSV).
 import { useState } from 'preact/hooks';
 import { api, ok, upload, errorText, type Ok } from '../api/client';
-import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Progress, SearchBox, Select, TableScroll } from '../components/ui';
+import { Badge, Button, Dialog, ErrorBox, Facts, Field, PageHeader, Progress, SearchBox, Select, TableScroll } from '../components/ui';
+import { DeleteButton } from '../components/DeleteButton';
+import { DIRECTIONS, FilterSelect } from '../components/FilterSelect';
+import { DetailStatus } from '../components/DetailStatus';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
-import { present, useListState } from '../lib/list';
+import { present, useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import type { PageProps } from './index';
 
@@ -179,13 +182,11 @@ function ImportForm({ audiences, onDone }: { audiences: AudienceRef[]; onDone: (
 }
 
 export function Contacts() {
-  const list = useListState({ audience_id: '', unsubscribed: '', sort: 'created_at', order: 'desc' });
+  const list = useListPage({ audience_id: '', unsubscribed: '', sort: 'created_at', order: 'desc' }, (query) => ok(api.GET('/v2/contacts', { params: { query: query as never } })));
+  const contacts = list.loaded;
   const audiences = useAudiences();
+  // The export takes the list's search and filters, not its page.
   const query = present({ search: list.settledSearch, ...list.filters });
-  const contacts = useLoad(
-    () => ok(api.GET('/v2/contacts', { params: { query: { ...query, page: list.page, limit: 25 } as never } })),
-    [list.page, list.settledSearch, list.filters],
-  );
   const [dialog, setDialog] = useState<'new' | 'import' | null>(null);
   const audienceRefs = audiences.data?.data ?? [];
   const exportUrl = `/v2/contacts/export?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`;
@@ -202,20 +203,18 @@ export function Contacts() {
       </PageHeader>
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search email or name" />
-        <Select label="Audience" value={list.filters.audience_id} onChange={(v) => list.setFilter('audience_id', v)} options={[['', 'All audiences'], ...audienceRefs.map((a): [string, string] => [a.id, a.name])]} />
-        <Select label="Subscription" value={list.filters.unsubscribed} onChange={(v) => list.setFilter('unsubscribed', v)} options={[['', 'All'], ['false', 'Subscribed'], ['true', 'Unsubscribed']]} />
-        <Select label="Sort by" value={list.filters.sort} onChange={(v) => list.setFilter('sort', v)} options={[['created_at', 'Added'], ['email', 'Email'], ['name', 'Name'], ['updated_at', 'Changed']]} />
-        <Select label="Order" value={list.filters.order} onChange={(v) => list.setFilter('order', v)} options={[['desc', 'Descending'], ['asc', 'Ascending']]} />
+        <FilterSelect list={list} name="audience_id" label="Audience" options={[['', 'All audiences'], ...audienceRefs.map((a): [string, string] => [a.id, a.name])]} />
+        <FilterSelect list={list} name="unsubscribed" label="Subscription" options={[['', 'All'], ['false', 'Subscribed'], ['true', 'Unsubscribed']]} />
+        <FilterSelect list={list} name="sort" label="Sort by" options={[['created_at', 'Added'], ['email', 'Email'], ['name', 'Name'], ['updated_at', 'Changed']]} />
+        <FilterSelect list={list} name="order" label="Order" options={DIRECTIONS} />
       </div>
       {contacts.data ? <p class="muted">{contacts.data.total_records.toLocaleString()} contacts</p> : null}
       <ListTable
         label="Contacts"
-        loaded={contacts}
+        {...list.table}
         items={(data) => data.data}
         columns={['Email', 'Name', 'Audiences', 'Campaigns', 'Added']}
         empty="No contacts."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={nextPageUrl}
         row={(c) => (
           <tr>
@@ -253,24 +252,11 @@ export function ContactDetail({ params }: PageProps) {
             <Button kind="primary" onClick={() => setEditing(true)}>
               Edit
             </Button>
-            <Button
-              kind="danger"
-              busy={remove.busy}
-              onClick={async () => {
-                if (!confirm(`Delete ${c.email}?`)) return;
-                if (await remove.run(() => ok(api.DELETE('/v2/contacts/{id}', { params: { path: { id: c.id } } })))) navigate('/contacts');
-              }}
-            >
-              Delete
-            </Button>
+            <DeleteButton action={remove} question={`Delete ${c.email}?`} remove={() => ok(api.DELETE('/v2/contacts/{id}', { params: { path: { id: c.id } } }))} done="/contacts" />
           </>
         ) : null}
       </PageHeader>
-      <p>
-        <Link href="/contacts">All contacts</Link>
-      </p>
-      {contact.loading ? <Loading /> : null}
-      <ErrorBox error={contact.error ?? remove.error} />
+      <DetailStatus back="/contacts" backText="All contacts" loading={contact.loading} error={contact.error ?? remove.error} />
       {c ? (
         <>
           <section class="card" aria-labelledby="contact-title">

@@ -2,21 +2,22 @@
 // copy button and its check result), verify now, and its tracking and inbound settings.
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
-import { Badge, Button, CopyButton, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, Select, TableScroll } from '../components/ui';
+import { Badge, Button, CopyButton, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, TableScroll } from '../components/ui';
+import { DeleteButton } from '../components/DeleteButton';
+import { DIRECTIONS, FilterSelect } from '../components/FilterSelect';
+import { DetailStatus } from '../components/DetailStatus';
+import { FormDialog } from '../components/FormDialog';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
-import { present, useListState } from '../lib/list';
+import { useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import type { PageProps } from './index';
 
 type Domain = Ok<'/v2/domains/{id}', 'get'>;
 
 export function Domains() {
-  const list = useListState({ order: 'created_at', direction: 'desc' });
-  const domains = useLoad(
-    () => ok(api.GET('/v2/domains', { params: { query: present({ page: list.page, limit: 25, search: list.settledSearch, ...list.filters }) as never } })),
-    [list.page, list.settledSearch, list.filters],
-  );
+  const list = useListPage({ order: 'created_at', direction: 'desc' }, (query) => ok(api.GET('/v2/domains', { params: { query: query as never } })));
+  const domains = list.loaded;
   const [adding, setAdding] = useState(false);
   const [name, setName] = useState('');
   const add = useAction();
@@ -29,8 +30,8 @@ export function Domains() {
       </PageHeader>
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search domains" />
-        <Select label="Sort by" value={list.filters.order} onChange={(v) => list.setFilter('order', v)} options={[['created_at', 'Added'], ['name', 'Name']]} />
-        <Select label="Order" value={list.filters.direction} onChange={(v) => list.setFilter('direction', v)} options={[['desc', 'Descending'], ['asc', 'Ascending']]} />
+        <FilterSelect list={list} name="order" label="Sort by" options={[['created_at', 'Added'], ['name', 'Name']]} />
+        <FilterSelect list={list} name="direction" label="Order" options={DIRECTIONS} />
       </div>
       {domains.data ? (
         <p class="muted">
@@ -39,12 +40,10 @@ export function Domains() {
       ) : null}
       <ListTable
         label="Domains"
-        loaded={domains}
+        {...list.table}
         items={(data) => data.data}
         columns={['Domain', 'Status', 'SPF', 'DKIM', 'Return path', 'Checked']}
         empty="No domains yet."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={nextPageUrl}
         row={(d) => (
           <tr>
@@ -67,26 +66,24 @@ export function Domains() {
           </tr>
         )}
       />
-      <Dialog title="Add a domain" open={adding} onClose={() => setAdding(false)}>
-        <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            const created = await add.run(() => ok(api.POST('/v2/domains', { body: { name } })));
-            if (created) {
-              setAdding(false);
-              navigate(`/domains/${created.id}`);
-            }
-          }}
-        >
-          <Field label="Domain name" hint="The domain you send from, such as example.com">
-            <input name="domain" required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-          </Field>
-          <ErrorBox error={add.error} />
-          <Button type="submit" kind="primary" busy={add.busy}>
-            Add domain
-          </Button>
-        </form>
-      </Dialog>
+      <FormDialog
+        title="Add a domain"
+        open={adding}
+        onClose={() => setAdding(false)}
+        action={add}
+        submit="Add domain"
+        onSubmit={async () => {
+          const created = await add.run(() => ok(api.POST('/v2/domains', { body: { name } })));
+          if (created) {
+            setAdding(false);
+            navigate(`/domains/${created.id}`);
+          }
+        }}
+      >
+        <Field label="Domain name" hint="The domain you send from, such as example.com">
+          <input name="domain" required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        </Field>
+      </FormDialog>
     </>
   );
 }
@@ -194,24 +191,11 @@ export function DomainDetail({ params }: PageProps) {
             >
               Verify now
             </Button>
-            <Button
-              kind="danger"
-              busy={remove.busy}
-              onClick={async () => {
-                if (!confirm(`Delete ${d.name}?`)) return;
-                if (await remove.run(() => ok(api.DELETE('/v2/domains/{id}', { params: { path: { id: d.id } } })))) navigate('/domains');
-              }}
-            >
-              Delete
-            </Button>
+            <DeleteButton action={remove} question={`Delete ${d.name}?`} remove={() => ok(api.DELETE('/v2/domains/{id}', { params: { path: { id: d.id } } }))} done="/domains" />
           </>
         ) : null}
       </PageHeader>
-      <p>
-        <Link href="/domains">All domains</Link>
-      </p>
-      {domain.loading ? <Loading /> : null}
-      <ErrorBox error={domain.error ?? verify.error ?? remove.error} />
+      <DetailStatus back="/domains" backText="All domains" loading={domain.loading} error={domain.error ?? verify.error ?? remove.error} />
       {verify.busy ? <Loading label="Checking DNS…" /> : null}
       {d ? (
         <>

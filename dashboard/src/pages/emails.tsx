@@ -3,10 +3,13 @@
 // the actions the API allows: cancel, reschedule, retry, forward.
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
-import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, Select, TableScroll } from '../components/ui';
+import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, TableScroll } from '../components/ui';
+import { Tabs } from '../components/Tabs';
+import { FilterSelect } from '../components/FilterSelect';
+import { DetailStatus } from '../components/DetailStatus';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
-import { present, useListState } from '../lib/list';
+import { present, useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import type { PageProps } from './index';
 
@@ -15,25 +18,17 @@ const FINAL = ['bounced', 'failed', 'rejected', 'suppressed', 'complained', 'can
 const STATUSES = ['accepted', 'scheduled', 'delivered', 'loaded', 'clicked', 'attempted', 'bounced', 'failed', 'rejected', 'suppressed', 'complained', 'canceled', 'held', 'received'];
 
 export function Emails() {
-  const list = useListState({ type: 'outbound', status: '', date_from: '', date_to: '' });
-  const { status, ...filters } = list.filters;
-  const emails = useLoad(
-    () =>
-      ok(
-        api.GET('/v2/emails', {
-          // `status.exact` is the spec's filter grammar (key.condition=value), beyond the typed parameters.
-          params: { query: present({ page: list.page, limit: 25, search: list.settledSearch, ...filters, 'status.exact': status }) as never },
-        }),
-      ),
-    [list.page, list.settledSearch, list.filters],
+  const list = useListPage({ type: 'outbound', status: '', date_from: '', date_to: '' }, ({ status, ...query }) =>
+    // `status.exact` is the spec's filter grammar (key.condition=value), beyond the typed parameters.
+    ok(api.GET('/v2/emails', { params: { query: present({ ...query, 'status.exact': status }) as never } })),
   );
   return (
     <>
       <PageHeader title="Emails" />
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search to, from, subject" />
-        <Select label="Direction" value={list.filters.type} onChange={(v) => list.setFilter('type', v)} options={[['outbound', 'Sent'], ['inbound', 'Received']]} />
-        <Select label="Status" value={status} onChange={(v) => list.setFilter('status', v)} options={[['', 'Any status'], ...STATUSES.map((s): [string, string] => [s, s])]} />
+        <FilterSelect list={list} name="type" label="Direction" options={[['outbound', 'Sent'], ['inbound', 'Received']]} />
+        <FilterSelect list={list} name="status" label="Status" options={[['', 'Any status'], ...STATUSES.map((s): [string, string] => [s, s])]} />
         <label class="field inline">
           <span class="label">From date</span>
           <input type="date" value={list.filters.date_from} onChange={(e) => list.setFilter('date_from', (e.target as HTMLInputElement).value)} />
@@ -45,12 +40,10 @@ export function Emails() {
       </div>
       <ListTable
         label="Emails"
-        loaded={emails}
+        {...list.table}
         items={(data) => data.data}
         columns={['Subject', 'To', 'From', 'Status', 'Created']}
         empty="No emails match."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={nextPageUrl}
         row={(e) => (
           <tr>
@@ -189,11 +182,7 @@ export function EmailDetail({ params }: PageProps) {
           </>
         ) : null}
       </PageHeader>
-      <p>
-        <Link href="/emails">All emails</Link>
-      </p>
-      {email.loading ? <Loading /> : null}
-      <ErrorBox error={email.error ?? action.error} />
+      <DetailStatus back="/emails" backText="All emails" loading={email.loading} error={email.error ?? action.error} />
       {notice ? <p role="status" class="notice">{notice}</p> : null}
       {e ? (
         <>
@@ -211,30 +200,14 @@ export function EmailDetail({ params }: PageProps) {
               ]}
             />
           </section>
-          <div role="tablist" aria-label="Email details" class="tabs">
-            {TABS.map((t) => (
-              <button type="button" role="tab" id={`tab-${t}`} aria-selected={tab === t} aria-controls="tab-panel" tabIndex={tab === t ? 0 : -1} onClick={() => setTab(t)}
-                onKeyDown={(ev) => {
-                  const i = TABS.indexOf(t);
-                  const next = ev.key === 'ArrowRight' ? TABS[(i + 1) % TABS.length] : ev.key === 'ArrowLeft' ? TABS[(i + TABS.length - 1) % TABS.length] : null;
-                  if (next) {
-                    setTab(next);
-                    (document.getElementById(`tab-${next}`) as HTMLElement | null)?.focus();
-                  }
-                }}
-              >
-                {t}
-              </button>
-            ))}
-          </div>
-          <div role="tabpanel" id="tab-panel" aria-labelledby={`tab-${tab}`} class="tab-panel">
+          <Tabs label="Email details" tabs={TABS.map((t) => [t, t] as const)} selected={tab} onSelect={setTab} panelId="tab-panel">
             {tab === 'Timeline' ? <Timeline email={e} /> : null}
             {tab === 'HTML' ? (e.html ? <iframe class="email-frame" title="HTML of the email" sandbox="" srcdoc={e.html} /> : <p>No HTML part.</p>) : null}
             {tab === 'Text' ? (e.text ? <pre class="raw" tabIndex={0} aria-label="Text of the email">{e.text}</pre> : <p>No text part.</p>) : null}
             {tab === 'Headers' ? <Headers headers={e.headers} /> : null}
             {tab === 'Attachments' ? <Attachments id={id} /> : null}
             {tab === 'Raw' ? <Raw id={id} /> : null}
-          </div>
+          </Tabs>
         </>
       ) : null}
 

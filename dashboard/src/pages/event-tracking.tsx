@@ -2,9 +2,12 @@
 // the public tracking keys of the tracking script. Only admins make or delete tracking keys.
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api/client';
-import { Button, CopyButton, Dialog, ErrorBox, Field, PageHeader } from '../components/ui';
+import { Button, CopyButton, ErrorBox, Field, PageHeader } from '../components/ui';
+import { DeleteButton } from '../components/DeleteButton';
+import { FormDialog } from '../components/FormDialog';
 import { ListTable, nextPageUrl } from '../components/ListTable';
-import { formatDate, useAction, useLoad } from '../lib/hooks';
+import { formatDate, useAction } from '../lib/hooks';
+import { useListPage } from '../lib/list';
 import { useOptionalSession } from '../session';
 
 const TYPES = ['string', 'number', 'boolean', 'date'] as const;
@@ -23,8 +26,7 @@ function parseProperties(text: string) {
 }
 
 function Definitions() {
-  const [page, setPage] = useState(1);
-  const list = useLoad(() => ok(api.GET('/v2/workspace/events', { params: { query: { page, limit: 25 } as never } })), [page]);
+  const list = useListPage({}, (query) => ok(api.GET('/v2/workspace/events', { params: { query: query as never } })));
   const [creating, setCreating] = useState(false);
   const [name, setName] = useState('');
   const [properties, setProperties] = useState('');
@@ -40,12 +42,10 @@ function Definitions() {
       <ErrorBox error={action.error} />
       <ListTable
         label="Workspace events"
-        loaded={list}
+        {...list.table}
         items={(data) => data.data}
         columns={['Type', 'Properties', 'Created', 'Actions']}
         empty="No workspace events defined."
-        page={page}
-        onPage={setPage}
         hasNext={nextPageUrl}
         row={(d) => (
           <tr>
@@ -55,55 +55,41 @@ function Definitions() {
             <td>{d.properties.map((p) => `${p.name}: ${p.type}${p.required ? ' (required)' : ''}`).join(', ') || '—'}</td>
             <td>{formatDate(d.created_at)}</td>
             <td class="row-actions">
-              <Button
-                class="small"
-                kind="danger"
-                aria-label={`Delete ${d.type}`}
-                busy={action.busy}
-                onClick={async () => {
-                  if (!confirm(`Delete ${d.type}? Events of it are refused afterwards.`)) return;
-                  if (await action.run(() => ok(api.DELETE('/v2/workspace/events/{id}', { params: { path: { id: d.id } } })))) await list.reload();
-                }}
-              >
-                Delete
-              </Button>
+              <DeleteButton action={action} what={d.type} question={`Delete ${d.type}? Events of it are refused afterwards.`} remove={() => ok(api.DELETE('/v2/workspace/events/{id}', { params: { path: { id: d.id } } }))} done={() => list.loaded.reload()} />
             </td>
           </tr>
         )}
       />
-      <Dialog title="Define a workspace event" open={creating} onClose={() => setCreating(false)}>
-        <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            const made = await create.run(() => ok(api.POST('/v2/workspace/events', { body: { name, properties: parseProperties(properties) } })));
-            if (made) {
-              setCreating(false);
-              setName('');
-              setProperties('');
-              await list.reload();
-            }
-          }}
-        >
-          <Field label="Name">
-            <input name="name" required placeholder="customer.type" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-          </Field>
-          <Field label="Properties">
-            <input name="properties" placeholder={`plan:string!, seats:number (types: ${TYPES.join(', ')}; ! required)`} value={properties} onInput={(e) => setProperties((e.target as HTMLInputElement).value)} />
-          </Field>
-          <ErrorBox error={create.error} />
-          <Button type="submit" kind="primary" busy={create.busy}>
-            Create
-          </Button>
-        </form>
-      </Dialog>
+      <FormDialog
+        title="Define a workspace event"
+        open={creating}
+        onClose={() => setCreating(false)}
+        action={create}
+        submit="Create"
+        onSubmit={async () => {
+          const made = await create.run(() => ok(api.POST('/v2/workspace/events', { body: { name, properties: parseProperties(properties) } })));
+          if (made) {
+            setCreating(false);
+            setName('');
+            setProperties('');
+            await list.loaded.reload();
+          }
+        }}
+      >
+        <Field label="Name">
+          <input name="name" required placeholder="customer.type" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        </Field>
+        <Field label="Properties">
+          <input name="properties" placeholder={`plan:string!, seats:number (types: ${TYPES.join(', ')}; ! required)`} value={properties} onInput={(e) => setProperties((e.target as HTMLInputElement).value)} />
+        </Field>
+      </FormDialog>
     </section>
   );
 }
 
 function TrackingKeys() {
   const isAdmin = useOptionalSession()?.session.workspace?.role === 'admin';
-  const [page, setPage] = useState(1);
-  const list = useLoad(() => ok(api.GET('/v2/tracking-keys', { params: { query: { page, limit: 25 } as never } })), [page]);
+  const list = useListPage({}, (query) => ok(api.GET('/v2/tracking-keys', { params: { query: query as never } })));
   const [creating, setCreating] = useState(false);
   const [name, setName] = useState('');
   const [origins, setOrigins] = useState('');
@@ -123,12 +109,10 @@ function TrackingKeys() {
       <ErrorBox error={action.error} />
       <ListTable
         label="Tracking keys"
-        loaded={list}
+        {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Allowed origins', 'Script', 'Last used', ...(isAdmin ? ['Actions'] : [])]}
         empty="No tracking keys."
-        page={page}
-        onPage={setPage}
         hasNext={nextPageUrl}
         row={(k) => (
           <tr>
@@ -140,49 +124,36 @@ function TrackingKeys() {
             <td>{formatDate(k.last_used_at)}</td>
             {isAdmin ? (
               <td class="row-actions">
-                <Button
-                  class="small"
-                  kind="danger"
-                  aria-label={`Delete ${k.name}`}
-                  busy={action.busy}
-                  onClick={async () => {
-                    if (!confirm(`Delete ${k.name}? Sites using it stop sending events.`)) return;
-                    if (await action.run(() => ok(api.DELETE('/v2/tracking-keys/{id}', { params: { path: { id: k.id } } })))) await list.reload();
-                  }}
-                >
-                  Delete
-                </Button>
+                <DeleteButton action={action} what={k.name} question={`Delete ${k.name}? Sites using it stop sending events.`} remove={() => ok(api.DELETE('/v2/tracking-keys/{id}', { params: { path: { id: k.id } } }))} done={() => list.loaded.reload()} />
               </td>
             ) : null}
           </tr>
         )}
       />
-      <Dialog title="Create a tracking key" open={creating} onClose={() => setCreating(false)}>
-        <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            const allowed = origins.split(/\s+/).map((o) => o.trim()).filter(Boolean);
-            const made = await create.run(() => ok(api.POST('/v2/tracking-keys', { body: { name: name || undefined, allowed_origins: allowed } })));
-            if (made) {
-              setCreating(false);
-              setName('');
-              setOrigins('');
-              await list.reload();
-            }
-          }}
-        >
-          <Field label="Name">
-            <input name="name" placeholder="Online shop" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-          </Field>
-          <Field label="Allowed origins">
-            <textarea name="allowed_origins" placeholder={'https://shop.example.com\n*.example.com'} value={origins} onInput={(e) => setOrigins((e.target as HTMLTextAreaElement).value)} />
-          </Field>
-          <ErrorBox error={create.error} />
-          <Button type="submit" kind="primary" busy={create.busy}>
-            Create
-          </Button>
-        </form>
-      </Dialog>
+      <FormDialog
+        title="Create a tracking key"
+        open={creating}
+        onClose={() => setCreating(false)}
+        action={create}
+        submit="Create"
+        onSubmit={async () => {
+          const allowed = origins.split(/\s+/).map((o) => o.trim()).filter(Boolean);
+          const made = await create.run(() => ok(api.POST('/v2/tracking-keys', { body: { name: name || undefined, allowed_origins: allowed } })));
+          if (made) {
+            setCreating(false);
+            setName('');
+            setOrigins('');
+            await list.loaded.reload();
+          }
+        }}
+      >
+        <Field label="Name">
+          <input name="name" placeholder="Online shop" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        </Field>
+        <Field label="Allowed origins">
+          <textarea name="allowed_origins" placeholder={'https://shop.example.com\n*.example.com'} value={origins} onInput={(e) => setOrigins((e.target as HTMLTextAreaElement).value)} />
+        </Field>
+      </FormDialog>
     </section>
   );
 }

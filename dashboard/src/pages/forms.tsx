@@ -6,9 +6,14 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { Badge, Button, CopyButton, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox, Select } from '../components/ui';
+import { Tabs } from '../components/Tabs';
+import { DeleteButton } from '../components/DeleteButton';
+import { FilterSelect } from '../components/FilterSelect';
+import { DetailStatus } from '../components/DetailStatus';
 import { ListTable, nextPageUrl } from '../components/ListTable';
+import { jsonError } from '../lib/json';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
-import { present, useListState } from '../lib/list';
+import { present, useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import { definitionProblems, FORM_TYPES, starterDefinition } from '../../../src/resources/forms/definition.ts';
 import { Builder, type Draft } from '../components/forms/Builder';
@@ -21,16 +26,8 @@ const TYPE_NAMES: Record<FormType, string> = { popup: 'Popup', full_page: 'Full 
 const typeOptions = FORM_TYPES.map((t): [string, string] => [t, TYPE_NAMES[t]]);
 
 export function Forms() {
-  const list = useListState({ type: '', status: '', order: 'created_at', direction: 'desc' });
-  const { type, status, ...sort } = list.filters;
-  const forms = useLoad(
-    () =>
-      ok(
-        api.GET('/v2/forms', {
-          params: { query: present({ page: list.page, limit: 25, search: list.settledSearch, 'type.exact': type, 'status.exact': status, ...sort }) as never },
-        }),
-      ),
-    [list.page, list.settledSearch, list.filters],
+  const list = useListPage({ type: '', status: '', order: 'created_at', direction: 'desc' }, ({ type, status, ...query }) =>
+    ok(api.GET('/v2/forms', { params: { query: present({ ...query, 'type.exact': type, 'status.exact': status }) as never } })),
   );
   const [adding, setAdding] = useState(false);
   const [name, setName] = useState('');
@@ -45,18 +42,16 @@ export function Forms() {
       </PageHeader>
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search forms" />
-        <Select label="Type" value={type} onChange={(v) => list.setFilter('type', v)} options={[['', 'All types'], ...typeOptions]} />
-        <Select label="Status" value={status} onChange={(v) => list.setFilter('status', v)} options={[['', 'All'], ['draft', 'Draft'], ['live', 'Live']]} />
-        <Select label="Sort by" value={list.filters.order} onChange={(v) => list.setFilter('order', v)} options={[['created_at', 'Added'], ['name', 'Name'], ['status', 'Status']]} />
+        <FilterSelect list={list} name="type" label="Type" options={[['', 'All types'], ...typeOptions]} />
+        <FilterSelect list={list} name="status" label="Status" options={[['', 'All'], ['draft', 'Draft'], ['live', 'Live']]} />
+        <FilterSelect list={list} name="order" label="Sort by" options={[['created_at', 'Added'], ['name', 'Name'], ['status', 'Status']]} />
       </div>
       <ListTable
         label="Forms"
-        loaded={forms}
+        {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Type', 'Status', 'Published', 'Added']}
         empty="No forms."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={nextPageUrl}
         row={(f) => (
           <tr>
@@ -94,14 +89,6 @@ export function Forms() {
       </Dialog>
     </>
   );
-}
-
-/** Where a JSON.parse error is, as line and column (Chromium says "at position N"). */
-function jsonError(text: string, error: Error): string {
-  const at = /position (\d+)/.exec(error.message);
-  if (!at) return error.message;
-  const before = text.slice(0, Number(at[1])).split('\n');
-  return `${error.message.replace(/\s*\(line \d+ column \d+\)/, '')} (line ${before.length}, column ${before[before.length - 1].length + 1})`;
 }
 
 /**
@@ -222,11 +209,8 @@ function DefinitionEditor({ form, edit, setEdit, mode, onSaved }: { form: Form; 
 }
 
 function Submissions({ form }: { form: Form }) {
-  const list = useListState({});
-  const submissions = useLoad(
-    () => ok(api.GET('/v2/forms/{id}/submissions', { params: { path: { id: form.id }, query: present({ page: list.page, limit: 25, search: list.settledSearch }) as never } })),
-    [form.id, list.page, list.settledSearch],
-  );
+  const list = useListPage({}, (query) => ok(api.GET('/v2/forms/{id}/submissions', { params: { path: { id: form.id }, query: query as never } })), { deps: [form.id] });
+  const submissions = list.loaded;
   return (
     <>
       <div class="toolbar">
@@ -236,12 +220,10 @@ function Submissions({ form }: { form: Form }) {
       {submissions.data ? <p class="muted">{submissions.data.total_records.toLocaleString()} submissions</p> : null}
       <ListTable
         label="Submissions"
-        loaded={submissions}
+        {...list.table}
         items={(data) => data.data}
         columns={['Submitted', 'Values', 'Page']}
         empty="No submissions yet."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={nextPageUrl}
         row={(s) => (
           <tr>
@@ -316,11 +298,6 @@ export function FormEditor({ params }: PageProps) {
     const next = (await action.run(call)) as Form | undefined;
     if (next) setCurrent(next);
   };
-  const move = (delta: number) => {
-    const index = (TABS.findIndex(([key]) => key === tab) + delta + TABS.length) % TABS.length;
-    setTab(TABS[index][0]);
-    document.getElementById(`tab-${TABS[index][0]}`)?.focus();
-  };
   return (
     <>
       <PageHeader title={f ? `Form: ${f.name}` : 'Form'}>
@@ -353,24 +330,11 @@ export function FormEditor({ params }: PageProps) {
             >
               Rotate token
             </Button>
-            <Button
-              kind="danger"
-              busy={action.busy}
-              onClick={async () => {
-                if (!confirm(`Delete ${f.name} and its submissions?`)) return;
-                if (await action.run(() => ok(api.DELETE('/v2/forms/{id}', path)))) navigate('/forms');
-              }}
-            >
-              Delete
-            </Button>
+            <DeleteButton action={action} question={`Delete ${f.name} and its submissions?`} remove={() => ok(api.DELETE('/v2/forms/{id}', path))} done="/forms" />
           </>
         ) : null}
       </PageHeader>
-      <p>
-        <Link href="/forms">All forms</Link>
-      </p>
-      {loaded.loading && !f ? <Loading /> : null}
-      <ErrorBox error={loaded.error ?? action.error} />
+      <DetailStatus back="/forms" backText="All forms" loading={loaded.loading && !f} error={loaded.error ?? action.error} />
       {f ? (
         <>
           <Facts
@@ -381,30 +345,11 @@ export function FormEditor({ params }: PageProps) {
               ['Public token', <code class="record">{f.token}</code>],
             ]}
           />
-          <div role="tablist" aria-label="Form" class="tabs" style="margin-top: 1rem">
-            {TABS.map(([key, label]) => (
-              <button
-                type="button"
-                role="tab"
-                id={`tab-${key}`}
-                aria-selected={tab === key}
-                aria-controls="form-panel"
-                tabIndex={tab === key ? 0 : -1}
-                onClick={() => setTab(key)}
-                onKeyDown={(e) => {
-                  if (e.key === 'ArrowRight') move(1);
-                  if (e.key === 'ArrowLeft') move(-1);
-                }}
-              >
-                {label}
-              </button>
-            ))}
-          </div>
-          <div class="tab-panel" role="tabpanel" id="form-panel" aria-labelledby={`tab-${tab}`}>
+          <Tabs label="Form" tabs={TABS} selected={tab} onSelect={setTab} panelId="form-panel" style="margin-top: 1rem">
             {(tab === 'builder' || tab === 'json') && edit ? <DefinitionEditor form={f} edit={edit} setEdit={setEdit} mode={tab} onSaved={setCurrent} /> : null}
             {tab === 'submissions' ? <Submissions form={f} /> : null}
             {tab === 'embed' ? <Embed form={f} /> : null}
-          </div>
+          </Tabs>
         </>
       ) : null}
     </>

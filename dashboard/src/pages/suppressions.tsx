@@ -2,9 +2,10 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { Badge, Button, Dialog, ErrorBox, Field, PageHeader, SearchBox, Select } from '../components/ui';
+import { DIRECTIONS, FilterSelect } from '../components/FilterSelect';
 import { ListTable, nextPageUrl } from '../components/ListTable';
-import { formatDate, useAction, useLoad } from '../lib/hooks';
-import { present, useListState } from '../lib/list';
+import { formatDate, useAction } from '../lib/hooks';
+import { useListPage } from '../lib/list';
 
 type Suppression = Ok<'/v2/suppressions/{id}', 'get'>;
 type SuppressionType = Suppression['type'];
@@ -46,11 +47,8 @@ function SuppressionForm({ initial, onSaved }: { initial: Suppression | null; on
 }
 
 export function Suppressions() {
-  const list = useListState({ sort: 'created_at', order: 'desc' });
-  const items = useLoad(
-    () => ok(api.GET('/v2/suppressions', { params: { query: present({ page: list.page, limit: 25, search: list.settledSearch, ...list.filters }) as never } })),
-    [list.page, list.settledSearch, list.filters],
-  );
+  const list = useListPage({ sort: 'created_at', order: 'desc' }, (query) => ok(api.GET('/v2/suppressions', { params: { query: query as never } })));
+  const items = list.loaded;
   const [editing, setEditing] = useState<Suppression | 'new' | null>(null);
   const remove = useAction();
   const saved = async () => {
@@ -66,18 +64,16 @@ export function Suppressions() {
       </PageHeader>
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search address or reason" />
-        <Select label="Sort by" value={list.filters.sort} onChange={(v) => list.setFilter('sort', v)} options={[['created_at', 'Added'], ['email', 'Email'], ['type', 'Type'], ['reason', 'Reason']]} />
-        <Select label="Order" value={list.filters.order} onChange={(v) => list.setFilter('order', v)} options={[['desc', 'Descending'], ['asc', 'Ascending']]} />
+        <FilterSelect list={list} name="sort" label="Sort by" options={[['created_at', 'Added'], ['email', 'Email'], ['type', 'Type'], ['reason', 'Reason']]} />
+        <FilterSelect list={list} name="order" label="Order" options={DIRECTIONS} />
       </div>
       <ErrorBox error={remove.error} />
       <ListTable
         label="Suppressions"
-        loaded={items}
+        {...list.table}
         items={(data) => data.data}
         columns={['Email', 'Type', 'Reason', 'Until', 'Added', 'Actions']}
         empty="No suppressions."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={nextPageUrl}
         row={(s) => (
           <tr>

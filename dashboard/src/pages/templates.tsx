@@ -3,10 +3,14 @@
 // feature) are compiled by the API as one types, with its diagnostics shown beside the source.
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
-import { Badge, Button, Dialog, ErrorBox, Field, Loading, PageHeader, SearchBox, Select } from '../components/ui';
+import { Badge, Button, ErrorBox, Field, Loading, PageHeader, SearchBox, Select } from '../components/ui';
+import { DeleteButton } from '../components/DeleteButton';
+import { DIRECTIONS, FilterSelect } from '../components/FilterSelect';
+import { DetailStatus } from '../components/DetailStatus';
+import { FormDialog } from '../components/FormDialog';
 import { ListTable } from '../components/ListTable';
 import { formatDate, useAction, useDebounced, useLoad } from '../lib/hooks';
-import { present, useListState } from '../lib/list';
+import { present, useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import type { PageProps } from './index';
 
@@ -15,15 +19,9 @@ type Editor = 'html' | 'text' | 'mjml';
 type Diagnostics = Ok<'/v2/mjml/render', 'post'>['diagnostics'];
 
 export function Templates() {
-  const list = useListState({ editor: '', sort: 'created_at', order: 'desc' });
-  const templates = useLoad(
-    () =>
-      ok(
-        api.GET('/v2/templates', {
-          params: { query: present({ page: list.page, per_page: 25, 'filter[name]': list.settledSearch, 'filter[editor]': list.filters.editor, sort: list.filters.sort, order: list.filters.order }) as never },
-        }),
-      ),
-    [list.page, list.settledSearch, list.filters],
+  // This API pages with per_page and filters with filter[…], so the query is its own.
+  const list = useListPage({ editor: '', sort: 'created_at', order: 'desc' }, (_, { page, settledSearch, filters }) =>
+    ok(api.GET('/v2/templates', { params: { query: present({ page, per_page: 25, 'filter[name]': settledSearch, 'filter[editor]': filters.editor, sort: filters.sort, order: filters.order }) as never } })),
   );
   const workspace = useLoad(() => ok(api.GET('/v2/workspace')), []);
   const mjml = workspace.data?.features.includes('mjml') ?? false;
@@ -41,18 +39,16 @@ export function Templates() {
       </PageHeader>
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Filter by name" />
-        <Select label="Editor" value={list.filters.editor} onChange={(v) => list.setFilter('editor', v)} options={[['', 'Any editor'], ['html', 'HTML'], ['text', 'Text'], ['mjml', 'MJML']]} />
-        <Select label="Sort by" value={list.filters.sort} onChange={(v) => list.setFilter('sort', v)} options={[['created_at', 'Created'], ['updated_at', 'Updated'], ['name', 'Name']]} />
-        <Select label="Order" value={list.filters.order} onChange={(v) => list.setFilter('order', v)} options={[['desc', 'Descending'], ['asc', 'Ascending']]} />
+        <FilterSelect list={list} name="editor" label="Editor" options={[['', 'Any editor'], ['html', 'HTML'], ['text', 'Text'], ['mjml', 'MJML']]} />
+        <FilterSelect list={list} name="sort" label="Sort by" options={[['created_at', 'Created'], ['updated_at', 'Updated'], ['name', 'Name']]} />
+        <FilterSelect list={list} name="order" label="Order" options={DIRECTIONS} />
       </div>
       <ListTable
         label="Templates"
-        loaded={templates}
+        {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Alias', 'Editor', 'Published', 'Versions', 'Updated']}
         empty="No templates."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={(data) => data.current_page < data.total_pages}
         row={(row) => (
           <tr>
@@ -69,42 +65,40 @@ export function Templates() {
           </tr>
         )}
       />
-      <Dialog title="New template" open={creating} onClose={() => setCreating(false)}>
-        <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            const body =
-              editor === 'mjml'
-                ? { name, alias, editor, source: '<mjml><mj-body><mj-section><mj-column><mj-text>Hello {{name}}</mj-text></mj-column></mj-section></mj-body></mjml>' }
-                : editor === 'text'
-                  ? { name, alias, editor, text: 'Hello {{name}}' }
-                  : { name, alias, editor, html: '<p>Hello {{name}}</p>' };
-            const created = await create.run(() => ok(api.POST('/v2/templates', { body })));
-            if (created) navigate(`/templates/${created.data.id}`);
-          }}
-        >
-          <Field label="Name">
-            <input
-              name="name"
-              required
-              value={name}
-              onInput={(e) => {
-                const value = (e.target as HTMLInputElement).value;
-                setName(value);
-                setAlias(value.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, ''));
-              }}
-            />
-          </Field>
-          <Field label="Alias" hint="Sends name the template by its alias">
-            <input name="alias" required value={alias} onInput={(e) => setAlias((e.target as HTMLInputElement).value)} />
-          </Field>
-          <Select label="Editor" value={editor} onChange={(v) => setEditor(v as Editor)} options={[['html', 'HTML'], ['text', 'Text'], ...(mjml ? [['mjml', 'MJML'] as [string, string]] : [])]} />
-          <ErrorBox error={create.error} />
-          <Button type="submit" kind="primary" busy={create.busy}>
-            Create
-          </Button>
-        </form>
-      </Dialog>
+      <FormDialog
+        title="New template"
+        open={creating}
+        onClose={() => setCreating(false)}
+        action={create}
+        submit="Create"
+        onSubmit={async () => {
+          const body =
+            editor === 'mjml'
+              ? { name, alias, editor, source: '<mjml><mj-body><mj-section><mj-column><mj-text>Hello {{name}}</mj-text></mj-column></mj-section></mj-body></mjml>' }
+              : editor === 'text'
+                ? { name, alias, editor, text: 'Hello {{name}}' }
+                : { name, alias, editor, html: '<p>Hello {{name}}</p>' };
+          const created = await create.run(() => ok(api.POST('/v2/templates', { body })));
+          if (created) navigate(`/templates/${created.data.id}`);
+        }}
+      >
+        <Field label="Name">
+          <input
+            name="name"
+            required
+            value={name}
+            onInput={(e) => {
+              const value = (e.target as HTMLInputElement).value;
+              setName(value);
+              setAlias(value.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, ''));
+            }}
+          />
+        </Field>
+        <Field label="Alias" hint="Sends name the template by its alias">
+          <input name="alias" required value={alias} onInput={(e) => setAlias((e.target as HTMLInputElement).value)} />
+        </Field>
+        <Select label="Editor" value={editor} onChange={(v) => setEditor(v as Editor)} options={[['html', 'HTML'], ['text', 'Text'], ...(mjml ? [['mjml', 'MJML'] as [string, string]] : [])]} />
+      </FormDialog>
     </>
   );
 }
@@ -174,16 +168,7 @@ function Edit({ template, onSaved }: { template: Template; onSaved: () => void }
         >
           Publish
         </Button>
-        <Button
-          kind="danger"
-          busy={remove.busy}
-          onClick={async () => {
-            if (!confirm(`Delete the template ${template.name}?`)) return;
-            if (await remove.run(() => ok(api.DELETE('/v2/templates/{id}', { params: { path: { id: template.id } } })))) navigate('/templates');
-          }}
-        >
-          Delete
-        </Button>
+        <DeleteButton action={remove} question={`Delete the template ${template.name}?`} remove={() => ok(api.DELETE('/v2/templates/{id}', { params: { path: { id: template.id } } }))} done="/templates" />
       </div>
       <ErrorBox error={save.error ?? publish.error ?? remove.error} />
       {notice ? <p role="status" class="notice">{notice}</p> : null}
@@ -245,11 +230,7 @@ export function TemplateEditor({ params }: PageProps) {
   return (
     <>
       <PageHeader title={t ? `Template: ${t.name}` : 'Template'} />
-      <p>
-        <Link href="/templates">All templates</Link>
-      </p>
-      {template.loading && !t ? <Loading /> : null}
-      <ErrorBox error={template.error} />
+      <DetailStatus back="/templates" backText="All templates" loading={template.loading && !t} error={template.error} />
       {t ? (
         <>
           <p>

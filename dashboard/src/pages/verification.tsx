@@ -4,10 +4,12 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { StackedBar, type Segment } from '../components/Chart';
-import { Badge, Button, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Progress, Select } from '../components/ui';
+import { Badge, Button, ErrorBox, Facts, Field, Loading, PageHeader, Progress, Select } from '../components/ui';
+import { FilterSelect } from '../components/FilterSelect';
+import { FormDialog } from '../components/FormDialog';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad, usePolling } from '../lib/hooks';
-import { present, useListState } from '../lib/list';
+import { useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import type { PageProps } from './index';
 
@@ -88,11 +90,7 @@ function SingleCheck() {
 }
 
 export function Verification() {
-  const list = useListState({ status: '', order: 'created_at', direction: 'desc' });
-  const lists = useLoad(
-    () => ok(api.GET('/v2/email-verification-lists', { params: { query: present({ page: list.page, limit: 25, ...list.filters }) as never } })),
-    [list.page, list.filters],
-  );
+  const list = useListPage({ status: '', order: 'created_at', direction: 'desc' }, (query) => ok(api.GET('/v2/email-verification-lists', { params: { query: query as never } })));
   const [adding, setAdding] = useState(false);
   const [name, setName] = useState('');
   const [emails, setEmails] = useState('');
@@ -108,17 +106,15 @@ export function Verification() {
       <section aria-labelledby="lists-title">
         <h2 id="lists-title">Lists</h2>
         <div class="toolbar">
-          <Select label="Status" value={list.filters.status} onChange={(v) => list.setFilter('status', v)} options={[['', 'All'], ['processing', 'Processing'], ['completed', 'Completed']]} />
-          <Select label="Order" value={list.filters.direction} onChange={(v) => list.setFilter('direction', v)} options={[['desc', 'Newest first'], ['asc', 'Oldest first']]} />
+          <FilterSelect list={list} name="status" label="Status" options={[['', 'All'], ['processing', 'Processing'], ['completed', 'Completed']]} />
+          <FilterSelect list={list} name="direction" label="Order" options={[['desc', 'Newest first'], ['asc', 'Oldest first']]} />
         </div>
         <ListTable
           label="Verification lists"
-          loaded={lists}
+          {...list.table}
           items={(data) => data.data}
           columns={['Name', 'Status', 'Addresses', 'Safe', 'Invalid', 'Created']}
           empty="No lists yet."
-          page={list.page}
-          onPage={list.setPage}
           hasNext={nextPageUrl}
           row={(l) => (
             <tr>
@@ -136,27 +132,25 @@ export function Verification() {
           )}
         />
       </section>
-      <Dialog title="New verification list" open={adding} onClose={() => setAdding(false)}>
-        <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            const addresses = emails.split(/[\s,;]+/).filter(Boolean);
-            const created = await add.run(() => ok(api.POST('/v2/email-verification-lists', { body: { name, emails: addresses } })));
-            if (created) navigate(`/verification/${created.id}`);
-          }}
-        >
-          <Field label="Name">
-            <input name="name" required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-          </Field>
-          <Field label="Addresses" hint="Up to 10,000, one per line (or separated by commas); 5 credits per unique address, verified in full mode">
-            <textarea rows={8} required value={emails} onInput={(e) => setEmails((e.target as HTMLTextAreaElement).value)} />
-          </Field>
-          <ErrorBox error={add.error} />
-          <Button type="submit" kind="primary" busy={add.busy}>
-            Verify the list
-          </Button>
-        </form>
-      </Dialog>
+      <FormDialog
+        title="New verification list"
+        open={adding}
+        onClose={() => setAdding(false)}
+        action={add}
+        submit="Verify the list"
+        onSubmit={async () => {
+          const addresses = emails.split(/[\s,;]+/).filter(Boolean);
+          const created = await add.run(() => ok(api.POST('/v2/email-verification-lists', { body: { name, emails: addresses } })));
+          if (created) navigate(`/verification/${created.id}`);
+        }}
+      >
+        <Field label="Name">
+          <input name="name" required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        </Field>
+        <Field label="Addresses" hint="Up to 10,000, one per line (or separated by commas); 5 credits per unique address, verified in full mode">
+          <textarea rows={8} required value={emails} onInput={(e) => setEmails((e.target as HTMLTextAreaElement).value)} />
+        </Field>
+      </FormDialog>
     </>
   );
 }

@@ -4,9 +4,11 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { Badge, Button, CopyButton, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, SearchBox } from '../components/ui';
+import { DeleteButton } from '../components/DeleteButton';
+import { DetailStatus } from '../components/DetailStatus';
 import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
-import { present, useListState } from '../lib/list';
+import { useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import type { PageProps } from './index';
 
@@ -60,8 +62,8 @@ function WebhookForm({ initial, onSaved }: { initial: Webhook | null; onSaved: (
 }
 
 export function Webhooks() {
-  const list = useListState({});
-  const hooks = useLoad(() => ok(api.GET('/v2/webhooks', { params: { query: present({ page: list.page, limit: 25, search: list.settledSearch }) } })), [list.page, list.settledSearch]);
+  const list = useListPage({}, (query) => ok(api.GET('/v2/webhooks', { params: { query } })));
+  const hooks = list.loaded;
   const [creating, setCreating] = useState(false);
   return (
     <>
@@ -80,12 +82,10 @@ export function Webhooks() {
       ) : null}
       <ListTable
         label="Webhooks"
-        loaded={hooks}
+        {...list.table}
         items={(data) => data.data}
         columns={['Name', 'URL', 'Events', 'State', 'Last used']}
         empty="No webhooks."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={nextPageUrl}
         row={(w) => (
           <tr>
@@ -159,11 +159,8 @@ function RequestDetail({ webhookId, requestId, onResent }: { webhookId: string; 
 }
 
 function RequestLog({ webhookId }: { webhookId: string }) {
-  const list = useListState({});
-  const requests = useLoad(
-    () => ok(api.GET('/v2/webhooks/{id}/requests', { params: { path: { id: webhookId }, query: present({ page: list.page, limit: 20, search: list.settledSearch }) } })),
-    [list.page, list.settledSearch],
-  );
+  const list = useListPage({}, (query) => ok(api.GET('/v2/webhooks/{id}/requests', { params: { path: { id: webhookId }, query } })), { limit: 20 });
+  const requests = list.loaded;
   const [open, setOpen] = useState<string | null>(null);
   return (
     <section aria-labelledby="log-title">
@@ -175,12 +172,10 @@ function RequestLog({ webhookId }: { webhookId: string }) {
       </div>
       <ListTable
         label="Webhook requests"
-        loaded={requests}
+        {...list.table}
         items={(data) => data.data}
         columns={['Request', 'Status', 'Answer', 'Attempts', 'Created']}
         empty="No requests yet."
-        page={list.page}
-        onPage={list.setPage}
         hasNext={nextPageUrl}
         row={(r) => (
           <tr>
@@ -220,24 +215,11 @@ export function WebhookDetail({ params }: PageProps) {
         {w ? (
           <>
             <Button onClick={() => setEditing(true)}>Edit</Button>
-            <Button
-              kind="danger"
-              busy={action.busy}
-              onClick={async () => {
-                if (!confirm(`Delete the webhook ${w.name}?`)) return;
-                if (await action.run(() => ok(api.DELETE('/v2/webhooks/{id}', { params: { path: { id } } })))) navigate('/webhooks');
-              }}
-            >
-              Delete
-            </Button>
+            <DeleteButton action={action} question={`Delete the webhook ${w.name}?`} remove={() => ok(api.DELETE('/v2/webhooks/{id}', { params: { path: { id } } }))} done="/webhooks" />
           </>
         ) : null}
       </PageHeader>
-      <p>
-        <Link href="/webhooks">All webhooks</Link>
-      </p>
-      {hook.loading && !w ? <Loading /> : null}
-      <ErrorBox error={hook.error ?? action.error} />
+      <DetailStatus back="/webhooks" backText="All webhooks" loading={hook.loading && !w} error={hook.error ?? action.error} />
       {w ? (
         <>
           <section class="card">
