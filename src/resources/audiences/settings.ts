@@ -8,7 +8,7 @@ import type { Executor } from '../../platform/db/database.ts';
 import { plainError } from '../../platform/http/errors.ts';
 import { nullable } from '../../platform/http/responses.ts';
 import { findSendingDomain } from '../domains/service.ts';
-import { domainOf, parseAddressField } from '../emails/addresses.ts';
+import { domainOf, parseAddressField } from '../emails/service.ts';
 import { confirmationEmailOf, doubleOptInOf, unengagedOf, type AudienceEmailSettings, type AudienceRow } from './records.ts';
 import type { AudienceSettings } from './service.ts';
 

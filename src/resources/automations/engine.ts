@@ -31,9 +31,7 @@ import { fetchPinned, parseHttpUrl, resolvePublicAddress, FetchError, UrlRefused
 import { normalizeFilter, type WebhookFilter } from '../webhooks/filter.ts';
 import { automationFilterMatches, automationRuleMatches } from './filter.ts';
 import { resolverFor } from '../webhooks/service.ts';
-import { buildSendRequest } from '../emails/send-request.ts';
-import { acceptMessage } from '../emails/accept.ts';
-import { forwardEmail } from '../emails/forward.ts';
+import { buildSendRequest, acceptMessage, forwardEmail } from '../emails/service.ts';
 import { customFieldsOf, findContact, findContactByEmail, findOrCreateContact, updateContact, type ContactRow } from '../contacts/service.ts';
 import { findAudience, removeContactFromAudience, subscribeContact } from '../audiences/service.ts';
 import { createSuppression, deleteSuppression } from '../suppressions/service.ts';
