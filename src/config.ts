@@ -2,6 +2,7 @@
 // (docs/operations.md, "Configuration"); add options freely, never rename these.
 import { resolve, join } from 'node:path';
 import { isIP } from 'node:net';
+import type { TracingSettings } from './platform/tracing-settings.ts';
 
 export interface Config {
   httpHost: string;
@@ -53,6 +54,8 @@ export interface Config {
   metricsPort: number | null;
   /** A bearer token opening /metrics on the API port (METRICS_TOKEN); null: not on the API port. */
   metricsToken: string | null;
+  /** OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT …); tracesUrl null: off. */
+  tracing: TracingSettings;
 }
 
 export class ConfigError extends Error {}
@@ -143,5 +146,23 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     metricsPort: integer(env, 'METRICS_PORT', 0) || null,
     metricsToken: optional(env, 'METRICS_TOKEN'),
+    tracing: tracingSettings(env),
   };
+}
+
+/** The standard OpenTelemetry variables: the traces endpoint as given, or the base endpoint
+ *  with /v1/traces; OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none turn tracing off. */
+function tracingSettings(env: Env): TracingSettings {
+  const serviceName = text(env, 'OTEL_SERVICE_NAME', 'postlane');
+  const protocol = (optional(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ?? optional(env, 'OTEL_EXPORTER_OTLP_PROTOCOL') ?? 'http/protobuf').toLowerCase();
+  if (protocol !== 'http/protobuf' && protocol !== 'http/json') {
+    throw new ConfigError(`OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json (gRPC is not supported), got "${protocol}"`);
+  }
+  const exporter = (optional(env, 'OTEL_TRACES_EXPORTER') ?? 'otlp').toLowerCase();
+  if (exporter !== 'otlp' && exporter !== 'none') throw new ConfigError(`OTEL_TRACES_EXPORTER must be otlp or none, got "${exporter}"`);
+  const base = optional(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  let tracesUrl = optional(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') ?? (base ? `${base.replace(/\/+$/, '')}/v1/traces` : null);
+  if (tracesUrl !== null && !/^https?:\/\/[^/]/i.test(tracesUrl)) throw new ConfigError(`the OTLP traces endpoint must be an http:// or https:// URL, got "${tracesUrl}"`);
+  if (flag(env, 'OTEL_SDK_DISABLED') || exporter === 'none') tracesUrl = null;
+  return { tracesUrl, protocol, serviceName };
 }

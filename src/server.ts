@@ -9,6 +9,7 @@ import { buildApp } from './platform/http/app.ts';
 import { JobRunner } from './platform/jobs.ts';
 import { setWorkers, startDraining } from './platform/lifecycle.ts';
 import { startMetricsListener } from './platform/metrics-listener.ts';
+import { startTracing } from './platform/tracing.ts';
 import type { AppContext } from './platform/context.ts';
 import { loadResources, type Role } from './resources/index.ts';
 import { createSealer, loadEncryptionKey } from './platform/secrets.ts';
@@ -71,6 +72,9 @@ export async function startPostlane(config: Config, options: StartOptions = {}):
   });
   const ctx = createContext(config, database.db, log);
   const stops: Array<() => Promise<void>> = [];
+  // Before the HTTP app is built (its request spans) and any worker runs; stopped last, so
+  // the spans of the shutdown are sent too.
+  const stopTracing = await startTracing(config.tracing, log);
   try {
     await migrateToLatest(ctx.db);
     const created = await ensureDefaultWorkspace(ctx.db);
@@ -120,11 +124,13 @@ export async function startPostlane(config: Config, options: StartOptions = {}):
         for (const stop of stops.reverse()) await stop();
         await ctx.auth.flush();
         await database.close();
+        await stopTracing?.();
       },
     };
   } catch (error) {
     for (const stop of stops.reverse()) await stop().catch(() => {});
     await database.close();
+    await stopTracing?.().catch(() => {});
     throw error;
   }
 }

@@ -6,7 +6,8 @@
 // evenly (pacedLoad); autocannon's overallRate (per-second bursts) is printed beside it.
 import { join } from 'node:path';
 import type { Scenario } from '../run.ts';
-import { describeLoad, freePort, load, pacedLoad, startChild, startPostlane } from '../lib.ts';
+import { describeLoad, freePort, load, pacedLoad, startChild } from '../lib.ts';
+import { SEND_BODY, startSendingPostlane } from '../send-setup.ts';
 import { startDnsServer } from '../../test/helpers/dns-server.ts';
 import { pgbenchSendP99AtRate, pgbenchSendRate } from '../pgbench-send.ts';
 
@@ -17,23 +18,9 @@ export const scenario: Scenario = {
     const dns = await startDnsServer();
     // BENCH_METRICS=1: the same with /metrics on (METRICS_PORT), to measure what counting costs.
     const metrics: Record<string, string> = process.env.BENCH_METRICS === '1' ? { METRICS_PORT: String(await freePort()) } : {};
-    const postlane = await startPostlane({ DNS_SERVERS: dns.address, ...metrics }, 'api');
+    const { postlane, headers, url } = await startSendingPostlane(dns, metrics);
+    const body = SEND_BODY;
     try {
-      const headers = { authorization: `Bearer ${postlane.key}`, 'content-type': 'application/json' };
-      const workspace = JSON.parse(postlane.cli('workspace', 'list', '--json'))[0];
-      postlane.cli('workspace', 'update', workspace.id, '--send-rate', '1000000', '--daily-limit', '1000000000', '--credits', '1000000000');
-
-      const created = await (await fetch(`${postlane.url}/v2/domains`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench.test' }) })).json();
-      for (const record of created.dns_records) {
-        if (record.type === 'MX') dns.set(record.name, 'MX', [{ exchange: record.value, priority: record.priority ?? 10 }]);
-        else if (record.type === 'CNAME') dns.set(record.name, 'CNAME', [record.value]);
-        else dns.set(record.name, 'TXT', [record.value]);
-      }
-      const verified = await (await fetch(`${postlane.url}/v2/domains/${created.id}/verify`, { method: 'POST', headers })).json();
-      if (verified.verification_status !== 'verified' && !verified.verified_at) throw new Error(`domain not verified: ${JSON.stringify(verified)}`);
-
-      const body = JSON.stringify({ from: 'Bench <hello@bench.test>', to: 'someone@example.org', subject: 'Benchmark', html: '<p>Hello from the benchmark</p>', text: 'Hello from the benchmark' });
-      const url = `${postlane.url}/v2/emails`;
       const port = await freePort();
       const baseline = await startChild(join(import.meta.dirname, '..', 'baseline-fastify.ts'), [], { BASELINE_PORT: String(port) }, port, '/healthz');
       try {

@@ -3,16 +3,17 @@
 // report-type=feedback-report) and the non-standard bounces some servers still send (qmail,
 // old Exim, appliances, vendors' own formats), recognized by their sender, subject, headers,
 // status codes and wording. The readers live in src/mail/bounce/: dsn.ts, feedback.ts,
-// heuristic.ts; what receivers and reporting products mean by their own codes and wordings in
-// receivers.ts, reporters.ts and agents.ts.
+// heuristic.ts, recipient.ts (who failed, when no field says); what receivers and reporting
+// products mean by their own codes and wordings in receivers.ts, reporters.ts and agents.ts.
 import type { ParsedMail } from 'mailparser';
 import { simpleParser } from './parse-mail.ts';
 import { isAutoReply } from './bounce-reasons.ts';
 import { readDsn } from './bounce/dsn.ts';
-import { readArf, readSesNotification } from './bounce/feedback.ts';
+import { readArf, readJmrp, readSesNotification } from './bounce/feedback.ts';
 import { BOUNCE_SENDER, readHeuristic } from './bounce/heuristic.ts';
+import { failedRecipientIn } from './bounce/recipient.ts';
 import { empty, type BounceReport } from './bounce/report.ts';
-import { addressField, bodyTextOf, firstAddress, messageIdIn, originalHeaders, parseFieldBlocks, rawPart } from './bounce/text.ts';
+import { HEURISTIC_TEXT_LIMIT, bodyTextOf, explanationOf, firstAddress, originalHeaders, rawPart, returnPathIn } from './bounce/text.ts';
 
 export type { BounceKind, BounceReport, RecipientStatus } from './bounce/report.ts';
 export { originalHeaders, parseFieldBlocks } from './bounce/text.ts';
@@ -25,8 +26,23 @@ export async function parseBounce(raw: Buffer | string): Promise<BounceReport> {
   } catch {
     return empty();
   }
-  const deliveryStatus = mail.attachments.find((a) => /^message\/(global-)?delivery-status$/i.test(a.contentType));
   const rawText = typeof raw === 'string' ? raw : raw.toString('utf8');
+  const report = read(mail, rawText);
+  // A bounce whose status fields name no address (Final-Recipient: a mailbox path, "@host", no
+  // recipient block at all): the text, X-Failed-Recipients or the returned message names it.
+  if ((report.kind === 'bounce' || report.kind === 'delay') && !report.recipient && report.source !== 'heuristic') {
+    const own = new Set([firstAddress(mail.from), firstAddress(mail.to)]);
+    const explanation = explanationOf(bodyTextOf(mail, rawText).slice(0, HEURISTIC_TEXT_LIMIT).replace(/\r\n?/g, '\n')).explanation;
+    report.recipient = failedRecipientIn(mail, rawText, explanation, own);
+  }
+  if ((report.kind === 'bounce' || report.kind === 'delay' || report.kind === 'complaint') && !report.originalSender) {
+    report.originalSender = returnPathIn(originalHeaders(mail, rawText));
+  }
+  return report;
+}
+
+function read(mail: ParsedMail, rawText: string): BounceReport {
+  const deliveryStatus = mail.attachments.find((a) => /^message\/(global-)?delivery-status$/i.test(a.contentType));
   if (deliveryStatus) {
     const report = readDsn(mail, rawText, deliveryStatus.content.toString('utf8'));
     if (report.recipients.length) return report;
@@ -37,12 +53,22 @@ export async function parseBounce(raw: Buffer | string): Promise<BounceReport> {
   // A report whose boundary does not match its parts (it happens): find the part in the raw text.
   const rawStatus = rawPart(rawText, /^content-type:[ \t]*message\/(global-)?delivery-status\b/im);
   if (rawStatus && /^(final-recipient|original-recipient|action)\s*:/im.test(rawStatus)) return readDsn(mail, rawText, rawStatus);
-  // Delivery-status fields written into the text itself (no message/delivery-status part).
-  const body = bodyTextOf(mail, rawText);
+  // Delivery-status fields written into the text itself (no message/delivery-status part), or
+  // quoted in a bounce someone forwarded ("> Final-Recipient: …").
+  const text = bodyTextOf(mail, rawText);
+  const body = /^>[ \t]?(reporting-mta|final-recipient)[ \t]*:/im.test(text) ? text.replace(/^>[ \t]?/gm, '') : text;
   const inline = /^(reporting-mta|final-recipient)[ \t]*:/im.exec(body);
   if (inline && /^action[ \t]*:/im.test(body.slice(inline.index))) return readDsn(mail, rawText, body.slice(inline.index));
   const feedback = mail.attachments.find((a) => /^message\/feedback-report$/i.test(a.contentType));
   if (feedback) return readArf(mail, rawText, feedback.content.toString('utf8'));
+  // Feedback fields outside a message/feedback-report part: a broken boundary, a text/plain
+  // part, or the fields written into the text (older AOL, Comcast and appliance reports).
+  const rawFeedback = rawPart(rawText, /^content-type:[ \t]*message\/feedback-report\b/im);
+  if (rawFeedback && /^feedback-type[ \t]*:/im.test(rawFeedback)) return readArf(mail, rawText, rawFeedback);
+  const inlineFeedback = /^feedback-type[ \t]*:[ \t]*[a-z-]+[ \t]*$/im.exec(body);
+  if (inlineFeedback && /^(user-agent|version|original-rcpt-to|original-mail-from|removal-recipient)[ \t]*:/im.test(body.slice(inlineFeedback.index))) {
+    return readArf(mail, rawText, body.slice(inlineFeedback.index));
+  }
   // Amazon SES notifications forwarded by e-mail (SNS): JSON, read field by field (the SNS
   // envelope carries SES's JSON as an escaped string).
   const snsText = (mail.text ?? '').includes('\\"notificationType\\"') ? (mail.text ?? '').replace(/\\"/g, '"') : mail.text ?? '';
@@ -51,11 +77,8 @@ export async function parseBounce(raw: Buffer | string): Promise<BounceReport> {
   // Non-standard feedback loops: Microsoft JMRP ("complaint about message from <ip>" with the
   // message attached) and mailto unsubscribe requests (Apple Mail's "unsubscribe").
   const subjectLine = (mail.subject ?? '').trim();
-  if (/^complaint about message from /i.test(subjectLine) || mail.headers.has('x-hmxmroriginalrecipient')) {
-    const headers = originalHeaders(mail, rawText);
-    const hmxmr = mail.headers.get('x-hmxmroriginalrecipient');
-    const recipient = addressField(typeof hmxmr === 'string' ? hmxmr : undefined) ?? (headers ? addressField(parseFieldBlocks(headers)[0]?.get('to')) : null);
-    return { ...empty('complaint'), reason: 'complaint', source: 'arf', feedbackType: 'abuse', recipient, diagnostic: 'Feedback loop complaint (non-ARF)', originalMessageId: headers ? messageIdIn(headers) : null };
+  if (/^complaint about message from /i.test(subjectLine) || mail.headers.has('x-hmxmroriginalrecipient') || /^x-hmxmroriginalrecipient:/im.test(originalHeaders(mail, rawText) ?? '')) {
+    return readJmrp(mail, rawText);
   }
   if (/^unsubscribe$/i.test(subjectLine)) {
     return { ...empty('unknown'), reason: 'complaint', source: 'arf', feedbackType: 'opt-out', recipient: firstAddress(mail.from), diagnostic: 'Unsubscribe request' };

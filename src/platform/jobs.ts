@@ -12,6 +12,7 @@ import type { Db, Executor } from './db/database.ts';
 import { dialectOf } from './db/database.ts';
 import { nowIso, nowMs } from './clock.ts';
 import { preparedQuery } from './db/prepared.ts';
+import { inSpan, SpanKind, tracingOn } from './tracing.ts';
 import type { JobsTable } from './db/schema.ts';
 import type { Selectable } from 'kysely';
 
@@ -382,7 +383,7 @@ export class JobRunner {
 
   private async run(job: Job, registered: Registered): Promise<void> {
     try {
-      const outcome = await registered.handler(job, this.db);
+      const outcome = tracingOn && typeof job.payload?.traceparent === 'string' ? await this.runTraced(job, registered) : await registered.handler(job, this.db);
       // Handed back at shutdown: the job is no longer ours to finish or to fail.
       if (this.handedBack) return;
       if (outcome !== JOB_COMPLETED) await this.complete(job);
@@ -400,6 +401,13 @@ export class JobRunner {
         if (!this.stopping) this.options.log?.error({ err: recordError, jobId: job.id }, 'recording a job failure failed');
       }
     }
+  }
+
+  /** A job enqueued with a traceparent in its payload (tracing on) runs in a span of that
+   *  trace: it may run much later, or in another process. */
+  private runTraced(job: Job, registered: Registered): Promise<void | typeof JOB_COMPLETED> {
+    const attributes = { 'postlane.job_id': job.id, 'postlane.job_type': job.type, 'postlane.job_attempt': job.attempts };
+    return inSpan(`job ${job.type}`, { kind: SpanKind.CONSUMER, parent: job.payload.traceparent, attributes }, () => registered.handler(job, this.db));
   }
 
   // Jobs finished in the same turn of the event loop are deleted together.

@@ -95,6 +95,29 @@ async function applyReport(ctx: AppContext, emailId: string, report: BounceRepor
   // mail change nothing.
 }
 
+/**
+ * The email a report sent to no VERP address is about: the returned message's envelope sender
+ * when it is one of our VERP addresses (its MAC proves it), else the returned Message-ID when
+ * exactly one email has it (in the workspaces of the return-path hosts, when known).
+ */
+async function reportedEmail(ctx: AppContext, report: BounceReport, workspaceIds: Array<string | null>): Promise<string | null> {
+  const workspaces = [...new Set(workspaceIds)];
+  const scoped = !workspaces.includes(null);
+  const verp = report.originalSender ? parseVerpAddress(report.originalSender, ctx.verpSecret) : null;
+  if (verp && !verp.id.startsWith(UNSUBSCRIBE_MAILBOX_PREFIX)) {
+    let query = ctx.db.selectFrom('emails').select(['id']).where('id', '=', verp.id).where('type', '=', 'outbound');
+    if (scoped) query = query.where('workspace_id', 'in', workspaces as string[]);
+    const email = await query.executeTakeFirst();
+    if (email) return email.id;
+  }
+  if (!report.originalMessageId) return null;
+  let query = ctx.db.selectFrom('emails').select(['id']).where('message_id', '=', report.originalMessageId).where('type', '=', 'outbound');
+  if (scoped) query = query.where('workspace_id', 'in', workspaces as string[]);
+  const matched = await query.limit(2).execute();
+  // Only an unambiguous match is applied.
+  return matched.length === 1 ? matched[0].id : null;
+}
+
 /** The trace field an MX adds (RFC 5321 §4.4). */
 function receivedHeader(ctx: AppContext, session: SMTPServerSession, recipients: string[]): string {
   const helo = session.hostNameAppearsAs || 'unknown';
@@ -179,6 +202,7 @@ async function storeInbound(ctx: AppContext, session: SMTPServerSession, raw: Bu
           delivered_at: null,
           bounce_reason: null,
           bounce_type: null,
+          traceparent: null,
           created_at: now,
           updated_at: now,
         };
@@ -253,14 +277,11 @@ export function createInboundServer(ctx: AppContext, tls: TlsMaterial): SMTPServ
         if (reports.length > 0 || loose.length > 0) {
           const report = await parseBounce(raw);
           for (const emailId of new Set(reports)) await applyReport(ctx, emailId, report);
-          // No VERP id: the returned message's Message-ID names the email (in that workspace when known).
-          if (reports.length === 0 && report.originalMessageId) {
-            let query = ctx.db.selectFrom('emails').select(['id']).where('message_id', '=', report.originalMessageId).where('type', '=', 'outbound');
-            const workspaces = [...new Set(loose.map((t) => t.workspaceId))];
-            if (!workspaces.includes(null)) query = query.where('workspace_id', 'in', workspaces as string[]);
-            const matched = await query.limit(2).execute();
-            // Only an unambiguous match is applied.
-            if (matched.length === 1) await applyReport(ctx, matched[0].id, report);
+          // No VERP recipient (feedback loops report to the address registered with them):
+          // the returned message names its email.
+          if (reports.length === 0) {
+            const emailId = await reportedEmail(ctx, report, loose.map((t) => t.workspaceId));
+            if (emailId) await applyReport(ctx, emailId, report);
           }
         }
         const ids = inbound.length > 0 ? await storeInbound(ctx, session, raw, inbound) : [];

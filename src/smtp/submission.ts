@@ -21,6 +21,7 @@ import { checkSendLimits } from '../platform/limits.ts';
 import { ApiError } from '../platform/http/errors.ts';
 import { beginIdempotent, completeIdempotent, releaseIdempotent } from '../platform/idempotency.ts';
 import { acceptMessage } from '../resources/emails/accept.ts';
+import { inSpan, SpanKind } from '../platform/tracing.ts';
 import { isEmailAddress } from '../resources/emails/addresses.ts';
 import { hasAllowedExtension } from '../resources/emails/attachments.ts';
 import { MAX_MESSAGE_BYTES } from '../resources/emails/content.ts';
@@ -140,7 +141,8 @@ export function createSubmissionServer(ctx: AppContext, tls: TlsMaterial, implic
     onData(stream, session, callback) {
       const principal = principals.get(session)!;
       const recipients = session.envelope.rcptTo.map((r) => normalizeAddress(r.address));
-      (async () => {
+      // A span while tracing is on: the root of the trace of the mail this transaction sends.
+      inSpan('smtp.submission', { kind: SpanKind.SERVER, attributes: { 'postlane.workspace_id': principal.workspaceId, 'postlane.recipients': recipients.length } }, async () => {
         const { raw, oversized } = await readMessage(stream, SUBMISSION_MAX_BYTES);
         if (oversized) throw replies.tooLarge();
         const parsed = await parseMime(raw);
@@ -182,7 +184,7 @@ export function createSubmissionServer(ctx: AppContext, tls: TlsMaterial, implic
           throw error;
         });
         return `2.0.0 OK: queued as ${accepted.rows[0].id}`;
-      })().then(
+      }).then(
         (reply) => callback(null, reply),
         (error) => {
           if (error instanceof Error && 'responseCode' in error) return callback(error);

@@ -116,3 +116,52 @@ test('delivery-status fields: folded lines, case-insensitive names, blocks at bl
     [{ 'reporting-mta': 'dns; a' }, { 'final-recipient': 'rfc822; x@y', 'diagnostic-code': 'smtp; 550 more' }],
   );
 });
+
+const lines = (...parts: string[]) => parts.join('\r\n');
+
+test('feedback reports outside the standard shape: fields in a text part, Microsoft JMRP, an opt-out', async () => {
+  // Older AOL/Comcast-style reports: the feedback fields in a text/plain part, the original after them.
+  const inline = await parseBounce(lines(
+    'From: scomp@aol.net', 'To: fbl@bounce.acme.test', 'Subject: Email Feedback Report for IP 192.0.2.1', 'MIME-Version: 1.0',
+    'Content-Type: multipart/mixed; boundary="x"', '', '--x', 'Content-Type: text/plain', '',
+    'This is an email abuse report.', '', 'Feedback-Type: abuse', 'User-Agent: AOL SComp', 'Version: 0.1',
+    'Original-Mail-From: <b+em_AbC123.0123456789abcdef@bounce.acme.test>', 'Original-Rcpt-To: <Reader@aol.example>', '',
+    '--x', 'Content-Type: message/rfc822', '', 'From: hello@acme.test', 'To: reader@aol.example', 'Message-ID: <m1@acme.test>', 'Subject: x', '', 'x', '--x--', ''));
+  assert.deepEqual([inline.kind, inline.recipient, inline.feedbackType, inline.originalMessageId], ['complaint', 'reader@aol.example', 'abuse', '<m1@acme.test>']);
+  // The VERP sender keeps its case: its id is case-sensitive.
+  assert.equal(inline.originalSender, 'b+em_AbC123.0123456789abcdef@bounce.acme.test');
+
+  // JMRP: no ARF part; the complainant only in the attached message's X-HmXmrOriginalRecipient.
+  const jmrp = await parseBounce(lines(
+    'From: staff@hotmail.com', 'To: fbl@bounce.acme.test', 'Subject: complaint about message from 192.0.2.1', 'MIME-Version: 1.0',
+    'Content-Type: multipart/mixed; boundary="j"', '', '--j', 'Content-Type: message/rfc822', '',
+    'X-HmXmrOriginalRecipient: <reader@outlook.example>', 'Return-Path: <b+em_XyZ.0123456789abcdef@bounce.acme.test>',
+    'From: hello@acme.test', 'To: redacted@outlook.example', 'Message-ID: <m2@acme.test>', 'Subject: x', '', 'x', '--j--', ''));
+  assert.deepEqual([jmrp.kind, jmrp.recipient, jmrp.feedbackType, jmrp.originalMessageId, jmrp.originalSender],
+    ['complaint', 'reader@outlook.example', 'abuse', '<m2@acme.test>', 'b+em_XyZ.0123456789abcdef@bounce.acme.test']);
+
+  // An opt-out names the address to remove; it is read, but it is no spam complaint.
+  const optOut = await parseBounce(fixture('sisimai/arf-12.eml'));
+  assert.deepEqual([optOut.kind, optOut.recipient, optOut.feedbackType], ['unknown', 'user@example.com', 'opt-out']);
+});
+
+test('bounces whose status fields name no address are read with the recipient from the text or the returned message', async () => {
+  // Final-Recipient is a mailbox path: Exim's X-Failed-Recipients names the address.
+  const exim = await parseBounce(fixture('sisimai/lhost-exim-60.eml'));
+  assert.deepEqual([exim.kind, exim.recipient], ['bounce', 'nyaan%gol.com@q002.kijitora.gol.com']);
+  // A delivery-status part without any recipient block: the returned message's only To.
+  const postfix = await parseBounce(fixture('sisimai/lhost-postfix-64.eml'));
+  assert.deepEqual([postfix.kind, postfix.recipient], ['bounce', 'xxxx@wanadoo.fr']);
+  // A bounce forwarded by a person, its DSN quoted with "> ".
+  const forwarded = await parseBounce(fixture('sisimai/lhost-sendmail-14.eml'));
+  assert.deepEqual([forwarded.kind, forwarded.recipient, forwarded.reason], ['bounce', 'kijitora@example.com', 'user_unknown']);
+  // Postfix's "<addr>: host … said:" beside a support address named earlier in the text.
+  assert.equal((await parseBounce(fixture('sisimai/lhost-postfix-07.eml'))).recipient, 'kijitora@user.example.or.jp');
+  // The postmaster's own report: the transcript's RCPT TO, not the VERP-like MAIL FROM.
+  assert.equal((await parseBounce(fixture('sisimai/lhost-postfix-75.eml'))).recipient, 'kijitora@libsisimai.net');
+  // AOL names its own users without the domain.
+  const aol = await parseBounce(lines(
+    'From: Mail Delivery Subsystem <MAILER-DAEMON@aol.com>', 'To: <b+em_1.0123456789abcdef@bounce.acme.test>', 'Subject: Mail Delivery Problem', '',
+    'Your mail to the following recipients could not be delivered because they are not accepting mail from acme.test:', '\treader', ''));
+  assert.deepEqual([aol.kind, aol.recipient], ['bounce', 'reader@aol.com']);
+});

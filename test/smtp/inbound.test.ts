@@ -154,6 +154,96 @@ test('a report to another address at the return-path host is tied to its email b
   assert.equal(stray.response, '250 2.0.0 OK');
 });
 
+/** Microsoft JMRP: no ARF part, the complained-about message attached with its recipient in X-HmXmrOriginalRecipient. */
+function jmrp(to: string, verp: string, recipient: string, messageId: string): string {
+  return [
+    'From: staff@hotmail.com',
+    `To: ${to}`,
+    'Subject: complaint about message from 192.0.2.25',
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/mixed; boundary="jmrp1"',
+    '',
+    '--jmrp1',
+    'Content-Type: message/rfc822',
+    'Content-Disposition: inline',
+    '',
+    `X-HmXmrOriginalRecipient: <${recipient}>`,
+    `Return-Path: <${verp}>`,
+    'From: hello@acme.test',
+    `To: ${recipient}`,
+    `Message-ID: ${messageId}`,
+    'Subject: x',
+    '',
+    'x',
+    '',
+    '--jmrp1--',
+    '',
+  ].join('\r\n');
+}
+
+/** Yahoo's complaint feedback loop (CFL): ARF with the recipient redacted; here the copy has lost its Message-ID too. */
+function yahooCfl(to: string, verp: string): string {
+  return [
+    'From: Yahoo! Mail AntiSpam Feedback <feedback@arf.mail.yahoo.com>',
+    `To: ${to}`,
+    'Subject: FW: x',
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/report; report-type=feedback-report; boundary="cfl1"',
+    '',
+    '--cfl1',
+    'Content-Type: text/plain; charset=us-ascii',
+    '',
+    'This is an email abuse report for an email message from acme.test',
+    '',
+    '--cfl1',
+    'Content-Type: message/feedback-report',
+    '',
+    'Feedback-Type: abuse',
+    'User-Agent: Yahoo!-Mail-Feedback/2.0',
+    'Version: 0.1',
+    `Original-Mail-From: <${verp}>`,
+    'Reported-Domain: acme.test',
+    '',
+    '--cfl1',
+    'Content-Type: message/rfc822',
+    '',
+    'From: hello@acme.test',
+    'To: redacted@yahoo.example',
+    'Subject: x',
+    '',
+    'x',
+    '',
+    '--cfl1--',
+    '',
+  ].join('\r\n');
+}
+
+test('feedback-loop complaints sent to the registered address (Microsoft JMRP, Yahoo CFL) complain about their email and suppress its recipient', async () => {
+  const first = await deliveredEmail('jmrp-reader@example.org');
+  const second = await deliveredEmail('cfl-reader@example.org');
+  const bystander = await deliveredEmail('happy-reader@example.org');
+  const host = first.verp.slice(first.verp.lastIndexOf('@') + 1);
+  const fbl = `fbl@${host}`;
+  // JMRP: tied by the attached message (its VERP Return-Path and Message-ID).
+  const jmrpSent = await submit(mx(), { envelope: { from: '', to: [fbl] }, raw: jmrp(fbl, first.verp, 'jmrp-reader@example.org', first.messageId) });
+  assert.equal(jmrpSent.response, '250 2.0.0 OK');
+  // CFL: tied by the VERP Original-Mail-From alone.
+  const cflSent = await submit(mx(), { envelope: { from: '', to: [fbl] }, raw: yahooCfl(fbl, second.verp) });
+  assert.equal(cflSent.response, '250 2.0.0 OK');
+  for (const [email, address] of [[first, 'jmrp-reader@example.org'], [second, 'cfl-reader@example.org']] as const) {
+    const row = await app.waitForStatus(email.id, 'complained');
+    assert.match(row.status_detail, /abuse/);
+    assert.deepEqual((await app.eventsOf(email.id)).map((e) => e.type), ['email.accepted', 'email.delivered', 'email.complained']);
+    const suppression = await db().selectFrom('suppressions').selectAll().where('email', '=', address).executeTakeFirst();
+    assert.equal(suppression?.type, 'complaint', address);
+  }
+  assert.equal((await app.email(bystander.id)).status, 'delivered', 'only the reported emails change');
+  // A CFL whose Original-Mail-From is a VERP address with a forged MAC ties nothing.
+  const forged = second.verp.replace(/\.([0-9a-f]{16})@/, (_m, mac: string) => `.${mac.startsWith('0') ? '1' : '0'}${mac.slice(1)}@`);
+  await submit(mx(), { envelope: { from: '', to: [fbl] }, raw: yahooCfl(fbl, forged.replace(second.id, bystander.id)) });
+  assert.equal((await app.email(bystander.id)).status, 'delivered');
+});
+
 test('forged or unknown VERP addresses and random recipients get 550 5.1.1 at RCPT', async () => {
   const email = await deliveredEmail('real@example.org');
   const forged = email.verp.replace(/\.([0-9a-f]{16})@/, (_m, mac: string) => `.${mac.startsWith('0') ? '1' : '0'}${mac.slice(1)}@`);

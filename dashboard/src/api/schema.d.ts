@@ -9152,6 +9152,8 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "campaign";
+                            /** @description Postlane extension: a sentence saying why the deliverability guardrails paused the campaign (the rate, the limit and the counts); null otherwise */
+                            paused_reason: string | null;
                             /** @description Stored only */
                             preview_text: string | null;
                             /** @description Audiences to send to */
@@ -9169,7 +9171,7 @@ export interface paths {
                             sent_at: string | null;
                             /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
                             status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
-                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), or null */
+                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), domain_not_verified, complaint_rate or hard_bounce_rate (paused by the deliverability guardrails), or null */
                             status_reason: string | null;
                             /** @description Merge tags unresolved; empty until set */
                             subject: string;
@@ -9307,6 +9309,8 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "campaign";
+                            /** @description Postlane extension: a sentence saying why the deliverability guardrails paused the campaign (the rate, the limit and the counts); null otherwise */
+                            paused_reason: string | null;
                             /** @description Stored only */
                             preview_text: string | null;
                             /** @description Audiences to send to */
@@ -9324,7 +9328,7 @@ export interface paths {
                             sent_at: string | null;
                             /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
                             status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
-                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), or null */
+                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), domain_not_verified, complaint_rate or hard_bounce_rate (paused by the deliverability guardrails), or null */
                             status_reason: string | null;
                             /** @description Merge tags unresolved; empty until set */
                             subject: string;
@@ -9624,6 +9628,8 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "campaign";
+                            /** @description Postlane extension: a sentence saying why the deliverability guardrails paused the campaign (the rate, the limit and the counts); null otherwise */
+                            paused_reason: string | null;
                             /** @description Stored only */
                             preview_text: string | null;
                             /** @description Audiences to send to */
@@ -9641,7 +9647,7 @@ export interface paths {
                             sent_at: string | null;
                             /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
                             status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
-                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), or null */
+                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), domain_not_verified, complaint_rate or hard_bounce_rate (paused by the deliverability guardrails), or null */
                             status_reason: string | null;
                             /** @description Merge tags unresolved; empty until set */
                             subject: string;
@@ -9794,6 +9800,8 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "campaign";
+                            /** @description Postlane extension: a sentence saying why the deliverability guardrails paused the campaign (the rate, the limit and the counts); null otherwise */
+                            paused_reason: string | null;
                             /** @description Stored only */
                             preview_text: string | null;
                             /** @description Audiences to send to */
@@ -9811,7 +9819,7 @@ export interface paths {
                             sent_at: string | null;
                             /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
                             status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
-                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), or null */
+                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), domain_not_verified, complaint_rate or hard_bounce_rate (paused by the deliverability guardrails), or null */
                             status_reason: string | null;
                             /** @description Merge tags unresolved; empty until set */
                             subject: string;
@@ -9964,6 +9972,8 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "campaign";
+                            /** @description Postlane extension: a sentence saying why the deliverability guardrails paused the campaign (the rate, the limit and the counts); null otherwise */
+                            paused_reason: string | null;
                             /** @description Stored only */
                             preview_text: string | null;
                             /** @description Audiences to send to */
@@ -9981,7 +9991,7 @@ export interface paths {
                             sent_at: string | null;
                             /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
                             status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
-                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), or null */
+                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), domain_not_verified, complaint_rate or hard_bounce_rate (paused by the deliverability guardrails), or null */
                             status_reason: string | null;
                             /** @description Merge tags unresolved; empty until set */
                             subject: string;
@@ -10125,10 +10135,16 @@ export interface paths {
                             clicked: number;
                             /** @description Emails reported as spam */
                             complained: number;
+                            /** @description complained / delivered, a fraction (0.003 is 0.3 %); null before any delivery. The guardrails pause the campaign past 0.003 */
+                            complaint_rate: number | null;
                             /** @description Emails the recipient server accepted (including those loaded or clicked since) */
                             delivered: number;
                             /** @description Emails that failed */
                             failed: number;
+                            /** @description hard_bounced / (delivered + bounced), a fraction; null before any outcome. The guardrails pause the campaign past 0.05 */
+                            hard_bounce_rate: number | null;
+                            /** @description Of those, permanent bounces */
+                            hard_bounced: number;
                             /** @description Loads (opens) of the tracking pixel, every one */
                             loaded: number;
                             /**
@@ -10274,6 +10290,8 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "campaign";
+                            /** @description Postlane extension: a sentence saying why the deliverability guardrails paused the campaign (the rate, the limit and the counts); null otherwise */
+                            paused_reason: string | null;
                             /** @description Stored only */
                             preview_text: string | null;
                             /** @description Audiences to send to */
@@ -10291,7 +10309,7 @@ export interface paths {
                             sent_at: string | null;
                             /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
                             status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
-                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), or null */
+                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), domain_not_verified, complaint_rate or hard_bounce_rate (paused by the deliverability guardrails), or null */
                             status_reason: string | null;
                             /** @description Merge tags unresolved; empty until set */
                             subject: string;
@@ -10453,6 +10471,8 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "campaign";
+                            /** @description Postlane extension: a sentence saying why the deliverability guardrails paused the campaign (the rate, the limit and the counts); null otherwise */
+                            paused_reason: string | null;
                             /** @description Stored only */
                             preview_text: string | null;
                             /** @description Audiences to send to */
@@ -10470,7 +10490,7 @@ export interface paths {
                             sent_at: string | null;
                             /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
                             status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
-                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), or null */
+                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), domain_not_verified, complaint_rate or hard_bounce_rate (paused by the deliverability guardrails), or null */
                             status_reason: string | null;
                             /** @description Merge tags unresolved; empty until set */
                             subject: string;
@@ -22831,6 +22851,196 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/stats/deliverability": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Complaint and hard-bounce rates over the last 24 hours and 7 days, per workspace and sending domain */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Each sending domain that sent in the last 7 days, by name */
+                            domains: {
+                                /** @description dom_ id of the sending domain */
+                                domain_id: string;
+                                /** @description The last 7 days */
+                                last_7d: {
+                                    /** @description Messages that bounced */
+                                    bounced: number;
+                                    /** @description Of those, reported as spam (feedback loops) */
+                                    complained: number;
+                                    /** @description The complaint rate against the thresholds: ok (below recommended), warning (between), over_limit (at or past the limit) */
+                                    complaint_level: "ok" | "warning" | "over_limit";
+                                    /** @description complained / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                    complaint_rate: number | null;
+                                    /** @description Messages the recipients' servers accepted (opened, clicked or complained since included) */
+                                    delivered: number;
+                                    /** @description The hard-bounce rate against the thresholds: ok (below recommended), warning (between), over_limit (at or past the limit) */
+                                    hard_bounce_level: "ok" | "warning" | "over_limit";
+                                    /** @description hard_bounced / (delivered + bounced), as a fraction (0.003 is 0.3 %); null before any message counts */
+                                    hard_bounce_rate: number | null;
+                                    /** @description Of those, permanent bounces (the address does not exist, the domain does not receive mail) */
+                                    hard_bounced: number;
+                                };
+                                /** @description The last 24 hours */
+                                last_24h: {
+                                    /** @description Messages that bounced */
+                                    bounced: number;
+                                    /** @description Of those, reported as spam (feedback loops) */
+                                    complained: number;
+                                    /** @description The complaint rate against the thresholds: ok (below recommended), warning (between), over_limit (at or past the limit) */
+                                    complaint_level: "ok" | "warning" | "over_limit";
+                                    /** @description complained / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                    complaint_rate: number | null;
+                                    /** @description Messages the recipients' servers accepted (opened, clicked or complained since included) */
+                                    delivered: number;
+                                    /** @description The hard-bounce rate against the thresholds: ok (below recommended), warning (between), over_limit (at or past the limit) */
+                                    hard_bounce_level: "ok" | "warning" | "over_limit";
+                                    /** @description hard_bounced / (delivered + bounced), as a fraction (0.003 is 0.3 %); null before any message counts */
+                                    hard_bounce_rate: number | null;
+                                    /** @description Of those, permanent bounces (the address does not exist, the domain does not receive mail) */
+                                    hard_bounced: number;
+                                };
+                                /** @description The domain name */
+                                name: string;
+                            }[];
+                            /**
+                             * @description Always deliverability
+                             * @enum {string}
+                             */
+                            object: "deliverability";
+                            /** @description What receivers tolerate (Gmail and Yahoo sender rules for complaints) */
+                            thresholds: {
+                                /** @description Thresholds of the complaint rate */
+                                complaint_rate: {
+                                    /** @description Past this complaint rate receivers filter or refuse the mail, and the guardrails pause a campaign (a fraction) */
+                                    limit: number;
+                                    /** @description Stay below this complaint rate (a fraction) */
+                                    recommended: number;
+                                };
+                                /** @description Thresholds of the hard-bounce rate */
+                                hard_bounce_rate: {
+                                    /** @description Past this hard-bounce rate receivers filter or refuse the mail, and the guardrails pause a campaign (a fraction) */
+                                    limit: number;
+                                    /** @description Stay below this hard-bounce rate (a fraction) */
+                                    recommended: number;
+                                };
+                            };
+                            /** @description The whole workspace */
+                            workspace: {
+                                /** @description The last 7 days */
+                                last_7d: {
+                                    /** @description Messages that bounced */
+                                    bounced: number;
+                                    /** @description Of those, reported as spam (feedback loops) */
+                                    complained: number;
+                                    /** @description The complaint rate against the thresholds: ok (below recommended), warning (between), over_limit (at or past the limit) */
+                                    complaint_level: "ok" | "warning" | "over_limit";
+                                    /** @description complained / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                    complaint_rate: number | null;
+                                    /** @description Messages the recipients' servers accepted (opened, clicked or complained since included) */
+                                    delivered: number;
+                                    /** @description The hard-bounce rate against the thresholds: ok (below recommended), warning (between), over_limit (at or past the limit) */
+                                    hard_bounce_level: "ok" | "warning" | "over_limit";
+                                    /** @description hard_bounced / (delivered + bounced), as a fraction (0.003 is 0.3 %); null before any message counts */
+                                    hard_bounce_rate: number | null;
+                                    /** @description Of those, permanent bounces (the address does not exist, the domain does not receive mail) */
+                                    hard_bounced: number;
+                                };
+                                /** @description The last 24 hours */
+                                last_24h: {
+                                    /** @description Messages that bounced */
+                                    bounced: number;
+                                    /** @description Of those, reported as spam (feedback loops) */
+                                    complained: number;
+                                    /** @description The complaint rate against the thresholds: ok (below recommended), warning (between), over_limit (at or past the limit) */
+                                    complaint_level: "ok" | "warning" | "over_limit";
+                                    /** @description complained / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                    complaint_rate: number | null;
+                                    /** @description Messages the recipients' servers accepted (opened, clicked or complained since included) */
+                                    delivered: number;
+                                    /** @description The hard-bounce rate against the thresholds: ok (below recommended), warning (between), over_limit (at or past the limit) */
+                                    hard_bounce_level: "ok" | "warning" | "over_limit";
+                                    /** @description hard_bounced / (delivered + bounced), as a fraction (0.003 is 0.3 %); null before any message counts */
+                                    hard_bounce_rate: number | null;
+                                    /** @description Of those, permanent bounces (the address does not exist, the domain does not receive mail) */
+                                    hard_bounced: number;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;

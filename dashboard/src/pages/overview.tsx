@@ -1,9 +1,11 @@
-// Overview: the workspace's mail activity per day as charts, its credits and sending limits.
+// Overview: the workspace's mail activity per day as charts, its credits and sending limits, and
+// its complaint and hard-bounce rates against what receivers tolerate (docs/deliverability.md).
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api/client';
 import { BarChart } from '../components/Chart';
 import { ErrorBox, Facts, Loading, PageHeader, Select } from '../components/ui';
 import { useLoad } from '../lib/hooks';
+import { Deliverability } from '../components/Deliverability';
 
 const SERIES = [
   ['sent', 'Sent', '#2457c5'],
@@ -41,6 +43,7 @@ export function Overview() {
           />
         ) : null}
       </section>
+      <Deliverability />
       <section aria-labelledby="activity-title">
         <h2 id="activity-title">Activity</h2>
         {stats.loading ? <Loading /> : null}

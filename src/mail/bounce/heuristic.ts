@@ -3,9 +3,10 @@
 import type { ParsedMail } from 'mailparser';
 import { classifyReason } from '../bounce-reasons.ts';
 import { empty, type BounceKind, type BounceReport } from './report.ts';
+import { failedRecipientIn } from './recipient.ts';
 import { reporterName } from './reporters.ts';
 import {
-  ADDRESS, HEURISTIC_TEXT_LIMIT, SMTP_REPLY, STATUS_CODE, addressField, bodyTextOf, domainOf, explanationOf, firstAddress,
+  HEURISTIC_TEXT_LIMIT, SMTP_REPLY, STATUS_CODE, bodyTextOf, domainOf, explanationOf, firstAddress,
   lineAround, messageIdIn, originalHeaders, recipientLine, remoteHostIn, reportHeaders, reporterOf,
 } from './text.ts';
 
@@ -39,18 +40,7 @@ export function readHeuristic(mail: ParsedMail, rawText: string): BounceReport {
   const { explanation, copy } = explanationOf(text);
   const own = new Set([from, firstAddress(mail.to)].filter(Boolean));
 
-  // The failed recipient: Exim's header, qmail's "<addr>:" line, else the first address named.
-  let recipient = addressField(typeof failedHeader === 'string' ? failedHeader : undefined);
-  if (!recipient) recipient = addressField(/^<([^>\s]+@[^>\s]+)>:\s*$/m.exec(explanation)?.[1]);
-  if (!recipient) {
-    for (const match of explanation.matchAll(new RegExp(ADDRESS.source, 'g'))) {
-      const address = match[0].toLowerCase();
-      if (!own.has(address) && !BOUNCE_SENDER.test(address)) {
-        recipient = address;
-        break;
-      }
-    }
-  }
+  const recipient = failedRecipientIn(mail, rawText, explanation, own);
 
   // The status: an enhanced code, else an SMTP reply code, else a known wording.
   let status: string | null = null;

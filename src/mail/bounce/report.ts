@@ -25,6 +25,8 @@ export interface BounceReport {
   diagnostic: string | null;
   /** Message-ID of the returned message, `<…>`. */
   originalMessageId: string | null;
+  /** The returned message's envelope sender (ARF Original-Mail-From, else its Return-Path): a VERP address ties the report to its email. */
+  originalSender: string | null;
   /** A bounce that will not go away by itself (status class 5); false for delays, 4.x.x expiries, unknowns. */
   hard: boolean;
   /** ARF Feedback-Type (abuse, fraud, virus, other, not-spam, auth-failure). */
@@ -38,5 +40,5 @@ export interface BounceReport {
 }
 
 export function empty(kind: BounceKind = 'unknown'): BounceReport {
-  return { kind, recipient: null, status: null, diagnostic: null, originalMessageId: null, hard: false, feedbackType: null, source: null, recipients: [], reason: null };
+  return { kind, recipient: null, status: null, diagnostic: null, originalMessageId: null, originalSender: null, hard: false, feedbackType: null, source: null, recipients: [], reason: null };
 }

@@ -83,6 +83,17 @@ export function messageIdIn(headersText: string): string | null {
   return match[1].startsWith('<') ? match[1] : `<${match[1]}>`;
 }
 
+/** An address field's address as written: a VERP sender's local part keeps its case (RFC 5321 §2.4). */
+export function senderField(value: string | undefined): string | null {
+  if (!value) return null;
+  return ADDRESS.exec(value.includes(';') ? value.slice(value.indexOf(';') + 1) : value)?.[0] ?? null;
+}
+
+/** The envelope sender a returned message's headers name (Return-Path), as written. */
+export function returnPathIn(headersText: string | null): string | null {
+  return headersText ? senderField(parseFieldBlocks(headersText)[0]?.get('return-path')) : null;
+}
+
 export function firstAddress(value: AddressObject | AddressObject[] | undefined): string | null {
   const list = Array.isArray(value) ? value : value ? [value] : [];
   for (const group of list) for (const entry of group.value) if (entry.address) return entry.address.toLowerCase();

@@ -14,6 +14,7 @@ import type { Resource } from '../resource.ts';
 import { errorComponents, withDefaultResponses } from './responses.ts';
 import { registerProbes } from './probes.ts';
 import { registerMetrics } from './metrics-route.ts';
+import { registerTracing } from './tracing-hooks.ts';
 import { AdminRoleRequiredError, withRoleCheck, withRoleResponses, type RequiredRole } from './roles.ts';
 
 declare module 'fastify' {
@@ -88,6 +89,8 @@ export async function buildApp(ctx: AppContext, resources: readonly Resource[]):
     routerOptions: { ignoreTrailingSlash: true },
     schemaController: { compilersFactory: { buildSerializer: lazySerializers } },
   });
+
+  registerTracing(app as unknown as FastifyInstance);
 
   const bodyAjv = makeAjv({ coerceTypes: false });
   const textAjv = makeAjv({ coerceTypes: 'array' });

@@ -32,6 +32,8 @@ import { normalizeFilter, type WebhookFilter } from '../webhooks/filter.ts';
 import { automationFilterMatches, automationRuleMatches } from './filter.ts';
 import { resolverFor } from '../webhooks/service.ts';
 import { buildSendRequest, acceptMessage, forwardEmail } from '../emails/service.ts';
+import { feedbackId } from '../../mail/feedback-id.ts';
+import { unsubscribeUrl } from '../campaigns/service.ts';
 import { customFieldsOf, findContact, findContactByEmail, findOrCreateContact, updateContact, type ContactRow } from '../contacts/service.ts';
 import { findAudience, removeContactFromAudience, subscribeContact } from '../audiences/service.ts';
 import { createSuppression, deleteSuppression } from '../suppressions/service.ts';
@@ -165,6 +167,17 @@ export const automationEventHook: EventSubscriber = {
     return reaction;
   },
 };
+
+/** What bulk mail carries (docs/deliverability.md): Feedback-ID, and for a contact's mail the
+ *  RFC 8058 one-click List-Unsubscribe, whose POST unsubscribes the contact from all campaigns. */
+function bulkMailHeaders(ctx: AppContext, automationId: string, workspaceId: string, fromAddress: string, contact: ContactRow | null): Record<string, string> {
+  const headers: Record<string, string> = { 'Feedback-ID': feedbackId(automationId, workspaceId, 'automation', fromAddress.slice(fromAddress.lastIndexOf('@') + 1)) };
+  if (!contact) return headers;
+  const url = unsubscribeUrl(ctx, automationId, contact.id);
+  headers['List-Unsubscribe'] = `<${url}>`;
+  if (url.startsWith('https://')) headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';
+  return headers;
+}
 
 interface TriggerJob {
   automation_id: string;
@@ -769,6 +782,7 @@ async function runAction(ctx: AppContext, job: Job, automation: AutomationRow, r
         to,
         variables,
       });
+      Object.assign(request.message.headers, bulkMailHeaders(ctx, automation.id, workspaceId, request.message.from.address, automation.context === 'contact' ? contact : null));
       await acceptMessage(ctx, automationPrincipal(workspaceId), {
         ...request,
         inTransaction: async (tx, rows) => {

@@ -27,6 +27,7 @@ import { CAMPAIGN_DELIVER_JOB, messageSize, type StoredMessage, emailEventObject
 import { parseTemple, type TempleTemplate } from '../../templating/temple.ts';
 import { campaignEventObject, recipientsOf, type CampaignRow } from './records.ts';
 import { snapshotRecipients } from './snapshot.ts';
+import { feedbackId } from '../../mail/feedback-id.ts';
 
 export const FANOUT_JOB = 'campaign.fanout';
 export const CREDITS_PER_EMAIL = 2;
@@ -48,7 +49,7 @@ const BATCH_DELAY_MS = Number(process.env.POSTLANE_CAMPAIGN_BATCH_DELAY_MS ?? 0)
 export const FANOUT_LEASE_MS = 5000;
 /** A fan-out job gives its slot back this often (other campaigns get their turn). */
 const RUN_SLICE_MS = 5000;
-const EMAIL_INSERT_CHUNK = 400; // 27 columns a row: under every engine's parameter limit
+const EMAIL_INSERT_CHUNK = 400; // 30 columns a row: under every engine's parameter limit
 
 type Step = { kind: 'more' } | { kind: 'done' } | { kind: 'wait'; until: number; why: string };
 const MORE: Step = { kind: 'more' };
@@ -172,7 +173,8 @@ export class CampaignEngine {
       subject: row.subject,
       html: row.html,
       text: row.text,
-      headers: {},
+      // Gmail's feedback loop groups complaints by these fields (campaign:customer:type:sender).
+      headers: { 'Feedback-ID': feedbackId(row.id, row.workspace_id, 'campaign', domain.name) },
       attachments: [],
     };
     const contentId = newId('emc');
@@ -331,6 +333,7 @@ export class CampaignEngine {
         delivered_at: null,
         bounce_reason: null,
         bounce_type: null,
+        traceparent: null,
         created_at: now,
         updated_at: now,
       };

@@ -44,6 +44,7 @@ export function campaignObject(row: CampaignRow) {
     content_type: row.content_type,
     recipients: recipientsOf(row),
     status_reason: row.status_reason,
+    paused_reason: row.paused_reason,
   };
 }
 

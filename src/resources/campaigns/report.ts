@@ -15,9 +15,9 @@ export async function campaignReport(db: Db, workspaceId: string, idOrName: stri
   const byEmail = await db
     .selectFrom('campaign_recipients as r')
     .innerJoin('emails as e', 'e.id', 'r.email_id')
-    .select(['e.status', sql<number>`count(*)`.as('n')])
+    .select(['e.status', 'e.bounce_type', sql<number>`count(*)`.as('n')])
     .where('r.campaign_id', '=', campaign.id)
-    .groupBy('e.status')
+    .groupBy(['e.status', 'e.bounce_type'])
     .execute();
   const hits = await db
     .selectFrom('campaign_recipients as r')
@@ -29,6 +29,10 @@ export async function campaignReport(db: Db, workspaceId: string, idOrName: stri
   const recipients = (status: string) => Number(byRecipient.find((r) => r.status === status)?.n ?? 0);
   const emails = (...statuses: string[]) => byEmail.filter((r) => statuses.includes(r.status)).reduce((sum, r) => sum + Number(r.n), 0);
   const hit = (kind: string) => hits.find((h) => h.kind === kind);
+  const delivered = emails('delivered', 'loaded', 'clicked', 'complained');
+  const bounced = emails('bounced');
+  const hardBounced = byEmail.filter((r) => r.status === 'bounced' && r.bounce_type === 'hard').reduce((sum, r) => sum + Number(r.n), 0);
+  const complained = emails('complained');
   return {
     object: 'campaign_report' as const,
     campaign_id: campaign.id,
@@ -36,10 +40,14 @@ export async function campaignReport(db: Db, workspaceId: string, idOrName: stri
     recipients: byRecipient.reduce((sum, r) => sum + Number(r.n), 0),
     pending: recipients('pending'),
     sent: recipients('queued'),
-    delivered: emails('delivered', 'loaded', 'clicked', 'complained'),
-    bounced: emails('bounced'),
+    delivered,
+    bounced,
+    hard_bounced: hardBounced,
     failed: emails('failed'),
-    complained: emails('complained'),
+    complained,
+    // The rates the deliverability guardrails watch (guardrails.ts), over the sends so far.
+    complaint_rate: delivered > 0 ? complained / delivered : null,
+    hard_bounce_rate: delivered + bounced > 0 ? hardBounced / (delivered + bounced) : null,
     loaded: Number(hit('load')?.n ?? 0),
     clicked: Number(hit('click')?.n ?? 0),
     unique_loads: Number(hit('load')?.unique_n ?? 0),

@@ -7,6 +7,7 @@ import type { Resource } from '../../platform/resource.ts';
 import type { Db } from '../../platform/db/database.ts';
 import type { Query } from '../../platform/http/lists.ts';
 import { registerJobHandler } from '../../platform/jobs.ts';
+import { subscribeToEvents } from '../../platform/events.ts';
 import { errorResponses } from '../../platform/http/responses.ts';
 import { forgetPersonalizers, registerPersonalizer } from '../emails/service.ts';
 import * as S from './schemas.ts';
@@ -24,6 +25,7 @@ import {
 } from './service.ts';
 import { CampaignEngine, FANOUT_JOB, FANOUT_LEASE_MS } from './engine.ts';
 import { campaignReport } from './report.ts';
+import { GUARDRAILS_JOB, guardrailsEventHook, runGuardrailsJob } from './guardrails.ts';
 import { registerUnsubscribePages, unsubscribeMailbox, unsubscribeUrl } from './unsubscribe.ts';
 
 const tags = ['Campaigns'];
@@ -110,6 +112,9 @@ export const resource: Resource = {
       },
       { concurrency: FANOUT_CONCURRENCY, leaseMs: FANOUT_LEASE_MS },
     );
+    // Complaints and hard bounces of campaign mail queue a check of the campaign's rates.
+    subscribeToEvents(guardrailsEventHook);
+    registerJobHandler(GUARDRAILS_JOB, runGuardrailsJob, { concurrency: 2 });
     // Each recipient's copy: merge values from the contact as it is now, and its unsubscribe links.
     registerPersonalizer(ctx.db, 'campaign', async (email) => {
       const row = await ctx.db

@@ -92,12 +92,16 @@ const details = {
 };
 const RecipientOut = Type.Object({ audience_id: text('aud_ id'), exclude: Type.Boolean({ description: 'Stored; not applied by the send' }) });
 const statusReason = nullable(
-  text('Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), or null'),
+  text(
+    'Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), domain_not_verified, ' +
+      'complaint_rate or hard_bounce_rate (paused by the deliverability guardrails), or null',
+  ),
 );
+const pausedReason = nullable(text('Postlane extension: a sentence saying why the deliverability guardrails paused the campaign (the rate, the limit and the counts); null otherwise'));
 
 export const CreatedCampaign = Type.Object({ ...base, ...details, ...dates }, { title: 'CreatedCampaign' });
 export const Campaign = Type.Object(
-  { ...base, ...details, ...scheduled, recipients: Type.Array(RecipientOut, { description: 'Audiences to send to' }), status_reason: statusReason, ...dates },
+  { ...base, ...details, ...scheduled, recipients: Type.Array(RecipientOut, { description: 'Audiences to send to' }), status_reason: statusReason, paused_reason: pausedReason, ...dates },
   { title: 'Campaign' },
 );
 export const CampaignListItem = Type.Object({ ...base, ...scheduled, ...dates }, { title: 'CampaignListItem' });
@@ -123,8 +127,11 @@ export const CampaignReport = Type.Object(
     sent: count('Emails created and queued for delivery'),
     delivered: count('Emails the recipient server accepted (including those loaded or clicked since)'),
     bounced: count('Emails that bounced'),
+    hard_bounced: count('Of those, permanent bounces'),
     failed: count('Emails that failed'),
     complained: count('Emails reported as spam'),
+    complaint_rate: Type.Union([Type.Number(), Type.Null()], { description: 'complained / delivered, a fraction (0.003 is 0.3 %); null before any delivery. The guardrails pause the campaign past 0.003' }),
+    hard_bounce_rate: Type.Union([Type.Number(), Type.Null()], { description: 'hard_bounced / (delivered + bounced), a fraction; null before any outcome. The guardrails pause the campaign past 0.05' }),
     loaded: count('Loads (opens) of the tracking pixel, every one'),
     clicked: count('Clicks of tracked links, every one'),
     unique_loads: count('Recipients who opened at least once'),

@@ -1,8 +1,9 @@
 // Campaigns: https://emailit.com/docs/api-reference/campaigns.md.
 // A campaign is a draft until sent; sending (now or at `scheduled_at`) hands it to the fan-out
 // engine (engine.ts), which snapshots the recipients and turns them into emails a batch at a
-// time. Statuses: draft → scheduled → queued → sending → sent; paused (on request, or waiting
-// for credits: status_reason insufficient_credits), canceled, archived.
+// time. Statuses: draft → scheduled → queued → sending → sent; paused (on request, waiting
+// for credits: status_reason insufficient_credits, or by the deliverability guardrails:
+// complaint_rate, hard_bounce_rate, see guardrails.ts), canceled, archived.
 import type { Db, Executor } from '../../platform/db/database.ts';
 import { newId } from '../../platform/ids.ts';
 import { isoFromDate, nowIso, nowMs } from '../../platform/clock.ts';
@@ -30,6 +31,9 @@ import {
 } from './records.ts';
 import { BATCH_SIZE, CREDITS_PER_EMAIL, FANOUT_JOB } from './engine.ts';
 import { countEligibleRecipients } from './snapshot.ts';
+
+// What other features use of the unsubscribe links (automation mail to a contact carries one).
+export { unsubscribeUrl } from './unsubscribe.ts';
 
 type ContentType = (typeof CONTENT_TYPES)[number];
 
@@ -76,6 +80,8 @@ export async function createCampaign(db: Db, workspaceId: string, input: CreateC
     name: input.name.trim() || input.name,
     status: 'draft',
     status_reason: null,
+    paused_reason: null,
+    guardrails_overridden: 0,
     subject: input.subject ?? '',
     from_email: (input.from_email ?? '').trim(),
     from_name: input.from_name ?? '',
@@ -227,7 +233,10 @@ export async function sendCampaign(ctx: AppContext, principal: Principal, idOrNa
       if (principal.sendingDomainId && domain?.id !== principal.sendingDomainId) {
         throw messageError(403, 'Domain not authorized', `This API key may only send from its own sending domain, not from ${domainName}.`);
       }
-      if (!domain || !domain.verified) add('from_email', `from_email ${row.from_email} is not on a verified domain`);
+      // Bulk mail must carry a DKIM signature aligned with its From domain (Gmail and Yahoo sender
+      // rules): Postlane signs as the domain, which it can only do once the domain is verified.
+      if (!domain) add('from_email', `from_email ${row.from_email} is not on a verified domain: add ${domainName || 'its domain'} and verify its DNS records, so that campaign mail is DKIM-signed by its From domain`);
+      else if (!domain.verified) add('from_email', `from_email ${row.from_email} is not on a verified domain: verify the DNS records of ${domain.name} (DKIM, SPF, return path), so that campaign mail is DKIM-signed by its From domain`);
     }
     if (row.subject.trim() === '') add('subject', 'a subject is required');
     if (!row.html && !row.text) add('html', 'html or text content is required');
@@ -256,14 +265,17 @@ export async function sendCampaign(ctx: AppContext, principal: Principal, idOrNa
   });
 }
 
+type Transition = { changes: Partial<CampaignRow>; event: string | null; alsoEmit?: string[]; after?: (tx: Executor, next: CampaignRow) => Promise<void> };
+
 /** Applies a state change to the campaign, locked, in one transaction. */
-async function transition(db: Db, workspaceId: string, idOrName: string, change: (row: CampaignRow, tx: Executor, now: string) => Promise<{ changes: Partial<CampaignRow>; event: string | null }>) {
+async function transition(db: Db, workspaceId: string, idOrName: string, change: (row: CampaignRow, tx: Executor, now: string) => Promise<Transition>) {
   return db.transaction().execute(async (tx) => {
     const row = await requireCampaign(tx, workspaceId, idOrName, true);
-    const { changes, event } = await change(row, tx, nowIso());
+    const { changes, event, alsoEmit = [], after } = await change(row, tx, nowIso());
     if (Object.keys(changes).length > 0) await tx.updateTable('campaigns').set(changes).where('id', '=', row.id).execute();
     const next = { ...row, ...changes };
-    if (event) await emitCampaign(tx, next, event);
+    if (event) for (const type of [event, ...alsoEmit]) await emitCampaign(tx, next, type);
+    if (event && after) await after(tx, next);
     return campaignObject(next);
   });
 }
@@ -277,12 +289,33 @@ export function cancelCampaign(db: Db, workspaceId: string, idOrName: string) {
     if (row.status === 'scheduled') throw refused('canceled', row, 'A scheduled campaign cannot be canceled; delete it to stop the send.');
     if (!['draft', 'queued', 'sending', 'paused'].includes(row.status)) throw refused('canceled', row, 'Only a draft or sending campaign can be canceled; this one is {status}.');
     await tx.updateTable('campaign_recipients').set({ status: 'canceled' }).where('campaign_id', '=', row.id).where('status', '=', 'pending').execute();
-    return { changes: { status: 'canceled', status_reason: null, canceled_at: now, updated_at: now }, event: 'campaign.canceled' };
+    return { changes: { status: 'canceled', status_reason: null, paused_reason: null, canceled_at: now, updated_at: now }, event: 'campaign.canceled' };
   });
 }
 
-export function pauseCampaign(db: Db, workspaceId: string, idOrName: string) {
+/** Why a campaign is paused by the service itself rather than on request (the guardrails). */
+export interface PauseCause {
+  /** Its status_reason, such as complaint_rate. */
+  reason: string;
+  /** A sentence for a person, kept as paused_reason. */
+  message: string;
+  /** Runs in the pause's transaction, only when it did pause the campaign (notices to the members). */
+  alongside?(tx: Executor, campaign: CampaignRow): Promise<void>;
+}
+
+/** Reasons a campaign was paused by the guardrails: resuming it is a person's decision to override them. */
+export const GUARDRAIL_REASONS = new Set(['complaint_rate', 'hard_bounce_rate']);
+
+/** Pause on request, or with a `cause` (the guardrails): that pause also emits campaign.updated, says
+ *  why, and leaves alone a campaign paused by someone already or whose guardrails were overridden. */
+export function pauseCampaign(db: Db, workspaceId: string, idOrName: string, cause?: PauseCause) {
   return transition(db, workspaceId, idOrName, async (row, _tx, now) => {
+    if (cause) {
+      const stoppable = ['queued', 'sending'].includes(row.status) || (row.status === 'paused' && row.status_reason === 'insufficient_credits');
+      if (!stoppable || row.guardrails_overridden === 1) return { changes: {}, event: null };
+      const changes = { status: 'paused', status_reason: cause.reason, paused_reason: cause.message, updated_at: now };
+      return { changes, event: 'campaign.paused', alsoEmit: ['campaign.updated'], after: cause.alongside };
+    }
     if (row.status === 'paused' && row.status_reason === 'paused') return { changes: {}, event: null };
     if (!['queued', 'sending', 'paused'].includes(row.status)) throw refused('paused', row, 'Only a sending campaign can be paused; this one is {status}.');
     return { changes: { status: 'paused', status_reason: 'paused', updated_at: now }, event: 'campaign.paused' };
@@ -293,7 +326,9 @@ export function resumeCampaign(db: Db, workspaceId: string, idOrName: string) {
   return transition(db, workspaceId, idOrName, async (row, tx, now) => {
     if (row.status !== 'paused') throw refused('resumed', row, 'Only a paused campaign can be resumed; this one is {status}.');
     await enqueueJob(tx, FANOUT_JOB, { campaign_id: row.id }, { maxAttempts: 1_000_000 });
-    return { changes: { status: row.sent_at ? 'sending' : 'queued', status_reason: null, updated_at: now }, event: 'campaign.resumed' };
+    const overridden = row.guardrails_overridden === 1 || GUARDRAIL_REASONS.has(row.status_reason ?? '') ? 1 : 0;
+    const changes = { status: row.sent_at ? 'sending' : 'queued', status_reason: null, paused_reason: null, guardrails_overridden: overridden, updated_at: now };
+    return { changes, event: 'campaign.resumed' };
   });
 }
 

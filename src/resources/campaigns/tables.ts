@@ -1,10 +1,14 @@
-// The campaigns tables (migration 0012).
+// The campaigns tables (migrations 0012, 0026).
 export interface CampaignsTable {
   id: string; // cmp_
   workspace_id: string;
   name: string;
   status: string; // draft | scheduled | queued | sending | paused | sent | canceled | archived
-  status_reason: string | null; // insufficient_credits | requested | null
+  status_reason: string | null; // paused | insufficient_credits | domain_not_verified | complaint_rate | hard_bounce_rate | null
+  /** A sentence saying why the guardrails paused the campaign (docs/deliverability.md); null otherwise. */
+  paused_reason: string | null;
+  /** 1 once a person resumed it after a guardrail pause: the guardrails leave it alone since. */
+  guardrails_overridden: number;
   subject: string;
   from_email: string;
   from_name: string;

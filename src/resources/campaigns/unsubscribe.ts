@@ -5,7 +5,9 @@
 // client's one-click POST needs nothing but the link. The MAC (HMAC-SHA256 under a key derived
 // from the service's secret) carries no expiry: links in mail sent months ago keep working.
 // The mailto target of List-Unsubscribe is a signed address whose mail (any content) does the
-// same, received by the inbound listener (src/smtp/inbound.ts).
+// same, received by the inbound listener (src/smtp/inbound.ts). Automation mail to a contact
+// carries the same link with the automation's id in the campaign's place (no mailto: its
+// emails have no recipient snapshot to find the contact by).
 import { timingSafeEqual } from 'node:crypto';
 import { hmacSha256, subkey } from '../../platform/hmac.ts';
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -48,7 +50,8 @@ export const unsubscribeUrl = (ctx: AppContext, campaignId: string, contactId: s
 export function verifyUnsubscribeToken(ctx: AppContext, token: string): { campaignId: string; contactId: string } | null {
   if (token.length > 200) return null;
   const [campaignId, contactId, given, ...rest] = token.split('.');
-  if (rest.length > 0 || !given || !looksLikeId(campaignId, 'cmp') || !looksLikeId(contactId, 'con')) return null;
+  // An automation's id in place of the campaign's: its contact mail carries the same links.
+  if (rest.length > 0 || !given || !(looksLikeId(campaignId, 'cmp') || looksLikeId(campaignId, 'aut')) || !looksLikeId(contactId, 'con')) return null;
   const a = Buffer.from(given);
   const b = Buffer.from(mac(ctx, campaignId, contactId));
   return a.length === b.length && timingSafeEqual(a, b) ? { campaignId, contactId } : null;

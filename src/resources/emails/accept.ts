@@ -16,6 +16,7 @@ import { checkSendLimits, countSends, sendLimitsRead, pruneLimitCountersNowAndTh
 import { prefetch, preparedQuery } from '../../platform/db/prepared.ts';
 import { groupCommit } from '../../platform/db/group-commit.ts';
 import { observeAccepted } from '../../platform/metrics.ts';
+import { activeSpan, currentTraceparent, emailIdAttribute, inSpan, tracingOn } from '../../platform/tracing.ts';
 import { getWorkspace, workspaceRead, type Workspace } from '../workspaces/service.ts';
 import { findSendingDomain, sendingDomainRead, type SendingDomain } from '../domains/service.ts';
 import { activeSuppressions, suppressionRead } from '../suppressions/service.ts';
@@ -127,7 +128,7 @@ const insertContent = preparedQuery((db, p: { id: string; workspaceId: string; m
 const EMAIL_COLUMNS = [
   'id', 'workspace_id', 'type', 'source', 'token', 'message_id', 'content_id', 'from', 'from_address', 'to', 'recipient_kind',
   'subject', 'status', 'scheduled_at', 'api_key_id', 'sending_domain_id', 'tag', 'spam_score', 'size', 'meta', 'track_loads',
-  'track_clicks', 'original_id', 'status_detail', 'delivered_at', 'bounce_reason', 'bounce_type', 'created_at', 'updated_at',
+  'track_clicks', 'original_id', 'status_detail', 'delivered_at', 'bounce_reason', 'bounce_type', 'traceparent', 'created_at', 'updated_at',
 ] as const satisfies ReadonlyArray<keyof EmailRow>;
 // Fails to compile when a column is added to the table but not to the list above.
 const everyColumnListed: Exclude<keyof EmailRow, (typeof EMAIL_COLUMNS)[number]> extends never ? true : never = true;
@@ -137,12 +138,26 @@ const insertEmail = preparedQuery((db, p: EmailRow) =>
 );
 
 export async function acceptMessage(ctx: AppContext, principal: Principal, request: AcceptRequest): Promise<Accepted> {
-  const accepted = await acceptNow(ctx, principal, request);
+  const accepted = tracingOn ? await acceptTraced(ctx, principal, request) : await acceptNow(ctx, principal, request, null);
   observeAccepted(accepted.rows.length);
   return accepted;
 }
 
-async function acceptNow(ctx: AppContext, principal: Principal, request: AcceptRequest): Promise<Accepted> {
+/** The acceptance as a span, whose traceparent is stored with the emails and their deliver
+ *  jobs: what happens to them later joins this trace. The caller's span (the request, the
+ *  SMTP submission) is given the email ids too. */
+function acceptTraced(ctx: AppContext, principal: Principal, request: AcceptRequest): Promise<Accepted> {
+  const caller = activeSpan();
+  return inSpan('email.accept', { attributes: { 'postlane.source': request.source, 'postlane.workspace_id': principal.workspaceId } }, async (span) => {
+    const accepted = await acceptNow(ctx, principal, request, currentTraceparent() ?? null);
+    const ids = emailIdAttribute(accepted.rows.map((row) => row.id));
+    span?.setAttributes(ids);
+    caller?.setAttributes(ids);
+    return accepted;
+  });
+}
+
+async function acceptNow(ctx: AppContext, principal: Principal, request: AcceptRequest, traceparent: string | null): Promise<Accepted> {
   const { message } = request;
   const recipients = uniqueRecipients(message);
   const size = messageSize(message);
@@ -181,7 +196,7 @@ async function acceptNow(ctx: AppContext, principal: Principal, request: AcceptR
     const check = await checkSendLimits(tx, workspace, now);
     if (!check.ok) throw check.error;
 
-    const rows = emailRows(principal, request, { workspace, domain, recipients, suppressed, size });
+    const rows = emailRows(principal, request, { workspace, domain, recipients, suppressed, size, traceparent });
     const billable = rows.filter((row) => row.status !== 'suppressed');
     const units = request.limitUnits ?? recipients.length;
     const runAt = request.scheduledAt ? request.scheduledAt.getTime() : now;
@@ -198,14 +213,14 @@ async function acceptNow(ctx: AppContext, principal: Principal, request: AcceptR
       // The content, email and job rows ride in the events' statement, and that statement goes
       // out with the transaction's next query (the COMMIT, when the send runs alone): nothing
       // below needs its answer, and a failure still fails the send before it is committed.
-      const jobs = billable.map((row) => jobInsertPart(tx, DELIVER_JOB, { email_id: row.id }, { runAt, maxAttempts: 1_000_000 }));
+      const jobs = billable.map((row) => jobInsertPart(tx, DELIVER_JOB, deliverPayload(row), { runAt, maxAttempts: 1_000_000 }));
       await emitEvents(tx, events, [insertContent.part(tx, content), insertEmail.part(tx, rows[0]), ...jobs.map((job) => job.part)], { pipelined: true });
       committedJobs = jobs.map((job) => job.enqueued);
     } else {
       await insertContent(tx, content);
       if (rows.length === 1) await insertEmail(tx, rows[0]);
       else await tx.insertInto('emails').values(rows).execute();
-      for (const row of billable) await enqueueJob(tx, DELIVER_JOB, { email_id: row.id }, { runAt, maxAttempts: 1_000_000 });
+      for (const row of billable) await enqueueJob(tx, DELIVER_JOB, deliverPayload(row), { runAt, maxAttempts: 1_000_000 });
       // All recipients' events in one call: on PostgreSQL one statement with their reactions.
       await emitEvents(tx, events);
     }
@@ -220,16 +235,20 @@ async function acceptNow(ctx: AppContext, principal: Principal, request: AcceptR
   return accepted;
 }
 
+/** A deliver job's payload; its traceparent (tracing on) makes the job's span a child of the acceptance. */
+const deliverPayload = (row: EmailRow) => (row.traceparent ? { email_id: row.id, traceparent: row.traceparent } : { email_id: row.id });
+
 interface RowContext {
   workspace: Workspace;
   domain: SendingDomain;
   recipients: Recipient[];
   suppressed: Set<string>;
   size: number;
+  traceparent: string | null;
 }
 
 /** One email row per unique recipient, all sharing one content row. */
-function emailRows(principal: Principal, request: AcceptRequest, { workspace, domain, recipients, suppressed, size }: RowContext): EmailRow[] {
+function emailRows(principal: Principal, request: AcceptRequest, { workspace, domain, recipients, suppressed, size, traceparent }: RowContext): EmailRow[] {
   const tracking = resolveTracking(request.tracking, domain);
   const now = nowIso();
   const scheduledAt = request.scheduledAt ? isoFromDate(request.scheduledAt) : null;
@@ -265,6 +284,7 @@ function emailRows(principal: Principal, request: AcceptRequest, { workspace, do
       delivered_at: null,
       bounce_reason: null,
       bounce_type: null,
+      traceparent,
       created_at: now,
       updated_at: now,
     };

@@ -32,6 +32,8 @@ export interface EmailsTable {
   bounce_reason: string | null;
   /** hard | soft */
   bounce_type: string | null;
+  /** W3C traceparent of the acceptance while tracing is on (src/platform/tracing.ts). */
+  traceparent: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -29,6 +29,8 @@ import { disabledNotice, failingNotice } from './notices.ts';
 import { sendBatch, type SendOutcome } from './send.ts';
 import { openBatchInOneStatement, pendingRequest, recordSuccessAndOpenNext, type OpenedBatch } from './one-statement.ts';
 import type { WebhookRequestRow, WebhookRow } from './tables.ts';
+import { traceparentsOf } from '../emails/service.ts';
+import { emailIdAttribute, inSpan, markFailed, SpanKind, tracingOn } from '../../platform/tracing.ts';
 
 const LEASE_MS = REQUEST_TIMEOUT_MS + 30_000;
 /** Batches sent per turn before the webhook's lease is given back (fairness between webhooks). */
@@ -269,7 +271,24 @@ export class WebhookDispatcher {
     if (body === null) {
       return { hook, request, final: true, outcome: { success: false, status: null, excerpt: null, error: 'The events of this request are no longer stored', durationMs: 0 } };
     }
-    return { hook, request, final: false, outcome: await sendBatch(this.ctx, hook.url, this.secretOf(hook), body) };
+    const outcome = tracingOn ? await this.sendTraced(hook, request, body) : await sendBatch(this.ctx, hook.url, this.secretOf(hook), body);
+    return { hook, request, final: false, outcome };
+  }
+
+  /** The POST as a client span in the traces of the emails its events are about (the first
+   *  one's its parent, the others linked), carrying that span's `traceparent` header. */
+  private async sendTraced(hook: WebhookRow, request: WebhookRequestRow, body: string): Promise<SendOutcome> {
+    const emailIds = [...new Set((JSON.parse(body) as Array<{ type: string; object: { id?: unknown } }>)
+      .filter((item) => item.type.startsWith('email.') && typeof item.object?.id === 'string')
+      .map((item) => item.object.id as string))];
+    const parents = [...new Set((await traceparentsOf(this.db, emailIds)).values())];
+    const attributes = { ...(emailIds.length > 0 ? emailIdAttribute(emailIds) : {}), 'postlane.webhook_id': hook.id, 'postlane.webhook_request_id': request.id, 'postlane.event_count': request.event_count };
+    return inSpan('webhook.send', { kind: SpanKind.CLIENT, parent: parents[0], links: parents.slice(1), attributes }, async (span) => {
+      const outcome = await sendBatch(this.ctx, hook.url, this.secretOf(hook), body);
+      span?.setAttributes(outcome.status === null ? { 'error.type': 'no_response' } : { 'http.response.status_code': outcome.status });
+      if (!outcome.success) markFailed(span, outcome.error ?? 'failed');
+      return outcome;
+    });
   }
 }
 

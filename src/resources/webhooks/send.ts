@@ -7,6 +7,7 @@ import { nowMs } from '../../platform/clock.ts';
 import { fetchPinned, parseHttpUrl, resolvePublicAddress } from '../../platform/net.ts';
 import { deliveryHeaders, isSuccessStatus, REQUEST_TIMEOUT_MS, RESPONSE_EXCERPT_CHARS } from './policy.ts';
 import { resolverFor } from './service.ts';
+import { traceHeaders, tracingOn } from '../../platform/tracing.ts';
 
 export interface SendOutcome {
   success: boolean;
@@ -27,7 +28,8 @@ export async function sendBatch(ctx: AppContext, url: string, secret: string, bo
     const address = await resolvePublicAddress(resolverFor(ctx), target.hostname, ctx.config.allowPrivateUrls);
     const response = await fetchPinned(target, address, {
       method: 'POST',
-      headers: deliveryHeaders(secret, body, Math.floor(nowMs() / 1000)),
+      // While tracing is on, the webhook span's traceparent goes along (tracing.ts).
+      headers: tracingOn ? { ...deliveryHeaders(secret, body, Math.floor(nowMs() / 1000)), ...traceHeaders() } : deliveryHeaders(secret, body, Math.floor(nowMs() / 1000)),
       body,
       timeoutMs: Math.max(1000, REQUEST_TIMEOUT_MS - elapsed()),
       maxBytes: RESPONSE_EXCERPT_CHARS * 4,

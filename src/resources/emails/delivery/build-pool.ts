@@ -21,7 +21,19 @@ export interface BuildTask {
   /** That context, the first time this thread gets a task with it. */
   context?: BuildContext;
   personal: Personalization | null;
+  /** While tracing is on: the delivery's span, which the thread's build span is a child of. */
+  traceparent?: string;
 }
+
+/** The build as a span, timed by the thread (epoch ms) and exported by the main thread: the
+ *  threads load no tracing SDK. */
+export interface BuildSpan {
+  traceparent: string;
+  startMs: number;
+  endMs: number;
+}
+
+export type BuiltMessage = OutgoingMessage & { span?: BuildSpan };
 
 
 export interface BuildResult {
@@ -32,6 +44,7 @@ export interface BuildResult {
   envelopeFrom?: string;
   raw?: ArrayBuffer;
   tracked?: OutgoingMessage['tracked'];
+  span?: BuildSpan;
 }
 
 export class BuildError extends Error {}
@@ -72,7 +85,7 @@ function bundledWorker(): Promise<string | null> {
 }
 
 interface Pending {
-  resolve(message: OutgoingMessage): void;
+  resolve(message: BuiltMessage): void;
   reject(error: Error): void;
 }
 
@@ -100,7 +113,7 @@ export class BuildPool {
   }
 
   /** Copies only what a build reads of the row to the thread (structured cloning costs per field). */
-  async build(email: EmailRow, storedJson: string, domain: SendingDomain, secrets: BuildSecrets, personal: Personalization | null = null): Promise<OutgoingMessage> {
+  async build(email: EmailRow, storedJson: string, domain: SendingDomain, secrets: BuildSecrets, personal: Personalization | null = null, traceparent?: string): Promise<BuiltMessage> {
     const source = await bundledWorker();
     if (this.closed) throw new Error('the build pool is closed');
     const slot = this.leastBusy(source);
@@ -113,12 +126,14 @@ export class BuildPool {
       if (slot.contexts.size >= MAX_CONTEXTS) slot.contexts.delete(slot.contexts.values().next().value!);
       slot.contexts.add(contextId);
     }
-    return new Promise<OutgoingMessage>((resolve, reject) => {
+    return new Promise<BuiltMessage>((resolve, reject) => {
       slot.pending.set(id, { resolve, reject });
       slot.worker.ref();
       const { id: emailId, from, subject, message_id, created_at, scheduled_at, track_loads, track_clicks, content_id } = email;
       const buildEmail: BuildEmail = { id: emailId, from, subject, message_id, created_at, scheduled_at, track_loads, track_clicks, content_id };
-      slot.outbox.push({ id, email: buildEmail, storedJson, contextId, context, personal });
+      const task: BuildTask = { id, email: buildEmail, storedJson, contextId, context, personal };
+      if (traceparent) task.traceparent = traceparent;
+      slot.outbox.push(task);
       if (slot.outbox.length === 1) {
         setImmediate(() => {
           const tasks = slot.outbox.splice(0);
@@ -149,7 +164,7 @@ export class BuildPool {
         if (!pending) continue;
         slot.pending.delete(result.id);
         if (result.error !== undefined) pending.reject(result.retryable ? new Error(result.error) : new BuildError(result.error));
-        else pending.resolve({ envelopeFrom: result.envelopeFrom!, raw: Buffer.from(result.raw!), tracked: result.tracked ?? null });
+        else pending.resolve({ envelopeFrom: result.envelopeFrom!, raw: Buffer.from(result.raw!), tracked: result.tracked ?? null, span: result.span });
       }
       if (slot.pending.size === 0) worker.unref();
     });

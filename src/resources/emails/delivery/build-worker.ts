@@ -41,12 +41,18 @@ function contextOf(task: BuildTask) {
   return context;
 }
 
+/** Epoch milliseconds, finer than Date.now(), on the same clock as the main thread's spans. */
+const epochMs = () => performance.timeOrigin + performance.now();
+
 async function build(task: BuildTask): Promise<void> {
+  const startMs = task.traceparent ? epochMs() : 0;
   try {
     const { domain, secrets } = contextOf(task);
     const built = await buildOutgoingMessage(task.email, JSON.parse(task.storedJson) as StoredMessage, domain, secrets, task.personal);
     const raw = built.raw.buffer.slice(built.raw.byteOffset, built.raw.byteOffset + built.raw.byteLength) as ArrayBuffer;
-    reply({ id: task.id, envelopeFrom: built.envelopeFrom, raw, tracked: built.tracked }, raw);
+    const result: BuildResult = { id: task.id, envelopeFrom: built.envelopeFrom, raw, tracked: built.tracked };
+    if (task.traceparent) result.span = { traceparent: task.traceparent, startMs, endMs: epochMs() };
+    reply(result, raw);
   } catch (error) {
     reply({ id: task.id, error: error instanceof Error ? error.message : String(error), retryable: error instanceof MissingContext });
   }

@@ -30,6 +30,7 @@ import { OutcomeJournal } from './journal.ts';
 import { destinationOf, feedbackOf, parseShapingOverrides, TrafficShaper, type Priority } from '../../../mail/shaping.ts';
 import { activeHolds, holdFor, HOLD_RECHECK_MS, saveDestinationStates } from '../../delivery-queue/service.ts';
 import { metricsEnabled, observeDelivery } from '../../../platform/metrics.ts';
+import { currentTraceparent, EMAIL_ID, inSpan, recordSpan, setSpanAttributes, SpanKind, tracingOn } from '../../../platform/tracing.ts';
 
 /** A delivery the destination throttled beyond its in-delivery retries is tried again after this. */
 const THROTTLED_RETRY_MS = 10_000;
@@ -140,6 +141,7 @@ export class DeliveryWorker {
   async run(job: Job<DeliverPayload>): Promise<void | typeof JOB_COMPLETED> {
     const emailId = job.payload?.email_id;
     if (typeof emailId !== 'string') return;
+    setSpanAttributes({ [EMAIL_ID]: emailId });
     const found = await this.emails.read(emailId);
     if (!found || found.type !== 'outbound') return;
     const { content_message: message, content_purged_at: purgedAt, ...email } = found;
@@ -182,7 +184,7 @@ export class DeliveryWorker {
     let outgoing;
     try {
       const personal = await personalizationFor(this.db, email);
-      outgoing = await this.builder.build(email, message, domain, { verpSecret: this.ctx.verpSecret, trackingSecret: this.trackingSecret }, personal);
+      outgoing = await this.builder.build(email, message, domain, { verpSecret: this.ctx.verpSecret, trackingSecret: this.trackingSecret }, personal, currentTraceparent());
     } catch (error) {
       if (!(error instanceof BuildError)) throw error; // the build worker died: try again later
       // A message that cannot be composed or signed will not get better by waiting.
@@ -190,9 +192,13 @@ export class DeliveryWorker {
       await recordFailed(this.db, email.id, `The message could not be built: ${error.message}`);
       return;
     }
+    if (outgoing.span) {
+      recordSpan('email.build', outgoing.span.traceparent, outgoing.span.startMs, outgoing.span.endMs, { [EMAIL_ID]: email.id, 'postlane.message_bytes': outgoing.raw.length, 'postlane.dkim_domain': domain.name });
+    }
     if (outgoing.tracked) await storeTrackingLinks(this.db, email, outgoing.tracked);
 
-    const outcome = await this.delivery().deliver({ from: outgoing.envelopeFrom, to: email.to, raw: outgoing.raw, priority: priorityOf(email.source) });
+    const delivery = { from: outgoing.envelopeFrom, to: email.to, raw: outgoing.raw, priority: priorityOf(email.source) };
+    const outcome = tracingOn ? await this.deliverTraced(email.id, delivery) : await this.delivery().deliver(delivery);
     // No slot at the destination in time: not an attempt, just later (the queue waits its turn).
     if (outcome.deferredUntilMs !== undefined) throw new RetryJobAt(outcome.deferredUntilMs, outcome.response);
     if (metricsEnabled()) {
@@ -213,6 +219,20 @@ export class DeliveryWorker {
     } else {
       await this.temporaryFailure(job, email, outcome);
     }
+  }
+
+  /** The SMTP exchange as a client span: where it went and what the server answered. */
+  private deliverTraced(emailId: string, delivery: Parameters<SmtpDelivery['deliver']>[0]): Promise<DeliveryOutcome> {
+    return inSpan('smtp.deliver', { kind: SpanKind.CLIENT, attributes: { [EMAIL_ID]: emailId } }, async (span) => {
+      const outcome = await this.delivery().deliver(delivery);
+      span?.setAttributes({
+        'postlane.outcome': outcome.kind,
+        ...(outcome.mxHost ? { 'server.address': outcome.mxHost } : {}),
+        ...(outcome.code !== undefined && outcome.code !== null ? { 'smtp.response.code': outcome.code } : {}),
+        ...(outcome.tls ? { 'postlane.tls': outcome.tls } : {}),
+      });
+      return outcome;
+    });
   }
 
   /** Records a journaled outcome, retrying while the database is away (a PostgreSQL restart):
