@@ -10,7 +10,7 @@ import { startWebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { startPostlane } from '../../src/server.ts';
 import { createWorkspace, updateWorkspace } from '../../src/resources/workspaces/service.ts';
 import { resetClock, shiftClock } from '../../src/platform/clock.ts';
-import { DELIVER_LEASE_MS } from '../../src/resources/emails/delivery/worker.ts';
+import { DELIVER_LEASE_MS } from '../../src/resources/emails/service.ts';
 import { allRuns, manualGraph, startedAutomation } from './helpers.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { startStallingMta, type StallingMta } from '../helpers/stalling-mta.ts';
 import { databaseUrlOf, eventually, freePort, startChildApp, type ChildApp } from '../helpers/app.ts';
 import { startSendingApp, type SendingApp } from '../helpers/sending.ts';
-import { DELIVER_LEASE_MS } from '../../src/resources/emails/delivery/worker.ts';
+import { DELIVER_LEASE_MS } from '../../src/resources/emails/service.ts';
 import { audience, CONTENT } from './helpers.ts';
 import { seedAudience } from './seed.ts';
 

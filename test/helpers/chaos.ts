@@ -16,7 +16,7 @@ import { startSendingApp } from './sending.ts';
 import { submit } from '../smtp/helpers.ts';
 import { startStallingMta } from './stalling-mta.ts';
 import { updateWorkspace } from '../../src/resources/workspaces/service.ts';
-import { DELIVER_LEASE_MS } from '../../src/resources/emails/delivery/worker.ts';
+import { DELIVER_LEASE_MS } from '../../src/resources/emails/service.ts';
 import { audience, CONTENT } from '../campaigns/helpers.ts';
 import { seedAudience } from '../campaigns/seed.ts';
 

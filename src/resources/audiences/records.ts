@@ -5,11 +5,12 @@ import type { Executor } from '../../platform/db/database.ts';
 import { looksLikeId } from '../../platform/ids.ts';
 import { preparedQuery } from '../../platform/db/prepared.ts';
 import type { AudiencesTable, SubscribersTable } from './tables.ts';
-import type { ContactsTable } from '../contacts/tables.ts';
+import type { Database } from '../../platform/db/schema.ts';
 
 export type AudienceRow = Selectable<AudiencesTable>;
 export type SubscriberRow = Selectable<SubscribersTable>;
-type ContactRow = Selectable<ContactsTable>;
+/** Contact rows as the query builder knows them (contacts/tables.ts declares the table). */
+type ContactRow = Selectable<Database['contacts']>;
 
 /** What a confirmation or double opt-in email says. */
 export interface AudienceEmailSettings {
@@ -32,6 +33,16 @@ export interface DoubleOptInSettings {
 export interface ConfirmationEmailSettings {
   enabled: boolean;
   email: AudienceEmailSettings & { button_url: string | null };
+}
+
+/** Stored settings of an audience (already checked by the caller). */
+export interface AudienceSettings {
+  visibility?: 'public' | 'private';
+  public_name?: string | null;
+  public_description?: string | null;
+  double_opt_in?: object | null;
+  confirmation_email?: object | null;
+  unengaged?: object | null;
 }
 
 export interface UnengagedSettings {

@@ -12,12 +12,14 @@ import { nowIso } from '../../platform/clock.ts';
 import { emitEvent } from '../../platform/events.ts';
 import { conflictError, plainError } from '../../platform/http/errors.ts';
 import { findContact, findOrCreateContact, type ContactFields } from '../contacts/service.ts';
-import { audienceEventObject, audienceObject, findAudience, type AudienceRow, type SubscriberRow } from './records.ts';
+import { audienceEventObject, audienceObject, findAudience, type AudienceRow, type AudienceSettings, type SubscriberRow } from './records.ts';
 import { subscribeContact, setSubscribed, deleteSubscriber, findMembership, removeContactFromAudience, type SubscribeOutcome } from './subscribers.ts';
 import { usageOf, workspacePlan, type Usage } from './caps.ts';
 
 export * from './records.ts';
 export { subscribeContact, setSubscribed, deleteSubscriber, findMembership, removeContactFromAudience, insertMemberships, type SubscribeOutcome } from './subscribers.ts';
+export { UsageError } from './schemas.ts';
+export { answerErrorsAsPages, messagePage, PAGE_BODY_LIMIT, sendPage } from './pages.ts';
 export { SUBSCRIBER_LIMITS, subscriberLimitError, takeSubscriberPlaces, releaseSubscriberPlaces, usageOf, type Usage } from './caps.ts';
 
 const NOT_FOUND = 'Audience not found';
@@ -28,16 +30,6 @@ export async function requireAudience(db: Executor, workspaceId: string, idOrNam
   const row = await findAudience(db, workspaceId, idOrName);
   if (!row) throw plainError(404, NOT_FOUND);
   return row;
-}
-
-/** Stored settings of an audience (already checked by the caller). */
-export interface AudienceSettings {
-  visibility?: 'public' | 'private';
-  public_name?: string | null;
-  public_description?: string | null;
-  double_opt_in?: object | null;
-  confirmation_email?: object | null;
-  unengaged?: object | null;
 }
 
 function settingsColumns(settings: AudienceSettings): Partial<AudienceRow> {

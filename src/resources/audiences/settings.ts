@@ -8,9 +8,8 @@ import type { Executor } from '../../platform/db/database.ts';
 import { plainError } from '../../platform/http/errors.ts';
 import { nullable } from '../../platform/http/responses.ts';
 import { findSendingDomain } from '../domains/service.ts';
-import { domainOf, parseAddressField } from '../emails/addresses.ts';
-import { confirmationEmailOf, doubleOptInOf, unengagedOf, type AudienceEmailSettings, type AudienceRow } from './records.ts';
-import type { AudienceSettings } from './service.ts';
+import { domainOf, parseAddressField } from '../emails/service.ts';
+import { confirmationEmailOf, doubleOptInOf, unengagedOf, type AudienceEmailSettings, type AudienceRow, type AudienceSettings } from './records.ts';
 
 const optionalText = (max: number, description: string) => Type.Optional(Type.Union([Type.String({ maxLength: max }), Type.Null()], { description }));
 const emailFields = {

@@ -9,9 +9,10 @@ import { emitEvent } from '../../platform/events.ts';
 import { releaseSubscriberPlaces, takeSubscriberPlaces, takeSubscriberPlacesAtCommit, workspacePlan } from './caps.ts';
 import { subscriberObject, type AudienceRow, type SubscriberRow } from './records.ts';
 import type { Selectable } from 'kysely';
-import type { ContactsTable } from '../contacts/tables.ts';
+import type { Database } from '../../platform/db/schema.ts';
 
-type ContactRow = Selectable<ContactsTable>;
+/** Contact rows as the query builder knows them (contacts/tables.ts declares the table). */
+type ContactRow = Selectable<Database['contacts']>;
 type AudienceRef = Pick<AudienceRow, 'id' | 'name'>;
 
 export type SubscribeOutcome = 'created' | 'resubscribed' | 'already_subscribed' | 'kept_unsubscribed';

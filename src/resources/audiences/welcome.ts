@@ -7,9 +7,7 @@
 import type { AppContext } from '../../platform/context.ts';
 import type { Principal } from '../../platform/http/auth.ts';
 import { escapeHtml } from './pages.ts';
-import { acceptMessage } from '../emails/accept.ts';
-import { parseAddressField } from '../emails/addresses.ts';
-import type { StoredMessage } from '../emails/content.ts';
+import { acceptMessage, parseAddressField, type StoredMessage } from '../emails/service.ts';
 import { confirmationEmailOf, type AudienceRow, type ConfirmationEmailSettings } from './records.ts';
 import type { SubscribeOutcome } from './subscribers.ts';
 

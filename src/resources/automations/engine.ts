@@ -31,11 +31,9 @@ import { fetchPinned, parseHttpUrl, resolvePublicAddress, FetchError, UrlRefused
 import { normalizeFilter, type WebhookFilter } from '../webhooks/filter.ts';
 import { automationFilterMatches, automationRuleMatches } from './filter.ts';
 import { resolverFor } from '../webhooks/service.ts';
-import { buildSendRequest } from '../emails/send-request.ts';
-import { acceptMessage } from '../emails/accept.ts';
+import { buildSendRequest, acceptMessage, forwardEmail } from '../emails/service.ts';
 import { feedbackId } from '../../mail/feedback-id.ts';
 import { unsubscribeUrl } from '../campaigns/service.ts';
-import { forwardEmail } from '../emails/forward.ts';
 import { customFieldsOf, findContact, findContactByEmail, findOrCreateContact, updateContact, type ContactRow } from '../contacts/service.ts';
 import { findAudience, removeContactFromAudience, subscribeContact } from '../audiences/service.ts';
 import { createSuppression, deleteSuppression } from '../suppressions/service.ts';

@@ -13,7 +13,7 @@ import { perPageList, type Query } from '../../platform/http/lists.ts';
 import { findSendingDomain } from '../domains/service.ts';
 import { resolveTemplateForSend } from '../templates/service.ts';
 import { findAudience } from '../audiences/service.ts';
-import { parseAddressField, domainOf } from '../emails/addresses.ts';
+import { parseAddressField, domainOf } from '../emails/service.ts';
 import { resolverFor } from '../webhooks/service.ts';
 import { parseHttpUrl, resolvePublicAddress, UrlRefusedError } from '../../platform/net.ts';
 import {

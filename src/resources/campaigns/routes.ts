@@ -9,7 +9,7 @@ import type { Query } from '../../platform/http/lists.ts';
 import { registerJobHandler } from '../../platform/jobs.ts';
 import { subscribeToEvents } from '../../platform/events.ts';
 import { errorResponses } from '../../platform/http/responses.ts';
-import { forgetPersonalizers, registerPersonalizer } from '../emails/delivery/personalize.ts';
+import { forgetPersonalizers, registerPersonalizer } from '../emails/service.ts';
 import * as S from './schemas.ts';
 import {
   archiveCampaign,

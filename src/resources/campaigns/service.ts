@@ -17,7 +17,7 @@ import type { AppContext } from '../../platform/context.ts';
 import { getWorkspace } from '../workspaces/service.ts';
 import { findSendingDomain } from '../domains/service.ts';
 import { audiencesAmong } from '../audiences/service.ts';
-import { parseScheduledAt } from '../emails/scheduling.ts';
+import { parseScheduledAt } from '../emails/service.ts';
 import { CAMPAIGN_STATUSES, CONTENT_TYPES } from './schemas.ts';
 import {
   campaignEventObject,

@@ -16,7 +16,7 @@ import { looksLikeId } from '../../platform/ids.ts';
 import { nowIso } from '../../platform/clock.ts';
 import { unsubscribeContact } from '../contacts/service.ts';
 import { findContactById } from '../contacts/service.ts';
-import { answerErrorsAsPages, messagePage, PAGE_BODY_LIMIT, sendPage } from '../audiences/pages.ts';
+import { answerErrorsAsPages, messagePage, PAGE_BODY_LIMIT, sendPage } from '../audiences/service.ts';
 import { returnPathDomain, verpAddress } from '../../mail/verp.ts';
 import { recipientsOf } from './records.ts';
 

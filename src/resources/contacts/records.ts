@@ -4,11 +4,11 @@ import type { Selectable } from 'kysely';
 import type { Executor } from '../../platform/db/database.ts';
 import { looksLikeId } from '../../platform/ids.ts';
 import { preparedQuery } from '../../platform/db/prepared.ts';
-import { customFieldsOf, type Membership } from '../audiences/records.ts';
+import { customFieldsOf, type Membership } from '../audiences/index.ts';
 import { normalizeAddress } from '../../platform/addresses.ts';
 import type { ContactsTable } from './tables.ts';
 
-export { customFieldsOf, membershipsOf, type Membership } from '../audiences/records.ts';
+export { customFieldsOf, membershipsOf, type Membership } from '../audiences/index.ts';
 
 export type ContactRow = Selectable<ContactsTable>;
 

@@ -6,7 +6,7 @@ import type { Query } from '../../platform/http/lists.ts';
 import { plainError } from '../../platform/http/errors.ts';
 import { errorResponses } from '../../platform/http/responses.ts';
 import * as S from './schemas.ts';
-import { UsageError } from '../audiences/schemas.ts';
+import { UsageError } from '../audiences/service.ts';
 import { listContacts } from './list.ts';
 import { registerContactTransfers } from './transfer-routes.ts';
 import { contactDetails, contactObject, createContactNow, deleteContact, requireContact, updateContact } from './service.ts';

@@ -11,8 +11,7 @@ import { emitEvent } from '../../platform/events.ts';
 import { conflictError, plainError } from '../../platform/http/errors.ts';
 import { requireAddress } from '../../platform/addresses.ts';
 import { validateCustomFields } from '../custom-fields/service.ts';
-import { audiencesAmong, type Membership } from '../audiences/records.ts';
-import { deleteMemberships, emitSubscriberEvents, insertMemberships, setSubscribed } from '../audiences/subscribers.ts';
+import { audiencesAmong, deleteMemberships, emitSubscriberEvents, insertMemberships, setSubscribed, type Membership } from '../audiences/index.ts';
 import {
   contactEventObject,
   contactObject,

@@ -12,7 +12,7 @@ import { applyListQuery, pageLimitList, type ListSpec, type Query } from '../../
 import { checkFieldValues, FIELD_TYPES, type FieldDefinition, type FieldDefinitions, type FieldType } from './values.ts';
 import type { CustomFieldsTable } from './tables.ts';
 
-export { checkFieldValue, checkFieldValues, isIsoDate, FIELD_TYPES, type FieldDefinitions, type FieldType } from './values.ts';
+export { checkFieldValue, checkFieldValues, isIsoDate, FIELD_TYPES, type FieldDefinition, type FieldDefinitions, type FieldType } from './values.ts';
 
 type FieldRow = Selectable<CustomFieldsTable>;
 

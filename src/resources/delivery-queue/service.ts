@@ -8,7 +8,7 @@ import { nowIso, nowMs } from '../../platform/clock.ts';
 import { emitEvent } from '../../platform/events.ts';
 import { fieldValidationError, messageError } from '../../platform/http/errors.ts';
 import { newId } from '../../platform/ids.ts';
-import { emailEventObject } from '../emails/objects.ts';
+import { emailEventObject } from '../emails/service.ts';
 import type { DestinationState } from '../../mail/shaping.ts';
 import type { DeliveryHoldsTable } from './tables.ts';
 

@@ -10,7 +10,7 @@ import { ApiError, messageError, plainError } from '../../platform/http/errors.t
 import { emailToken, newId } from '../../platform/ids.ts';
 import { isoFromDate, nowIso, nowMs } from '../../platform/clock.ts';
 import { emitEvents, type EventToEmit } from '../../platform/events.ts';
-import { enqueueJob, jobInsertPart } from '../../platform/jobs.ts';
+import { enqueueJob, jobInsertPart, JOB_LEASE_MS } from '../../platform/jobs.ts';
 import { spendCreditsAtCommit } from '../../platform/credits.ts';
 import { checkSendLimits, countSends, sendLimitsRead, pruneLimitCountersNowAndThen, rateLimitHeaders, type SendLimitState } from '../../platform/limits.ts';
 import { prefetch, preparedQuery } from '../../platform/db/prepared.ts';
@@ -28,6 +28,10 @@ export const DELIVER_JOB = 'email.deliver';
 /** Deliveries of campaign mail: their own job type and worker share, so a large campaign never
  *  queues ahead of transactional mail (architecture.md). Same handler as DELIVER_JOB. */
 export const CAMPAIGN_DELIVER_JOB = 'email.deliver.campaign';
+/** Lease of a deliver job, renewed by the job runner while its SMTP exchange lasts: a dead
+ *  worker's deliveries resume within this time. Here, beside the job names, so that what waits
+ *  as long as a delivery (owner notices) reads it without loading the delivery engine. */
+export const DELIVER_LEASE_MS = JOB_LEASE_MS;
 
 export type TrackingRequest = boolean | { loads?: boolean; clicks?: boolean } | undefined;
 

@@ -4,8 +4,8 @@
 import type { Resource } from '../../platform/resource.ts';
 import type { Db } from '../../platform/db/database.ts';
 import { registerJobHandler, type Job } from '../../platform/jobs.ts';
-import { CAMPAIGN_DELIVER_JOB, DELIVER_JOB } from './accept.ts';
-import { DeliveryWorker, DELIVER_LEASE_MS } from './delivery/worker.ts';
+import { CAMPAIGN_DELIVER_JOB, DELIVER_JOB, DELIVER_LEASE_MS } from './accept.ts';
+import { DeliveryWorker } from './delivery/worker.ts';
 
 const workers = new Map<Db, DeliveryWorker>();
 

@@ -11,7 +11,7 @@ import { registerJobHandler, type Job } from '../../platform/jobs.ts';
 import { ksuid } from '../../platform/ids.ts';
 import { composeMessage } from '../../mail/compose.ts';
 import { createOutboundDelivery, type SmtpDelivery } from '../../mail/smtp-delivery.ts';
-import { DELIVER_LEASE_MS } from '../emails/delivery/worker.ts';
+import { DELIVER_LEASE_MS } from '../emails/service.ts';
 import { NOTIFY_JOB, type NotifyPayload } from './service.ts';
 
 class NoticeSender {

@@ -7,9 +7,7 @@ import { dialectOf } from '../../platform/db/database.ts';
 import { isoFromMs, nowIso, nowMs } from '../../platform/clock.ts';
 import { emitEvent } from '../../platform/events.ts';
 import { newId } from '../../platform/ids.ts';
-import { parseMeta, type EmailRow } from '../emails/objects.ts';
-import { advanceEngagement } from '../emails/delivery/outcomes.ts';
-import type { TrackingLinksTable } from '../emails/delivery/tables.ts';
+import { parseMeta, type EmailRow, advanceEngagement, type TrackingLinksTable } from '../emails/service.ts';
 
 /** Repeated opens (image reloads, proxies) and double clicks inside this window are one event. */
 export const DEDUP_WINDOW_MS = 60_000;

@@ -10,7 +10,7 @@ import { startSendingApp, type SendingApp } from '../../helpers/sending.ts';
 import { updateWorkspace } from '../../../src/resources/workspaces/service.ts';
 import { enqueueJob } from '../../../src/platform/jobs.ts';
 import { nowMs } from '../../../src/platform/clock.ts';
-import { DELIVER_LEASE_MS } from '../../../src/resources/emails/delivery/worker.ts';
+import { DELIVER_LEASE_MS } from '../../../src/resources/emails/service.ts';
 
 let app: SendingApp;
 let mta: Awaited<ReturnType<typeof startStallingMta>>;

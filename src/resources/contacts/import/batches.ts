@@ -3,7 +3,7 @@
 // an address repeats (a second row for the same address goes into the next batch, where it
 // finds the contact the first one made: the same outcome as when the rows are far apart).
 // Runs in the import's worker thread (parse-worker.ts).
-import type { FieldDefinitions } from '../../custom-fields/values.ts';
+import type { FieldDefinitions } from '../../custom-fields/service.ts';
 import { ColumnMap, hasEmailColumn, readRow, type ImportRow } from './rows.ts';
 import { ImportFileError, type ImportFormat, type SourceRow } from './sources.ts';
 

@@ -14,8 +14,7 @@
 import type { Db, Executor } from '../../../platform/db/database.ts';
 import { nowIso } from '../../../platform/clock.ts';
 import { plainError } from '../../../platform/http/errors.ts';
-import { findAudience, type AudienceRow, type SubscriberRow } from '../../audiences/records.ts';
-import { takeSubscriberPlaces, workspacePlan, SUBSCRIBER_LIMITS } from '../../audiences/caps.ts';
+import { findAudience, takeSubscriberPlaces, workspacePlan, SUBSCRIBER_LIMITS, type AudienceRow, type SubscriberRow } from '../../audiences/index.ts';
 import type { Plan } from '../../workspaces/service.ts';
 import type { ContactRow } from '../records.ts';
 import { collectGarbage } from './memory.ts';

@@ -5,7 +5,7 @@
 // process's memory stays flat whatever the file's size, and parsing runs beside the writes.
 import { parentPort, workerData } from 'node:worker_threads';
 import { Readable } from 'node:stream';
-import type { FieldDefinition } from '../../custom-fields/values.ts';
+import type { FieldDefinition } from '../../custom-fields/service.ts';
 import { batchesOf } from './batches.ts';
 import { csvRows, ImportFileError, jsonRows, type ImportFormat } from './sources.ts';
 

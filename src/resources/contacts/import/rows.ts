@@ -4,6 +4,8 @@
 // name. The export's own columns (id, audiences, created_at, updated_at) are ignored, so an
 // export imports back. An empty cell gives nothing (it never clears a value).
 import { normalizeAddress } from '../../../platform/addresses.ts';
+// values.ts, not custom-fields/service.ts (a known exception of the walls): rows are checked in
+// the parse threads (parse-worker.ts), which must not load the database layer service.ts imports.
 import { checkFieldValue, type FieldDefinitions } from '../../custom-fields/values.ts';
 import { MAX_COLUMNS, type SourceRow } from './sources.ts';
 

@@ -2,7 +2,7 @@
 // it asks for them and yields the batches it posts; a file error it meets is thrown here, as
 // an ImportFileError, after every batch before it.
 import { Worker } from 'node:worker_threads';
-import type { FieldDefinitions } from '../../custom-fields/values.ts';
+import type { FieldDefinitions } from '../../custom-fields/service.ts';
 import type { ParsedBatch } from './batches.ts';
 import type { FromWorker, ToWorker, WorkerInput } from './parse-worker.ts';
 import { ImportFileError, type ImportFormat } from './sources.ts';

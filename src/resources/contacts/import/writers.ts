@@ -13,7 +13,7 @@ import { CompiledQuery } from 'kysely';
 import type { Executor } from '../../../platform/db/database.ts';
 import { dialectOf } from '../../../platform/db/database.ts';
 import type { ContactRow } from '../records.ts';
-import type { SubscriberRow } from '../../audiences/records.ts';
+import type { SubscriberRow } from '../../audiences/index.ts';
 
 const CONTACT_COLUMNS = ['id', 'workspace_id', 'email', 'first_name', 'last_name', 'custom_fields', 'unsubscribed', 'created_at', 'updated_at'] as const;
 const SUBSCRIBER_COLUMNS = ['id', 'workspace_id', 'audience_id', 'contact_id', 'subscribed', 'subscribed_at', 'unsubscribed_at', 'created_at', 'updated_at'] as const;

@@ -17,7 +17,7 @@
 import type { AppContext } from '../../../platform/context.ts';
 import type { Db } from '../../../platform/db/database.ts';
 import { isoFromMs, nowMs } from '../../../platform/clock.ts';
-import { JOB_COMPLETED, JOB_LEASE_MS, RetryJobAt, type Job } from '../../../platform/jobs.ts';
+import { JOB_COMPLETED, RetryJobAt, type Job } from '../../../platform/jobs.ts';
 import { createOutboundDelivery, type DeliveryOutcome, type SmtpDelivery } from '../../../mail/smtp-delivery.ts';
 import { findSendingDomainById, type SendingDomain } from '../../domains/service.ts';
 import { BuildError, BuildPool } from './build-pool.ts';
@@ -41,9 +41,6 @@ const STATE_SNAPSHOT_MS = 5_000;
 const BULK_SOURCES = new Set(['campaign', 'automation', 'broadcast', 'bulk']);
 export const priorityOf = (source: string): Priority => (BULK_SOURCES.has(source) ? 'bulk' : 'transactional');
 
-/** Lease of a deliver job, renewed by the job runner while its SMTP exchange lasts: a dead
- *  worker's deliveries resume within this time. */
-export const DELIVER_LEASE_MS = JOB_LEASE_MS;
 const RETRY_BASE_MS = 60_000;
 const RETRY_CAP_MS = 60 * 60 * 1000;
 const DOMAIN_CACHE_MS = 30_000;
