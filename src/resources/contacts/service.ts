@@ -8,7 +8,7 @@ import { groupCommit } from '../../platform/db/group-commit.ts';
 import { newId } from '../../platform/ids.ts';
 import { nowIso } from '../../platform/clock.ts';
 import { emitEvent } from '../../platform/events.ts';
-import { conflictError, plainError } from '../../platform/http/errors.ts';
+import { ApiError, conflictError, plainError } from '../../platform/http/errors.ts';
 import { requireAddress } from '../../platform/addresses.ts';
 import { validateCustomFields } from '../custom-fields/service.ts';
 import { audiencesAmong, deleteMemberships, emitSubscriberEvents, insertMemberships, setSubscribed, type Membership } from '../audiences/index.ts';
@@ -128,8 +128,18 @@ export async function findOrCreateContact(
   options: { overwrite?: boolean } = {},
 ): Promise<{ contact: ContactRow; created: boolean }> {
   const email = requireAddress(input.email);
-  const existing = await findContact(tx, workspaceId, email);
-  if (!existing) return { contact: (await createContact(tx, workspaceId, { ...input, email })).contact, created: true };
+  let existing = await findContact(tx, workspaceId, email);
+  if (!existing) {
+    try {
+      return { contact: (await createContact(tx, workspaceId, { ...input, email })).contact, created: true };
+    } catch (error) {
+      // Another request committed the address since the look-up above (PostgreSQL reads each
+      // statement afresh): createContact's own check refused it before writing, so it is found.
+      if (!(error instanceof ApiError && error.status === 409)) throw error;
+      existing = await findContact(tx, workspaceId, email);
+      if (!existing) throw error;
+    }
+  }
   if (!options.overwrite) return { contact: existing, created: false };
   const { first_name, last_name, custom_fields } = input;
   return { contact: await updateContact(tx, workspaceId, existing, { first_name, last_name, custom_fields }), created: false };
