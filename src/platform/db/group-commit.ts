@@ -16,6 +16,7 @@ import { dialectOf, runInTransactionNow, type Db, type Executor } from './databa
 import { collectHotWrites, commitWithHotWrites, dropHotWritesSince, hotWritesMark } from './hot-rows.ts';
 import { forgetPrefetched, prefetchForEach, useFetchedAhead, type PrefetchRead } from './prepared.ts';
 import { deferred, isPipelinedWriteFailure } from './pg-client.ts';
+import { isLockConflict } from './transact.ts';
 
 type Work<T> = (tx: Executor) => Promise<T>;
 
@@ -247,9 +248,6 @@ class PostgresGroupCommitter extends Committer {
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
-
-// Deadlock detected, or a serialization failure.
-const isLockConflict = (error: unknown) => ['40P01', '40001'].includes((error as { code?: string })?.code ?? '');
 
 async function settle(item: Pending, run: () => Promise<unknown>): Promise<void> {
   try {

@@ -9,10 +9,14 @@ import type { Transaction } from 'kysely';
 import type { Database } from './schema.ts';
 import type { Db } from './database.ts';
 
-const RETRYABLE = new Set(['40P01', '40001', '23505']);
 const ATTEMPTS = 4;
 
-export const isRetryableConflict = (error: unknown): boolean => RETRYABLE.has((error as { code?: string } | null)?.code ?? '');
+const sqlState = (error: unknown): string => (error as { code?: string } | null)?.code ?? '';
+
+/** A deadlock victim (40P01) or a serialization failure (40001): groupCommit runs these again too. */
+export const isLockConflict = (error: unknown): boolean => ['40P01', '40001'].includes(sqlState(error));
+
+export const isRetryableConflict = (error: unknown): boolean => isLockConflict(error) || sqlState(error) === '23505';
 
 export async function transact<T>(db: Db, body: (tx: Transaction<Database>) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {

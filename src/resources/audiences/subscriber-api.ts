@@ -8,7 +8,7 @@ import { normalizeAddress } from '../../platform/addresses.ts';
 import { findContact, findContactById, findOrCreateContact, updateContact, type ContactFields, type ContactRow } from '../contacts/service.ts';
 import { doubleOptInOf, subscriberObject, type AudienceRow, type SubscriberRow } from './records.ts';
 import { deleteSubscriber, findMembership, setSubscribed, subscribeContact } from './subscribers.ts';
-import { addSubscriber, audienceUsage } from './service.ts';
+import { addSubscriber, audienceUsage, requireAudience } from './service.ts';
 import { requestConfirmation } from './confirmations.ts';
 import { sendWelcome } from './welcome.ts';
 import type { AppContext } from '../../platform/context.ts';
@@ -77,7 +77,7 @@ export async function bulkAddSubscribers(db: Db, workspaceId: string, audience: 
       else counts.already_subscribed++;
       if (contactCreated) counts.contacts_created++;
     }
-    const fresh = await currentAudience(tx, audience.id);
+    const fresh = await requireAudience(tx, workspaceId, audience.id);
     return { object: 'bulk_result' as const, ...counts, usage: await audienceUsage(tx, workspaceId, fresh) };
   });
 }
@@ -96,16 +96,9 @@ export async function bulkRemoveSubscribers(db: Db, workspaceId: string, audienc
         else throw error;
       }
     }
-    const fresh = await currentAudience(tx, audience.id);
+    const fresh = await requireAudience(tx, workspaceId, audience.id);
     return { object: 'bulk_result' as const, removed, not_found: notFound, usage: await audienceUsage(tx, workspaceId, fresh) };
   });
-}
-
-/** The audience as this transaction sees it now; 404 when another request deleted it meanwhile. */
-async function currentAudience(tx: Executor, id: string): Promise<AudienceRow> {
-  const row = await tx.selectFrom('audiences').selectAll().where('id', '=', id).executeTakeFirst();
-  if (!row) throw plainError(404, 'Audience not found');
-  return row;
 }
 
 export type PublicOutcome = 'subscribed' | 'already_subscribed' | 'pending_confirmation';
