@@ -42,13 +42,17 @@ export async function startChild(script: string, args: string[], env: Record<str
   return {
     url,
     output: () => output,
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
+    stop: () => stopChildProcess(child),
   };
+}
+
+/** SIGTERM, resolved once the process has exited (at once when it already has). */
+export function stopChildProcess(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
 }
 
 const MAIN = join(import.meta.dirname, '..', 'src', 'main.ts');

@@ -20,7 +20,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { Scenario } from '../run.ts';
-import { freePort, keepAliveClient, postlanePid, startChild, startPostlane, treeCpuSeconds, type ChildServer } from '../lib.ts';
+import { freePort, keepAliveClient, postlanePid, startChild, startPostlane, stopChildProcess, treeCpuSeconds, type ChildServer } from '../lib.ts';
 import { startDnsServer } from '../../test/helpers/dns-server.ts';
 import { startStallingMta, type StallingMta } from '../../test/helpers/stalling-mta.ts';
 import { startPrivatePostgres } from '../../test/helpers/private-postgres.ts';
@@ -124,12 +124,7 @@ async function startWorker(env: Record<string, string>): Promise<{ process: Chil
   return {
     process: child,
     output: () => output,
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
+    stop: () => stopChildProcess(child),
   };
 }
 
