@@ -8847,6 +8847,260 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/automations/catalog": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The trigger and action catalogue
+         * @description Every trigger and action with its title, description, contexts and config as JSON Schema (what an automation builder draws its forms from).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The catalogue */
+                            data: {
+                                /** @description Every action */
+                                actions: {
+                                    /** @description The branches of its outgoing connections: default; yes_no (yes and no); variants (each variant key, and default); none (no outgoing connections) */
+                                    branching: string;
+                                    /** @description The config object as JSON Schema: its fields, types, which are required, defaults and descriptions */
+                                    config: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description The contexts it is valid in: contact, email, event */
+                                    contexts: string[];
+                                    /** @description What a step of it does */
+                                    description: string;
+                                    /** @description The action name */
+                                    name: string;
+                                    /** @description A short title */
+                                    title: string;
+                                }[];
+                                /** @description contact, email, event */
+                                contexts: string[];
+                                /** @description Every trigger */
+                                triggers: {
+                                    /** @description The config object as JSON Schema: its fields, types, which are required, defaults and descriptions */
+                                    config: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description The contexts it is valid in: contact, email, event */
+                                    contexts: string[];
+                                    /** @description When it fires */
+                                    description: string;
+                                    /** @description false: accepted in a graph but never fired */
+                                    fires: boolean;
+                                    /** @description The trigger name (event.* stands for every name starting event.) */
+                                    name: string;
+                                    /** @description A short title */
+                                    title: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/automations/validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check an automation without saving it
+         * @description Runs the checks of create with every action's config checked as update and start check it; nothing is saved. 200 with `valid` and `errors` keyed by field path.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description An automation as POST /automations takes it; nothing is saved. */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Connections: from (key), to (key), branch (yes/no after a condition, a variant key after an experiment, otherwise default) */
+                        connections?: unknown;
+                        /** @description contact, email or event (required) */
+                        context?: unknown;
+                        /** @description string or null */
+                        description?: unknown;
+                        /** @description Required, up to 191 characters */
+                        name?: unknown;
+                        /** @description on_step_failure (stop | skip, default stop), allow_reentry (boolean, default true), max_concurrent_runs (integer, 0 = unlimited), cooldown_seconds (integer) */
+                        settings?: unknown;
+                        /** @description Steps: key (unique), type (trigger | action), trigger (for triggers), action (for actions), config (object) */
+                        steps?: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The result of the checks */
+                            data: {
+                                /** @description Problems keyed by field path (steps.2.config.seconds), as a 400 from create, update or start gives them */
+                                errors: {
+                                    [key: string]: string[];
+                                };
+                                /** @description true when errors is empty: the automation could be saved and started as it is */
+                                valid: boolean;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["FieldValidationError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/campaigns": {
         parameters: {
             query?: never;

@@ -18,6 +18,9 @@ import { forgetSubscriptions, stopDeliveries } from './queue.ts';
 import type { WebhookRow } from './tables.ts';
 import { transact } from '../../platform/db/transact.ts';
 
+// The filter language, offered to the features that filter events too (automations).
+export { FILTER_OPERATORS, MAX_FILTER_RULES, normalizeFilter, valuesAt, type FilterRule, type WebhookFilter } from './filter.ts';
+
 /** Webhook endpoints per plan (https://emailit.com/docs/limits.md). */
 export const WEBHOOK_LIMITS: Record<Plan, number> = { payg: 3, pro: 10, business: 100, custom: 100 };
 
