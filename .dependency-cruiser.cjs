@@ -11,7 +11,7 @@ const BROWSER_SHARED = [
   '^src/resources/forms/definition\\.ts$',
   '^src/resources/forms/embed/',
   '^src/resources/automations/graph\\.ts$',
-  '^src/resources/webhooks/filter\\.ts$',
+  '^src/platform/event-filter\\.ts$',
 ];
 
 /** @type {import('dependency-cruiser').IConfiguration} */

@@ -4,7 +4,7 @@
 // a context leading to the same first action). The checks of each config are checks.ts's, with
 // each action's module (actions/). Problems are collected by field path (`steps.2.config.seconds`).
 // The dashboard runs these structure checks too, so this file imports no server module.
-import { FilterError, normalizeFilter, type WebhookFilter } from '../webhooks/filter.ts';
+import { FilterError, normalizeFilter, type WebhookFilter } from '../../platform/event-filter.ts';
 
 export const CONTEXTS = ['contact', 'email', 'event'] as const;
 export type AutomationContext = (typeof CONTEXTS)[number];
