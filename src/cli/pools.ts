@@ -15,7 +15,8 @@ const describe = (assignment: PoolAssignment) =>
   (['all', 'transactional', 'bulk'] as const).map((kind) => `${kind} ${assignment[kind] ?? '-'}`).join(', ');
 
 export async function poolsCommand(args: string[]): Promise<number> {
-  const [action = 'list', ...rest] = args;
+  // `postlane pools --json` lists, as `postlane pools list --json` does.
+  const [action, ...rest] = args[0] === undefined || args[0].startsWith('--') ? ['list', ...args] : args;
   const { values } = parseArgs({
     args: rest,
     options: { workspace: { type: 'string' }, all: { type: 'string' }, transactional: { type: 'string' }, bulk: { type: 'string' }, json: { type: 'boolean' } },
