@@ -31,6 +31,10 @@ async function deliver(api: ApiClient, from: string, to: string) {
   await app.waitForStatus(res.body.id, 'delivered');
   const message = app.sink.messages.find((m) => m.rcptTo.includes(to));
   assert.ok(message, `the sink got the message to ${to}`);
+  // The email's delivery attempt names the source address it left from.
+  const email = await api.get(`/v2/emails/${res.body.id}`);
+  assert.equal(email.status, 200, email.text);
+  assert.deepEqual(email.body.attempts.map((a: { outcome: string; source_address: string | null }) => [a.outcome, a.source_address]), [['delivered', message.remoteAddress]]);
   return message;
 }
 
