@@ -43,7 +43,7 @@ const USAGE = `usage: postlane <command>
   delivery hold [--workspace ID] [--destination D] [--domain D] [--reason R] [--json]   hold queued deliveries
   delivery holds [--workspace ID] [--json] | delivery release HOLD_ID [--json]
   delivery purge --workspace ID [--domain D] [--destination D] [--json]   cancel queued deliveries
-  pools [list] [--workspace ID] [--json]   IP pools (DELIVERY_IP_POOLS) and which workspace uses which
+  pools list [--workspace ID] [--json]     IP pools (DELIVERY_IP_POOLS) and which workspace uses which
   pools assign [--workspace ID] [--all P] [--transactional P] [--bulk P] [--json]   assign pools (none removes; no --workspace: every workspace)
   doctor [--json]                      check DNS, reverse DNS, port 25, TLS, blocklists, SPF/DKIM/DMARC, clock, disk, database;
                                        exit 1 when a blocker is found
