@@ -12963,6 +12963,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description The workspace's own assignment (null only in the operator's CLI view of no workspace) */
                             assignment: {
                                 /** @description Pool for all mail without a pool for its kind; null: none assigned */
                                 all: string | null;
@@ -13121,6 +13122,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description The workspace's own assignment (null only in the operator's CLI view of no workspace) */
                             assignment: {
                                 /** @description Pool for all mail without a pool for its kind; null: none assigned */
                                 all: string | null;

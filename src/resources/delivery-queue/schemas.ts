@@ -119,7 +119,7 @@ export const IpPoolList = Type.Object(
   {
     object: Type.Literal('ip_pool_list', { description: 'Always ip_pool_list' }),
     data: Type.Array(IpPool, { description: 'Every configured pool; empty without DELIVERY_IP_POOLS' }),
-    assignment: nullable(PoolAssignment),
+    assignment: Type.Union([PoolAssignment, Type.Null()], { description: "The workspace's own assignment (null only in the operator's CLI view of no workspace)" }),
     every_workspace: PoolAssignment,
     effective: Type.Object({ transactional: EffectivePool, bulk: EffectivePool }, { description: 'The pool each kind of mail of the workspace leaves from now' }),
   },
