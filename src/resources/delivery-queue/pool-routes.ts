@@ -1,7 +1,7 @@
 // IP pools over the API (docs/delivery.md, "IP pools"): the pools the operator configured
 // (DELIVERY_IP_POOLS) and which one the workspace's transactional and bulk mail leave from.
-// A workspace admin assigns its own workspace's pools; the assignment for every workspace is
-// the operator's (`postlane pools assign`).
+// Any member reads them (as the destinations' states); a workspace admin assigns its own
+// workspace's pools; the assignment for every workspace is the operator's (`postlane pools assign`).
 import type { FastifyInstance } from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import type { AppContext } from '../../platform/context.ts';
@@ -15,7 +15,6 @@ export function poolRoutes(app: FastifyInstance, ctx: AppContext, tags: string[]
   app.get(
     '/delivery/pools',
     {
-      config: admin,
       schema: {
         tags,
         description: "The IP pools outbound mail can leave from (source addresses and their HELO names), the workspace's assignment and the pool each kind of its mail uses now.",
