@@ -19,17 +19,29 @@ export async function poolsCommand(args: string[]): Promise<number> {
   const [action, ...rest] = args[0] === undefined || args[0].startsWith('--') ? ['list', ...args] : args;
   const { values } = parseArgs({
     args: rest,
-    options: { workspace: { type: 'string' }, all: { type: 'string' }, transactional: { type: 'string' }, bulk: { type: 'string' }, json: { type: 'boolean' } },
+    options: {
+      workspace: { type: 'string' },
+      all: { type: 'string' },
+      transactional: { type: 'string' },
+      bulk: { type: 'string' },
+      json: { type: 'boolean' },
+    },
   });
   const pools = loadConfig().ipPools;
   try {
     switch (action) {
       case 'list': {
-        const view = await withDatabase(async (db) => ({ ...(await poolsView(db, pools, values.workspace ?? null)), workspaces: await workspaceAssignments(db) }));
-        if (values.json) return out(view), 0;
-        if (view.data.length === 0) process.stdout.write('No IP pools are configured (DELIVERY_IP_POOLS): the OS chooses the source address.\n');
+        const view = await withDatabase(async (db) => ({
+          ...(await poolsView(db, pools, values.workspace ?? null)),
+          workspaces: await workspaceAssignments(db),
+        }));
+        if (values.json) return (out(view), 0);
+        if (view.data.length === 0)
+          process.stdout.write('No IP pools are configured (DELIVERY_IP_POOLS): the OS chooses the source address.\n');
         for (const pool of view.data) {
-          process.stdout.write(`${pool.name}${pool.default ? ' (default)' : ''}: ${pool.addresses.map((a) => `${a.address} as ${a.helo}`).join(', ')}\n`);
+          process.stdout.write(
+            `${pool.name}${pool.default ? ' (default)' : ''}: ${pool.addresses.map((a) => `${a.address} as ${a.helo}`).join(', ')}\n`,
+          );
         }
         process.stdout.write(`every workspace: ${describe(view.every_workspace)}\n`);
         for (const w of view.workspaces) process.stdout.write(`${w.workspace_id}: ${describe(w)}\n`);
@@ -41,12 +53,13 @@ export async function poolsCommand(args: string[]): Promise<number> {
           const value = values[kind];
           if (value !== undefined) input[kind] = value === 'none' ? null : value;
         }
-        if (Object.keys(input).length === 0) throw new UsageError('pools assign needs --all, --transactional or --bulk POOL (none removes one)');
+        if (Object.keys(input).length === 0)
+          throw new UsageError('pools assign needs --all, --transactional or --bulk POOL (none removes one)');
         const assignment = await withDatabase(async (db) => {
           if (values.workspace && !(await getWorkspace(db, values.workspace))) throw new UsageError(`no workspace ${values.workspace}`);
           return assignPools(db, pools, values.workspace ?? null, input);
         });
-        if (values.json) return out({ workspace_id: values.workspace ?? null, ...assignment }), 0;
+        if (values.json) return (out({ workspace_id: values.workspace ?? null, ...assignment }), 0);
         process.stdout.write(`${values.workspace ?? 'every workspace'}: ${describe(assignment)}\n`);
         return 0;
       }

@@ -42,18 +42,21 @@ export function parseIpPools(value: string | undefined | null, mailHostname: str
   } catch {
     throw new Error('DELIVERY_IP_POOLS must be JSON');
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('DELIVERY_IP_POOLS must be a JSON object of pools by name');
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new Error('DELIVERY_IP_POOLS must be a JSON object of pools by name');
   const pools: IpPool[] = [];
   let defaultPool: string | null = null;
   const seen = new Map<string, string>();
   for (const [rawName, spec] of Object.entries(parsed as Record<string, unknown>)) {
     const name = rawName.toLowerCase();
     if (!POOL_NAME.test(name)) throw new Error(`DELIVERY_IP_POOLS pool name "${rawName}" must be letters, digits, - or _ (at most 64)`);
-    if (!spec || typeof spec !== 'object' || Array.isArray(spec)) throw new Error(`DELIVERY_IP_POOLS ${name} must be an object with "addresses"`);
+    if (!spec || typeof spec !== 'object' || Array.isArray(spec))
+      throw new Error(`DELIVERY_IP_POOLS ${name} must be an object with "addresses"`);
     const { addresses, default: isDefault, ...rest } = spec as Record<string, unknown>;
     const unknown = Object.keys(rest);
     if (unknown.length) throw new Error(`DELIVERY_IP_POOLS ${name} has unknown field "${unknown[0]}" (addresses, default)`);
-    if (!Array.isArray(addresses) || addresses.length === 0) throw new Error(`DELIVERY_IP_POOLS ${name}.addresses must be a non-empty list`);
+    if (!Array.isArray(addresses) || addresses.length === 0)
+      throw new Error(`DELIVERY_IP_POOLS ${name}.addresses must be a non-empty list`);
     const list = addresses.map((entry, index) => poolAddress(entry, `${name}.addresses[${index}]`, mailHostname));
     for (const { address } of list) {
       // One address in two pools would share its connections and shaping state between them.
@@ -61,7 +64,8 @@ export function parseIpPools(value: string | undefined | null, mailHostname: str
       if (other) throw new Error(`DELIVERY_IP_POOLS address ${address} is in both ${other} and ${name}`);
       seen.set(address, name);
     }
-    if (isDefault !== undefined && typeof isDefault !== 'boolean') throw new Error(`DELIVERY_IP_POOLS ${name}.default must be true or false`);
+    if (isDefault !== undefined && typeof isDefault !== 'boolean')
+      throw new Error(`DELIVERY_IP_POOLS ${name}.default must be true or false`);
     if (isDefault) {
       if (defaultPool) throw new Error(`DELIVERY_IP_POOLS marks both ${defaultPool} and ${name} as default`);
       defaultPool = name;
@@ -73,7 +77,8 @@ export function parseIpPools(value: string | undefined | null, mailHostname: str
 
 function poolAddress(entry: unknown, where: string, mailHostname: string): PoolAddress {
   const spec = typeof entry === 'string' ? { address: entry } : entry;
-  if (!spec || typeof spec !== 'object' || Array.isArray(spec)) throw new Error(`DELIVERY_IP_POOLS ${where} must be an address or {"address", "helo"}`);
+  if (!spec || typeof spec !== 'object' || Array.isArray(spec))
+    throw new Error(`DELIVERY_IP_POOLS ${where} must be an address or {"address", "helo"}`);
   const { address, helo } = spec as Record<string, unknown>;
   if (typeof address !== 'string' || !isIP(address)) throw new Error(`DELIVERY_IP_POOLS ${where}.address must be an IP address`);
   const name = helo === undefined ? mailHostname : helo;

@@ -34,7 +34,10 @@ async function deliver(api: ApiClient, from: string, to: string) {
   // The email's delivery attempt names the source address it left from.
   const email = await api.get(`/v2/emails/${res.body.id}`);
   assert.equal(email.status, 200, email.text);
-  assert.deepEqual(email.body.attempts.map((a: { outcome: string; source_address: string | null }) => [a.outcome, a.source_address]), [['delivered', message.remoteAddress]]);
+  assert.deepEqual(
+    email.body.attempts.map((a: { outcome: string; source_address: string | null }) => [a.outcome, a.source_address]),
+    [['delivered', message.remoteAddress]],
+  );
   return message;
 }
 
@@ -54,12 +57,19 @@ test('the configured pools, the default, and assignments an admin makes', async 
   const unknown = await other.api.patch('/v2/delivery/pools/assignment', { all: 'beta', bulk: 'gamma' });
   assert.equal(unknown.status, 400, unknown.text);
   assert.match(unknown.body.errors.bulk[0], /No IP pool named "gamma"/);
-  assert.deepEqual((await other.api.get('/v2/delivery/pools')).body.assignment, { all: null, transactional: null, bulk: null }, 'nothing changed');
+  assert.deepEqual(
+    (await other.api.get('/v2/delivery/pools')).body.assignment,
+    { all: null, transactional: null, bulk: null },
+    'nothing changed',
+  );
 
   const assigned = await other.api.patch('/v2/delivery/pools/assignment', { all: 'Beta' });
   assert.equal(assigned.status, 200, assigned.text);
   assert.deepEqual(assigned.body.assignment, { all: 'beta', transactional: null, bulk: null });
-  assert.deepEqual(assigned.body.effective, { transactional: { pool: 'beta', from: 'workspace' }, bulk: { pool: 'beta', from: 'workspace' } });
+  assert.deepEqual(assigned.body.effective, {
+    transactional: { pool: 'beta', from: 'workspace' },
+    bulk: { pool: 'beta', from: 'workspace' },
+  });
   // One workspace's assignment is its own.
   assert.deepEqual((await app.api.get('/v2/delivery/pools')).body.effective.transactional, { pool: 'alpha', from: 'default' });
 });
@@ -78,8 +88,16 @@ test("each workspace's mail leaves from its pool's address with its EHLO name; s
   const states = await eventually(async () => {
     const list = await app.api.get('/v2/delivery/destinations');
     assert.equal(list.status, 200, list.text);
-    const mine = list.body.data.filter((d: { destination: string; accepted: number }) => d.destination === 'mx.example.org' && d.accepted >= 1);
+    const mine = list.body.data.filter(
+      (d: { destination: string; accepted: number }) => d.destination === 'mx.example.org' && d.accepted >= 1,
+    );
     return mine.length === 2 && mine;
   }, 10_000);
-  assert.deepEqual(states.map((s: { source: string; accepted: number }) => [s.source, s.accepted]), [['127.0.0.2', 1], ['127.0.0.3', 1]]);
+  assert.deepEqual(
+    states.map((s: { source: string; accepted: number }) => [s.source, s.accepted]),
+    [
+      ['127.0.0.2', 1],
+      ['127.0.0.3', 1],
+    ],
+  );
 });

@@ -8,7 +8,10 @@ import { freshDatabase, urlWithSchema } from '../helpers/app.ts';
 import { resolvePool } from '../../src/resources/delivery-queue/pools.ts';
 import { parseIpPools } from '../../src/mail/ip-pools.ts';
 
-const POOLS = { tx: { default: true, addresses: [{ address: '127.0.0.2', helo: 'tx.mta.test' }] }, bulk: { addresses: ['127.0.0.3', '127.0.0.4'] } };
+const POOLS = {
+  tx: { default: true, addresses: [{ address: '127.0.0.2', helo: 'tx.mta.test' }] },
+  bulk: { addresses: ['127.0.0.3', '127.0.0.4'] },
+};
 
 test('a workspace kind wins over its all, then every workspace kind and all, then the default pool', () => {
   const pools = parseIpPools(JSON.stringify({ ...POOLS, spare: { addresses: ['127.0.0.5'] } }), 'h');
@@ -18,7 +21,11 @@ test('a workspace kind wins over its all, then every workspace kind and all, the
   assert.deepEqual(resolvePool(rows, pools, 'ws_a', 'transactional'), { pool: 'spare', from: 'workspace' });
   assert.deepEqual(resolvePool(rows, pools, 'ws_b', 'bulk'), { pool: 'bulk', from: 'server' });
   assert.deepEqual(resolvePool(rows, pools, 'ws_b', 'transactional'), { pool: 'tx', from: 'default' });
-  assert.deepEqual(resolvePool(rows, pools, 'ws_c', 'transactional'), { pool: 'tx', from: 'default' }, 'a pool no longer configured is skipped');
+  assert.deepEqual(
+    resolvePool(rows, pools, 'ws_c', 'transactional'),
+    { pool: 'tx', from: 'default' },
+    'a pool no longer configured is skipped',
+  );
   assert.deepEqual(resolvePool([], parseIpPools('', 'h'), 'ws_a', 'bulk'), { pool: null, from: null }, 'no pools: the OS chooses');
 });
 
@@ -28,13 +35,20 @@ let drop: () => Promise<void>;
 
 before(async () => {
   const database = await freshDatabase();
-  env = { DATABASE_URL: urlWithSchema(database.url, database.schema), DATA_DIR: database.dataDir, DELIVERY_IP_POOLS: JSON.stringify(POOLS) };
+  env = {
+    DATABASE_URL: urlWithSchema(database.url, database.schema),
+    DATA_DIR: database.dataDir,
+    DELIVERY_IP_POOLS: JSON.stringify(POOLS),
+  };
   drop = database.drop;
 });
 after(() => drop());
 
 function postlane(...args: string[]) {
-  const result = spawnSync(process.execPath, [join(root, 'bin', 'postlane.js'), ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, encoding: 'utf8' });
+  const result = spawnSync(process.execPath, [join(root, 'bin', 'postlane.js'), ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    encoding: 'utf8',
+  });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 

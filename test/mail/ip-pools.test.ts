@@ -13,12 +13,21 @@ import { startSmtpSink } from '../helpers/smtp-sink.ts';
 
 test('DELIVERY_IP_POOLS: pools by name, HELO names, a default; mistakes are refused at start', () => {
   const pools = parseIpPools(
-    JSON.stringify({ Bulk: { addresses: [{ address: '203.0.113.20', helo: 'MTA2.example.com' }, '203.0.113.21'] }, tx: { default: true, addresses: ['2001:db8::10'] } }),
+    JSON.stringify({
+      Bulk: { addresses: [{ address: '203.0.113.20', helo: 'MTA2.example.com' }, '203.0.113.21'] },
+      tx: { default: true, addresses: ['2001:db8::10'] },
+    }),
     'mail.example.com',
   );
   assert.deepEqual(pools, {
     pools: [
-      { name: 'bulk', addresses: [{ address: '203.0.113.20', helo: 'mta2.example.com' }, { address: '203.0.113.21', helo: 'mail.example.com' }] },
+      {
+        name: 'bulk',
+        addresses: [
+          { address: '203.0.113.20', helo: 'mta2.example.com' },
+          { address: '203.0.113.21', helo: 'mail.example.com' },
+        ],
+      },
       { name: 'tx', addresses: [{ address: '2001:db8::10', helo: 'mail.example.com' }] },
     ],
     defaultPool: 'tx',
@@ -39,7 +48,10 @@ test('DELIVERY_IP_POOLS: pools by name, HELO names, a default; mistakes are refu
   for (const [value, message] of refused) {
     assert.throws(() => parseIpPools(typeof value === 'string' ? value : JSON.stringify(value), 'x'), message);
   }
-  assert.throws(() => loadConfig({ DELIVERY_IP_POOLS: '{nope' }), (error) => error instanceof ConfigError && /DELIVERY_IP_POOLS must be JSON/.test(error.message));
+  assert.throws(
+    () => loadConfig({ DELIVERY_IP_POOLS: '{nope' }),
+    (error) => error instanceof ConfigError && /DELIVERY_IP_POOLS must be JSON/.test(error.message),
+  );
 });
 
 test('a pool hands out its least used address, in turn on ties, of the family asked for', () => {
@@ -64,10 +76,26 @@ test("deliveries through a pool leave from each of its addresses with that addre
   dns.set('mx6.rcpt.test', 'AAAA', ['::1']);
   const shaper = new TrafficShaper();
   const ipPools = parseIpPools(
-    JSON.stringify({ bulk: { addresses: [{ address: '127.0.0.2', helo: 'b1.mta.test' }, { address: '127.0.0.3', helo: 'b2.mta.test' }] } }),
+    JSON.stringify({
+      bulk: {
+        addresses: [
+          { address: '127.0.0.2', helo: 'b1.mta.test' },
+          { address: '127.0.0.3', helo: 'b2.mta.test' },
+        ],
+      },
+    }),
     'mta.postlane.test',
   );
-  const delivery = new SmtpDelivery({ resolver, heloName: 'mta.postlane.test', mxPort: sink.port, shaper, ipPools, connectionTimeoutMs: 5000, greetingTimeoutMs: 5000, socketTimeoutMs: 5000 });
+  const delivery = new SmtpDelivery({
+    resolver,
+    heloName: 'mta.postlane.test',
+    mxPort: sink.port,
+    shaper,
+    ipPools,
+    connectionTimeoutMs: 5000,
+    greetingTimeoutMs: 5000,
+    socketTimeoutMs: 5000,
+  });
   t.after(async () => {
     await delivery.close();
     shaper.close();
@@ -76,11 +104,20 @@ test("deliveries through a pool leave from each of its addresses with that addre
   });
   const raw = Buffer.from('From: a@acme.test\r\nTo: b@rcpt.test\r\nSubject: Hi\r\n\r\nHi\r\n');
 
-  const outcomes = await Promise.all([1, 2, 3, 4].map((n) => delivery.deliver({ from: 'a@acme.test', to: `r${n}@rcpt.test`, raw, pool: 'bulk' })));
-  assert.deepEqual(outcomes.map((o) => o.kind), ['delivered', 'delivered', 'delivered', 'delivered']);
+  const outcomes = await Promise.all(
+    [1, 2, 3, 4].map((n) => delivery.deliver({ from: 'a@acme.test', to: `r${n}@rcpt.test`, raw, pool: 'bulk' })),
+  );
+  assert.deepEqual(
+    outcomes.map((o) => o.kind),
+    ['delivered', 'delivered', 'delivered', 'delivered'],
+  );
   const seen = sink.messages.map((m) => `${m.remoteAddress} ${m.heloName}`).sort();
   assert.deepEqual(seen, ['127.0.0.2 b1.mta.test', '127.0.0.2 b1.mta.test', '127.0.0.3 b2.mta.test', '127.0.0.3 b2.mta.test']);
-  assert.deepEqual(outcomes.map((o) => o.source).sort(), ['127.0.0.2', '127.0.0.2', '127.0.0.3', '127.0.0.3'], 'each outcome names its source');
+  assert.deepEqual(
+    outcomes.map((o) => o.source).sort(),
+    ['127.0.0.2', '127.0.0.2', '127.0.0.3', '127.0.0.3'],
+    'each outcome names its source',
+  );
 
   // Without a pool: the OS chooses the source, the EHLO name is MAIL_HOSTNAME.
   const plain = await delivery.deliver({ from: 'a@acme.test', to: 'plain@rcpt.test', raw });
@@ -91,7 +128,11 @@ test("deliveries through a pool leave from each of its addresses with that addre
 
   assert.deepEqual(
     shaper.states().map((s) => [s.destination, s.source, s.accepted]),
-    [['mx.rcpt.test', null, 1], ['mx.rcpt.test', '127.0.0.2', 2], ['mx.rcpt.test', '127.0.0.3', 2]],
+    [
+      ['mx.rcpt.test', null, 1],
+      ['mx.rcpt.test', '127.0.0.2', 2],
+      ['mx.rcpt.test', '127.0.0.3', 2],
+    ],
   );
 
   // An IPv4 pool cannot reach an MX with IPv6 addresses only: a temporary failure that says so.

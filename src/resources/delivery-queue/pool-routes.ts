@@ -17,7 +17,8 @@ export function poolRoutes(app: FastifyInstance, ctx: AppContext, tags: string[]
     {
       schema: {
         tags,
-        description: "The IP pools outbound mail can leave from (source addresses and their HELO names), the workspace's assignment and the pool each kind of its mail uses now.",
+        description:
+          "The IP pools outbound mail can leave from (source addresses and their HELO names), the workspace's assignment and the pool each kind of its mail uses now.",
         response: { 200: S.IpPoolList },
       },
     },
@@ -30,7 +31,8 @@ export function poolRoutes(app: FastifyInstance, ctx: AppContext, tags: string[]
       schema: {
         tags,
         body: S.AssignPoolsBody,
-        description: "Assigns the workspace's IP pools: `all`, and per kind `transactional` (API, SMTP) and `bulk` (campaigns, automations), which win over `all`; null removes one. Applies to deliveries within seconds.",
+        description:
+          "Assigns the workspace's IP pools: `all`, and per kind `transactional` (API, SMTP) and `bulk` (campaigns, automations), which win over `all`; null removes one. Applies to deliveries within seconds.",
         response: { 200: S.IpPoolList, ...errorResponses({ 400: 'fieldValidation' }) },
       },
     },

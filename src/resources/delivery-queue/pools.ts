@@ -27,7 +27,8 @@ const empty = (): PoolAssignment => ({ all: null, transactional: null, bulk: nul
 
 function assignmentOf(rows: AssignmentRow[], workspaceId: string | null): PoolAssignment {
   const out = empty();
-  for (const row of rows) if (row.workspace_id === workspaceId && (POOL_KINDS as readonly string[]).includes(row.kind)) out[row.kind as PoolKind] = row.pool;
+  for (const row of rows)
+    if (row.workspace_id === workspaceId && (POOL_KINDS as readonly string[]).includes(row.kind)) out[row.kind as PoolKind] = row.pool;
   return out;
 }
 
@@ -43,7 +44,12 @@ export async function poolAssignment(db: Executor, workspaceId: string | null): 
  * removes that kind's assignment. Every name must be a configured pool (400 otherwise, nothing
  * changed). The assignment as it is then.
  */
-export async function assignPools(db: Db, pools: IpPools, workspaceId: string | null, input: Partial<PoolAssignment>): Promise<PoolAssignment> {
+export async function assignPools(
+  db: Db,
+  pools: IpPools,
+  workspaceId: string | null,
+  input: Partial<PoolAssignment>,
+): Promise<PoolAssignment> {
   const errors: Record<string, string[]> = {};
   const changes: Array<[PoolKind, string | null]> = [];
   for (const kind of POOL_KINDS) {
@@ -51,7 +57,11 @@ export async function assignPools(db: Db, pools: IpPools, workspaceId: string | 
     if (value === undefined) continue;
     const name = typeof value === 'string' ? value.trim().toLowerCase() : null;
     if (name !== null && !findPool(pools, name)) {
-      errors[kind] = [pools.pools.length ? `No IP pool named "${value}"; configured: ${pools.pools.map((p) => p.name).join(', ')}` : 'No IP pools are configured (DELIVERY_IP_POOLS)'];
+      errors[kind] = [
+        pools.pools.length
+          ? `No IP pool named "${value}"; configured: ${pools.pools.map((p) => p.name).join(', ')}`
+          : 'No IP pools are configured (DELIVERY_IP_POOLS)',
+      ];
       continue;
     }
     changes.push([kind, name]);
@@ -80,7 +90,12 @@ export async function assignPools(db: Db, pools: IpPools, workspaceId: string | 
 export type PoolOrigin = 'workspace' | 'server' | 'default' | null;
 
 /** The pool mail of `kind` from `workspaceId` leaves from, given every assignment row. */
-export function resolvePool(rows: AssignmentRow[], pools: IpPools, workspaceId: string, kind: Priority): { pool: string | null; from: PoolOrigin } {
+export function resolvePool(
+  rows: AssignmentRow[],
+  pools: IpPools,
+  workspaceId: string,
+  kind: Priority,
+): { pool: string | null; from: PoolOrigin } {
   const pick = (owner: string | null) => {
     const own = rows.filter((row) => row.workspace_id === owner);
     // A pool removed from DELIVERY_IP_POOLS is skipped: the next assignment in line applies.
@@ -114,10 +129,23 @@ export async function poolFor(db: Db, pools: IpPools, workspaceId: string, kind:
 /** The pools and the assignments that apply to `workspaceId` (GET /delivery/pools, the CLI). */
 export async function poolsView(db: Db, pools: IpPools, workspaceId: string | null) {
   const rows = await db.selectFrom('delivery_pool_assignments').select(['workspace_id', 'kind', 'pool']).execute();
-  const effective = (kind: Priority) => (workspaceId ? resolvePool(rows, pools, workspaceId, kind) : resolvePool(rows.filter((row) => row.workspace_id === null), pools, EVERY_WORKSPACE, kind));
+  const effective = (kind: Priority) =>
+    workspaceId
+      ? resolvePool(rows, pools, workspaceId, kind)
+      : resolvePool(
+          rows.filter((row) => row.workspace_id === null),
+          pools,
+          EVERY_WORKSPACE,
+          kind,
+        );
   return {
     object: 'ip_pool_list' as const,
-    data: pools.pools.map((pool) => ({ object: 'ip_pool' as const, name: pool.name, default: pool.name === pools.defaultPool, addresses: pool.addresses.map((a) => ({ address: a.address, helo: a.helo })) })),
+    data: pools.pools.map((pool) => ({
+      object: 'ip_pool' as const,
+      name: pool.name,
+      default: pool.name === pools.defaultPool,
+      addresses: pool.addresses.map((a) => ({ address: a.address, helo: a.helo })),
+    })),
     assignment: workspaceId ? assignmentOf(rows, workspaceId) : null,
     every_workspace: assignmentOf(rows, null),
     effective: { transactional: effective('transactional'), bulk: effective('bulk') },
@@ -126,7 +154,12 @@ export async function poolsView(db: Db, pools: IpPools, workspaceId: string | nu
 
 /** Every workspace's own assignment (the CLI's overview). */
 export async function workspaceAssignments(db: Executor): Promise<Array<{ workspace_id: string } & PoolAssignment>> {
-  const rows = await db.selectFrom('delivery_pool_assignments').select(['workspace_id', 'kind', 'pool']).where('workspace_id', 'is not', null).orderBy('workspace_id').execute();
+  const rows = await db
+    .selectFrom('delivery_pool_assignments')
+    .select(['workspace_id', 'kind', 'pool'])
+    .where('workspace_id', 'is not', null)
+    .orderBy('workspace_id')
+    .execute();
   const ids = [...new Set(rows.map((row) => row.workspace_id as string))];
   return ids.map((id) => ({ workspace_id: id, ...assignmentOf(rows, id) }));
 }
