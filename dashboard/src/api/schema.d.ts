@@ -12775,6 +12775,8 @@ export interface paths {
                                 provider: string | null;
                                 /** @description Deliveries waiting for a slot */
                                 queued: number;
+                                /** @description Local source address this state is for (IP pools: shaping is per source and destination); null: the OS-chosen source */
+                                source: string | null;
                                 /** @description normal, throttled (slowed by its answers) or paused (backing off) */
                                 state: "normal" | "throttled" | "paused";
                                 /** @description Throttling answers (421, 4.7.x, try again later) */
@@ -13189,6 +13191,318 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v2/delivery/pools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The IP pools outbound mail can leave from (source addresses and their HELO names), the workspace's assignment and the pool each kind of its mail uses now. */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The workspace's own assignment (null only in the operator's CLI view of no workspace) */
+                            assignment: {
+                                /** @description Pool for all mail without a pool for its kind; null: none assigned */
+                                all: string | null;
+                                /** @description Pool for bulk mail (campaigns, automations); null: none assigned */
+                                bulk: string | null;
+                                /** @description Pool for transactional mail (API, SMTP); null: none assigned */
+                                transactional: string | null;
+                            } | null;
+                            /** @description Every configured pool; empty without DELIVERY_IP_POOLS */
+                            data: {
+                                /** @description The pool's source addresses; each message uses the least busy one */
+                                addresses: {
+                                    /** @description Local source address */
+                                    address: string;
+                                    /** @description HELO/EHLO name given from this address */
+                                    helo: string;
+                                }[];
+                                /** @description Used when nothing is assigned */
+                                default: boolean;
+                                /** @description Pool name as configured in DELIVERY_IP_POOLS */
+                                name: string;
+                                /**
+                                 * @description Always ip_pool
+                                 * @enum {string}
+                                 */
+                                object: "ip_pool";
+                            }[];
+                            /** @description The pool each kind of mail of the workspace leaves from now */
+                            effective: {
+                                /** IpPoolChoice */
+                                bulk: {
+                                    /** @description workspace (its own assignment), server (every workspace's, set with the CLI), default (DELIVERY_IP_POOLS default); null: no pool */
+                                    from: ("workspace" | "server" | "default") | null;
+                                    /** @description The pool this mail leaves from; null: no pool (the OS chooses the source address) */
+                                    pool: string | null;
+                                };
+                                /** IpPoolChoice */
+                                transactional: {
+                                    /** @description workspace (its own assignment), server (every workspace's, set with the CLI), default (DELIVERY_IP_POOLS default); null: no pool */
+                                    from: ("workspace" | "server" | "default") | null;
+                                    /** @description The pool this mail leaves from; null: no pool (the OS chooses the source address) */
+                                    pool: string | null;
+                                };
+                            };
+                            /** IpPoolAssignment */
+                            every_workspace: {
+                                /** @description Pool for all mail without a pool for its kind; null: none assigned */
+                                all: string | null;
+                                /** @description Pool for bulk mail (campaigns, automations); null: none assigned */
+                                bulk: string | null;
+                                /** @description Pool for transactional mail (API, SMTP); null: none assigned */
+                                transactional: string | null;
+                            };
+                            /**
+                             * @description Always ip_pool_list
+                             * @enum {string}
+                             */
+                            object: "ip_pool_list";
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/delivery/pools/assignment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** @description Assigns the workspace's IP pools: `all`, and per kind `transactional` (API, SMTP) and `bulk` (campaigns, automations), which win over `all`; null removes one. Applies to deliveries within seconds. */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description Only the kinds given change */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Pool for all mail; null removes the assignment */
+                        all?: string | null;
+                        /** @description Pool for campaigns and automations; null removes it */
+                        bulk?: string | null;
+                        /** @description Pool for transactional mail; null removes it */
+                        transactional?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The workspace's own assignment (null only in the operator's CLI view of no workspace) */
+                            assignment: {
+                                /** @description Pool for all mail without a pool for its kind; null: none assigned */
+                                all: string | null;
+                                /** @description Pool for bulk mail (campaigns, automations); null: none assigned */
+                                bulk: string | null;
+                                /** @description Pool for transactional mail (API, SMTP); null: none assigned */
+                                transactional: string | null;
+                            } | null;
+                            /** @description Every configured pool; empty without DELIVERY_IP_POOLS */
+                            data: {
+                                /** @description The pool's source addresses; each message uses the least busy one */
+                                addresses: {
+                                    /** @description Local source address */
+                                    address: string;
+                                    /** @description HELO/EHLO name given from this address */
+                                    helo: string;
+                                }[];
+                                /** @description Used when nothing is assigned */
+                                default: boolean;
+                                /** @description Pool name as configured in DELIVERY_IP_POOLS */
+                                name: string;
+                                /**
+                                 * @description Always ip_pool
+                                 * @enum {string}
+                                 */
+                                object: "ip_pool";
+                            }[];
+                            /** @description The pool each kind of mail of the workspace leaves from now */
+                            effective: {
+                                /** IpPoolChoice */
+                                bulk: {
+                                    /** @description workspace (its own assignment), server (every workspace's, set with the CLI), default (DELIVERY_IP_POOLS default); null: no pool */
+                                    from: ("workspace" | "server" | "default") | null;
+                                    /** @description The pool this mail leaves from; null: no pool (the OS chooses the source address) */
+                                    pool: string | null;
+                                };
+                                /** IpPoolChoice */
+                                transactional: {
+                                    /** @description workspace (its own assignment), server (every workspace's, set with the CLI), default (DELIVERY_IP_POOLS default); null: no pool */
+                                    from: ("workspace" | "server" | "default") | null;
+                                    /** @description The pool this mail leaves from; null: no pool (the OS chooses the source address) */
+                                    pool: string | null;
+                                };
+                            };
+                            /** IpPoolAssignment */
+                            every_workspace: {
+                                /** @description Pool for all mail without a pool for its kind; null: none assigned */
+                                all: string | null;
+                                /** @description Pool for bulk mail (campaigns, automations); null: none assigned */
+                                bulk: string | null;
+                                /** @description Pool for transactional mail (API, SMTP); null: none assigned */
+                                transactional: string | null;
+                            };
+                            /**
+                             * @description Always ip_pool_list
+                             * @enum {string}
+                             */
+                            object: "ip_pool_list";
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["FieldValidationError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
         trace?: never;
     };
     "/v2/delivery/purge": {
@@ -18157,6 +18471,8 @@ export interface paths {
                                 response: string | null;
                                 /** @description SMTP reply code */
                                 smtp_code: number | null;
+                                /** @description Local address the connection came from (IP pools); null: chosen by the OS */
+                                source_address: string | null;
                                 /** @description TLS of the session: dane (required, certificate matched the MX host's DNSSEC-authenticated TLSA records), mta-sts (required, certificate verified), tls (implicit, or required without verification: DANE with only unusable TLSA records), opportunistic (STARTTLS when offered), none */
                                 tls: string | null;
                             }[];
