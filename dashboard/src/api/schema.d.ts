@@ -22918,6 +22918,23 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "campaign_stats";
+                            /** @description What receivers tolerate (Gmail and Yahoo sender rules for complaints) */
+                            thresholds: {
+                                /** @description Thresholds of the complaint rate */
+                                complaint_rate: {
+                                    /** @description Past this complaint rate receivers filter or refuse the mail, and the guardrails pause a campaign (a fraction) */
+                                    limit: number;
+                                    /** @description Stay below this complaint rate (a fraction) */
+                                    recommended: number;
+                                };
+                                /** @description Thresholds of the hard-bounce rate */
+                                hard_bounce_rate: {
+                                    /** @description Past this hard-bounce rate receivers filter or refuse the mail, and the guardrails pause a campaign (a fraction) */
+                                    limit: number;
+                                    /** @description Stay below this hard-bounce rate (a fraction) */
+                                    recommended: number;
+                                };
+                            };
                         };
                     };
                 };

@@ -5,6 +5,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.ts';
 import { isoFromMs } from '../../platform/clock.ts';
+import { COMPLAINT_RATE, HARD_BOUNCE_RATE } from '../../mail/bulk-sender-rules.ts';
 import { getCampaign } from '../campaigns/service.ts';
 
 const HOUR_MS = 3600 * 1000;
@@ -64,6 +65,7 @@ export async function campaignStats(db: Db, workspaceId: string, idOrName: strin
     object: 'campaign_stats' as const,
     campaign_id: campaign.id,
     interval,
+    thresholds: { complaint_rate: COMPLAINT_RATE, hard_bounce_rate: HARD_BOUNCE_RATE },
     data,
     links: links.map((l) => ({ url: l.url ?? '', clicks: Number(l.clicks), unique_clicks: Number(l.unique_clicks) })),
   };

@@ -119,6 +119,7 @@ const CampaignStats = Type.Object(
     object: Type.Literal('campaign_stats', { description: 'Always campaign_stats' }),
     campaign_id: Type.String({ description: 'cmp_ id' }),
     interval: Type.Union([Type.Literal('hour'), Type.Literal('day')], { description: 'Bucket size (UTC)' }),
+    thresholds: Thresholds,
     data: Type.Array(
       Type.Object({
         start: Type.String({ description: 'Start of the bucket (ISO 8601, UTC)' }),
