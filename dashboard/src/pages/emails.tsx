@@ -108,26 +108,32 @@ function DeliveryProblem({ email }: { email: Email }) {
   if (!email.bounce && !refusal) return null;
   const code = refusal ? [refusal.smtp_code, refusal.enhanced_code].filter(Boolean).join(' ') : '';
   const text = refusal?.response && code && refusal.response.startsWith(code) ? refusal.response.slice(code.length).trim() : refusal?.response;
+  const items: Array<[string, preact.ComponentChildren]> = [
+    ...(email.bounce
+      ? ([
+          ['Bounce reason', <span data-fact="bounce-reason"><code>{email.bounce.reason}</code>{email.bounce.description ? ` — ${email.bounce.description}` : ''}</span>],
+          ['Category', <span data-fact="bounce-category">{categoryOf(email.bounce)}</span>],
+        ] as Array<[string, preact.ComponentChildren]>)
+      : []),
+    ...(refusal
+      ? ([
+          ['SMTP reply', <p class="reply" data-fact="smtp-reply"><strong>{code || 'No code'}</strong>{text ? ` ${text}` : ''}</p>],
+          ['Receiving server', refusal.mx_host ? <code class="wrap">{refusal.mx_host}</code> : '—'],
+          ['Attempt', <span><time dateTime={refusal.attempted_at}>{formatSeconds(refusal.attempted_at)}</time> ({refusal.outcome})</span>],
+        ] as Array<[string, preact.ComponentChildren]>)
+      : []),
+  ];
   return (
     <section aria-labelledby="problem-title" class="card problem">
       <h2 id="problem-title">{email.status === 'bounced' ? 'Why it bounced' : email.status === 'complained' ? 'Complaint' : 'Delivery problem'}</h2>
-      <Facts
-        items={[
-          ...(email.bounce
-            ? ([
-                ['Bounce reason', <span data-fact="bounce-reason"><code>{email.bounce.reason}</code>{email.bounce.description ? ` — ${email.bounce.description}` : ''}</span>],
-                ['Category', <span data-fact="bounce-category">{categoryOf(email.bounce)}</span>],
-              ] as Array<[string, preact.ComponentChildren]>)
-            : []),
-          ...(refusal
-            ? ([
-                ['SMTP reply', <p class="reply" data-fact="smtp-reply"><strong>{code || 'No code'}</strong>{text ? ` ${text}` : ''}</p>],
-                ['Receiving server', refusal.mx_host ? <code class="wrap">{refusal.mx_host}</code> : '—'],
-                ['Attempt', <span><time dateTime={refusal.attempted_at}>{formatSeconds(refusal.attempted_at)}</time> ({refusal.outcome})</span>],
-              ] as Array<[string, preact.ComponentChildren]>)
-            : []),
-        ]}
-      />
+      <dl class="problem-facts">
+        {items.map(([label, value]) => (
+          <div>
+            <dt>{label}</dt>
+            <dd>{value}</dd>
+          </div>
+        ))}
+      </dl>
     </section>
   );
 }
