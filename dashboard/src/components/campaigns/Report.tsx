@@ -37,7 +37,7 @@ export function Report({ campaignId, status }: { campaignId: string; status: str
       <div class="toolbar">
         <h2 id="campaign-insight-title">Engagement</h2>
         <Button class="small" onClick={reload} busy={figures.loading || stats.loading}>
-          Refresh engagement
+          Reload opens and clicks
         </Button>
       </div>
       {(figures.loading && !r) || (stats.loading && !s) ? <Loading /> : null}
