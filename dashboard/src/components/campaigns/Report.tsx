@@ -91,7 +91,7 @@ export function Report({ campaignId, status }: { campaignId: string; status: str
               <TimeChart
                 id="campaign-engagement"
                 title="Opens and clicks over time"
-                summary={`${r.loaded.toLocaleString()} opens and ${r.clicked.toLocaleString()} clicks, by the ${s.interval} (UTC)`}
+                summary={`Opens ${r.loaded.toLocaleString()}, clicks ${r.clicked.toLocaleString()} (every hit), by the ${s.interval} (UTC)`}
                 times={times}
                 interval={s.interval}
                 series={series}
