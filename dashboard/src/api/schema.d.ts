@@ -23427,6 +23427,160 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/stats/campaigns/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A campaign's opens and clicks over time, and its clicks per link */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Bucket size; by default hours while the hits span three days or less, days after */
+                    interval?: "hour" | "day";
+                };
+                header?: never;
+                path: {
+                    /** @description cmp_ id or URL-encoded name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description cmp_ id */
+                            campaign_id: string;
+                            /** @description From the first open or click to the last (at most 400 buckets, the latest), oldest first; empty before any */
+                            data: {
+                                /** @description Clicks (every hit of a tracked link) */
+                                clicked: number;
+                                /** @description Opens (every hit of the tracking pixel) */
+                                opened: number;
+                                /** @description Start of the bucket (ISO 8601, UTC) */
+                                start: string;
+                                /** @description Emails clicked in the bucket */
+                                unique_clicked: number;
+                                /** @description Emails opened in the bucket */
+                                unique_opened: number;
+                            }[];
+                            /** @description Bucket size (UTC) */
+                            interval: "hour" | "day";
+                            /** @description Each clicked link, most clicks first */
+                            links: {
+                                /** @description Clicks (every hit) */
+                                clicks: number;
+                                /** @description Emails whose recipient clicked it */
+                                unique_clicks: number;
+                                /** @description The link's target as sent */
+                                url: string;
+                            }[];
+                            /**
+                             * @description Always campaign_stats
+                             * @enum {string}
+                             */
+                            object: "campaign_stats";
+                            /** @description What receivers tolerate (Gmail and Yahoo sender rules for complaints) */
+                            thresholds: {
+                                /** @description Thresholds of the complaint rate */
+                                complaint_rate: {
+                                    /** @description Past this complaint rate receivers filter or refuse the mail, and the guardrails pause a campaign (a fraction) */
+                                    limit: number;
+                                    /** @description Stay below this complaint rate (a fraction) */
+                                    recommended: number;
+                                };
+                                /** @description Thresholds of the hard-bounce rate */
+                                hard_bounce_rate: {
+                                    /** @description Past this hard-bounce rate receivers filter or refuse the mail, and the guardrails pause a campaign (a fraction) */
+                                    limit: number;
+                                    /** @description Stay below this hard-bounce rate (a fraction) */
+                                    recommended: number;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/stats/deliverability": {
         parameters: {
             query?: never;
@@ -23624,12 +23778,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Mail activity per day */
+        /** Mail volume and rates over a period, per hour or day, by recipient provider and by sending domain */
         get: {
             parameters: {
                 query?: {
-                    /** @description Days to cover, ending today (UTC) */
+                    /** @description Days to cover, ending today (UTC), when no period is given */
                     days?: number;
+                    /** @description The last 24 hours (hourly buckets) or the last 7, 30 or 90 UTC days (daily buckets); wins over days */
+                    period?: "24h" | "7d" | "30d" | "90d";
                 };
                 header?: never;
                 path?: never;
@@ -23644,50 +23800,182 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description One entry per day, oldest first, days without activity included */
+                            /** @description One entry per bucket, oldest first, buckets without mail included */
                             data: {
-                                /** @description Bounces (email.bounced) */
+                                /** @description bounced / sent, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                bounce_rate: number | null;
+                                /** @description Of those, bounced */
                                 bounced: number;
-                                /** @description Clicks (email.clicked) */
+                                /** @description clicked / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                click_rate: number | null;
+                                /** @description Of those, clicked (unique: each email once) */
                                 clicked: number;
-                                /** @description Complaints (email.complained) */
+                                /** @description Of those, reported as spam (feedback loops) */
                                 complained: number;
-                                /** @description The UTC day (YYYY-MM-DD) */
+                                /** @description The complaint rate against the thresholds: ok (below recommended), warning (between), over_limit (at or past the limit) */
+                                complaint_level: "ok" | "warning" | "over_limit";
+                                /** @description complained / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                complaint_rate: number | null;
+                                /** @description The UTC day of the bucket (YYYY-MM-DD) */
                                 date: string;
-                                /** @description Deliveries (email.delivered) */
+                                /** @description Of those, accepted by the recipient's server (opened, clicked or complained since included) */
                                 delivered: number;
-                                /** @description Opens (email.loaded) */
+                                /** @description delivered / sent, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                delivery_rate: number | null;
+                                /** @description The hard-bounce rate against the thresholds: ok (below recommended), warning (between), over_limit (at or past the limit) */
+                                hard_bounce_level: "ok" | "warning" | "over_limit";
+                                /** @description hard_bounced / (delivered + bounced), as a fraction (0.003 is 0.3 %); null before any message counts */
+                                hard_bounce_rate: number | null;
+                                /** @description Of the bounced, permanent bounces */
+                                hard_bounced: number;
+                                /** @description opened / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                open_rate: number | null;
+                                /** @description Of those, opened or clicked (unique: each email once) */
                                 opened: number;
-                                /** @description Emails accepted (email.accepted events) */
+                                /** @description Outbound emails created in the bucket (one per recipient; API, SMTP, campaigns, automations, retries), except those that never left: suppressed, rejected, canceled, held or still scheduled */
                                 sent: number;
+                                /** @description Start of the bucket (ISO 8601, UTC) */
+                                start: string;
                             }[];
-                            /** @description First day covered (YYYY-MM-DD) */
+                            /** @description End of the last bucket (ISO 8601, UTC) */
+                            end: string;
+                            /** @description Day of the first bucket (YYYY-MM-DD) */
                             from: string;
-                            /**
-                             * @description Bucket size: one UTC day
-                             * @enum {string}
-                             */
-                            interval: "day";
+                            /** @description Bucket size: one UTC day, or one hour for the last 24 hours */
+                            interval: "day" | "hour";
                             /**
                              * @description Always email_stats
                              * @enum {string}
                              */
                             object: "email_stats";
-                            /** @description Last day covered, today (YYYY-MM-DD) */
-                            to: string;
-                            /** @description Sums over the whole range */
-                            totals: {
-                                /** @description Bounces (email.bounced) */
+                            /** @description The period covered: 24h or the number of days followed by d (30d) */
+                            period: string;
+                            /** @description The period by recipient provider, known by the recipient's domain (gmail.com, outlook.com, yahoo.com, icloud.com and their siblings); every provider listed, even without mail */
+                            providers: {
+                                /** @description bounced / sent, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                bounce_rate: number | null;
+                                /** @description Of those, bounced */
                                 bounced: number;
-                                /** @description Clicks (email.clicked) */
+                                /** @description clicked / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                click_rate: number | null;
+                                /** @description Of those, clicked (unique: each email once) */
                                 clicked: number;
-                                /** @description Complaints (email.complained) */
+                                /** @description Of those, reported as spam (feedback loops) */
                                 complained: number;
-                                /** @description Deliveries (email.delivered) */
+                                /** @description The complaint rate against the thresholds: ok (below recommended), warning (between), over_limit (at or past the limit) */
+                                complaint_level: "ok" | "warning" | "over_limit";
+                                /** @description complained / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                complaint_rate: number | null;
+                                /** @description Of those, accepted by the recipient's server (opened, clicked or complained since included) */
                                 delivered: number;
-                                /** @description Opens (email.loaded) */
+                                /** @description delivered / sent, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                delivery_rate: number | null;
+                                /** @description The hard-bounce rate against the thresholds: ok (below recommended), warning (between), over_limit (at or past the limit) */
+                                hard_bounce_level: "ok" | "warning" | "over_limit";
+                                /** @description hard_bounced / (delivered + bounced), as a fraction (0.003 is 0.3 %); null before any message counts */
+                                hard_bounce_rate: number | null;
+                                /** @description Of the bounced, permanent bounces */
+                                hard_bounced: number;
+                                /** @description Gmail, Outlook, Yahoo, iCloud or Others */
+                                name: string;
+                                /** @description opened / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                open_rate: number | null;
+                                /** @description Of those, opened or clicked (unique: each email once) */
                                 opened: number;
-                                /** @description Emails accepted (email.accepted events) */
+                                /** @description gmail, microsoft, yahoo, apple or others */
+                                provider: string;
+                                /** @description Outbound emails created in the bucket (one per recipient; API, SMTP, campaigns, automations, retries), except those that never left: suppressed, rejected, canceled, held or still scheduled */
+                                sent: number;
+                            }[];
+                            /** @description The period by sending domain, most mail first; domains without mail in the period are left out */
+                            sending_domains: {
+                                /** @description bounced / sent, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                bounce_rate: number | null;
+                                /** @description Of those, bounced */
+                                bounced: number;
+                                /** @description clicked / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                click_rate: number | null;
+                                /** @description Of those, clicked (unique: each email once) */
+                                clicked: number;
+                                /** @description Of those, reported as spam (feedback loops) */
+                                complained: number;
+                                /** @description The complaint rate against the thresholds: ok (below recommended), warning (between), over_limit (at or past the limit) */
+                                complaint_level: "ok" | "warning" | "over_limit";
+                                /** @description complained / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                complaint_rate: number | null;
+                                /** @description Of those, accepted by the recipient's server (opened, clicked or complained since included) */
+                                delivered: number;
+                                /** @description delivered / sent, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                delivery_rate: number | null;
+                                /** @description dom_ id of the sending domain */
+                                domain_id: string;
+                                /** @description The hard-bounce rate against the thresholds: ok (below recommended), warning (between), over_limit (at or past the limit) */
+                                hard_bounce_level: "ok" | "warning" | "over_limit";
+                                /** @description hard_bounced / (delivered + bounced), as a fraction (0.003 is 0.3 %); null before any message counts */
+                                hard_bounce_rate: number | null;
+                                /** @description Of the bounced, permanent bounces */
+                                hard_bounced: number;
+                                /** @description The domain name */
+                                name: string;
+                                /** @description opened / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                open_rate: number | null;
+                                /** @description Of those, opened or clicked (unique: each email once) */
+                                opened: number;
+                                /** @description Outbound emails created in the bucket (one per recipient; API, SMTP, campaigns, automations, retries), except those that never left: suppressed, rejected, canceled, held or still scheduled */
+                                sent: number;
+                            }[];
+                            /** @description Start of the first bucket (ISO 8601, UTC) */
+                            start: string;
+                            /** @description What receivers tolerate (Gmail and Yahoo sender rules for complaints) */
+                            thresholds: {
+                                /** @description Thresholds of the complaint rate */
+                                complaint_rate: {
+                                    /** @description Past this complaint rate receivers filter or refuse the mail, and the guardrails pause a campaign (a fraction) */
+                                    limit: number;
+                                    /** @description Stay below this complaint rate (a fraction) */
+                                    recommended: number;
+                                };
+                                /** @description Thresholds of the hard-bounce rate */
+                                hard_bounce_rate: {
+                                    /** @description Past this hard-bounce rate receivers filter or refuse the mail, and the guardrails pause a campaign (a fraction) */
+                                    limit: number;
+                                    /** @description Stay below this hard-bounce rate (a fraction) */
+                                    recommended: number;
+                                };
+                            };
+                            /** @description Day of the last bucket, today (YYYY-MM-DD) */
+                            to: string;
+                            /** @description Sums over the whole period, with their rates */
+                            totals: {
+                                /** @description bounced / sent, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                bounce_rate: number | null;
+                                /** @description Of those, bounced */
+                                bounced: number;
+                                /** @description clicked / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                click_rate: number | null;
+                                /** @description Of those, clicked (unique: each email once) */
+                                clicked: number;
+                                /** @description Of those, reported as spam (feedback loops) */
+                                complained: number;
+                                /** @description The complaint rate against the thresholds: ok (below recommended), warning (between), over_limit (at or past the limit) */
+                                complaint_level: "ok" | "warning" | "over_limit";
+                                /** @description complained / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                complaint_rate: number | null;
+                                /** @description Of those, accepted by the recipient's server (opened, clicked or complained since included) */
+                                delivered: number;
+                                /** @description delivered / sent, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                delivery_rate: number | null;
+                                /** @description The hard-bounce rate against the thresholds: ok (below recommended), warning (between), over_limit (at or past the limit) */
+                                hard_bounce_level: "ok" | "warning" | "over_limit";
+                                /** @description hard_bounced / (delivered + bounced), as a fraction (0.003 is 0.3 %); null before any message counts */
+                                hard_bounce_rate: number | null;
+                                /** @description Of the bounced, permanent bounces */
+                                hard_bounced: number;
+                                /** @description opened / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                open_rate: number | null;
+                                /** @description Of those, opened or clicked (unique: each email once) */
+                                opened: number;
+                                /** @description Outbound emails created in the bucket (one per recipient; API, SMTP, campaigns, automations, retries), except those that never left: suppressed, rejected, canceled, held or still scheduled */
                                 sent: number;
                             };
                         };
@@ -27806,6 +28094,8 @@ export interface paths {
                             credits: number;
                             /** @description Sending limit per UTC day */
                             daily_limit: number;
+                            /** @description Units counted against today's daily limit (API and SMTP sends, automations included; campaign mail is not limited by it) */
+                            daily_limit_used: number;
                             /** @description Feature flags, such as mjml */
                             features: string[];
                             /** @description wsp_ id */
@@ -27823,7 +28113,7 @@ export interface paths {
                             plan_name: string;
                             /** @description Sending limit per second */
                             send_rate: number;
-                            /** @description Emails counted against today's limit */
+                            /** @description Emails sent today (UTC), counted as GET /v2/stats/emails counts them: campaign and automation mail included */
                             sent_today: number;
                             /** @description Unverified workspaces may send only to member addresses */
                             verified: boolean;
