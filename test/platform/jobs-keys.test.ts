@@ -130,3 +130,39 @@ test('dueJobsExceed counts only due, live jobs', async () => {
   assert.equal(await dueJobsExceed(db, 'key.backlog', 2), true);
   assert.equal(await dueJobsExceed(db, 'key.backlog', 3), false);
 });
+
+test('migration 0029 keys the jobs of an older database: deliveries by email, recurring chains by name', async () => {
+  const { db: old, close: closeOld } = await freshMigratedDb();
+  try {
+    const migration = await import('../../src/platform/db/migrations/0029_job_keys.ts');
+    await migration.down(old);
+    const job = (type: string, payload: string, extra: { dead_at?: string } = {}) =>
+      old.insertInto('jobs').values({ type, payload, run_at: 0, attempts: 0, max_attempts: 5, created_at: new Date().toISOString(), ...extra } as never).execute();
+    await job('email.deliver', '{"email_id":"em_a"}');
+    await job('email.deliver', '{"email_id":"em_a","traceparent":"00-x"}'); // a second one for the same email
+    await job('email.deliver', '{"email_id":"em_b","traceparent":"00-y"}');
+    await job('email.deliver', '{"email_id":"em_c"}', { dead_at: new Date().toISOString() });
+    await job('emails.purge-content', '{}');
+    await job('emails.purge-content', '{}'); // a forked chain
+    await job('domains.recheck', '{}');
+    await job('webhooks.other', '{}');
+    await migration.up(old);
+
+    const rows = await old.selectFrom('jobs').select(['id', 'type', 'key', 'payload']).orderBy('id').execute();
+    assert.deepEqual(
+      rows.map((r) => [r.type, r.key]),
+      [
+        ['email.deliver', 'em_a'],
+        ['email.deliver', null],
+        ['email.deliver', 'em_b'],
+        ['email.deliver', null],
+        ['emails.purge-content', 'emails.purge-content'],
+        ['domains.recheck', 'domains.recheck'],
+        ['webhooks.other', null],
+      ],
+    );
+    assert.equal(await cancelByKey(old, 'email.deliver', 'em_b'), 'canceled');
+  } finally {
+    await closeOld();
+  }
+});
