@@ -48,8 +48,8 @@ export interface EnqueueOptions {
   /**
    * Makes the enqueue idempotent. While a live job of this type has the key, nothing new is
    * inserted: if that job is waiting, it stays as it is (its payload and time: move it with
-   * rescheduleByKey); if it is running, it runs once more after it finishes, at `runAt` at the
-   * earliest (a change made during a run is not missed).
+   * rescheduleByKey); if it is running, it runs once more after it finishes, due at the `runAt`
+   * of the first such enqueue (so a change made during a run is not missed).
    */
   key?: string;
 }
