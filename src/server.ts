@@ -106,8 +106,11 @@ export async function startPostlane(config: Config, options: StartOptions = {}):
     }
     let runner: JobRunner | null = null;
     if (roles.has('worker')) {
-      runner = new JobRunner(ctx.db, { log, pollMs: options.jobPollMs });
-      runner.start();
+      const declared = resources.flatMap((resource) => resource.jobs?.(ctx) ?? []);
+      // Closed first once the runner has stopped (stops run after it, in reverse).
+      for (const jobs of declared) if (jobs.close) stops.push(() => jobs.close!());
+      runner = new JobRunner(ctx.db, { log, pollMs: options.jobPollMs, handlers: declared.flatMap((jobs) => jobs.handlers) });
+      await runner.start();
       setWorkers(ctx, 'running');
     }
     return {

@@ -6,6 +6,11 @@
 //   be idempotent.
 // - A failing job is retried with exponential backoff until max_attempts, then kept as dead.
 // - On PostgreSQL, many workers claim concurrently with FOR UPDATE SKIP LOCKED.
+// - A job may carry a key, unique among the live (not dead) jobs of its type: features find,
+//   cancel and reschedule their jobs by key (never by payload text), and a keyed enqueue is
+//   idempotent. Recurring jobs (recurring-jobs.ts) are keyed jobs that reschedule themselves.
+// - Handlers are declared by each resource (Resource.jobs) and handed to the runner of one
+//   running app: nothing is registered process-wide.
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, Executor } from './db/database.ts';
@@ -21,7 +26,11 @@ export type JobRow = Selectable<JobsTable>;
 export interface Job<P = any> {
   id: number;
   type: string;
+  /** Unique among the live jobs of its type, when it has one. */
+  key?: string | null;
   payload: P;
+  /** When the job was due (epoch ms). */
+  runAt?: number;
   attempts: number;
   maxAttempts: number;
   /** The worker holding the lease (set by claimDueJobs): only it may complete the job. */
@@ -36,34 +45,173 @@ export interface EnqueueOptions {
   /** Epoch ms when the job becomes due (default: now). */
   runAt?: number;
   maxAttempts?: number;
+  /**
+   * Makes the enqueue idempotent. While a live job of this type has the key, nothing new is
+   * inserted: if that job is waiting, it stays as it is (its payload and time: move it with
+   * rescheduleByKey); if it is running, it runs once more after it finishes, due at the `runAt`
+   * of the first such enqueue (so a change made during a run is not missed).
+   */
+  key?: string;
 }
 
-const insertJob = preparedQuery((db, p: { type: string; payload: string; runAt: number; maxAttempts: number; createdAt: string }) =>
+// A type, not an interface: prepared queries take a record of parameters.
+type JobValues = {
+  type: string;
+  key: string | null;
+  payload: string;
+  runAt: number;
+  maxAttempts: number;
+  createdAt: string;
+};
+
+const insertJob = preparedQuery((db, p: JobValues) =>
   db
     .insertInto('jobs')
     .values({ type: p.type, payload: p.payload, run_at: p.runAt, attempts: 0, max_attempts: p.maxAttempts, created_at: p.createdAt })
     .returning('id'),
 );
 
-const jobValues = (type: string, payload: unknown, options: EnqueueOptions) => ({
+// The live job with the key is the conflict (the partial unique index of migration 0029): a
+// running one is asked to run again; a waiting one is left alone (no row comes back).
+const insertKeyedJob = preparedQuery((db, p: JobValues) =>
+  db
+    .insertInto('jobs')
+    .values({ type: p.type, key: p.key, payload: p.payload, run_at: p.runAt, attempts: 0, max_attempts: p.maxAttempts, created_at: p.createdAt })
+    .onConflict((oc) =>
+      oc
+        .columns(['type', 'key'])
+        .where('key', 'is not', null)
+        .where('dead_at', 'is', null)
+        .doUpdateSet({ rerun_at: sql`coalesce(jobs.rerun_at, excluded.run_at)` })
+        .where('jobs.locked_by', 'is not', null),
+    )
+    .returning('id'),
+);
+
+// Inserts the keyed job unless a live one has the key (recurring jobs' one instance).
+const insertKeyedJobUnlessLive = preparedQuery((db, p: JobValues) =>
+  db
+    .insertInto('jobs')
+    .values({ type: p.type, key: p.key, payload: p.payload, run_at: p.runAt, attempts: 0, max_attempts: p.maxAttempts, created_at: p.createdAt })
+    .onConflict((oc) => oc.columns(['type', 'key']).where('key', 'is not', null).where('dead_at', 'is', null).doNothing())
+    .returning('id'),
+);
+
+const jobValues = (type: string, payload: unknown, options: EnqueueOptions): JobValues => ({
   type,
+  key: options.key ?? null,
   payload: JSON.stringify(payload ?? null),
   runAt: Math.floor(options.runAt ?? nowMs()),
   maxAttempts: options.maxAttempts ?? 10,
   createdAt: nowIso(),
 });
 
-export async function enqueueJob(tx: Executor, type: string, payload: unknown, options: EnqueueOptions = {}): Promise<number> {
-  const [row] = await insertJob(tx, jobValues(type, payload, options));
+/** Enqueues a job in the caller's transaction; its id. With a key: null when a waiting job
+ *  had the key (nothing changed), the running job's id when that one will run again. */
+export async function enqueueJob(tx: Executor, type: string, payload: unknown, options?: EnqueueOptions & { key?: undefined }): Promise<number>;
+export async function enqueueJob(tx: Executor, type: string, payload: unknown, options: EnqueueOptions): Promise<number | null>;
+export async function enqueueJob(tx: Executor, type: string, payload: unknown, options: EnqueueOptions = {}): Promise<number | null> {
+  const values = jobValues(type, payload, options);
+  const [row] = await (values.key === null ? insertJob : insertKeyedJob)(tx, values);
   enqueuedSignal(type).notify();
-  return Number(row.id);
+  return row ? Number(row.id) : null;
+}
+
+/** Inserts the keyed job unless a live job of its type has the key; whether it did. */
+export async function ensureKeyedJob(tx: Executor, type: string, key: string, payload: unknown, options: Omit<EnqueueOptions, 'key'> = {}): Promise<boolean> {
+  const rows = await insertKeyedJobUnlessLive(tx, jobValues(type, payload, { ...options, key }));
+  if (rows.length > 0) enqueuedSignal(type).notify();
+  return rows.length > 0;
 }
 
 /** enqueueJob as the INSERT of a larger statement (PostgreSQL: emitEvents' `alsoWrite`); the
  *  job's waiting workers are told when the returned `enqueued` is called (best after the commit). */
 export function jobInsertPart(db: Executor, type: string, payload: unknown, options: EnqueueOptions = {}): { part: { sql: string; values: unknown[] }; enqueued(): void } {
-  const part = insertJob.part(db, jobValues(type, payload, options));
+  const values = jobValues(type, payload, options);
+  const part = (values.key === null ? insertJob : insertKeyedJob).part(db, values);
   return { part, enqueued: () => enqueuedSignal(type).notify() };
+}
+
+// ---- Keys: a feature's handle on its own jobs (the jobs table is read nowhere else).
+
+/** A live job found by its key. */
+export interface KeyedJob {
+  id: number;
+  type: string;
+  key: string;
+  payload: unknown;
+  runAt: number;
+  attempts: number;
+  /** A worker holds its lease now (it is being run): too late to cancel or move it. */
+  running: boolean;
+}
+
+const leased = (lockedUntil: number | string | null, now: number) => lockedUntil !== null && Number(lockedUntil) >= now;
+
+/** The live (not dead) job of `type` with `key`, if any. */
+export async function findByKey(db: Executor, type: string, key: string): Promise<KeyedJob | null> {
+  const row = await db
+    .selectFrom('jobs')
+    .select(['id', 'type', 'key', 'payload', 'run_at', 'attempts', 'locked_until'])
+    .where('type', '=', type)
+    .where('key', '=', key)
+    .where('dead_at', 'is', null)
+    .executeTakeFirst();
+  if (!row) return null;
+  return {
+    id: Number(row.id),
+    type: row.type,
+    key: row.key!,
+    payload: JSON.parse(row.payload),
+    runAt: Number(row.run_at),
+    attempts: row.attempts,
+    running: leased(row.locked_until, Math.floor(nowMs())),
+  };
+}
+
+/** Removes the waiting job of `type` with `key`. 'running': a worker holds it (left alone);
+ *  'absent': there is none. */
+export async function cancelByKey(tx: Executor, type: string, key: string): Promise<'canceled' | 'running' | 'absent'> {
+  const now = Math.floor(nowMs());
+  const removed = await tx
+    .deleteFrom('jobs')
+    .where('type', '=', type)
+    .where('key', '=', key)
+    .where('dead_at', 'is', null)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
+    .executeTakeFirst();
+  if (Number(removed.numDeletedRows) > 0) return 'canceled';
+  return (await findByKey(tx, type, key)) ? 'running' : 'absent';
+}
+
+/** Moves the waiting job of `type` with `key` to `runAt` (epoch ms). 'running': a worker holds
+ *  it (left alone); 'absent': there is none. */
+export async function rescheduleByKey(tx: Executor, type: string, key: string, runAt: number): Promise<'rescheduled' | 'running' | 'absent'> {
+  const now = Math.floor(nowMs());
+  const moved = await tx
+    .updateTable('jobs')
+    .set({ run_at: Math.floor(runAt) })
+    .where('type', '=', type)
+    .where('key', '=', key)
+    .where('dead_at', 'is', null)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
+    .executeTakeFirst();
+  if (Number(moved.numUpdatedRows) > 0) return 'rescheduled';
+  return (await findByKey(tx, type, key)) ? 'running' : 'absent';
+}
+
+/** Whether more than `count` jobs of `type` are due now (a backlog check; one index range read). */
+export async function dueJobsExceed(db: Executor, type: string, count: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('jobs')
+    .select('id')
+    .where('type', '=', type)
+    .where('dead_at', 'is', null)
+    .where('run_at', '<=', Math.floor(nowMs()))
+    .limit(1)
+    .offset(count)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 // Compiled once: claiming runs after every batch of finished or new jobs.
@@ -94,7 +242,9 @@ export async function claimDueJobs(db: Db, type: string, limit: number, leaseMs:
     .map((row) => ({
       id: Number(row.id),
       type: row.type,
+      key: row.key,
       payload: JSON.parse(row.payload),
+      runAt: Number(row.run_at),
       attempts: row.attempts,
       maxAttempts: row.max_attempts,
       lockedBy: workerId,
@@ -135,21 +285,51 @@ export async function completeJob(db: Executor, job: Job, workerId: string): Pro
 // time, since compiling an `in (…)` list of each batch's length cost more than running the
 // statements (outside one, each statement would be a commit of its own).
 const completeOwnJob = preparedQuery((db, p: { id: number; workerId: string }) =>
-  db.deleteFrom('jobs').where('id', '=', p.id).where('locked_by', '=', p.workerId).returning('id'),
+  db.deleteFrom('jobs').where('id', '=', p.id).where('locked_by', '=', p.workerId).where('rerun_at', 'is', null).returning('id'),
 );
 
-/** Deletes many finished jobs of one worker (in one statement on PostgreSQL); how many were still its own. */
+/** Deletes many finished jobs of one worker (in one statement on PostgreSQL); how many were still its own.
+ *  A job asked to run again while it ran (a keyed enqueue) is put back, due at that time, instead. */
 export async function completeJobs(db: Executor, ids: number[], workerId: string): Promise<number> {
   let deleted = 0;
   if (dialectOf(db) === 'sqlite' && (db.isTransaction || ids.length === 1)) {
     for (const id of ids) deleted += (await completeOwnJob(db, { id, workerId })).length;
-    return deleted;
+  } else {
+    for (let i = 0; i < ids.length; i += 500) {
+      const result = await db.deleteFrom('jobs').where('id', 'in', ids.slice(i, i + 500)).where('locked_by', '=', workerId).where('rerun_at', 'is', null).executeTakeFirst();
+      deleted += Number(result.numDeletedRows);
+    }
   }
-  for (let i = 0; i < ids.length; i += 500) {
-    const result = await db.deleteFrom('jobs').where('id', 'in', ids.slice(i, i + 500)).where('locked_by', '=', workerId).executeTakeFirst();
-    deleted += Number(result.numDeletedRows);
-  }
+  // Rare (only keyed jobs enqueued again while running), so only then a second statement.
+  if (deleted < ids.length) deleted += await requeueRerunJobs(db, ids, workerId);
   return deleted;
+}
+
+async function requeueRerunJobs(db: Executor, ids: number[], workerId: string): Promise<number> {
+  let requeued = 0;
+  for (let i = 0; i < ids.length; i += 500) {
+    const result = await db
+      .updateTable('jobs')
+      .set({ run_at: sql`rerun_at`, rerun_at: null, attempts: 0, last_error: null, locked_until: null, locked_by: null })
+      .where('id', 'in', ids.slice(i, i + 500))
+      .where('locked_by', '=', workerId)
+      .where('rerun_at', 'is not', null)
+      .executeTakeFirst();
+    requeued += Number(result.numUpdatedRows);
+  }
+  return requeued;
+}
+
+/** Puts a finished job of `workerId` back in the queue, due at `runAt`, its attempts reset
+ *  (a recurring job's next run: the same row, so there is never a second one). */
+export async function requeueJob(db: Executor, job: Job, workerId: string, runAt: number): Promise<boolean> {
+  const result = await db
+    .updateTable('jobs')
+    .set({ run_at: Math.floor(runAt), rerun_at: null, attempts: 0, last_error: null, locked_until: null, locked_by: null })
+    .where('id', '=', job.id)
+    .where('locked_by', '=', workerId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }
 
 export function backoffMs(attempt: number, baseMs = 1000, capMs = 60 * 60 * 1000): number {
@@ -164,7 +344,8 @@ export async function failJob(db: Executor, job: Job, error: string, retryAtMs?:
     return 'dead';
   }
   const runAt = Math.floor(retryAtMs ?? nowMs() + backoffMs(job.attempts));
-  await db.updateTable('jobs').set({ run_at: runAt, last_error: error, locked_until: null, locked_by: null }).where('id', '=', job.id).execute();
+  // A run asked for meanwhile (rerun_at) is this retry.
+  await db.updateTable('jobs').set({ run_at: runAt, rerun_at: null, last_error: error, locked_until: null, locked_by: null }).where('id', '=', job.id).execute();
   return 'retry';
 }
 
@@ -255,17 +436,36 @@ export interface JobHandlerOptions {
 /** Default lease: a dead worker's jobs are taken over within this time. */
 export const JOB_LEASE_MS = 20_000;
 
-type Handler = (job: Job, db: Db) => Promise<void | typeof JOB_COMPLETED>;
-interface Registered extends Required<JobHandlerOptions> {
-  handler: Handler;
-}
-const handlers = new Map<string, Registered>();
+export type JobHandlerFn = (job: Job, db: Db) => Promise<void | typeof JOB_COMPLETED>;
 
-export function registerJobHandler(type: string, handler: Handler, options: JobHandlerOptions = {}): void {
-  handlers.set(type, { handler, concurrency: options.concurrency ?? 4, leaseMs: options.leaseMs ?? JOB_LEASE_MS });
+/** One job type's handler, as a resource declares it (Resource.jobs): handed to the runner of
+ *  one running app, so each app's handler holds its own context (tests run several apps in one process). */
+export interface JobHandler extends JobHandlerOptions {
+  type: string;
+  handler: JobHandlerFn;
+  /** A keyed job that must always exist (a recurring job's one instance): the runner inserts
+   *  it at start unless a live job of the type has the key. */
+  standing?: { key: string; runAt(): number; maxAttempts: number };
+}
+
+export function jobHandler(type: string, handler: JobHandlerFn, options: JobHandlerOptions = {}): JobHandler {
+  return { type, handler, ...options };
+}
+
+/** What one resource's workers run in one running app (Resource.jobs). */
+export interface ResourceJobs {
+  handlers: JobHandler[];
+  /** Called after the runner has stopped (in-flight jobs have finished): closes what the handlers share. */
+  close?(): Promise<void>;
+}
+
+interface Registered extends Required<JobHandlerOptions> {
+  handler: JobHandlerFn;
 }
 
 export interface JobRunnerOptions {
+  /** The job types this runner runs (several handlers of one type: the last wins). */
+  handlers: JobHandler[];
   pollMs?: number;
   log?: { error(obj: unknown, msg?: string): void };
   types?: string[];
@@ -282,19 +482,28 @@ export class JobRunner {
   /** Jobs running now, with their type's lease, renewed by one timer per lease length. */
   private readonly leased = new Map<number, number>();
   private readonly timers: NodeJS.Timeout[] = [];
-  constructor(db: Db, options: JobRunnerOptions = {}) {
+  private readonly handlers = new Map<string, Registered>();
+  private readonly standing: JobHandler[];
+  constructor(db: Db, options: JobRunnerOptions) {
     this.db = db;
     this.options = options;
+    const run = options.handlers.filter((h) => !options.types || options.types.includes(h.type));
+    for (const h of run) this.handlers.set(h.type, { handler: h.handler, concurrency: h.concurrency ?? 4, leaseMs: h.leaseMs ?? JOB_LEASE_MS });
+    this.standing = run.filter((h) => h.standing);
   }
 
-  start(): void {
+  /** Makes sure each standing (recurring) job exists, then starts the loops. */
+  async start(): Promise<void> {
+    for (const { type, standing } of this.standing) {
+      await ensureKeyedJob(this.db, type, standing!.key, {}, { runAt: standing!.runAt(), maxAttempts: standing!.maxAttempts });
+    }
+    const handlers = this.handlers;
     const leases = new Set<number>();
     for (const [type, registered] of handlers) {
-      if (this.options.types && !this.options.types.includes(type)) continue;
       this.loops.push(this.loop(type, registered));
       leases.add(registered.leaseMs);
     }
-    const types = [...handlers.keys()].filter((type) => !this.options.types || this.options.types.includes(type));
+    const types = [...handlers.keys()];
     if (types.length > 0) {
       const timer = setInterval(() => void this.wakeDue(types), this.options.pollMs ?? 500);
       timer.unref();

@@ -2,6 +2,7 @@
 // public pages), the job handlers its workers run, and any long-running listeners.
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from './context.ts';
+import type { ResourceJobs } from './jobs.ts';
 
 export type Role = 'api' | 'worker' | 'smtp';
 
@@ -11,7 +12,10 @@ export interface Resource {
   v1?: (app: FastifyInstance, ctx: AppContext) => Promise<void> | void;
   /** Routes outside the authenticated API (tracking pixels, hosted pages). */
   public?: (app: FastifyInstance, ctx: AppContext) => Promise<void> | void;
-  /** Registers the job handlers this resource's workers run. */
+  /** The job handlers (and recurring jobs: recurring-jobs.ts) this resource's workers run,
+   *  made for one running app with the worker role and handed to its job runner. */
+  jobs?: (ctx: AppContext) => ResourceJobs;
+  /** Registers what must react inside other transactions (event subscribers); every role. */
   registerJobs?: (ctx: AppContext) => void;
   /** Starts long-running listeners or schedules for a role; returns how to stop them. */
   start?: (ctx: AppContext, roles: ReadonlySet<Role>) => Promise<(() => Promise<void>) | void>;

@@ -1,4 +1,4 @@
-// The daily re-check: a durable job chain that re-checks every domain once a day, un-verifies
+// The daily re-check: a recurring job that re-checks every domain once a day, un-verifies
 // a domain whose required record stopped passing, and exists exactly once however many
 // processes start. Time is moved forward with the test clock, not waited for.
 import { test, before, after } from 'node:test';
@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { startDomainApp, publish, REQUIRED, type DomainTestApp } from './helpers.ts';
 import { eventually, freePort, startChildApp, databaseUrlOf } from '../helpers/app.ts';
 import { shiftClock, resetClock } from '../../src/platform/clock.ts';
-import { ensureRecheckChain, RECHECK_JOB, runRecheckJob } from '../../src/resources/domains/recheck.ts';
+import { JobRunner } from '../../src/platform/jobs.ts';
+import { RECHECK_JOB, recheckJob } from '../../src/resources/domains/recheck.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
 let app: DomainTestApp;
@@ -19,16 +20,22 @@ after(async () => {
 });
 
 async function pendingChainJobs() {
-  return app.running.ctx.db.selectFrom('jobs').select(['id', 'run_at']).where('type', '=', RECHECK_JOB).where('dead_at', 'is', null).execute();
+  return app.running.ctx.db.selectFrom('jobs').select(['id', 'run_at', 'locked_by']).where('type', '=', RECHECK_JOB).where('dead_at', 'is', null).execute();
 }
 
-/** The chain's jobs once a run that just handed over has been completed (deleted): a fork
- *  would show as two jobs for good, a hand-over in progress only for a moment. */
+/** The re-check's jobs once no run holds it (a second instance would show here). */
 async function settledChainJobs() {
   return eventually(async () => {
     const jobs = await pendingChainJobs();
-    return jobs.length === 1 && jobs;
+    return jobs.every((job) => job.locked_by === null) && jobs;
   }, 5000).catch(() => pendingChainJobs());
+}
+
+/** Starts and stops `n` more job runners with the re-check, as worker processes starting would. */
+async function startWorkers(n: number): Promise<void> {
+  const runners = Array.from({ length: n }, () => new JobRunner(app.running.ctx.db, { handlers: [recheckJob({ db: app.running.ctx.db, config: app.config })] }));
+  await Promise.all(runners.map((runner) => runner.start()));
+  await Promise.all(runners.map((runner) => runner.stop()));
 }
 
 /** Environment for another `postlane serve` process on this app's database. */
@@ -70,7 +77,7 @@ test('the daily check un-verifies a verified domain whose required record was re
   assert.deepEqual([after.spf_status, after.return_path_status], ['ok', 'ok']);
   const events = await app.running.ctx.db.selectFrom('events').select('data').where('workspace_id', '=', ws.id).where('type', '=', 'domain.updated').orderBy('seq').execute();
   assert.deepEqual(events.map((e) => JSON.parse(e.data).verification_status), ['verified', 'pending']);
-  assert.equal((await settledChainJobs()).length, 1, 'the chain handed over to exactly one successor');
+  assert.equal((await settledChainJobs()).length, 1, 'one instance, made due again');
 });
 
 test('the daily check verifies a pending domain whose records appeared, and leaves unchanged ones alone', async () => {
@@ -92,25 +99,25 @@ test('the daily check verifies a pending domain whose records appeared, and leav
   assert.equal(other.updated_at !== untouched.updated_at, true, 'its record statuses changed from pending to missing');
 });
 
-test('exactly one re-check chain, however many processes start and however often a run repeats', async () => {
+test('exactly one re-check job, however many processes start', async () => {
   const { db } = app.running.ctx;
   assert.equal((await settledChainJobs()).length, 1);
 
-  // Many starts at once (each worker process calls this at start).
-  await Promise.all(Array.from({ length: 10 }, () => ensureRecheckChain(db)));
+  // Many starts at once (each worker makes sure the recurring job exists).
+  await startWorkers(10);
   assert.equal((await settledChainJobs()).length, 1);
 
   // A second server process on the same database starts (and races to start the chain).
   const child = await startChildApp(await sameDatabaseEnv());
   try {
     assert.equal((await settledChainJobs()).length, 1);
-    // The chain runs for a few simulated days, handing over once per run.
+    // It runs for a few simulated days, the same row made due again after each run.
     for (let day = 0; day < 3; day++) {
       const [job] = await settledChainJobs();
       shiftClock(DAY);
       await eventually(async () => {
         const jobs = await pendingChainJobs();
-        return jobs.length === 1 && jobs[0].id !== job.id;
+        return jobs.length === 1 && jobs[0].id === job.id && jobs[0].locked_by === null && Number(jobs[0].run_at) > Number(job.run_at);
       });
     }
     assert.equal((await settledChainJobs()).length, 1);
@@ -118,14 +125,10 @@ test('exactly one re-check chain, however many processes start and however often
     await child.kill();
   }
 
-  // A run repeated after a crash (its lease expired after the hand-over) adds nothing.
+  // A job removed by hand is made again by the next start, once.
   const [current] = await settledChainJobs();
-  await runRecheckJob({ db, config: app.config }, { id: Number(current.id) - 1, type: RECHECK_JOB, payload: {}, attempts: 2, maxAttempts: 5 });
-  assert.deepEqual((await pendingChainJobs()).map((j) => j.id), [current.id]);
-
-  // A chain whose job was removed by hand is restarted by the next start, once.
   await db.deleteFrom('jobs').where('id', '=', current.id).execute();
-  await Promise.all([ensureRecheckChain(db), ensureRecheckChain(db)]);
+  await startWorkers(2);
   const restarted = await settledChainJobs();
   assert.equal(restarted.length, 1);
   assert.notEqual(restarted[0].id, current.id);

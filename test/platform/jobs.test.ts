@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { freshMigratedDb, eventually } from '../helpers/app.ts';
 import type { Db } from '../../src/platform/db/database.ts';
-import { backoffMs, claimDueJobs, completeJob, enqueueJob, failJob, JobRunner, registerJobHandler, RetryJobAt } from '../../src/platform/jobs.ts';
+import { backoffMs, claimDueJobs, completeJob, enqueueJob, failJob, jobHandler, JobRunner, RetryJobAt, type Job } from '../../src/platform/jobs.ts';
 import { nowMs } from '../../src/platform/clock.ts';
 
 let db: Db;
@@ -100,7 +100,7 @@ test('concurrent claimers never get the same job', async () => {
 test('the runner runs handlers, retries failures, honours RetryJobAt and recovers leased jobs', async () => {
   const seen: number[] = [];
   let failOnce = true;
-  registerJobHandler('runner.test', async (job) => {
+  const handler = jobHandler('runner.test', async (job: Job) => {
     if (job.payload.n === 2 && failOnce) {
       failOnce = false;
       throw new Error('transient');
@@ -115,8 +115,8 @@ test('the runner runs handlers, retries failures, honours RetryJobAt and recover
   await new Promise((r) => setTimeout(r, 5));
   assert.ok((await jobRow(orphan))!.locked_by === 'dead-worker');
 
-  const runner = new JobRunner(db, { pollMs: 20, types: ['runner.test'] });
-  runner.start();
+  const runner = new JobRunner(db, { pollMs: 20, handlers: [handler] });
+  await runner.start();
   try {
     for (const n of [1, 2, 3]) await enqueueJob(db, 'runner.test', { n });
     // The transient failure is retried after its backoff (about a second).
@@ -133,14 +133,14 @@ test('a running job\'s lease is renewed, so a second worker never takes over a l
   const runs: string[] = [];
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
-  registerJobHandler('renew.test', async (job) => {
+  const handler = jobHandler('renew.test', async (job: Job) => {
     runs.push(`start ${job.attempts}`);
     await released; // a long SMTP exchange, many times the lease
     runs.push('end');
   }, { concurrency: 1, leaseMs: 300 });
   const id = await enqueueJob(db, 'renew.test', {});
-  const live = new JobRunner(db, { pollMs: 20, types: ['renew.test'] });
-  live.start();
+  const live = new JobRunner(db, { pollMs: 20, handlers: [handler] });
+  await live.start();
   try {
     await eventually(async () => runs.length === 1);
     const firstLease = Number((await jobRow(id))!.locked_until);
@@ -171,9 +171,8 @@ test('a dead worker\'s job runs again as soon as its lease runs out', async () =
 
 test('an idle runner takes a job another process enqueued within about one poll interval', async () => {
   const seen: number[] = [];
-  registerJobHandler('due.test', async (job) => void seen.push(job.payload.n));
-  const runner = new JobRunner(db, { pollMs: 200, types: ['due.test'] });
-  runner.start();
+  const runner = new JobRunner(db, { pollMs: 200, handlers: [jobHandler('due.test', async (job) => void seen.push(job.payload.n))] });
+  await runner.start();
   try {
     await new Promise((r) => setTimeout(r, 300)); // idle: its loop waits for the due check
     // Written straight to the table, as another process's enqueue: no signal in this one.

@@ -49,8 +49,12 @@ export interface EventsTable {
 export interface JobsTable {
   id: Generated<number>;
   type: string;
+  /** Unique among the live (not dead) jobs of its type (migration 0029). */
+  key: string | null;
   payload: string;
   run_at: number;
+  /** A keyed enqueue while the job ran: when it is due again once it finishes. */
+  rerun_at: number | null;
   attempts: number;
   max_attempts: number;
   locked_until: number | null;

@@ -1,11 +1,11 @@
 // The daily date triggers (https://emailit.com/docs/automations.md): at 00:00 UTC,
 // `contact.on_date` fires for contacts whose date custom field (`date_field`) equals today,
-// `contact.date_anniversary` for those whose field has today's month and day. One
-// `automation.dates` job is kept due at the next midnight; a run per contact and day is unique (its
-// event key names both), so a job run twice starts nothing twice.
+// `contact.date_anniversary` for those whose field has today's month and day. A recurring
+// `automation.dates` job runs daily at 00:00 UTC (src/platform/recurring-jobs.ts); a run per
+// contact and day is unique (its event key names both), so a job run twice starts nothing twice.
 import type { AppContext } from '../../platform/context.ts';
 import { nowMs } from '../../platform/clock.ts';
-import { enqueueJob, type Job } from '../../platform/jobs.ts';
+import { recurringJob } from '../../platform/recurring-jobs.ts';
 import { normalizeFilter } from '../webhooks/service.ts';
 import { automationFilterMatches } from './filter.ts';
 import { customFieldsOf } from '../contacts/service.ts';
@@ -14,18 +14,14 @@ import { RunSkipped, startRun } from './engine.ts';
 import { stepsOf } from './service.ts';
 
 export const DATE_JOB = 'automation.dates';
-const DAY_MS = 86_400_000;
-
-const nextMidnight = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS + DAY_MS;
-
-async function ensureScheduled(ctx: AppContext): Promise<void> {
-  const pending = await ctx.db.selectFrom('jobs').select('id').where('type', '=', DATE_JOB).where('dead_at', 'is', null).where('run_at', '>', Math.floor(nowMs())).executeTakeFirst();
-  if (!pending) await enqueueJob(ctx.db, DATE_JOB, {}, { runAt: nextMidnight(nowMs()), maxAttempts: 5 });
-}
-
-export async function startDateTriggers(ctx: AppContext): Promise<void> {
-  await ensureScheduled(ctx);
-}
+export const dateJob = (ctx: AppContext) =>
+  recurringJob({
+    name: DATE_JOB,
+    dailyAt: '00:00',
+    async run() {
+      await fireDateTriggers(ctx);
+    },
+  });
 
 /** Fires the date triggers of every running automation for the UTC day of the clock. */
 export async function fireDateTriggers(ctx: AppContext, day = new Date(nowMs()).toISOString().slice(0, 10)): Promise<number> {
@@ -75,9 +71,4 @@ export async function fireDateTriggers(ctx: AppContext, day = new Date(nowMs()).
     }
   }
   return started;
-}
-
-export async function runDateJob(ctx: AppContext, _job: Job): Promise<void> {
-  await fireDateTriggers(ctx);
-  await ensureScheduled(ctx);
 }

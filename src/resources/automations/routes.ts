@@ -8,7 +8,7 @@ import type { Resource } from '../../platform/resource.ts';
 import type { Query } from '../../platform/http/lists.ts';
 import { errorResponses } from '../../platform/http/responses.ts';
 import { subscribeToEvents } from '../../platform/events.ts';
-import { registerJobHandler } from '../../platform/jobs.ts';
+import { jobHandler } from '../../platform/jobs.ts';
 import * as S from './schemas.ts';
 import {
   createAutomation,
@@ -24,7 +24,7 @@ import {
 import { automationCatalog } from './catalog.ts';
 import { automationStats, cancelRun, getRun, listRuns, removeContact, statsFilterOf, triggerAutomation } from './runs.ts';
 import { automationEventHook, runStepJob, runTriggerJob, STEP_JOB, TRIGGER_JOB } from './engine.ts';
-import { startDateTriggers, DATE_JOB, runDateJob } from './dates.ts';
+import { dateJob } from './dates.ts';
 
 const tags = ['Automations'];
 type Id = Static<typeof S.IdParams>;
@@ -124,15 +124,15 @@ export const resource: Resource = {
       return { data: stats[p.step_key] };
     });
   },
-  registerJobs(ctx) {
+  registerJobs() {
     subscribeToEvents(automationEventHook); // one object: registering twice subscribes once
-    // Many trigger jobs at once: on SQLite their run starts then share group commits.
-    registerJobHandler(TRIGGER_JOB, (job) => runTriggerJob(ctx, job), { concurrency: 64, leaseMs: LEASE_MS });
-    registerJobHandler(STEP_JOB, (job) => runStepJob(ctx, job), { concurrency: 32, leaseMs: LEASE_MS });
-    registerJobHandler(DATE_JOB, (job) => runDateJob(ctx, job), { concurrency: 1 });
   },
-  async start(ctx, roles) {
-    if (!roles.has('worker')) return;
-    await startDateTriggers(ctx);
-  },
+  jobs: (ctx) => ({
+    handlers: [
+      // Many trigger jobs at once: on SQLite their run starts then share group commits.
+      jobHandler(TRIGGER_JOB, (job) => runTriggerJob(ctx, job), { concurrency: 64, leaseMs: LEASE_MS }),
+      jobHandler(STEP_JOB, (job) => runStepJob(ctx, job), { concurrency: 32, leaseMs: LEASE_MS }),
+      dateJob(ctx),
+    ],
+  }),
 };

@@ -17,7 +17,7 @@ import { dialectOf, type Db, type Executor } from '../../platform/db/database.ts
 import { emailToken, newId } from '../../platform/ids.ts';
 import { nowIso, nowMs } from '../../platform/clock.ts';
 import { emitEvent } from '../../platform/events.ts';
-import { enqueueJobs, RetryJobAt, type Job } from '../../platform/jobs.ts';
+import { dueJobsExceed, enqueueJobs, RetryJobAt, type Job } from '../../platform/jobs.ts';
 import { getCredits, spendCreditsAtCommit } from '../../platform/credits.ts';
 import { commitAlone } from '../../platform/db/group-commit.ts';
 import { ApiError } from '../../platform/http/errors.ts';
@@ -102,17 +102,8 @@ export class CampaignEngine {
   }
 
   /** Whether MAX_QUEUED_DELIVERIES campaign deliveries are due already (one index range read). */
-  private async backlogged(): Promise<boolean> {
-    const row = await this.db
-      .selectFrom('jobs')
-      .select('id')
-      .where('type', '=', CAMPAIGN_DELIVER_JOB)
-      .where('dead_at', 'is', null)
-      .where('run_at', '<=', Math.floor(nowMs()))
-      .limit(1)
-      .offset(MAX_QUEUED_DELIVERIES)
-      .executeTakeFirst();
-    return row !== undefined;
+  private backlogged(): Promise<boolean> {
+    return dueJobsExceed(this.db, CAMPAIGN_DELIVER_JOB, MAX_QUEUED_DELIVERIES);
   }
 
   /** One transaction: start the campaign, or turn one batch into emails, or finish it. */

@@ -140,19 +140,10 @@ function campaignOf(event: EmittedEvent): string | null {
   return typeof meta?.campaign_id === 'string' ? meta.campaign_id : null;
 }
 
-/** One waiting check per campaign: a check not yet started will count this outcome too. */
+/** One check per campaign, keyed by it: one waiting will count this outcome too, and one
+ *  running now runs once more after it (a keyed enqueue, src/platform/jobs.ts). */
 async function queueCheck(tx: Executor, campaignId: string): Promise<void> {
-  const payload = { campaign_id: campaignId };
-  const waiting = await tx
-    .selectFrom('jobs')
-    .select('id')
-    .where('type', '=', GUARDRAILS_JOB)
-    .where('payload', '=', JSON.stringify(payload))
-    .where('dead_at', 'is', null)
-    .where('locked_by', 'is', null)
-    .limit(1)
-    .executeTakeFirst();
-  if (!waiting) await enqueueJob(tx, GUARDRAILS_JOB, payload, { runAt: nowMs() + CHECK_DELAY_MS, maxAttempts: 5 });
+  await enqueueJob(tx, GUARDRAILS_JOB, { campaign_id: campaignId }, { runAt: nowMs() + CHECK_DELAY_MS, maxAttempts: 5, key: campaignId });
 }
 
 /** Queues the checks in the transaction that records the outcome (so none is lost). */

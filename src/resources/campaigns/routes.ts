@@ -4,9 +4,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import type { Resource } from '../../platform/resource.ts';
-import type { Db } from '../../platform/db/database.ts';
 import type { Query } from '../../platform/http/lists.ts';
-import { registerJobHandler } from '../../platform/jobs.ts';
+import { jobHandler } from '../../platform/jobs.ts';
 import { subscribeToEvents } from '../../platform/events.ts';
 import { errorResponses } from '../../platform/http/responses.ts';
 import { forgetPersonalizers, registerPersonalizer } from '../emails/service.ts';
@@ -30,7 +29,6 @@ import { registerUnsubscribePages, unsubscribeMailbox, unsubscribeUrl } from './
 
 const tags = ['Campaigns'];
 type Id = Static<typeof S.IdParams>;
-const engines = new Map<Db, CampaignEngine>();
 /** Fan-out jobs running at once per process (each turns batches of recipients into emails). */
 const FANOUT_CONCURRENCY = 2;
 
@@ -101,20 +99,19 @@ export const resource: Resource = {
 
   public: (app, ctx) => registerUnsubscribePages(app, ctx),
 
+  jobs(ctx) {
+    const engine = new CampaignEngine(ctx);
+    return {
+      handlers: [
+        jobHandler(FANOUT_JOB, (job) => engine.run(job), { concurrency: FANOUT_CONCURRENCY, leaseMs: FANOUT_LEASE_MS }),
+        jobHandler(GUARDRAILS_JOB, runGuardrailsJob, { concurrency: 2 }),
+      ],
+    };
+  },
+
   registerJobs(ctx) {
-    engines.set(ctx.db, new CampaignEngine(ctx));
-    registerJobHandler(
-      FANOUT_JOB,
-      async (job, db) => {
-        const engine = engines.get(db);
-        if (!engine) throw new Error('no campaign engine for this database');
-        await engine.run(job);
-      },
-      { concurrency: FANOUT_CONCURRENCY, leaseMs: FANOUT_LEASE_MS },
-    );
     // Complaints and hard bounces of campaign mail queue a check of the campaign's rates.
     subscribeToEvents(guardrailsEventHook);
-    registerJobHandler(GUARDRAILS_JOB, runGuardrailsJob, { concurrency: 2 });
     // Each recipient's copy: merge values from the contact as it is now, and its unsubscribe links.
     registerPersonalizer(ctx.db, 'campaign', async (email) => {
       const row = await ctx.db
@@ -136,7 +133,6 @@ export const resource: Resource = {
 
   async start(ctx) {
     return async () => {
-      engines.delete(ctx.db);
       forgetPersonalizers(ctx.db);
     };
   },

@@ -4,7 +4,8 @@
 // checks again every HOLD_RECHECK_MS; a purge cancels the queued emails (email.canceled).
 import type { Selectable } from 'kysely';
 import type { Db, Executor } from '../../platform/db/database.ts';
-import { nowIso, nowMs } from '../../platform/clock.ts';
+import { nowIso } from '../../platform/clock.ts';
+import { cancelByKey } from '../../platform/jobs.ts';
 import { emitEvent } from '../../platform/events.ts';
 import { fieldValidationError, messageError } from '../../platform/http/errors.ts';
 import { newId } from '../../platform/ids.ts';
@@ -123,14 +124,11 @@ export async function purgeQueue(db: Db, workspaceId: string, input: PurgeInput,
   if (domain) query = query.where('to', 'like', `%@${domain}`);
   const candidates = await query.limit(100_000).execute();
   const ids: string[] = [];
-  const now = Math.floor(nowMs());
   for (const candidate of candidates) {
     if (destination && (!destinationOf || (await destinationOf(candidate.to)) !== destination)) continue;
     const changed = await db.transaction().execute(async (tx) => {
-      const jobs = await tx.selectFrom('jobs').select(['id', 'locked_until']).where('type', '=', 'email.deliver').where('payload', '=', JSON.stringify({ email_id: candidate.id })).execute();
-      // A delivery being sent right now is left alone.
-      if (jobs.some((job) => job.locked_until !== null && Number(job.locked_until) > now)) return null;
-      if (jobs.length) await tx.deleteFrom('jobs').where('id', 'in', jobs.map((job) => job.id)).execute();
+      // A delivery being sent right now is left alone (the deliver job is keyed by the email's id).
+      if ((await cancelByKey(tx, 'email.deliver', candidate.id)) === 'running') return null;
       const row = await tx
         .updateTable('emails')
         .set({ status: 'canceled', status_detail: 'Purged from the delivery queue', updated_at: nowIso() })

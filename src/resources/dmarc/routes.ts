@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import type { Resource } from '../../platform/resource.ts';
-import { registerJobHandler } from '../../platform/jobs.ts';
+import { jobHandler } from '../../platform/jobs.ts';
 import type { Query } from '../../platform/http/lists.ts';
 import { errorResponses } from '../../platform/http/responses.ts';
 import { uploadReport } from './intake.ts';
@@ -60,7 +60,7 @@ export const resource: Resource = {
       networkBreakdown(db, workspace(request), (request.params as Domain).id, request.query as Query),
     );
   },
-  registerJobs(ctx) {
-    registerJobHandler(PROCESS_JOB, (job) => processReport(ctx.db, (job.payload as { reportId: string }).reportId), { concurrency: 2 });
-  },
+  jobs: (ctx) => ({
+    handlers: [jobHandler(PROCESS_JOB, (job) => processReport(ctx.db, (job.payload as { reportId: string }).reportId), { concurrency: 2 })],
+  }),
 };

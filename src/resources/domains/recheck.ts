@@ -2,62 +2,19 @@
 // checked again once a day, so a verified domain whose required record stops passing loses
 // verified_at (and sends from it fail), and a pending one whose records appear verifies.
 //
-// One durable job chain does it: a `domains.recheck` job checks the domains that are due,
-// then enqueues its successor. The `domain_recheck_chain` row names the chain's current job;
-// the successor replaces it with a compare-and-set in the same transaction that enqueues
-// it. So however many worker processes start (each calls ensureRecheckChain) and however
-// often a job is re-run after a crash, exactly one pending chain job exists.
-import type { Db, Executor } from '../../platform/db/database.ts';
-import { isUniqueViolation } from '../../platform/db/database.ts';
-import { enqueueJob, type Job } from '../../platform/jobs.ts';
-import { nowIso, nowMs } from '../../platform/clock.ts';
+// A recurring job does it (src/platform/recurring-jobs.ts): one instance however many worker
+// processes start; each run checks the domains that are due, and the next is due when the
+// next domain is (at once while a full batch was due, at least hourly).
+import { nowMs } from '../../platform/clock.ts';
+import { recurringJob } from '../../platform/recurring-jobs.ts';
 import { checkDomain, RETRY_INTERVAL_MS, type DomainDeps } from './verification.ts';
 
 export const RECHECK_JOB = 'domains.recheck';
-const CHAIN = 'daily';
 /** Domains checked per job run, and at once. */
 export const BATCH_SIZE = 100;
 const PARALLEL_CHECKS = 8;
-/** The chain wakes at least this often to pick up what became due. */
+/** The job wakes at least this often to pick up what became due. */
 const MAX_SLEEP_MS = 60 * 60 * 1000;
-const CHAIN_ATTEMPTS = 1_000_000;
-
-class LostRace extends Error {}
-
-/** Starts the chain unless one is alive. Safe to call from every process at every start. */
-export async function ensureRecheckChain(db: Db): Promise<void> {
-  const chain = await db.selectFrom('domain_recheck_chain').select('job_id').where('name', '=', CHAIN).executeTakeFirst();
-  try {
-    if (!chain) {
-      await db.transaction().execute(async (tx) => {
-        const jobId = await enqueueJob(tx, RECHECK_JOB, {}, { maxAttempts: CHAIN_ATTEMPTS });
-        await tx.insertInto('domain_recheck_chain').values({ name: CHAIN, job_id: jobId, updated_at: nowIso() }).execute();
-      });
-      return;
-    }
-    const job = await db.selectFrom('jobs').select(['id', 'dead_at']).where('id', '=', chain.job_id).executeTakeFirst();
-    if (job && job.dead_at === null) return;
-    // The chain's job is gone or dead (an operator removed it, or it failed for good): restart it.
-    await db.transaction().execute(async (tx) => {
-      const jobId = await enqueueJob(tx, RECHECK_JOB, {}, { maxAttempts: CHAIN_ATTEMPTS });
-      await swap(tx, chain.job_id, jobId);
-    });
-  } catch (error) {
-    // Another process started or restarted the chain first: its job is the one.
-    if (error instanceof LostRace || isUniqueViolation(error)) return;
-    throw error;
-  }
-}
-
-async function swap(tx: Executor, from: number, to: number): Promise<void> {
-  const result = await tx
-    .updateTable('domain_recheck_chain')
-    .set({ job_id: to, updated_at: nowIso() })
-    .where('name', '=', CHAIN)
-    .where('job_id', '=', from)
-    .executeTakeFirst();
-  if (Number(result.numUpdatedRows) !== 1) throw new LostRace();
-}
 
 /** Checks up to BATCH_SIZE due domains; returns how many were due. */
 export async function recheckDueDomains(deps: DomainDeps): Promise<number> {
@@ -84,20 +41,13 @@ export async function recheckDueDomains(deps: DomainDeps): Promise<number> {
   return due.length;
 }
 
-/** The chain job: check what is due, then hand over to the next run (once, even if re-run). */
-export async function runRecheckJob(deps: DomainDeps, job: Job): Promise<void> {
-  const chain = await deps.db.selectFrom('domain_recheck_chain').select('job_id').where('name', '=', CHAIN).executeTakeFirst();
-  if (!chain || Number(chain.job_id) !== job.id) return; // a stray or already handed-over run
+/** Checks what is due; the next run is due when the next domain is. */
+export async function runRecheck(deps: DomainDeps): Promise<{ nextRunAt: number }> {
   const checked = await recheckDueDomains(deps);
   const next = await deps.db.selectFrom('domains').select('next_check_at').orderBy('next_check_at').limit(1).executeTakeFirst();
   const now = nowMs();
   const runAt = checked >= BATCH_SIZE ? now : Math.min(next ? Number(next.next_check_at) : Infinity, now + MAX_SLEEP_MS);
-  try {
-    await deps.db.transaction().execute(async (tx) => {
-      const jobId = await enqueueJob(tx, RECHECK_JOB, {}, { runAt: Math.max(runAt, now), maxAttempts: CHAIN_ATTEMPTS });
-      await swap(tx, job.id, jobId);
-    });
-  } catch (error) {
-    if (!(error instanceof LostRace)) throw error;
-  }
+  return { nextRunAt: Math.max(runAt, now) };
 }
+
+export const recheckJob = (deps: DomainDeps) => recurringJob({ name: RECHECK_JOB, every: MAX_SLEEP_MS, run: () => runRecheck(deps) });

@@ -1,11 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { Resource } from '../../platform/resource.ts';
-import { registerJobHandler } from '../../platform/jobs.ts';
 import { pageLimitQuery, type Query } from '../../platform/http/lists.ts';
 import { createDomain, deleteDomain, getDomain, listDomains, updateDomain, verifyDomain } from './service.ts';
 import { errorResponses } from '../../platform/http/responses.ts';
 import { DeletedDomain, Domain, DomainList, VerifiedDomain } from './schemas.ts';
-import { ensureRecheckChain, RECHECK_JOB, runRecheckJob } from './recheck.ts';
+import { recheckJob } from './recheck.ts';
 
 const tags = ['Domains'];
 const IdParams = Type.Object({ id: Type.String({ description: 'dom_ id (sd_ or sed_ for older domains) or the domain name' }) });
@@ -73,10 +72,5 @@ export const resource: Resource = {
       verifyDomain(ctx, request.principal.workspaceId, (request.params as Id).id),
     );
   },
-  registerJobs(ctx) {
-    registerJobHandler(RECHECK_JOB, (job) => runRecheckJob(ctx, job), { concurrency: 1 });
-  },
-  async start(ctx, roles) {
-    if (roles.has('worker')) await ensureRecheckChain(ctx.db);
-  },
+  jobs: (ctx) => ({ handlers: [recheckJob(ctx)] }),
 };

@@ -40,15 +40,8 @@ export interface DomainsTable {
   updated_at: string;
 }
 
-export interface DomainRecheckChainTable {
-  name: string;
-  job_id: number;
-  updated_at: string;
-}
-
 declare module '../../platform/db/schema.ts' {
   interface Database {
     domains: DomainsTable;
-    domain_recheck_chain: DomainRecheckChainTable;
   }
 }

@@ -3,8 +3,7 @@
 // list's addresses.
 import type { Static } from '@sinclair/typebox';
 import type { Resource } from '../../platform/resource.ts';
-import type { Db } from '../../platform/db/database.ts';
-import { registerJobHandler } from '../../platform/jobs.ts';
+import { jobHandler } from '../../platform/jobs.ts';
 import { errorResponses } from '../../platform/http/responses.ts';
 import type { Query } from '../../platform/http/lists.ts';
 import * as S from './schemas.ts';
@@ -15,10 +14,6 @@ import { ListVerifier } from './worker.ts';
 const tags = ['Email verification lists'];
 type Id = Static<typeof S.IdParams>;
 const notFound = errorResponses({ 404: 'error' });
-
-// Handlers are registered process-wide; each app's verifier is found by the job's database
-// (tests run several apps in one process).
-const verifiers = new Map<Db, ListVerifier>();
 
 /** A file name made of the list's name, safe in a header. */
 function fileName(name: string, extension: string): string {
@@ -69,15 +64,8 @@ export const resource: Resource = {
       },
     );
   },
-  registerJobs(ctx) {
-    verifiers.set(ctx.db, new ListVerifier(ctx));
-    registerJobHandler(VERIFY_LIST_JOB, async (job, db) => {
-      const verifier = verifiers.get(db);
-      if (!verifier) throw new Error('no list verifier for this database');
-      await verifier.run(job);
-    });
-  },
-  async start(ctx) {
-    return async () => void verifiers.delete(ctx.db);
+  jobs(ctx) {
+    const verifier = new ListVerifier(ctx);
+    return { handlers: [jobHandler(VERIFY_LIST_JOB, (job) => verifier.run(job))] };
   },
 };

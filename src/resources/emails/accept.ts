@@ -213,14 +213,14 @@ async function acceptNow(ctx: AppContext, principal: Principal, request: AcceptR
       // The content, email and job rows ride in the events' statement, and that statement goes
       // out with the transaction's next query (the COMMIT, when the send runs alone): nothing
       // below needs its answer, and a failure still fails the send before it is committed.
-      const jobs = billable.map((row) => jobInsertPart(tx, DELIVER_JOB, deliverPayload(row), { runAt, maxAttempts: 1_000_000 }));
+      const jobs = billable.map((row) => jobInsertPart(tx, DELIVER_JOB, deliverPayload(row), { runAt, maxAttempts: 1_000_000, key: row.id }));
       await emitEvents(tx, events, [insertContent.part(tx, content), insertEmail.part(tx, rows[0]), ...jobs.map((job) => job.part)], { pipelined: true });
       committedJobs = jobs.map((job) => job.enqueued);
     } else {
       await insertContent(tx, content);
       if (rows.length === 1) await insertEmail(tx, rows[0]);
       else await tx.insertInto('emails').values(rows).execute();
-      for (const row of billable) await enqueueJob(tx, DELIVER_JOB, deliverPayload(row), { runAt, maxAttempts: 1_000_000 });
+      for (const row of billable) await enqueueJob(tx, DELIVER_JOB, deliverPayload(row), { runAt, maxAttempts: 1_000_000, key: row.id });
       // All recipients' events in one call: on PostgreSQL one statement with their reactions.
       await emitEvents(tx, events);
     }

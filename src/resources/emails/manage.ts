@@ -4,11 +4,10 @@
 // the job is never touched while a worker holds its lease (delivery has started: too late to
 // cancel).
 import type { AppContext } from '../../platform/context.ts';
-import type { Executor } from '../../platform/db/database.ts';
 import { messageError } from '../../platform/http/errors.ts';
 import { nowIso, nowMs, isoFromDate } from '../../platform/clock.ts';
 import { emitEvent } from '../../platform/events.ts';
-import { enqueueJob } from '../../platform/jobs.ts';
+import { cancelByKey, enqueueJob, rescheduleByKey } from '../../platform/jobs.ts';
 import { DELIVER_JOB } from './accept.ts';
 import { emailEventObject, type EmailRow } from './objects.ts';
 import { emailMetadata, findEmail } from './retrieved.ts';
@@ -20,22 +19,6 @@ export const CANCELABLE_STATUSES = ['scheduled', 'accepted', 'attempted'];
 
 const cannotReschedule = (message: string) => messageError(422, 'Cannot reschedule email', message);
 const cannotCancel = (message: string) => messageError(422, 'Cannot cancel email', message);
-
-/** The payload text every deliver job carries (accept.ts writes it with JSON.stringify too). */
-export function deliverPayload(emailId: string): string {
-  return JSON.stringify({ email_id: emailId });
-}
-
-/** The email's live (not dead) deliver jobs. */
-function deliverJobs(tx: Executor, emailId: string) {
-  return tx
-    .selectFrom('jobs')
-    .select(['id', 'locked_until'])
-    .where('type', '=', DELIVER_JOB)
-    .where('payload', '=', deliverPayload(emailId))
-    .where('dead_at', 'is', null)
-    .execute();
-}
 
 function dueTooSoon(row: EmailRow, now: number): boolean {
   return row.scheduled_at !== null && Date.parse(row.scheduled_at) - now < SCHEDULE_CHANGE_MARGIN_MS;
@@ -71,14 +54,11 @@ export async function rescheduleEmail(ctx: AppContext, workspaceId: string, id: 
         .returningAll()
         .executeTakeFirst();
       if (!changed) throw new Changed();
-      const jobs = await deliverJobs(tx, row.id);
-      if (jobs.some((job) => job.locked_until !== null && Number(job.locked_until) > now)) throw new Changed();
-      if (jobs.length === 0) {
-        // Should not happen (accept enqueues one); a scheduled email without a job would never go.
-        await enqueueJob(tx, DELIVER_JOB, { email_id: row.id }, { runAt: at.getTime(), maxAttempts: 1_000_000 });
-      } else {
-        await tx.updateTable('jobs').set({ run_at: Math.floor(at.getTime()) }).where('id', 'in', jobs.map((job) => job.id)).execute();
-      }
+      // The deliver job is keyed by the email's id (accept.ts).
+      const moved = await rescheduleByKey(tx, DELIVER_JOB, row.id, at.getTime());
+      if (moved === 'running') throw new Changed();
+      // Should not happen (accept enqueues one); a scheduled email without a job would never go.
+      if (moved === 'absent') await enqueueJob(tx, DELIVER_JOB, { email_id: row.id }, { runAt: at.getTime(), maxAttempts: 1_000_000, key: row.id });
       return changed;
     });
     return { ...emailMetadata(updated), message: `Email rescheduled to ${scheduledAt}.` };
@@ -100,15 +80,8 @@ export async function cancelEmail(ctx: AppContext, workspaceId: string, id: stri
   try {
     const canceled = await ctx.db.transaction().execute(async (tx) => {
       // The job first: once it is gone no worker can claim it; a leased one means delivery started.
-      for (const job of await deliverJobs(tx, row.id)) {
-        const removed = await tx
-          .deleteFrom('jobs')
-          .where('id', '=', job.id)
-          .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', Math.floor(now))]))
-          .executeTakeFirst();
-        if (Number(removed.numDeletedRows) === 0) {
-          throw cannotCancel('Delivery of this email has already started; it can no longer be canceled.');
-        }
+      if ((await cancelByKey(tx, DELIVER_JOB, row.id)) === 'running') {
+        throw cannotCancel('Delivery of this email has already started; it can no longer be canceled.');
       }
       const changed = await tx
         .updateTable('emails')

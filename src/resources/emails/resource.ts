@@ -1,13 +1,9 @@
 // The delivery workers: the `email.deliver` job handler and the SMTP client it keeps open.
-// Handlers are registered process-wide, so each running app's worker is looked up by the
-// database the job came from (tests run several apps in one process).
+// Each running app's job runner gets its own worker (Resource.jobs).
 import type { Resource } from '../../platform/resource.ts';
-import type { Db } from '../../platform/db/database.ts';
-import { registerJobHandler, type Job } from '../../platform/jobs.ts';
+import { jobHandler, type Job } from '../../platform/jobs.ts';
 import { CAMPAIGN_DELIVER_JOB, DELIVER_JOB, DELIVER_LEASE_MS } from './accept.ts';
 import { DeliveryWorker } from './delivery/worker.ts';
-
-const workers = new Map<Db, DeliveryWorker>();
 
 /** Deliveries running at once per process. Each mostly waits: on the network (a remote MX
  *  answers in 100-300 ms), on the build thread, on the claim that brings the next batch; at 64
@@ -22,22 +18,16 @@ export const CAMPAIGN_DELIVER_CONCURRENCY = 192;
 
 export const resource: Resource = {
   name: 'delivery',
-  registerJobs(ctx) {
-    workers.set(ctx.db, new DeliveryWorker(ctx));
-    const deliver = async (job: Job, db: Db) => {
-      const worker = workers.get(db);
-      if (!worker) throw new Error('no delivery worker for this database');
-      return worker.run(job);
-    };
-    registerJobHandler(DELIVER_JOB, deliver, { concurrency: DELIVER_CONCURRENCY, leaseMs: DELIVER_LEASE_MS });
-    registerJobHandler(CAMPAIGN_DELIVER_JOB, deliver, { concurrency: CAMPAIGN_DELIVER_CONCURRENCY, leaseMs: DELIVER_LEASE_MS });
-  },
-  async start(ctx) {
-    // Stopped after the job runner: in-flight deliveries have finished by then.
-    return async () => {
-      const worker = workers.get(ctx.db);
-      workers.delete(ctx.db);
-      await worker?.close();
+  jobs(ctx) {
+    const worker = new DeliveryWorker(ctx);
+    const deliver = (job: Job) => worker.run(job);
+    return {
+      handlers: [
+        jobHandler(DELIVER_JOB, deliver, { concurrency: DELIVER_CONCURRENCY, leaseMs: DELIVER_LEASE_MS }),
+        jobHandler(CAMPAIGN_DELIVER_JOB, deliver, { concurrency: CAMPAIGN_DELIVER_CONCURRENCY, leaseMs: DELIVER_LEASE_MS }),
+      ],
+      // After the job runner has stopped: in-flight deliveries have finished by then.
+      close: () => worker.close(),
     };
   },
 };

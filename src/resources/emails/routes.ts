@@ -1,6 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { Resource } from '../../platform/resource.ts';
-import { registerJobHandler } from '../../platform/jobs.ts';
 import type { Db } from '../../platform/db/database.ts';
 import type { EmailRow } from './objects.ts';
 import { pageLimitQuery, type Query } from '../../platform/http/lists.ts';
@@ -11,7 +10,7 @@ import { emailAttachments, emailBody, emailMeta, emailRaw, findEmail, retrievedE
 import { cancelEmail, rescheduleEmail } from './manage.ts';
 import { retryEmail } from './retry.ts';
 import { forwardEmail } from './forward.ts';
-import { ensurePurgeChain, PURGE_JOB, runPurgeJob } from './retention.ts';
+import { purgeJob } from './retention.ts';
 import { errorResponses } from '../../platform/http/responses.ts';
 import * as S from './schemas.ts';
 
@@ -135,10 +134,5 @@ export const resource: Resource = {
       },
     );
   },
-  registerJobs(ctx) {
-    registerJobHandler(PURGE_JOB, (job) => runPurgeJob(ctx, job), { concurrency: 1 });
-  },
-  async start(ctx, roles) {
-    if (roles.has('worker')) await ensurePurgeChain(ctx.db);
-  },
+  jobs: (ctx) => ({ handlers: [purgeJob(ctx)] }),
 };

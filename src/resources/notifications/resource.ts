@@ -6,8 +6,7 @@
 // host has no sending domain of a workspace behind it.
 import type { Resource } from '../../platform/resource.ts';
 import type { AppContext } from '../../platform/context.ts';
-import type { Db } from '../../platform/db/database.ts';
-import { registerJobHandler, type Job } from '../../platform/jobs.ts';
+import { jobHandler, type Job } from '../../platform/jobs.ts';
 import { ksuid } from '../../platform/ids.ts';
 import { composeMessage } from '../../mail/compose.ts';
 import { createOutboundDelivery, type SmtpDelivery } from '../../mail/smtp-delivery.ts';
@@ -44,29 +43,16 @@ class NoticeSender {
   }
 }
 
-// Handlers are registered process-wide; each running app's sender is found by its database.
-const senders = new Map<Db, NoticeSender>();
-
 export const resource: Resource = {
   name: 'notifications',
-  registerJobs(ctx) {
-    senders.set(ctx.db, new NoticeSender(ctx));
-    registerJobHandler(
-      NOTIFY_JOB,
-      async (job, db) => {
-        const sender = senders.get(db);
-        if (!sender) throw new Error('no notice sender for this database');
-        await sender.send(job as Job<NotifyPayload>);
-      },
-      // As long as a delivery may take: a lease that ran out mid-send would send it twice.
-      { concurrency: 2, leaseMs: DELIVER_LEASE_MS },
-    );
-  },
-  async start(ctx) {
-    return async () => {
-      const sender = senders.get(ctx.db);
-      senders.delete(ctx.db);
-      await sender?.close();
+  jobs(ctx) {
+    const sender = new NoticeSender(ctx);
+    return {
+      handlers: [
+        // As long as a delivery may take: a lease that ran out mid-send would send it twice.
+        jobHandler(NOTIFY_JOB, (job) => sender.send(job as Job<NotifyPayload>), { concurrency: 2, leaseMs: DELIVER_LEASE_MS }),
+      ],
+      close: () => sender.close(),
     };
   },
 };
