@@ -42,6 +42,8 @@ const USAGE = `usage: postlane <command>
   delivery hold [--workspace ID] [--destination D] [--domain D] [--reason R] [--json]   hold queued deliveries
   delivery holds [--workspace ID] [--json] | delivery release HOLD_ID [--json]
   delivery purge --workspace ID [--domain D] [--destination D] [--json]   cancel queued deliveries
+  delivery warmup [--json] | delivery warmup start --domain D|--address IP [--schedule NAME] | delivery warmup stop ID|D|IP
+                                       warm-up: day N of M, today's cap and sent per destination, deferred backlog
   doctor [--json]                      check DNS, reverse DNS, port 25, TLS, blocklists, SPF/DKIM/DMARC, clock, disk, database;
                                        exit 1 when a blocker is found
   backup --out FILE [--json]           a consistent copy of the database while the server runs (SQLite backup API, or pg_dump)

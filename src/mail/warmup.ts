@@ -4,12 +4,12 @@
 // calendar days; day 1 is the day the warm-up started. Pure functions of the instants passed in.
 
 /**
- * The default schedule: daily messages per destination for days 1–29, roughly doubling early and
- * rising by a quarter to a third later (common ESP warm-up practice); from day 30 no cap.
+ * The default schedule: daily messages per destination for days 1–30, roughly doubling early and
+ * rising by a quarter to a third later (common ESP warm-up practice); from day 31 no cap.
  */
 export const DEFAULT_SCHEDULE: readonly number[] = [
   50, 100, 200, 300, 500, 750, 1000, 1500, 2000, 3000, 4000, 5000, 6500, 8000, 10000, 12500, 15000, 20000, 25000, 30000, 40000, 50000, 60000, 75000, 90000,
-  110000, 130000, 160000, 200000,
+  110000, 130000, 160000, 200000, 250000,
 ];
 
 /** A schedule: daily caps for every destination, or per destination with a `default`. */
