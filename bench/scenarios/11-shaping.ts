@@ -9,9 +9,12 @@ import type { Scenario } from '../run.ts';
 import { startPostlane } from '../lib.ts';
 import { startDnsServer } from '../../test/helpers/dns-server.ts';
 import { startSmtpSink } from '../../test/helpers/smtp-sink.ts';
+import { runWarmup, warmupDescription } from '../shaping-warmup.ts';
 
 const COUNT = Number(process.env.BENCH_SHAPING_COUNT ?? 10_000);
 const LIMIT = Number(process.env.BENCH_SHAPING_LIMIT ?? 50);
+/** BENCH_SHAPING_WARMUP: `only` runs just the warm-up part, `0` leaves it out. */
+const WARMUP = process.env.BENCH_SHAPING_WARMUP ?? '1';
 const TIMEOUT_MS = Number(process.env.BENCH_SHAPING_TIMEOUT_MS ?? Math.max(60_000, (COUNT / LIMIT) * 1000 * 2));
 
 async function pool(count: number, concurrency: number, task: (i: number) => Promise<void>): Promise<void> {
@@ -21,8 +24,16 @@ async function pool(count: number, concurrency: number, task: (i: number) => Pro
 
 export const scenario: Scenario = {
   name: 'shaping',
-  description: `${COUNT.toLocaleString('en')} emails to a destination that throttles (421) above ${LIMIT}/s: no permanent failure, sink rate within 10 % of the limit`,
-  async run({ connections }) {
+  description: `${COUNT.toLocaleString('en')} emails to a destination that throttles (421) above ${LIMIT}/s: no permanent failure, sink rate within 10 % of the limit; then ${warmupDescription}`,
+  async run(options) {
+    const throttled = WARMUP === 'only' ? [] : await runThrottled(options);
+    const warmup = WARMUP === '0' ? [] : (await runWarmup()).map((line) => `warm-up: ${line}`);
+    return { name: 'shaping', lines: [...throttled, ...warmup] };
+  },
+};
+
+async function runThrottled({ connections }: { connections: number }): Promise<string[]> {
+  {
     const sink = await startSmtpSink({ rules: [], starttls: false, keepMessages: false, throttle: { perSecond: LIMIT } });
     const dns = await startDnsServer();
     dns.set('example.org', 'MX', [{ exchange: 'mx.example.org', priority: 10 }]);
@@ -66,20 +77,17 @@ export const scenario: Scenario = {
       const destinations = await (await fetch(`${postlane.url}/v2/delivery/destinations`, { headers })).json();
       const state = destinations.data.find((d: { destination: string }) => d.destination === 'mx.example.org');
       const deviation = ((steady - LIMIT) / LIMIT) * 100;
-      return {
-        name: 'shaping',
-        lines: [
+      return [
           `delivered ${sink.accepted}/${COUNT} in ${totalS.toFixed(1)} s${timedOut ? ' (TIMED OUT)' : ''}; 421s given by the receiver: ${sink.refusals.filter((r) => r.code === 421).length}`,
           `permanent failures: bounced ${failed[0]}, failed ${failed[1]}`,
           `sink rate over the steady part: ${steady.toFixed(1)}/s for a limit of ${LIMIT}/s (${deviation >= 0 ? '+' : ''}${deviation.toFixed(1)} %, aim within ±10 %)`,
           `whole seconds: busiest ${Math.max(0, ...perSecond)}, quietest ${perSecond.length ? Math.min(...perSecond) : 0} (${perSecond.length} seconds): ${perSecond.join(' ')}`,
           `shaper (last snapshot): ${state ? `pace ${state.current_per_minute}/min, throttled ${state.throttled}, state ${state.state}` : 'not written yet'}`,
-        ],
-      };
+      ];
     } finally {
       await postlane.stop();
       await sink.close();
       await dns.close();
     }
-  },
-};
+  }
+}

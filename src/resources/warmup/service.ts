@@ -190,6 +190,9 @@ export class WarmupGate {
   private readonly db: Db;
   /** The destinations' answers today (this process): throttles and blocks slow the day's cap. */
   private readonly answers = new Map<string, { day: string; throttled: number; blocked: number }>();
+  /** One count at a time per warm-up and destination in this process: concurrent deliveries
+   *  would otherwise all see each other's rows and all defer (other processes still may, rarely). */
+  private readonly turns = new Map<string, Promise<unknown>>();
 
   constructor(db: Db) {
     this.db = db;
@@ -209,8 +212,12 @@ export class WarmupGate {
     for (const row of mine) {
       const schedule = schedules[row.schedule] ?? schedules[DEFAULT_SCHEDULE_NAME];
       const cap = capOn(schedule, destination, dayNumber(row.started_on, now));
-      if (cap === null) continue; // past the schedule: warmed up
-      const deferral = await this.take(row, request, destination, today, slowedCap(cap, this.answersOf(destination, today)), now);
+      if (cap === null) {
+        // Past the schedule: warmed up. A row deferred earlier is no backlog any more.
+        await this.db.deleteFrom('delivery_warmup_sends').where('warmup_id', '=', row.id).where('email_id', '=', request.emailId).execute();
+        continue;
+      }
+      const deferral = await this.inTurn(`${row.id}|${destination}`, () => this.take(row, request, destination, today, slowedCap(cap, this.answersOf(destination, today)), now));
       if (deferral) {
         await this.release(admitted, request.emailId);
         return deferral;
@@ -218,6 +225,17 @@ export class WarmupGate {
       admitted.push(row.id);
     }
     return admitted.length ? { ticket: { warmupIds: admitted, emailId: request.emailId, destination } } : null;
+  }
+
+  private inTurn<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.turns.get(key) ?? Promise.resolve();
+    const mine = previous.then(work, work);
+    const tail = mine.catch(() => undefined);
+    this.turns.set(key, tail);
+    void tail.then(() => {
+      if (this.turns.get(key) === tail) this.turns.delete(key);
+    });
+    return mine;
   }
 
   /** Counts the message in today's cap of `row`, or defers it (null: counted). */
