@@ -14,6 +14,7 @@ const out = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n
 
 export async function deliveryCommand(args: string[]): Promise<number> {
   const [action, ...rest] = args;
+  if (action === 'warmup') return (await import('./delivery-warmup.ts')).warmupCommand(rest);
   const { values, positionals } = parseArgs({
     args: rest,
     allowPositionals: true,
@@ -72,7 +73,7 @@ export async function deliveryCommand(args: string[]): Promise<number> {
         }
       }
       default:
-        throw new UsageError('delivery takes destinations, holds, hold, release or purge');
+        throw new UsageError('delivery takes destinations, holds, hold, release, purge or warmup');
     }
   } catch (error) {
     if (error instanceof ApiError) throw new UsageError(error.message);

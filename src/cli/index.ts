@@ -45,6 +45,8 @@ const USAGE = `usage: postlane <command>
   delivery purge --workspace ID [--domain D] [--destination D] [--json]   cancel queued deliveries
   pools list [--workspace ID] [--json]     IP pools (DELIVERY_IP_POOLS) and which workspace uses which
   pools assign [--workspace ID] [--all P] [--transactional P] [--bulk P] [--json]   assign pools (none removes; no --workspace: every workspace)
+  delivery warmup [--json] | delivery warmup start --domain D|--address IP [--schedule NAME] | delivery warmup stop ID|D|IP
+                                       warm-up: day N of M, today's cap and sent per destination, deferred backlog
   doctor [--json]                      check DNS, reverse DNS, port 25, TLS, blocklists, SPF/DKIM/DMARC, clock, disk, database;
                                        exit 1 when a blocker is found
   backup --out FILE [--json]           a consistent copy of the database while the server runs (SQLite backup API, or pg_dump)

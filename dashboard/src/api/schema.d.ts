@@ -13623,6 +13623,443 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/delivery/warmup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Domains and source addresses warming up: day N of M, and per destination today's cap, the count sent, tomorrow's cap and the deferred backlog. */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Domains and addresses warming up, oldest first */
+                            data: {
+                                /** @description Today's cap per destination (destinations the schedule does not name); null: no cap (the schedule is over) */
+                                cap: number | null;
+                                /** @description When the warm-up was started */
+                                created_at: string;
+                                /** @description Day N of the warm-up today (UTC days, 1 on started_on) */
+                                day: number;
+                                /** @description Days the schedule lasts (M); from the day after, nothing is capped */
+                                days: number;
+                                /** @description Messages waiting for a later day, all destinations */
+                                deferred: number;
+                                /** @description Destinations sent to today or with a backlog, by name */
+                                destinations: {
+                                    /** @description Today's cap of messages to this destination; null: no cap (the schedule is over) */
+                                    cap: number | null;
+                                    /** @description Messages over the cap waiting for a later day (backlog) */
+                                    deferred: number;
+                                    /** @description Provider name or MX host */
+                                    destination: string;
+                                    /** @description Tomorrow's cap; null: no cap (the schedule is over) */
+                                    next_day_cap: number | null;
+                                    /** @description Messages counted today (accepted, or being delivered now) */
+                                    sent: number;
+                                }[];
+                                /** @description wu_ id */
+                                id: string;
+                                /** @description A sending domain or a source IP address */
+                                kind: "domain" | "address";
+                                /** @description Tomorrow's cap per destination; null: no cap (the schedule is over) */
+                                next_day_cap: number | null;
+                                /**
+                                 * @description Always delivery_warmup
+                                 * @enum {string}
+                                 */
+                                object: "delivery_warmup";
+                                /** @description Schedule name (default, or one of DELIVERY_WARMUP) */
+                                schedule: string;
+                                /** @description UTC day (YYYY-MM-DD) that was day 1 */
+                                started_on: string;
+                                /** @description finished once day passes days */
+                                status: "warming" | "finished";
+                                /** @description The domain name or the IP address */
+                                subject: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** @description Starts warming up a sending domain or source address, day 1 today (UTC): its daily volume per destination follows the schedule, the rest is deferred to later days. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description Give a domain or an address; day 1 is today (UTC) */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Source IP address to warm up */
+                        address?: string | null;
+                        /** @description Sending domain to warm up */
+                        domain?: string | null;
+                        /** @description Schedule name; default: the built-in 30-day schedule */
+                        schedule?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Today's cap per destination (destinations the schedule does not name); null: no cap (the schedule is over) */
+                            cap: number | null;
+                            /** @description When the warm-up was started */
+                            created_at: string;
+                            /** @description Day N of the warm-up today (UTC days, 1 on started_on) */
+                            day: number;
+                            /** @description Days the schedule lasts (M); from the day after, nothing is capped */
+                            days: number;
+                            /** @description Messages waiting for a later day, all destinations */
+                            deferred: number;
+                            /** @description Destinations sent to today or with a backlog, by name */
+                            destinations: {
+                                /** @description Today's cap of messages to this destination; null: no cap (the schedule is over) */
+                                cap: number | null;
+                                /** @description Messages over the cap waiting for a later day (backlog) */
+                                deferred: number;
+                                /** @description Provider name or MX host */
+                                destination: string;
+                                /** @description Tomorrow's cap; null: no cap (the schedule is over) */
+                                next_day_cap: number | null;
+                                /** @description Messages counted today (accepted, or being delivered now) */
+                                sent: number;
+                            }[];
+                            /** @description wu_ id */
+                            id: string;
+                            /** @description A sending domain or a source IP address */
+                            kind: "domain" | "address";
+                            /** @description Tomorrow's cap per destination; null: no cap (the schedule is over) */
+                            next_day_cap: number | null;
+                            /**
+                             * @description Always delivery_warmup
+                             * @enum {string}
+                             */
+                            object: "delivery_warmup";
+                            /** @description Schedule name (default, or one of DELIVERY_WARMUP) */
+                            schedule: string;
+                            /** @description UTC day (YYYY-MM-DD) that was day 1 */
+                            started_on: string;
+                            /** @description finished once day passes days */
+                            status: "warming" | "finished";
+                            /** @description The domain name or the IP address */
+                            subject: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["MessageError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/delivery/warmup/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** @description Stops a warm-up (by id, domain or address): no cap any more, its deferred mail goes out at once. */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description wu_ id, domain or address */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Today's cap per destination (destinations the schedule does not name); null: no cap (the schedule is over) */
+                            cap: number | null;
+                            /** @description When the warm-up was started */
+                            created_at: string;
+                            /** @description Day N of the warm-up today (UTC days, 1 on started_on) */
+                            day: number;
+                            /** @description Days the schedule lasts (M); from the day after, nothing is capped */
+                            days: number;
+                            /** @description Messages waiting for a later day, all destinations */
+                            deferred: number;
+                            /** @description Destinations sent to today or with a backlog, by name */
+                            destinations: {
+                                /** @description Today's cap of messages to this destination; null: no cap (the schedule is over) */
+                                cap: number | null;
+                                /** @description Messages over the cap waiting for a later day (backlog) */
+                                deferred: number;
+                                /** @description Provider name or MX host */
+                                destination: string;
+                                /** @description Tomorrow's cap; null: no cap (the schedule is over) */
+                                next_day_cap: number | null;
+                                /** @description Messages counted today (accepted, or being delivered now) */
+                                sent: number;
+                            }[];
+                            /** @description wu_ id */
+                            id: string;
+                            /** @description A sending domain or a source IP address */
+                            kind: "domain" | "address";
+                            /** @description Tomorrow's cap per destination; null: no cap (the schedule is over) */
+                            next_day_cap: number | null;
+                            /**
+                             * @description Always delivery_warmup
+                             * @enum {string}
+                             */
+                            object: "delivery_warmup";
+                            /** @description Schedule name (default, or one of DELIVERY_WARMUP) */
+                            schedule: string;
+                            /** @description UTC day (YYYY-MM-DD) that was day 1 */
+                            started_on: string;
+                            /** @description finished once day passes days */
+                            status: "warming" | "finished";
+                            /** @description The domain name or the IP address */
+                            subject: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/domains": {
         parameters: {
             query?: never;

@@ -12,6 +12,7 @@ import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import type { PageProps } from './index';
+import { Warmup } from '../components/Warmup';
 
 type Domain = Ok<'/v2/domains/{id}', 'get'>;
 
@@ -220,6 +221,7 @@ export function DomainDetail({ params }: PageProps) {
             <DnsRecords domain={d} />
           </section>
           <DomainSettings key={d.id} domain={d} onSaved={() => void domain.reload()} />
+          <Warmup domain={d.name} />
         </>
       ) : null}
     </>

@@ -8,8 +8,11 @@ import { errorResponses } from '../../platform/http/responses.ts';
 import * as S from './schemas.ts';
 import { createHold, destinationStates, holdObject, listHolds, purgeQueue, releaseHold } from './service.ts';
 import { poolRoutes } from './pool-routes.ts';
+import { startWarmup, stopWarmup, warmupObject, warmupStates } from '../warmup/service.ts';
 
 const tags = ['Delivery'];
+/** Warm-up acts on the whole MTA (every workspace's mail from a domain or address): admins only. */
+const admin = { role: 'admin' as const };
 
 export const resource: Resource = {
   name: 'delivery-queue',
@@ -63,6 +66,32 @@ export const resource: Resource = {
         } finally {
           await lookup?.close();
         }
+      },
+    );
+    app.get(
+      '/delivery/warmup',
+      { config: admin, schema: { tags, description: 'Domains and source addresses warming up: day N of M, and per destination today\'s cap, the count sent, tomorrow\'s cap and the deferred backlog.', response: { 200: S.WarmupList } } },
+      async () => ({ data: await warmupStates(ctx.db) }),
+    );
+    app.post(
+      '/delivery/warmup',
+      {
+        config: admin,
+        schema: {
+          tags,
+          body: S.StartWarmupBody,
+          description: 'Starts warming up a sending domain or source address, day 1 today (UTC): its daily volume per destination follows the schedule, the rest is deferred to later days.',
+          response: { 201: S.Warmup, ...errorResponses({ 400: 'message', 409: 'errorMessage' }) },
+        },
+      },
+      async (request, reply) => reply.code(201).send(await warmupObject(ctx.db, await startWarmup(ctx.db, (request.body ?? {}) as Static<typeof S.StartWarmupBody>))),
+    );
+    app.delete(
+      '/delivery/warmup/:id',
+      { config: admin, schema: { tags, params: S.WarmupParams, description: 'Stops a warm-up (by id, domain or address): no cap any more, its deferred mail goes out at once.', response: { 200: S.Warmup, ...errorResponses({ 404: 'errorMessage' }) } } },
+      async (request) => {
+        const row = await stopWarmup(ctx.db, (request.params as Static<typeof S.WarmupParams>).id);
+        return { ...(await warmupObject(ctx.db, row)), deferred: 0, destinations: [] };
       },
     );
   },

@@ -134,3 +134,49 @@ export const AssignPoolsBody = Type.Object(
   },
   { title: 'AssignIpPools', additionalProperties: false, description: 'Only the kinds given change' },
 );
+// Warm-up (docs/delivery.md "Warm-up").
+const cap = (description: string) => nullable(Type.Integer({ description: `${description}; null: no cap (the schedule is over)` }));
+
+export const WarmupDestination = Type.Object(
+  {
+    destination: text('Provider name or MX host'),
+    cap: cap("Today's cap of messages to this destination"),
+    sent: Type.Integer({ description: 'Messages counted today (accepted, or being delivered now)' }),
+    next_day_cap: cap("Tomorrow's cap"),
+    deferred: Type.Integer({ description: 'Messages over the cap waiting for a later day (backlog)' }),
+  },
+  { title: 'DeliveryWarmupDestination' },
+);
+
+export const Warmup = Type.Object(
+  {
+    object: Type.Literal('delivery_warmup', { description: 'Always delivery_warmup' }),
+    id: text('wu_ id'),
+    kind: Type.Union([Type.Literal('domain'), Type.Literal('address')], { description: 'A sending domain or a source IP address' }),
+    subject: text('The domain name or the IP address'),
+    schedule: text('Schedule name (default, or one of DELIVERY_WARMUP)'),
+    started_on: text('UTC day (YYYY-MM-DD) that was day 1'),
+    day: Type.Integer({ description: 'Day N of the warm-up today (UTC days, 1 on started_on)' }),
+    days: Type.Integer({ description: 'Days the schedule lasts (M); from the day after, nothing is capped' }),
+    status: Type.Union([Type.Literal('warming'), Type.Literal('finished')], { description: 'finished once day passes days' }),
+    cap: cap("Today's cap per destination (destinations the schedule does not name)"),
+    next_day_cap: cap("Tomorrow's cap per destination"),
+    deferred: Type.Integer({ description: 'Messages waiting for a later day, all destinations' }),
+    destinations: Type.Array(WarmupDestination, { description: 'Destinations sent to today or with a backlog, by name' }),
+    created_at: text('When the warm-up was started'),
+  },
+  { title: 'DeliveryWarmup' },
+);
+
+export const WarmupList = Type.Object({ data: Type.Array(Warmup, { description: 'Domains and addresses warming up, oldest first' }) }, { title: 'DeliveryWarmupList' });
+
+export const StartWarmupBody = Type.Object(
+  {
+    domain: Type.Optional(nullable(Type.String({ maxLength: 253, description: 'Sending domain to warm up' }))),
+    address: Type.Optional(nullable(Type.String({ maxLength: 64, description: 'Source IP address to warm up' }))),
+    schedule: Type.Optional(nullable(Type.String({ maxLength: 64, description: 'Schedule name; default: the built-in 30-day schedule' }))),
+  },
+  { title: 'StartDeliveryWarmup', additionalProperties: false, description: 'Give a domain or an address; day 1 is today (UTC)' },
+);
+
+export const WarmupParams = Type.Object({ id: Type.String({ maxLength: 253, description: 'wu_ id, domain or address' }) });

@@ -30,6 +30,7 @@ import { OutcomeJournal } from './journal.ts';
 import { destinationOf, feedbackOf, parseShapingOverrides, TrafficShaper, type Priority } from '../../../mail/shaping.ts';
 import { activeHolds, holdFor, HOLD_RECHECK_MS, saveDestinationStates } from '../../delivery-queue/service.ts';
 import { poolFor } from '../../delivery-queue/service.ts';
+import { WarmupGate, type WarmupTicket } from '../../warmup/service.ts';
 import { metricsEnabled, observeDelivery } from '../../../platform/metrics.ts';
 import { currentTraceparent, EMAIL_ID, inSpan, recordSpan, setSpanAttributes, SpanKind, tracingOn } from '../../../platform/tracing.ts';
 
@@ -84,6 +85,8 @@ export class DeliveryWorker {
   /** Final answers read and not yet committed (see journal.ts). */
   private readonly journal: OutcomeJournal;
   private closed = false;
+  /** Daily caps of domains and source addresses warming up (docs/delivery.md "Warm-up"). */
+  private readonly warmup: WarmupGate;
 
   constructor(ctx: AppContext) {
     this.ctx = ctx;
@@ -94,6 +97,7 @@ export class DeliveryWorker {
     this.shaper = new TrafficShaper({ overrides: parseShapingOverrides(process.env.DELIVERY_SHAPING) });
     this.snapshots = setInterval(() => void this.saveStates(), STATE_SNAPSHOT_MS);
     this.snapshots.unref();
+    this.warmup = new WarmupGate(ctx.db);
   }
 
   /** Writes every destination's shaping state (read by GET /v2/delivery/destinations and the CLI). */
@@ -173,15 +177,21 @@ export class DeliveryWorker {
       return;
     }
 
+    // Over today's warm-up cap: deferred to a later day (not an attempt).
+    const warm = await this.warmup.admit({ emailId: email.id, domain: domain.name, sources: [], priority: priorityOf(email.source), destination: () => this.delivery().destinationKeyOf(email.to) });
+    if (warm && 'deferUntil' in warm) throw new RetryJobAt(warm.deferUntil, warm.reason);
     const release = await this.inFlight.acquire(message.length);
+    const ticket = warm?.ticket ?? null;
     try {
-      return await this.send(job, email, message, domain);
+      return await this.send(job, email, message, domain, ticket);
     } finally {
       release();
+      // Not handed to the receiver (build failed, crash of the try): the place goes back.
+      if (ticket && !ticket.settled) await this.warmup.settle(ticket, null);
     }
   }
 
-  private async send(job: Job<DeliverPayload>, email: Omit<EmailWithContent, 'content_message' | 'content_purged_at'>, message: string, domain: SendingDomain): Promise<void | typeof JOB_COMPLETED> {
+  private async send(job: Job<DeliverPayload>, email: Omit<EmailWithContent, 'content_message' | 'content_purged_at'>, message: string, domain: SendingDomain, warm: WarmupTicket | null): Promise<void | typeof JOB_COMPLETED> {
     let outgoing;
     try {
       const personal = await personalizationFor(this.db, email);
@@ -203,6 +213,8 @@ export class DeliveryWorker {
     const pool = await poolFor(this.db, this.ctx.config.ipPools, email.workspace_id, priority);
     const delivery = { from: outgoing.envelopeFrom, to: email.to, raw: outgoing.raw, priority, pool };
     const outcome = tracingOn ? await this.deliverTraced(email.id, delivery) : await this.delivery().deliver(delivery);
+    // Accepted stays counted in the warm-up's day (before the outcome is recorded: a crash between keeps it counted).
+    if (warm) await this.warmup.settle(warm, outcome.deferredUntilMs === undefined ? outcome : null);
     // No slot at the destination in time: not an attempt, just later (the queue waits its turn).
     if (outcome.deferredUntilMs !== undefined) throw new RetryJobAt(outcome.deferredUntilMs, outcome.response);
     if (metricsEnabled()) {
