@@ -5,8 +5,8 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { Bars, type Bar } from '../components/campaigns/Bars';
-import { DuplicateButton, SentContent, TestSendDialog, useEditor } from '../components/campaigns/Writing';
-import '../components/editor/editor.css';
+import { DuplicateButton, SentContent, TestSendDialog } from '../components/campaigns/Writing';
+import { useEditor } from '../components/editor/load';
 import { Tabs } from '../components/Tabs';
 import { DeleteButton } from '../components/DeleteButton';
 import { FilterSelect } from '../components/FilterSelect';

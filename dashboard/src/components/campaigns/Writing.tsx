@@ -1,44 +1,12 @@
 // Writing a campaign, on the campaign pages: the editor loaded on demand (components/editor),
 // a test send to a few addresses, the content a sent campaign went out with, and Duplicate.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../../api/client';
 import { useAction, useLoad } from '../../lib/hooks';
 import { Button, Dialog, ErrorBox, Field, Loading } from '../ui';
-import type { Body, EditorHandle, Initial } from '../editor';
+import { useEditorModule } from '../editor/load';
 
 type Campaign = Ok<'/v2/campaigns/{id}', 'get'>;
-type EditorModule = typeof import('../editor');
-
-let loading: Promise<EditorModule> | null = null;
-const loadEditor = () => (loading ??= import('../editor'));
-
-/** The editor module, once its chunk has loaded (null until then). */
-function useEditorModule(): EditorModule | null {
-  const [mod, setMod] = useState<EditorModule | null>(null);
-  useEffect(() => {
-    let live = true;
-    loadEditor().then((m) => live && setMod(m));
-    return () => {
-      live = false;
-    };
-  }, []);
-  return mod;
-}
-
-/** The content editor for a form: `render` places it, `collect` gives the body to save. */
-export function useEditor() {
-  const mod = useEditorModule();
-  const handle = useRef<EditorHandle>(null);
-  return {
-    render: (props: { initial: Initial | null; subject: string; previewText?: string }) =>
-      mod ? <mod.ContentEditor {...props} handle={handle} /> : <Loading label="Loading the editor…" />,
-    collect: async (): Promise<Body> => {
-      if (!handle.current) throw new Error('The editor is still loading.');
-      return handle.current.collect();
-    },
-  };
-}
-
 /** What a campaign that has left the draft stage was sent with (GET …/content), read-only. */
 export function SentContent({ campaign }: { campaign: Campaign }) {
   const mod = useEditorModule();

@@ -77,8 +77,9 @@ function initialMode(initial: Initial | null): Mode {
   return initial.content_type === 'mjml' && typeof initial.content === 'string' ? 'mjml' : 'html';
 }
 
-export function ContentEditor({ initial, subject, previewText, handle }: { initial: Initial | null; subject: string; previewText?: string; handle: Ref<EditorHandle> }) {
-  const [mode, setMode] = useState<Mode>(() => initialMode(initial));
+/** `template`: blocks only, for an HTML template (its variables are Temple's, named freely). */
+export function ContentEditor({ initial, subject, previewText, handle, template = false }: { initial: Initial | null; subject: string; previewText?: string; handle: Ref<EditorHandle>; template?: boolean }) {
+  const [mode, setMode] = useState<Mode>(() => (template ? 'blocks' : initialMode(initial)));
   const [doc, setDoc] = useState<BlockDocument>(() => asBlockDocument(initial?.content) ?? starterDocument());
   const [mjmlSource, setMjmlSource] = useState(() => (initial?.content_type === 'mjml' && typeof initial.content === 'string' ? initial.content : STARTER_MJML));
   const [html, setHtml] = useState(() => (initial && initialMode(initial) === 'html' ? (initial.html ?? '') : STARTER_HTML));
@@ -115,50 +116,63 @@ export function ContentEditor({ initial, subject, previewText, handle }: { initi
   const shownHtml = mode === 'blocks' ? compiledBlocks.html : mode === 'mjml' ? compiledMjml.html : html;
   const shownText = mode === 'blocks' ? blocksText : text;
   const errors = mode === 'blocks' ? compiledBlocks.errors : mode === 'mjml' ? compiledMjml.errors : [];
-  const missingUnsubscribe = mode === 'blocks' ? !doc.blocks.some((b) => b.type === 'footer') && !UNSUBSCRIBE_TAG.test(blocksMjml) : !UNSUBSCRIBE_TAG.test(mode === 'mjml' ? mjmlSource : html) && !UNSUBSCRIBE_TAG.test(text);
+  const missingUnsubscribe = template ? false : mode === 'blocks' ? !doc.blocks.some((b) => b.type === 'footer') && !UNSUBSCRIBE_TAG.test(blocksMjml) : !UNSUBSCRIBE_TAG.test(mode === 'mjml' ? mjmlSource : html) && !UNSUBSCRIBE_TAG.test(text);
+  const panel = (
+    <div class="editor-grid">
+      <div>
+        <MergeTagPicker onInsert={insert} variables={template} />
+        {mode === 'blocks' ? <BlockEditor doc={doc} onChange={setDoc} /> : null}
+        {mode === 'mjml' ? (
+          <>
+            <Field label="MJML source" hint="Compiled by Postlane; merge tags such as {{first_name|&quot;there&quot;}} are kept">
+              <textarea class="code" name="mjml" rows={16} spellcheck={false} value={mjmlSource} onInput={(e) => setMjmlSource((e.target as HTMLTextAreaElement).value)} />
+            </Field>
+            <Field label="Text content">
+              <textarea class="code" name="text" spellcheck={false} rows={6} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+            </Field>
+          </>
+        ) : null}
+        {mode === 'html' ? (
+          <>
+            <Field label="HTML content" hint="{{first_name}}, {{last_name}}, {{email}}, {{cf.field}}, {{unsubscribe_url}}; a default: {{first_name|&quot;there&quot;}}">
+              <textarea class="code" name="html" spellcheck={false} value={html} onInput={(e) => setHtml((e.target as HTMLTextAreaElement).value)} />
+            </Field>
+            <Field label="Text content">
+              <textarea class="code" name="text" spellcheck={false} rows={6} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+            </Field>
+          </>
+        ) : null}
+        {missingUnsubscribe ? (
+          <p class="warning" role="status">
+            Add an {'{{unsubscribe_url}}'} link{mode === 'blocks' ? ' (a Footer block has one)' : ''}: a campaign cannot be sent without one.
+          </p>
+        ) : null}
+        <ErrorBox error={errors.length > 0 ? `MJML: ${errors.join('; ')}` : null} />
+      </div>
+      <Preview
+        subject={subject}
+        html={shownHtml}
+        text={shownText}
+        busy={mode !== 'html' && (mode === 'blocks' ? compiledBlocks.busy : compiledMjml.busy)}
+        {...(template ? { title: 'Preview of the template', fill: false } : {})}
+      />
+    </div>
+  );
   return (
     <div
       class="content-editor"
       onFocusIn={(e) => {
         const el = e.target as HTMLElement;
-        if (el instanceof HTMLTextAreaElement || (el instanceof HTMLInputElement && ['text', 'url', ''].includes(el.type) && el.name !== 'fallback')) lastField.current = el;
+        if (el instanceof HTMLTextAreaElement || (el instanceof HTMLInputElement && ['text', 'url', ''].includes(el.type) && el.name !== 'fallback' && el.name !== 'variable')) lastField.current = el;
       }}
     >
-      <Tabs label="Editor" tabs={MODES} selected={mode} onSelect={setMode} panelId="editor-panel">
-        <div class="editor-grid">
-          <div>
-            <MergeTagPicker onInsert={insert} />
-            {mode === 'blocks' ? <BlockEditor doc={doc} onChange={setDoc} /> : null}
-            {mode === 'mjml' ? (
-              <>
-                <Field label="MJML source" hint="Compiled by Postlane; merge tags such as {{first_name|&quot;there&quot;}} are kept">
-                  <textarea class="code" name="mjml" rows={16} spellcheck={false} value={mjmlSource} onInput={(e) => setMjmlSource((e.target as HTMLTextAreaElement).value)} />
-                </Field>
-                <Field label="Text content">
-                  <textarea class="code" name="text" spellcheck={false} rows={6} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
-                </Field>
-              </>
-            ) : null}
-            {mode === 'html' ? (
-              <>
-                <Field label="HTML content" hint="{{first_name}}, {{last_name}}, {{email}}, {{cf.field}}, {{unsubscribe_url}}; a default: {{first_name|&quot;there&quot;}}">
-                  <textarea class="code" name="html" spellcheck={false} value={html} onInput={(e) => setHtml((e.target as HTMLTextAreaElement).value)} />
-                </Field>
-                <Field label="Text content">
-                  <textarea class="code" name="text" spellcheck={false} rows={6} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
-                </Field>
-              </>
-            ) : null}
-            {missingUnsubscribe ? (
-              <p class="warning" role="status">
-                Add an {'{{unsubscribe_url}}'} link{mode === 'blocks' ? ' (a Footer block has one)' : ''}: a campaign cannot be sent without one.
-              </p>
-            ) : null}
-            <ErrorBox error={errors.length > 0 ? `MJML: ${errors.join('; ')}` : null} />
-          </div>
-          <Preview subject={subject} html={shownHtml} text={shownText} busy={mode !== 'html' && (mode === 'blocks' ? compiledBlocks.busy : compiledMjml.busy)} />
-        </div>
-      </Tabs>
+      {template ? (
+        panel
+      ) : (
+        <Tabs label="Editor" tabs={MODES} selected={mode} onSelect={setMode} panelId="editor-panel">
+          {panel}
+        </Tabs>
+      )}
     </div>
   );
 }

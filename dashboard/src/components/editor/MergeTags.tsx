@@ -13,15 +13,23 @@ const STANDARD: Array<[string, string]> = [
   ['unsubscribe_url', 'Unsubscribe link'],
 ];
 
-export function MergeTagPicker({ onInsert }: { onInsert: (tag: string) => void }) {
-  const fields = useLoad(() => ok(api.GET('/v2/custom-fields', { params: { query: { limit: 100 } as never } })), []);
-  const [field, setField] = useState('first_name');
+/** `variables`: a template's Temple variables, named freely, rather than a contact's fields. */
+export function MergeTagPicker({ onInsert, variables = false }: { onInsert: (tag: string) => void; variables?: boolean }) {
+  const fields = useLoad(() => (variables ? Promise.resolve(null) : ok(api.GET('/v2/custom-fields', { params: { query: { limit: 100 } as never } }))), [variables]);
+  const [field, setField] = useState(variables ? 'name' : 'first_name');
   const [fallback, setFallback] = useState('');
   const custom: Array<[string, string]> = (fields.data?.data ?? []).map((f) => [`cf.${f.key}`, `${f.label || f.key} (custom)`]);
   return (
     <fieldset class="group merge-tags">
-      <legend>Merge tags</legend>
-      <Select label="Field" value={field} onChange={setField} options={[...STANDARD, ...custom]} />
+      <legend>{variables ? 'Variables' : 'Merge tags'}</legend>
+      {variables ? (
+        <label class="field inline">
+          <span class="label">Variable</span>
+          <input name="variable" value={field} onInput={(e) => setField((e.target as HTMLInputElement).value.trim())} />
+        </label>
+      ) : (
+        <Select label="Field" value={field} onChange={setField} options={[...STANDARD, ...custom]} />
+      )}
       <label class="field inline">
         <span class="label">Fallback</span>
         <input name="fallback" value={fallback} placeholder="e.g. there" onInput={(e) => setFallback((e.target as HTMLInputElement).value)} />
@@ -30,10 +38,10 @@ export function MergeTagPicker({ onInsert }: { onInsert: (tag: string) => void }
         onMouseDown={(e) => e.preventDefault() /* keep the cursor in the field being written */}
         onClick={() => onInsert(mergeTag(field, field === 'unsubscribe_url' ? '' : fallback))}
       >
-        Insert merge tag
+        {variables ? 'Insert variable' : 'Insert merge tag'}
       </Button>
       <p class="hint">
-        Inserted where the cursor is, e.g. <code>{mergeTag(field, field === 'unsubscribe_url' ? '' : fallback || 'there')}</code>: the fallback is used when the contact has no value.
+        Inserted where the cursor is, e.g. <code>{mergeTag(field, field === 'unsubscribe_url' ? '' : fallback || 'there')}</code>: the fallback is used when there is no value.
       </p>
     </fieldset>
   );

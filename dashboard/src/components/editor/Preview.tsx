@@ -11,10 +11,12 @@ const VIEWS: Array<[View, string]> = [
   ['text', 'Plain text'],
 ];
 
-export function Preview({ subject, html, text, busy, title = 'Preview of the campaign' }: { subject: string; html: string; text: string; busy?: boolean; title?: string }) {
+/** `fill` false: merge tags shown as written (a template's variables have no sample values). */
+export function Preview({ subject, html, text, busy, title = 'Preview of the campaign', fill = true }: { subject: string; html: string; text: string; busy?: boolean; title?: string; fill?: boolean }) {
   const [view, setView] = useState<View>('desktop');
   const [sample, setSample] = useState<SampleKey>('ada');
   const values = SAMPLES[sample].values;
+  const shown = (source: string, html: boolean) => (fill ? fillSample(source, values, html) : source);
   return (
     <section aria-labelledby="preview-title" class="email-preview">
       <div class="toolbar">
@@ -26,19 +28,19 @@ export function Preview({ subject, html, text, busy, title = 'Preview of the cam
             </button>
           ))}
         </div>
-        <Select label="Contact" value={sample} onChange={(v) => setSample(v as SampleKey)} options={Object.entries(SAMPLES).map(([k, s]) => [k, s.label])} />
+        {fill ? <Select label="Contact" value={sample} onChange={(v) => setSample(v as SampleKey)} options={Object.entries(SAMPLES).map(([k, s]) => [k, s.label])} /> : null}
         {busy ? <span class="muted">Compiling…</span> : null}
       </div>
       <p class="muted">
-        Subject: <strong>{fillSample(subject, values, false) || '(no subject)'}</strong>
+        Subject: <strong>{shown(subject, false) || '(no subject)'}</strong>
       </p>
       {view === 'text' ? (
         <pre class="raw" tabIndex={0} aria-label="Plain-text preview">
-          {fillSample(text, values, false) || '(no plain-text part)'}
+          {shown(text, false) || '(no plain-text part)'}
         </pre>
       ) : (
         <div class="preview-stage">
-          <iframe class={`email-frame preview-${view}`} style={{ width: view === 'mobile' ? '375px' : '600px' }} title={title} sandbox="" srcdoc={fillSample(html, values, true)} data-width={view === 'mobile' ? 375 : 600} />
+          <iframe class={`email-frame preview-${view}`} style={{ width: view === 'mobile' ? '375px' : '600px' }} title={title} sandbox="" srcdoc={shown(html, true)} data-width={view === 'mobile' ? 375 : 600} />
         </div>
       )}
     </section>
