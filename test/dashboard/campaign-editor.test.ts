@@ -176,3 +176,33 @@ test('a campaign written in blocks: merge tag with fallback, previews, a test se
   assert.equal((await app.api.get(`/v2/campaigns/${copyId}`)).status, 404);
   assert.match((await app.api.get(`/v2/campaigns/${replaced}/content`)).body.html, /Spring news, part two/);
 });
+
+test('an HTML template written with blocks: colour pickers, a variable with a default, saved as its HTML, text and source', async () => {
+  const created = await app.api.post('/v2/templates', { name: 'Receipt', alias: 'receipt', editor: 'html', html: '<p>Old</p>' });
+  assert.equal(created.status, 201, created.text);
+  const id = created.body.data.id;
+  await page.goto(`${app.url}/dashboard/templates/${id}`);
+  await page.getByRole('heading', { name: 'Template: Receipt' }).waitFor();
+  await settled(page);
+  await page.getByRole('tab', { name: 'Blocks' }).click();
+  await block('Block 1: Heading').getByLabel('Heading text').fill('Thanks ');
+  await block('Block 1: Heading').getByLabel('Heading text').press('End');
+  const picker = page.getByRole('group', { name: 'Variables' });
+  await picker.getByLabel('Variable').fill('customer.name');
+  await picker.getByLabel('Fallback').fill('friend');
+  await picker.getByRole('button', { name: 'Insert variable' }).click();
+  assert.equal(await block('Block 1: Heading').getByLabel('Heading text').inputValue(), 'Thanks {{customer.name|"friend"}}');
+  await page.getByLabel('Background colour').fill('#fde68a');
+  await page.frameLocator('iframe[title="Preview of the template"]').getByRole('heading', { name: 'Thanks {{customer.name|"friend"}}' }).waitFor();
+  await captureAtBothWidths(page, 'template-blocks');
+  await page.getByRole('button', { name: 'Save', exact: true }).click();
+  await page.getByRole('status').filter({ hasText: /./ }).first().waitFor();
+  const saved = await eventually(async () => {
+    const t = (await app.api.get(`/v2/templates/${id}`)).body.data;
+    return t.source?.format === 'postlane-blocks' && t;
+  }, 10_000);
+  assert.equal(saved.source.settings.background, '#fde68a');
+  assert.match(saved.html, /Thanks \{\{customer\.name\|"friend"\}\}/);
+  assert.match(saved.html, /#fde68a/i);
+  assert.match(saved.text, /^Thanks \{\{customer\.name\|"friend"\}\}/);
+});

@@ -191,10 +191,12 @@ function Edit({ template, onSaved }: { template: Template; onSaved: () => void }
           </section>
         ) : null}
       </div>
-      <div hidden={withBlocks}>
-        <h2>Preview</h2>
-        {editor === 'text' ? <pre class="raw" tabIndex={0} aria-label="Text preview">{text}</pre> : <iframe class="email-frame" title="Preview of the template" sandbox="" srcdoc={preview} />}
-      </div>
+      {withBlocks ? null : (
+        <div>
+          <h2>Preview</h2>
+          {editor === 'text' ? <pre class="raw" tabIndex={0} aria-label="Text preview">{text}</pre> : <iframe class="email-frame" title="Preview of the template" sandbox="" srcdoc={preview} />}
+        </div>
+      )}
     </div>
   );
   return (
