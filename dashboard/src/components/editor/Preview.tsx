@@ -39,7 +39,7 @@ export function Preview({ subject, html, text, busy, title = 'Preview of the cam
           {shown(text, false) || '(no plain-text part)'}
         </pre>
       ) : (
-        <div class="preview-stage">
+        <div class="preview-stage" tabIndex={0} role="group" aria-label={`${title}, ${view === 'mobile' ? '375' : '600'} px wide`}>
           <iframe class={`email-frame preview-${view}`} style={{ width: view === 'mobile' ? '375px' : '600px' }} title={title} sandbox="" srcdoc={shown(html, true)} data-width={view === 'mobile' ? 375 : 600} />
         </div>
       )}
