@@ -246,7 +246,7 @@ function Edit({ template, onSaved }: { template: Template; onSaved: () => void }
         <Tabs
           label="Write with"
           tabs={[
-            ['write-html', 'HTML'],
+            ['write-html', 'Source'],
             ['write-blocks', 'Blocks'],
           ]}
           selected={writeWith}
