@@ -93,6 +93,7 @@ test('a campaign is composed with its preview, refused without a sender in the A
   await page.getByRole('button', { name: 'New campaign' }).click();
   await settled(page);
   await page.getByLabel('Subject').fill('Hi {{first_name}}');
+  await page.getByRole('tab', { name: 'HTML' }).click(); // raw HTML rather than blocks
   await page.getByLabel('HTML content').fill('<h1>Spring news for {{first_name}}</h1><p><a href="{{unsubscribe_url}}">Unsubscribe</a></p>');
   const preview = page.frameLocator('iframe[title="Preview of the campaign"]');
   await preview.getByRole('heading', { name: 'Spring news for Ada' }).waitFor();
@@ -201,6 +202,7 @@ test('a sending campaign is paused and resumed; a scheduled one deleted; a draft
   const first = await compose('Winter', { include: ['Newsletter'] });
   // New content for the draft: a new draft carrying it and the same settings replaces this one.
   await page.getByRole('tab', { name: 'Content' }).click();
+  await page.getByRole('tab', { name: 'HTML' }).click();
   await page.getByLabel('HTML content').fill('<p>Snow for {{first_name}}</p><p><a href="{{unsubscribe_url}}">Unsubscribe</a></p>');
   await page.frameLocator('iframe[title="Preview of the campaign"]').getByText('Snow for Ada').waitFor();
   await page.getByRole('button', { name: 'Save new content' }).click();

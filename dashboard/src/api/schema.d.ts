@@ -10180,6 +10180,287 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/campaigns/{id}/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Postlane extension: the campaign's body (html, text, content) as stored and sent; the campaign objects never include it. */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description cmp_ id or URL-encoded name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The editor source as given (an object given as JSON comes back as one); null when none */
+                            content: unknown;
+                            /** @description html, text or mjml */
+                            content_type: "html" | "text" | "mjml";
+                            /** @description The HTML body with its merge tags, as sent (null when none) */
+                            html: string | null;
+                            /** @description cmp_ id */
+                            id: string;
+                            /**
+                             * @description Always campaign_content
+                             * @enum {string}
+                             */
+                            object: "campaign_content";
+                            /** @description The plain-text body with its merge tags, as sent (null when none) */
+                            text: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/campaigns/{id}/duplicate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Postlane extension: a new draft named "<name> (copy)" with the campaign's settings, audiences and body (the way to change a body, which is fixed at creation). Emits campaign.created. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description cmp_ id or URL-encoded name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description html, text or mjml (MJML is stored, not compiled) */
+                            content_type: "html" | "text" | "mjml";
+                            /** @description When it was created */
+                            created_at: string;
+                            /** @description Empty until set */
+                            from_email: string;
+                            /** @description Empty until set */
+                            from_name: string;
+                            /** @description cmp_ id */
+                            id: string;
+                            /** @description Internal name */
+                            name: string;
+                            /**
+                             * @description Always campaign
+                             * @enum {string}
+                             */
+                            object: "campaign";
+                            /** @description Postlane extension: a sentence saying why the deliverability guardrails paused the campaign (the rate, the limit and the counts); null otherwise */
+                            paused_reason: string | null;
+                            /** @description Stored only */
+                            preview_text: string | null;
+                            /** @description Audiences to send to */
+                            recipients: {
+                                /** @description aud_ id */
+                                audience_id: string;
+                                /** @description Stored; not applied by the send */
+                                exclude: boolean;
+                            }[];
+                            /** @description Empty: replies go to from_email */
+                            reply_to: string;
+                            /** @description When a scheduled campaign sends (UTC) */
+                            scheduled_at: string | null;
+                            /** @description When sending started */
+                            sent_at: string | null;
+                            /** @description draft, scheduled, queued, sending, paused, sent, canceled or archived */
+                            status: "draft" | "scheduled" | "queued" | "sending" | "paused" | "sent" | "canceled" | "archived";
+                            /** @description Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), domain_not_verified, complaint_rate or hard_bounce_rate (paused by the deliverability guardrails), or null */
+                            status_reason: string | null;
+                            /** @description Merge tags unresolved; empty until set */
+                            subject: string;
+                            /** @description When it last changed */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/campaigns/{id}/pause": {
         parameters: {
             query?: never;
@@ -10841,6 +11122,332 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["FieldValidationError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/campaigns/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Postlane extension: sends the campaign's body to up to 5 addresses, subject prefixed "[Test] ", merge tags filled from the contact with that address (else from the address alone, so defaults show). Sent as API mail: the send checks and limits apply and each email costs 1 credit. Needs from_email, a subject and a body (422). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description cmp_ id or URL-encoded name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Up to 5 addresses */
+                        emails: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description cmp_ id */
+                            campaign_id: string;
+                            /**
+                             * @description Always campaign_test
+                             * @enum {string}
+                             */
+                            object: "campaign_test";
+                            /** @description One email per address */
+                            sent: {
+                                /** @description con_ id of the contact whose values filled the merge tags; null: the address alone */
+                                contact_id: string | null;
+                                /** @description The address, normalized */
+                                email: string;
+                                /** @description em_ id of the email sent (GET /v2/emails/{id} follows it) */
+                                email_id: string;
+                            }[];
+                            /** @description What the subject of each test starts with: "[Test] " */
+                            subject_prefix: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": ({
+                            /** @description Messages by field */
+                            errors: {
+                                [key: string]: string[];
+                            };
+                            /** @description What is wrong */
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | components["schemas"]["ErrorWithMessage"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimitError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/campaigns/mjml/render": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Postlane extension: compiles the MJML of the dashboard's block editor to HTML, for every workspace (the MJML alpha endpoints are not needed to write a campaign). 120 a minute per workspace. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description An MJML document (at most 2 MB) */
+                        mjml: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Problems found, errors first */
+                            diagnostics: ({
+                                /** @description Stable code of the problem */
+                                code: string;
+                                /** @description Column in the source */
+                                column?: number;
+                                /** @description Line in the source */
+                                line?: number;
+                                /** @description The problem, for a person */
+                                message: string;
+                                /** @description error, warning or info */
+                                severity: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            /** @description The compiled HTML, merge tags left as written; null when invalid */
+                            html: string | null;
+                            /** @description No error was found */
+                            valid: boolean;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FieldValidationError"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimitError"];
                     };
                 };
                 /** @description Default Response */

@@ -5,6 +5,8 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { Bars, type Bar } from '../components/campaigns/Bars';
+import { DuplicateButton, SentContent, TestSendDialog } from '../components/campaigns/Writing';
+import { useEditor } from '../components/editor/load';
 import { Tabs } from '../components/Tabs';
 import { DeleteButton } from '../components/DeleteButton';
 import { FilterSelect } from '../components/FilterSelect';
@@ -132,54 +134,6 @@ function RecipientPicker({ audiences, value, onChange }: { audiences: Loaded<Aud
   );
 }
 
-const STARTER_HTML = '<h1>Hello {{first_name}}</h1>\n<p>Write your message here.</p>\n<p><a href="{{unsubscribe_url}}">Unsubscribe</a></p>';
-const STARTER_TEXT = 'Hello {{first_name}},\n\nWrite your message here.\n\nUnsubscribe: {{unsubscribe_url}}';
-const UNSUBSCRIBE_TAG = /\{\{\s*unsubscribe_url\s*\}\}/;
-/** Merge tags filled with an example contact's values, for the preview. */
-const sample = (s: string) =>
-  s.replace(/\{\{\s*([\w.]+)\s*\}\}/g, (_m, tag: string) => ({ first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.org', unsubscribe_url: '#unsubscribe' })[tag] ?? '');
-
-function ContentFields({ html, text, setHtml, setText }: { html: string; text: string; setHtml: (v: string) => void; setText: (v: string) => void }) {
-  const missingUnsubscribe = !UNSUBSCRIBE_TAG.test(html) && !UNSUBSCRIBE_TAG.test(text);
-  return (
-    <>
-      <Field label="HTML content" hint="{{first_name}}, {{last_name}}, {{email}}, {{cf.field}}, {{unsubscribe_url}}">
-        <textarea class="code" name="html" spellcheck={false} value={html} onInput={input(setHtml)} />
-      </Field>
-      <Field label="Text content">
-        <textarea class="code" name="text" spellcheck={false} rows={6} value={text} onInput={input(setText)} />
-      </Field>
-      {missingUnsubscribe ? (
-        <p class="warning" role="status">
-          Add an {'{{unsubscribe_url}}'} link: a campaign cannot be sent without one.
-        </p>
-      ) : null}
-    </>
-  );
-}
-
-function ContentPreview({ subject, html, text }: { subject: string; html: string; text: string }) {
-  const [view, setView] = useState<'html' | 'text'>('html');
-  return (
-    <section aria-labelledby="compose-preview-title">
-      <div class="toolbar">
-        <h2 id="compose-preview-title">Preview</h2>
-        <Select label="Show" value={view} onChange={(v) => setView(v as 'html' | 'text')} options={[['html', 'HTML'], ['text', 'Text']]} />
-      </div>
-      <p class="muted">
-        Subject: <strong>{sample(subject) || '(no subject)'}</strong>, as Ada Lovelace would see it.
-      </p>
-      {view === 'html' ? (
-        <iframe class="email-frame" title="Preview of the campaign" sandbox="" srcdoc={sample(html)} />
-      ) : (
-        <pre class="raw" tabIndex={0} aria-label="Text preview">
-          {sample(text)}
-        </pre>
-      )}
-    </section>
-  );
-}
-
 /** A new draft: its settings and its content (the API takes the content at creation only). */
 export function CampaignCompose() {
   const audiences = useAudiences();
@@ -189,9 +143,8 @@ export function CampaignCompose() {
   const [replyTo, setReplyTo] = useState('');
   const [subject, setSubject] = useState('');
   const [previewText, setPreviewText] = useState('');
-  const [html, setHtml] = useState(STARTER_HTML);
-  const [text, setText] = useState(STARTER_TEXT);
   const [recipients, setRecipients] = useState<Recipient[]>([]);
+  const editor = useEditor();
   const save = useAction();
   return (
     <>
@@ -206,7 +159,8 @@ export function CampaignCompose() {
           const form = new FormData(e.currentTarget);
           const field = (key: string) => String(form.get(key) ?? '');
           const created = await save.run(async () => {
-            const body = { name: field('name'), from_name: field('from_name'), from_email: field('from_email'), subject: field('subject'), preview_text: field('preview_text') || null, html: html || undefined, text: text || undefined, ...(field('reply_to') ? { reply_to: field('reply_to') } : {}) };
+            const content = await editor.collect();
+            const body = { name: field('name'), from_name: field('from_name'), from_email: field('from_email'), subject: field('subject'), preview_text: field('preview_text') || null, ...content, ...(field('reply_to') ? { reply_to: field('reply_to') } : {}) };
             const made = await ok(api.POST('/v2/campaigns', { body }));
             if (recipients.length > 0) await ok(api.POST('/v2/campaigns/{id}', { params: { path: { id: made.id } }, body: { recipients } }));
             return made;
@@ -234,13 +188,13 @@ export function CampaignCompose() {
             <Field label="Preview text">
               <input name="preview_text" value={previewText} onInput={input(setPreviewText)} />
             </Field>
-            <RecipientPicker audiences={audiences} value={recipients} onChange={setRecipients} />
           </div>
           <div>
-            <ContentFields html={html} text={text} setHtml={setHtml} setText={setText} />
+            <RecipientPicker audiences={audiences} value={recipients} onChange={setRecipients} />
           </div>
         </div>
-        <ContentPreview subject={subject} html={html} text={text} />
+        <h2>Content</h2>
+        {editor.render({ initial: null, subject, previewText })}
         <ErrorBox error={save.error} />
         <p>
           <Button type="submit" kind="primary" busy={save.busy}>
@@ -418,13 +372,13 @@ function ReportView({ campaign, onStatus }: { campaign: Campaign; onStatus: (sta
 }
 
 /**
- * New content for a draft. The API takes a campaign's HTML and text at creation only and never
- * returns them, so this makes a new draft with the content and every setting of this one, then
- * deletes this one (the page moves to the new draft).
+ * New content for a draft, in the editor, opened on what the draft has (GET …/content). The API
+ * takes a campaign's HTML and text at creation only, so saving makes a new draft with the content
+ * and every setting of this one, then deletes this one (the page moves to the new draft).
  */
 function ReplaceContent({ campaign }: { campaign: Campaign }) {
-  const [html, setHtml] = useState(STARTER_HTML);
-  const [text, setText] = useState(STARTER_TEXT);
+  const stored = useLoad(() => ok(api.GET('/v2/campaigns/{id}/content', { params: { path: { id: campaign.id } } })), [campaign.id]);
+  const editor = useEditor();
   const save = useAction();
   return (
     <form
@@ -432,31 +386,33 @@ function ReplaceContent({ campaign }: { campaign: Campaign }) {
         e.preventDefault();
         const made = await save.run(async () => {
           const c = campaign;
-          const body = { name: c.name, from_name: c.from_name, from_email: c.from_email, subject: c.subject, preview_text: c.preview_text, html: html || undefined, text: text || undefined, ...(c.reply_to ? { reply_to: c.reply_to } : {}) };
+          const content = await editor.collect();
+          const body = { name: c.name, from_name: c.from_name, from_email: c.from_email, subject: c.subject, preview_text: c.preview_text, ...content, ...(c.reply_to ? { reply_to: c.reply_to } : {}) };
           const next = await ok(api.POST('/v2/campaigns', { body }));
           if (c.recipients.length > 0) await ok(api.POST('/v2/campaigns/{id}', { params: { path: { id: next.id } }, body: { recipients: c.recipients } }));
           await ok(api.DELETE('/v2/campaigns/{id}', { params: { path: { id: c.id } } }));
           return next;
         });
-        if (made) navigate(`/campaigns/${made.id}`, true);
+        if (made) openOnContent(made.id, true);
       }}
     >
-      <p class="notice">
-        The API keeps a campaign's content as it was given at creation and does not show it again. Write the new content here: saving makes a new draft with it and
-        this draft's settings and audiences, and deletes this draft.
-      </p>
-      <div class="editor-grid">
-        <div>
-          <ContentFields html={html} text={text} setHtml={setHtml} setText={setText} />
-        </div>
-        <ContentPreview subject={campaign.subject} html={html} text={text} />
-      </div>
+      <p class="notice">A campaign keeps the content it was created with: saving makes a new draft with this content and this draft's settings and audiences, and deletes this draft.</p>
+      {stored.loading ? <Loading label="Loading the content…" /> : null}
+      <ErrorBox error={stored.error} />
+      {stored.data ? editor.render({ initial: stored.data, subject: campaign.subject, previewText: campaign.preview_text ?? '' }) : null}
       <ErrorBox error={save.error} />
       <Button type="submit" kind="primary" busy={save.busy}>
         Save new content
       </Button>
     </form>
   );
+}
+
+/** The campaign page to open next on its Content tab (a duplicate, a draft with new content). */
+let contentFirst: string | null = null;
+function openOnContent(id: string, replace = false) {
+  contentFirst = id;
+  navigate(`/campaigns/${id}`, replace);
 }
 
 const TABS = [
@@ -476,7 +432,9 @@ export function CampaignDetail({ params }: PageProps) {
   // Until a tab is chosen, the one the campaign's first load suggests: a later change of status
   // (a refetch while sending) never swaps the panel, and the form in it, from under the user.
   const first = loaded.data;
-  const shownTab: Tab = tab ?? (first && (first.sent_at || !['draft', 'scheduled'].includes(first.status)) ? 'report' : 'settings');
+  const [openContent] = useState(() => contentFirst === params.id);
+  const shownTab: Tab = tab ?? (openContent ? 'content' : first && (first.sent_at || !['draft', 'scheduled'].includes(first.status)) ? 'report' : 'settings');
+  const [testing, setTesting] = useState(false);
   const path = c ? { params: { path: { id: c.id } } } : null;
   // Every call that answers with the campaign (actions, saves, refetches when the report's
   // status moves on) takes a ticket when it starts; an answer is shown only if no later call's
@@ -492,7 +450,7 @@ export function CampaignDetail({ params }: PageProps) {
     return next;
   };
   const act = (call: () => Promise<Campaign>) => action.run(() => track(call));
-  const tabs = TABS.filter(([key]) => key !== 'content' || c?.status === 'draft');
+  const tabs = TABS;
   const status = c?.status;
   return (
     <>
@@ -529,6 +487,8 @@ export function CampaignDetail({ params }: PageProps) {
                 Archive
               </Button>
             ) : null}
+            <Button onClick={() => setTesting(true)}>Send a test</Button>
+            <DuplicateButton campaign={c} onDuplicated={(id) => openOnContent(id)} />
             {!c.sent_at && status !== 'sending' && status !== 'sent' ? (
               <DeleteButton action={action} question={`Delete ${c.name}? This cannot be undone.`} remove={() => ok(api.DELETE('/v2/campaigns/{id}', path))} done="/campaigns" />
             ) : null}
@@ -558,13 +518,14 @@ export function CampaignDetail({ params }: PageProps) {
                   track(() => ok(api.GET('/v2/campaigns/{id}', { params: { path: { id: c.id } } }))).catch(() => undefined);
                 }}
               />
-            ) : shownTab === 'content' && c.status === 'draft' ? (
-              <ReplaceContent key={c.id} campaign={c} />
+            ) : shownTab === 'content' ? (
+              c.status === 'draft' ? <ReplaceContent key={c.id} campaign={c} /> : <SentContent key={c.id} campaign={c} />
             ) : (
               <SettingsForm key={c.id} campaign={c} save={track} />
             )}
             {shownTab === 'report' ? <Report campaignId={c.id} status={c.status} /> : null}
           </Tabs>
+          <TestSendDialog campaign={c} open={testing} onClose={() => setTesting(false)} />
           <SendDialog
             campaign={c}
             open={sending}

@@ -12,6 +12,8 @@ import { ListTable } from '../components/ListTable';
 import { formatDate, useAction, useDebounced, useLoad } from '../lib/hooks';
 import { present, useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
+import { Tabs } from '../components/Tabs';
+import { useEditor } from '../components/editor/load';
 import type { PageProps } from './index';
 
 type Template = Ok<'/v2/templates/{id}', 'get'>['data'];
@@ -125,6 +127,8 @@ function useMjmlPreview(source: string, enabled: boolean) {
   return state;
 }
 
+const isBlockDocument = (source: unknown) => typeof source === 'object' && source !== null && (source as { format?: unknown }).format === 'postlane-blocks';
+
 function Edit({ template, onSaved }: { template: Template; onSaved: () => void }) {
   const editor = template.editor as Editor;
   const [name, setName] = useState(template.name);
@@ -139,6 +143,62 @@ function Edit({ template, onSaved }: { template: Template; onSaved: () => void }
   const [notice, setNotice] = useState<string | null>(null);
   const mjml = useMjmlPreview(source, editor === 'mjml');
   const preview = editor === 'mjml' ? mjml.html : html;
+  // An HTML template may be written with blocks: the block document is kept as its source.
+  const blocks = useEditor();
+  const [writeWith, setWriteWith] = useState<'write-html' | 'write-blocks'>(() => (editor === 'html' && isBlockDocument(template.source) ? 'write-blocks' : 'write-html'));
+  const withBlocks = editor === 'html' && writeWith === 'write-blocks';
+  const grid = (
+    <div class="editor-grid">
+      <div>
+        <Field label="Name">
+          <input name="name" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        </Field>
+        <Field label="Subject">
+          <input name="subject" value={subject} onInput={(e) => setSubject((e.target as HTMLInputElement).value)} />
+        </Field>
+        <Field label="From">
+          <input name="from" value={from} onInput={(e) => setFrom((e.target as HTMLInputElement).value)} />
+        </Field>
+        {editor === 'mjml' ? (
+          <Field label="MJML source">
+            <textarea class="code" rows={16} value={source} onInput={(e) => setSource((e.target as HTMLTextAreaElement).value)} />
+          </Field>
+        ) : null}
+        {editor === 'html' && !withBlocks ? (
+          <Field label="HTML">
+            <textarea class="code" rows={16} value={html} onInput={(e) => setHtml((e.target as HTMLTextAreaElement).value)} />
+          </Field>
+        ) : null}
+        {editor !== 'mjml' && !withBlocks ? (
+          <Field label="Text">
+            <textarea class="code" rows={editor === 'text' ? 16 : 6} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+          </Field>
+        ) : null}
+        {editor === 'mjml' ? (
+          <section aria-labelledby="diagnostics-title">
+            <h2 id="diagnostics-title">Diagnostics</h2>
+            {mjml.loading ? <Loading label="Compiling…" /> : null}
+            <ErrorBox error={mjml.error} />
+            {mjml.diagnostics.length === 0 && !mjml.loading ? <p>No problems found.</p> : null}
+            <ul class="plain-list">
+              {mjml.diagnostics.map((d) => (
+                <li>
+                  <Badge value={d.severity === 'error' ? 'failed' : d.severity === 'warning' ? 'attempted' : 'accepted'} /> {d.line ? `Line ${d.line}: ` : ''}
+                  {d.message}
+                </li>
+              ))}
+            </ul>
+          </section>
+        ) : null}
+      </div>
+      {withBlocks ? null : (
+        <div>
+          <h2>Preview</h2>
+          {editor === 'text' ? <pre class="raw" tabIndex={0} aria-label="Text preview">{text}</pre> : <iframe class="email-frame" title="Preview of the template" sandbox="" srcdoc={preview} />}
+        </div>
+      )}
+    </div>
+  );
   return (
     <>
       <div class="actions-row">
@@ -146,8 +206,18 @@ function Edit({ template, onSaved }: { template: Template; onSaved: () => void }
           kind="primary"
           busy={save.busy}
           onClick={async () => {
-            const body = { name, subject: subject || null, from: from || null, ...(editor === 'mjml' ? { source } : editor === 'text' ? { text } : { html, text: text || null }) };
-            const saved = await save.run(() => ok(api.POST('/v2/templates/{id}', { params: { path: { id: template.id } }, body: body as never })));
+            const saved = await save.run(async () => {
+              const written = withBlocks ? await blocks.collect() : null;
+              const content = written
+                ? { html: written.html, text: written.text ?? null, source: written.content }
+                : editor === 'mjml'
+                  ? { source }
+                  : editor === 'text'
+                    ? { text }
+                    : { html, text: text || null, ...(isBlockDocument(template.source) ? { source: null } : {}) };
+              const body = { name, subject: subject || null, from: from || null, ...content };
+              return ok(api.POST('/v2/templates/{id}', { params: { path: { id: template.id } }, body: body as never }));
+            });
             if (saved) {
               setNotice(saved.message);
               onSaved();
@@ -172,54 +242,28 @@ function Edit({ template, onSaved }: { template: Template; onSaved: () => void }
       </div>
       <ErrorBox error={save.error ?? publish.error ?? remove.error} />
       {notice ? <p role="status" class="notice">{notice}</p> : null}
-      <div class="editor-grid">
-        <div>
-          <Field label="Name">
-            <input name="name" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-          </Field>
-          <Field label="Subject">
-            <input name="subject" value={subject} onInput={(e) => setSubject((e.target as HTMLInputElement).value)} />
-          </Field>
-          <Field label="From">
-            <input name="from" value={from} onInput={(e) => setFrom((e.target as HTMLInputElement).value)} />
-          </Field>
-          {editor === 'mjml' ? (
-            <Field label="MJML source">
-              <textarea class="code" rows={16} value={source} onInput={(e) => setSource((e.target as HTMLTextAreaElement).value)} />
-            </Field>
+      {editor === 'html' ? (
+        <Tabs
+          label="Write with"
+          tabs={[
+            ['write-html', 'Source'],
+            ['write-blocks', 'Blocks'],
+          ]}
+          selected={writeWith}
+          onSelect={setWriteWith}
+          panelId="template-writing"
+        >
+          {grid}
+          {withBlocks ? (
+            <>
+              <p class="muted">The blocks make the template's HTML and text when saved; variables such as {'{{name|"there"}}'} are kept for sends.</p>
+              {blocks.render({ initial: { content_type: 'html', content: template.source ?? null, html: template.html ?? null, text: template.text ?? null }, subject, template: true })}
+            </>
           ) : null}
-          {editor === 'html' ? (
-            <Field label="HTML">
-              <textarea class="code" rows={16} value={html} onInput={(e) => setHtml((e.target as HTMLTextAreaElement).value)} />
-            </Field>
-          ) : null}
-          {editor !== 'mjml' ? (
-            <Field label="Text">
-              <textarea class="code" rows={editor === 'text' ? 16 : 6} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
-            </Field>
-          ) : null}
-          {editor === 'mjml' ? (
-            <section aria-labelledby="diagnostics-title">
-              <h2 id="diagnostics-title">Diagnostics</h2>
-              {mjml.loading ? <Loading label="Compiling…" /> : null}
-              <ErrorBox error={mjml.error} />
-              {mjml.diagnostics.length === 0 && !mjml.loading ? <p>No problems found.</p> : null}
-              <ul class="plain-list">
-                {mjml.diagnostics.map((d) => (
-                  <li>
-                    <Badge value={d.severity === 'error' ? 'failed' : d.severity === 'warning' ? 'attempted' : 'accepted'} /> {d.line ? `Line ${d.line}: ` : ''}
-                    {d.message}
-                  </li>
-                ))}
-              </ul>
-            </section>
-          ) : null}
-        </div>
-        <div>
-          <h2>Preview</h2>
-          {editor === 'text' ? <pre class="raw" tabIndex={0} aria-label="Text preview">{text}</pre> : <iframe class="email-frame" title="Preview of the template" sandbox="" srcdoc={preview} />}
-        </div>
-      </div>
+        </Tabs>
+      ) : (
+        grid
+      )}
     </>
   );
 }

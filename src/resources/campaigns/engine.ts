@@ -27,6 +27,7 @@ import { CAMPAIGN_DELIVER_JOB, messageSize, type StoredMessage, emailEventObject
 import { parseTemple, type TempleTemplate } from '../../templating/temple.ts';
 import { campaignEventObject, recipientsOf, type CampaignRow } from './records.ts';
 import { snapshotRecipients } from './snapshot.ts';
+import { campaignMergeValues } from './merge-values.ts';
 import { feedbackId } from '../../mail/feedback-id.ts';
 
 export const FANOUT_JOB = 'campaign.fanout';
@@ -295,7 +296,7 @@ export class CampaignEngine {
     const size = Buffer.byteLength(row.subject) + Buffer.byteLength(row.html ?? '') + Buffer.byteLength(row.text ?? '');
     return contacts.map((contact) => {
       const token = emailToken();
-      const values = { first_name: contact.first_name ?? '', last_name: contact.last_name ?? '', email: contact.email, cf: JSON.parse(contact.custom_fields) };
+      const values = campaignMergeValues(contact);
       return {
         id: newId('em'),
         workspace_id: row.workspace_id,

@@ -26,6 +26,8 @@ import { CampaignEngine, FANOUT_JOB, FANOUT_LEASE_MS } from './engine.ts';
 import { campaignReport } from './report.ts';
 import { GUARDRAILS_JOB, guardrailsEventHook, runGuardrailsJob } from './guardrails.ts';
 import { registerUnsubscribePages, unsubscribeMailbox, unsubscribeUrl } from './unsubscribe.ts';
+import { campaignMergeValues } from './merge-values.ts';
+import { registerWritingRoutes } from './writing-routes.ts';
 
 const tags = ['Campaigns'];
 type Id = Static<typeof S.IdParams>;
@@ -95,6 +97,7 @@ export const resource: Resource = {
       { schema: { tags, params: S.IdParams, description: 'The campaign\'s figures, counted live (correct while it is still sending).', response: { 200: S.CampaignReport, ...notFound } } },
       async (request) => campaignReport(ctx.db, workspace(request), id(request)),
     );
+    registerWritingRoutes(app, ctx);
   },
 
   public: (app, ctx) => registerUnsubscribePages(app, ctx),
@@ -124,7 +127,7 @@ export const resource: Resource = {
       const url = unsubscribeUrl(ctx, row.campaign_id, row.contact_id);
       return {
         to: email.to,
-        values: { first_name: row.first_name ?? '', last_name: row.last_name ?? '', email: email.to, unsubscribe_url: url, cf: row.custom_fields ? JSON.parse(row.custom_fields) : {} },
+        values: campaignMergeValues({ ...row, email: email.to }, url),
         listUnsubscribe: { url, mailto: `mailto:${unsubscribeMailbox(ctx, email.id, email.from_address)}?subject=unsubscribe`, oneClick: true },
         untracked: [url],
       };
