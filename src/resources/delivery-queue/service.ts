@@ -4,11 +4,11 @@
 // checks again every HOLD_RECHECK_MS; a purge cancels the queued emails (email.canceled).
 import type { Selectable } from 'kysely';
 import type { Db, Executor } from '../../platform/db/database.ts';
-import { nowIso, nowMs } from '../../platform/clock.ts';
+import { nowIso } from '../../platform/clock.ts';
 import { emitEvent } from '../../platform/events.ts';
 import { fieldValidationError, messageError } from '../../platform/http/errors.ts';
 import { newId } from '../../platform/ids.ts';
-import { emailEventObject } from '../emails/service.ts';
+import { cancelEmail, CancelRefused } from '../../delivery/cancel.ts';
 import type { DestinationState } from '../../mail/shaping.ts';
 import type { DeliveryHoldsTable } from './tables.ts';
 
@@ -122,25 +122,15 @@ export async function purgeQueue(db: Db, workspaceId: string, input: PurgeInput,
   if (domain) query = query.where('to', 'like', `%@${domain}`);
   const candidates = await query.limit(100_000).execute();
   const ids: string[] = [];
-  const now = Math.floor(nowMs());
   for (const candidate of candidates) {
     if (destination && (!destinationOf || (await destinationOf(candidate.to)) !== destination)) continue;
-    const changed = await db.transaction().execute(async (tx) => {
-      const jobs = await tx.selectFrom('jobs').select(['id', 'locked_until']).where('type', '=', 'email.deliver').where('payload', '=', JSON.stringify({ email_id: candidate.id })).execute();
-      // A delivery being sent right now is left alone.
-      if (jobs.some((job) => job.locked_until !== null && Number(job.locked_until) > now)) return null;
-      if (jobs.length) await tx.deleteFrom('jobs').where('id', 'in', jobs.map((job) => job.id)).execute();
-      const row = await tx
-        .updateTable('emails')
-        .set({ status: 'canceled', status_detail: 'Purged from the delivery queue', updated_at: nowIso() })
-        .where('id', '=', candidate.id)
-        .where('status', '=', candidate.status)
-        .returningAll()
-        .executeTakeFirst();
-      if (row) await emitEvent(tx, workspaceId, 'email.canceled', emailEventObject(row, 'email.canceled'));
-      return row ?? null;
-    });
-    if (changed) ids.push(changed.id);
+    try {
+      const row = await db.transaction().execute((tx) => cancelEmail(tx, { ...candidate, workspace_id: workspaceId }, 'Purged from the delivery queue'));
+      ids.push(row.id);
+    } catch (error) {
+      // Being sent right now, or no longer queued: left alone.
+      if (!(error instanceof CancelRefused)) throw error;
+    }
   }
   return { purged: ids.length, ids };
 }

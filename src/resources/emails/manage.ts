@@ -1,16 +1,14 @@
 // Rescheduling and canceling (https://emailit.com/docs/email-api/scheduling.md). Both refuse a
 // scheduled email inside the last 3 minutes before it is due; a new time must itself be at least 3
-// minutes away. The email row and its pending `email.deliver` job change in one transaction, and
+// minutes away. The email row and its pending delivery job change in one transaction, and
 // the job is never touched while a worker holds its lease (delivery has started: too late to
-// cancel).
+// cancel). Canceling itself is src/delivery/cancel.ts, shared with purges of the delivery queue.
 import type { AppContext } from '../../platform/context.ts';
-import type { Executor } from '../../platform/db/database.ts';
 import { messageError } from '../../platform/http/errors.ts';
 import { nowIso, nowMs, isoFromDate } from '../../platform/clock.ts';
-import { emitEvent } from '../../platform/events.ts';
-import { enqueueJob } from '../../platform/jobs.ts';
-import { DELIVER_JOB } from './accept.ts';
-import { emailEventObject, type EmailRow } from './objects.ts';
+import { enqueueDeliveries } from '../../delivery/intake.ts';
+import { cancelEmail as cancelQueuedEmail, CancelRefused, deliveryJobsOf } from '../../delivery/cancel.ts';
+import type { EmailRow } from './objects.ts';
 import { emailMetadata, findEmail } from './retrieved.ts';
 import { parseScheduledAt } from './scheduling.ts';
 
@@ -20,22 +18,6 @@ export const CANCELABLE_STATUSES = ['scheduled', 'accepted', 'attempted'];
 
 const cannotReschedule = (message: string) => messageError(422, 'Cannot reschedule email', message);
 const cannotCancel = (message: string) => messageError(422, 'Cannot cancel email', message);
-
-/** The payload text every deliver job carries (accept.ts writes it with JSON.stringify too). */
-export function deliverPayload(emailId: string): string {
-  return JSON.stringify({ email_id: emailId });
-}
-
-/** The email's live (not dead) deliver jobs. */
-function deliverJobs(tx: Executor, emailId: string) {
-  return tx
-    .selectFrom('jobs')
-    .select(['id', 'locked_until'])
-    .where('type', '=', DELIVER_JOB)
-    .where('payload', '=', deliverPayload(emailId))
-    .where('dead_at', 'is', null)
-    .execute();
-}
 
 function dueTooSoon(row: EmailRow, now: number): boolean {
   return row.scheduled_at !== null && Date.parse(row.scheduled_at) - now < SCHEDULE_CHANGE_MARGIN_MS;
@@ -71,11 +53,11 @@ export async function rescheduleEmail(ctx: AppContext, workspaceId: string, id: 
         .returningAll()
         .executeTakeFirst();
       if (!changed) throw new Changed();
-      const jobs = await deliverJobs(tx, row.id);
+      const jobs = await deliveryJobsOf(tx, row.id);
       if (jobs.some((job) => job.locked_until !== null && Number(job.locked_until) > now)) throw new Changed();
       if (jobs.length === 0) {
         // Should not happen (accept enqueues one); a scheduled email without a job would never go.
-        await enqueueJob(tx, DELIVER_JOB, { email_id: row.id }, { runAt: at.getTime(), maxAttempts: 1_000_000 });
+        await enqueueDeliveries(tx, [changed], undefined, at.getTime());
       } else {
         await tx.updateTable('jobs').set({ run_at: Math.floor(at.getTime()) }).where('id', 'in', jobs.map((job) => job.id)).execute();
       }
@@ -98,32 +80,13 @@ export async function cancelEmail(ctx: AppContext, workspaceId: string, id: stri
     throw cannotCancel('This email is due in less than 3 minutes; it can no longer be canceled.');
   }
   try {
-    const canceled = await ctx.db.transaction().execute(async (tx) => {
-      // The job first: once it is gone no worker can claim it; a leased one means delivery started.
-      for (const job of await deliverJobs(tx, row.id)) {
-        const removed = await tx
-          .deleteFrom('jobs')
-          .where('id', '=', job.id)
-          .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', Math.floor(now))]))
-          .executeTakeFirst();
-        if (Number(removed.numDeletedRows) === 0) {
-          throw cannotCancel('Delivery of this email has already started; it can no longer be canceled.');
-        }
-      }
-      const changed = await tx
-        .updateTable('emails')
-        .set({ status: 'canceled', status_detail: 'Canceled by request', updated_at: nowIso() })
-        .where('id', '=', row.id)
-        .where('status', '=', row.status)
-        .returningAll()
-        .executeTakeFirst();
-      if (!changed) throw new Changed();
-      await emitEvent(tx, row.workspace_id, 'email.canceled', emailEventObject(changed, 'email.canceled'));
-      return changed;
-    });
+    const canceled = await ctx.db.transaction().execute((tx) => cancelQueuedEmail(tx, row, 'Canceled by request'));
     return { ...emailMetadata(canceled), message: 'Email canceled.' };
   } catch (error) {
-    if (error instanceof Changed) {
+    if (error instanceof CancelRefused && error.reason === 'delivering') {
+      throw cannotCancel('Delivery of this email has already started; it can no longer be canceled.');
+    }
+    if (error instanceof CancelRefused) {
       const current = await findEmail(ctx.db, workspaceId, id);
       throw cannotCancel(`The email's status changed to ${current.status} while it was being canceled.`);
     }
