@@ -655,12 +655,22 @@ export class JobRunner {
 }
 
 /** Enqueues many jobs of one type in the caller's transaction with multi-row inserts (a
- *  campaign batch's deliveries); returns how many. */
-export async function enqueueJobs(tx: Executor, type: string, payloads: unknown[], options: EnqueueOptions = {}): Promise<number> {
+ *  campaign batch's deliveries); returns how many. `keys[i]`, when given, is the key of the i-th
+ *  job: meant for keys no live job can hold yet (new emails' ids), since a clash fails the insert
+ *  instead of being skipped as enqueueJob's would be. */
+export async function enqueueJobs(tx: Executor, type: string, payloads: unknown[], options: Omit<EnqueueOptions, 'key'> & { keys?: string[] } = {}): Promise<number> {
   const runAt = Math.floor(options.runAt ?? nowMs());
   const createdAt = nowIso();
-  const rows = payloads.map((payload) => ({ type, payload: JSON.stringify(payload ?? null), run_at: runAt, attempts: 0, max_attempts: options.maxAttempts ?? 10, created_at: createdAt }));
-  // 6 parameters a row: well under SQLite's and PostgreSQL's limits per statement.
+  const rows = payloads.map((payload, i) => ({
+    type,
+    key: options.keys?.[i] ?? null,
+    payload: JSON.stringify(payload ?? null),
+    run_at: runAt,
+    attempts: 0,
+    max_attempts: options.maxAttempts ?? 10,
+    created_at: createdAt,
+  }));
+  // 7 parameters a row: well under SQLite's and PostgreSQL's limits per statement.
   for (let i = 0; i < rows.length; i += 1000) await tx.insertInto('jobs').values(rows.slice(i, i + 1000)).execute();
   if (rows.length > 0) enqueuedSignal(type).notify();
   return rows.length;

@@ -14,18 +14,16 @@
 //     its recipient is unsubscribed, whatever the message says (resources/campaigns/unsubscribe.ts).
 import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import type { AppContext } from '../platform/context.ts';
-import { nowIso } from '../platform/clock.ts';
 import { getCredits, spendCredits } from '../platform/credits.ts';
 import { createResolver } from '../platform/dns.ts';
-import { emitEvent } from '../platform/events.ts';
 import { ApiError } from '../platform/http/errors.ts';
-import { emailToken, newId } from '../platform/ids.ts';
+import { newId } from '../platform/ids.ts';
 import { applyBounce, applyComplaint } from '../resources/emails/delivery/outcomes.ts';
 import { parseBounce, type BounceReport } from '../mail/bounces.ts';
 import { parseVerpAddress } from '../mail/verp.ts';
 import { domainOf, formatAddress } from '../resources/emails/addresses.ts';
 import { MAX_MESSAGE_BYTES, type StoredMessage } from '../resources/emails/content.ts';
-import { emailEventObject, type EmailRow } from '../resources/emails/objects.ts';
+import { createEmails } from '../delivery/intake.ts';
 import { findDomainByHost } from '../resources/domains/service.ts';
 import { findReportMailbox, receiveReportMail, type ReportMailbox } from '../resources/dmarc/intake.ts';
 import { UNSUBSCRIBE_MAILBOX_PREFIX, unsubscribeByEmail } from '../resources/campaigns/unsubscribe.ts';
@@ -162,57 +160,34 @@ async function storeInbound(ctx: AppContext, session: SMTPServerSession, raw: Bu
   const messageId = parsed.messageId && /^<[^<>\s]+>$/.test(parsed.messageId.trim()) ? parsed.messageId.trim() : null;
   const rawText = stamped.toString('utf8').replace(/\0/g, '');
   const size = stamped.length;
-  const now = nowIso();
 
   const byWorkspace = new Map<string, typeof targets>();
   for (const target of targets) byWorkspace.set(target.workspaceId, [...(byWorkspace.get(target.workspaceId) ?? []), target]);
-  const rows: EmailRow[] = [];
+  const ids: string[] = [];
   await ctx.db.transaction().execute(async (tx) => {
     for (const [workspaceId, group] of byWorkspace) {
       await spendCredits(tx, workspaceId, group.length); // 1 credit per received email
-      const contentId = newId('emc');
-      await tx.insertInto('email_contents').values({ id: contentId, workspace_id: workspaceId, message: JSON.stringify(message), raw: rawText, size, created_at: now, purged_at: null }).execute();
-      const made: EmailRow[] = group.map(({ address, domainId }) => {
-        const token = emailToken();
-        return {
-          id: newId('em'),
-          workspace_id: workspaceId,
-          type: 'inbound',
-          source: 'inbound',
-          token,
-          message_id: messageId ?? `<${token}@${ctx.config.mailHostname}>`,
-          content_id: contentId,
-          from: message.from.address ? formatAddress(message.from) : envelopeFrom,
-          from_address: message.from.address,
-          to: address,
-          recipient_kind: kinds.get(address.toLowerCase()) ?? 'bcc',
-          subject: message.subject,
-          status: 'received',
-          scheduled_at: null,
-          api_key_id: null,
-          sending_domain_id: domainId,
-          tag: null,
-          spam_score: null,
-          size,
-          meta: null,
-          track_loads: 0,
-          track_clicks: 0,
-          original_id: null,
-          status_detail: null,
-          delivered_at: null,
-          bounce_reason: null,
-          bounce_type: null,
-          traceparent: null,
-          created_at: now,
-          updated_at: now,
-        };
+      // One content per workspace; each copy keeps the sender's Message-ID (else one of ours)
+      // and records whether it was addressed in To, Cc or neither (Bcc).
+      const { rows } = await createEmails(tx, {
+        workspaceId,
+        source: 'inbound',
+        contentId: newId('emc'),
+        content: { message: JSON.stringify(message), raw: rawText, size },
+        from: message.from.address ? formatAddress(message.from) : envelopeFrom,
+        fromAddress: message.from.address,
+        subject: message.subject,
+        sendingDomainId: null,
+        messageIdHost: ctx.config.mailHostname,
+        messageId,
+        size,
+        meta: null,
+        recipients: group.map(({ address, domainId }) => ({ to: address, kind: kinds.get(address.toLowerCase()) ?? 'bcc', sendingDomainId: domainId })),
       });
-      await tx.insertInto('emails').values(made).execute();
-      for (const row of made) await emitEvent(tx, workspaceId, 'email.received', emailEventObject(row, 'email.received'));
-      rows.push(...made);
+      ids.push(...rows.map((row) => row.id));
     }
   });
-  return rows.map((row) => row.id);
+  return ids;
 }
 
 export function createInboundServer(ctx: AppContext, tls: TlsMaterial): SMTPServer {

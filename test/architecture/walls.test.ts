@@ -29,6 +29,8 @@ test('each wall reports the import that breaks it, and only that', (t) => {
     'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'nodenext', allowImportingTsExtensions: true, noEmit: true } }),
     // Upward: the platform importing a feature.
     'src/platform/app.ts': "import { notes } from '../resources/notes/service.ts';\nexport const app = notes;\n",
+    // Upward: the delivery intake importing a feature.
+    'src/delivery/intake.ts': "import { notes } from '../resources/notes/service.ts';\nexport const intake = notes;\n",
     // A cycle inside one layer.
     'src/mail/a.ts': "import { b } from './b.ts';\nexport const a = () => b;\n",
     'src/mail/b.ts': "import { a } from './a.ts';\nexport const b = () => a;\n",
@@ -61,6 +63,7 @@ test('each wall reports the import that breaks it, and only that', (t) => {
     'browser-shared-uses-no-node-builtin: src/resources/forms/definition.ts -> fs',
     'dashboard-uses-generated-types-only: dashboard/src/main.ts -> src/resources/notes/service.ts',
     'features-meet-through-public-faces: src/resources/tags/service.ts -> src/resources/notes/store.ts',
+    'layers-know-no-feature: src/delivery/intake.ts -> src/resources/notes/service.ts',
     'layers-know-no-feature: src/platform/app.ts -> src/resources/notes/service.ts',
     'no-cycles: src/mail/a.ts -> src/mail/b.ts',
   ].sort());

@@ -14,16 +14,17 @@
 import { sql } from 'kysely';
 import type { AppContext } from '../../platform/context.ts';
 import { dialectOf, type Db, type Executor } from '../../platform/db/database.ts';
-import { emailToken, newId } from '../../platform/ids.ts';
+import { newId } from '../../platform/ids.ts';
 import { nowIso, nowMs } from '../../platform/clock.ts';
 import { emitEvent } from '../../platform/events.ts';
-import { dueJobsExceed, enqueueJobs, RetryJobAt, type Job } from '../../platform/jobs.ts';
+import { dueJobsExceed, RetryJobAt, type Job } from '../../platform/jobs.ts';
 import { getCredits, spendCreditsAtCommit } from '../../platform/credits.ts';
 import { commitAlone } from '../../platform/db/group-commit.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import { activeSuppressions } from '../suppressions/service.ts';
 import { findSendingDomain, findSendingDomainById, type SendingDomain } from '../domains/service.ts';
-import { CAMPAIGN_DELIVER_JOB, messageSize, type StoredMessage, emailEventObject, type EmailRow } from '../emails/service.ts';
+import { CAMPAIGN_DELIVER_JOB, messageSize, type StoredMessage } from '../emails/service.ts';
+import { createEmails, type NewEmails } from '../../delivery/intake.ts';
 import { parseTemple, type TempleTemplate } from '../../templating/temple.ts';
 import { campaignEventObject, recipientsOf, type CampaignRow } from './records.ts';
 import { snapshotRecipients } from './snapshot.ts';
@@ -50,7 +51,6 @@ const BATCH_DELAY_MS = Number(process.env.POSTLANE_CAMPAIGN_BATCH_DELAY_MS ?? 0)
 export const FANOUT_LEASE_MS = 5000;
 /** A fan-out job gives its slot back this often (other campaigns get their turn). */
 const RUN_SLICE_MS = 5000;
-const EMAIL_INSERT_CHUNK = 400; // 30 columns a row: under every engine's parameter limit
 
 type Step = { kind: 'more' } | { kind: 'done' } | { kind: 'wait'; until: number; why: string };
 const MORE: Step = { kind: 'more' };
@@ -275,10 +275,7 @@ export class CampaignEngine {
       await emit(tx, { ...row, ...changes }, 'campaign.paused');
       return DONE; // resumed by request once the domain is verified again
     }
-    const emails = this.emailRows(row, domain, sendable, now);
-    for (let i = 0; i < emails.length; i += EMAIL_INSERT_CHUNK) await tx.insertInto('emails').values(emails.slice(i, i + EMAIL_INSERT_CHUNK)).execute();
-    for (const email of emails) await emitEvent(tx, row.workspace_id, 'email.accepted', emailEventObject(email, 'email.accepted'));
-    await enqueueJobs(tx, CAMPAIGN_DELIVER_JOB, emails.map((email) => ({ email_id: email.id })), { maxAttempts: 1_000_000 });
+    const { rows: emails } = await createEmails(tx, this.newEmails(row, domain, sendable));
     const pairs = sendable.map((contact, i) => ({ c: contact.id, e: emails[i].id }));
     const updated = await this.markQueued(tx, row.id, pairs);
     // Never more or less than what this transaction claimed: otherwise nothing of it commits.
@@ -288,48 +285,27 @@ export class CampaignEngine {
     return MORE;
   }
 
-  private emailRows(row: CampaignRow, domain: SendingDomain, contacts: Array<{ id: string; email: string; first_name: string | null; last_name: string | null; custom_fields: string }>, now: string): EmailRow[] {
+  /** The batch's emails, one per sendable contact, each with its personalised subject. */
+  private newEmails(row: CampaignRow, domain: SendingDomain, contacts: Array<{ email: string; first_name: string | null; last_name: string | null; custom_fields: string }>): NewEmails {
     const template = this.subjectTemplate(row.subject);
-    const track = domain.trackingVerified ? 1 : 0;
-    const from = quoteName(row.from_name, row.from_email);
-    const meta = JSON.stringify({ campaign_id: row.id });
-    const size = Buffer.byteLength(row.subject) + Buffer.byteLength(row.html ?? '') + Buffer.byteLength(row.text ?? '');
-    return contacts.map((contact) => {
-      const token = emailToken();
-      const values = campaignMergeValues(contact);
-      return {
-        id: newId('em'),
-        workspace_id: row.workspace_id,
-        type: 'outbound',
-        source: 'campaign',
-        token,
-        message_id: `<${token}@${domain.name}>`,
-        content_id: row.content_id!,
-        from,
-        from_address: row.from_email,
-        to: contact.email,
-        recipient_kind: 'to',
-        subject: template ? template.render(values, { html: false }) : row.subject,
-        status: 'accepted',
-        scheduled_at: null,
-        api_key_id: null,
-        sending_domain_id: domain.id,
-        tag: null,
-        spam_score: null,
-        size,
-        meta,
-        track_loads: track,
-        track_clicks: track,
-        original_id: null,
-        status_detail: null,
-        delivered_at: null,
-        bounce_reason: null,
-        bounce_type: null,
-        traceparent: null,
-        created_at: now,
-        updated_at: now,
-      };
-    });
+    const track = domain.trackingVerified;
+    return {
+      workspaceId: row.workspace_id,
+      source: 'campaign',
+      contentId: row.content_id!,
+      from: quoteName(row.from_name, row.from_email),
+      fromAddress: row.from_email,
+      subject: row.subject,
+      sendingDomainId: domain.id,
+      messageIdHost: domain.name,
+      size: Buffer.byteLength(row.subject) + Buffer.byteLength(row.html ?? '') + Buffer.byteLength(row.text ?? ''),
+      meta: JSON.stringify({ campaign_id: row.id }),
+      tracking: { loads: track, clicks: track },
+      recipients: contacts.map((contact) => {
+        const values = campaignMergeValues(contact);
+        return { to: contact.email, kind: 'to' as const, subject: template ? template.render(values, { html: false }) : row.subject };
+      }),
+    };
   }
 
   private async markSkipped(tx: Executor, campaignId: string, contactIds: string[]): Promise<void> {

@@ -5,11 +5,10 @@
 import type { Selectable } from 'kysely';
 import type { Db, Executor } from '../../platform/db/database.ts';
 import { nowIso } from '../../platform/clock.ts';
-import { cancelByKey } from '../../platform/jobs.ts';
 import { emitEvent } from '../../platform/events.ts';
 import { fieldValidationError, messageError } from '../../platform/http/errors.ts';
 import { newId } from '../../platform/ids.ts';
-import { emailEventObject } from '../emails/service.ts';
+import { cancelEmail, CancelRefused } from '../../delivery/cancel.ts';
 import type { DestinationState } from '../../mail/shaping.ts';
 import { sourcedKey } from '../../mail/ip-pools.ts';
 import type { DeliveryHoldsTable } from './tables.ts';
@@ -126,20 +125,13 @@ export async function purgeQueue(db: Db, workspaceId: string, input: PurgeInput,
   const ids: string[] = [];
   for (const candidate of candidates) {
     if (destination && (!destinationOf || (await destinationOf(candidate.to)) !== destination)) continue;
-    const changed = await db.transaction().execute(async (tx) => {
-      // A delivery being sent right now is left alone (the deliver job is keyed by the email's id).
-      if ((await cancelByKey(tx, 'email.deliver', candidate.id)) === 'running') return null;
-      const row = await tx
-        .updateTable('emails')
-        .set({ status: 'canceled', status_detail: 'Purged from the delivery queue', updated_at: nowIso() })
-        .where('id', '=', candidate.id)
-        .where('status', '=', candidate.status)
-        .returningAll()
-        .executeTakeFirst();
-      if (row) await emitEvent(tx, workspaceId, 'email.canceled', emailEventObject(row, 'email.canceled'));
-      return row ?? null;
-    });
-    if (changed) ids.push(changed.id);
+    try {
+      const row = await db.transaction().execute((tx) => cancelEmail(tx, { ...candidate, workspace_id: workspaceId }, 'Purged from the delivery queue'));
+      ids.push(row.id);
+    } catch (error) {
+      // Being sent right now, or no longer queued: left alone.
+      if (!(error instanceof CancelRefused)) throw error;
+    }
   }
   return { purged: ids.length, ids };
 }

@@ -4,16 +4,14 @@
 // everything of the request — content, one email row per unique recipient, events, deliver
 // jobs, limit counters — in one transaction, so an accepted email is never lost or half-made.
 import type { AppContext } from '../../platform/context.ts';
-import { dialectOf, type Executor } from '../../platform/db/database.ts';
+import type { Executor } from '../../platform/db/database.ts';
 import type { Principal } from '../../platform/http/auth.ts';
 import { ApiError, messageError, plainError } from '../../platform/http/errors.ts';
-import { emailToken, newId } from '../../platform/ids.ts';
-import { isoFromDate, nowIso, nowMs } from '../../platform/clock.ts';
-import { emitEvents, type EventToEmit } from '../../platform/events.ts';
-import { enqueueJob, jobInsertPart, JOB_LEASE_MS } from '../../platform/jobs.ts';
+import { newId } from '../../platform/ids.ts';
+import { isoFromDate, nowMs } from '../../platform/clock.ts';
 import { spendCreditsAtCommit } from '../../platform/credits.ts';
 import { checkSendLimits, countSends, sendLimitsRead, pruneLimitCountersNowAndThen, rateLimitHeaders, type SendLimitState } from '../../platform/limits.ts';
-import { prefetch, preparedQuery } from '../../platform/db/prepared.ts';
+import { prefetch } from '../../platform/db/prepared.ts';
 import { groupCommit } from '../../platform/db/group-commit.ts';
 import { observeAccepted } from '../../platform/metrics.ts';
 import { activeSpan, currentTraceparent, emailIdAttribute, inSpan, tracingOn } from '../../platform/tracing.ts';
@@ -22,16 +20,11 @@ import { findSendingDomain, sendingDomainRead, type SendingDomain } from '../dom
 import { activeSuppressions, suppressionRead } from '../suppressions/service.ts';
 import { domainOf } from './addresses.ts';
 import { MAX_MESSAGE_BYTES, messageSize, type StoredMessage } from './content.ts';
-import { emailEventObject, type EmailRow } from './objects.ts';
+import type { EmailRow } from './objects.ts';
+import { createEmails, type NewEmails } from '../../delivery/intake.ts';
 
-export const DELIVER_JOB = 'email.deliver';
-/** Deliveries of campaign mail: their own job type and worker share, so a large campaign never
- *  queues ahead of transactional mail (architecture.md). Same handler as DELIVER_JOB. */
-export const CAMPAIGN_DELIVER_JOB = 'email.deliver.campaign';
-/** Lease of a deliver job, renewed by the job runner while its SMTP exchange lasts: a dead
- *  worker's deliveries resume within this time. Here, beside the job names, so that what waits
- *  as long as a delivery (owner notices) reads it without loading the delivery engine. */
-export const DELIVER_LEASE_MS = JOB_LEASE_MS;
+// The delivery jobs are named by the intake that enqueues them (src/delivery/jobs.ts).
+export { CAMPAIGN_DELIVER_JOB, DELIVER_JOB, DELIVER_LEASE_MS } from '../../delivery/jobs.ts';
 
 export type TrackingRequest = boolean | { loads?: boolean; clicks?: boolean } | undefined;
 
@@ -121,22 +114,6 @@ function checkMembers(workspace: Workspace, recipients: Recipient[]): void {
   });
 }
 
-const insertContent = preparedQuery((db, p: { id: string; workspaceId: string; message: string; raw: string | null; size: number; createdAt: string }) =>
-  db.insertInto('email_contents').values({ id: p.id, workspace_id: p.workspaceId, message: p.message, raw: p.raw, size: p.size, created_at: p.createdAt, purged_at: null }),
-);
-// Every column of a row bound by name: the single-recipient insert compiled once.
-const EMAIL_COLUMNS = [
-  'id', 'workspace_id', 'type', 'source', 'token', 'message_id', 'content_id', 'from', 'from_address', 'to', 'recipient_kind',
-  'subject', 'status', 'scheduled_at', 'api_key_id', 'sending_domain_id', 'tag', 'spam_score', 'size', 'meta', 'track_loads',
-  'track_clicks', 'original_id', 'status_detail', 'delivered_at', 'bounce_reason', 'bounce_type', 'traceparent', 'created_at', 'updated_at',
-] as const satisfies ReadonlyArray<keyof EmailRow>;
-// Fails to compile when a column is added to the table but not to the list above.
-const everyColumnListed: Exclude<keyof EmailRow, (typeof EMAIL_COLUMNS)[number]> extends never ? true : never = true;
-void everyColumnListed;
-const insertEmail = preparedQuery((db, p: EmailRow) =>
-  db.insertInto('emails').values(Object.fromEntries(EMAIL_COLUMNS.map((column) => [column, p[column]])) as EmailRow),
-);
-
 export async function acceptMessage(ctx: AppContext, principal: Principal, request: AcceptRequest): Promise<Accepted> {
   const accepted = tracingOn ? await acceptTraced(ctx, principal, request) : await acceptNow(ctx, principal, request, null);
   observeAccepted(accepted.rows.length);
@@ -169,7 +146,7 @@ async function acceptNow(ctx: AppContext, principal: Principal, request: AcceptR
   // arriving together share it (group commit). On PostgreSQL the delivery workers are told of
   // the new job once it is committed, so the claim that wakes them finds it (told earlier,
   // they mostly claimed nothing and asked again).
-  let committedJobs: Array<() => void> = [];
+  let committed = () => {};
   const checkSuppressions = !request.ignoreSuppressions;
   // On PostgreSQL the reads below, of a single-recipient send, in one round trip: the send's
   // own, or its group's (all its sends' reads in one statement, at the time the group starts,
@@ -196,34 +173,11 @@ async function acceptNow(ctx: AppContext, principal: Principal, request: AcceptR
     const check = await checkSendLimits(tx, workspace, now);
     if (!check.ok) throw check.error;
 
-    const rows = emailRows(principal, request, { workspace, domain, recipients, suppressed, size, traceparent });
+    const created = await createEmails(tx, newEmails(principal, request, { workspace, domain, recipients, suppressed, size, traceparent }), { pipelined: true });
+    const { rows } = created;
+    committed = created.committed;
     const billable = rows.filter((row) => row.status !== 'suppressed');
     const units = request.limitUnits ?? recipients.length;
-    const runAt = request.scheduledAt ? request.scheduledAt.getTime() : now;
-    // SMTP sends and retries do not emit email.accepted.
-    const quietAccept = request.source === 'smtp' || request.source === 'retry';
-
-    const content = { id: rows[0].content_id, workspaceId: workspace.id, message: JSON.stringify(message), raw: request.raw ?? null, size, createdAt: rows[0].created_at };
-    const events: EventToEmit[] = [];
-    for (const row of rows) {
-      const type = `email.${row.status}`;
-      if (!(quietAccept && type === 'email.accepted')) events.push({ workspaceId: workspace.id, type, object: emailEventObject(row, type) });
-    }
-    if (dialectOf(tx) === 'postgres' && rows.length === 1) {
-      // The content, email and job rows ride in the events' statement, and that statement goes
-      // out with the transaction's next query (the COMMIT, when the send runs alone): nothing
-      // below needs its answer, and a failure still fails the send before it is committed.
-      const jobs = billable.map((row) => jobInsertPart(tx, DELIVER_JOB, deliverPayload(row), { runAt, maxAttempts: 1_000_000, key: row.id }));
-      await emitEvents(tx, events, [insertContent.part(tx, content), insertEmail.part(tx, rows[0]), ...jobs.map((job) => job.part)], { pipelined: true });
-      committedJobs = jobs.map((job) => job.enqueued);
-    } else {
-      await insertContent(tx, content);
-      if (rows.length === 1) await insertEmail(tx, rows[0]);
-      else await tx.insertInto('emails').values(rows).execute();
-      for (const row of billable) await enqueueJob(tx, DELIVER_JOB, deliverPayload(row), { runAt, maxAttempts: 1_000_000, key: row.id });
-      // All recipients' events in one call: on PostgreSQL one statement with their reactions.
-      await emitEvents(tx, events);
-    }
     await request.inTransaction?.(tx, rows);
     // The workspace's hot rows (credits, counters) last: on PostgreSQL their row locks are
     // then held only from here to the commit, not across the whole send.
@@ -231,12 +185,9 @@ async function acceptNow(ctx: AppContext, principal: Principal, request: AcceptR
     await countSends(tx, workspace.id, units);
     return { rows, limits: check.state, counted: units, headers: rateLimitHeaders(check.state, units) };
   }, { reads: () => readsAt((groupStartedAt = nowMs())) });
-  for (const enqueued of committedJobs) enqueued();
+  committed();
   return accepted;
 }
-
-/** A deliver job's payload; its traceparent (tracing on) makes the job's span a child of the acceptance. */
-const deliverPayload = (row: EmailRow) => (row.traceparent ? { email_id: row.id, traceparent: row.traceparent } : { email_id: row.id });
 
 interface RowContext {
   workspace: Workspace;
@@ -247,46 +198,25 @@ interface RowContext {
   traceparent: string | null;
 }
 
-/** One email row per unique recipient, all sharing one content row. */
-function emailRows(principal: Principal, request: AcceptRequest, { workspace, domain, recipients, suppressed, size, traceparent }: RowContext): EmailRow[] {
-  const tracking = resolveTracking(request.tracking, domain);
-  const now = nowIso();
-  const scheduledAt = request.scheduledAt ? isoFromDate(request.scheduledAt) : null;
-  const contentId = newId('emc');
-  return recipients.map(({ address, kind }) => {
-    const token = emailToken();
-    const isSuppressed = suppressed.has(address.toLowerCase());
-    return {
-      id: newId('em'),
-      workspace_id: workspace.id,
-      type: 'outbound',
-      source: request.source,
-      token,
-      message_id: `<${token}@${domain.name}>`,
-      content_id: contentId,
-      from: request.fromHeader,
-      from_address: request.message.from.address,
-      to: address,
-      recipient_kind: kind,
-      subject: request.message.subject,
-      status: isSuppressed ? 'suppressed' : scheduledAt ? 'scheduled' : 'accepted',
-      scheduled_at: scheduledAt,
-      api_key_id: principal.keyId || null,
-      sending_domain_id: domain.id,
-      tag: null,
-      spam_score: null,
-      size,
-      meta: request.meta ? JSON.stringify(request.meta) : null,
-      track_loads: tracking.loads ? 1 : 0,
-      track_clicks: tracking.clicks ? 1 : 0,
-      original_id: request.originalId ?? null,
-      status_detail: isSuppressed ? 'The recipient is on the suppression list' : null,
-      delivered_at: null,
-      bounce_reason: null,
-      bounce_type: null,
-      traceparent,
-      created_at: now,
-      updated_at: now,
-    };
-  });
+/** One email per unique recipient, all sharing one content row. */
+function newEmails(principal: Principal, request: AcceptRequest, { workspace, domain, recipients, suppressed, size, traceparent }: RowContext): NewEmails {
+  return {
+    workspaceId: workspace.id,
+    source: request.source,
+    contentId: newId('emc'),
+    content: { message: JSON.stringify(request.message), raw: request.raw ?? null, size },
+    from: request.fromHeader,
+    fromAddress: request.message.from.address,
+    subject: request.message.subject,
+    sendingDomainId: domain.id,
+    messageIdHost: domain.name,
+    size,
+    meta: request.meta ? JSON.stringify(request.meta) : null,
+    tracking: resolveTracking(request.tracking, domain),
+    apiKeyId: principal.keyId || null,
+    originalId: request.originalId ?? null,
+    scheduledAt: request.scheduledAt,
+    traceparent,
+    recipients: recipients.map(({ address, kind }) => ({ to: address, kind, suppressed: suppressed.has(address.toLowerCase()) })),
+  };
 }

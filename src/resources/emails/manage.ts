@@ -1,15 +1,16 @@
 // Rescheduling and canceling (https://emailit.com/docs/email-api/scheduling.md). Both refuse a
 // scheduled email inside the last 3 minutes before it is due; a new time must itself be at least 3
-// minutes away. The email row and its pending `email.deliver` job change in one transaction, and
+// minutes away. The email row and its pending delivery job change in one transaction, and
 // the job is never touched while a worker holds its lease (delivery has started: too late to
-// cancel).
+// cancel). Canceling itself is src/delivery/cancel.ts, shared with purges of the delivery queue.
 import type { AppContext } from '../../platform/context.ts';
 import { messageError } from '../../platform/http/errors.ts';
 import { nowIso, nowMs, isoFromDate } from '../../platform/clock.ts';
-import { emitEvent } from '../../platform/events.ts';
-import { cancelByKey, enqueueJob, rescheduleByKey } from '../../platform/jobs.ts';
-import { DELIVER_JOB } from './accept.ts';
-import { emailEventObject, type EmailRow } from './objects.ts';
+import { enqueueDeliveries } from '../../delivery/intake.ts';
+import { cancelEmail as cancelQueuedEmail, CancelRefused } from '../../delivery/cancel.ts';
+import { DELIVER_JOB } from '../../delivery/jobs.ts';
+import { rescheduleByKey } from '../../platform/jobs.ts';
+import type { EmailRow } from './objects.ts';
 import { emailMetadata, findEmail } from './retrieved.ts';
 import { parseScheduledAt } from './scheduling.ts';
 
@@ -54,11 +55,11 @@ export async function rescheduleEmail(ctx: AppContext, workspaceId: string, id: 
         .returningAll()
         .executeTakeFirst();
       if (!changed) throw new Changed();
-      // The deliver job is keyed by the email's id (accept.ts).
+      // The deliver job is keyed by the email's id (src/delivery/intake.ts).
       const moved = await rescheduleByKey(tx, DELIVER_JOB, row.id, at.getTime());
       if (moved === 'running') throw new Changed();
       // Should not happen (accept enqueues one); a scheduled email without a job would never go.
-      if (moved === 'absent') await enqueueJob(tx, DELIVER_JOB, { email_id: row.id }, { runAt: at.getTime(), maxAttempts: 1_000_000, key: row.id });
+      if (moved === 'absent') await enqueueDeliveries(tx, [changed], undefined, at.getTime());
       return changed;
     });
     return { ...emailMetadata(updated), message: `Email rescheduled to ${scheduledAt}.` };
@@ -78,25 +79,13 @@ export async function cancelEmail(ctx: AppContext, workspaceId: string, id: stri
     throw cannotCancel('This email is due in less than 3 minutes; it can no longer be canceled.');
   }
   try {
-    const canceled = await ctx.db.transaction().execute(async (tx) => {
-      // The job first: once it is gone no worker can claim it; a leased one means delivery started.
-      if ((await cancelByKey(tx, DELIVER_JOB, row.id)) === 'running') {
-        throw cannotCancel('Delivery of this email has already started; it can no longer be canceled.');
-      }
-      const changed = await tx
-        .updateTable('emails')
-        .set({ status: 'canceled', status_detail: 'Canceled by request', updated_at: nowIso() })
-        .where('id', '=', row.id)
-        .where('status', '=', row.status)
-        .returningAll()
-        .executeTakeFirst();
-      if (!changed) throw new Changed();
-      await emitEvent(tx, row.workspace_id, 'email.canceled', emailEventObject(changed, 'email.canceled'));
-      return changed;
-    });
+    const canceled = await ctx.db.transaction().execute((tx) => cancelQueuedEmail(tx, row, 'Canceled by request'));
     return { ...emailMetadata(canceled), message: 'Email canceled.' };
   } catch (error) {
-    if (error instanceof Changed) {
+    if (error instanceof CancelRefused && error.reason === 'delivering') {
+      throw cannotCancel('Delivery of this email has already started; it can no longer be canceled.');
+    }
+    if (error instanceof CancelRefused) {
       const current = await findEmail(ctx.db, workspaceId, id);
       throw cannotCancel(`The email's status changed to ${current.status} while it was being canceled.`);
     }
