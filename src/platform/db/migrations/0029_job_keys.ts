@@ -3,7 +3,7 @@
 // idempotent, and a recurring job keeps one instance. `rerun_at`: a keyed enqueue while the
 // job was running asks for one more run after it.
 //
-// Existing rows get their keys: each email's deliver job is keyed by the email's id, and the
+// Existing rows get their keys: each email's deliver job (API or campaign) is keyed by the email's id, and the
 // live job of each recurring chain (which used to enqueue its own successor) becomes that
 // recurring job's one instance; the domain re-check's bookkeeping table is no longer needed.
 import { sql, type Kysely } from 'kysely';
@@ -18,8 +18,10 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   const emailId = postgres ? sql`cast(payload as json) ->> 'email_id'` : sql`json_extract(payload, '$.email_id')`;
   // The oldest live one per email, should there ever be two.
-  await sql`update jobs set key = ${emailId}
-    where id in (select min(id) from jobs where type = 'email.deliver' and dead_at is null group by ${emailId})`.execute(db);
+  for (const type of ['email.deliver', 'email.deliver.campaign']) {
+    await sql`update jobs set key = ${emailId}
+      where id in (select min(id) from jobs where type = ${type} and dead_at is null group by ${emailId})`.execute(db);
+  }
   for (const type of RECURRING) {
     await sql`update jobs set key = type where id = (select min(id) from jobs where type = ${type} and dead_at is null)`.execute(db);
     await sql`delete from jobs where type = ${type} and dead_at is null and key is null`.execute(db);
