@@ -35,7 +35,7 @@ export type ListState<F extends Record<string, string>> = ReturnType<typeof useL
 export interface ListPage<T, F extends Record<string, string>> extends ListState<F> {
   loaded: Loaded<T>;
   /** What ListTable needs from the list: `<ListTable {...list.table} …/>`. */
-  table: { loaded: Loaded<T>; page: number; onPage: (page: number) => void };
+  table: { loaded: Loaded<T>; page: number; onPage: (page: number) => void; searching: boolean };
 }
 
 /**
@@ -51,5 +51,5 @@ export function useListPage<T, F extends Record<string, string>>(
   const list = useListState(filters);
   const query = present({ page: list.page, limit: options.limit ?? 25, search: list.settledSearch, ...list.filters });
   const loaded = useLoad(() => load(query, list), [list.page, list.settledSearch, list.filters, ...(options.deps ?? [])]);
-  return { ...list, loaded, table: { loaded, page: list.page, onPage: list.setPage } };
+  return { ...list, loaded, table: { loaded, page: list.page, onPage: list.setPage, searching: list.settledSearch !== '' } };
 }

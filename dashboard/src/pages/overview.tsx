@@ -6,6 +6,7 @@ import { BarChart } from '../components/Chart';
 import { ErrorBox, Facts, Loading, PageHeader, Select } from '../components/ui';
 import { useLoad } from '../lib/hooks';
 import { Deliverability } from '../components/Deliverability';
+import { GettingStarted } from '../components/GettingStarted';
 
 const SERIES = [
   ['sent', 'Sent', '#2457c5'],
@@ -26,6 +27,7 @@ export function Overview() {
       <PageHeader title="Overview">
         <Select label="Period" value={days} onChange={setDays} options={[['7', 'Last 7 days'], ['30', 'Last 30 days'], ['90', 'Last 90 days']]} />
       </PageHeader>
+      <GettingStarted />
       <section aria-labelledby="usage-title" class="card">
         <h2 id="usage-title">Credits and limits</h2>
         {workspace.loading && !w ? <Loading /> : null}
