@@ -29,7 +29,7 @@ function stepText(key: StepKey, s: State): { title: string; hint: string; href: 
     case 'api_key_created':
       return { title: 'Create an API key', hint: 'Your application sends with it (over the API or the SMTP relay).', href: '/api-keys', action: 'Go to API keys' };
     case 'api_call_made':
-      return { title: 'Make the first API call', hint: 'Run one of these with your key; this step ticks when the key is used.', href: '/api-keys', action: 'Go to API keys' };
+      return { title: 'Make the first API call', hint: 'Call the API (or the SMTP relay) with your key, as in the examples; this step ticks when a key is used.', href: '/api-keys', action: 'Go to API keys' };
   }
 }
 

@@ -102,7 +102,7 @@ export function Snippets({ target, id = 'snippets' }: { target: SnippetTarget; i
         <pre class="snippet" aria-label={`${label} example`} tabIndex={0}>
           <code data-testid="snippet">{text}</code>
         </pre>
-        <CopyButton text={text} what={`the ${label} example`} />
+        <CopyButton key={kind} text={text} what={`the ${label} example`} />
       </Tabs>
     </div>
   );
