@@ -7,6 +7,9 @@ import { ErrorBox, Loading, Pager, TableScroll } from './ui';
 
 /** What an empty list shows: what the thing is (one sentence) and its first action. */
 export interface EmptyState {
+  /** "No forms.": what is missing, in a few words. */
+  title: string;
+  /** What the thing is, in one sentence. */
   text: string;
   /** The first action's words; distinct from the page's own buttons (say "your first …"). */
   action?: string;
@@ -16,11 +19,13 @@ export interface EmptyState {
 }
 
 function Empty({ empty, searching }: { empty: string | EmptyState; searching?: boolean }) {
-  if (searching) return <p class="empty">Nothing matches the search.</p>;
   if (typeof empty === 'string') return <>{empty}</>;
+  if (searching) return <p class="empty">{empty.title} Try another search or filter.</p>;
   return (
     <div class="empty">
-      <p>{empty.text}</p>
+      <p>
+        {empty.title} {empty.text}
+      </p>
       {empty.action && empty.href ? <Link href={empty.href} class="button primary">{empty.action}</Link> : null}
       {empty.action && empty.onAction ? (
         <button type="button" class="primary" onClick={empty.onAction}>
@@ -39,7 +44,7 @@ export interface ListTableProps<T, R> {
   columns: string[];
   row: (item: R) => ComponentChildren;
   empty: string | EmptyState;
-  /** A search is in effect: an empty page says nothing matches rather than what the thing is. */
+  /** A search or filter is in effect: an empty page says nothing matches rather than what the thing is. */
   searching?: boolean;
   /** Paging (omit for a list without pages). */
   page?: number;

@@ -69,7 +69,7 @@ export function ApiKeys() {
         {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Permission', 'Last used', 'Created', ...(isAdmin ? ['Actions'] : [])]}
-        empty={{ text: 'An API key lets an application send mail and use the API; its secret is shown once, when it is made.', ...(isAdmin ? { action: 'Make your first API key', onAction: () => setCreating(true) } : {}) }}
+        empty={{ title: 'No API keys.', text: 'An API key lets an application send mail and use the API; its secret is shown once, when it is made.', ...(isAdmin ? { action: 'Make your first API key', onAction: () => setCreating(true) } : {}) }}
         hasNext={nextPageUrl}
         row={(k) => (
           <tr>

@@ -51,7 +51,7 @@ export function Domains() {
         {...list.table}
         items={(data) => data.data}
         columns={['Domain', 'Status', 'SPF', 'DKIM', 'Return path', 'Checked']}
-        empty={{ text: 'A domain is what your mail is sent from: add one, publish its DNS records and verify it.', action: 'Add your first domain', onAction: () => setAdding(true) }}
+        empty={{ title: 'No domains yet.', text: 'A domain is what your mail is sent from: add one, publish its DNS records and verify it.', action: 'Add your first domain', onAction: () => setAdding(true) }}
         hasNext={nextPageUrl}
         row={(d) => (
           <tr>
