@@ -70,6 +70,9 @@ test('a new user follows the checklist to a delivered test email and a first API
   await page.getByRole('dialog').getByRole('button', { name: 'Add domain' }).click();
   await page.getByRole('heading', { name: 'acme.test' }).waitFor();
   const domainId = new URL(page.url()).pathname.split('/').pop()!;
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Domains', exact: true }).click();
+  await page.getByRole('link', { name: 'acme.test' }).waitFor();
+  assert.match(await page.getByText(/ on the .* plan$/).innerText(), /^1 (domain \(no limit\)|of \d+ domains?) on the /);
   await overview();
   await expectTicked(1);
 
@@ -140,6 +143,12 @@ test('a new user follows the checklist to a delivered test email and a first API
   await page.getByRole('heading', { name: 'Overview' }).waitFor();
   await settled(page);
   assert.equal(await page.getByRole('heading', { name: 'Getting started' }).count(), 0);
+
+  // The only admin is not offered to demote themselves.
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Members', exact: true }).click();
+  await page.getByRole('cell', { name: EMAIL }).waitFor();
+  await settled(page);
+  assert.equal(await page.getByRole('button', { name: /Make member/ }).count(), 0);
 });
 
 test('local names: a banner on every page saying what to set, and a note on the records that embed them', async () => {
