@@ -146,7 +146,7 @@ test('a new user follows the checklist to a delivered test email and a first API
 
   // The only admin is not offered to demote themselves.
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Members', exact: true }).click();
-  await page.getByRole('cell', { name: EMAIL }).waitFor();
+  await page.getByRole('region', { name: 'Members' }).getByRole('cell', { name: EMAIL }).first().waitFor();
   await settled(page);
   assert.equal(await page.getByRole('button', { name: /Make member/ }).count(), 0);
 });
