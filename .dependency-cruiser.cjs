@@ -1,6 +1,19 @@
 // The walls between Postlane's layers (docs/architecture.md, "Walls"), checked by
 // `npm run walls`. Violations that existed when a rule was added are listed in
 // .dependency-cruiser-known-violations.json and ignored; any new one fails the check.
+
+// Modules that run in the browser as well as on the server: the form definition and the form
+// renderer (the hosted form's script and the dashboard's preview draw forms with the same code),
+// the automation graph checker (the builder checks as you draw with the rules the API applies).
+// The dashboard may import these and nothing else of src/; they import no Node built-in and no
+// server module, so they stay safe to bundle for a browser.
+const BROWSER_SHARED = [
+  '^src/resources/forms/definition\\.ts$',
+  '^src/resources/forms/embed/',
+  '^src/resources/automations/graph\\.ts$',
+  '^src/platform/event-filter\\.ts$',
+];
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -34,10 +47,25 @@ module.exports = {
       name: 'dashboard-uses-generated-types-only',
       comment:
         'The browser code talks to the server over HTTP: from src/ it sees only the types ' +
-        'generated from /openapi.json (dashboard/src/api/schema.d.ts), never server modules.',
+        'generated from /openapi.json (dashboard/src/api/schema.d.ts) and the browser-shared ' +
+        'modules (BROWSER_SHARED above), never server modules.',
       severity: 'error',
       from: { path: '^dashboard/src/' },
-      to: { path: '^src/' },
+      to: { path: '^src/', pathNot: BROWSER_SHARED },
+    },
+    {
+      name: 'browser-shared-stays-browser-safe',
+      comment: 'A module the browser also runs imports only other browser-shared modules and npm packages.',
+      severity: 'error',
+      from: { path: BROWSER_SHARED },
+      to: { path: '^src/', pathNot: BROWSER_SHARED },
+    },
+    {
+      name: 'browser-shared-uses-no-node-builtin',
+      comment: 'A module the browser also runs cannot use Node built-ins (node:fs, node:crypto…).',
+      severity: 'error',
+      from: { path: BROWSER_SHARED },
+      to: { dependencyTypes: ['core'] },
     },
   ],
   options: {

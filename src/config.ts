@@ -3,6 +3,7 @@
 import { resolve, join } from 'node:path';
 import { isIP } from 'node:net';
 import type { TracingSettings } from './platform/tracing-settings.ts';
+import { parseIpPools, type IpPools } from './mail/ip-pools.ts';
 
 export interface Config {
   httpHost: string;
@@ -56,6 +57,8 @@ export interface Config {
   metricsToken: string | null;
   /** OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT …); tracesUrl null: off. */
   tracing: TracingSettings;
+  /** Local source addresses outbound mail leaves from, by pool (DELIVERY_IP_POOLS); none: the OS chooses. */
+  ipPools: IpPools;
 }
 
 export class ConfigError extends Error {}
@@ -147,7 +150,16 @@ export function loadConfig(env: Env = process.env): Config {
     metricsPort: integer(env, 'METRICS_PORT', 0) || null,
     metricsToken: optional(env, 'METRICS_TOKEN'),
     tracing: tracingSettings(env),
+    ipPools: ipPools(env, mailHostname),
   };
+}
+
+function ipPools(env: Env, mailHostname: string): IpPools {
+  try {
+    return parseIpPools(env.DELIVERY_IP_POOLS, mailHostname);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
 }
 
 /** The standard OpenTelemetry variables: the traces endpoint as given, or the base endpoint

@@ -29,7 +29,7 @@ export async function deliveryCommand(args: string[]): Promise<number> {
           const pace = s.current_per_minute === null ? 'no limit' : `${s.current_per_minute}/min`;
           const limit = s.limits.perMinute === null ? 'adaptive' : `${s.limits.perMinute}/min`;
           process.stdout.write(
-            `${s.destination.padEnd(28)} ${s.state.padEnd(9)} pace ${pace} (limit ${limit}, ${s.limits.connections} conn, ${s.limits.messagesPerConnection}/conn)` +
+            `${(s.source ? `${s.destination} from ${s.source}` : s.destination).padEnd(28)} ${s.state.padEnd(9)} pace ${pace} (limit ${limit}, ${s.limits.connections} conn, ${s.limits.messagesPerConnection}/conn)` +
               ` in flight ${s.in_flight}, queued ${s.queued}, accepted ${s.accepted}, throttled ${s.throttled}, blocked ${s.blocked}` +
               `${s.paused_until ? `, paused until ${s.paused_until}` : ''} [${s.updated_at}]\n`,
           );

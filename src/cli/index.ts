@@ -17,6 +17,7 @@ const commands: Record<string, Command> = {
   contacts: async (args) => (await import('./contacts.ts')).contactsCommand(args),
   user: async (args) => (await import('./user.ts')).userCommand(args),
   delivery: async (args) => (await import('./delivery.ts')).deliveryCommand(args),
+  pools: async (args) => (await import('./pools.ts')).poolsCommand(args),
   doctor: async (args) => (await import('./doctor.ts')).doctorCommand(args),
   backup: async (args) => (await import('./backup.ts')).backupCommand(args),
   restore: async (args) => (await import('./backup.ts')).restoreCommand(args),
@@ -42,6 +43,8 @@ const USAGE = `usage: postlane <command>
   delivery hold [--workspace ID] [--destination D] [--domain D] [--reason R] [--json]   hold queued deliveries
   delivery holds [--workspace ID] [--json] | delivery release HOLD_ID [--json]
   delivery purge --workspace ID [--domain D] [--destination D] [--json]   cancel queued deliveries
+  pools list [--workspace ID] [--json]     IP pools (DELIVERY_IP_POOLS) and which workspace uses which
+  pools assign [--workspace ID] [--all P] [--transactional P] [--bulk P] [--json]   assign pools (none removes; no --workspace: every workspace)
   doctor [--json]                      check DNS, reverse DNS, port 25, TLS, blocklists, SPF/DKIM/DMARC, clock, disk, database;
                                        exit 1 when a blocker is found
   backup --out FILE [--json]           a consistent copy of the database while the server runs (SQLite backup API, or pg_dump)

@@ -28,6 +28,8 @@ export interface SinkMessage {
   secure: boolean;
   /** EHLO/HELO name the client gave. */
   heloName: string;
+  /** The client's address (the source address it connected from). */
+  remoteAddress: string;
   connectionId: string;
   user: string | null;
 }
@@ -215,6 +217,7 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
           raw: keep ? Buffer.concat(chunks) : Buffer.alloc(0),
           secure: session.secure,
           heloName: session.hostNameAppearsAs,
+          remoteAddress: session.remoteAddress,
           connectionId: session.id,
           user: (session.user as string | undefined) ?? null,
         };

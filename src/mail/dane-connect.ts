@@ -18,6 +18,8 @@ export interface DaneConnectOptions {
   /** Other names a DANE-TA certificate may carry instead (the recipient domain). */
   alsoNames?: string[];
   heloName: string;
+  /** Local address to connect from (IP pools); absent: the OS chooses. */
+  localAddress?: string;
   /** null: STARTTLS is required but the certificate is not checked (only unusable TLSA records). */
   records: TlsaRecord[] | null;
   /** For connecting and everything up to the verified handshake. */
@@ -87,7 +89,7 @@ function peerChain(socket: TLSSocket): X509Certificate[] {
 /** A TLS socket to a DANE host whose certificate matched its TLSA records; rejects with an SMTP-like error otherwise. */
 export async function daneConnect(options: DaneConnectOptions): Promise<TLSSocket> {
   const { host } = options;
-  const plain = connectTcp({ host: options.address, port: options.port });
+  const plain = connectTcp({ host: options.address, port: options.port, ...(options.localAddress ? { localAddress: options.localAddress } : {}) });
   let current: Socket = plain;
   let failed: ((error: Error) => void) | null = null;
   const failure = new Promise<never>((_, reject) => {

@@ -11,6 +11,7 @@
 // destination longer. Clean stretches raise the pace step by step, then probe above it.
 import type { BounceReason } from './bounce-reasons.ts';
 import { Pace, type Feedback } from './shaping-pace.ts';
+import { sourcedKey } from './ip-pools.ts';
 
 export interface DestinationLimits {
   /** Connections (deliveries) open at once. */
@@ -93,6 +94,8 @@ export function feedbackOf(result: { kind: string; code: number | null; enhanced
 
 export interface DestinationState {
   destination: string;
+  /** Local source address (IP pools); null: the OS chose it. */
+  source: string | null;
   provider: string | null;
   limits: DestinationLimits;
   /** The pace in force now (messages per minute); null: no limit. */
@@ -119,6 +122,7 @@ const BLOCK_PAUSE_MS = 60_000;
 class Destination {
   readonly key: string;
   readonly provider: string | null;
+  source: string | null = null;
   readonly limits: DestinationLimits;
   readonly pace: Pace;
   inFlight = 0;
@@ -160,12 +164,13 @@ export class TrafficShaper {
     return { ...base, ...(provider ? {} : this.overrides.default), ...this.overrides[key] };
   }
 
-  private destination(mxHost: string): Destination {
+  private destination(mxHost: string, source?: string | null): Destination {
     const { key, provider } = destinationOf(mxHost);
-    let destination = this.destinations.get(key);
+    let destination = this.destinations.get(sourcedKey(key, source));
     if (!destination) {
       destination = new Destination(key, provider, this.limitsFor(key, provider), this.recoveryStepMs);
-      this.destinations.set(key, destination);
+      destination.source = source ?? null;
+      this.destinations.set(sourcedKey(key, source), destination);
     }
     return destination;
   }
@@ -175,20 +180,21 @@ export class TrafficShaper {
     return destinationOf(mxHost).key;
   }
 
-  messagesPerConnection(mxHost: string): number {
-    return this.destination(mxHost).limits.messagesPerConnection;
+  messagesPerConnection(mxHost: string, source?: string | null): number {
+    return this.destination(mxHost, source).limits.messagesPerConnection;
   }
 
-  connections(mxHost: string): number {
-    return this.destination(mxHost).limits.connections;
+  connections(mxHost: string, source?: string | null): number {
+    return this.destination(mxHost, source).limits.connections;
   }
 
   /**
    * Waits for a slot at the destination of `mxHost`: a free connection and the pace allowing
    * another message. Null when none came within `maxWaitMs` (the caller defers the message).
+   * `source`: the local address the message leaves from (IP pools), shaped on its own.
    */
-  acquire(mxHost: string, priority: Priority, maxWaitMs: number): Promise<Slot | null> {
-    const destination = this.destination(mxHost);
+  acquire(mxHost: string, priority: Priority, maxWaitMs: number, source?: string | null): Promise<Slot | null> {
+    const destination = this.destination(mxHost, source);
     return new Promise<Slot | null>((resolve) => {
       const waiter: Waiter = {
         priority,
@@ -263,6 +269,7 @@ export class TrafficShaper {
     return [...this.destinations.values()]
       .map(({ pace, ...d }) => ({
         destination: d.key,
+        source: d.source,
         provider: d.provider,
         limits: d.limits,
         current_per_minute: pace.rate === null ? null : Math.round(pace.rate * 10) / 10,
@@ -275,7 +282,7 @@ export class TrafficShaper {
         blocked: d.blocked,
         last_throttled_at: pace.lastThrottleAt ? new Date(pace.lastThrottleAt).toISOString() : null,
       }))
-      .sort((a, b) => (a.destination < b.destination ? -1 : a.destination > b.destination ? 1 : 0)); // not localeCompare: ICU's collation data is about 3 MB of RSS
+      .sort((a, b) => (sourcedKey(a.destination, a.source) < sourcedKey(b.destination, b.source) ? -1 : 1)); // not localeCompare: ICU's collation data is about 3 MB of RSS
   }
 
   close(): void {

@@ -11,6 +11,10 @@
 // Transport security: DANE (RFC 7672, src/mail/dane*.ts) for MX hosts with authenticated TLSA
 // records, else MTA-STS `enforce` (RFC 8461, src/mail/mta-sts.ts), else opportunistic STARTTLS.
 // A hop that policy says must be secured is never retried in the clear.
+//
+// IP pools (src/mail/ip-pools.ts): a message that names a configured pool leaves from one of its
+// addresses (the least used, of the destination address's family), with that address's HELO
+// name; connections and traffic shaping are kept per source address.
 import { classifyReason, isSenderBlock, type BounceReason } from './bounce-reasons.ts';
 import type { Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
@@ -26,6 +30,7 @@ import { daneConnect } from './dane-connect.ts';
 import type { TlsaRecord } from './dane.ts';
 import { createHash } from 'node:crypto';
 import { sendRaw } from './raw-send.ts';
+import { NO_POOLS, SourcePicker, type IpPools, type PoolAddress } from './ip-pools.ts';
 
 export type DeliveryKind = 'delivered' | 'temporary' | 'permanent';
 
@@ -46,6 +51,8 @@ export interface HostAttempt {
   tls?: string | null;
   /** The SMTP command the reply answered (RCPT, DATA, MAIL…), when there was a reply. */
   command?: string | null;
+  /** Local source address the connection was bound to (IP pools); null/absent: chosen by the OS. */
+  source?: string | null;
 }
 
 export interface DeliveryOutcome extends HostAttempt {
@@ -64,6 +71,8 @@ export interface OutboundMessage {
   raw: Buffer;
   /** Transactional mail is served before bulk mail within a destination's allowance. */
   priority?: Priority;
+  /** IP pool the message leaves from (ip-pools.ts); null, absent or unknown: the OS chooses. */
+  pool?: string | null;
 }
 
 export interface SmtpDeliveryOptions {
@@ -100,6 +109,8 @@ export interface SmtpDeliveryOptions {
   dane?: DaneLookup | null;
   /** Extra CA certificates trusted when a certificate must be valid (tests). */
   tlsCa?: string | Buffer | Array<string | Buffer>;
+  /** Source addresses by pool (DELIVERY_IP_POOLS); none: the OS chooses, EHLO is `heloName`. */
+  ipPools?: IpPools | null;
 }
 
 interface Destination {
@@ -122,6 +133,8 @@ interface Hop {
   dane?: { records: TlsaRecord[] | null; domain: string };
   auth?: { user: string; pass: string };
   verifyCertificate: boolean;
+  /** Local address and HELO name of the connection (IP pools); absent: the OS and `heloName`. */
+  source?: PoolAddress | null;
 }
 
 const ENHANCED_CODE = /^\d{3}[ -]([245]\.\d{1,3}\.\d{1,3})\b/;
@@ -228,7 +241,8 @@ class AnswerCache<T> {
 }
 
 export class SmtpDelivery {
-  readonly options: Required<Omit<SmtpDeliveryOptions, 'smarthostUrl' | 'random' | 'shaper' | 'mtaSts' | 'dane' | 'tlsCa'>> & Pick<SmtpDeliveryOptions, 'random' | 'shaper' | 'tlsCa'>;
+  readonly options: Required<Omit<SmtpDeliveryOptions, 'smarthostUrl' | 'random' | 'shaper' | 'mtaSts' | 'dane' | 'tlsCa' | 'ipPools'>> & Pick<SmtpDeliveryOptions, 'random' | 'shaper' | 'tlsCa'>;
+  private readonly sources: SourcePicker;
   private readonly mtaSts: MtaSts | null;
   private readonly dane: DaneLookup | null;
   private readonly smarthost: ReturnType<typeof parseSmarthostUrl> | null;
@@ -262,6 +276,7 @@ export class SmtpDelivery {
     this.mxCache = new AnswerCache(this.options.dnsCacheMs);
     this.addressCache = new AnswerCache(this.options.dnsCacheMs);
     this.smarthost = options.smarthostUrl ? parseSmarthostUrl(options.smarthostUrl) : null;
+    this.sources = new SourcePicker(options.ipPools ?? NO_POOLS);
     // Drops pools nobody used for a while, so the map does not grow with every domain ever seen.
     this.sweeper = setInterval(() => this.sweep(), Math.max(1000, this.options.idleTimeoutMs)).unref();
   }
@@ -301,6 +316,8 @@ export class SmtpDelivery {
 
     let budget = this.options.maxAddressesPerMessage;
     let stsRefused = 0;
+    const pooled = this.sources.has(message.pool);
+    let unreachable = 0;
     for (let target of hosts) {
       if (budget <= 0) break;
       const security = await this.securityOf(target.host, target.port, domain, daneDomain, stsEnforce);
@@ -320,24 +337,36 @@ export class SmtpDelivery {
         continue;
       }
       for (const address of resolved.addresses) {
-        if (budget-- <= 0) break;
-        const hop: Hop = { ...target, address, plain: false };
-        const shaped = await this.shapedAttempt(hop, message, attempts);
-        if ('deferredUntilMs' in shaped) return { ...shaped, attempts };
-        let attempt = shaped;
-        // A STARTTLS handshake that fails is retried in clear text: TLS here is opportunistic.
-        // Never when a policy requires TLS (MTA-STS enforce): that delivery waits for a valid TLS session.
-        if (attempt.tlsFailed && !this.smarthost && !hop.requireTls) {
-          attempts.push(attempt.result);
-          attempt = await this.attempt({ ...hop, plain: true }, message);
+        if (budget <= 0) break;
+        const source = pooled ? this.sources.acquire(message.pool, isIP(address)) : null;
+        // A pool without an address of this family cannot reach it (IPv4 pool, IPv6 MX address).
+        if (pooled && !source) {
+          unreachable++;
+          continue;
         }
-        // A relay that refuses us as a whole (greeting, login) is our configuration, not the recipient.
-        if (this.smarthost && attempt.hostLevel && attempt.result.kind === 'permanent') attempt.result.kind = 'temporary';
-        attempts.push(attempt.result);
-        if (attempt.result.kind === 'delivered') return finish(attempt.result);
-        if (attempt.result.kind === 'permanent' && !attempt.hostLevel) return finish(attempt.result);
+        budget--;
+        try {
+          const hop: Hop = { ...target, address, plain: false, source };
+          const shaped = await this.shapedAttempt(hop, message, attempts);
+          if ('deferredUntilMs' in shaped) return { ...shaped, attempts };
+          let attempt = shaped;
+          // A STARTTLS handshake that fails is retried in clear text: TLS here is opportunistic.
+          // Never when a policy requires TLS (MTA-STS enforce): that delivery waits for a valid TLS session.
+          if (attempt.tlsFailed && !this.smarthost && !hop.requireTls) {
+            attempts.push(attempt.result);
+            attempt = await this.attempt({ ...hop, plain: true }, message);
+          }
+          // A relay that refuses us as a whole (greeting, login) is our configuration, not the recipient.
+          if (this.smarthost && attempt.hostLevel && attempt.result.kind === 'permanent') attempt.result.kind = 'temporary';
+          attempts.push(attempt.result);
+          if (attempt.result.kind === 'delivered') return finish(attempt.result);
+          if (attempt.result.kind === 'permanent' && !attempt.hostLevel) return finish(attempt.result);
+        } finally {
+          source?.release();
+        }
       }
     }
+    if (attempts.length === 0 && unreachable > 0) return fail('temporary', '4.4.4', `IP pool ${message.pool} has no source address of the family of any address of the delivery hosts`, null);
     if (attempts.length === 0 && stsRefused > 0) {
       const outcome = fail('temporary', '4.7.5', `MTA-STS policy of ${domain} (enforce) names none of its MX hosts`, null);
       outcome.reason = outcome.attempts[0].reason = 'policy_block';
@@ -404,12 +433,12 @@ export class SmtpDelivery {
     const shaper = this.options.shaper;
     if (!shaper) return this.attempt(hop, message);
     for (let tries = 0; ; tries++) {
-      const slot = await shaper.acquire(hop.host, message.priority ?? 'transactional', this.options.shapingMaxWaitMs);
+      const slot = await shaper.acquire(hop.host, message.priority ?? 'transactional', this.options.shapingMaxWaitMs, hop.source?.address);
       if (!slot) {
         const key = shaper.keyOf(hop.host);
         return {
           kind: 'temporary', code: null, enhancedCode: '4.4.5', mxHost: hop.host, address: null, reason: 'rate_limited',
-          response: `Deferred by traffic shaping: ${key} has no free slot within ${this.options.shapingMaxWaitMs} ms`,
+          response: `Deferred by traffic shaping: ${key}${hop.source ? ` (from ${hop.source.address})` : ''} has no free slot within ${this.options.shapingMaxWaitMs} ms`,
           deferredUntilMs: Date.now() + 5_000,
         };
       }
@@ -429,14 +458,14 @@ export class SmtpDelivery {
       const response = oneLine(info.response ?? '');
       const code = replyCodeOf(response) ?? 250;
       return {
-        result: { kind: 'delivered', code, enhancedCode: enhancedCodeOf(response), response, mxHost: hop.host, address: hop.address, tls: tlsOf(hop) },
+        result: { kind: 'delivered', code, enhancedCode: enhancedCodeOf(response), response, mxHost: hop.host, address: hop.address, tls: tlsOf(hop), ...sourceOf(hop) },
         hostLevel: false,
         tlsFailed: false,
       };
     } catch (error) {
       const { hostLevel, ...classified } = classifySmtpError(error as SmtpError);
       return {
-        result: { ...classified, mxHost: hop.host, address: hop.address, tls: tlsOf(hop), ...(hop.requireTls && isTlsFailure(error as SmtpError) ? { reason: 'policy_block' as const } : {}) },
+        result: { ...classified, mxHost: hop.host, address: hop.address, tls: tlsOf(hop), ...sourceOf(hop), ...(hop.requireTls && isTlsFailure(error as SmtpError) ? { reason: 'policy_block' as const } : {}) },
         hostLevel,
         tlsFailed: isTlsFailure(error as SmtpError) && !hop.plain && !hop.secure,
       };
@@ -448,7 +477,7 @@ export class SmtpDelivery {
 
   private destinationFor(hop: Hop): Destination {
     // Keyed by address, not MX name: domains sharing MX hosts share connections and the cap.
-    const key = `${hop.address}|${hop.port}|${hop.dane ? `dane|${hop.host}|${fingerprintOf(hop.dane.records)}|${hop.dane.domain}` : hop.secure ? 'tls' : hop.plain ? 'plain' : hop.requireTls ? `sts|${hop.host}` : 'starttls'}`;
+    const key = `${hop.source ? `${hop.source.address}>` : ''}${hop.address}|${hop.port}|${hop.dane ? `dane|${hop.host}|${fingerprintOf(hop.dane.records)}|${hop.dane.domain}` : hop.secure ? 'tls' : hop.plain ? 'plain' : hop.requireTls ? `sts|${hop.host}` : 'starttls'}`;
     let destination = this.destinations.get(key);
     if (!destination && hop.dane) {
       destination = { key, transport: this.daneTransport(hop, hop.dane), inFlight: 0, lastUsed: Date.now() };
@@ -461,15 +490,16 @@ export class SmtpDelivery {
         host: hop.address,
         port: hop.port,
         secure: hop.secure,
-        name: this.options.heloName,
+        name: hop.source?.helo ?? this.options.heloName,
+        ...(hop.source ? { localAddress: hop.source.address } : {}),
         ignoreTLS: hop.plain,
         opportunisticTLS: !hop.requireTls,
         requireTLS: Boolean(hop.requireTls),
         servername,
         tls: { rejectUnauthorized: hop.verifyCertificate, servername, ...(this.options.tlsCa ? { ca: this.options.tlsCa } : {}) },
         auth: hop.auth,
-        maxConnections: this.options.shaper ? this.options.shaper.connections(hop.host) : this.options.maxConnectionsPerDestination,
-        maxMessages: this.options.shaper ? this.options.shaper.messagesPerConnection(hop.host) : this.options.maxMessagesPerConnection,
+        maxConnections: this.options.shaper ? this.options.shaper.connections(hop.host, hop.source?.address) : this.options.maxConnectionsPerDestination,
+        maxMessages: this.options.shaper ? this.options.shaper.messagesPerConnection(hop.host, hop.source?.address) : this.options.maxMessagesPerConnection,
       // A 421 on a reused connection would be retried inside the pool, unseen by the shaper and
       // outside its pace (a retry storm); the shaper retries it at the destination's pace instead.
       ...(this.options.shaper ? { maxRequeues: 0 } : {}),
@@ -496,15 +526,15 @@ export class SmtpDelivery {
       host: hop.address,
       port: hop.port,
       secure: true, // the socket getSocket hands over is already TLS: no second STARTTLS
-      name: this.options.heloName,
+      name: hop.source?.helo ?? this.options.heloName,
       getSocket: (_options: unknown, callback: (error: Error | null, socket?: { connection: import('node:net').Socket; secured: boolean }) => void) => {
-        daneConnect({ address: hop.address, port: hop.port, host: hop.host, alsoNames: [dane.domain], heloName: this.options.heloName, records: dane.records, timeoutMs: setupTimeoutMs }).then(
+        daneConnect({ address: hop.address, port: hop.port, host: hop.host, alsoNames: [dane.domain], heloName: hop.source?.helo ?? this.options.heloName, localAddress: hop.source?.address, records: dane.records, timeoutMs: setupTimeoutMs }).then(
           (connection) => callback(null, { connection, secured: true }),
           (error) => callback(error),
         );
       },
-      maxConnections: this.options.shaper ? this.options.shaper.connections(hop.host) : this.options.maxConnectionsPerDestination,
-      maxMessages: this.options.shaper ? this.options.shaper.messagesPerConnection(hop.host) : this.options.maxMessagesPerConnection,
+      maxConnections: this.options.shaper ? this.options.shaper.connections(hop.host, hop.source?.address) : this.options.maxConnectionsPerDestination,
+      maxMessages: this.options.shaper ? this.options.shaper.messagesPerConnection(hop.host, hop.source?.address) : this.options.maxMessagesPerConnection,
       // A 421 on a reused connection would be retried inside the pool, unseen by the shaper and
       // outside its pace (a retry storm); the shaper retries it at the destination's pace instead.
       ...(this.options.shaper ? { maxRequeues: 0 } : {}),
@@ -531,6 +561,11 @@ export class SmtpDelivery {
   }
 }
 
+/** The source address of an attempt, when a pool chose it. */
+function sourceOf(hop: Hop): { source?: string } {
+  return hop.source ? { source: hop.source.address } : {};
+}
+
 /** Pools are per TLSA RRset: new records (key rollover) start new connections. */
 function fingerprintOf(records: TlsaRecord[] | null): string {
   if (!records) return 'unusable';
@@ -539,18 +574,18 @@ function fingerprintOf(records: TlsaRecord[] | null): string {
   return hash.digest('hex').slice(0, 16);
 }
 
-/** A delivery client configured from the environment (MAIL_HOSTNAME, MX_PORT, SMARTHOST_URL). */
+/** A delivery client configured from the environment (MAIL_HOSTNAME, MX_PORT, SMARTHOST_URL, DELIVERY_IP_POOLS). */
 export function createSmtpDelivery(
-  config: Pick<Config, 'mailHostname' | 'mxPort' | 'smarthostUrl'>,
+  config: Pick<Config, 'mailHostname' | 'mxPort' | 'smarthostUrl'> & Partial<Pick<Config, 'ipPools'>>,
   resolver: Resolver,
   overrides: Partial<SmtpDeliveryOptions> = {},
 ): SmtpDelivery {
-  return new SmtpDelivery({ resolver, heloName: config.mailHostname, mxPort: config.mxPort, smarthostUrl: config.smarthostUrl, ...overrides });
+  return new SmtpDelivery({ resolver, heloName: config.mailHostname, mxPort: config.mxPort, smarthostUrl: config.smarthostUrl, ipPools: config.ipPools, ...overrides });
 }
 
 /** The service's own outbound client: createSmtpDelivery resolving through DNS_SERVERS (DNS_TIMEOUT_MS). */
 export function createOutboundDelivery(
-  config: Pick<Config, 'mailHostname' | 'mxPort' | 'smarthostUrl' | 'dnsServers' | 'dnsTimeoutMs'>,
+  config: Pick<Config, 'mailHostname' | 'mxPort' | 'smarthostUrl' | 'dnsServers' | 'dnsTimeoutMs'> & Partial<Pick<Config, 'ipPools'>>,
   overrides: Partial<SmtpDeliveryOptions> = {},
 ): SmtpDelivery {
   const resolver = createResolver(config.dnsServers, { timeoutMs: config.dnsTimeoutMs });

@@ -39,6 +39,12 @@ test('each wall reports the import that breaks it, and only that', (t) => {
     'src/resources/tags/routes.ts': "import { notes } from '../notes/service.ts';\nimport { tags } from './service.ts';\nexport const routes = [notes, tags];\n",
     // Browser code importing a server module, and its own generated API types.
     'dashboard/src/api/schema.d.ts': 'export interface paths {}\n',
+    // Code the browser shares with the server: allowed to the dashboard, but it may use neither a
+    // Node built-in nor a server module.
+    'src/resources/forms/definition.ts': "import { readFileSync } from 'node:fs';\nexport const definition = readFileSync;\n",
+    'src/resources/forms/service.ts': 'export const forms = 1;\n',
+    'src/resources/forms/embed/form.ts': "import { forms } from '../service.ts';\nimport { definition } from '../definition.ts';\nexport const form = [forms, definition];\n",
+    'dashboard/src/preview.ts': "import { form } from '../../src/resources/forms/embed/form.ts';\nexport const preview = form;\n",
     'dashboard/src/main.ts': "import type { paths } from './api/schema.d.ts';\nimport { notes } from '../../src/resources/notes/service.ts';\nexport const main: [paths?, unknown?] = [undefined, notes];\n",
   };
   for (const [path, text] of Object.entries(files)) {
@@ -51,6 +57,8 @@ test('each wall reports the import that breaks it, and only that', (t) => {
   const violations = (JSON.parse(run.stdout) as { summary: { violations: Violation[] } }).summary.violations;
   const found = violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`).sort();
   assert.deepEqual(found, [
+    'browser-shared-stays-browser-safe: src/resources/forms/embed/form.ts -> src/resources/forms/service.ts',
+    'browser-shared-uses-no-node-builtin: src/resources/forms/definition.ts -> fs',
     'dashboard-uses-generated-types-only: dashboard/src/main.ts -> src/resources/notes/service.ts',
     'features-meet-through-public-faces: src/resources/tags/service.ts -> src/resources/notes/store.ts',
     'layers-know-no-feature: src/platform/app.ts -> src/resources/notes/service.ts',

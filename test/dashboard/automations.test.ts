@@ -3,7 +3,7 @@
 // API's refusal at the same paths after saving), the diagram; started, run by hand with a
 // payload, the run followed to completion and opened with its steps, the email it sent found in
 // the SMTP sink; the per-step funnel; runs filtered by status; pause, resume and stop; the list
-// filtered by status. Every page is scanned by axe-core and photographed at 1280 and 390 px.
+// filtered by status. Every page is scanned by axe-core and photographed at 1440 and 390 px, light and dark.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, BrowserContext, Page } from 'playwright-core';

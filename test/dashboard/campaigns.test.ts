@@ -4,7 +4,7 @@
 // until every copy reached the SMTP sink; a send paused and resumed; a scheduled campaign
 // deleted; a draft canceled and archived; the list's status filter and search; a campaign read
 // answering late (a busy server) never puts back an older state over what the user did and
-// typed. Every page is scanned by axe-core and photographed at 1280 and 390 px.
+// typed. Every page is scanned by axe-core and photographed at 1440 and 390 px, light and dark.
 import './campaign-env.ts';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,7 +1,7 @@
 // The dashboard in real Chromium, as a new user meets it: the first start's link, a domain
 // published and verified against the loopback DNS server, an API key, an email sent by a
 // script and seen delivered with its timeline, a bounce and its reason, a failing webhook
-// request read and resent. Every page is scanned by axe-core and photographed at 1280 and
+// request read and resent. Every page is scanned by axe-core and photographed at 1440 and
 // 390 px (test-artifacts/dashboard/). One browser and one page for the whole file.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';

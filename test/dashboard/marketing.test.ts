@@ -4,7 +4,7 @@
 // its own file), email
 // verification (one address, a list with its progress and result chart) and DMARC reports
 // (an uploaded report, the pass/fail chart by source). Every page is scanned by axe-core and
-// photographed at 1280 and 390 px. One browser and one page for the whole file.
+// photographed at 1440 and 390 px, light and dark. One browser and one page for the whole file.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';

@@ -243,8 +243,8 @@ test('GET /emails/{id}: the retrieved email with headers, bodies, attachment inf
   });
   assert.ok(!('Bcc' in email.headers), 'bcc never shows in headers');
   assert.deepEqual(email.attempts, [
-    { attempted_at: '2030-01-01T00:00:01.000000Z', outcome: 'temporary', mx_host: 'mx.example.org', smtp_code: 451, enhanced_code: '4.7.1', response: '451 4.7.1 Try again later', reason: null, tls: null },
-    { attempted_at: '2030-01-01T00:05:00.000000Z', outcome: 'delivered', mx_host: 'mx.example.org', smtp_code: 250, enhanced_code: '2.0.0', response: '250 2.0.0 OK', reason: null, tls: null },
+    { attempted_at: '2030-01-01T00:00:01.000000Z', outcome: 'temporary', mx_host: 'mx.example.org', smtp_code: 451, enhanced_code: '4.7.1', response: '451 4.7.1 Try again later', reason: null, tls: null, source_address: null },
+    { attempted_at: '2030-01-01T00:05:00.000000Z', outcome: 'delivered', mx_host: 'mx.example.org', smtp_code: 250, enhanced_code: '2.0.0', response: '250 2.0.0 OK', reason: null, tls: null, source_address: null },
   ]);
   assert.equal(email.bounce, null);
 

@@ -3,7 +3,7 @@
 // batch item shape.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FilterError, matchesFilter, normalizeFilter, ruleMatches, valuesAt, type FilterRule } from '../../src/resources/webhooks/filter.ts';
+import { FilterError, matchesFilter, normalizeFilter, ruleMatches, valuesAt, type FilterRule } from '../../src/platform/event-filter.ts';
 import {
   batchBody,
   batchItem,

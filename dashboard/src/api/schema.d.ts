@@ -8931,6 +8931,260 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/automations/catalog": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The trigger and action catalogue
+         * @description Every trigger and action with its title, description, contexts and config as JSON Schema (what an automation builder draws its forms from).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The catalogue */
+                            data: {
+                                /** @description Every action */
+                                actions: {
+                                    /** @description The branches of its outgoing connections: default; yes_no (yes and no); variants (each variant key, and default); none (no outgoing connections) */
+                                    branching: string;
+                                    /** @description The config object as JSON Schema: its fields, types, which are required, defaults and descriptions */
+                                    config: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description The contexts it is valid in: contact, email, event */
+                                    contexts: string[];
+                                    /** @description What a step of it does */
+                                    description: string;
+                                    /** @description The action name */
+                                    name: string;
+                                    /** @description A short title */
+                                    title: string;
+                                }[];
+                                /** @description contact, email, event */
+                                contexts: string[];
+                                /** @description Every trigger */
+                                triggers: {
+                                    /** @description The config object as JSON Schema: its fields, types, which are required, defaults and descriptions */
+                                    config: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description The contexts it is valid in: contact, email, event */
+                                    contexts: string[];
+                                    /** @description When it fires */
+                                    description: string;
+                                    /** @description false: accepted in a graph but never fired */
+                                    fires: boolean;
+                                    /** @description The trigger name (event.* stands for every name starting event.) */
+                                    name: string;
+                                    /** @description A short title */
+                                    title: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/automations/validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check an automation without saving it
+         * @description Runs the checks of create with every action's config checked as update and start check it; nothing is saved. 200 with `valid` and `errors` keyed by field path.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description An automation as POST /automations takes it; nothing is saved. */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Connections: from (key), to (key), branch (yes/no after a condition, a variant key after an experiment, otherwise default) */
+                        connections?: unknown;
+                        /** @description contact, email or event (required) */
+                        context?: unknown;
+                        /** @description string or null */
+                        description?: unknown;
+                        /** @description Required, up to 191 characters */
+                        name?: unknown;
+                        /** @description on_step_failure (stop | skip, default stop), allow_reentry (boolean, default true), max_concurrent_runs (integer, 0 = unlimited), cooldown_seconds (integer) */
+                        settings?: unknown;
+                        /** @description Steps: key (unique), type (trigger | action), trigger (for triggers), action (for actions), config (object) */
+                        steps?: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The result of the checks */
+                            data: {
+                                /** @description Problems keyed by field path (steps.2.config.seconds), as a 400 from create, update or start gives them */
+                                errors: {
+                                    [key: string]: string[];
+                                };
+                                /** @description true when errors is empty: the automation could be saved and started as it is */
+                                valid: boolean;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["FieldValidationError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/campaigns": {
         parameters: {
             query?: never;
@@ -12605,6 +12859,8 @@ export interface paths {
                                 provider: string | null;
                                 /** @description Deliveries waiting for a slot */
                                 queued: number;
+                                /** @description Local source address this state is for (IP pools: shaping is per source and destination); null: the OS-chosen source */
+                                source: string | null;
                                 /** @description normal, throttled (slowed by its answers) or paused (backing off) */
                                 state: "normal" | "throttled" | "paused";
                                 /** @description Throttling answers (421, 4.7.x, try again later) */
@@ -13019,6 +13275,318 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v2/delivery/pools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The IP pools outbound mail can leave from (source addresses and their HELO names), the workspace's assignment and the pool each kind of its mail uses now. */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The workspace's own assignment (null only in the operator's CLI view of no workspace) */
+                            assignment: {
+                                /** @description Pool for all mail without a pool for its kind; null: none assigned */
+                                all: string | null;
+                                /** @description Pool for bulk mail (campaigns, automations); null: none assigned */
+                                bulk: string | null;
+                                /** @description Pool for transactional mail (API, SMTP); null: none assigned */
+                                transactional: string | null;
+                            } | null;
+                            /** @description Every configured pool; empty without DELIVERY_IP_POOLS */
+                            data: {
+                                /** @description The pool's source addresses; each message uses the least busy one */
+                                addresses: {
+                                    /** @description Local source address */
+                                    address: string;
+                                    /** @description HELO/EHLO name given from this address */
+                                    helo: string;
+                                }[];
+                                /** @description Used when nothing is assigned */
+                                default: boolean;
+                                /** @description Pool name as configured in DELIVERY_IP_POOLS */
+                                name: string;
+                                /**
+                                 * @description Always ip_pool
+                                 * @enum {string}
+                                 */
+                                object: "ip_pool";
+                            }[];
+                            /** @description The pool each kind of mail of the workspace leaves from now */
+                            effective: {
+                                /** IpPoolChoice */
+                                bulk: {
+                                    /** @description workspace (its own assignment), server (every workspace's, set with the CLI), default (DELIVERY_IP_POOLS default); null: no pool */
+                                    from: ("workspace" | "server" | "default") | null;
+                                    /** @description The pool this mail leaves from; null: no pool (the OS chooses the source address) */
+                                    pool: string | null;
+                                };
+                                /** IpPoolChoice */
+                                transactional: {
+                                    /** @description workspace (its own assignment), server (every workspace's, set with the CLI), default (DELIVERY_IP_POOLS default); null: no pool */
+                                    from: ("workspace" | "server" | "default") | null;
+                                    /** @description The pool this mail leaves from; null: no pool (the OS chooses the source address) */
+                                    pool: string | null;
+                                };
+                            };
+                            /** IpPoolAssignment */
+                            every_workspace: {
+                                /** @description Pool for all mail without a pool for its kind; null: none assigned */
+                                all: string | null;
+                                /** @description Pool for bulk mail (campaigns, automations); null: none assigned */
+                                bulk: string | null;
+                                /** @description Pool for transactional mail (API, SMTP); null: none assigned */
+                                transactional: string | null;
+                            };
+                            /**
+                             * @description Always ip_pool_list
+                             * @enum {string}
+                             */
+                            object: "ip_pool_list";
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/delivery/pools/assignment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** @description Assigns the workspace's IP pools: `all`, and per kind `transactional` (API, SMTP) and `bulk` (campaigns, automations), which win over `all`; null removes one. Applies to deliveries within seconds. */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description Only the kinds given change */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Pool for all mail; null removes the assignment */
+                        all?: string | null;
+                        /** @description Pool for campaigns and automations; null removes it */
+                        bulk?: string | null;
+                        /** @description Pool for transactional mail; null removes it */
+                        transactional?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The workspace's own assignment (null only in the operator's CLI view of no workspace) */
+                            assignment: {
+                                /** @description Pool for all mail without a pool for its kind; null: none assigned */
+                                all: string | null;
+                                /** @description Pool for bulk mail (campaigns, automations); null: none assigned */
+                                bulk: string | null;
+                                /** @description Pool for transactional mail (API, SMTP); null: none assigned */
+                                transactional: string | null;
+                            } | null;
+                            /** @description Every configured pool; empty without DELIVERY_IP_POOLS */
+                            data: {
+                                /** @description The pool's source addresses; each message uses the least busy one */
+                                addresses: {
+                                    /** @description Local source address */
+                                    address: string;
+                                    /** @description HELO/EHLO name given from this address */
+                                    helo: string;
+                                }[];
+                                /** @description Used when nothing is assigned */
+                                default: boolean;
+                                /** @description Pool name as configured in DELIVERY_IP_POOLS */
+                                name: string;
+                                /**
+                                 * @description Always ip_pool
+                                 * @enum {string}
+                                 */
+                                object: "ip_pool";
+                            }[];
+                            /** @description The pool each kind of mail of the workspace leaves from now */
+                            effective: {
+                                /** IpPoolChoice */
+                                bulk: {
+                                    /** @description workspace (its own assignment), server (every workspace's, set with the CLI), default (DELIVERY_IP_POOLS default); null: no pool */
+                                    from: ("workspace" | "server" | "default") | null;
+                                    /** @description The pool this mail leaves from; null: no pool (the OS chooses the source address) */
+                                    pool: string | null;
+                                };
+                                /** IpPoolChoice */
+                                transactional: {
+                                    /** @description workspace (its own assignment), server (every workspace's, set with the CLI), default (DELIVERY_IP_POOLS default); null: no pool */
+                                    from: ("workspace" | "server" | "default") | null;
+                                    /** @description The pool this mail leaves from; null: no pool (the OS chooses the source address) */
+                                    pool: string | null;
+                                };
+                            };
+                            /** IpPoolAssignment */
+                            every_workspace: {
+                                /** @description Pool for all mail without a pool for its kind; null: none assigned */
+                                all: string | null;
+                                /** @description Pool for bulk mail (campaigns, automations); null: none assigned */
+                                bulk: string | null;
+                                /** @description Pool for transactional mail (API, SMTP); null: none assigned */
+                                transactional: string | null;
+                            };
+                            /**
+                             * @description Always ip_pool_list
+                             * @enum {string}
+                             */
+                            object: "ip_pool_list";
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["FieldValidationError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
         trace?: never;
     };
     "/v2/delivery/purge": {
@@ -17987,6 +18555,8 @@ export interface paths {
                                 response: string | null;
                                 /** @description SMTP reply code */
                                 smtp_code: number | null;
+                                /** @description Local address the connection came from (IP pools); null: chosen by the OS */
+                                source_address: string | null;
                                 /** @description TLS of the session: dane (required, certificate matched the MX host's DNSSEC-authenticated TLSA records), mta-sts (required, certificate verified), tls (implicit, or required without verification: DANE with only unusable TLSA records), opportunistic (STARTTLS when offered), none */
                                 tls: string | null;
                             }[];
@@ -23060,6 +23630,160 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/stats/campaigns/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A campaign's opens and clicks over time, and its clicks per link */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Bucket size; by default hours while the hits span three days or less, days after */
+                    interval?: "hour" | "day";
+                };
+                header?: never;
+                path: {
+                    /** @description cmp_ id or URL-encoded name */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description cmp_ id */
+                            campaign_id: string;
+                            /** @description From the first open or click to the last (at most 400 buckets, the latest), oldest first; empty before any */
+                            data: {
+                                /** @description Clicks (every hit of a tracked link) */
+                                clicked: number;
+                                /** @description Opens (every hit of the tracking pixel) */
+                                opened: number;
+                                /** @description Start of the bucket (ISO 8601, UTC) */
+                                start: string;
+                                /** @description Emails clicked in the bucket */
+                                unique_clicked: number;
+                                /** @description Emails opened in the bucket */
+                                unique_opened: number;
+                            }[];
+                            /** @description Bucket size (UTC) */
+                            interval: "hour" | "day";
+                            /** @description Each clicked link, most clicks first */
+                            links: {
+                                /** @description Clicks (every hit) */
+                                clicks: number;
+                                /** @description Emails whose recipient clicked it */
+                                unique_clicks: number;
+                                /** @description The link's target as sent */
+                                url: string;
+                            }[];
+                            /**
+                             * @description Always campaign_stats
+                             * @enum {string}
+                             */
+                            object: "campaign_stats";
+                            /** @description What receivers tolerate (Gmail and Yahoo sender rules for complaints) */
+                            thresholds: {
+                                /** @description Thresholds of the complaint rate */
+                                complaint_rate: {
+                                    /** @description Past this complaint rate receivers filter or refuse the mail, and the guardrails pause a campaign (a fraction) */
+                                    limit: number;
+                                    /** @description Stay below this complaint rate (a fraction) */
+                                    recommended: number;
+                                };
+                                /** @description Thresholds of the hard-bounce rate */
+                                hard_bounce_rate: {
+                                    /** @description Past this hard-bounce rate receivers filter or refuse the mail, and the guardrails pause a campaign (a fraction) */
+                                    limit: number;
+                                    /** @description Stay below this hard-bounce rate (a fraction) */
+                                    recommended: number;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/stats/deliverability": {
         parameters: {
             query?: never;
@@ -23257,12 +23981,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Mail activity per day */
+        /** Mail volume and rates over a period, per hour or day, by recipient provider and by sending domain */
         get: {
             parameters: {
                 query?: {
-                    /** @description Days to cover, ending today (UTC) */
+                    /** @description Days to cover, ending today (UTC), when no period is given */
                     days?: number;
+                    /** @description The last 24 hours (hourly buckets) or the last 7, 30 or 90 UTC days (daily buckets); wins over days */
+                    period?: "24h" | "7d" | "30d" | "90d";
                 };
                 header?: never;
                 path?: never;
@@ -23277,50 +24003,182 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description One entry per day, oldest first, days without activity included */
+                            /** @description One entry per bucket, oldest first, buckets without mail included */
                             data: {
-                                /** @description Bounces (email.bounced) */
+                                /** @description bounced / sent, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                bounce_rate: number | null;
+                                /** @description Of those, bounced */
                                 bounced: number;
-                                /** @description Clicks (email.clicked) */
+                                /** @description clicked / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                click_rate: number | null;
+                                /** @description Of those, clicked (unique: each email once) */
                                 clicked: number;
-                                /** @description Complaints (email.complained) */
+                                /** @description Of those, reported as spam (feedback loops) */
                                 complained: number;
-                                /** @description The UTC day (YYYY-MM-DD) */
+                                /** @description The complaint rate against the thresholds: ok (below recommended), warning (between), over_limit (at or past the limit) */
+                                complaint_level: "ok" | "warning" | "over_limit";
+                                /** @description complained / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                complaint_rate: number | null;
+                                /** @description The UTC day of the bucket (YYYY-MM-DD) */
                                 date: string;
-                                /** @description Deliveries (email.delivered) */
+                                /** @description Of those, accepted by the recipient's server (opened, clicked or complained since included) */
                                 delivered: number;
-                                /** @description Opens (email.loaded) */
+                                /** @description delivered / sent, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                delivery_rate: number | null;
+                                /** @description The hard-bounce rate against the thresholds: ok (below recommended), warning (between), over_limit (at or past the limit) */
+                                hard_bounce_level: "ok" | "warning" | "over_limit";
+                                /** @description hard_bounced / (delivered + bounced), as a fraction (0.003 is 0.3 %); null before any message counts */
+                                hard_bounce_rate: number | null;
+                                /** @description Of the bounced, permanent bounces */
+                                hard_bounced: number;
+                                /** @description opened / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                open_rate: number | null;
+                                /** @description Of those, opened or clicked (unique: each email once) */
                                 opened: number;
-                                /** @description Emails accepted (email.accepted events) */
+                                /** @description Outbound emails created in the bucket (one per recipient; API, SMTP, campaigns, automations, retries), except those that never left: suppressed, rejected, canceled, held or still scheduled */
                                 sent: number;
+                                /** @description Start of the bucket (ISO 8601, UTC) */
+                                start: string;
                             }[];
-                            /** @description First day covered (YYYY-MM-DD) */
+                            /** @description End of the last bucket (ISO 8601, UTC) */
+                            end: string;
+                            /** @description Day of the first bucket (YYYY-MM-DD) */
                             from: string;
-                            /**
-                             * @description Bucket size: one UTC day
-                             * @enum {string}
-                             */
-                            interval: "day";
+                            /** @description Bucket size: one UTC day, or one hour for the last 24 hours */
+                            interval: "day" | "hour";
                             /**
                              * @description Always email_stats
                              * @enum {string}
                              */
                             object: "email_stats";
-                            /** @description Last day covered, today (YYYY-MM-DD) */
-                            to: string;
-                            /** @description Sums over the whole range */
-                            totals: {
-                                /** @description Bounces (email.bounced) */
+                            /** @description The period covered: 24h or the number of days followed by d (30d) */
+                            period: string;
+                            /** @description The period by recipient provider, known by the recipient's domain (gmail.com, outlook.com, yahoo.com, icloud.com and their siblings); every provider listed, even without mail */
+                            providers: {
+                                /** @description bounced / sent, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                bounce_rate: number | null;
+                                /** @description Of those, bounced */
                                 bounced: number;
-                                /** @description Clicks (email.clicked) */
+                                /** @description clicked / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                click_rate: number | null;
+                                /** @description Of those, clicked (unique: each email once) */
                                 clicked: number;
-                                /** @description Complaints (email.complained) */
+                                /** @description Of those, reported as spam (feedback loops) */
                                 complained: number;
-                                /** @description Deliveries (email.delivered) */
+                                /** @description The complaint rate against the thresholds: ok (below recommended), warning (between), over_limit (at or past the limit) */
+                                complaint_level: "ok" | "warning" | "over_limit";
+                                /** @description complained / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                complaint_rate: number | null;
+                                /** @description Of those, accepted by the recipient's server (opened, clicked or complained since included) */
                                 delivered: number;
-                                /** @description Opens (email.loaded) */
+                                /** @description delivered / sent, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                delivery_rate: number | null;
+                                /** @description The hard-bounce rate against the thresholds: ok (below recommended), warning (between), over_limit (at or past the limit) */
+                                hard_bounce_level: "ok" | "warning" | "over_limit";
+                                /** @description hard_bounced / (delivered + bounced), as a fraction (0.003 is 0.3 %); null before any message counts */
+                                hard_bounce_rate: number | null;
+                                /** @description Of the bounced, permanent bounces */
+                                hard_bounced: number;
+                                /** @description Gmail, Outlook, Yahoo, iCloud or Others */
+                                name: string;
+                                /** @description opened / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                open_rate: number | null;
+                                /** @description Of those, opened or clicked (unique: each email once) */
                                 opened: number;
-                                /** @description Emails accepted (email.accepted events) */
+                                /** @description gmail, microsoft, yahoo, apple or others */
+                                provider: string;
+                                /** @description Outbound emails created in the bucket (one per recipient; API, SMTP, campaigns, automations, retries), except those that never left: suppressed, rejected, canceled, held or still scheduled */
+                                sent: number;
+                            }[];
+                            /** @description The period by sending domain, most mail first; domains without mail in the period are left out */
+                            sending_domains: {
+                                /** @description bounced / sent, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                bounce_rate: number | null;
+                                /** @description Of those, bounced */
+                                bounced: number;
+                                /** @description clicked / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                click_rate: number | null;
+                                /** @description Of those, clicked (unique: each email once) */
+                                clicked: number;
+                                /** @description Of those, reported as spam (feedback loops) */
+                                complained: number;
+                                /** @description The complaint rate against the thresholds: ok (below recommended), warning (between), over_limit (at or past the limit) */
+                                complaint_level: "ok" | "warning" | "over_limit";
+                                /** @description complained / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                complaint_rate: number | null;
+                                /** @description Of those, accepted by the recipient's server (opened, clicked or complained since included) */
+                                delivered: number;
+                                /** @description delivered / sent, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                delivery_rate: number | null;
+                                /** @description dom_ id of the sending domain */
+                                domain_id: string;
+                                /** @description The hard-bounce rate against the thresholds: ok (below recommended), warning (between), over_limit (at or past the limit) */
+                                hard_bounce_level: "ok" | "warning" | "over_limit";
+                                /** @description hard_bounced / (delivered + bounced), as a fraction (0.003 is 0.3 %); null before any message counts */
+                                hard_bounce_rate: number | null;
+                                /** @description Of the bounced, permanent bounces */
+                                hard_bounced: number;
+                                /** @description The domain name */
+                                name: string;
+                                /** @description opened / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                open_rate: number | null;
+                                /** @description Of those, opened or clicked (unique: each email once) */
+                                opened: number;
+                                /** @description Outbound emails created in the bucket (one per recipient; API, SMTP, campaigns, automations, retries), except those that never left: suppressed, rejected, canceled, held or still scheduled */
+                                sent: number;
+                            }[];
+                            /** @description Start of the first bucket (ISO 8601, UTC) */
+                            start: string;
+                            /** @description What receivers tolerate (Gmail and Yahoo sender rules for complaints) */
+                            thresholds: {
+                                /** @description Thresholds of the complaint rate */
+                                complaint_rate: {
+                                    /** @description Past this complaint rate receivers filter or refuse the mail, and the guardrails pause a campaign (a fraction) */
+                                    limit: number;
+                                    /** @description Stay below this complaint rate (a fraction) */
+                                    recommended: number;
+                                };
+                                /** @description Thresholds of the hard-bounce rate */
+                                hard_bounce_rate: {
+                                    /** @description Past this hard-bounce rate receivers filter or refuse the mail, and the guardrails pause a campaign (a fraction) */
+                                    limit: number;
+                                    /** @description Stay below this hard-bounce rate (a fraction) */
+                                    recommended: number;
+                                };
+                            };
+                            /** @description Day of the last bucket, today (YYYY-MM-DD) */
+                            to: string;
+                            /** @description Sums over the whole period, with their rates */
+                            totals: {
+                                /** @description bounced / sent, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                bounce_rate: number | null;
+                                /** @description Of those, bounced */
+                                bounced: number;
+                                /** @description clicked / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                click_rate: number | null;
+                                /** @description Of those, clicked (unique: each email once) */
+                                clicked: number;
+                                /** @description Of those, reported as spam (feedback loops) */
+                                complained: number;
+                                /** @description The complaint rate against the thresholds: ok (below recommended), warning (between), over_limit (at or past the limit) */
+                                complaint_level: "ok" | "warning" | "over_limit";
+                                /** @description complained / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                complaint_rate: number | null;
+                                /** @description Of those, accepted by the recipient's server (opened, clicked or complained since included) */
+                                delivered: number;
+                                /** @description delivered / sent, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                delivery_rate: number | null;
+                                /** @description The hard-bounce rate against the thresholds: ok (below recommended), warning (between), over_limit (at or past the limit) */
+                                hard_bounce_level: "ok" | "warning" | "over_limit";
+                                /** @description hard_bounced / (delivered + bounced), as a fraction (0.003 is 0.3 %); null before any message counts */
+                                hard_bounce_rate: number | null;
+                                /** @description Of the bounced, permanent bounces */
+                                hard_bounced: number;
+                                /** @description opened / delivered, as a fraction (0.003 is 0.3 %); null before any message counts */
+                                open_rate: number | null;
+                                /** @description Of those, opened or clicked (unique: each email once) */
+                                opened: number;
+                                /** @description Outbound emails created in the bucket (one per recipient; API, SMTP, campaigns, automations, retries), except those that never left: suppressed, rejected, canceled, held or still scheduled */
                                 sent: number;
                             };
                         };
@@ -27439,6 +28297,8 @@ export interface paths {
                             credits: number;
                             /** @description Sending limit per UTC day */
                             daily_limit: number;
+                            /** @description Units counted against today's daily limit (API and SMTP sends, automations included; campaign mail is not limited by it) */
+                            daily_limit_used: number;
                             /** @description Feature flags, such as mjml */
                             features: string[];
                             /** @description wsp_ id */
@@ -27456,7 +28316,7 @@ export interface paths {
                             plan_name: string;
                             /** @description Sending limit per second */
                             send_rate: number;
-                            /** @description Emails counted against today's limit */
+                            /** @description Emails sent today (UTC), counted as GET /v2/stats/emails counts them: campaign and automation mail included */
                             sent_today: number;
                             /** @description Unverified workspaces may send only to member addresses */
                             verified: boolean;

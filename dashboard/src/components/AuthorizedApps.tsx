@@ -9,7 +9,7 @@ export function AuthorizedApps() {
   const apps = useLoad(() => ok(api.GET('/auth/apps')), []);
   const revoke = useAction();
   return (
-    <section aria-labelledby="authorized-apps">
+    <section>
       <h2 id="authorized-apps">Authorized apps</h2>
       <ErrorBox error={revoke.error} />
       <ListTable

@@ -7,12 +7,12 @@ import { useLoad } from '../lib/hooks';
 
 type Stats = Ok<'/v2/stats/deliverability', 'get'>;
 type Window = Stats['workspace']['last_24h'];
-type Thresholds = Stats['thresholds']['complaint_rate'];
+export type Thresholds = Stats['thresholds']['complaint_rate'];
 
 const percent = (rate: number) => `${(rate * 100).toFixed(2)} %`;
 const LEVEL = { ok: 'fine', warning: 'above the recommended rate', over_limit: 'past the limit' } as const;
 
-function Gauge({ rate, level, of, thresholds }: { rate: number | null; level: keyof typeof LEVEL; of: string; thresholds: Thresholds }) {
+export function Gauge({ rate, level, of, thresholds }: { rate: number | null; level: keyof typeof LEVEL; of: string; thresholds: Thresholds }) {
   if (rate === null) return <span class="muted">no mail yet</span>;
   const max = thresholds.limit * 1.5;
   return (

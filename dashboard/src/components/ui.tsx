@@ -67,10 +67,23 @@ export function PageHeader({ title, children }: { title: string; children?: Comp
   );
 }
 
-/** A table that scrolls sideways on narrow screens (focusable, so the keyboard can scroll it). */
+/** A table (focusable, so the keyboard can scroll it). On a phone each row becomes a card with
+ *  every cell under its column's name (styles.css), so no column hides off-screen: the names are
+ *  copied from the header into each cell's `data-label` after every render, rows added later too. */
 export function TableScroll({ label, children }: { label: string; children: ComponentChildren }) {
+  const ref = useRef<HTMLDivElement>(null);
+  useLayoutEffect(() => {
+    const table = ref.current?.querySelector('table');
+    if (!table) return;
+    const names = [...table.querySelectorAll('thead th')].map((th) => th.textContent?.trim() ?? '');
+    for (const row of table.querySelectorAll('tbody tr')) {
+      [...row.children].forEach((cell, i) => {
+        if (names[i] && cell.getAttribute('data-label') !== names[i]) cell.setAttribute('data-label', names[i]);
+      });
+    }
+  });
   return (
-    <div class="table-scroll" role="region" aria-label={label} tabIndex={0}>
+    <div class="table-scroll" role="region" aria-label={label} tabIndex={0} ref={ref}>
       <table>{children}</table>
     </div>
   );

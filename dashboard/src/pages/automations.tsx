@@ -226,7 +226,7 @@ function WorkflowEditor({ automation, stats, onSaved }: { automation: Automation
           {saved ? <span role="status"> Saved.</span> : null}
         </div>
         <section aria-labelledby="diagram-title">
-          <h3 id="diagram-title">Diagram</h3>
+          <h2 id="diagram-title">Diagram</h2>
           {checked.kind === 'json' ? (
             <p class="muted">The diagram returns once the JSON is valid.</p>
           ) : (

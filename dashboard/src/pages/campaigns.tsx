@@ -15,6 +15,7 @@ import { formatDate, useAction, useLoad, usePolling, type Loaded } from '../lib/
 import { present, useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import type { PageProps } from './index';
+import { Report } from '../components/campaigns/Report';
 
 type Campaign = Ok<'/v2/campaigns/{id}', 'get'>;
 type Report = Ok<'/v2/campaigns/{id}/report', 'get'>;
@@ -562,6 +563,7 @@ export function CampaignDetail({ params }: PageProps) {
             ) : (
               <SettingsForm key={c.id} campaign={c} save={track} />
             )}
+            {shownTab === 'report' ? <Report campaignId={c.id} status={c.status} /> : null}
           </Tabs>
           <SendDialog
             campaign={c}

@@ -327,7 +327,7 @@ function ContactActivity({ id }: { id: string }) {
   const activity = useLoad(() => ok(api.GET('/v2/contacts/{id}/events', { params: { path: { id }, query: { limit: 25 } as never } })), [id]);
   const items = activity.data?.data ?? [];
   return (
-    <section aria-labelledby="activity-title">
+    <section>
       <h2 id="activity-title">Activity</h2>
       <ErrorBox error={activity.error} />
       <TableScroll label="Activity">

@@ -223,7 +223,7 @@ export function DomainDetail({ params }: PageProps) {
               ]}
             />
           </section>
-          <section aria-labelledby="records-title">
+          <section>
             <h2 id="records-title">DNS records</h2>
             <p class="muted">Publish these at your DNS host, then verify.</p>
             <DnsRecords domain={d} />

@@ -12,6 +12,7 @@ import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { present, useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import type { PageProps } from './index';
+import { formatSeconds } from '../lib/time';
 
 type Email = Ok<'/v2/emails/{id}', 'get'>;
 const FINAL = ['bounced', 'failed', 'rejected', 'suppressed', 'complained', 'canceled'];
@@ -82,11 +83,58 @@ function Timeline({ email }: { email: Email }) {
     <ol class="timeline" aria-label="Timeline">
       {steps.map((s) => (
         <li>
-          <time dateTime={s.at}>{formatDate(s.at)}</time> <Badge value={s.status} /> <span>{s.what}</span>
-          {s.detail ? <div class="reason">{s.detail}</div> : null}
+          <time dateTime={s.at}>{formatSeconds(s.at)}</time> <Badge value={s.status} /> <span>{s.what}</span>
+          {s.detail ? <div class="reason wrap">{s.detail}</div> : null}
         </li>
       ))}
     </ol>
+  );
+}
+
+const BLOCKS = ['policy_block', 'reputation_block', 'content_spam'];
+/** The kind of a bounce as people sort them: hard (will not go away), soft (may), block (refused because of the sender or content). */
+function categoryOf(bounce: NonNullable<Email['bounce']>): string {
+  if (bounce.reason === 'complaint') return 'Complaint (reported as spam)';
+  if (BLOCKS.includes(bounce.reason)) return `Block (${bounce.type}): refused because of the sender or the content`;
+  return bounce.type === 'hard' ? 'Hard bounce: will not go away by itself' : 'Soft bounce: may go away by itself';
+}
+
+/**
+ * Why the email was not delivered, when it was not: the bounce reason and category, and the
+ * receiving server's last refusal (SMTP code, enhanced code and text) with its host and time.
+ */
+function DeliveryProblem({ email }: { email: Email }) {
+  const refusal = [...email.attempts].reverse().find((a) => a.outcome !== 'delivered' && (a.smtp_code !== null || a.response));
+  if (!email.bounce && !refusal) return null;
+  const code = refusal ? [refusal.smtp_code, refusal.enhanced_code].filter(Boolean).join(' ') : '';
+  const text = refusal?.response && code && refusal.response.startsWith(code) ? refusal.response.slice(code.length).trim() : refusal?.response;
+  const items: Array<[string, preact.ComponentChildren]> = [
+    ...(email.bounce
+      ? ([
+          ['Bounce reason', <span data-fact="bounce-reason"><code>{email.bounce.reason}</code>{email.bounce.description ? ` — ${email.bounce.description}` : ''}</span>],
+          ['Category', <span data-fact="bounce-category">{categoryOf(email.bounce)}</span>],
+        ] as Array<[string, preact.ComponentChildren]>)
+      : []),
+    ...(refusal
+      ? ([
+          ['SMTP reply', <p class="reply" data-fact="smtp-reply"><strong>{code || 'No code'}</strong>{text ? ` ${text}` : ''}</p>],
+          ['Receiving server', refusal.mx_host ? <code class="wrap">{refusal.mx_host}</code> : '—'],
+          ['Attempt', <span><time dateTime={refusal.attempted_at}>{formatSeconds(refusal.attempted_at)}</time> ({refusal.outcome})</span>],
+        ] as Array<[string, preact.ComponentChildren]>)
+      : []),
+  ];
+  return (
+    <section aria-labelledby="problem-title" class="card problem">
+      <h2 id="problem-title">{email.status === 'bounced' ? 'Why it bounced' : email.status === 'complained' ? 'Complaint' : 'Delivery problem'}</h2>
+      <dl class="problem-facts">
+        {items.map(([label, value]) => (
+          <div>
+            <dt>{label}</dt>
+            <dd>{value}</dd>
+          </div>
+        ))}
+      </dl>
+    </section>
   );
 }
 
@@ -190,16 +238,18 @@ export function EmailDetail({ params }: PageProps) {
             <Facts
               items={[
                 ['Status', <Badge value={e.status} />],
-                ['From', e.from],
-                ['To', e.to],
-                ['Message-ID', <code>{e.message_id}</code>],
-                ['Created', formatDate(e.created_at)],
-                ['Delivered', formatDate(e.delivered_at)],
+                ['From', <span class="wrap">{e.from}</span>],
+                ['To', <span class="wrap">{e.to}</span>],
+                ['Message-ID', <code class="wrap">{e.message_id}</code>],
+                ['Created', <time dateTime={e.created_at}>{formatSeconds(e.created_at)}</time>],
+                ['Delivered', e.delivered_at ? <time dateTime={e.delivered_at}>{formatSeconds(e.delivered_at)}</time> : '—'],
+                ['Updated', <time dateTime={e.updated_at}>{formatSeconds(e.updated_at)}</time>],
                 ['Size', e.size ? `${e.size.toLocaleString()} bytes` : null],
                 ...(e.original_id ? ([['Retry of', <Link href={`/emails/${e.original_id}`}>{e.original_id}</Link>]] as Array<[string, preact.ComponentChildren]>) : []),
               ]}
             />
           </section>
+          <DeliveryProblem email={e} />
           <Tabs label="Email details" tabs={TABS.map((t) => [t, t] as const)} selected={tab} onSelect={setTab} panelId="tab-panel">
             {tab === 'Timeline' ? <Timeline email={e} /> : null}
             {tab === 'HTML' ? (e.html ? <iframe class="email-frame" title="HTML of the email" sandbox="" srcdoc={e.html} /> : <p>No HTML part.</p>) : null}

@@ -1,12 +1,14 @@
 // Events: the workspace's event stream, newest first, updating by itself while "Live" is on
 // (the first page is fetched again every few seconds); filter by type and scope (system,
-// workspace w: and custom c: events), page back in time.
+// workspace w: and custom c: events), page back in time. Every id an event names links to its page.
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api/client';
 import { Badge, Button, PageHeader } from '../components/ui';
 import { ListTable, nextPageUrl } from '../components/ListTable';
-import { formatDate, useDebounced, useLoad, usePolling } from '../lib/hooks';
+import { useDebounced, useLoad, usePolling } from '../lib/hooks';
 import { present } from '../lib/list';
+import { ObjectLinks } from '../components/ObjectLinks';
+import { formatSeconds } from '../lib/time';
 
 const LIVE_MS = 3000;
 
@@ -68,9 +70,11 @@ export function Events() {
                 <Badge value={ev.type.split('.').pop()} /> {ev.type}
               </td>
               <td>
-                <code>{object ? String(object.id ?? '') : ''}</code>
+                <ObjectLinks object={object} />
               </td>
-              <td>{formatDate(ev.created_at)}</td>
+              <td>
+                <time dateTime={ev.created_at}>{formatSeconds(ev.created_at)}</time>
+              </td>
               <td>
                 <button type="button" class="small" aria-expanded={open === ev.id} onClick={() => setOpen(open === ev.id ? null : ev.id)}>
                   {open === ev.id ? 'Hide' : 'Show'}

@@ -200,7 +200,7 @@ function Edit({ template, onSaved }: { template: Template; onSaved: () => void }
           ) : null}
           {editor === 'mjml' ? (
             <section aria-labelledby="diagnostics-title">
-              <h3 id="diagnostics-title">Diagnostics</h3>
+              <h2 id="diagnostics-title">Diagnostics</h2>
               {mjml.loading ? <Loading label="Compiling…" /> : null}
               <ErrorBox error={mjml.error} />
               {mjml.diagnostics.length === 0 && !mjml.loading ? <p>No problems found.</p> : null}

@@ -11,6 +11,8 @@ import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import type { PageProps } from './index';
+import { ObjectLinks } from '../components/ObjectLinks';
+import { formatSeconds } from '../lib/time';
 
 type Webhook = Ok<'/v2/webhooks/{id}', 'get'>;
 
@@ -146,15 +148,39 @@ function RequestDetail({ webhookId, requestId, onResent }: { webhookId: string; 
       <ol class="timeline">
         {r.attempt_history.map((a) => (
           <li>
-            <time dateTime={a.created_at}>{formatDate(a.created_at)}</time> Attempt {a.attempt}
+            <time dateTime={a.created_at}>{formatSeconds(a.created_at)}</time> Attempt {a.attempt}
             {a.manual ? ' (resend)' : ''}: {a.response_status ?? 'no answer'}
             {a.duration_ms !== null ? `, ${a.duration_ms} ms` : ''}
-            {a.error ? <div class="reason">{a.error}</div> : null}
+            {a.error ? <div class="reason wrap">{a.error}</div> : null}
             {a.response_body ? <pre class="raw small-text" tabIndex={0} aria-label={`Answer to attempt ${a.attempt}`}>{a.response_body}</pre> : null}
           </li>
         ))}
       </ol>
     </>
+  );
+}
+
+/** Events a request shows in its row (a batch names the rest by count). */
+const EVENTS_SHOWN = 3;
+
+/** The event types of a request and links to what they are about, read from the events it carries. */
+function RequestEvents({ ids, count }: { ids: string[]; count: number }) {
+  const events = useLoad(
+    () => Promise.all(ids.slice(0, EVENTS_SHOWN).map((id) => ok(api.GET('/v2/events/{id}', { params: { path: { id } } })).catch(() => null))),
+    [ids.join(',')],
+  );
+  if (events.loading && !events.data) return <span class="muted">…</span>;
+  const found = (events.data ?? []).filter((e) => e !== null);
+  if (found.length === 0) return <span class="muted">{count === 1 ? '1 event' : `${count} events`} (no longer kept)</span>;
+  return (
+    <ul class="plain-list">
+      {found.map((e) => (
+        <li data-event-type={e.type}>
+          <Badge value={e.type.split('.').pop()} /> <span>{e.type}</span> <ObjectLinks object={e.data.object as Record<string, unknown>} />
+        </li>
+      ))}
+      {count > found.length ? <li class="muted">and {count - found.length} more</li> : null}
+    </ul>
   );
 }
 
@@ -174,7 +200,7 @@ function RequestLog({ webhookId }: { webhookId: string }) {
         label="Webhook requests"
         {...list.table}
         items={(data) => data.data}
-        columns={['Request', 'Status', 'Answer', 'Attempts', 'Created']}
+        columns={['Request', 'Events', 'Status', 'Answer', 'Attempts', 'Created']}
         empty="No requests yet."
         hasNext={nextPageUrl}
         row={(r) => (
@@ -185,11 +211,16 @@ function RequestLog({ webhookId }: { webhookId: string }) {
               </button>
             </td>
             <td>
+              <RequestEvents ids={r.event_ids} count={r.event_count} />
+            </td>
+            <td>
               <Badge value={r.status} />
             </td>
-            <td>{r.response_status ?? r.error ?? '—'}</td>
+            <td class="wrap">{r.response_status ?? r.error ?? '—'}</td>
             <td>{r.attempts}</td>
-            <td>{formatDate(r.created_at)}</td>
+            <td>
+              <time dateTime={r.created_at}>{formatSeconds(r.created_at)}</time>
+            </td>
           </tr>
         )}
       />

@@ -9,7 +9,7 @@ import { newId, randomAlphanumeric, looksLikeId } from '../../platform/ids.ts';
 import { nowIso } from '../../platform/clock.ts';
 import { hashSecret, type Authenticator, type Scope } from '../../platform/http/auth.ts';
 import { ApiError, conflictError, plainError } from '../../platform/http/errors.ts';
-import { findWorkspaceDomainId } from '../domains/lookup.ts';
+import { findWorkspaceDomainId } from '../domains/index.ts';
 import { applyListQuery, pageLimitList, type ListSpec, type Query } from '../../platform/http/lists.ts';
 
 type ApiKeyRow = Selectable<ApiKeysTable>;

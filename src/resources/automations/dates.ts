@@ -6,7 +6,7 @@
 import type { AppContext } from '../../platform/context.ts';
 import { nowMs } from '../../platform/clock.ts';
 import { enqueueJob, type Job } from '../../platform/jobs.ts';
-import { normalizeFilter } from '../webhooks/filter.ts';
+import { normalizeFilter } from '../webhooks/service.ts';
 import { automationFilterMatches } from './filter.ts';
 import { customFieldsOf } from '../contacts/service.ts';
 import { DATE_TRIGGERS } from './graph.ts';

@@ -15,7 +15,9 @@
 //   send_email writes that transaction together with the email (the email pipeline's own
 //   transaction), so one email per visit however often the job runs.
 // - A wait is the visit's job enqueued again for later; a paused automation's visits hold.
-import type { Selectable } from 'kysely';
+// - What a step does is its action's: one module per action type (actions/, the table in
+//   actions/index.ts). A step job claims its visit, looks the action up, runs it with the visit's
+//   scope and config, and records the end the action reports, which reaches the successors.
 import type { AppContext } from '../../platform/context.ts';
 import type { Executor } from '../../platform/db/database.ts';
 import { newId } from '../../platform/ids.ts';
@@ -23,34 +25,23 @@ import { nowIso, nowMs } from '../../platform/clock.ts';
 import { enqueueJob, RetryJobAt, type Job } from '../../platform/jobs.ts';
 import { getCredits, spendCreditsAtCommit } from '../../platform/credits.ts';
 import { ApiError } from '../../platform/http/errors.ts';
-import type { Principal } from '../../platform/http/auth.ts';
 import type { EmittedEvent, EventSubscriber, PlannedReaction } from '../../platform/events.ts';
 import { preparedQuery } from '../../platform/db/prepared.ts';
 import { groupCommit } from '../../platform/db/group-commit.ts';
-import { fetchPinned, parseHttpUrl, resolvePublicAddress, FetchError, UrlRefusedError } from '../../platform/net.ts';
-import { normalizeFilter, type WebhookFilter } from '../webhooks/filter.ts';
-import { automationFilterMatches, automationRuleMatches } from './filter.ts';
-import { resolverFor } from '../webhooks/service.ts';
-import { buildSendRequest, acceptMessage, forwardEmail } from '../emails/service.ts';
-import { feedbackId } from '../../mail/feedback-id.ts';
-import { unsubscribeUrl } from '../campaigns/service.ts';
-import { customFieldsOf, findContact, findContactByEmail, findOrCreateContact, updateContact, type ContactRow } from '../contacts/service.ts';
-import { findAudience, removeContactFromAudience, subscribeContact } from '../audiences/service.ts';
-import { createSuppression, deleteSuppression } from '../suppressions/service.ts';
-import type { Connection, Step } from './graph.ts';
+import { normalizeFilter } from '../webhooks/service.ts';
+import { automationFilterMatches } from './filter.ts';
+import { findContactByEmail } from '../contacts/service.ts';
+import type { Connection, Settings, Step } from './graph.ts';
 import { firesTriggers } from './event-triggers.ts';
-import { connectionsOf, settingsOf, stepsOf, type AutomationRow } from './service.ts';
-import type { Settings } from './graph.ts';
-import type { AutomationRunsTable, AutomationRunStepsTable } from './tables.ts';
+import { connectionsOf, settingsOf, stepsOf, type AutomationRow } from './rows.ts';
+import { RunSkipped, scopeOf, withPlaceholders, type RunInput, type RunRow, type RunStepRow, type Scope } from './run-context.ts';
+import { actionOf, StepFailure, type Finish, type StepRun } from './actions/index.ts';
+
+export { RunSkipped, withPlaceholders, type RunInput, type RunRow, type RunStepRow, type Scope };
 
 export const TRIGGER_JOB = 'automation.trigger';
 export const STEP_JOB = 'automation.step';
 
-export type RunRow = Selectable<AutomationRunsTable>;
-export type RunStepRow = Selectable<AutomationRunStepsTable>;
-
-/** Thrown inside a transaction to roll it back when a run must not start (the reason kept). */
-export class RunSkipped extends Error {}
 /** Thrown inside a step's transaction when its visit was already done (a repeated job). */
 class StaleVisit extends Error {}
 
@@ -168,17 +159,6 @@ export const automationEventHook: EventSubscriber = {
   },
 };
 
-/** What bulk mail carries (docs/deliverability.md): Feedback-ID, and for a contact's mail the
- *  RFC 8058 one-click List-Unsubscribe, whose POST unsubscribes the contact from all campaigns. */
-function bulkMailHeaders(ctx: AppContext, automationId: string, workspaceId: string, fromAddress: string, contact: ContactRow | null): Record<string, string> {
-  const headers: Record<string, string> = { 'Feedback-ID': feedbackId(automationId, workspaceId, 'automation', fromAddress.slice(fromAddress.lastIndexOf('@') + 1)) };
-  if (!contact) return headers;
-  const url = unsubscribeUrl(ctx, automationId, contact.id);
-  headers['List-Unsubscribe'] = `<${url}>`;
-  if (url.startsWith('https://')) headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';
-  return headers;
-}
-
 interface TriggerJob {
   automation_id: string;
   step_key: string;
@@ -273,16 +253,6 @@ async function triggeredRun(tx: Executor, { automation_id, step_key, event }: Tr
 
 // ---------------------------------------------------------------------------------------
 // Runs
-
-export interface RunInput {
-  triggerKey: string;
-  event: string;
-  eventId: string | null;
-  payload: Record<string, unknown>;
-  meta: Record<string, unknown>;
-  contactId: string | null;
-  emailId: string | null;
-}
 
 const lastTriggered = new Map<string, number>();
 
@@ -440,30 +410,6 @@ async function insertVisit(
   return row.id;
 }
 
-/** Steps that only read and decide (no effect outside the run): run inside the transaction
- *  that reaches them, instead of a job of their own. */
-function isInstant(step: Step): boolean {
-  return step.action === 'condition' || step.action === 'experiment' || step.action === 'end' || (step.action === 'wait' && Number(step.config?.seconds ?? 0) <= 0);
-}
-
-function instantResult(step: Step, scope: Scope, context: string): Finish {
-  switch (step.action) {
-    case 'condition': {
-      const filter = normalizeFilter(step.config.filter);
-      const matched = conditionMatches({ ...filter, rules: filter.rules.map((r) => ({ ...r, value: withPlaceholders(r.value, scope) })) }, scope, context);
-      return { status: 'completed', outcome: matched ? 'matched' : 'not_matched', data: { result: matched ? 'yes' : 'no' }, branches: [matched ? 'yes' : 'no'] };
-    }
-    case 'experiment': {
-      const variant = pickVariant(step.config.variants);
-      return { status: 'completed', outcome: variant, data: { variant }, branches: [variant, 'default'] };
-    }
-    case 'end':
-      return { status: 'completed', outcome: 'completed', data: { result: 'ended' }, branches: [] };
-    default:
-      return { status: 'completed', outcome: 'completed', data: { status: 'completed', delayMs: 0, seconds: 0 } };
-  }
-}
-
 function successorsOf(automation: AutomationRow, key: string, branches: string[]): Step[] {
   const { steps, connections } = parsedOf(automation);
   const next = connections
@@ -490,11 +436,12 @@ function lazyScope(tx: Executor, run: RunRow): ScopeLoader {
 async function advance(tx: Executor, run: RunRow, automation: AutomationRow, from: string, steps: Step[], scope: ScopeLoader): Promise<number> {
   let queued = 0;
   for (const step of steps) {
-    if (isInstant(step)) {
+    // Steps that only read and decide are done here, in the transaction that reaches them.
+    const instant = actionOf(step.action)?.instant;
+    if (instant?.applies(step.config ?? {})) {
       let result: Finish | null = null;
       try {
-        // Only a condition reads the contact or email.
-        result = instantResult(step, step.action === 'condition' ? await scope() : EMPTY_SCOPE, automation.context);
+        result = instant.decide(step, instant.readsScope ? await scope() : EMPTY_SCOPE, automation.context);
       } catch {
         result = null; // left to a job, which records the failure
       }
@@ -532,15 +479,6 @@ export async function endRun(tx: Executor, run: Pick<RunRow, 'id' | 'automation_
 
 // ---------------------------------------------------------------------------------------
 // Step visits
-
-interface Finish {
-  status: 'completed' | 'failed';
-  outcome: string | null;
-  data: Record<string, unknown>;
-  /** Branches whose connections are followed; null: the default edges. */
-  branches?: string[];
-  emailId?: string | null;
-}
 
 // The statements of every visit's end, compiled once.
 const endVisit = preparedQuery((db, p: { id: string; status: string; outcome: string | null; data: string; emailId: string | null; now: string }) =>
@@ -589,91 +527,6 @@ async function finishAlone(ctx: AppContext, visit: RunStepRow, automation: Autom
   }
 }
 
-export interface Scope {
-  contact: Record<string, unknown> | null;
-  email: Record<string, unknown> | null;
-  payload: Record<string, any>;
-  meta: Record<string, unknown>;
-  run: { id: string; automation_id: string };
-}
-
-async function scopeOf(db: Executor, run: RunRow): Promise<{ scope: Scope; contact: ContactRow | null }> {
-  const contact = run.contact_id ? ((await findContact(db, run.workspace_id, run.contact_id)) ?? null) : null;
-  const email = run.email_id
-    ? await db.selectFrom('emails').selectAll().where('workspace_id', '=', run.workspace_id).where('id', '=', run.email_id).executeTakeFirst()
-    : undefined;
-  return {
-    contact,
-    scope: {
-      contact: contact
-        ? { id: contact.id, email: contact.email, first_name: contact.first_name, last_name: contact.last_name, unsubscribed: contact.unsubscribed === 1, custom_fields: customFieldsOf(contact), ...customFieldsOf(contact) }
-        : null,
-      email: email
-        ? { id: email.id, from: email.from, mail_from: email.from_address, to: email.to, subject: email.subject, status: email.status, message_id: email.message_id, created_at: email.created_at }
-        : null,
-      payload: JSON.parse(run.payload),
-      meta: JSON.parse(run.meta),
-      run: { id: run.id, automation_id: run.automation_id },
-    },
-  };
-}
-
-const ROOTS = ['contact', 'email', 'payload', 'meta', 'run'] as const;
-
-function valueAt(root: unknown, path: string[]): unknown {
-  let value = root;
-  for (const segment of path) {
-    if (value === null || typeof value !== 'object') return undefined;
-    value = (value as Record<string, unknown>)[segment];
-  }
-  return value;
-}
-
-/** `{{contact.email}}`, `{{payload.object.subject}}`, … replaced in every string of `value`;
- *  other `{{…}}` (Temple variables of a template) are left for the template. */
-export function withPlaceholders(value: unknown, scope: Scope): any {
-  if (typeof value === 'string') {
-    return value.replace(/\{\{\s*((?:contact|email|payload|meta|run)(?:\.[A-Za-z0-9_-]+)*)\s*\}\}/g, (_m, path: string) => {
-      const [root, ...rest] = path.split('.');
-      const found = valueAt((scope as any)[root], rest);
-      if (found === undefined || found === null) return '';
-      return typeof found === 'object' ? JSON.stringify(found) : String(found);
-    });
-  }
-  if (Array.isArray(value)) return value.map((v) => withPlaceholders(v, scope));
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withPlaceholders(v, scope)]));
-  return value;
-}
-
-/** A condition's filter: bare fields against the contact (contact context) or the email, else the payload's object. */
-function conditionMatches(filter: WebhookFilter, scope: Scope, context: string): boolean {
-  // In the event context bare fields name the payload's object (or the payload itself: `object.x`).
-  const fallback = context === 'contact' ? scope.contact : context === 'email' ? scope.email : { ...scope.payload, ...(scope.payload?.object ?? {}) };
-  const test = (rule: WebhookFilter['rules'][number]) => {
-    const [head, ...rest] = rule.field.split('.');
-    if ((ROOTS as readonly string[]).includes(head) && rest.length > 0) return automationRuleMatches({ ...rule, field: rest.join('.') }, (scope as any)[head]);
-    return automationRuleMatches(rule, fallback);
-  };
-  if (filter.rules.length === 0) return true;
-  return filter.match === 'any' ? filter.rules.some(test) : filter.rules.every(test);
-}
-
-function pickVariant(variants: Array<{ key: string; weight: number }>): string {
-  const total = variants.reduce((sum, v) => sum + Math.max(0, v.weight), 0);
-  if (total <= 0) return variants[Math.floor(Math.random() * variants.length)].key;
-  let r = Math.random() * total;
-  for (const v of variants) {
-    r -= Math.max(0, v.weight);
-    if (r < 0) return v.key;
-  }
-  return variants[variants.length - 1].key;
-}
-
-const automationPrincipal = (workspaceId: string): Principal => ({ keyId: '', keyHash: '', workspaceId, scope: 'full', sendingDomainId: null });
-
-/** A step failure the run records (the job is done); anything else is retried by the job. */
-class StepFailure extends Error {}
-
 function failureOf(error: unknown): string | null {
   if (error instanceof StepFailure) return error.message;
   if (error instanceof ApiError) {
@@ -701,7 +554,7 @@ export async function runStepJob(ctx: AppContext, job: Job<{ run_step_id: string
   const fail = (message: string) => finishAlone(ctx, visit, automation, async () => ({ status: 'failed', outcome: 'error', data: { error: message } }));
   if (!step || step.type !== 'action') return fail('The step no longer exists in the automation.');
   try {
-    await runAction(ctx, job, automation, run, visit, step);
+    await runAction(ctx, automation, run, visit, step);
   } catch (error) {
     if (error instanceof StaleVisit) return;
     if (error instanceof ApiError && error.status === 429) {
@@ -715,223 +568,42 @@ export async function runStepJob(ctx: AppContext, job: Job<{ run_step_id: string
   }
 }
 
-async function runAction(ctx: AppContext, job: Job, automation: AutomationRow, run: RunRow, visit: RunStepRow, step: Step): Promise<void> {
-  const workspaceId = run.workspace_id;
+/** The visit's action, looked up in the action table (actions/index.ts) and run with what it needs. */
+async function runAction(ctx: AppContext, automation: AutomationRow, run: RunRow, visit: RunStepRow, step: Step): Promise<void> {
   const { scope, contact } = await scopeOf(ctx.db, run);
   const config = withPlaceholders(step.config ?? {}, scope) as Record<string, any>;
-  const finish = (result: Finish | ((tx: Executor) => Promise<Finish>)) =>
-    finishAlone(ctx, visit, automation, typeof result === 'function' ? result : async () => result);
+  const action = actionOf(step.action);
+  if (!action) throw new StepFailure(`Unknown action ${step.action}.`);
+  const stepRun: StepRun = {
+    ctx,
+    workspaceId: run.workspace_id,
+    automation,
+    run,
+    visit,
+    step,
+    config,
+    scope,
+    contact,
+    finish: (result) => finishAlone(ctx, visit, automation, typeof result === 'function' ? result : async () => result),
+    finishIn: (tx, result) => finishVisit(tx, visit, automation, result),
+    holdUntil: (resumeAtMs, data) => holdVisit(ctx, visit, resumeAtMs, data),
+    startRun: (target, input) => startRun(ctx, target, input),
+  };
+  await action.run(stepRun);
+}
 
-  switch (step.action) {
-    case 'end':
-      return finish({ status: 'completed', outcome: 'completed', data: { result: 'ended' }, branches: [] });
-
-    case 'wait': {
-      const seconds = Number(step.config.seconds ?? 0);
-      const delayMs = seconds * 1000;
-      if (visit.status === 'waiting') {
-        const data = JSON.parse(visit.data) as { resume_at_ms?: number };
-        // A repeated first job (killed before it was deleted) finds the wait not yet due.
-        if (data.resume_at_ms && nowMs() < data.resume_at_ms - 5) return;
-        return finish({ status: 'completed', outcome: 'completed', data: { status: 'completed', delayMs, seconds } });
-      }
-      if (delayMs <= 0) return finish({ status: 'completed', outcome: 'completed', data: { status: 'completed', delayMs: 0, seconds: 0 } });
-      const resumeAt = Math.floor(nowMs() + delayMs);
-      await ctx.db.transaction().execute(async (tx) => {
-        const now = nowIso();
-        const waiting = await tx
-          .updateTable('automation_run_steps')
-          .set({ status: 'waiting', data: JSON.stringify({ status: 'waiting', delayMs, seconds, resume_at_ms: resumeAt }), updated_at: now })
-          .where('id', '=', visit.id)
-          .where('status', '=', 'running')
-          .returning('id')
-          .execute();
-        if (waiting.length === 0) return;
-        await enqueueJob(tx, STEP_JOB, { run_step_id: visit.id }, { runAt: resumeAt, maxAttempts: 10 });
-      });
-      return;
-    }
-
-    case 'condition': {
-      const filter = normalizeFilter(step.config.filter);
-      const matched = conditionMatches({ ...filter, rules: filter.rules.map((r) => ({ ...r, value: withPlaceholders(r.value, scope) })) }, scope, automation.context);
-      return finish({ status: 'completed', outcome: matched ? 'matched' : 'not_matched', data: { result: matched ? 'yes' : 'no' }, branches: [matched ? 'yes' : 'no'] });
-    }
-
-    case 'experiment': {
-      const variant = pickVariant(step.config.variants);
-      return finish({ status: 'completed', outcome: variant, data: { variant }, branches: [variant, 'default'] });
-    }
-
-    case 'send_email': {
-      const to = automation.context === 'contact' ? contact?.email : config.to;
-      if (!to) throw new StepFailure(automation.context === 'contact' ? 'The run\'s contact no longer exists.' : 'The send_email step has no recipient (to).');
-      const variables: Record<string, unknown> = {
-        ...(scope.contact ?? {}),
-        cf: scope.contact?.custom_fields ?? {},
-        contact: scope.contact ?? {},
-        payload: scope.payload,
-        meta: scope.meta,
-        ...(automation.context === 'contact' ? {} : { email: scope.email ?? {} }),
-      };
-      const request = await buildSendRequest(ctx, workspaceId, {
-        template: config.template_id,
-        from: config.from || undefined,
-        subject: config.subject || undefined,
-        reply_to: config.reply_to || undefined,
-        to,
-        variables,
-      });
-      Object.assign(request.message.headers, bulkMailHeaders(ctx, automation.id, workspaceId, request.message.from.address, automation.context === 'contact' ? contact : null));
-      await acceptMessage(ctx, automationPrincipal(workspaceId), {
-        ...request,
-        inTransaction: async (tx, rows) => {
-          const email = rows[0];
-          const suppressed = email.status === 'suppressed';
-          await finishVisit(tx, visit, automation, {
-            status: 'completed',
-            outcome: suppressed ? 'failed' : 'accepted',
-            data: { result: suppressed ? 'suppressed' : 'sent', outcome: suppressed ? 'suppressed' : 'accepted', email_oid: email.id, to: email.to },
-            emailId: email.id,
-          });
-        },
-      });
-      return;
-    }
-
-    case 'forward_email': {
-      const emailId = config.email_id || run.email_id;
-      if (!emailId) throw new StepFailure('There is no email to forward (email_id).');
-      // The visit's id as the Idempotency-Key: a repeated job replays, it does not send again.
-      const outcome = await forwardEmail(ctx, automationPrincipal(workspaceId), emailId, `automation-${visit.id}`, {
-        to: config.to,
-        include_headers: true,
-        ...(config.from ? { from: config.from } : {}),
-        ...(config.subject ? { subject: config.subject } : {}),
-      });
-      const body = outcome.body as { id?: string; ids?: Record<string, string>; data?: Array<{ id: string }> };
-      const sentId = body.id ?? body.data?.[0]?.id ?? null;
-      return finish({ status: 'completed', outcome: 'accepted', data: { result: 'sent', outcome: 'accepted', email_oid: sentId, to: config.to }, emailId: sentId });
-    }
-
-    case 'call_webhook': {
-      const method = String(config.method ?? 'POST').toUpperCase();
-      const headers: Record<string, string> = { 'user-agent': 'Postlane-Automations/1', ...(config.headers ?? {}) };
-      let body: string | undefined;
-      if (config.body !== undefined && config.body !== null && method !== 'GET') {
-        body = typeof config.body === 'string' ? config.body : JSON.stringify(config.body);
-        if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = typeof config.body === 'string' ? 'text/plain' : 'application/json';
-      }
-      let outcome: string;
-      let status: number | null = null;
-      let detail: string | null = null;
-      try {
-        const url = parseHttpUrl(String(config.url));
-        const address = await resolvePublicAddress(resolverFor(ctx), url.hostname, ctx.config.allowPrivateUrls);
-        const response = await fetchPinned(url, address, { method, headers, body, timeoutMs: 10_000, maxBytes: 4096, truncate: true });
-        status = response.status;
-        outcome = `${Math.floor(response.status / 100)}xx`;
-      } catch (error) {
-        if (error instanceof UrlRefusedError) throw new StepFailure(`The webhook URL was refused: ${error.message}`);
-        outcome = error instanceof FetchError && error.kind === 'timeout' ? 'timeout' : 'network_error';
-        detail = (error as Error).message;
-      }
-      return finish({ status: 'completed', outcome, data: { result: outcome, status, ...(detail ? { error: detail } : {}) } });
-    }
-
-    case 'run_automation': {
-      const target = await ctx.db.selectFrom('automations').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', String(config.automation_id)).executeTakeFirst();
-      if (!target) throw new StepFailure('The automation to run does not exist.');
-      if (target.status !== 'running') throw new StepFailure(`The automation to run is ${target.status}, not running.`);
-      const trigger = stepsOf(target).find((s) => s.type === 'trigger' && s.trigger === 'system.manual') ?? stepsOf(target).find((s) => s.type === 'trigger');
-      let started: string | null = null;
-      try {
-        // The visit's id as the event: a repeated job cannot start a second run.
-        const child = await startRun(ctx, target, {
-          triggerKey: trigger!.key,
-          event: 'system.manual',
-          eventId: visit.id,
-          payload: JSON.parse(run.payload),
-          meta: { ...JSON.parse(run.meta), parent_run_id: run.id },
-          contactId: target.context === 'contact' ? run.contact_id : null,
-          emailId: target.context === 'email' ? run.email_id : null,
-        });
-        started = child.id;
-      } catch (error) {
-        if (!(error instanceof RunSkipped)) throw error;
-        const existing = await ctx.db.selectFrom('automation_runs').select('id').where('automation_id', '=', target.id).where('event_id', '=', visit.id).executeTakeFirst();
-        started = existing?.id ?? null;
-        if (!started) return finish({ status: 'completed', outcome: 'skipped', data: { result: 'skipped', reason: error.message } });
-      }
-      return finish({ status: 'completed', outcome: 'started', data: { result: 'started', run_id: started } });
-    }
-
-    case 'add_to_audience':
-    case 'remove_from_audience': {
-      if (!contact) throw new StepFailure('The run\'s contact no longer exists.');
-      const audience = await findAudience(ctx.db, workspaceId, String(config.audience_id));
-      if (!audience) throw new StepFailure('The audience does not exist.');
-      return finish(async (tx) => {
-        if (step.action === 'add_to_audience') {
-          const { outcome } = await subscribeContact(tx, workspaceId, audience, contact);
-          return { status: 'completed', outcome, data: { result: outcome, audience_id: audience.id } };
-        }
-        const removed = await removeContactFromAudience(tx, workspaceId, audience, contact);
-        return { status: 'completed', outcome: removed ? 'removed' : 'not_member', data: { result: removed ? 'removed' : 'not_member', audience_id: audience.id } };
-      });
-    }
-
-    case 'edit_contact': {
-      if (!contact) throw new StepFailure('The run\'s contact no longer exists.');
-      const input: Record<string, any> = {};
-      const custom: Record<string, unknown> = {};
-      for (const field of config.fields as Array<{ key: string; value: unknown }>) {
-        if (field.key === 'unsubscribed') input.unsubscribed = field.value === true || field.value === 'true';
-        else if (['email', 'first_name', 'last_name'].includes(field.key)) input[field.key] = field.value === null ? null : String(field.value);
-        else custom[field.key] = field.value;
-      }
-      if (Object.keys(custom).length > 0) input.merge_custom_fields = custom;
-      return finish(async (tx) => {
-        const fresh = (await findContact(tx, workspaceId, contact.id)) ?? contact;
-        await updateContact(tx, workspaceId, fresh, input);
-        return { status: 'completed', outcome: 'updated', data: { result: 'updated', fields: config.fields.map((f: { key: string }) => f.key) } };
-      });
-    }
-
-    case 'add_to_suppressions': {
-      const address = config.email || scope.email?.to || contact?.email;
-      if (!address) throw new StepFailure('There is no address to suppress (email).');
-      try {
-        await createSuppression(ctx.db, workspaceId, { email: String(address), type: config.type ?? 'recipient', reason: config.reason ?? 'automation' });
-      } catch (error) {
-        if (!(error instanceof ApiError && error.status === 409)) throw error;
-      }
-      return finish({ status: 'completed', outcome: 'suppressed', data: { result: 'suppressed', email: String(address).toLowerCase() } });
-    }
-
-    case 'remove_from_suppressions': {
-      const address = config.email || scope.email?.to || contact?.email;
-      if (!address) throw new StepFailure('There is no address to remove (email).');
-      let removed = true;
-      try {
-        await deleteSuppression(ctx.db, workspaceId, String(address));
-      } catch (error) {
-        if (!(error instanceof ApiError && error.status === 404)) throw error;
-        removed = false;
-      }
-      return finish({ status: 'completed', outcome: removed ? 'removed' : 'not_suppressed', data: { result: removed ? 'removed' : 'not_suppressed', email: String(address).toLowerCase() } });
-    }
-
-    case 'create_contact': {
-      const address = config.email || (automation.context === 'email' ? scope.email?.to : undefined);
-      if (!address) throw new StepFailure('There is no address for the contact (email).');
-      const audience = config.audience_id ? await findAudience(ctx.db, workspaceId, String(config.audience_id)) : undefined;
-      return finish(async (tx) => {
-        const { contact: made, created } = await findOrCreateContact(tx, workspaceId, { email: String(address), ...(config.first_name ? { first_name: String(config.first_name) } : {}) });
-        if (audience) await subscribeContact(tx, workspaceId, audience, made);
-        return { status: 'completed', outcome: created ? 'created' : 'found', data: { result: created ? 'created' : 'found', contact_id: made.id } };
-      });
-    }
-  }
-  throw new StepFailure(`Unknown action ${step.action}.`);
+/** A wait: the visit waiting and its job due again at `resumeAtMs`, in one transaction that
+ *  starts with the visit's conditional update (a visit already waiting or ended stays as it is). */
+async function holdVisit(ctx: AppContext, visit: RunStepRow, resumeAtMs: number, data: Record<string, unknown>): Promise<void> {
+  await ctx.db.transaction().execute(async (tx) => {
+    const waiting = await tx
+      .updateTable('automation_run_steps')
+      .set({ status: 'waiting', data: JSON.stringify(data), updated_at: nowIso() })
+      .where('id', '=', visit.id)
+      .where('status', '=', 'running')
+      .returning('id')
+      .execute();
+    if (waiting.length === 0) return;
+    await enqueueJob(tx, STEP_JOB, { run_step_id: visit.id }, { runAt: resumeAtMs, maxAttempts: 10 });
+  });
 }

@@ -4,7 +4,7 @@
 // and less_than compare numbers (numeric text counts), every other operator compares text
 // case-sensitively. A path reaching an array matches when any element does; the negative
 // operators (not_equals, not_contains, not_in) are the negation of their positive one.
-import { valuesAt, type FilterRule, type WebhookFilter } from '../webhooks/filter.ts';
+import { valuesAt, type FilterRule, type WebhookFilter } from '../webhooks/service.ts';
 
 export type AutomationFilter = WebhookFilter;
 

@@ -1,9 +1,10 @@
 // The automation graph (https://emailit.com/docs/automations.md): contexts, the trigger and action
-// catalogues, and validation. Creation checks the structure (names valid for the context, unique
-// keys, valid connections and branches, every action reachable, one trigger in `event` context, all
-// triggers of a context leading to the same first action); update and start check every action's
-// config too. Problems are collected by field path (`steps.2.config.seconds`).
-import { FilterError, normalizeFilter, type WebhookFilter } from '../webhooks/filter.ts';
+// names, and the structure checks every save runs (names valid for the context, unique keys, valid
+// connections and branches, every action reachable, one trigger in `event` context, all triggers of
+// a context leading to the same first action). The checks of each config are checks.ts's, with
+// each action's module (actions/). Problems are collected by field path (`steps.2.config.seconds`).
+// The dashboard runs these structure checks too, so this file imports no server module.
+import { FilterError, normalizeFilter, type WebhookFilter } from '../../platform/event-filter.ts';
 
 export const CONTEXTS = ['contact', 'email', 'event'] as const;
 export type AutomationContext = (typeof CONTEXTS)[number];
@@ -44,7 +45,7 @@ export const TRIGGER_SOURCES: Record<string, string[]> = {
 };
 export const DATE_TRIGGERS = ['contact.date_anniversary', 'contact.on_date'];
 
-export const ACTIONS: Record<string, readonly AutomationContext[]> = {
+const ACTION_CONTEXTS = {
   send_email: CONTEXTS,
   forward_email: ['email', 'event'],
   wait: CONTEXTS,
@@ -59,10 +60,12 @@ export const ACTIONS: Record<string, readonly AutomationContext[]> = {
   add_to_suppressions: ['email', 'event'],
   remove_from_suppressions: ['email', 'event'],
   create_contact: ['email', 'event'],
-};
+} as const satisfies Record<string, readonly AutomationContext[]>;
 
-export const MAX_WAIT_SECONDS = 2_592_000;
-export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+/** Each action's name; its module (schema, checks, runner) is in actions/, listed by actions/index.ts. */
+export type ActionType = keyof typeof ACTION_CONTEXTS;
+/** The contexts each action is available in. */
+export const ACTIONS: Record<string, readonly AutomationContext[]> = ACTION_CONTEXTS;
 
 export interface Step {
   id: string;
@@ -284,115 +287,4 @@ export interface ConfigLookups {
   fromProblem(from: string): Promise<string | null>;
   /** null when a request may be sent to this http(s) URL now, else why not (the webhooks' URL guard). */
   urlProblem(url: string): Promise<string | null>;
-}
-
-const hasPlaceholder = (v: string) => v.includes('{{');
-
-/**
- * The part of a `call_webhook` URL whose host can be checked before a run: the URL itself, or
- * what precedes its first placeholder when the host is complete there (`https://h/{{run.id}}`).
- * null for other schemes and for a host made by a placeholder (checked when the step runs).
- */
-export function checkableWebhookUrl(url: string): string | null {
-  const fixed = url.trim().split('{{')[0];
-  if (!/^https?:\/\//i.test(fixed)) return null;
-  if (fixed.length === url.trim().length) return fixed;
-  return /^https?:\/\/[^/?#]+[/?#]/i.test(fixed) ? fixed : null;
-}
-
-/** Trigger configs (always) and `send_email` `from` (always); every action config when `full`. */
-export async function checkConfigs(context: AutomationContext, graph: Graph, lookups: ConfigLookups, full: boolean, problems: Problems): Promise<void> {
-  for (const [i, step] of graph.steps.entries()) {
-    const path = `steps.${i}.config`;
-    const c = step.config;
-    if (step.type === 'trigger') {
-      if (c.audience_id !== undefined && (!nonEmpty(c.audience_id) || (full && !(await lookups.audienceExists(c.audience_id))))) add(problems, `${path}.audience_id`, 'The audience_id must be an audience of the workspace.');
-      if (c.date_field !== undefined && !nonEmpty(c.date_field)) add(problems, `${path}.date_field`, 'The date_field must be a custom field key.');
-      if (full && step.trigger && DATE_TRIGGERS.includes(step.trigger) && !nonEmpty(c.date_field)) add(problems, `${path}.date_field`, 'The date_field is required for date triggers.');
-      checkFilter(c.filter, `${path}.filter`, problems, false);
-      continue;
-    }
-    if (step.action === 'send_email' && nonEmpty(c.from) && !hasPlaceholder(c.from)) {
-      const problem = await lookups.fromProblem(c.from);
-      if (problem) add(problems, `${path}.from`, problem);
-    }
-    // Always, like `from`: a draft must not keep a URL that points inside our network.
-    const webhookUrl = step.action === 'call_webhook' && nonEmpty(c.url) ? checkableWebhookUrl(c.url) : null;
-    if (webhookUrl) {
-      const problem = await lookups.urlProblem(webhookUrl);
-      if (problem) add(problems, `${path}.url`, `The url of step "${step.key}" is refused: ${problem}`);
-    }
-    if (!full) continue;
-    switch (step.action) {
-      case 'send_email':
-        if (c.type !== 'template') add(problems, `${path}.type`, 'The type is required and must be template.');
-        if (!nonEmpty(c.template_id)) add(problems, `${path}.template_id`, 'The template_id is required.');
-        else if (!hasPlaceholder(c.template_id)) {
-          const templateFrom = await lookups.templateFrom(c.template_id);
-          if (templateFrom === undefined) add(problems, `${path}.template_id`, 'No template version with this id and no published template with this alias exists.');
-          else if (!nonEmpty(c.from)) {
-            // Without its own `from`, the step sends from the template's, which must be on a verified domain too.
-            const problem = templateFrom ? await lookups.fromProblem(templateFrom) : 'The template has no from address; give the step a from.';
-            if (problem) add(problems, `${path}.from`, problem);
-          }
-        }
-        if (context !== 'contact' && !nonEmpty(c.to)) add(problems, `${path}.to`, 'The to is required outside the contact context.');
-        for (const field of ['subject', 'to'] as const) if (c[field] !== undefined && typeof c[field] !== 'string') add(problems, `${path}.${field}`, `The ${field} must be a string.`);
-        if (c.reply_to !== undefined && typeof c.reply_to !== 'string' && !(Array.isArray(c.reply_to) && c.reply_to.every((v: unknown) => typeof v === 'string'))) add(problems, `${path}.reply_to`, 'The reply_to must be an address or an array of addresses.');
-        break;
-      case 'forward_email':
-        if (!nonEmpty(c.to)) add(problems, `${path}.to`, 'The to is required.');
-        break;
-      case 'wait':
-        if (!Number.isInteger(c.seconds) || c.seconds < 0 || c.seconds > MAX_WAIT_SECONDS) add(problems, `${path}.seconds`, `The seconds is required: a whole number from 0 to ${MAX_WAIT_SECONDS}.`);
-        break;
-      case 'condition':
-        checkFilter(c.filter, `${path}.filter`, problems, true);
-        break;
-      case 'experiment': {
-        if (!Array.isArray(c.variants) || c.variants.length === 0) {
-          add(problems, `${path}.variants`, 'The variants are required (each a key and a weight).');
-          break;
-        }
-        const keys = new Set<string>();
-        c.variants.forEach((v: any, j: number) => {
-          if (!isObject(v) || !nonEmpty(v.key) || v.key === 'default' || keys.has(v.key)) add(problems, `${path}.variants.${j}.key`, 'Each variant needs a unique key (not default).');
-          else keys.add(v.key);
-          if (!isObject(v) || typeof v.weight !== 'number' || !(v.weight >= 0)) add(problems, `${path}.variants.${j}.weight`, 'The weight must be a number of at least 0.');
-        });
-        if (c.control !== undefined && c.control !== null && !keys.has(c.control)) add(problems, `${path}.control`, 'The control must be one of the variant keys.');
-        break;
-      }
-      case 'call_webhook':
-        if (!nonEmpty(c.url)) add(problems, `${path}.url`, 'The url is required.');
-        else if (!hasPlaceholder(c.url) && !/^https?:\/\/[^\s]+$/i.test(c.url)) add(problems, `${path}.url`, 'The url must be an http or https URL.');
-        if (c.method !== undefined && !HTTP_METHODS.includes(String(c.method).toUpperCase())) add(problems, `${path}.method`, `The method must be one of ${HTTP_METHODS.join(', ')}.`);
-        if (c.headers !== undefined && (!isObject(c.headers) || Object.values(c.headers).some((v) => typeof v !== 'string'))) add(problems, `${path}.headers`, 'The headers must be an object of strings.');
-        break;
-      case 'run_automation':
-        if (!nonEmpty(c.automation_id) || !(await lookups.automationExists(c.automation_id))) add(problems, `${path}.automation_id`, 'The automation_id must be an automation of the workspace.');
-        break;
-      case 'add_to_audience':
-      case 'remove_from_audience':
-        if (!nonEmpty(c.audience_id) || (!hasPlaceholder(c.audience_id) && !(await lookups.audienceExists(c.audience_id)))) add(problems, `${path}.audience_id`, 'The audience_id must be an audience of the workspace.');
-        break;
-      case 'edit_contact':
-        if (!Array.isArray(c.fields) || c.fields.length === 0) add(problems, `${path}.fields`, 'The fields are required (items of key and value).');
-        else c.fields.forEach((f: any, j: number) => {
-          if (!isObject(f) || !nonEmpty(f.key)) add(problems, `${path}.fields.${j}.key`, 'Each field needs a key.');
-        });
-        break;
-      case 'add_to_suppressions':
-        if (c.type !== undefined && !['recipient', 'bounce', 'complaint', 'unsubscribe'].includes(c.type)) add(problems, `${path}.type`, 'The type is not a suppression type.');
-        if (context === 'event' && !nonEmpty(c.email)) add(problems, `${path}.email`, 'The email is required in the event context.');
-        break;
-      case 'remove_from_suppressions':
-        if (context === 'event' && !nonEmpty(c.email)) add(problems, `${path}.email`, 'The email is required in the event context.');
-        break;
-      case 'create_contact':
-        if (context === 'event' && !nonEmpty(c.email)) add(problems, `${path}.email`, 'The email is required in the event context.');
-        if (c.audience_id !== undefined && (!nonEmpty(c.audience_id) || !(await lookups.audienceExists(c.audience_id)))) add(problems, `${path}.audience_id`, 'The audience_id must be an audience of the workspace.');
-        break;
-    }
-  }
 }

@@ -19,7 +19,9 @@ import {
   startAutomation,
   stopAutomation,
   updateAutomation,
+  validateAutomation,
 } from './service.ts';
+import { automationCatalog } from './catalog.ts';
 import { automationStats, cancelRun, getRun, listRuns, removeContact, statsFilterOf, triggerAutomation } from './runs.ts';
 import { automationEventHook, runStepJob, runTriggerJob, STEP_JOB, TRIGGER_JOB } from './engine.ts';
 import { startDateTriggers, DATE_JOB, runDateJob } from './dates.ts';
@@ -46,6 +48,19 @@ export const resource: Resource = {
 
     app.post('/automations', { schema: { tags, body: S.CreateBody, description: 'Creates a draft automation; the graph\'s structure is checked (400 `errors` keyed by field path).', response: { 201: S.AutomationData, ...errorResponses({ 400: 'fieldValidation' }) } } }, async (request, reply) =>
       reply.code(201).send({ data: await createAutomation(ctx, ws(request), request.body as never) }),
+    );
+    app.get('/automations/catalog', { schema: { tags, summary: 'The trigger and action catalogue', description: 'Every trigger and action with its title, description, contexts and config as JSON Schema (what an automation builder draws its forms from).', response: { 200: S.Catalog } } }, async () => ({
+      data: automationCatalog(),
+    }));
+    app.post(
+      '/automations/validate',
+      {
+        schema: { tags, summary: 'Check an automation without saving it', body: S.ValidateBody, description: 'Runs the checks of create with every action\'s config checked as update and start check it; nothing is saved. 200 with `valid` and `errors` keyed by field path.', response: { 200: S.Validation, ...errorResponses({ 400: 'fieldValidation' }) } },
+        preValidation: async (request) => {
+          request.body ??= {};
+        },
+      },
+      async (request) => ({ data: await validateAutomation(ctx, ws(request), request.body as never) }),
     );
     app.get('/automations', { schema: { tags, querystring: S.ListQuery, response: { 200: S.AutomationList } } }, async (request) =>
       listAutomations(ctx.db, ws(request), request.query as Query, request.url),

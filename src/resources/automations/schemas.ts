@@ -37,6 +37,11 @@ export const UpdateBody = Type.Object(
   { description: 'Fields given replace the stored ones; the whole graph and every action\'s config are checked.' },
 );
 
+export const ValidateBody = Type.Object(
+  { context: Type.Optional(loose('contact, email or event (required)')), name: Type.Optional(loose('Required, up to 191 characters')), ...graphFields },
+  { description: 'An automation as POST /automations takes it; nothing is saved.' },
+);
+
 export const TriggerBody = Type.Object({
   payload: Type.Optional(anyObject('The trigger data; in contact automations `contact_id` (con_ id or email) names the run\'s contact; in email automations `email_id`')),
 });
@@ -142,6 +147,57 @@ export const RemovedContact = Type.Object(
     ),
   },
   { title: 'AutomationContactRemoved' },
+);
+
+export const Validation = Type.Object(
+  {
+    data: Type.Object(
+      {
+        valid: Type.Boolean({ description: 'true when errors is empty: the automation could be saved and started as it is' }),
+        errors: Type.Record(Type.String(), Type.Array(Type.String()), { description: 'Problems keyed by field path (steps.2.config.seconds), as a 400 from create, update or start gives them' }),
+      },
+      { description: 'The result of the checks' },
+    ),
+  },
+  { title: 'AutomationValidation' },
+);
+
+const configSchema = anyObject('The config object as JSON Schema: its fields, types, which are required, defaults and descriptions');
+const contexts = Type.Array(Type.String(), { description: 'The contexts it is valid in: contact, email, event' });
+const CatalogTrigger = Type.Object(
+  {
+    name: text('The trigger name (event.* stands for every name starting event.)'),
+    title: text('A short title'),
+    description: text('When it fires'),
+    contexts,
+    fires: Type.Boolean({ description: 'false: accepted in a graph but never fired' }),
+    config: configSchema,
+  },
+  { title: 'AutomationCatalogTrigger' },
+);
+const CatalogAction = Type.Object(
+  {
+    name: text('The action name'),
+    title: text('A short title'),
+    description: text('What a step of it does'),
+    contexts,
+    branching: text('The branches of its outgoing connections: default; yes_no (yes and no); variants (each variant key, and default); none (no outgoing connections)'),
+    config: configSchema,
+  },
+  { title: 'AutomationCatalogAction' },
+);
+export const Catalog = Type.Object(
+  {
+    data: Type.Object(
+      {
+        contexts: Type.Array(Type.String(), { description: 'contact, email, event' }),
+        triggers: Type.Array(CatalogTrigger, { description: 'Every trigger' }),
+        actions: Type.Array(CatalogAction, { description: 'Every action' }),
+      },
+      { description: 'The catalogue' },
+    ),
+  },
+  { title: 'AutomationCatalog' },
 );
 
 const counts = (description: string) => Type.Record(Type.String(), Type.Integer(), { description });

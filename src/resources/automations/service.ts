@@ -3,7 +3,6 @@
 // start runs), pause (triggers ignored, runs hold at their next step), stop (running runs end
 // `canceled`). While an automation runs, its triggers are rows of automation_triggers keyed by the
 // event type that fires them, written in the same transaction as the status.
-import type { Selectable } from 'kysely';
 import type { AppContext } from '../../platform/context.ts';
 import type { Db, Executor } from '../../platform/db/database.ts';
 import { looksLikeId, newId } from '../../platform/ids.ts';
@@ -19,7 +18,6 @@ import { parseHttpUrl, resolvePublicAddress, UrlRefusedError } from '../../platf
 import {
   CONTEXTS,
   DEFAULT_SETTINGS,
-  checkConfigs,
   checkGraph,
   checkSettings,
   type AutomationContext,
@@ -29,10 +27,11 @@ import {
   type Settings,
   type Step,
 } from './graph.ts';
-import type { AutomationsTable } from './tables.ts';
 import { sourcesOfTrigger } from './event-triggers.ts';
+import { checkConfigs } from './checks.ts';
+import { connectionsOf, settingsOf, stepsOf, type AutomationRow } from './rows.ts';
 
-export type AutomationRow = Selectable<AutomationsTable>;
+export { stepsOf, connectionsOf, settingsOf, type AutomationRow };
 
 export const AUTOMATION_NOT_FOUND = 'Automation not found.';
 export const STEP_NOT_FOUND = 'Step not found.';
@@ -56,9 +55,6 @@ export function automationObject(row: AutomationRow) {
   };
 }
 
-export const stepsOf = (row: AutomationRow) => JSON.parse(row.steps) as Step[];
-export const connectionsOf = (row: AutomationRow) => JSON.parse(row.connections) as Connection[];
-export const settingsOf = (row: AutomationRow) => ({ ...DEFAULT_SETTINGS, ...(JSON.parse(row.settings) as Partial<Settings>) });
 
 export async function findAutomation(db: Executor, workspaceId: string, id: string): Promise<AutomationRow> {
   const row = looksLikeId(id, 'aut')
@@ -137,7 +133,9 @@ function withIds(steps: Omit<Step, 'id'>[], previous: Step[] = []): Step[] {
   return steps.map((s) => ({ id: ids.get(s.key) ?? newId('aus'), ...s }));
 }
 
-export async function createAutomation(ctx: AppContext, workspaceId: string, body: AutomationInput) {
+/** The checks of a new automation: every field, the structure, and the configs (`full`: every
+ *  check of every action, as update and start run them; else a draft's). */
+async function checkNew(ctx: AppContext, workspaceId: string, body: AutomationInput, full: boolean) {
   if (!isObject(body)) throw fieldValidationError({ body: ['The request body must be a JSON object.'] });
   const problems: Problems = {};
   const context = body.context as AutomationContext;
@@ -145,10 +143,16 @@ export async function createAutomation(ctx: AppContext, workspaceId: string, bod
   const name = checkName(body.name, problems, true);
   const description = checkDescription(body.description, problems);
   const settings = checkSettings(body.settings, DEFAULT_SETTINGS, problems);
-  if (!CONTEXTS.includes(context)) throwIf(problems);
+  if (!CONTEXTS.includes(context)) return { problems };
   const graph = checkGraph(context, { steps: body.steps, connections: body.connections }, problems);
-  await checkConfigs(context, graph, lookups(ctx, workspaceId), false, problems);
+  await checkConfigs(context, graph, lookups(ctx, workspaceId), full, problems);
+  return { problems, checked: { context, name, description, settings, graph } };
+}
+
+export async function createAutomation(ctx: AppContext, workspaceId: string, body: AutomationInput) {
+  const { problems, checked } = await checkNew(ctx, workspaceId, body, false);
   throwIf(problems);
+  const { context, name, description, settings, graph } = checked!;
   const now = nowIso();
   const row: AutomationRow = {
     id: newId('aut'),
@@ -169,6 +173,13 @@ export async function createAutomation(ctx: AppContext, workspaceId: string, bod
   };
   await ctx.db.insertInto('automations').values(row).execute();
   return automationObject(row);
+}
+
+/** What starting this definition would refuse, without saving it: the same checks as create,
+ *  with every action's config checked as update and start check it. */
+export async function validateAutomation(ctx: AppContext, workspaceId: string, body: AutomationInput) {
+  const { problems } = await checkNew(ctx, workspaceId, body, true);
+  return { valid: Object.keys(problems).length === 0, errors: problems };
 }
 
 export async function getAutomation(db: Db, workspaceId: string, id: string) {

@@ -7,6 +7,7 @@ import type { Resource } from '../../platform/resource.ts';
 import { errorResponses } from '../../platform/http/responses.ts';
 import * as S from './schemas.ts';
 import { createHold, destinationStates, holdObject, listHolds, purgeQueue, releaseHold } from './service.ts';
+import { poolRoutes } from './pool-routes.ts';
 
 const tags = ['Delivery'];
 
@@ -20,6 +21,7 @@ export const resource: Resource = {
       { schema: { tags, description: 'Traffic shaping per receiving destination: limits, the pace in force, back-off and counts.', response: { 200: S.DestinationList } } },
       async () => ({ data: await destinationStates(ctx.db) }),
     );
+    poolRoutes(app, ctx, tags);
     app.get('/delivery/holds', { schema: { tags, description: "The workspace's delivery holds.", response: { 200: S.HoldList } } }, async (request) => ({
       data: (await listHolds(ctx.db, workspace(request))).map(holdObject),
     }));

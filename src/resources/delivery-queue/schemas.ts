@@ -59,6 +59,7 @@ const Limits = Type.Object(
 export const Destination = Type.Object(
   {
     destination: text('Provider name or MX host'),
+    source: nullable(text('Local source address this state is for (IP pools: shaping is per source and destination); null: the OS-chosen source')),
     provider: nullable(text('Recognised provider, or null')),
     limits: Limits,
     current_per_minute: nullable(Type.Number({ description: 'Pace in force now; lower than the limit after throttling answers' })),
@@ -76,3 +77,60 @@ export const Destination = Type.Object(
 );
 
 export const DestinationList = Type.Object({ data: Type.Array(Destination, { description: 'Every destination the workers delivered to, by name' }) }, { title: 'DeliveryDestinationList' });
+
+// IP pools (docs/delivery.md, "IP pools").
+const poolName = (description: string) => nullable(Type.String({ description }));
+
+export const PoolAssignment = Type.Object(
+  {
+    all: poolName('Pool for all mail without a pool for its kind; null: none assigned'),
+    transactional: poolName('Pool for transactional mail (API, SMTP); null: none assigned'),
+    bulk: poolName('Pool for bulk mail (campaigns, automations); null: none assigned'),
+  },
+  { title: 'IpPoolAssignment' },
+);
+
+const EffectivePool = Type.Object(
+  {
+    pool: poolName('The pool this mail leaves from; null: no pool (the OS chooses the source address)'),
+    from: nullable(
+      Type.Union([Type.Literal('workspace'), Type.Literal('server'), Type.Literal('default')], {
+        description: "workspace (its own assignment), server (every workspace's, set with the CLI), default (DELIVERY_IP_POOLS default); null: no pool",
+      }),
+    ),
+  },
+  { title: 'IpPoolChoice' },
+);
+
+export const IpPool = Type.Object(
+  {
+    object: Type.Literal('ip_pool', { description: 'Always ip_pool' }),
+    name: text('Pool name as configured in DELIVERY_IP_POOLS'),
+    default: Type.Boolean({ description: 'Used when nothing is assigned' }),
+    addresses: Type.Array(
+      Type.Object({ address: text('Local source address'), helo: text('HELO/EHLO name given from this address') }, { title: 'IpPoolAddress' }),
+      { description: "The pool's source addresses; each message uses the least busy one" },
+    ),
+  },
+  { title: 'IpPool' },
+);
+
+export const IpPoolList = Type.Object(
+  {
+    object: Type.Literal('ip_pool_list', { description: 'Always ip_pool_list' }),
+    data: Type.Array(IpPool, { description: 'Every configured pool; empty without DELIVERY_IP_POOLS' }),
+    assignment: Type.Union([PoolAssignment, Type.Null()], { description: "The workspace's own assignment (null only in the operator's CLI view of no workspace)" }),
+    every_workspace: PoolAssignment,
+    effective: Type.Object({ transactional: EffectivePool, bulk: EffectivePool }, { description: 'The pool each kind of mail of the workspace leaves from now' }),
+  },
+  { title: 'IpPoolList' },
+);
+
+export const AssignPoolsBody = Type.Object(
+  {
+    all: Type.Optional(poolName('Pool for all mail; null removes the assignment')),
+    transactional: Type.Optional(poolName('Pool for transactional mail; null removes it')),
+    bulk: Type.Optional(poolName('Pool for campaigns and automations; null removes it')),
+  },
+  { title: 'AssignIpPools', additionalProperties: false, description: 'Only the kinds given change' },
+);

@@ -10,6 +10,7 @@ import { fieldValidationError, messageError } from '../../platform/http/errors.t
 import { newId } from '../../platform/ids.ts';
 import { emailEventObject } from '../emails/service.ts';
 import type { DestinationState } from '../../mail/shaping.ts';
+import { sourcedKey } from '../../mail/ip-pools.ts';
 import type { DeliveryHoldsTable } from './tables.ts';
 
 export const HOLD_RECHECK_MS = 30_000;
@@ -153,7 +154,7 @@ export async function saveDestinationStates(db: Db, states: DestinationState[]):
     for (const state of states) {
       await tx
         .insertInto('delivery_destinations')
-        .values({ destination: state.destination, state: JSON.stringify(state), updated_at: at })
+        .values({ destination: sourcedKey(state.destination, state.source), state: JSON.stringify(state), updated_at: at })
         .onConflict((oc) => oc.column('destination').doUpdateSet({ state: JSON.stringify(state), updated_at: at }))
         .execute();
     }
@@ -163,5 +164,11 @@ export async function saveDestinationStates(db: Db, states: DestinationState[]):
 /** Each destination's shaping state as last written, with when. */
 export async function destinationStates(db: Executor): Promise<Array<DestinationState & { updated_at: string }>> {
   const rows = await db.selectFrom('delivery_destinations').selectAll().orderBy('destination').execute();
-  return rows.map((row) => ({ ...(JSON.parse(row.state) as DestinationState), updated_at: row.updated_at }));
+  return rows.map((row) => {
+    const state = JSON.parse(row.state) as DestinationState;
+    return { ...state, source: state.source ?? null, updated_at: row.updated_at };
+  });
 }
+
+// IP pool assignments (pools.ts): the delivery worker asks which pool a delivery leaves from.
+export { poolFor } from './pools.ts';

@@ -24,3 +24,19 @@ declare module '../../platform/db/schema.ts' {
     delivery_destinations: DeliveryDestinationsTable;
   }
 }
+
+/** The IP pool a workspace's mail leaves from (migration 0028, docs/delivery.md "IP pools"). */
+export interface DeliveryPoolAssignmentsTable {
+  id: string; // `${workspace_id ?? '*'}|${kind}`
+  /** null: every workspace without an assignment of its own (operator CLI only). */
+  workspace_id: string | null;
+  kind: string; // all | transactional | bulk
+  pool: string;
+  updated_at: string;
+}
+
+declare module '../../platform/db/schema.ts' {
+  interface Database {
+    delivery_pool_assignments: DeliveryPoolAssignmentsTable;
+  }
+}

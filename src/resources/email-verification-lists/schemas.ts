@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import { pageLimitListOf } from '../../platform/http/responses.ts';
 import { pageLimitQuery } from '../../platform/http/lists.ts';
-import { EmailVerification } from '../email-verifications/schemas.ts';
+import { EmailVerification } from '../email-verifications/index.ts';
 
 const text = (description: string) => Type.String({ description });
 const count = (description: string) => Type.Integer({ minimum: 0, description });

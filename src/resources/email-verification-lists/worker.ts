@@ -15,7 +15,7 @@ import { RetryJobAt, type Job } from '../../platform/jobs.ts';
 import { nowIso, nowMs } from '../../platform/clock.ts';
 import { parseAddress } from '../../mail/address-checks.ts';
 import { ADDRESSES_PER_SESSION, MAX_CONNECTIONS_PER_MX } from '../../mail/mailbox-probe.ts';
-import { DomainFactsCache, verifyAddresses, type VerificationOutcome } from '../email-verifications/verifier.ts';
+import { DomainFactsCache, verifyAddresses, type VerificationOutcome } from '../email-verifications/index.ts';
 import { outcomeColumns } from '../email-verifications/service.ts';
 import { completeList, pendingCount } from './service.ts';
 

@@ -122,6 +122,7 @@ function attemptObject(row: AttemptRow) {
     response: row.response,
     reason: row.reason,
     tls: row.tls,
+    source_address: row.source_address ?? null,
   };
 }
 

@@ -164,6 +164,7 @@ export const RetrievedEmail = Type.Object(
           response: nullable(text('The server\'s reply')),
           reason: nullable(BounceReason),
           tls: nullable(text('TLS of the session: dane (required, certificate matched the MX host\'s DNSSEC-authenticated TLSA records), mta-sts (required, certificate verified), tls (implicit, or required without verification: DANE with only unusable TLSA records), opportunistic (STARTTLS when offered), none')),
+          source_address: nullable(text('Local address the connection came from (IP pools); null: chosen by the OS')),
         },
         { title: 'DeliveryAttempt' },
       ),

@@ -63,6 +63,8 @@ export interface EmailAttemptsTable {
   reason: string | null;
   /** TLS outcome: dane | mta-sts | tls | opportunistic | none (null for attempts without a session or recorded before TLS outcomes were kept). */
   tls: string | null;
+  /** Local source address of the connection (IP pools, migration 0028); null: chosen by the OS. */
+  source_address: string | null;
 }
 
 declare module '../../platform/db/schema.ts' {

@@ -83,6 +83,8 @@ const NAMES: Record<string, string> = {
   'POST /v2/audiences/{id}/subscribers/bulk-remove': 'remove-audience-subscribers-bulk',
   'POST /v2/domains/{id}/dmarc/reports': 'upload-dmarc-report',
   'GET /v2/system/health': 'get-system-health',
+  'GET /v2/automations/catalog': 'get-automation-catalog',
+  'POST /v2/automations/validate': 'validate-automation',
 };
 
 // Last segments that name a thing of one item rather than a collection of them.

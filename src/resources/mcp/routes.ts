@@ -10,7 +10,7 @@ import { bearerSecret } from '../../platform/http/auth.ts';
 import { frameworkError } from '../../platform/http/errors.ts';
 import { errorResponses } from '../../platform/http/responses.ts';
 import { principalOfToken } from '../oauth/service.ts';
-import { bearerChallenge } from '../oauth/routes.ts';
+import { bearerChallenge } from '../oauth/index.ts';
 import { ToolCatalog, viewOf, type Caller } from './tools.ts';
 
 export const PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];

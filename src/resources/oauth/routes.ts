@@ -10,7 +10,7 @@ import type { Resource } from '../../platform/resource.ts';
 import type { AppContext } from '../../platform/context.ts';
 import { messageError } from '../../platform/http/errors.ts';
 import { errorResponses } from '../../platform/http/responses.ts';
-import { requireSession } from '../users/sessions.ts';
+import { requireSession } from '../users/index.ts';
 import { registerClient } from './clients.ts';
 import {
   AuthorizationQuery, AuthorizationRequestInfo, AuthorizationServerMetadata, AuthorizedAppList, DecisionBody, DecisionResult, GrantParams,

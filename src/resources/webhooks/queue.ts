@@ -14,7 +14,7 @@ import { preparedQuery } from '../../platform/db/prepared.ts';
 import type { EmittedEvent, EventSubscriber } from '../../platform/events.ts';
 import { nowIso } from '../../platform/clock.ts';
 import { isCustomEventType, NOT_IN_ALL_EVENTS } from '../events/service.ts';
-import { matchesFilter, type WebhookFilter } from './filter.ts';
+import { matchesFilter, type WebhookFilter } from '../../platform/event-filter.ts';
 
 export const SUBSCRIPTIONS_TTL_MS = 1000;
 

@@ -4,7 +4,7 @@ import { subscribeToEvents } from '../../platform/events.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import { SlidingWindowLimiter } from '../../platform/http/rate-limit.ts';
 import { pageLimitQuery, type Query } from '../../platform/http/lists.ts';
-import { FILTER_OPERATORS, MAX_FILTER_RULES } from './filter.ts';
+import { FILTER_OPERATORS, MAX_FILTER_RULES } from '../../platform/event-filter.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
 import { webhookFanOut } from './queue.ts';
 import { getWebhookRequest, listWebhookRequests, resendWebhookRequest, testWebhook } from './requests.ts';

@@ -1,7 +1,7 @@
 // Response bodies of the webhooks API (https://emailit.com/docs/api-reference/webhooks.md).
 import { Type } from '@sinclair/typebox';
 import { nullable, pageLimitListOf } from '../../platform/http/responses.ts';
-import { FILTER_OPERATORS } from './filter.ts';
+import { FILTER_OPERATORS } from '../../platform/event-filter.ts';
 
 const text = (description: string) => Type.String({ description });
 const int = (description: string) => Type.Integer({ description });

@@ -12,11 +12,14 @@ import { ApiError, conflictError, plainError, planRequiredError } from '../../pl
 import { applyListQuery, pageLimitList, type ListSpec, type Query } from '../../platform/http/lists.ts';
 import { parseHttpUrl, resolvePublicAddress, UrlRefusedError } from '../../platform/net.ts';
 import { getWorkspace, type Plan, type Workspace } from '../workspaces/service.ts';
-import { FilterError, normalizeFilter, type WebhookFilter } from './filter.ts';
+import { FilterError, normalizeFilter, type WebhookFilter } from '../../platform/event-filter.ts';
 import { newWebhookSecret } from './policy.ts';
 import { forgetSubscriptions, stopDeliveries } from './queue.ts';
 import type { WebhookRow } from './tables.ts';
 import { transact } from '../../platform/db/transact.ts';
+
+// The filter language, offered to the features that filter events too (automations).
+export { FILTER_OPERATORS, MAX_FILTER_RULES, normalizeFilter, valuesAt, type FilterRule, type WebhookFilter } from '../../platform/event-filter.ts';
 
 /** Webhook endpoints per plan (https://emailit.com/docs/limits.md). */
 export const WEBHOOK_LIMITS: Record<Plan, number> = { payg: 3, pro: 10, business: 100, custom: 100 };

@@ -12,7 +12,8 @@ import { actingRole, roleRefusal } from '../../../src/platform/http/roles.ts';
 let app: TestApp;
 
 before(async () => {
-  app = await startTestApp({ roles: ['api'] });
+  // One IP pool, so an admin's pool assignment has something to write.
+  app = await startTestApp({ roles: ['api'], env: { DELIVERY_IP_POOLS: JSON.stringify({ walk: { addresses: ['127.0.0.2'] } }) } });
 });
 after(async () => {
   await app?.close();
@@ -49,6 +50,7 @@ const ADMIN_ONLY: Record<string, (f: Fixtures) => Call> = {
   'POST /v2/tracking-keys/{id}': (f) => ({ params: { id: f.trackingKeyId }, body: { name: 'renamed by the walk' } }),
   'DELETE /v2/tracking-keys/{id}': (f) => ({ params: { id: f.doomedTrackingKeyId } }),
   'GET /v2/system/health': () => ({}),
+  'PATCH /v2/delivery/pools/assignment': () => ({ body: { all: 'walk' } }),
 };
 
 // Run last: they end the member's session.
@@ -76,7 +78,7 @@ async function operations(): Promise<Operation[]> {
 
 const fill = (path: string, params: Record<string, string> = {}) => path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? 'nonexistent'));
 
-/** What an admin-only request could change: people, sessions, keys (API and tracking), invitations and their mail. */
+/** What an admin-only request could change: people, sessions, keys (API and tracking), invitations and their mail, IP pool assignments. */
 async function writable(): Promise<string> {
   const db = app.running.ctx.db;
   const notices = await db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('type', '=', NOTIFY_JOB).executeTakeFirstOrThrow();
@@ -88,6 +90,7 @@ async function writable(): Promise<string> {
     sessions: await db.selectFrom('sessions').select(['id_hash', 'workspace_id']).orderBy('id_hash').execute(),
     users: await db.selectFrom('users').select(['id', 'email', 'password_hash']).orderBy('id').execute(),
     notices: Number(notices.n),
+    pools: await db.selectFrom('delivery_pool_assignments').select(['id', 'pool']).orderBy('id').execute(),
   });
 }
 

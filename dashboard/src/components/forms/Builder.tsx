@@ -190,7 +190,7 @@ function StepEditor({ step, steps, onChange, onRemove }: { step: Step; steps: St
   return (
     <section class="builder-step" aria-label={title} ref={section}>
       <div class="toolbar">
-        <h4>{title}</h4>
+        <h2>{title}</h2>
         {onRemove ? (
           <Button class="small" kind="danger" onClick={onRemove}>
             Remove step<span class="visually-hidden"> {step.name ?? step.id}</span>
@@ -355,7 +355,7 @@ export function Builder({ type, draft, onChange }: { type: string; draft: Draft;
           Add a form step
         </Button>
       </p>
-      <h4>Settings of the {type.replace('_', ' ')} form</h4>
+      <h2>Settings of the {type.replace('_', ' ')} form</h2>
       <TypeSettings type={type} draft={draft} onChange={onChange} />
     </div>
   );

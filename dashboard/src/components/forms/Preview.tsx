@@ -64,7 +64,7 @@ export function FormPreview({ type, definition }: { type: string; definition: Pa
   return (
     <section aria-labelledby="form-preview-title" class="form-preview-section">
       <div class="toolbar">
-        <h3 id="form-preview-title">Live preview</h3>
+        <h2 id="form-preview-title">Live preview</h2>
         <Select label="Step" value={shown} onChange={(v) => setShown(v as Shown)} options={[['form', 'Form'], ['success', 'Success']]} />
       </div>
       <div ref={host} class={`form-preview-window ${type}`} data-form-preview={type} />

@@ -6,7 +6,7 @@
 import { normalizeAddress } from '../../../platform/addresses.ts';
 // values.ts, not custom-fields/service.ts (a known exception of the walls): rows are checked in
 // the parse threads (parse-worker.ts), which must not load the database layer service.ts imports.
-import { checkFieldValue, type FieldDefinitions } from '../../custom-fields/values.ts';
+import { checkFieldValue, type FieldDefinitions } from '../../custom-fields/index.ts';
 import { MAX_COLUMNS, type SourceRow } from './sources.ts';
 
 export interface ImportRow {

@@ -56,6 +56,7 @@ const insertAttempt = preparedQuery((db, p: AttemptValues) =>
     response: p.response,
     reason: p.reason,
     tls: p.tls,
+    source_address: p.source_address ?? null,
   }),
 );
 
@@ -72,6 +73,7 @@ async function insertAttempts(tx: Executor, attempts: Array<{ emailId: string; a
     response: attempt.response.slice(0, 2000),
     reason: attempt.kind === 'delivered' ? null : (attempt.reason ?? reasonOf(attempt).reason),
     tls: attempt.tls ?? null,
+    source_address: attempt.source ?? null,
   }));
   if (dialectOf(tx) === 'sqlite') {
     for (const row of rows) await insertAttempt(tx, row);

@@ -29,6 +29,7 @@ import { applyJournaledOutcome, recordAttempted, recordBouncedAtDelivery, record
 import { OutcomeJournal } from './journal.ts';
 import { destinationOf, feedbackOf, parseShapingOverrides, TrafficShaper, type Priority } from '../../../mail/shaping.ts';
 import { activeHolds, holdFor, HOLD_RECHECK_MS, saveDestinationStates } from '../../delivery-queue/service.ts';
+import { poolFor } from '../../delivery-queue/service.ts';
 import { metricsEnabled, observeDelivery } from '../../../platform/metrics.ts';
 import { currentTraceparent, EMAIL_ID, inSpan, recordSpan, setSpanAttributes, SpanKind, tracingOn } from '../../../platform/tracing.ts';
 
@@ -197,7 +198,10 @@ export class DeliveryWorker {
     }
     if (outgoing.tracked) await storeTrackingLinks(this.db, email, outgoing.tracked);
 
-    const delivery = { from: outgoing.envelopeFrom, to: email.to, raw: outgoing.raw, priority: priorityOf(email.source) };
+    const priority = priorityOf(email.source);
+    // IP pools (docs/delivery.md): the workspace's pool for this kind of mail; null: the OS chooses.
+    const pool = await poolFor(this.db, this.ctx.config.ipPools, email.workspace_id, priority);
+    const delivery = { from: outgoing.envelopeFrom, to: email.to, raw: outgoing.raw, priority, pool };
     const outcome = tracingOn ? await this.deliverTraced(email.id, delivery) : await this.delivery().deliver(delivery);
     // No slot at the destination in time: not an attempt, just later (the queue waits its turn).
     if (outcome.deferredUntilMs !== undefined) throw new RetryJobAt(outcome.deferredUntilMs, outcome.response);

@@ -1,3 +1,5 @@
+// The event filter language of webhooks and automations: in platform/ because both features use
+// it and the dashboard bundles it (the automation builder checks as you draw).
 // Webhook payload filters (https://emailit.com/docs/api-reference/webhooks.md): `match` all
 // (default) or any, and up to 25 rules of `field` (a dotted path into the event object; a leading
 // `payload.` is ignored), `operator` and `value`. Pure logic: validated on save, evaluated at
