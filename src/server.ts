@@ -10,6 +10,7 @@ import { JobRunner } from './platform/jobs.ts';
 import { setWorkers, startDraining } from './platform/lifecycle.ts';
 import { startMetricsListener } from './platform/metrics-listener.ts';
 import { startTracing } from './platform/tracing.ts';
+import { localNamesWarning } from './platform/local-names.ts';
 import type { AppContext } from './platform/context.ts';
 import { loadResources, type Role } from './resources/index.ts';
 import { createSealer, loadEncryptionKey } from './platform/secrets.ts';
@@ -76,6 +77,8 @@ export async function startPostlane(config: Config, options: StartOptions = {}):
   // the spans of the shutdown are sent too.
   const stopTracing = await startTracing(config.tracing, log);
   try {
+    const localNames = localNamesWarning(config);
+    if (localNames) log.warn(localNames);
     await migrateToLatest(ctx.db);
     const created = await ensureDefaultWorkspace(ctx.db);
     if (created && options.announceDefaultKey) options.announceDefaultKey(created.apiKey);

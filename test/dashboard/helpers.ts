@@ -35,7 +35,8 @@ export async function ensureDashboardBuilt(): Promise<void> {
   if (!existsSync(join(DIST, 'index.html'))) await buildDashboard({ quiet: true });
 }
 
-export async function startDashboardApp(): Promise<DashboardApp> {
+/** `env` overrides the config (a test of the local-names warnings sets PUBLIC_URL and MAIL_HOSTNAME). */
+export async function startDashboardApp(env: Record<string, string> = {}): Promise<DashboardApp> {
   await ensureDashboardBuilt();
   const dns = await startDnsServer();
   const sink = await startSmtpSink({});
@@ -50,6 +51,7 @@ export async function startDashboardApp(): Promise<DashboardApp> {
     MX_PORT: String(sink.port),
     ALLOW_PRIVATE_URLS: 'true',
     MAIL_HOSTNAME: 'mail.postlane.test',
+    ...env,
   });
   let setupLink = '';
   let defaultKey = '';

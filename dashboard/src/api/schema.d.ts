@@ -605,6 +605,27 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "session";
+                            /**
+                             * ServerSetup
+                             * @description Postlane addition: how this server is reachable
+                             */
+                            server: {
+                                /** @description Hosts the domains' DNS records point at that only this machine resolves */
+                                local_record_hosts: string[];
+                                /** @description Settings that name this machine only (localhost, *.local, *.test, 127.x, a name without a dot…); empty when all are public */
+                                local_settings: {
+                                    /** @description What to set it to instead */
+                                    advice: string;
+                                    /** @description Its value now */
+                                    value: string;
+                                    /** @description The environment variable */
+                                    variable: "PUBLIC_URL" | "MAIL_HOSTNAME";
+                                }[];
+                                /** @description MAIL_HOSTNAME: the EHLO name and the host the DNS records point at */
+                                mail_hostname: string;
+                                /** @description PUBLIC_URL: the base of the API and of links in mail */
+                                public_url: string;
+                            };
                             /** @description Who is signed in */
                             user: {
                                 /** @description Account email */
@@ -762,6 +783,27 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "session";
+                            /**
+                             * ServerSetup
+                             * @description Postlane addition: how this server is reachable
+                             */
+                            server: {
+                                /** @description Hosts the domains' DNS records point at that only this machine resolves */
+                                local_record_hosts: string[];
+                                /** @description Settings that name this machine only (localhost, *.local, *.test, 127.x, a name without a dot…); empty when all are public */
+                                local_settings: {
+                                    /** @description What to set it to instead */
+                                    advice: string;
+                                    /** @description Its value now */
+                                    value: string;
+                                    /** @description The environment variable */
+                                    variable: "PUBLIC_URL" | "MAIL_HOSTNAME";
+                                }[];
+                                /** @description MAIL_HOSTNAME: the EHLO name and the host the DNS records point at */
+                                mail_hostname: string;
+                                /** @description PUBLIC_URL: the base of the API and of links in mail */
+                                public_url: string;
+                            };
                             /** @description Who is signed in */
                             user: {
                                 /** @description Account email */
@@ -897,6 +939,27 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "session";
+                            /**
+                             * ServerSetup
+                             * @description Postlane addition: how this server is reachable
+                             */
+                            server: {
+                                /** @description Hosts the domains' DNS records point at that only this machine resolves */
+                                local_record_hosts: string[];
+                                /** @description Settings that name this machine only (localhost, *.local, *.test, 127.x, a name without a dot…); empty when all are public */
+                                local_settings: {
+                                    /** @description What to set it to instead */
+                                    advice: string;
+                                    /** @description Its value now */
+                                    value: string;
+                                    /** @description The environment variable */
+                                    variable: "PUBLIC_URL" | "MAIL_HOSTNAME";
+                                }[];
+                                /** @description MAIL_HOSTNAME: the EHLO name and the host the DNS records point at */
+                                mail_hostname: string;
+                                /** @description PUBLIC_URL: the base of the API and of links in mail */
+                                public_url: string;
+                            };
                             /** @description Who is signed in */
                             user: {
                                 /** @description Account email */
@@ -1275,6 +1338,27 @@ export interface paths {
                              * @enum {string}
                              */
                             object: "session";
+                            /**
+                             * ServerSetup
+                             * @description Postlane addition: how this server is reachable
+                             */
+                            server: {
+                                /** @description Hosts the domains' DNS records point at that only this machine resolves */
+                                local_record_hosts: string[];
+                                /** @description Settings that name this machine only (localhost, *.local, *.test, 127.x, a name without a dot…); empty when all are public */
+                                local_settings: {
+                                    /** @description What to set it to instead */
+                                    advice: string;
+                                    /** @description Its value now */
+                                    value: string;
+                                    /** @description The environment variable */
+                                    variable: "PUBLIC_URL" | "MAIL_HOSTNAME";
+                                }[];
+                                /** @description MAIL_HOSTNAME: the EHLO name and the host the DNS records point at */
+                                mail_hostname: string;
+                                /** @description PUBLIC_URL: the base of the API and of links in mail */
+                                public_url: string;
+                            };
                             /** @description Who is signed in */
                             user: {
                                 /** @description Account email */
@@ -24465,6 +24549,125 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/onboarding": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Getting started: which first steps the workspace has taken (Postlane addition)
+         * @description Each step is read from the workspace as it is: its domains and their last DNS check, its emails, its API keys and their last use.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description PUBLIC_URL: what the Emailit SDKs take as their API base (the v2 API is under /v2) */
+                            api_base_url: string;
+                            /** @description Every step is done */
+                            completed: boolean;
+                            /** @description The domain the steps are about: a verified one, else the newest */
+                            domain: {
+                                /** @description dom_ id */
+                                id: string;
+                                /** @description The domain */
+                                name: string;
+                                /** @description Its verification status */
+                                verification_status: "verified" | "pending" | "pending_review";
+                            } | null;
+                            /**
+                             * @description Always onboarding
+                             * @enum {string}
+                             */
+                            object: "onboarding";
+                            /** @description The SMTP relay: any username, an API key as password */
+                            smtp: {
+                                /** @description MAIL_HOSTNAME: the SMTP relay's host */
+                                host: string;
+                                /** @description SMTP_SUBMISSION_PORT (STARTTLS); null when off */
+                                port: number | null;
+                                /** @description SMTP_SUBMISSION_TLS_PORT (implicit TLS); null when off */
+                                tls_port: number | null;
+                            };
+                            /** @description The steps in order */
+                            steps: {
+                                /** @description Whether the workspace has taken the step */
+                                done: boolean;
+                                /** @description domain_added, dns_published (SPF, DKIM and return path check out), domain_verified, test_email_sent (any email sent), api_key_created (a key besides the first-start "Default key"), api_call_made (a key has been used) */
+                                key: "domain_added" | "dns_published" | "domain_verified" | "test_email_sent" | "api_key_created" | "api_call_made";
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["FrameworkError"] | components["schemas"]["SendValidationError"] | components["schemas"]["FieldValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FrameworkError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;

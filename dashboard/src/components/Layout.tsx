@@ -7,6 +7,7 @@ import { Link } from '../lib/router';
 import { navEntries } from '../pages/index';
 import { useOptionalSession } from '../session';
 import { ErrorBox, Loading } from './ui';
+import { LocalNamesBanner } from './ServerWarnings';
 
 export function Layout({ path, children }: { path: string; children: ComponentChildren }) {
   const state = useOptionalSession();
@@ -59,6 +60,7 @@ export function Layout({ path, children }: { path: string; children: ComponentCh
           </>
         ) : null}
       </header>
+      <LocalNamesBanner />
       <ErrorBox error={error} />
       {switching ? <Loading label="Switching workspace…" /> : null}
       <div class="body">

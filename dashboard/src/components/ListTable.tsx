@@ -2,7 +2,39 @@
 // none) and the pager, so each page only says which columns it has and how a row looks.
 import { Fragment, type ComponentChildren } from 'preact';
 import type { Loaded } from '../lib/hooks';
+import { Link } from '../lib/router';
 import { ErrorBox, Loading, Pager, TableScroll } from './ui';
+
+/** What an empty list shows: what the thing is (one sentence) and its first action. */
+export interface EmptyState {
+  /** "No forms.": what is missing, in a few words. */
+  title: string;
+  /** What the thing is, in one sentence. */
+  text: string;
+  /** The first action's words; distinct from the page's own buttons (say "your first …"). */
+  action?: string;
+  onAction?: () => void;
+  /** A link instead of a button. */
+  href?: string;
+}
+
+function Empty({ empty, searching }: { empty: string | EmptyState; searching?: boolean }) {
+  if (typeof empty === 'string') return <>{empty}</>;
+  if (searching) return <p class="empty">{empty.title} Try another search or filter.</p>;
+  return (
+    <div class="empty">
+      <p>
+        {empty.title} {empty.text}
+      </p>
+      {empty.action && empty.href ? <Link href={empty.href} class="button primary">{empty.action}</Link> : null}
+      {empty.action && empty.onAction ? (
+        <button type="button" class="primary" onClick={empty.onAction}>
+          {empty.action}
+        </button>
+      ) : null}
+    </div>
+  );
+}
 
 export interface ListTableProps<T, R> {
   label: string;
@@ -11,7 +43,9 @@ export interface ListTableProps<T, R> {
   items: (data: T) => R[];
   columns: string[];
   row: (item: R) => ComponentChildren;
-  empty: string;
+  empty: string | EmptyState;
+  /** A search or filter is in effect: an empty page says nothing matches rather than what the thing is. */
+  searching?: boolean;
   /** Paging (omit for a list without pages). */
   page?: number;
   onPage?: (page: number) => void;
@@ -21,7 +55,7 @@ export interface ListTableProps<T, R> {
 }
 
 export function ListTable<T, R>(props: ListTableProps<T, R>) {
-  const { label, loaded, items, columns, row, empty, page, onPage, hasNext, quiet } = props;
+  const { label, loaded, items, columns, row, empty, searching, page, onPage, hasNext, quiet } = props;
   const rows = loaded.data ? items(loaded.data) : [];
   return (
     <>
@@ -49,7 +83,9 @@ export function ListTable<T, R>(props: ListTableProps<T, R>) {
               ))}
               {rows.length === 0 ? (
                 <tr>
-                  <td colSpan={columns.length}>{empty}</td>
+                  <td colSpan={columns.length}>
+                    <Empty empty={empty} searching={searching} />
+                  </td>
                 </tr>
               ) : null}
             </tbody>

@@ -18,6 +18,8 @@ export function useListState<F extends Record<string, string>>(filters: F) {
       setPage(1);
     },
     filters: values,
+    /** A search or a filter other than the page's defaults narrows the list. */
+    narrowed: settledSearch !== '' || Object.keys(values).some((key) => values[key] !== filters[key]),
     setFilter(key: keyof F, value: string) {
       setValues({ ...values, [key]: value });
       setPage(1);
@@ -35,7 +37,7 @@ export type ListState<F extends Record<string, string>> = ReturnType<typeof useL
 export interface ListPage<T, F extends Record<string, string>> extends ListState<F> {
   loaded: Loaded<T>;
   /** What ListTable needs from the list: `<ListTable {...list.table} …/>`. */
-  table: { loaded: Loaded<T>; page: number; onPage: (page: number) => void };
+  table: { loaded: Loaded<T>; page: number; onPage: (page: number) => void; searching: boolean };
 }
 
 /**
@@ -51,5 +53,5 @@ export function useListPage<T, F extends Record<string, string>>(
   const list = useListState(filters);
   const query = present({ page: list.page, limit: options.limit ?? 25, search: list.settledSearch, ...list.filters });
   const loaded = useLoad(() => load(query, list), [list.page, list.settledSearch, list.filters, ...(options.deps ?? [])]);
-  return { ...list, loaded, table: { loaded, page: list.page, onPage: list.setPage } };
+  return { ...list, loaded, table: { loaded, page: list.page, onPage: list.setPage, searching: list.narrowed } };
 }

@@ -9,11 +9,13 @@ import { ListTable, nextPageUrl } from '../components/ListTable';
 import { formatDate, useAction } from '../lib/hooks';
 import { useListPage } from '../lib/list';
 import { AuthorizedApps } from '../components/AuthorizedApps';
+import { KeySnippets } from '../components/Snippets';
 import { useOptionalSession } from '../session';
 
 type Key = Ok<'/v2/api-keys/{id}', 'get'>;
 
 function SecretOnce({ secret, onDone }: { secret: { name: string; key: string } | null; onDone: () => void }) {
+  const to = useOptionalSession()?.session.user.email ?? 'you@example.com';
   return (
     <Dialog title="Your new API key" open={secret !== null} onClose={onDone}>
       {secret ? (
@@ -24,6 +26,7 @@ function SecretOnce({ secret, onDone }: { secret: { name: string; key: string } 
           <p class="secret">
             <code data-testid="new-secret">{secret.key}</code> <CopyButton text={secret.key} what={`the API key`} />
           </p>
+          <KeySnippets apiKey={secret.key} to={to} />
           <Button kind="primary" onClick={onDone}>
             Done
           </Button>
@@ -66,7 +69,7 @@ export function ApiKeys() {
         {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Permission', 'Last used', 'Created', ...(isAdmin ? ['Actions'] : [])]}
-        empty="No API keys."
+        empty={{ title: 'No API keys.', text: 'An API key lets an application send mail and use the API; its secret is shown once, when it is made.', ...(isAdmin ? { action: 'Make your first API key', onAction: () => setCreating(true) } : {}) }}
         hasNext={nextPageUrl}
         row={(k) => (
           <tr>

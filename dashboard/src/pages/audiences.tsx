@@ -43,7 +43,7 @@ export function Audiences() {
         {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Subscribers', 'Page', 'Double opt-in', 'Added']}
-        empty="No audiences yet."
+        empty={{ title: 'No audiences yet.', text: 'An audience is a list people subscribe to, through a form or the API.', action: 'Add your first audience', onAction: () => setAdding(true) }}
         hasNext={nextPageUrl}
         row={(a) => (
           <tr>

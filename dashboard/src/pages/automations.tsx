@@ -68,7 +68,7 @@ export function Automations() {
         {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Context', 'Status', 'Steps', 'Last run started', 'Created']}
-        empty="No automations."
+        empty={{ title: 'No automations.', text: 'An automation sends emails by itself when something happens, such as a new subscriber.', action: 'Add your first automation', onAction: () => setAdding(true) }}
         hasNext={(data) => data.current_page < data.total_pages}
         row={(a) => (
           <tr>

@@ -68,7 +68,7 @@ export function Campaigns() {
         {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Status', 'Subject', 'Scheduled', 'Sent', 'Created']}
-        empty="No campaigns."
+        empty={{ title: 'No campaigns.', text: 'A campaign is one email sent to an audience, now or at a set time.', action: 'Write your first campaign', href: '/campaigns/new' }}
         hasNext={nextPageUrl}
         row={(c) => (
           <tr>

@@ -214,7 +214,7 @@ export function Contacts() {
         {...list.table}
         items={(data) => data.data}
         columns={['Email', 'Name', 'Audiences', 'Campaigns', 'Added']}
-        empty="No contacts."
+        empty={{ title: 'No contacts.', text: 'Contacts are the people you send campaigns to, with their fields and subscriptions.', action: 'Add your first contact', onAction: () => setDialog('new') }}
         hasNext={nextPageUrl}
         row={(c) => (
           <tr>

@@ -211,7 +211,7 @@ function DomainReports({ domainId }: { domainId: string }) {
           loaded={reports}
           items={(data) => data.data}
           columns={['Reporter', 'Period', 'Type', 'Messages', 'Pass rate', 'Status', 'Arrived']}
-          empty="No reports in this period."
+          empty={{ title: 'No reports in this period.', text: 'DMARC reports come from receivers and say who sends mail as your domains and whether it passes.', action: 'Upload your first report', onAction: () => setUploading(true) }}
           row={(r) => (
             <tr>
               <td>

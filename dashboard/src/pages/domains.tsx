@@ -13,8 +13,16 @@ import { useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
 import type { PageProps } from './index';
 import { Warmup } from '../components/Warmup';
+import { TestEmail } from '../components/TestEmail';
+import { LocalRecordWarning } from '../components/ServerWarnings';
 
 type Domain = Ok<'/v2/domains/{id}', 'get'>;
+
+const plural = (n: number, one: string, many: string) => `${n.toLocaleString()} ${n === 1 ? one : many}`;
+/** "1 domain (no limit)", "2 of 5 domains", "1 of 1 domain". */
+export function domainCount(count: number, limit: number | null): string {
+  return limit === null ? `${plural(count, 'domain', 'domains')} (no limit)` : `${count.toLocaleString()} of ${plural(limit, 'domain', 'domains')}`;
+}
 
 export function Domains() {
   const list = useListPage({ order: 'created_at', direction: 'desc' }, (query) => ok(api.GET('/v2/domains', { params: { query: query as never } })));
@@ -36,7 +44,7 @@ export function Domains() {
       </div>
       {domains.data ? (
         <p class="muted">
-          {domains.data.domain_count} of {domains.data.domain_limit} domains on the {domains.data.plan_name} plan
+          {domainCount(domains.data.domain_count, domains.data.domain_limit)} on the {domains.data.plan_name} plan
         </p>
       ) : null}
       <ListTable
@@ -44,7 +52,7 @@ export function Domains() {
         {...list.table}
         items={(data) => data.data}
         columns={['Domain', 'Status', 'SPF', 'DKIM', 'Return path', 'Checked']}
-        empty="No domains yet."
+        empty={{ title: 'No domains yet.', text: 'A domain is what your mail is sent from: add one, publish its DNS records and verify it.', action: 'Add your first domain', onAction: () => setAdding(true) }}
         hasNext={nextPageUrl}
         row={(d) => (
           <tr>
@@ -113,6 +121,7 @@ function DnsRecords({ domain }: { domain: Pick<Domain, 'dns_records'> }) {
             </td>
             <td>
               <code class="record wrap">{r.value}</code> <CopyButton text={r.value} what={`value of record ${i + 1} (${r.type})`} />
+              <LocalRecordWarning value={r.value} />
             </td>
             <td>
               <Badge value={r.status} />
@@ -220,6 +229,7 @@ export function DomainDetail({ params }: PageProps) {
             <p class="muted">Publish these at your DNS host, then verify.</p>
             <DnsRecords domain={d} />
           </section>
+          <TestEmail domain={d} />
           <DomainSettings key={d.id} domain={d} onSaved={() => void domain.reload()} />
           <Warmup domain={d.name} />
         </>

@@ -44,7 +44,7 @@ export function Emails() {
         {...list.table}
         items={(data) => data.data}
         columns={['Subject', 'To', 'From', 'Status', 'Created']}
-        empty="No emails match."
+        empty={{ title: 'No emails yet.', text: 'Emails are every message this workspace sends, through the API, the SMTP relay, campaigns and automations.', action: 'Send a test from a domain', href: '/domains' }}
         hasNext={nextPageUrl}
         row={(e) => (
           <tr>

@@ -57,7 +57,7 @@ export function Events() {
         loaded={events}
         items={(data) => data.data}
         columns={['Type', 'Object', 'When', 'Data']}
-        empty="No events."
+        empty={{ title: 'No events yet.', text: 'Events record what happens to your emails and contacts (accepted, delivered, opened…), newest first.', action: 'Send a test from a domain', href: '/domains' }}
         page={page}
         onPage={setPage}
         hasNext={nextPageUrl}

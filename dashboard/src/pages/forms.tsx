@@ -51,7 +51,7 @@ export function Forms() {
         {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Type', 'Status', 'Published', 'Added']}
-        empty="No forms."
+        empty={{ title: 'No forms.', text: 'A form is a sign-up form for your website that adds subscribers to an audience.', action: 'Add your first form', onAction: () => setAdding(true) }}
         hasNext={nextPageUrl}
         row={(f) => (
           <tr>

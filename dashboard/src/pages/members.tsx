@@ -17,6 +17,7 @@ export function Members() {
 function MembersOf({ state }: { state: SessionState }) {
   const { session } = state;
   const isAdmin = session.workspace?.role === 'admin';
+  const me = session.user.id;
   const members = useLoad(() => ok(api.GET('/v2/members')), []);
   const invitations = useLoad(() => (isAdmin ? ok(api.GET('/v2/invitations')) : Promise.resolve({ data: [] })), [isAdmin]);
   const [email, setEmail] = useState('');
@@ -44,6 +45,8 @@ function MembersOf({ state }: { state: SessionState }) {
             <td>{formatDate(m.created_at)}</td>
             {isAdmin ? (
               <td class="row-actions">
+                {/* An admin does not demote themselves here: the workspace could be left with no admin to undo it. */}
+                {m.id === me ? <span class="muted small-text">You</span> : (
                 <Button
                   class="small"
                   aria-label={`${m.role === 'admin' ? 'Make member' : 'Make admin'}: ${m.email}`}
@@ -55,6 +58,7 @@ function MembersOf({ state }: { state: SessionState }) {
                 >
                   {m.role === 'admin' ? 'Make member' : 'Make admin'}
                 </Button>
+                )}
                 <Button
                   class="small"
                   kind="danger"

@@ -9,6 +9,7 @@ import { ErrorBox, Facts, Loading, PageHeader, Select } from '../components/ui';
 import { useLoad } from '../lib/hooks';
 import { Deliverability, Gauge } from '../components/Deliverability';
 import { BreakdownTable } from '../components/Breakdown';
+import { GettingStarted } from '../components/GettingStarted';
 
 type Stats = Ok<'/v2/stats/emails', 'get'>;
 type Period = '24h' | '7d' | '30d' | '90d';
@@ -131,6 +132,7 @@ export function Overview() {
       <PageHeader title="Overview">
         <Select label="Period" value={period} onChange={(p) => setPeriod(p as Period)} options={PERIODS} />
       </PageHeader>
+      <GettingStarted />
       <section aria-labelledby="usage-title" class="card">
         <h2 id="usage-title">Credits and limits</h2>
         {workspace.loading && !w ? <Loading /> : null}

@@ -73,7 +73,7 @@ export function Suppressions() {
         {...list.table}
         items={(data) => data.data}
         columns={['Email', 'Type', 'Reason', 'Until', 'Added', 'Actions']}
-        empty="No suppressions."
+        empty={{ title: 'No suppressions.', text: 'Suppressed addresses are never sent to: hard bounces, complaints and unsubscribes land here, and you can add your own.', action: 'Suppress your first address', onAction: () => setEditing('new') }}
         hasNext={nextPageUrl}
         row={(s) => (
           <tr>

@@ -50,7 +50,7 @@ export function Templates() {
         {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Alias', 'Editor', 'Published', 'Versions', 'Updated']}
-        empty="No templates."
+        empty={{ title: 'No templates.', text: 'A template is a reusable subject and body that emails and campaigns are sent from.', action: 'Create your first template', onAction: () => setCreating(true) }}
         hasNext={(data) => data.current_page < data.total_pages}
         row={(row) => (
           <tr>

@@ -114,7 +114,7 @@ export function Verification() {
           {...list.table}
           items={(data) => data.data}
           columns={['Name', 'Status', 'Addresses', 'Safe', 'Invalid', 'Created']}
-          empty="No lists yet."
+          empty={{ title: 'No lists yet.', text: 'A verification list checks addresses for ones that would bounce, before you send to them.', action: 'Check your first list', onAction: () => setAdding(true) }}
           hasNext={nextPageUrl}
           row={(l) => (
             <tr>

@@ -87,7 +87,7 @@ export function Webhooks() {
         {...list.table}
         items={(data) => data.data}
         columns={['Name', 'URL', 'Events', 'State', 'Last used']}
-        empty="No webhooks."
+        empty={{ title: 'No webhooks.', text: 'A webhook posts each email event (delivered, bounced, opened…) to a URL of yours.', action: 'Add your first webhook', onAction: () => setCreating(true) }}
         hasNext={nextPageUrl}
         row={(w) => (
           <tr>

@@ -27,7 +27,7 @@ export const resource: Resource = {
   public(app, ctx) {
     const guard = signInGuard(ctx);
     const sessionBody = async (userId: string, workspaceId: string, reply: Parameters<typeof openSession>[1]) => {
-      return describeSession(ctx.db, await openSession(ctx, reply, userId, workspaceId));
+      return describeSession(ctx.db, await openSession(ctx, reply, userId, workspaceId), ctx.config);
     };
 
     app.post('/auth/sign-in', {
@@ -47,7 +47,7 @@ export const resource: Resource = {
     app.get('/auth/session', {
       config: publicRoute,
       schema: { tags: authTags, summary: 'Who is signed in, their workspaces and the CSRF token', response: { 200: Session, ...errorResponses({ 401: 'framework' }) } },
-    }, async (request) => describeSession(ctx.db, await requireSession(ctx, request)));
+    }, async (request) => describeSession(ctx.db, await requireSession(ctx, request), ctx.config));
 
     app.post('/auth/workspace', {
       config: publicRoute,
@@ -57,7 +57,7 @@ export const resource: Resource = {
       const { workspace_id } = request.body as Static<typeof SwitchBody>;
       if (!(await membershipOf(ctx.db, session.user_id, workspace_id))) throw messageError(404, 'not_found', 'Workspace not found');
       await ctx.db.updateTable('sessions').set({ workspace_id }).where('id_hash', '=', session.id_hash).execute();
-      return describeSession(ctx.db, { ...session, workspace_id });
+      return describeSession(ctx.db, { ...session, workspace_id }, ctx.config);
     });
 
     app.post('/auth/sign-out', {

@@ -57,6 +57,26 @@ const WorkspaceRef = Type.Object(
   { title: 'SessionWorkspace' },
 );
 
+const LocalSetting = Type.Object(
+  {
+    variable: Type.Union([Type.Literal('PUBLIC_URL'), Type.Literal('MAIL_HOSTNAME')], { description: 'The environment variable' }),
+    value: text('Its value now'),
+    advice: text('What to set it to instead'),
+  },
+  { title: 'LocalSetting' },
+);
+
+/** Postlane addition: the server's public names, so the dashboard can warn while they are local. */
+const ServerSetup = Type.Object(
+  {
+    public_url: text('PUBLIC_URL: the base of the API and of links in mail'),
+    mail_hostname: text('MAIL_HOSTNAME: the EHLO name and the host the DNS records point at'),
+    local_settings: Type.Array(LocalSetting, { description: 'Settings that name this machine only (localhost, *.local, *.test, 127.x, a name without a dot…); empty when all are public' }),
+    local_record_hosts: Type.Array(text('A host name'), { description: 'Hosts the domains\' DNS records point at that only this machine resolves' }),
+  },
+  { title: 'ServerSetup', description: 'Postlane addition: how this server is reachable' },
+);
+
 export const Session = Type.Object(
   {
     object: Type.Literal('session', { description: 'Always session' }),
@@ -64,6 +84,7 @@ export const Session = Type.Object(
     workspace: nullable(Type.Object({ id: text('wsp_ id'), name: text('Workspace name'), role: RoleField }, { description: 'The workspace the session works in' })),
     workspaces: Type.Array(WorkspaceRef, { description: 'Every workspace the user belongs to' }),
     csrf_token: text('Send it back in X-CSRF-Token with every request that changes something'),
+    server: ServerSetup,
   },
   { title: 'Session' },
 );

@@ -8,6 +8,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../platform/context.ts';
 import type { Db } from '../../platform/db/database.ts';
 import { nowIso, nowMs } from '../../platform/clock.ts';
+import { localRecordHosts, localSettings } from '../../platform/local-names.ts';
+import type { Config } from '../../config.ts';
 import { hashSecret, type Principal } from '../../platform/http/auth.ts';
 import { ApiError, frameworkError, messageError } from '../../platform/http/errors.ts';
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE_SECONDS, SignInGuard, SignInRefused, type Proof } from './sign-in-guard.ts';
@@ -154,7 +156,12 @@ export function setDeviceCookie(ctx: AppContext, reply: FastifyReply, guard: Sig
 }
 
 /** What the dashboard needs to know about who is signed in. */
-export async function describeSession(db: Db, session: Pick<SessionRow, 'user_id' | 'workspace_id' | 'csrf_token'>) {
+/** What the dashboard shows about the server's own setup (a banner while its names are local). */
+function serverSetup(config: Config) {
+  return { public_url: config.publicUrl, mail_hostname: config.mailHostname, local_settings: localSettings(config), local_record_hosts: localRecordHosts(config) };
+}
+
+export async function describeSession(db: Db, session: Pick<SessionRow, 'user_id' | 'workspace_id' | 'csrf_token'>, config: Config) {
   const user = await db.selectFrom('users').select(['id', 'email']).where('id', '=', session.user_id).executeTakeFirstOrThrow();
   const memberships = await membershipsOf(db, session.user_id);
   const current = memberships.find((m) => m.workspace_id === session.workspace_id);
@@ -164,5 +171,6 @@ export async function describeSession(db: Db, session: Pick<SessionRow, 'user_id
     workspace: current ? { id: current.workspace_id, name: current.workspace_name, role: current.role } : null,
     workspaces: memberships.map((m) => ({ id: m.workspace_id, name: m.workspace_name, role: m.role as Role })),
     csrf_token: session.csrf_token,
+    server: serverSetup(config),
   };
 }
