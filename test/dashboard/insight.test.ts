@@ -57,6 +57,7 @@ test('the overview charts the period with dated axes and hover values, and its r
   // uPlot drew its axes (two) and, under the pointer, names the day and its values in the legend.
   assert.equal(await page.locator('[data-chart="volume"] .u-axis').count(), 2);
   const plot = page.locator('[data-chart="volume"] .u-over');
+  await plot.scrollIntoViewIfNeeded(); // below the getting-started checklist
   const box = (await plot.boundingBox())!;
   await page.mouse.move(box.x + box.width - 2, box.y + box.height / 2);
   await eventually(async () => (await text('[data-chart="volume"] .u-legend')).includes(todayText) || null, 5000);

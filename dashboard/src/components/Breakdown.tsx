@@ -39,7 +39,7 @@ function Rate({ rate, level }: { rate: number | null; level?: Level }) {
 
 export function BreakdownTable({ id, title, label, rows, empty = 'No mail in this period.' }: { id: string; title: string; label: string; rows: BreakdownRow[]; empty?: string }) {
   return (
-    <section aria-labelledby={`${id}-title`} class="breakdown" data-breakdown={id}>
+    <section class="breakdown" data-breakdown={id}>
       <h3 id={`${id}-title`}>{title}</h3>
       {rows.length === 0 ? (
         <p class="muted">{empty}</p>
