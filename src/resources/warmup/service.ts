@@ -7,6 +7,8 @@
 // over the day's cap is deferred, not failed: its job is moved to the next UTC day, transactional
 // mail to the start of the day and bulk mail later, and bulk mail waits while transactional mail
 // deferred earlier is being let through.
+import { DELIVER_JOBS } from '../../delivery/jobs.ts';
+import { rescheduleByKey } from '../../platform/jobs.ts';
 import type { Selectable } from 'kysely';
 import { isIP } from 'node:net';
 import type { Db } from '../../platform/db/database.ts';
@@ -14,7 +16,17 @@ import { isUniqueViolation } from '../../platform/db/database.ts';
 import { nowIso, nowMs } from '../../platform/clock.ts';
 import { fieldValidationError, messageError } from '../../platform/http/errors.ts';
 import { newId } from '../../platform/ids.ts';
-import { capOn, dayNumber, dayOf, DEFAULT_SCHEDULE_NAME, nextDayStartMs, parseWarmupSchedules, scheduleDays, slowedCap, type Schedules } from '../../mail/warmup.ts';
+import {
+  capOn,
+  dayNumber,
+  dayOf,
+  DEFAULT_SCHEDULE_NAME,
+  nextDayStartMs,
+  parseWarmupSchedules,
+  scheduleDays,
+  slowedCap,
+  type Schedules,
+} from '../../mail/warmup.ts';
 import { feedbackOf } from '../../mail/shaping.ts';
 import type { BounceReason } from '../../mail/bounce-reasons.ts';
 import type { DeliveryWarmupsTable } from './tables.ts';
@@ -65,12 +77,21 @@ export async function startWarmup(db: Db, input: StartWarmupInput): Promise<Warm
   const domain = input.domain?.trim().toLowerCase().replace(/\.$/, '') || null;
   const address = input.address?.trim().toLowerCase() || null;
   if (!domain === !address) throw fieldValidationError({ domain: ['Give either a domain or an address'] });
-  if (domain && !/^(?=.{1,253}$)([a-z0-9_]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$/.test(domain)) throw fieldValidationError({ domain: ['Not a domain name'] });
+  if (domain && !/^(?=.{1,253}$)([a-z0-9_]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$/.test(domain))
+    throw fieldValidationError({ domain: ['Not a domain name'] });
   if (address && !isIP(address)) throw fieldValidationError({ address: ['Not an IP address'] });
   const schedule = input.schedule?.trim() || DEFAULT_SCHEDULE_NAME;
   const schedules = warmupSchedules();
-  if (!schedules[schedule]) throw fieldValidationError({ schedule: [`No schedule named ${schedule}; configured: ${Object.keys(schedules).join(', ')}`] });
-  const row: WarmupRow = { id: newId('wu'), kind: domain ? 'domain' : 'address', subject: (domain ?? address)!, schedule, started_on: dayOf(nowMs()), created_at: nowIso() };
+  if (!schedules[schedule])
+    throw fieldValidationError({ schedule: [`No schedule named ${schedule}; configured: ${Object.keys(schedules).join(', ')}`] });
+  const row: WarmupRow = {
+    id: newId('wu'),
+    kind: domain ? 'domain' : 'address',
+    subject: (domain ?? address)!,
+    schedule,
+    started_on: dayOf(nowMs()),
+    created_at: nowIso(),
+  };
   try {
     await db.insertInto('delivery_warmups').values(row).execute();
   } catch (error) {
@@ -91,16 +112,15 @@ export async function stopWarmup(db: Db, idOrSubject: string): Promise<WarmupRow
       .where((eb) => eb.or([eb('id', '=', idOrSubject.trim()), eb('subject', '=', key)]))
       .executeTakeFirst();
     if (!found) throw messageError(404, 'Warm-up not found', `No warm-up with id, domain or address ${idOrSubject.slice(0, 253)}.`);
-    const deferred = await tx.selectFrom('delivery_warmup_sends').select('email_id').where('warmup_id', '=', found.id).where('state', '=', 'deferred').execute();
-    const payloads = deferred.map((d) => JSON.stringify({ email_id: d.email_id }));
-    for (let i = 0; i < payloads.length; i += 500) {
-      await tx
-        .updateTable('jobs')
-        .set({ run_at: Math.floor(nowMs()) })
-        .where('type', '=', 'email.deliver')
-        .where('payload', 'in', payloads.slice(i, i + 500))
-        .where('locked_by', 'is', null)
-        .execute();
+    const deferred = await tx
+      .selectFrom('delivery_warmup_sends')
+      .select('email_id')
+      .where('warmup_id', '=', found.id)
+      .where('state', '=', 'deferred')
+      .execute();
+    // Deferred mail is due at once; a delivery job is keyed by its email's id (src/delivery/intake.ts).
+    for (const { email_id } of deferred) {
+      for (const type of DELIVER_JOBS) if ((await rescheduleByKey(tx, type, email_id, Math.floor(nowMs()))) !== 'absent') break;
     }
     await tx.deleteFrom('delivery_warmup_sends').where('warmup_id', '=', found.id).execute();
     await tx.deleteFrom('delivery_warmups').where('id', '=', found.id).execute();
@@ -133,7 +153,13 @@ export async function warmupObject(db: Db, row: WarmupRow, now = nowMs()) {
     .execute();
   const by = new Map<string, WarmupDestinationView>();
   for (const c of counts) {
-    const view = by.get(c.destination) ?? { destination: c.destination, cap: capOn(schedule, c.destination, day), sent: 0, next_day_cap: capOn(schedule, c.destination, day + 1), deferred: 0 };
+    const view = by.get(c.destination) ?? {
+      destination: c.destination,
+      cap: capOn(schedule, c.destination, day),
+      sent: 0,
+      next_day_cap: capOn(schedule, c.destination, day + 1),
+      deferred: 0,
+    };
     if (c.state === 'deferred') view.deferred += Number(c.n);
     else view.sent += Number(c.n);
     by.set(c.destination, view);
@@ -203,7 +229,9 @@ export class WarmupGate {
     if (rows.length === 0) return null;
     const now = nowMs();
     const schedules = warmupSchedules();
-    const mine = rows.filter((row) => (row.kind === 'domain' ? row.subject === request.domain.toLowerCase() : request.sources.includes(row.subject)));
+    const mine = rows.filter((row) =>
+      row.kind === 'domain' ? row.subject === request.domain.toLowerCase() : request.sources.includes(row.subject),
+    );
     if (mine.length === 0) return null;
     const destination = await request.destination();
     if (!destination) return null;
@@ -217,7 +245,9 @@ export class WarmupGate {
         await this.db.deleteFrom('delivery_warmup_sends').where('warmup_id', '=', row.id).where('email_id', '=', request.emailId).execute();
         continue;
       }
-      const deferral = await this.inTurn(`${row.id}|${destination}`, () => this.take(row, request, destination, today, slowedCap(cap, this.answersOf(destination, today)), now));
+      const deferral = await this.inTurn(`${row.id}|${destination}`, () =>
+        this.take(row, request, destination, today, slowedCap(cap, this.answersOf(destination, today)), now),
+      );
       if (deferral) {
         await this.release(admitted, request.emailId);
         return deferral;
@@ -259,7 +289,11 @@ export class WarmupGate {
     await this.db
       .insertInto('delivery_warmup_sends')
       .values({ ...key, destination, day: today, priority: request.priority, state: 'reserved', retry_at: null })
-      .onConflict((oc) => oc.columns(['warmup_id', 'email_id']).doUpdateSet({ destination, day: today, priority: request.priority, state: 'reserved', retry_at: null }))
+      .onConflict((oc) =>
+        oc
+          .columns(['warmup_id', 'email_id'])
+          .doUpdateSet({ destination, day: today, priority: request.priority, state: 'reserved', retry_at: null }),
+      )
       .execute();
     const { n } = await this.db
       .selectFrom('delivery_warmup_sends')
@@ -271,15 +305,27 @@ export class WarmupGate {
       .executeTakeFirstOrThrow();
     if (Number(n) <= cap) return null;
     const nextDay = nextDayStartMs(now);
-    return deferTo(request.priority === 'bulk' ? nextDay + BULK_DELAY_MS : nextDay, `Warm-up of ${row.subject}: today's ${cap} messages to ${destination} are sent; the rest goes tomorrow`);
+    return deferTo(
+      request.priority === 'bulk' ? nextDay + BULK_DELAY_MS : nextDay,
+      `Warm-up of ${row.subject}: today's ${cap} messages to ${destination} are sent; the rest goes tomorrow`,
+    );
   }
 
-  private async defer(key: { warmup_id: string; email_id: string }, destination: string, today: string, priority: Priority, at: number, reason: string) {
+  private async defer(
+    key: { warmup_id: string; email_id: string },
+    destination: string,
+    today: string,
+    priority: Priority,
+    at: number,
+    reason: string,
+  ) {
     const deferUntil = Math.floor(at);
     await this.db
       .insertInto('delivery_warmup_sends')
       .values({ ...key, destination, day: today, priority, state: 'deferred', retry_at: deferUntil })
-      .onConflict((oc) => oc.columns(['warmup_id', 'email_id']).doUpdateSet({ destination, day: today, priority, state: 'deferred', retry_at: deferUntil }))
+      .onConflict((oc) =>
+        oc.columns(['warmup_id', 'email_id']).doUpdateSet({ destination, day: today, priority, state: 'deferred', retry_at: deferUntil }),
+      )
       .execute();
     return { deferUntil, reason };
   }
@@ -290,7 +336,10 @@ export class WarmupGate {
   }
 
   /** The receiver's answer (null: none): accepted stays counted, anything else gives the place back. */
-  async settle(ticket: WarmupTicket, outcome: { kind: string; code: number | null; enhancedCode: string | null; response: string; reason?: BounceReason | null } | null): Promise<void> {
+  async settle(
+    ticket: WarmupTicket,
+    outcome: { kind: string; code: number | null; enhancedCode: string | null; response: string; reason?: BounceReason | null } | null,
+  ): Promise<void> {
     if (ticket.settled) return;
     ticket.settled = true;
     const feedback = outcome ? feedbackOf(outcome) : 'other';
@@ -298,7 +347,12 @@ export class WarmupGate {
     if (feedback === 'throttled') answers.throttled++;
     if (feedback === 'blocked') answers.blocked++;
     if (outcome?.kind !== 'delivered') return this.release(ticket.warmupIds, ticket.emailId);
-    await this.db.updateTable('delivery_warmup_sends').set({ state: 'sent' }).where('warmup_id', 'in', ticket.warmupIds).where('email_id', '=', ticket.emailId).execute();
+    await this.db
+      .updateTable('delivery_warmup_sends')
+      .set({ state: 'sent' })
+      .where('warmup_id', 'in', ticket.warmupIds)
+      .where('email_id', '=', ticket.emailId)
+      .execute();
   }
 
   private answersOf(destination: string, day: string) {
