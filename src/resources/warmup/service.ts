@@ -175,8 +175,17 @@ export interface WarmupRequest {
   destination: () => Promise<string | null>;
 }
 
-/** Let through: settle it with the answer. Deferred: the job runs again at `deferUntil`. */
-export type WarmupDecision = { ticket: WarmupTicket } | { deferUntil: number; reason: string } | null;
+/** Over a warm-up's cap: the job runs again at `deferUntil` (unless another source address spills it). */
+export interface WarmupDeferral {
+  deferUntil: number;
+  reason: string;
+  /** The warm-up whose cap is reached, and what it warms. */
+  warmupId: string;
+  kind: WarmupRow['kind'];
+}
+
+/** Let through: settle it with the answer. Deferred: see WarmupDeferral. */
+export type WarmupDecision = { ticket: WarmupTicket } | WarmupDeferral | null;
 
 export interface WarmupTicket {
   warmupIds: string[];
@@ -241,7 +250,7 @@ export class WarmupGate {
   /** Counts the message in today's cap of `row`, or defers it (null: counted). */
   private async take(row: WarmupRow, request: WarmupRequest, destination: string, today: string, cap: number, now: number) {
     const key = { warmup_id: row.id, email_id: request.emailId };
-    const deferTo = (at: number, reason: string) => this.defer(key, destination, today, request.priority, at, reason);
+    const deferTo = async (at: number, reason: string): Promise<WarmupDeferral> => ({ ...(await this.defer(key, destination, today, request.priority, at, reason)), warmupId: row.id, kind: row.kind });
     if (request.priority === 'bulk') {
       const draining = await this.db
         .selectFrom('delivery_warmup_sends')
@@ -282,6 +291,11 @@ export class WarmupGate {
       .onConflict((oc) => oc.columns(['warmup_id', 'email_id']).doUpdateSet({ destination, day: today, priority, state: 'deferred', retry_at: deferUntil }))
       .execute();
     return { deferUntil, reason };
+  }
+
+  /** Drops what deferrals of `warmupIds` recorded for a message that left from another source address. */
+  forget(warmupIds: string[], emailId: string): Promise<void> {
+    return this.release(warmupIds, emailId);
   }
 
   private async release(warmupIds: string[], emailId: string): Promise<void> {
