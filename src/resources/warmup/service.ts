@@ -18,6 +18,7 @@ import { capOn, dayNumber, dayOf, DEFAULT_SCHEDULE_NAME, nextDayStartMs, parseWa
 import { feedbackOf } from '../../mail/shaping.ts';
 import type { BounceReason } from '../../mail/bounce-reasons.ts';
 import type { DeliveryWarmupsTable } from './tables.ts';
+import { findVerifiedDomainNames } from '../domains/index.ts';
 
 export type WarmupRow = Selectable<DeliveryWarmupsTable>;
 type Priority = 'transactional' | 'bulk';
@@ -60,8 +61,8 @@ export interface StartWarmupInput {
   schedule?: string | null;
 }
 
-/** Marks a domain or source address as warming, day 1 today (UTC). 409 when it already is. */
-export async function startWarmup(db: Db, input: StartWarmupInput): Promise<WarmupRow> {
+/** The warm-up asked for, normalized and checked (400 on anything wrong). */
+function warmupInput(input: StartWarmupInput) {
   const domain = input.domain?.trim().toLowerCase().replace(/\.$/, '') || null;
   const address = input.address?.trim().toLowerCase() || null;
   if (!domain === !address) throw fieldValidationError({ domain: ['Give either a domain or an address'] });
@@ -70,6 +71,12 @@ export async function startWarmup(db: Db, input: StartWarmupInput): Promise<Warm
   const schedule = input.schedule?.trim() || DEFAULT_SCHEDULE_NAME;
   const schedules = warmupSchedules();
   if (!schedules[schedule]) throw fieldValidationError({ schedule: [`No schedule named ${schedule}; configured: ${Object.keys(schedules).join(', ')}`] });
+  return { domain, address, schedule };
+}
+
+/** Marks a domain or source address as warming, day 1 today (UTC). 409 when it already is. */
+export async function startWarmup(db: Db, input: StartWarmupInput): Promise<WarmupRow> {
+  const { domain, address, schedule } = warmupInput(input);
   const row: WarmupRow = { id: newId('wu'), kind: domain ? 'domain' : 'address', subject: (domain ?? address)!, schedule, started_on: dayOf(nowMs()), created_at: nowIso() };
   try {
     await db.insertInto('delivery_warmups').values(row).execute();
@@ -79,6 +86,45 @@ export async function startWarmup(db: Db, input: StartWarmupInput): Promise<Warm
   }
   cache.delete(db);
   return row;
+}
+
+// Through the API a workspace acts only on warm-ups of its own verified sending domains: a
+// domain's warm-up caps every workspace's mail from that domain name (reputation is the
+// domain's), so verification (control of its DNS) is what entitles. Source addresses are shared
+// by every workspace of the MTA: their warm-ups are the operator's (`postlane delivery warmup`).
+
+const ADDRESS_IS_OPERATORS = 'Source-address warm-ups act on every workspace of this MTA: the operator starts, stops and lists them with `postlane delivery warmup`.';
+const notFound = (what: string) => messageError(404, 'Warm-up not found', `No warm-up of a verified domain of this workspace with id or domain ${what.slice(0, 253)}.`);
+
+/** startWarmup for a workspace: its verified domains only (404 for any other), never an address (403). */
+export async function startWorkspaceWarmup(db: Db, workspaceId: string, input: StartWarmupInput): Promise<WarmupRow> {
+  if (input.address?.trim()) throw messageError(403, 'Operator only', ADDRESS_IS_OPERATORS);
+  const { domain } = warmupInput(input);
+  if ((await findVerifiedDomainNames(db, workspaceId, [domain!])).length === 0) {
+    throw messageError(404, 'Domain not found', `${domain} is not a verified domain of this workspace.`);
+  }
+  return startWarmup(db, input);
+}
+
+/** The warm-ups of the workspace's verified domains. */
+export async function workspaceWarmupStates(db: Db, workspaceId: string): Promise<WarmupObject[]> {
+  const rows = (await listWarmups(db)).filter((row) => row.kind === 'domain');
+  const mine = new Set(await findVerifiedDomainNames(db, workspaceId, [...new Set(rows.map((row) => row.subject))]));
+  const now = nowMs();
+  return Promise.all(rows.filter((row) => mine.has(row.subject)).map((row) => warmupObject(db, row, now)));
+}
+
+/** stopWarmup for a workspace: 404 unless it is the warm-up of one of its verified domains. */
+export async function stopWorkspaceWarmup(db: Db, workspaceId: string, idOrSubject: string): Promise<WarmupRow> {
+  const key = idOrSubject.trim().toLowerCase();
+  const found = await db
+    .selectFrom('delivery_warmups')
+    .selectAll()
+    .where('kind', '=', 'domain')
+    .where((eb) => eb.or([eb('id', '=', idOrSubject.trim()), eb('subject', '=', key)]))
+    .executeTakeFirst();
+  if (!found || (await findVerifiedDomainNames(db, workspaceId, [found.subject])).length === 0) throw notFound(idOrSubject);
+  return stopWarmup(db, found.id);
 }
 
 /** Ends a warm-up (by id, domain or address): its deferred mail is due at once. */
