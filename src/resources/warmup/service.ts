@@ -258,7 +258,8 @@ export class WarmupGate {
     if (rows.length === 0) return null;
     const now = nowMs();
     const schedules = warmupSchedules();
-    const mine = rows.filter((row) => (row.kind === 'domain' ? row.subject === request.domain.toLowerCase() : request.sources.includes(row.subject)));
+    const sources = request.sources.map((source) => source.toLowerCase());
+    const mine = rows.filter((row) => (row.kind === 'domain' ? row.subject === request.domain.toLowerCase() : sources.includes(row.subject)));
     if (mine.length === 0) return null;
     const destination = await request.destination();
     if (!destination) return null;
