@@ -74,4 +74,14 @@ test('a warming source address sends its cap; the rest leaves from the other add
   const job = await app.jobOf(more[statuses.indexOf('accepted')]);
   assert.equal(Number(job.run_at), (Math.floor(nowMs() / DAY) + 1) * DAY);
   assert.equal(app.sink.messages.length, 8);
+
+  // Day 2: it goes, and no address keeps it in its backlog.
+  shiftClock((Math.floor(nowMs() / DAY) + 1) * DAY + 60_000 - nowMs());
+  await app.waitForStatus(more[statuses.indexOf('accepted')], 'delivered', 20_000);
+  const day2 = await eventually(async () => {
+    const list = await warmupStates(db);
+    return list.every((w) => w.deferred === 0) && list;
+  }, 10_000);
+  assert.deepEqual(day2.map((w) => [w.subject, w.day]), [['127.0.0.2', 2], ['127.0.0.3', 2]]);
+  assert.equal(day2.reduce((n, w) => n + w.destinations.reduce((m, d) => m + d.sent, 0), 0), 1, "one message counted in day 2's caps");
 });

@@ -340,6 +340,14 @@ export class WarmupGate {
     return { deferUntil, reason };
   }
 
+  /** A message let through: what address warm-ups deferred of it earlier (it was over another
+   *  address's cap, then left from this one) is no backlog any more. */
+  async clearAddressDeferrals(emailId: string): Promise<void> {
+    const ids = (await activeWarmups(this.db)).filter((row) => row.kind === 'address').map((row) => row.id);
+    if (ids.length === 0) return;
+    await this.db.deleteFrom('delivery_warmup_sends').where('warmup_id', 'in', ids).where('email_id', '=', emailId).where('state', '=', 'deferred').execute();
+  }
+
   /** Drops what deferrals of `warmupIds` recorded for a message that left from another source address. */
   forget(warmupIds: string[], emailId: string): Promise<void> {
     return this.release(warmupIds, emailId);

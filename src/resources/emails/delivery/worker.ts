@@ -229,7 +229,7 @@ export class DeliveryWorker {
         await this.warmup.forget(spilled.map((d) => d.warmupId), email.id);
         throw new RetryJobAt(warm.deferUntil, warm.reason);
       }
-      if (spilled.length > 0) await this.warmup.forget(spilled.map((d) => d.warmupId), email.id);
+      if (source) await this.warmup.clearAddressDeferrals(email.id);
       return { ticket: warm?.ticket ?? null, source };
     }
   }
