@@ -38,7 +38,7 @@ test('a warming domain delivers the day\'s cap, defers the rest, and sends it th
   assert.equal(started.status, 201, started.text);
   assert.deepEqual([started.body.kind, started.body.subject, started.body.day, started.body.days, started.body.cap, started.body.next_day_cap, started.body.status], ['domain', 'acme.test', 1, 2, 2, 100, 'warming']);
   assert.equal((await app.api.post('/v2/delivery/warmup', { domain: 'acme.test' })).status, 409);
-  assert.equal((await app.api.post('/v2/delivery/warmup', { domain: 'acme.test', address: '192.0.2.1' })).status, 400);
+  assert.equal((await app.api.post('/v2/delivery/warmup', { domain: 'acme.test', address: '192.0.2.1' })).status, 403, 'addresses are the operator\'s');
   assert.equal((await app.api.post('/v2/delivery/warmup', { domain: 'other.test', schedule: 'nope' })).status, 400);
 
   // Bulk mail (a campaign's) due at 02:00; transactional mail now.
