@@ -51,10 +51,16 @@ test('a warming source address sends its cap; the rest leaves from the other add
   for (const message of app.sink.messages) {
     const [email] = await db.selectFrom('emails').select('id').where('to', '=', message.rcptTo[0]).execute();
     const attempts = await app.attemptsOf(email.id);
-    assert.deepEqual(attempts.map((a) => a.source_address), [message.remoteAddress]);
+    assert.deepEqual(
+      attempts.map((a) => a.source_address),
+      [message.remoteAddress],
+    );
   }
   const [view] = await warmupStates(db);
-  assert.deepEqual([view.id, view.kind, view.deferred, view.destinations], [warming.id, 'address', 0, [{ destination: 'mx.example.org', cap: 2, sent: 2, next_day_cap: 100, deferred: 0 }]]);
+  assert.deepEqual(
+    [view.id, view.kind, view.deferred, view.destinations],
+    [warming.id, 'address', 0, [{ destination: 'mx.example.org', cap: 2, sent: 2, next_day_cap: 100, deferred: 0 }]],
+  );
 
   // Both addresses warming and over their caps: the message waits for tomorrow, counted once.
   await startWarmup(db, { address: '127.0.0.3', schedule: 'tiny' });
@@ -64,7 +70,13 @@ test('a warming source address sends its cap; the rest leaves from the other add
     const list = await warmupStates(db);
     return list.reduce((n, w) => n + w.deferred, 0) === 1 && list;
   }, 15_000);
-  assert.deepEqual(states.map((w) => [w.subject, w.destinations[0].sent]), [['127.0.0.2', 2], ['127.0.0.3', 2]]);
+  assert.deepEqual(
+    states.map((w) => [w.subject, w.destinations[0].sent]),
+    [
+      ['127.0.0.2', 2],
+      ['127.0.0.3', 2],
+    ],
+  );
   assert.equal(from('127.0.0.3').length, 6);
   const statuses = await eventually(async () => {
     const list: string[] = await Promise.all(more.map(async (id) => (await app.email(id)).status));
@@ -82,6 +94,16 @@ test('a warming source address sends its cap; the rest leaves from the other add
     const list = await warmupStates(db);
     return list.every((w) => w.deferred === 0) && list;
   }, 10_000);
-  assert.deepEqual(day2.map((w) => [w.subject, w.day]), [['127.0.0.2', 2], ['127.0.0.3', 2]]);
-  assert.equal(day2.reduce((n, w) => n + w.destinations.reduce((m, d) => m + d.sent, 0), 0), 1, "one message counted in day 2's caps");
+  assert.deepEqual(
+    day2.map((w) => [w.subject, w.day]),
+    [
+      ['127.0.0.2', 2],
+      ['127.0.0.3', 2],
+    ],
+  );
+  assert.equal(
+    day2.reduce((n, w) => n + w.destinations.reduce((m, d) => m + d.sent, 0), 0),
+    1,
+    "one message counted in day 2's caps",
+  );
 });

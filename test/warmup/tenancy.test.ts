@@ -38,7 +38,10 @@ test("a workspace acts on its own domains' warm-ups only; addresses are the oper
   // Each lists its own domain; the address only the operator sees.
   assert.deepEqual(await subjects(app.api), ['acme.test']);
   assert.deepEqual(await subjects(other.api), ['beta.test']);
-  assert.deepEqual((await warmupStates(app.running.ctx.db)).map((w) => w.subject), ['acme.test', 'beta.test', '192.0.2.7']);
+  assert.deepEqual(
+    (await warmupStates(app.running.ctx.db)).map((w) => w.subject),
+    ['acme.test', 'beta.test', '192.0.2.7'],
+  );
 
   // Another workspace's domain: not found, by name or by id; nothing changes.
   const start = await app.api.post('/v2/delivery/warmup', { domain: 'beta.test' });
@@ -57,7 +60,11 @@ test("a workspace acts on its own domains' warm-ups only; addresses are the oper
   assert.match(address.body.message, /postlane delivery warmup/);
   assert.equal((await app.api.delete('/v2/delivery/warmup/192.0.2.7')).status, 404);
 
-  assert.deepEqual((await warmupStates(app.running.ctx.db)).map((w) => w.subject), ['acme.test', 'beta.test', '192.0.2.7'], 'nothing changed');
+  assert.deepEqual(
+    (await warmupStates(app.running.ctx.db)).map((w) => w.subject),
+    ['acme.test', 'beta.test', '192.0.2.7'],
+    'nothing changed',
+  );
   const stopped = await other.api.delete(`/v2/delivery/warmup/${theirs.body.id}`);
   assert.equal(stopped.status, 200, stopped.text);
   assert.deepEqual(await subjects(other.api), []);

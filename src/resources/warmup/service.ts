@@ -83,14 +83,22 @@ function warmupInput(input: StartWarmupInput) {
   if (address && !isIP(address)) throw fieldValidationError({ address: ['Not an IP address'] });
   const schedule = input.schedule?.trim() || DEFAULT_SCHEDULE_NAME;
   const schedules = warmupSchedules();
-  if (!schedules[schedule]) throw fieldValidationError({ schedule: [`No schedule named ${schedule}; configured: ${Object.keys(schedules).join(', ')}`] });
+  if (!schedules[schedule])
+    throw fieldValidationError({ schedule: [`No schedule named ${schedule}; configured: ${Object.keys(schedules).join(', ')}`] });
   return { domain, address, schedule };
 }
 
 /** Marks a domain or source address as warming, day 1 today (UTC). 409 when it already is. */
 export async function startWarmup(db: Db, input: StartWarmupInput): Promise<WarmupRow> {
   const { domain, address, schedule } = warmupInput(input);
-  const row: WarmupRow = { id: newId('wu'), kind: domain ? 'domain' : 'address', subject: (domain ?? address)!, schedule, started_on: dayOf(nowMs()), created_at: nowIso() };
+  const row: WarmupRow = {
+    id: newId('wu'),
+    kind: domain ? 'domain' : 'address',
+    subject: (domain ?? address)!,
+    schedule,
+    started_on: dayOf(nowMs()),
+    created_at: nowIso(),
+  };
   try {
     await db.insertInto('delivery_warmups').values(row).execute();
   } catch (error) {
@@ -106,8 +114,10 @@ export async function startWarmup(db: Db, input: StartWarmupInput): Promise<Warm
 // domain's), so verification (control of its DNS) is what entitles. Source addresses are shared
 // by every workspace of the MTA: their warm-ups are the operator's (`postlane delivery warmup`).
 
-const ADDRESS_IS_OPERATORS = 'Source-address warm-ups act on every workspace of this MTA: the operator starts, stops and lists them with `postlane delivery warmup`.';
-const notFound = (what: string) => messageError(404, 'Warm-up not found', `No warm-up of a verified domain of this workspace with id or domain ${what.slice(0, 253)}.`);
+const ADDRESS_IS_OPERATORS =
+  'Source-address warm-ups act on every workspace of this MTA: the operator starts, stops and lists them with `postlane delivery warmup`.';
+const notFound = (what: string) =>
+  messageError(404, 'Warm-up not found', `No warm-up of a verified domain of this workspace with id or domain ${what.slice(0, 253)}.`);
 
 /** startWarmup for a workspace: its verified domains only (404 for any other), never an address (403). */
 export async function startWorkspaceWarmup(db: Db, workspaceId: string, input: StartWarmupInput): Promise<WarmupRow> {
@@ -277,7 +287,9 @@ export class WarmupGate {
     const now = nowMs();
     const schedules = warmupSchedules();
     const sources = request.sources.map((source) => source.toLowerCase());
-    const mine = rows.filter((row) => (row.kind === 'domain' ? row.subject === request.domain.toLowerCase() : sources.includes(row.subject)));
+    const mine = rows.filter((row) =>
+      row.kind === 'domain' ? row.subject === request.domain.toLowerCase() : sources.includes(row.subject),
+    );
     if (mine.length === 0) return null;
     const destination = await request.destination();
     if (!destination) return null;
@@ -317,7 +329,11 @@ export class WarmupGate {
   /** Counts the message in today's cap of `row`, or defers it (null: counted). */
   private async take(row: WarmupRow, request: WarmupRequest, destination: string, today: string, cap: number, now: number) {
     const key = { warmup_id: row.id, email_id: request.emailId };
-    const deferTo = async (at: number, reason: string): Promise<WarmupDeferral> => ({ ...(await this.defer(key, destination, today, request.priority, at, reason)), warmupId: row.id, kind: row.kind });
+    const deferTo = async (at: number, reason: string): Promise<WarmupDeferral> => ({
+      ...(await this.defer(key, destination, today, request.priority, at, reason)),
+      warmupId: row.id,
+      kind: row.kind,
+    });
     if (request.priority === 'bulk') {
       const draining = await this.db
         .selectFrom('delivery_warmup_sends')
@@ -381,7 +397,12 @@ export class WarmupGate {
   async clearAddressDeferrals(emailId: string): Promise<void> {
     const ids = (await activeWarmups(this.db)).filter((row) => row.kind === 'address').map((row) => row.id);
     if (ids.length === 0) return;
-    await this.db.deleteFrom('delivery_warmup_sends').where('warmup_id', 'in', ids).where('email_id', '=', emailId).where('state', '=', 'deferred').execute();
+    await this.db
+      .deleteFrom('delivery_warmup_sends')
+      .where('warmup_id', 'in', ids)
+      .where('email_id', '=', emailId)
+      .where('state', '=', 'deferred')
+      .execute();
   }
 
   /** Drops what deferrals of `warmupIds` recorded for a message that left from another source address. */

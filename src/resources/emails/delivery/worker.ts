@@ -25,7 +25,14 @@ import { ByteBudget } from './byte-budget.ts';
 import { EmailReader, type EmailWithContent } from './email-reader.ts';
 import { deriveTrackingSecret, storeTrackingLinks } from './tracking.ts';
 import { personalizationFor } from './personalize.ts';
-import { applyJournaledOutcome, recordAttempted, recordBouncedAtDelivery, recordDelivered, recordFailed, SENDABLE_STATUSES } from './outcomes.ts';
+import {
+  applyJournaledOutcome,
+  recordAttempted,
+  recordBouncedAtDelivery,
+  recordDelivered,
+  recordFailed,
+  SENDABLE_STATUSES,
+} from './outcomes.ts';
 import { OutcomeJournal } from './journal.ts';
 import { destinationOf, feedbackOf, parseShapingOverrides, TrafficShaper, type Priority } from '../../../mail/shaping.ts';
 import { activeHolds, holdFor, HOLD_RECHECK_MS, saveDestinationStates } from '../../delivery-queue/service.ts';
@@ -155,7 +162,13 @@ export class DeliveryWorker {
     // Answered already in this process, its commit failed (the database was away): record it, never send again.
     const journaled = this.journal.pendingFor(email.id);
     if (journaled) {
-      await applyJournaledOutcome(this.db, email.id, journaled.outcome, journaled.at, job.lockedBy ? { id: job.id, lockedBy: job.lockedBy } : null);
+      await applyJournaledOutcome(
+        this.db,
+        email.id,
+        journaled.outcome,
+        journaled.at,
+        job.lockedBy ? { id: job.id, lockedBy: job.lockedBy } : null,
+      );
       this.journal.committed(email.id);
       return job.lockedBy ? JOB_COMPLETED : undefined;
     }
@@ -201,21 +214,41 @@ export class DeliveryWorker {
    * the message spills to the pool's next least busy address; only when every address of the
    * pool is over its cap (or the domain is) is it deferred.
    */
-  private async admit(email: { id: string; to: string; source: string }, domainName: string, pool: string | null, priority: Priority): Promise<{ ticket: WarmupTicket | null; source: SourceLease | null }> {
+  private async admit(
+    email: { id: string; to: string; source: string },
+    domainName: string,
+    pool: string | null,
+    priority: Priority,
+  ): Promise<{ ticket: WarmupTicket | null; source: SourceLease | null }> {
     const smtp = this.delivery();
     const pooled = smtp.hasPool(pool);
     const spilled: Array<WarmupDeferral & { source: string }> = [];
     for (;;) {
-      const source = pooled ? await smtp.pickSource(pool, email.to, spilled.map((d) => d.source)) : null;
+      const source = pooled
+        ? await smtp.pickSource(
+            pool,
+            email.to,
+            spilled.map((d) => d.source),
+          )
+        : null;
       if (pooled && !source && spilled.length > 0) {
         // Every address is over its cap: deferred on the last one's count only (one backlog entry).
         const last = spilled[spilled.length - 1];
-        await this.warmup.forget(spilled.slice(0, -1).map((d) => d.warmupId), email.id);
+        await this.warmup.forget(
+          spilled.slice(0, -1).map((d) => d.warmupId),
+          email.id,
+        );
         throw new RetryJobAt(last.deferUntil, last.reason);
       }
       let warm;
       try {
-        warm = await this.warmup.admit({ emailId: email.id, domain: domainName, sources: source ? [source.address] : [], priority, destination: () => smtp.destinationKeyOf(email.to) });
+        warm = await this.warmup.admit({
+          emailId: email.id,
+          domain: domainName,
+          sources: source ? [source.address] : [],
+          priority,
+          destination: () => smtp.destinationKeyOf(email.to),
+        });
       } catch (error) {
         source?.release();
         throw error;
@@ -226,7 +259,10 @@ export class DeliveryWorker {
           spilled.push({ ...warm, source: source.address });
           continue;
         }
-        await this.warmup.forget(spilled.map((d) => d.warmupId), email.id);
+        await this.warmup.forget(
+          spilled.map((d) => d.warmupId),
+          email.id,
+        );
         throw new RetryJobAt(warm.deferUntil, warm.reason);
       }
       if (source) await this.warmup.clearAddressDeferrals(email.id);
@@ -246,7 +282,14 @@ export class DeliveryWorker {
     let outgoing;
     try {
       const personal = await personalizationFor(this.db, email);
-      outgoing = await this.builder.build(email, message, domain, { verpSecret: this.ctx.verpSecret, trackingSecret: this.trackingSecret }, personal, currentTraceparent());
+      outgoing = await this.builder.build(
+        email,
+        message,
+        domain,
+        { verpSecret: this.ctx.verpSecret, trackingSecret: this.trackingSecret },
+        personal,
+        currentTraceparent(),
+      );
     } catch (error) {
       if (!(error instanceof BuildError)) throw error; // the build worker died: try again later
       // A message that cannot be composed or signed will not get better by waiting.
@@ -255,21 +298,37 @@ export class DeliveryWorker {
       return;
     }
     if (outgoing.span) {
-      recordSpan('email.build', outgoing.span.traceparent, outgoing.span.startMs, outgoing.span.endMs, { [EMAIL_ID]: email.id, 'postlane.message_bytes': outgoing.raw.length, 'postlane.dkim_domain': domain.name });
+      recordSpan('email.build', outgoing.span.traceparent, outgoing.span.startMs, outgoing.span.endMs, {
+        [EMAIL_ID]: email.id,
+        'postlane.message_bytes': outgoing.raw.length,
+        'postlane.dkim_domain': domain.name,
+      });
     }
     if (outgoing.tracked) await storeTrackingLinks(this.db, email, outgoing.tracked);
 
     const priority = priorityOf(email.source);
     // The source address taken before the warm-up gate, else the pool picks one per connection.
-    const delivery = { from: outgoing.envelopeFrom, to: email.to, raw: outgoing.raw, priority, pool, source: source ? { address: source.address, helo: source.helo } : null };
+    const delivery = {
+      from: outgoing.envelopeFrom,
+      to: email.to,
+      raw: outgoing.raw,
+      priority,
+      pool,
+      source: source ? { address: source.address, helo: source.helo } : null,
+    };
     const outcome = tracingOn ? await this.deliverTraced(email.id, delivery) : await this.delivery().deliver(delivery);
     // Accepted stays counted in the warm-up's day (before the outcome is recorded: a crash between keeps it counted).
     if (warm) await this.warmup.settle(warm, outcome.deferredUntilMs === undefined ? outcome : null);
     // No slot at the destination in time: not an attempt, just later (the queue waits its turn).
     if (outcome.deferredUntilMs !== undefined) throw new RetryJobAt(outcome.deferredUntilMs, outcome.response);
     if (metricsEnabled()) {
-      const destination = outcome.mxHost ? destinationOf(outcome.mxHost).provider ?? 'other' : 'other';
-      observeDelivery(outcome.kind === 'delivered' ? 'delivered' : outcome.kind === 'permanent' ? 'bounced' : 'deferred', destination, outcome.tls, feedbackOf(outcome));
+      const destination = outcome.mxHost ? (destinationOf(outcome.mxHost).provider ?? 'other') : 'other';
+      observeDelivery(
+        outcome.kind === 'delivered' ? 'delivered' : outcome.kind === 'permanent' ? 'bounced' : 'deferred',
+        destination,
+        outcome.tls,
+        feedbackOf(outcome),
+      );
     }
     const lockedBy = job.lockedBy;
     const held = lockedBy ? { id: job.id, lockedBy } : undefined;
@@ -316,12 +375,21 @@ export class DeliveryWorker {
     }
   }
 
-  private async temporaryFailure(job: Job, email: { id: string; created_at: string; scheduled_at: string | null }, outcome: DeliveryOutcome): Promise<void> {
+  private async temporaryFailure(
+    job: Job,
+    email: { id: string; created_at: string; scheduled_at: string | null },
+    outcome: DeliveryOutcome,
+  ): Promise<void> {
     const now = nowMs();
     const deadline = retryDeadlineMs(email, this.ctx.config.deliveryRetryWindowHours);
     if (now >= deadline) {
       const hours = this.ctx.config.deliveryRetryWindowHours;
-      await recordFailed(this.db, email.id, `Not delivered within ${hours} hours; last answer: ${outcome.mxHost ? `${outcome.mxHost}: ` : ''}${outcome.response}`, outcome);
+      await recordFailed(
+        this.db,
+        email.id,
+        `Not delivered within ${hours} hours; last answer: ${outcome.mxHost ? `${outcome.mxHost}: ` : ''}${outcome.response}`,
+        outcome,
+      );
       return;
     }
     // The last try happens at the end of the window, not after it. A throttled delivery comes
