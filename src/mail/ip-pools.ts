@@ -116,16 +116,16 @@ export class SourcePicker {
 
   /**
    * A source of pool `name` for a connection to an address of IP `family` (4 or 6); null when
-   * the pool is not configured or has no address of that family.
+   * the pool is not configured or has no address of that family (left when all are `excluded`).
    */
-  acquire(name: string | null | undefined, family: number): SourceLease | null {
+  acquire(name: string | null | undefined, family: number, excluded: readonly string[] = []): SourceLease | null {
     const pool = findPool(this.pools, name);
     if (!pool) return null;
     const start = this.turn.get(pool.name) ?? 0;
     let best: PoolAddress | null = null;
     for (let i = 0; i < pool.addresses.length; i++) {
       const candidate = pool.addresses[(start + i) % pool.addresses.length];
-      if (isIP(candidate.address) !== family) continue;
+      if (isIP(candidate.address) !== family || excluded.includes(candidate.address)) continue;
       if (!best || (this.inUse.get(candidate.address) ?? 0) < (this.inUse.get(best.address) ?? 0)) best = candidate;
     }
     if (!best) return null;

@@ -30,7 +30,7 @@ import { daneConnect } from './dane-connect.ts';
 import type { TlsaRecord } from './dane.ts';
 import { createHash } from 'node:crypto';
 import { sendRaw } from './raw-send.ts';
-import { NO_POOLS, SourcePicker, type IpPools, type PoolAddress } from './ip-pools.ts';
+import { NO_POOLS, SourcePicker, type IpPools, type PoolAddress, type SourceLease } from './ip-pools.ts';
 
 export type DeliveryKind = 'delivered' | 'temporary' | 'permanent';
 
@@ -73,6 +73,9 @@ export interface OutboundMessage {
   priority?: Priority;
   /** IP pool the message leaves from (ip-pools.ts); null, absent or unknown: the OS chooses. */
   pool?: string | null;
+  /** A source address chosen beforehand (pickSource, for warm-up): every connection is bound to
+   *  it; delivery hosts only reachable over the other IP family are not tried. Overrides `pool`. */
+  source?: PoolAddress | null;
 }
 
 export interface SmtpDeliveryOptions {
@@ -360,7 +363,8 @@ export class SmtpDelivery {
 
     let budget = this.options.maxAddressesPerMessage;
     let stsRefused = 0;
-    const pooled = this.sources.has(message.pool);
+    const fixed = message.source ?? null;
+    const pooled = fixed !== null || this.sources.has(message.pool);
     let unreachable = 0;
     for (let target of hosts) {
       if (budget <= 0) break;
@@ -398,7 +402,8 @@ export class SmtpDelivery {
       }
       for (const address of resolved.addresses) {
         if (budget <= 0) break;
-        const source = pooled ? this.sources.acquire(message.pool, isIP(address)) : null;
+        const lease = fixed || !pooled ? null : this.sources.acquire(message.pool, isIP(address));
+        const source = fixed ? (isIP(fixed.address) === isIP(address) ? fixed : null) : lease;
         // A pool without an address of this family cannot reach it (IPv4 pool, IPv6 MX address).
         if (pooled && !source) {
           unreachable++;
@@ -422,17 +427,14 @@ export class SmtpDelivery {
           if (attempt.result.kind === 'delivered') return finish(attempt.result);
           if (attempt.result.kind === 'permanent' && !attempt.hostLevel) return finish(attempt.result);
         } finally {
-          source?.release();
+          lease?.release();
         }
       }
     }
-    if (attempts.length === 0 && unreachable > 0)
-      return fail(
-        'temporary',
-        '4.4.4',
-        `IP pool ${message.pool} has no source address of the family of any address of the delivery hosts`,
-        null,
-      );
+    if (attempts.length === 0 && unreachable > 0) {
+      const what = fixed ? `Source address ${fixed.address} is not` : `IP pool ${message.pool} has no source address`;
+      return fail('temporary', '4.4.4', `${what} of the family of any address of the delivery hosts`, null);
+    }
     if (attempts.length === 0 && stsRefused > 0) {
       const outcome = fail('temporary', '4.7.5', `MTA-STS policy of ${domain} (enforce) names none of its MX hosts`, null);
       outcome.reason = outcome.attempts[0].reason = 'policy_block';
@@ -444,6 +446,43 @@ export class SmtpDelivery {
     const decisive =
       attempts.find((a) => a.kind === 'permanent') ?? [...attempts].reverse().find((a) => a.code !== null) ?? attempts[attempts.length - 1];
     return finish(decisive);
+  }
+
+  /** Whether pool `name` is configured (its messages leave from its addresses). */
+  hasPool(name: string | null | undefined): boolean {
+    return this.sources.has(name);
+  }
+
+  /**
+   * Takes a source address of pool `name` for a message to `to` before it is delivered (warm-up
+   * counts per source address): the least busy one, not in `excluded`, of the IP family of the
+   * first delivery host's first address (the other family when the pool has none of it left).
+   * Null when the pool is not configured or every address is excluded. `release` it when done.
+   */
+  async pickSource(name: string | null | undefined, to: string, excluded: readonly string[] = []): Promise<SourceLease | null> {
+    if (!this.sources.has(name)) return null;
+    const family = await this.familyOf(to);
+    return this.sources.acquire(name, family, excluded) ?? this.sources.acquire(name, family === 6 ? 4 : 6, excluded);
+  }
+
+  /** IP family of the first address of the first delivery host of `to` (4 when unknown). */
+  private async familyOf(to: string): Promise<number> {
+    let host = this.smarthost?.host;
+    if (!host) {
+      const at = to.lastIndexOf('@');
+      const domain = at > 0 ? domainToASCII(to.slice(at + 1).toLowerCase()) : '';
+      if (!domain) return 4;
+      const mx = await this.mxCache.get(
+        domain,
+        () => resolveMx(domain, this.options.resolver, { random: this.options.random }),
+        (answer) => answer.kind === 'hosts',
+      );
+      if (mx.kind !== 'hosts') return 4;
+      host = mx.hosts[0].exchange;
+    }
+    if (isIP(host)) return isIP(host);
+    const resolved = await this.addressesOf(host);
+    return resolved.kind === 'addresses' && resolved.addresses.length > 0 ? isIP(resolved.addresses[0]) || 4 : 4;
   }
 
   /** The destination (shaping key) mail to `to` goes to: the provider or first MX host; null when DNS has none. */

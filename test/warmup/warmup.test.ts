@@ -50,7 +50,11 @@ test("a warming domain delivers the day's cap, defers the rest, and sends it the
     ['domain', 'acme.test', 1, 2, 2, 100, 'warming'],
   );
   assert.equal((await app.api.post('/v2/delivery/warmup', { domain: 'acme.test' })).status, 409);
-  assert.equal((await app.api.post('/v2/delivery/warmup', { domain: 'acme.test', address: '192.0.2.1' })).status, 400);
+  assert.equal(
+    (await app.api.post('/v2/delivery/warmup', { domain: 'acme.test', address: '192.0.2.1' })).status,
+    403,
+    "addresses are the operator's",
+  );
   assert.equal((await app.api.post('/v2/delivery/warmup', { domain: 'other.test', schedule: 'nope' })).status, 400);
 
   // Bulk mail (a campaign's) due at 02:00; transactional mail now.

@@ -14321,7 +14321,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Domains and source addresses warming up: day N of M, and per destination today's cap, the count sent, tomorrow's cap and the deferred backlog. */
+        /** @description The workspace's verified domains warming up: day N of M, and per destination today's cap, the count sent, tomorrow's cap and the deferred backlog. Source-address warm-ups are listed by the operator's CLI only. */
         get: {
             parameters: {
                 query?: never;
@@ -14338,7 +14338,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description Domains and addresses warming up, oldest first */
+                            /** @description The workspace's verified domains warming up, oldest first */
                             data: {
                                 /** @description Today's cap per destination (destinations the schedule does not name); null: no cap (the schedule is over) */
                                 cap: number | null;
@@ -14434,7 +14434,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** @description Starts warming up a sending domain or source address, day 1 today (UTC): its daily volume per destination follows the schedule, the rest is deferred to later days. */
+        /** @description Starts warming up one of the workspace's verified sending domains, day 1 today (UTC): its daily volume per destination follows the schedule, the rest is deferred to later days. 404 for a domain that is not a verified domain of the workspace; 403 for `address` (source addresses are shared by every workspace: the operator warms them up with the CLI). */
         post: {
             parameters: {
                 query?: never;
@@ -14442,11 +14442,11 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            /** @description Give a domain or an address; day 1 is today (UTC) */
+            /** @description One of the workspace's verified domains; day 1 is today (UTC) */
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Source IP address to warm up */
+                        /** @description Refused with 403: source addresses are warmed up by the operator (`postlane delivery warmup start --address`) */
                         address?: string | null;
                         /** @description Sending domain to warm up */
                         domain?: string | null;
@@ -14532,7 +14532,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["PlanRequiredError"] | components["schemas"]["ErrorWithMessage"];
+                        "application/json": components["schemas"]["AdminRoleRequiredError"] | components["schemas"]["FrameworkError"] | components["schemas"]["ErrorWithMessage"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorWithMessage"];
                     };
                 };
                 /** @description Default Response */
@@ -14598,13 +14607,13 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** @description Stops a warm-up (by id, domain or address): no cap any more, its deferred mail goes out at once. */
+        /** @description Stops the warm-up of one of the workspace's verified domains (by id or domain): no cap any more, its deferred mail goes out at once. 404 for any other warm-up. */
         delete: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description wu_ id, domain or address */
+                    /** @description wu_ id or domain */
                     id: string;
                 };
                 cookie?: never;

@@ -8,10 +8,11 @@ import { errorResponses } from '../../platform/http/responses.ts';
 import * as S from './schemas.ts';
 import { createHold, destinationStates, holdObject, listHolds, purgeQueue, releaseHold } from './service.ts';
 import { poolRoutes } from './pool-routes.ts';
-import { startWarmup, stopWarmup, warmupObject, warmupStates } from '../warmup/service.ts';
+import { startWorkspaceWarmup, stopWorkspaceWarmup, warmupObject, workspaceWarmupStates } from '../warmup/service.ts';
 
 const tags = ['Delivery'];
-/** Warm-up acts on the whole MTA (every workspace's mail from a domain or address): admins only. */
+/** Warm-up caps every workspace's mail from a domain name: admins only, and only of the
+ *  workspace's own verified domains (source addresses: the operator's CLI). */
 const admin = { role: 'admin' as const };
 
 export const resource: Resource = {
@@ -100,11 +101,11 @@ export const resource: Resource = {
         schema: {
           tags,
           description:
-            "Domains and source addresses warming up: day N of M, and per destination today's cap, the count sent, tomorrow's cap and the deferred backlog.",
+            "The workspace's verified domains warming up: day N of M, and per destination today's cap, the count sent, tomorrow's cap and the deferred backlog. Source-address warm-ups are listed by the operator's CLI only.",
           response: { 200: S.WarmupList },
         },
       },
-      async () => ({ data: await warmupStates(ctx.db) }),
+      async (request) => ({ data: await workspaceWarmupStates(ctx.db, workspace(request)) }),
     );
     app.post(
       '/delivery/warmup',
@@ -114,14 +115,19 @@ export const resource: Resource = {
           tags,
           body: S.StartWarmupBody,
           description:
-            'Starts warming up a sending domain or source address, day 1 today (UTC): its daily volume per destination follows the schedule, the rest is deferred to later days.',
-          response: { 201: S.Warmup, ...errorResponses({ 400: 'message', 409: 'errorMessage' }) },
+            "Starts warming up one of the workspace's verified sending domains, day 1 today (UTC): its daily volume per destination follows the schedule, the rest is deferred to later days. 404 for a domain that is not a verified domain of the workspace; 403 for `address` (source addresses are shared by every workspace: the operator warms them up with the CLI).",
+          response: { 201: S.Warmup, ...errorResponses({ 400: 'message', 403: 'errorMessage', 404: 'errorMessage', 409: 'errorMessage' }) },
         },
       },
       async (request, reply) =>
         reply
           .code(201)
-          .send(await warmupObject(ctx.db, await startWarmup(ctx.db, (request.body ?? {}) as Static<typeof S.StartWarmupBody>))),
+          .send(
+            await warmupObject(
+              ctx.db,
+              await startWorkspaceWarmup(ctx.db, workspace(request), (request.body ?? {}) as Static<typeof S.StartWarmupBody>),
+            ),
+          ),
     );
     app.delete(
       '/delivery/warmup/:id',
@@ -130,12 +136,13 @@ export const resource: Resource = {
         schema: {
           tags,
           params: S.WarmupParams,
-          description: 'Stops a warm-up (by id, domain or address): no cap any more, its deferred mail goes out at once.',
+          description:
+            "Stops the warm-up of one of the workspace's verified domains (by id or domain): no cap any more, its deferred mail goes out at once. 404 for any other warm-up.",
           response: { 200: S.Warmup, ...errorResponses({ 404: 'errorMessage' }) },
         },
       },
       async (request) => {
-        const row = await stopWarmup(ctx.db, (request.params as Static<typeof S.WarmupParams>).id);
+        const row = await stopWorkspaceWarmup(ctx.db, workspace(request), (request.params as Static<typeof S.WarmupParams>).id);
         return { ...(await warmupObject(ctx.db, row)), deferred: 0, destinations: [] };
       },
     );

@@ -190,17 +190,28 @@ export const Warmup = Type.Object(
 );
 
 export const WarmupList = Type.Object(
-  { data: Type.Array(Warmup, { description: 'Domains and addresses warming up, oldest first' }) },
+  { data: Type.Array(Warmup, { description: "The workspace's verified domains warming up, oldest first" }) },
   { title: 'DeliveryWarmupList' },
 );
 
 export const StartWarmupBody = Type.Object(
   {
     domain: Type.Optional(nullable(Type.String({ maxLength: 253, description: 'Sending domain to warm up' }))),
-    address: Type.Optional(nullable(Type.String({ maxLength: 64, description: 'Source IP address to warm up' }))),
+    address: Type.Optional(
+      nullable(
+        Type.String({
+          maxLength: 64,
+          description: 'Refused with 403: source addresses are warmed up by the operator (`postlane delivery warmup start --address`)',
+        }),
+      ),
+    ),
     schedule: Type.Optional(nullable(Type.String({ maxLength: 64, description: 'Schedule name; default: the built-in 30-day schedule' }))),
   },
-  { title: 'StartDeliveryWarmup', additionalProperties: false, description: 'Give a domain or an address; day 1 is today (UTC)' },
+  {
+    title: 'StartDeliveryWarmup',
+    additionalProperties: false,
+    description: "One of the workspace's verified domains; day 1 is today (UTC)",
+  },
 );
 
-export const WarmupParams = Type.Object({ id: Type.String({ maxLength: 253, description: 'wu_ id, domain or address' }) });
+export const WarmupParams = Type.Object({ id: Type.String({ maxLength: 253, description: 'wu_ id or domain' }) });

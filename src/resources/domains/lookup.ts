@@ -13,3 +13,12 @@ export async function findWorkspaceDomainId(tx: Executor, workspaceId: string, d
     .executeTakeFirst();
   return row?.id ?? null;
 }
+
+/** Names of the workspace's verified domains (all, or those among `names`): what it may act on
+ *  MTA-wide by name (warm-up), since verification proves control of the domain's DNS. */
+export async function findVerifiedDomainNames(tx: Executor, workspaceId: string, names?: readonly string[]): Promise<string[]> {
+  if (names && names.length === 0) return [];
+  let query = tx.selectFrom('domains').select('name').where('workspace_id', '=', workspaceId).where('verification_status', '=', 'verified');
+  if (names) query = query.where('name', 'in', [...names]);
+  return (await query.execute()).map((row) => row.name);
+}

@@ -30,6 +30,7 @@ import {
 import { feedbackOf } from '../../mail/shaping.ts';
 import type { BounceReason } from '../../mail/bounce-reasons.ts';
 import type { DeliveryWarmupsTable } from './tables.ts';
+import { findVerifiedDomainNames } from '../domains/index.ts';
 
 export type WarmupRow = Selectable<DeliveryWarmupsTable>;
 type Priority = 'transactional' | 'bulk';
@@ -72,8 +73,8 @@ export interface StartWarmupInput {
   schedule?: string | null;
 }
 
-/** Marks a domain or source address as warming, day 1 today (UTC). 409 when it already is. */
-export async function startWarmup(db: Db, input: StartWarmupInput): Promise<WarmupRow> {
+/** The warm-up asked for, normalized and checked (400 on anything wrong). */
+function warmupInput(input: StartWarmupInput) {
   const domain = input.domain?.trim().toLowerCase().replace(/\.$/, '') || null;
   const address = input.address?.trim().toLowerCase() || null;
   if (!domain === !address) throw fieldValidationError({ domain: ['Give either a domain or an address'] });
@@ -84,6 +85,12 @@ export async function startWarmup(db: Db, input: StartWarmupInput): Promise<Warm
   const schedules = warmupSchedules();
   if (!schedules[schedule])
     throw fieldValidationError({ schedule: [`No schedule named ${schedule}; configured: ${Object.keys(schedules).join(', ')}`] });
+  return { domain, address, schedule };
+}
+
+/** Marks a domain or source address as warming, day 1 today (UTC). 409 when it already is. */
+export async function startWarmup(db: Db, input: StartWarmupInput): Promise<WarmupRow> {
+  const { domain, address, schedule } = warmupInput(input);
   const row: WarmupRow = {
     id: newId('wu'),
     kind: domain ? 'domain' : 'address',
@@ -100,6 +107,47 @@ export async function startWarmup(db: Db, input: StartWarmupInput): Promise<Warm
   }
   cache.delete(db);
   return row;
+}
+
+// Through the API a workspace acts only on warm-ups of its own verified sending domains: a
+// domain's warm-up caps every workspace's mail from that domain name (reputation is the
+// domain's), so verification (control of its DNS) is what entitles. Source addresses are shared
+// by every workspace of the MTA: their warm-ups are the operator's (`postlane delivery warmup`).
+
+const ADDRESS_IS_OPERATORS =
+  'Source-address warm-ups act on every workspace of this MTA: the operator starts, stops and lists them with `postlane delivery warmup`.';
+const notFound = (what: string) =>
+  messageError(404, 'Warm-up not found', `No warm-up of a verified domain of this workspace with id or domain ${what.slice(0, 253)}.`);
+
+/** startWarmup for a workspace: its verified domains only (404 for any other), never an address (403). */
+export async function startWorkspaceWarmup(db: Db, workspaceId: string, input: StartWarmupInput): Promise<WarmupRow> {
+  if (input.address?.trim()) throw messageError(403, 'Operator only', ADDRESS_IS_OPERATORS);
+  const { domain } = warmupInput(input);
+  if ((await findVerifiedDomainNames(db, workspaceId, [domain!])).length === 0) {
+    throw messageError(404, 'Domain not found', `${domain} is not a verified domain of this workspace.`);
+  }
+  return startWarmup(db, input);
+}
+
+/** The warm-ups of the workspace's verified domains. */
+export async function workspaceWarmupStates(db: Db, workspaceId: string): Promise<WarmupObject[]> {
+  const rows = (await listWarmups(db)).filter((row) => row.kind === 'domain');
+  const mine = new Set(await findVerifiedDomainNames(db, workspaceId, [...new Set(rows.map((row) => row.subject))]));
+  const now = nowMs();
+  return Promise.all(rows.filter((row) => mine.has(row.subject)).map((row) => warmupObject(db, row, now)));
+}
+
+/** stopWarmup for a workspace: 404 unless it is the warm-up of one of its verified domains. */
+export async function stopWorkspaceWarmup(db: Db, workspaceId: string, idOrSubject: string): Promise<WarmupRow> {
+  const key = idOrSubject.trim().toLowerCase();
+  const found = await db
+    .selectFrom('delivery_warmups')
+    .selectAll()
+    .where('kind', '=', 'domain')
+    .where((eb) => eb.or([eb('id', '=', idOrSubject.trim()), eb('subject', '=', key)]))
+    .executeTakeFirst();
+  if (!found || (await findVerifiedDomainNames(db, workspaceId, [found.subject])).length === 0) throw notFound(idOrSubject);
+  return stopWarmup(db, found.id);
 }
 
 /** Ends a warm-up (by id, domain or address): its deferred mail is due at once. */
@@ -201,8 +249,17 @@ export interface WarmupRequest {
   destination: () => Promise<string | null>;
 }
 
-/** Let through: settle it with the answer. Deferred: the job runs again at `deferUntil`. */
-export type WarmupDecision = { ticket: WarmupTicket } | { deferUntil: number; reason: string } | null;
+/** Over a warm-up's cap: the job runs again at `deferUntil` (unless another source address spills it). */
+export interface WarmupDeferral {
+  deferUntil: number;
+  reason: string;
+  /** The warm-up whose cap is reached, and what it warms. */
+  warmupId: string;
+  kind: WarmupRow['kind'];
+}
+
+/** Let through: settle it with the answer. Deferred: see WarmupDeferral. */
+export type WarmupDecision = { ticket: WarmupTicket } | WarmupDeferral | null;
 
 export interface WarmupTicket {
   warmupIds: string[];
@@ -229,8 +286,9 @@ export class WarmupGate {
     if (rows.length === 0) return null;
     const now = nowMs();
     const schedules = warmupSchedules();
+    const sources = request.sources.map((source) => source.toLowerCase());
     const mine = rows.filter((row) =>
-      row.kind === 'domain' ? row.subject === request.domain.toLowerCase() : request.sources.includes(row.subject),
+      row.kind === 'domain' ? row.subject === request.domain.toLowerCase() : sources.includes(row.subject),
     );
     if (mine.length === 0) return null;
     const destination = await request.destination();
@@ -271,7 +329,11 @@ export class WarmupGate {
   /** Counts the message in today's cap of `row`, or defers it (null: counted). */
   private async take(row: WarmupRow, request: WarmupRequest, destination: string, today: string, cap: number, now: number) {
     const key = { warmup_id: row.id, email_id: request.emailId };
-    const deferTo = (at: number, reason: string) => this.defer(key, destination, today, request.priority, at, reason);
+    const deferTo = async (at: number, reason: string): Promise<WarmupDeferral> => ({
+      ...(await this.defer(key, destination, today, request.priority, at, reason)),
+      warmupId: row.id,
+      kind: row.kind,
+    });
     if (request.priority === 'bulk') {
       const draining = await this.db
         .selectFrom('delivery_warmup_sends')
@@ -328,6 +390,24 @@ export class WarmupGate {
       )
       .execute();
     return { deferUntil, reason };
+  }
+
+  /** A message let through: what address warm-ups deferred of it earlier (it was over another
+   *  address's cap, then left from this one) is no backlog any more. */
+  async clearAddressDeferrals(emailId: string): Promise<void> {
+    const ids = (await activeWarmups(this.db)).filter((row) => row.kind === 'address').map((row) => row.id);
+    if (ids.length === 0) return;
+    await this.db
+      .deleteFrom('delivery_warmup_sends')
+      .where('warmup_id', 'in', ids)
+      .where('email_id', '=', emailId)
+      .where('state', '=', 'deferred')
+      .execute();
+  }
+
+  /** Drops what deferrals of `warmupIds` recorded for a message that left from another source address. */
+  forget(warmupIds: string[], emailId: string): Promise<void> {
+    return this.release(warmupIds, emailId);
   }
 
   private async release(warmupIds: string[], emailId: string): Promise<void> {

@@ -51,6 +51,9 @@ const ADMIN_ONLY: Record<string, (f: Fixtures) => Call> = {
   'DELETE /v2/tracking-keys/{id}': (f) => ({ params: { id: f.doomedTrackingKeyId } }),
   'GET /v2/system/health': () => ({}),
   'PATCH /v2/delivery/pools/assignment': () => ({ body: { all: 'walk' } }),
+  'GET /v2/delivery/warmup': () => ({}),
+  'POST /v2/delivery/warmup': () => ({ body: { domain: 'walk.example' } }),
+  'DELETE /v2/delivery/warmup/{id}': () => ({ params: { id: 'walk.example' } }),
 };
 
 // Run last: they end the member's session.
@@ -107,6 +110,7 @@ async function writable(): Promise<string> {
     users: await db.selectFrom('users').select(['id', 'email', 'password_hash']).orderBy('id').execute(),
     notices: Number(notices.n),
     pools: await db.selectFrom('delivery_pool_assignments').select(['id', 'pool']).orderBy('id').execute(),
+    warmups: await db.selectFrom('delivery_warmups').select(['id', 'subject']).orderBy('id').execute(),
   });
 }
 
@@ -119,6 +123,10 @@ async function fixtures(admin: SignedInUser): Promise<Fixtures> {
   const invited = await admin.request('POST', '/v2/invitations', { email: 'pending@example.org' });
   assert.equal(invited.status, 201);
   const otherAdmin = await signedInUser(app, 'second-admin@example.org', app.workspace.id, 'admin');
+  // A verified domain of the workspace: what an admin may warm up (marked verified: no DNS here).
+  const domain = await admin.request('POST', '/v2/domains', { name: 'walk.example' });
+  assert.equal(domain.status, 201, domain.text);
+  await app.running.ctx.db.updateTable('domains').set({ verification_status: 'verified' }).where('id', '=', domain.body.id).execute();
   const tracking = async (name: string) => {
     const key = await admin.request('POST', '/v2/tracking-keys', { name });
     assert.equal(key.status, 201);

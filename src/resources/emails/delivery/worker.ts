@@ -37,7 +37,8 @@ import { OutcomeJournal } from './journal.ts';
 import { destinationOf, feedbackOf, parseShapingOverrides, TrafficShaper, type Priority } from '../../../mail/shaping.ts';
 import { activeHolds, holdFor, HOLD_RECHECK_MS, saveDestinationStates } from '../../delivery-queue/service.ts';
 import { poolFor } from '../../delivery-queue/service.ts';
-import { WarmupGate, type WarmupTicket } from '../../warmup/service.ts';
+import { WarmupGate, type WarmupDeferral, type WarmupTicket } from '../../warmup/service.ts';
+import type { SourceLease } from '../../../mail/ip-pools.ts';
 import { metricsEnabled, observeDelivery } from '../../../platform/metrics.ts';
 import { currentTraceparent, EMAIL_ID, inSpan, recordSpan, setSpanAttributes, SpanKind, tracingOn } from '../../../platform/tracing.ts';
 
@@ -190,23 +191,82 @@ export class DeliveryWorker {
       return;
     }
 
+    // IP pools (docs/delivery.md): the workspace's pool for this kind of mail; null: the OS chooses.
+    const priority = priorityOf(email.source);
+    const pool = await poolFor(this.db, this.ctx.config.ipPools, email.workspace_id, priority);
     // Over today's warm-up cap: deferred to a later day (not an attempt).
-    const warm = await this.warmup.admit({
-      emailId: email.id,
-      domain: domain.name,
-      sources: [],
-      priority: priorityOf(email.source),
-      destination: () => this.delivery().destinationKeyOf(email.to),
-    });
-    if (warm && 'deferUntil' in warm) throw new RetryJobAt(warm.deferUntil, warm.reason);
-    const release = await this.inFlight.acquire(message.length);
-    const ticket = warm?.ticket ?? null;
+    const { ticket, source } = await this.admit(email, domain.name, pool, priority);
+    let release: (() => void) | null = null;
     try {
-      return await this.send(job, email, message, domain, ticket);
+      release = await this.inFlight.acquire(message.length);
+      return await this.send(job, email, message, domain, ticket, pool, source);
     } finally {
-      release();
+      release?.();
+      source?.release();
       // Not handed to the receiver (build failed, crash of the try): the place goes back.
       if (ticket && !ticket.settled) await this.warmup.settle(ticket, null);
+    }
+  }
+
+  /**
+   * The warm-up gate (docs/delivery.md "Warm-up"). With an IP pool the source address is taken
+   * first, so a warming address's cap counts the mail that really leaves from it: over its cap,
+   * the message spills to the pool's next least busy address; only when every address of the
+   * pool is over its cap (or the domain is) is it deferred.
+   */
+  private async admit(
+    email: { id: string; to: string; source: string },
+    domainName: string,
+    pool: string | null,
+    priority: Priority,
+  ): Promise<{ ticket: WarmupTicket | null; source: SourceLease | null }> {
+    const smtp = this.delivery();
+    const pooled = smtp.hasPool(pool);
+    const spilled: Array<WarmupDeferral & { source: string }> = [];
+    for (;;) {
+      const source = pooled
+        ? await smtp.pickSource(
+            pool,
+            email.to,
+            spilled.map((d) => d.source),
+          )
+        : null;
+      if (pooled && !source && spilled.length > 0) {
+        // Every address is over its cap: deferred on the last one's count only (one backlog entry).
+        const last = spilled[spilled.length - 1];
+        await this.warmup.forget(
+          spilled.slice(0, -1).map((d) => d.warmupId),
+          email.id,
+        );
+        throw new RetryJobAt(last.deferUntil, last.reason);
+      }
+      let warm;
+      try {
+        warm = await this.warmup.admit({
+          emailId: email.id,
+          domain: domainName,
+          sources: source ? [source.address] : [],
+          priority,
+          destination: () => smtp.destinationKeyOf(email.to),
+        });
+      } catch (error) {
+        source?.release();
+        throw error;
+      }
+      if (warm && 'deferUntil' in warm) {
+        source?.release();
+        if (source && warm.kind === 'address') {
+          spilled.push({ ...warm, source: source.address });
+          continue;
+        }
+        await this.warmup.forget(
+          spilled.map((d) => d.warmupId),
+          email.id,
+        );
+        throw new RetryJobAt(warm.deferUntil, warm.reason);
+      }
+      if (source) await this.warmup.clearAddressDeferrals(email.id);
+      return { ticket: warm?.ticket ?? null, source };
     }
   }
 
@@ -216,6 +276,8 @@ export class DeliveryWorker {
     message: string,
     domain: SendingDomain,
     warm: WarmupTicket | null,
+    pool: string | null,
+    source: SourceLease | null,
   ): Promise<void | typeof JOB_COMPLETED> {
     let outgoing;
     try {
@@ -245,9 +307,15 @@ export class DeliveryWorker {
     if (outgoing.tracked) await storeTrackingLinks(this.db, email, outgoing.tracked);
 
     const priority = priorityOf(email.source);
-    // IP pools (docs/delivery.md): the workspace's pool for this kind of mail; null: the OS chooses.
-    const pool = await poolFor(this.db, this.ctx.config.ipPools, email.workspace_id, priority);
-    const delivery = { from: outgoing.envelopeFrom, to: email.to, raw: outgoing.raw, priority, pool };
+    // The source address taken before the warm-up gate, else the pool picks one per connection.
+    const delivery = {
+      from: outgoing.envelopeFrom,
+      to: email.to,
+      raw: outgoing.raw,
+      priority,
+      pool,
+      source: source ? { address: source.address, helo: source.helo } : null,
+    };
     const outcome = tracingOn ? await this.deliverTraced(email.id, delivery) : await this.delivery().deliver(delivery);
     // Accepted stays counted in the warm-up's day (before the outcome is recorded: a crash between keeps it counted).
     if (warm) await this.warmup.settle(warm, outcome.deferredUntilMs === undefined ? outcome : null);
