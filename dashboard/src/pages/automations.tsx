@@ -253,7 +253,7 @@ function WorkflowEditor({ automation, stats, onSaved, mode, catalog }: { automat
             <Builder context={context} graph={{ steps: steps as never, connections: connections as never }} onChange={setGraph} catalog={catalog} problems={shownProblems} stats={stats} />
           )}
           <p id="builder-check" aria-live="polite" class="small-text">
-            {live.checking ? 'Checking…' : live.checked ? (Object.keys(live.problems).length === 0 ? <span class="ok-text">Valid: ready to save.</span> : `${Object.keys(live.problems).length} problems to fix before it can start.`) : null}
+            {live.checking ? 'Checking…' : live.checked ? (Object.keys(live.problems).length === 0 ? <span class="ok-text">Valid: ready to save.</span> : `${Object.keys(live.problems).length === 1 ? 'One problem' : `${Object.keys(live.problems).length} problems`} to fix before it can start.`) : null}
           </p>
           {Object.keys(apiProblems).length === 0 ? <ErrorBox error={save.error} /> : <ProblemList problems={apiProblems} title="The API refused the workflow:" tone="error" />}
           <Button type="submit" kind="primary" busy={save.busy} disabled={!value}>
