@@ -25,7 +25,13 @@ before(async () => {
   const domain = (await app.api.post('/v2/domains', { name: 'acme.test' })).body;
   publishRecords(app.dns, domain.dns_records);
   assert.equal((await app.api.post(`/v2/domains/${domain.id}/verify`)).status, 200);
-  const template = await app.api.post('/v2/templates', { name: 'Welcome', alias: 'welcome', from: 'Acme <hello@acme.test>', subject: 'Welcome aboard', html: '<p>Hello there</p>' });
+  const template = await app.api.post('/v2/templates', {
+    name: 'Welcome',
+    alias: 'welcome',
+    from: 'Acme <hello@acme.test>',
+    subject: 'Welcome aboard',
+    html: '<p>Hello there</p>',
+  });
   assert.equal(template.status, 201, template.text);
   await signInFirstAdmin(page, app);
 });
@@ -76,7 +82,9 @@ test('a trigger, a wait and a send_email built without JSON, problems at their s
   await addAt('trigger', 'system.manual');
   await step('start').waitFor();
   await addAt('start:default', 'wait');
-  await step('wait').getByLabel(/^Seconds/).fill('1');
+  await step('wait')
+    .getByLabel(/^Seconds/)
+    .fill('1');
   await addAt('wait:default', 'send_email');
   const mail = step('send_email');
   // The validate endpoint's answer lands on the step and on its field while building.
@@ -92,7 +100,10 @@ test('a trigger, a wait and a send_email built without JSON, problems at their s
   // Tab reaches the builder's controls in the page's order.
   await mail.getByLabel(/^Template id/).focus();
   await page.keyboard.press('Tab');
-  assert.equal(await page.evaluate(() => (document.activeElement as HTMLElement).closest('[data-step]')?.getAttribute('data-step')), 'send_email');
+  assert.equal(
+    await page.evaluate(() => (document.activeElement as HTMLElement).closest('[data-step]')?.getAttribute('data-step')),
+    'send_email',
+  );
   await captureAtBothWidths(page, 'automation-builder');
 
   await page.getByRole('button', { name: 'Save workflow' }).click();
@@ -127,15 +138,21 @@ test('a trigger, a wait and a send_email built without JSON, problems at their s
     [run] = (await app.api.get(`/v2/automations/${id}/runs`)).body.data;
     return run?.status === 'completed';
   }, 20_000);
-  assert.ok(run.run_steps.some((s: any) => s.step_key === 'wait' && s.status === 'completed'), JSON.stringify(run.run_steps));
-  assert.ok(run.run_steps.some((s: any) => s.step_key === 'send_email' && s.status === 'completed'), JSON.stringify(run.run_steps));
+  assert.ok(
+    run.run_steps.some((s: any) => s.step_key === 'wait' && s.status === 'completed'),
+    JSON.stringify(run.run_steps),
+  );
+  assert.ok(
+    run.run_steps.some((s: any) => s.step_key === 'send_email' && s.status === 'completed'),
+    JSON.stringify(run.run_steps),
+  );
   await app.sink.waitForMessages(1, 15_000);
   assert.ok(app.sink.messages.some((m) => m.rcptTo[0] === 'grace@example.org'));
   await page.getByRole('tab', { name: 'Runs' }).click();
   await until(async () => /completed/.test(await page.getByRole('region', { name: 'Runs' }).innerText()), 15_000);
 });
 
-test('a condition\'s yes and no branches are built and connected', async () => {
+test("a condition's yes and no branches are built and connected", async () => {
   const id = await create('Branches');
   await addAt('start:default', 'condition');
   const condition = step('condition');
@@ -148,9 +165,11 @@ test('a condition\'s yes and no branches are built and connected', async () => {
   // What the builder made, as the JSON tab shows it (the condition's filter is the JSON tab's job).
   await page.getByRole('tab', { name: 'JSON' }).click();
   const workflow = JSON.parse(await page.getByLabel('Workflow (JSON)').inputValue());
-  assert.deepEqual(
-    workflow.connections.map((c: any) => `${c.from}>${c.to}:${c.branch ?? 'default'}`).sort(),
-    ['condition>end:yes', 'condition>wait:no', 'start>condition:default', 'wait>end:default'],
-  );
+  assert.deepEqual(workflow.connections.map((c: any) => `${c.from}>${c.to}:${c.branch ?? 'default'}`).sort(), [
+    'condition>end:yes',
+    'condition>wait:no',
+    'start>condition:default',
+    'wait>end:default',
+  ]);
   assert.equal((await app.api.get(`/v2/automations/${id}`)).body.data.steps.length, 1);
 });

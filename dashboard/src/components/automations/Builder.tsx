@@ -44,7 +44,8 @@ export function Builder({ context, graph, onChange, catalog, problems, stats }: 
   };
   const actions = catalog.actions.filter((a) => a.contexts.includes(context));
   const triggers = catalog.triggers.filter((t) => t.contexts.includes(context));
-  const entryOf = (step: Step) => (step.type === 'trigger' ? catalog.triggers.find((t) => t.name === step.trigger) : catalog.actions.find((a) => a.name === step.action));
+  const entryOf = (step: Step) =>
+    step.type === 'trigger' ? catalog.triggers.find((t) => t.name === step.trigger) : catalog.actions.find((a) => a.name === step.action);
   const indexOf = (key: string) => graph.steps.findIndex((s) => s.key === key);
   const rendered = new Set<string>();
 
@@ -80,7 +81,14 @@ export function Builder({ context, graph, onChange, catalog, problems, stats }: 
     const targets = graph.steps.filter((s) => s.type === 'action' && s.key !== from);
     return [
       <li class="fb-slot" data-slot={`${from}:${branch}`}>
-        <AddSlot label={label} groups={[['New step', actions.map((a) => [a.name, a.title])], ['Connect to a step already there', targets.map((s) => [`step:${s.key}`, s.key])]]} onAdd={(choice) => place(choice, { from, branch })} />
+        <AddSlot
+          label={label}
+          groups={[
+            ['New step', actions.map((a) => [a.name, a.title])],
+            ['Connect to a step already there', targets.map((s) => [`step:${s.key}`, s.key])],
+          ]}
+          onAdd={(choice) => place(choice, { from, branch })}
+        />
       </li>,
     ];
   };
@@ -88,15 +96,23 @@ export function Builder({ context, graph, onChange, catalog, problems, stats }: 
   const card = (step: Step, children?: preact.ComponentChildren) => {
     const i = indexOf(step.key);
     const entry = entryOf(step);
-    const mine = Object.entries(problems).filter(([path]) => (path === `steps.${i}` || path.startsWith(`steps.${i}.`)) && !/^steps\.\d+\.config\.[^.]+/.test(path));
+    const mine = Object.entries(problems).filter(
+      ([path]) => (path === `steps.${i}` || path.startsWith(`steps.${i}.`)) && !/^steps\.\d+\.config\.[^.]+/.test(path),
+    );
     const outs = graph.connections.map((c, n) => [c, n] as const).filter(([c]) => c.from === step.key);
-    const connectionProblems = Object.entries(problems).filter(([path]) => outs.some(([, n]) => path === `connections.${n}` || path.startsWith(`connections.${n}.`)));
+    const connectionProblems = Object.entries(problems).filter(([path]) =>
+      outs.some(([, n]) => path === `connections.${n}` || path.startsWith(`connections.${n}.`)),
+    );
     const fieldErrors: Problems = {};
     for (const [path, messages] of Object.entries(problems)) {
       const m = new RegExp(`^steps\\.${i}\\.config\\.([^.]+)`).exec(path);
       if (m) (fieldErrors[m[1]] ??= []).push(...messages);
     }
-    const all = [...mine, ...connectionProblems, ...Object.entries(problems).filter(([path]) => new RegExp(`^steps\\.${i}\\.config\\.`).test(path))];
+    const all = [
+      ...mine,
+      ...connectionProblems,
+      ...Object.entries(problems).filter(([path]) => new RegExp(`^steps\\.${i}\\.config\\.`).test(path)),
+    ];
     const s = step.type === 'action' ? stats?.[step.key] : undefined;
     const formId = `fb-form-${step.key}`;
     const isOpen = open.has(step.key);
@@ -159,7 +175,13 @@ export function Builder({ context, graph, onChange, catalog, problems, stats }: 
                 />
               </div>
               {entry ? (
-                <SchemaForm schema={entry.config as JsonSchema} value={step.config ?? {}} onChange={(config) => onChange(setConfig(graph, step.key, config))} errors={fieldErrors} idPrefix={`fb-${step.key}`} />
+                <SchemaForm
+                  schema={entry.config as JsonSchema}
+                  value={step.config ?? {}}
+                  onChange={(config) => onChange(setConfig(graph, step.key, config))}
+                  errors={fieldErrors}
+                  idPrefix={`fb-${step.key}`}
+                />
               ) : (
                 <p class="muted">This type is not in the catalogue; edit it in the JSON tab.</p>
               )}
@@ -185,7 +207,9 @@ export function Builder({ context, graph, onChange, catalog, problems, stats }: 
           branching === 'yes_no'
             ? ['yes', 'no']
             : Array.isArray(step.config?.variants)
-              ? (step.config.variants as Array<{ key?: unknown }>).map((v) => v?.key).filter((k): k is string => typeof k === 'string' && k !== '')
+              ? (step.config.variants as Array<{ key?: unknown }>)
+                  .map((v) => v?.key)
+                  .filter((k): k is string => typeof k === 'string' && k !== '')
               : [];
         items.push(
           card(
@@ -220,7 +244,9 @@ export function Builder({ context, graph, onChange, catalog, problems, stats }: 
 
   const triggerSteps = graph.steps.filter((s) => s.type === 'trigger');
   const flow = triggerSteps.flatMap((t) => chain(t.key));
-  const loose = graph.steps.filter((s) => !rendered.has(s.key) && !graph.connections.some((c) => c.to === s.key)).flatMap((s) => chain(s.key));
+  const loose = graph.steps
+    .filter((s) => !rendered.has(s.key) && !graph.connections.some((c) => c.to === s.key))
+    .flatMap((s) => chain(s.key));
   const rest = graph.steps.filter((s) => !rendered.has(s.key)).flatMap((s) => chain(s.key));
   const general = Object.entries(problems).filter(([path]) => !/^(steps|connections)\.\d+/.test(path));
   return (
@@ -238,7 +264,11 @@ export function Builder({ context, graph, onChange, catalog, problems, stats }: 
         {flow}
         {triggerSteps.length === 0 ? (
           <li class="fb-slot" data-slot="trigger">
-            <AddSlot label="Trigger" groups={[['Triggers', triggers.map((t) => [t.name, t.fires === false ? `${t.title} (never fires)` : t.title])]]} onAdd={(choice) => place(choice)} />
+            <AddSlot
+              label="Trigger"
+              groups={[['Triggers', triggers.map((t) => [t.name, t.fires === false ? `${t.title} (never fires)` : t.title])]]}
+              onAdd={(choice) => place(choice)}
+            />
           </li>
         ) : null}
       </ol>
@@ -256,7 +286,15 @@ export function Builder({ context, graph, onChange, catalog, problems, stats }: 
   );
 }
 
-function AddSlot({ label, groups, onAdd }: { label: string; groups: Array<[string, Array<[string, string]>]>; onAdd: (choice: string) => void }) {
+function AddSlot({
+  label,
+  groups,
+  onAdd,
+}: {
+  label: string;
+  groups: Array<[string, Array<[string, string]>]>;
+  onAdd: (choice: string) => void;
+}) {
   const [choice, setChoice] = useState('');
   const id = `fb-add-${label.replace(/\W+/g, '-')}`;
   return (

@@ -18,13 +18,21 @@ export type JsonSchema = {
   description?: string;
 };
 
-type Kind = { kind: 'text' } | { kind: 'number'; integer: boolean } | { kind: 'select'; options: string[] } | { kind: 'boolean' } | { kind: 'lines' } | { kind: 'json' };
+type Kind =
+  | { kind: 'text' }
+  | { kind: 'number'; integer: boolean }
+  | { kind: 'select'; options: string[] }
+  | { kind: 'boolean' }
+  | { kind: 'lines' }
+  | { kind: 'json' };
 
 /** Which input fits a property's schema. */
 export function kindOf(schema: JsonSchema): Kind {
   if (schema.const !== undefined && typeof schema.const === 'string') return { kind: 'select', options: [schema.const] };
-  if (Array.isArray(schema.enum) && schema.enum.every((v) => typeof v === 'string')) return { kind: 'select', options: schema.enum as string[] };
-  if (Array.isArray(schema.anyOf) && schema.anyOf.length > 0 && schema.anyOf.every((s) => typeof s.const === 'string')) return { kind: 'select', options: schema.anyOf.map((s) => s.const as string) };
+  if (Array.isArray(schema.enum) && schema.enum.every((v) => typeof v === 'string'))
+    return { kind: 'select', options: schema.enum as string[] };
+  if (Array.isArray(schema.anyOf) && schema.anyOf.length > 0 && schema.anyOf.every((s) => typeof s.const === 'string'))
+    return { kind: 'select', options: schema.anyOf.map((s) => s.const as string) };
   if (schema.type === 'string') return { kind: 'text' };
   if (schema.type === 'integer' || schema.type === 'number') return { kind: 'number', integer: schema.type === 'integer' };
   if (schema.type === 'boolean') return { kind: 'boolean' };
@@ -46,7 +54,19 @@ export function initialConfig(schema: JsonSchema): Record<string, unknown> {
 
 const words = (name: string) => name.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase());
 
-function JsonField({ id, value, onChange, invalid, describedBy }: { id: string; value: unknown; onChange: (v: unknown) => void; invalid: boolean; describedBy: string }) {
+function JsonField({
+  id,
+  value,
+  onChange,
+  invalid,
+  describedBy,
+}: {
+  id: string;
+  value: unknown;
+  onChange: (v: unknown) => void;
+  invalid: boolean;
+  describedBy: string;
+}) {
   const [text, setText] = useState(value === undefined ? '' : JSON.stringify(value, null, 2));
   const [bad, setBad] = useState<string | null>(null);
   return (
@@ -111,11 +131,20 @@ export function SchemaForm({
         const problems = errors[name] ?? [];
         const describedBy = [prop.description ? `${id}-hint` : '', problems.length ? `${id}-error` : ''].filter(Boolean).join(' ');
         const current = value[name];
-        const common = { id, 'aria-invalid': problems.length > 0, 'aria-describedby': describedBy || undefined, required: required.has(name) };
+        const common = {
+          id,
+          'aria-invalid': problems.length > 0,
+          'aria-describedby': describedBy || undefined,
+          required: required.has(name),
+        };
         let input;
         if (kind.kind === 'select') {
           input = (
-            <select {...common} value={typeof current === 'string' ? current : ''} onChange={(e) => set(name, (e.target as HTMLSelectElement).value)}>
+            <select
+              {...common}
+              value={typeof current === 'string' ? current : ''}
+              onChange={(e) => set(name, (e.target as HTMLSelectElement).value)}
+            >
               {required.has(name) && typeof current === 'string' ? null : <option value="">(none)</option>}
               {kind.options.map((o) => (
                 <option value={o}>{o}</option>
@@ -138,7 +167,15 @@ export function SchemaForm({
             />
           );
         } else if (kind.kind === 'boolean') {
-          input = <input {...common} required={false} type="checkbox" checked={current === true} onChange={(e) => set(name, (e.target as HTMLInputElement).checked)} />;
+          input = (
+            <input
+              {...common}
+              required={false}
+              type="checkbox"
+              checked={current === true}
+              onChange={(e) => set(name, (e.target as HTMLInputElement).checked)}
+            />
+          );
         } else if (kind.kind === 'lines') {
           input = (
             <textarea
@@ -146,15 +183,27 @@ export function SchemaForm({
               rows={3}
               value={Array.isArray(current) ? current.join('\n') : ''}
               onInput={(e) => {
-                const lines = (e.target as HTMLTextAreaElement).value.split('\n').map((l) => l.trim()).filter(Boolean);
+                const lines = (e.target as HTMLTextAreaElement).value
+                  .split('\n')
+                  .map((l) => l.trim())
+                  .filter(Boolean);
                 set(name, lines.length ? lines : undefined);
               }}
             />
           );
         } else if (kind.kind === 'text') {
-          input = <input {...common} type="text" value={typeof current === 'string' ? current : ''} onInput={(e) => set(name, (e.target as HTMLInputElement).value)} />;
+          input = (
+            <input
+              {...common}
+              type="text"
+              value={typeof current === 'string' ? current : ''}
+              onInput={(e) => set(name, (e.target as HTMLInputElement).value)}
+            />
+          );
         } else {
-          input = <JsonField id={id} value={current} onChange={(v) => set(name, v)} invalid={problems.length > 0} describedBy={describedBy} />;
+          input = (
+            <JsonField id={id} value={current} onChange={(v) => set(name, v)} invalid={problems.length > 0} describedBy={describedBy} />
+          );
         }
         return (
           <div class={`field${kind.kind === 'boolean' ? ' inline' : ''}`} data-field={name}>

@@ -40,7 +40,8 @@ export function addStep(graph: Graph, step: Step, after?: { from: string; branch
   let connections = graph.connections;
   if (after) {
     const next = outgoing(graph, after.from, after.branch);
-    const edge: Connection = after.branch === 'default' ? { from: after.from, to: step.key } : { from: after.from, to: step.key, branch: after.branch };
+    const edge: Connection =
+      after.branch === 'default' ? { from: after.from, to: step.key } : { from: after.from, to: step.key, branch: after.branch };
     connections = connections.filter((c) => c !== next).concat(edge);
     // What followed now follows the new step (unless the new step ends runs).
     if (next && step.action !== 'end') connections = connections.concat({ from: step.key, to: next.to });
