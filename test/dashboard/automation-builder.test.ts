@@ -97,6 +97,15 @@ test('a trigger, a wait and a send_email built without JSON, problems at their s
   await mail.getByLabel(/^To\b/).fill('{{payload.to}}');
   await page.getByText('Valid: ready to save.').waitFor();
   assert.equal(await page.locator('.flow-builder .problems').count(), 0);
+  // The canvas draws the three steps and the two arrows between them.
+  const canvas = page.locator('.fb-canvas');
+  await until(async () => (await canvas.locator('.react-flow__node').count()) === 3);
+  assert.deepEqual(await canvas.locator('.react-flow__node').evaluateAll((nodes) => nodes.map((n) => n.getAttribute('data-id'))), [
+    'start',
+    'wait',
+    'send_email',
+  ]);
+  assert.equal(await canvas.locator('.react-flow__edge').count(), 2);
   // Tab reaches the builder's controls in the page's order.
   await mail.getByLabel(/^Template id/).focus();
   await page.keyboard.press('Tab');
@@ -159,8 +168,14 @@ test("a condition's yes and no branches are built and connected", async () => {
   await condition.getByRole('region', { name: 'If yes of condition' }).waitFor();
   await addAt('condition:yes', 'end');
   await addAt('condition:no', 'wait');
-  await addAt('wait:default', 'step:end');
+  // Connected on the canvas: dragged from wait's handle to the end step.
+  const canvas = page.locator('.fb-canvas');
+  await until(async () => (await canvas.locator('.react-flow__node').count()) === 4);
+  await canvas
+    .locator('.react-flow__node[data-id="wait"] .react-flow__handle.source')
+    .dragTo(canvas.locator('.react-flow__node[data-id="end"] .react-flow__handle.target'));
   await page.locator('[data-slot="wait:default"]').getByText('continues at').waitFor();
+  await until(async () => (await canvas.locator('.react-flow__edge').count()) === 4);
   await captureAtBothWidths(page, 'automation-builder-branches');
   // What the builder made, as the JSON tab shows it (the condition's filter is the JSON tab's job).
   await page.getByRole('tab', { name: 'JSON' }).click();

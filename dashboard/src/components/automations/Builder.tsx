@@ -4,9 +4,12 @@
 // card opens a form drawn from its type's config schema. Problems (the validate endpoint's, by
 // field path) show on the card and the field they belong to. All of it is buttons, selects and
 // inputs in the page's order, so the keyboard reaches everything.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
+import type { CanvasProps } from './Canvas';
 import { SchemaForm, initialConfig, type JsonSchema } from './SchemaForm';
 import { addStep, connect, disconnect, freshKey, outgoing, removeStep, renameStep, setConfig, type Graph, type Step } from './graph-edit';
+// React Flow's layout rules (a lazily loaded chunk's CSS is never linked, so they come with the page's).
+import '@xyflow/react/dist/base.css';
 import './builder.css';
 
 export interface CatalogEntry {
@@ -36,6 +39,11 @@ interface Props {
 
 export function Builder({ context, graph, onChange, catalog, problems, stats }: Props) {
   const [open, setOpen] = useState<Set<string>>(new Set());
+  // The canvas library is a chunk of its own, fetched only here.
+  const [Canvas, setCanvas] = useState<((props: CanvasProps) => preact.JSX.Element) | null>(null);
+  useEffect(() => {
+    void import('./Canvas').then((m) => setCanvas(() => m.Canvas));
+  }, []);
   const toggle = (key: string, value?: boolean) => {
     const next = new Set(open);
     if (value ?? !next.has(key)) next.add(key);
@@ -249,8 +257,50 @@ export function Builder({ context, graph, onChange, catalog, problems, stats }: 
     .flatMap((s) => chain(s.key));
   const rest = graph.steps.filter((s) => !rendered.has(s.key)).flatMap((s) => chain(s.key));
   const general = Object.entries(problems).filter(([path]) => !/^(steps|connections)\.\d+/.test(path));
+  const branchesOf = (key: string) => {
+    const step = graph.steps.find((s) => s.key === key);
+    if (!step) return [];
+    if (step.type === 'trigger') return ['default'];
+    const branching = entryOf(step)?.branching ?? 'default';
+    if (branching === 'none') return [];
+    if (branching === 'yes_no') return ['yes', 'no'];
+    if (branching === 'variants')
+      return Array.isArray(step.config?.variants)
+        ? (step.config.variants as Array<{ key?: unknown }>)
+            .map((v) => v?.key)
+            .filter((k): k is string => typeof k === 'string' && k !== '')
+        : [];
+    return ['default'];
+  };
+  const choose = (key: string) => {
+    toggle(key, true);
+    requestAnimationFrame(() => document.getElementById(`fb-key-${key}`)?.focus());
+  };
   return (
     <div class="flow-builder">
+      {Canvas ? (
+        <figure class="fb-figure">
+          <Canvas
+            graph={graph}
+            branchesOf={branchesOf}
+            titleOf={(key) => {
+              const step = graph.steps.find((s) => s.key === key);
+              return (step && entryOf(step)?.title) ?? key;
+            }}
+            invalid={(key) => {
+              const i = indexOf(key);
+              return Object.keys(problems).some((path) => path === `steps.${i}` || path.startsWith(`steps.${i}.`));
+            }}
+            onConnect={(from, branch, to) => onChange(connect(graph, from, branch, to))}
+            onDisconnect={(from, branch) => onChange(disconnect(graph, from, branch))}
+            onChoose={choose}
+          />
+          <figcaption class="small-text muted">
+            Drag from a step's lower handle to another step to connect them; select an arrow and press Delete to remove it; choose a step to
+            configure it below. Every step and connection is also in the list below.
+          </figcaption>
+        </figure>
+      ) : null}
       {general.length ? (
         <ul class="problems" aria-label="Problems of the workflow">
           {general.map(([path, messages]) => (
