@@ -3,7 +3,20 @@
 // branch. Dragging from a step's handle to another step connects them; a selected arrow is removed
 // with Backspace or Delete; choosing a step opens its form in the list below. Layout is computed,
 // not dragged: the list below stays the one place a step is configured.
-import { Background, Controls, Handle, MarkerType, Position, ReactFlow, type Edge, type Node, type NodeProps } from '@xyflow/react';
+import {
+  Background,
+  Controls,
+  Handle,
+  MarkerType,
+  Position,
+  ReactFlow,
+  useReactFlow,
+  useStore,
+  type Edge,
+  type Node,
+  type NodeProps,
+} from '@xyflow/react';
+import { useEffect } from 'preact/hooks';
 import type { Graph } from './graph-edit';
 
 export interface CanvasProps {
@@ -39,6 +52,17 @@ function StepNode({ data }: NodeProps<Node<StepData>>) {
   );
 }
 const nodeTypes = { step: StepNode };
+
+/** Fits the steps to the frame again when the frame changes size (a phone turned, a window resized). */
+function FitOnResize() {
+  const width = useStore((s) => s.width);
+  const height = useStore((s) => s.height);
+  const flow = useReactFlow();
+  useEffect(() => {
+    if (width > 0 && height > 0) void flow.fitView({ maxZoom: 1.2 });
+  }, [width, height]);
+  return null;
+}
 
 /** Each step's level: the longest way to it from a trigger (the graph has no loops). */
 function levels(graph: Graph): Map<string, number> {
@@ -109,6 +133,7 @@ export function Canvas({ graph, branchesOf, titleOf, invalid, onConnect, onDisco
         onNodeClick={(_, node) => onChoose(node.id)}
         proOptions={{ hideAttribution: true }}
       >
+        <FitOnResize />
         <Background />
         <Controls showInteractive={false} />
       </ReactFlow>
