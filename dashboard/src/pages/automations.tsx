@@ -1,5 +1,6 @@
 // Automations: the list with a status filter; create (a starter graph for the chosen context).
-// One automation: its workflow edited as JSON (steps, connections, settings) with problems shown
+// One automation: its workflow built in the builder (components/automations/Builder.tsx, checked
+// live by the validate endpoint) or edited as JSON (steps, connections, settings) with problems shown
 // at their field paths while typing (the API's own structure checker) and, after saving, the
 // API's answer at the same paths; the graph drawn as a flow with each step's statistics; start,
 // pause, stop, run now; its runs with a status filter and each run's steps; the per-step funnel.
