@@ -11,7 +11,6 @@ import { freePort } from '../src/dev/ports.ts';
 
 export { freePort };
 
-
 export interface ChildServer {
   url: string;
   output(): string;
@@ -19,10 +18,19 @@ export interface ChildServer {
 }
 
 /** Starts `node <script> <args>` and waits until `readyPath` answers 200 on `port`. */
-export async function startChild(script: string, args: string[], env: Record<string, string>, port: number, readyPath: string): Promise<ChildServer> {
+export async function startChild(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  port: number,
+  readyPath: string,
+): Promise<ChildServer> {
   // BENCH_NODE_ARGS: node flags for the servers, for profiling (--cpu-prof, --trace-gc).
   const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, script, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
@@ -67,7 +75,10 @@ export interface BenchDatabase {
 
 /** A fresh, empty database for one phase: a SQLite file in `dataDir`, or a new schema of
  *  BENCH_DATABASE_URL, so every phase of every scenario runs on both dialects from zero. */
-export async function freshBenchDatabase(dataDir: string, kind: 'sqlite' | 'postgres' = process.env.BENCH_DATABASE_URL ? 'postgres' : 'sqlite'): Promise<BenchDatabase> {
+export async function freshBenchDatabase(
+  dataDir: string,
+  kind: 'sqlite' | 'postgres' = process.env.BENCH_DATABASE_URL ? 'postgres' : 'sqlite',
+): Promise<BenchDatabase> {
   const base = process.env.BENCH_DATABASE_URL;
   if (kind === 'sqlite' || !base) return { url: `sqlite:${join(dataDir, 'postlane.db')}`, drop: async () => {} };
   const schema = `bench_${randomBytes(6).toString('hex')}`;
@@ -102,7 +113,10 @@ async function createBenchDatabase(base: string): Promise<void> {
 }
 
 /** A Postlane server on a fresh SQLite file (or a fresh schema of BENCH_DATABASE_URL) in a child process. */
-export async function startPostlane(env: Record<string, string> = {}, role = 'all'): Promise<ChildServer & { key: string; env: Record<string, string>; cli(...args: string[]): string }> {
+export async function startPostlane(
+  env: Record<string, string> = {},
+  role = 'all',
+): Promise<ChildServer & { key: string; env: Record<string, string>; cli(...args: string[]): string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'postlane-bench-'));
   const database = await freshBenchDatabase(dataDir);
   const port = await freePort();
@@ -146,7 +160,10 @@ export interface LoadResult {
   non2xx: number;
 }
 
-export async function load(url: string, options: { seconds: number; connections: number; headers?: Record<string, string>; method?: string; body?: string; overallRate?: number }): Promise<LoadResult> {
+export async function load(
+  url: string,
+  options: { seconds: number; connections: number; headers?: Record<string, string>; method?: string; body?: string; overallRate?: number },
+): Promise<LoadResult> {
   const result = await autocannon({
     url,
     duration: options.seconds,
@@ -207,7 +224,10 @@ export function keepAliveClient(baseUrl: string, connections: number) {
  * coordinated omission takes the expected interval as ceil(1 / rate) = 1 ms, recording an
  * L ms answer as L samples, so one slow answer outweighs dozens of fast ones.
  */
-export async function pacedLoad(url: string, options: { seconds: number; rate: number; connections: number; headers?: Record<string, string>; method?: string; body?: string }): Promise<LoadResult> {
+export async function pacedLoad(
+  url: string,
+  options: { seconds: number; rate: number; connections: number; headers?: Record<string, string>; method?: string; body?: string },
+): Promise<LoadResult> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections });
   const target = new URL(url);
   const total = Math.round(options.seconds * options.rate);
@@ -244,7 +264,8 @@ export async function pacedLoad(url: string, options: { seconds: number; rate: n
   agent.destroy();
   latencies.sort((a, b) => a - b);
   // To a tenth of a millisecond: answers on loopback take about one.
-  const at = (q: number) => (latencies.length ? Math.round(10 * latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]) / 10 : 0);
+  const at = (q: number) =>
+    latencies.length ? Math.round(10 * latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]) / 10 : 0;
   return { requestsPerSecond: latencies.length / elapsed, latencyP50: at(0.5), latencyP99: at(0.99), errors, non2xx };
 }
 
@@ -255,7 +276,8 @@ export function postlanePid(port: string): number {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (cmdline.includes('main.ts') && readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`HTTP_PORT=${port}`)) return Number(entry);
+      if (cmdline.includes('main.ts') && readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`HTTP_PORT=${port}`))
+        return Number(entry);
     } catch {
       // not ours or gone
     }
@@ -286,7 +308,11 @@ export function treeCpuTimes(rootPid: number): { user: number; system: number } 
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       // fields[1] = ppid; [11] utime, [12] stime, [13] cutime, [14] cstime (stat fields 4, 14-17)
-      stats.set(Number(entry), { ppid: Number(fields[1]), user: Number(fields[11]) + Number(fields[13]), system: Number(fields[12]) + Number(fields[14]) });
+      stats.set(Number(entry), {
+        ppid: Number(fields[1]),
+        user: Number(fields[11]) + Number(fields[13]),
+        system: Number(fields[12]) + Number(fields[14]),
+      });
     } catch {
       // gone meanwhile
     }

@@ -34,10 +34,14 @@ async function sendScript(url: string, path: string, sharedRows: boolean): Promi
     }
     const { rows } = await client.query('select id from workspaces limit 1');
     if (sharedRows) {
-    const workspace = literal(rows[0].id);
-    lines.push(`update workspaces set credits = credits - 1 where id = ${workspace} and credits >= 1;`);
-    lines.push(`insert into send_window_counts (workspace_id, bucket, units) values (${workspace}, (extract(epoch from clock_timestamp()) * 100)::bigint * 10, 1) on conflict (workspace_id, bucket) do update set units = send_window_counts.units + 1;`);
-    lines.push(`insert into send_daily_counts (workspace_id, day, units) values (${workspace}, to_char(now() at time zone 'utc', 'YYYY-MM-DD'), 1) on conflict (workspace_id, day) do update set units = send_daily_counts.units + 1;`);
+      const workspace = literal(rows[0].id);
+      lines.push(`update workspaces set credits = credits - 1 where id = ${workspace} and credits >= 1;`);
+      lines.push(
+        `insert into send_window_counts (workspace_id, bucket, units) values (${workspace}, (extract(epoch from clock_timestamp()) * 100)::bigint * 10, 1) on conflict (workspace_id, bucket) do update set units = send_window_counts.units + 1;`,
+      );
+      lines.push(
+        `insert into send_daily_counts (workspace_id, day, units) values (${workspace}, to_char(now() at time zone 'utc', 'YYYY-MM-DD'), 1) on conflict (workspace_id, day) do update set units = send_daily_counts.units + 1;`,
+      );
     }
     lines.push('commit;');
     // pgbench reads one statement per line.
@@ -52,7 +56,9 @@ async function sendScript(url: string, path: string, sharedRows: boolean): Promi
 export async function pgbenchSendRate(url: string, dir: string, clients: number, seconds: number, sharedRows = true): Promise<number> {
   const script = join(dir, `send-${sharedRows}.sql`);
   await sendScript(url, script, sharedRows);
-  const result = spawnSync('pgbench', ['-n', '-c', String(clients), '-j', '2', '-T', String(seconds), '-f', script, url], { encoding: 'utf8' });
+  const result = spawnSync('pgbench', ['-n', '-c', String(clients), '-j', '2', '-T', String(seconds), '-f', script, url], {
+    encoding: 'utf8',
+  });
   const tps = /tps = ([\d.]+)/.exec(result.stdout);
   if (result.status !== 0 || !tps) throw new Error(`pgbench failed: ${result.stderr || result.stdout}`);
   return Number(tps[1]);
@@ -65,7 +71,11 @@ export async function pgbenchSendP99AtRate(url: string, dir: string, clients: nu
   const script = join(dir, 'send-true.sql');
   await sendScript(url, script, true);
   const prefix = join(dir, 'pgbench-paced');
-  const result = spawnSync('pgbench', ['-n', '-c', String(clients), '-j', '2', '-T', String(seconds), '-R', String(rate), '-l', '--log-prefix', prefix, '-f', script, url], { encoding: 'utf8' });
+  const result = spawnSync(
+    'pgbench',
+    ['-n', '-c', String(clients), '-j', '2', '-T', String(seconds), '-R', String(rate), '-l', '--log-prefix', prefix, '-f', script, url],
+    { encoding: 'utf8' },
+  );
   if (result.status !== 0) throw new Error(`pgbench failed: ${result.stderr || result.stdout}`);
   // Each line: client, transaction, latency µs, script, epoch s, µs, schedule lag µs.
   const latencies: number[] = [];

@@ -22,7 +22,9 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const wanted = new Set(process.argv.slice(2));
 const dir = join(import.meta.dirname, 'scenarios');
-const files = readdirSync(dir).filter((f) => f.endsWith('.ts')).sort();
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.ts'))
+  .sort();
 
 const scenarios: Scenario[] = [];
 for (const file of files) {
@@ -30,10 +32,14 @@ for (const file of files) {
   if (!wanted.size || wanted.has(scenario.name)) scenarios.push(scenario);
 }
 
-if (!process.env.BENCH_CHILD) console.log(`Postlane benchmarks: ${seconds}s per measurement, ${connections} connections, node ${process.version}\n`);
+if (!process.env.BENCH_CHILD)
+  console.log(`Postlane benchmarks: ${seconds}s per measurement, ${connections} connections, node ${process.version}\n`);
 if (scenarios.length > 1) {
   for (const scenario of scenarios) {
-    const child = spawnSync(process.execPath, [import.meta.filename, scenario.name], { stdio: 'inherit', env: { ...process.env, BENCH_CHILD: '1' } });
+    const child = spawnSync(process.execPath, [import.meta.filename, scenario.name], {
+      stdio: 'inherit',
+      env: { ...process.env, BENCH_CHILD: '1' },
+    });
     if (child.status !== 0) process.exitCode = child.status ?? 1;
   }
 } else {

@@ -45,19 +45,32 @@ export async function runWarmup(): Promise<string[]> {
     const sendStart = performance.now();
     for (const d of DESTINATIONS) {
       let i = 0;
-      await Promise.all(Array.from({ length: 8 }, async () => {
-        while (i < perDestination) {
-          const n = i++;
-          const to = `user${n}@${d.domain}`;
-          const res = await app.api.post('/v2/emails', { from: 'Acme <news@acme.test>', to, subject: `Warm-up #${n}`, text: 'Hello', scheduled_at: dueAt });
-          if (res.status !== 200) throw new Error(`POST /v2/emails: ${res.status} ${res.text}`);
-          const bulk = n % 4 !== 0;
-          kind.set(to, bulk ? 'bulk' : 'transactional');
-          if (bulk) bulkIds.push(res.body.id);
-        }
-      }));
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (i < perDestination) {
+            const n = i++;
+            const to = `user${n}@${d.domain}`;
+            const res = await app.api.post('/v2/emails', {
+              from: 'Acme <news@acme.test>',
+              to,
+              subject: `Warm-up #${n}`,
+              text: 'Hello',
+              scheduled_at: dueAt,
+            });
+            if (res.status !== 200) throw new Error(`POST /v2/emails: ${res.status} ${res.text}`);
+            const bulk = n % 4 !== 0;
+            kind.set(to, bulk ? 'bulk' : 'transactional');
+            if (bulk) bulkIds.push(res.body.id);
+          }
+        }),
+      );
     }
-    for (let i = 0; i < bulkIds.length; i += 500) await db.updateTable('emails').set({ source: 'campaign' }).where('id', 'in', bulkIds.slice(i, i + 500)).execute();
+    for (let i = 0; i < bulkIds.length; i += 500)
+      await db
+        .updateTable('emails')
+        .set({ source: 'campaign' })
+        .where('id', 'in', bulkIds.slice(i, i + 500))
+        .execute();
     const sendS = (performance.now() - sendStart) / 1000;
 
     /** Until nothing is due or running: what is left waits for a later moment. */
@@ -99,14 +112,26 @@ export async function runWarmup(): Promise<string[]> {
         const lastT = mine.map((m) => kind.get(m.rcptTo[0])).lastIndexOf('transactional');
         if (day > 1) orderViolations += mine.slice(0, Math.max(0, lastT)).filter((m) => kind.get(m.rcptTo[0]) === 'bulk').length;
         if (cap !== null) worst = Math.max(worst, Math.abs(mine.length - cap) / cap);
-        parts.push(`${d.key} ${mine.length}${cap === null ? '' : `/${cap} (${(((mine.length - cap) / cap) * 100).toFixed(1)} %)`} [${transactional} transactional]`);
+        parts.push(
+          `${d.key} ${mine.length}${cap === null ? '' : `/${cap} (${(((mine.length - cap) / cap) * 100).toFixed(1)} %)`} [${transactional} transactional]`,
+        );
       }
       const [state] = (await app.api.get('/v2/delivery/warmup')).body.data;
-      lines.push(`day ${day}${cap === null ? ' (schedule over, no cap)' : ''}: ${parts.join(', ')}; deferred after the day ${state?.deferred ?? 0}; ${((performance.now() - dayT0) / 1000).toFixed(1)} s`);
+      lines.push(
+        `day ${day}${cap === null ? ' (schedule over, no cap)' : ''}: ${parts.join(', ')}; deferred after the day ${state?.deferred ?? 0}; ${((performance.now() - dayT0) / 1000).toFixed(1)} s`,
+      );
     }
-    const failed = await db.selectFrom('emails').select((eb) => eb.fn.countAll<string>().as('n')).where('status', 'in', ['failed', 'bounced']).executeTakeFirstOrThrow();
-    lines.push(`sink total ${app.sink.messages.length}/${perDestination * DESTINATIONS.length} over ${SCHEDULE.length + 1} simulated days in ${((performance.now() - started0) / 1000).toFixed(1)} s; failed or bounced ${failed.n}`);
-    lines.push(`largest deviation from a day's cap: ${(worst * 100).toFixed(1)} % (aim within ±5 %); from day 2 on, bulk messages sent before a transactional one of the same day: ${orderViolations} (day 1's backlog all came due at once)`);
+    const failed = await db
+      .selectFrom('emails')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('status', 'in', ['failed', 'bounced'])
+      .executeTakeFirstOrThrow();
+    lines.push(
+      `sink total ${app.sink.messages.length}/${perDestination * DESTINATIONS.length} over ${SCHEDULE.length + 1} simulated days in ${((performance.now() - started0) / 1000).toFixed(1)} s; failed or bounced ${failed.n}`,
+    );
+    lines.push(
+      `largest deviation from a day's cap: ${(worst * 100).toFixed(1)} % (aim within ±5 %); from day 2 on, bulk messages sent before a transactional one of the same day: ${orderViolations} (day 1's backlog all came due at once)`,
+    );
     return lines;
   } finally {
     delete process.env.DELIVERY_WARMUP;

@@ -23,7 +23,15 @@ async function currentDocument(): Promise<Record<string, unknown>> {
   const { startPostlane } = await import('../src/server.ts');
   const { pino } = await import('pino');
   const dir = mkdtempSync(join(tmpdir(), 'postlane-types-'));
-  const config = loadConfig({ HTTP_HOST: '127.0.0.1', HTTP_PORT: '0', SMTP_SUBMISSION_PORT: '0', SMTP_INBOUND_PORT: '0', DATA_DIR: dir, DATABASE_URL: `sqlite:${join(dir, 'db')}`, LOG_LEVEL: 'silent' });
+  const config = loadConfig({
+    HTTP_HOST: '127.0.0.1',
+    HTTP_PORT: '0',
+    SMTP_SUBMISSION_PORT: '0',
+    SMTP_INBOUND_PORT: '0',
+    DATA_DIR: dir,
+    DATABASE_URL: `sqlite:${join(dir, 'db')}`,
+    LOG_LEVEL: 'silent',
+  });
   const running = await startPostlane(config, { roles: ['api'], logger: pino({ level: 'silent' }) });
   try {
     return (await (await fetch(`${running.url}/openapi.json`)).json()) as Record<string, unknown>;

@@ -38,7 +38,9 @@ const { values } = parseArgs({
   },
 });
 if (!values.source || !values.name) {
-  process.stderr.write('usage: node scripts/make-upgrade-fixture.ts --source CHECKOUT --name vX.Y.Z-COMMIT [--postgres URL] [--out DIR] [--commit SHA]\n');
+  process.stderr.write(
+    'usage: node scripts/make-upgrade-fixture.ts --source CHECKOUT --name vX.Y.Z-COMMIT [--postgres URL] [--out DIR] [--commit SHA]\n',
+  );
   process.exit(2);
 }
 if (!values.postgres) {
@@ -58,12 +60,18 @@ const log = (line: string) => process.stdout.write(`${line}\n`);
 
 function run(env: Record<string, string>, args: string[]): Promise<string> {
   return new Promise((resolveRun, reject) => {
-    const child = spawn(process.execPath, [main, ...args], { cwd: source, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [main, ...args], {
+      cwd: source,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
-    child.on('exit', (code) => (code === 0 ? resolveRun(stdout) : reject(new Error(`postlane ${args.join(' ')} exited ${code}: ${stderr}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolveRun(stdout) : reject(new Error(`postlane ${args.join(' ')} exited ${code}: ${stderr}`)),
+    );
   });
 }
 
@@ -95,16 +103,41 @@ async function makeOne(dialect: 'sqlite' | 'postgres', db: FixtureDb, databaseUr
     VERIFY_SMTP_TIMEOUT_MS: '2000',
     LOG_LEVEL: 'warn',
   };
-  const created = JSON.parse(await run(env, ['workspace', 'create', '--name', 'Fixture', '--plan', 'pro', '--credits', '100000', '--verified', '--member', 'owner@example.org', '--json']));
+  const created = JSON.parse(
+    await run(env, [
+      'workspace',
+      'create',
+      '--name',
+      'Fixture',
+      '--plan',
+      'pro',
+      '--credits',
+      '100000',
+      '--verified',
+      '--member',
+      'owner@example.org',
+      '--json',
+    ]),
+  );
   // A send rate high enough for the seeder's quick succession of sends.
   await run(env, ['workspace', 'update', created.workspace.id, '--send-rate', '1000', '--json']);
-  const server = spawn(process.execPath, [main, 'serve'], { cwd: source, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
+  const server = spawn(process.execPath, [main, 'serve'], {
+    cwd: source,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   let seeded: SeededObjects;
   try {
     const url = `http://127.0.0.1:${httpPort}`;
     for (let tries = 0; ; tries++) {
       if (server.exitCode !== null) throw new Error(`the release's server exited (${server.exitCode})`);
-      if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) break;
+      if (
+        await fetch(`${url}/healthz`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        break;
       if (tries > 600) throw new Error('the release did not become healthy');
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -138,14 +171,23 @@ async function makeOne(dialect: 'sqlite' | 'postgres', db: FixtureDb, databaseUr
   for (const table of filled) log(`  SQL   ${table} (no API of this release writes it in a fixture run)`);
   const counts: Record<string, number> = {};
   for (const table of await db.tables()) counts[table] = await db.count(table);
-  const empty = Object.entries(counts).filter(([, n]) => n === 0).map(([t]) => t);
+  const empty = Object.entries(counts)
+    .filter(([, n]) => n === 0)
+    .map(([t]) => t);
   if (empty.length > 0) throw new Error(`${dialect}: tables still empty: ${empty.join(', ')}`);
   log(`  ${Object.keys(counts).length} tables, ${Object.values(counts).reduce((a, b) => a + b, 0)} rows`);
   return { seeded, counts, filled_in_sql: filled };
 }
 
 const outDir = resolve(values.out!);
-const manifest: FixtureManifest = { release: releaseVersion, commit, name: values.name, created_at: new Date().toISOString(), encryption_key: FIXTURE_ENCRYPTION_KEY, dialects: {} as FixtureManifest['dialects'] };
+const manifest: FixtureManifest = {
+  release: releaseVersion,
+  commit,
+  name: values.name,
+  created_at: new Date().toISOString(),
+  encryption_key: FIXTURE_ENCRYPTION_KEY,
+  dialects: {} as FixtureManifest['dialects'],
+};
 
 // SQLite: a fresh file in a temporary DATA_DIR.
 {
@@ -175,7 +217,9 @@ const manifest: FixtureManifest = { release: releaseVersion, commit, name: value
   try {
     manifest.dialects.postgres = await makeOne('postgres', postgresFixtureDb(client), schemaUrl, dataDir);
     // --inserts: plain statements that one simple query can replay (COPY … FROM stdin needs psql).
-    const dump = execFileSync('pg_dump', ['--no-owner', '--no-privileges', '--inserts', '--schema', FIXTURE_SCHEMA, values.postgres], { maxBuffer: 256 * 1024 * 1024 });
+    const dump = execFileSync('pg_dump', ['--no-owner', '--no-privileges', '--inserts', '--schema', FIXTURE_SCHEMA, values.postgres], {
+      maxBuffer: 256 * 1024 * 1024,
+    });
     writeFileSync(join(outDir, `${values.name}.postgres.sql.gz`), gzipSync(dump, { level: 9 }));
   } finally {
     await client.end();
@@ -195,16 +239,28 @@ function sqliteFixtureDb(file: string): FixtureDb & { raw(): DatabaseSync } {
     dialect: 'sqlite',
     raw,
     async tables() {
-      return raw().prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name").all().map((r) => String(r.name));
+      return raw()
+        .prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name")
+        .all()
+        .map((r) => String(r.name));
     },
     async count(table) {
       return Number(raw().prepare(`select count(*) as n from "${table}"`).get()!.n);
     },
     async columns(table) {
-      return raw().prepare(`pragma table_info("${table}")`).all().map((r) => ({ name: String(r.name), notNull: Boolean(r.notnull) && r.dflt_value === null && !r.pk, type: String(r.type).toLowerCase() }));
+      return raw()
+        .prepare(`pragma table_info("${table}")`)
+        .all()
+        .map((r) => ({
+          name: String(r.name),
+          notNull: Boolean(r.notnull) && r.dflt_value === null && !r.pk,
+          type: String(r.type).toLowerCase(),
+        }));
     },
     async query(text, params = []) {
-      return raw().prepare(text).all(...(params as never[])) as Array<Record<string, unknown>>;
+      return raw()
+        .prepare(text)
+        .all(...(params as never[])) as Array<Record<string, unknown>>;
     },
   };
 }
@@ -217,7 +273,9 @@ function postgresFixtureDb(client: pg.Client): FixtureDb {
   return {
     dialect: 'postgres',
     async tables() {
-      const { rows } = await client.query("select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE' order by table_name");
+      const { rows } = await client.query(
+        "select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE' order by table_name",
+      );
       return rows.map((r) => String(r.name));
     },
     async count(table) {
@@ -228,7 +286,11 @@ function postgresFixtureDb(client: pg.Client): FixtureDb {
         'select column_name, is_nullable, column_default, data_type from information_schema.columns where table_schema = current_schema() and table_name = $1 order by ordinal_position',
         [table],
       );
-      return rows.map((r) => ({ name: r.column_name, notNull: r.is_nullable === 'NO' && r.column_default === null, type: String(r.data_type) }));
+      return rows.map((r) => ({
+        name: r.column_name,
+        notNull: r.is_nullable === 'NO' && r.column_default === null,
+        type: String(r.data_type),
+      }));
     },
     async query(text, params = []) {
       return (await client.query(toPg(text), params as unknown[])).rows;

@@ -93,8 +93,12 @@ function flag(env: Env, name: string): boolean {
 }
 
 function addressList(env: Env, name: string): string[] {
-  const addresses = (optional(env, name) ?? '').split(',').map((item) => item.trim()).filter(Boolean);
-  for (const address of addresses) if (!isIP(address)) throw new ConfigError(`${name} must be a comma list of IP addresses, got "${address}"`);
+  const addresses = (optional(env, name) ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+  for (const address of addresses)
+    if (!isIP(address)) throw new ConfigError(`${name} must be a comma list of IP addresses, got "${address}"`);
   return addresses;
 }
 
@@ -144,7 +148,9 @@ export function loadConfig(env: Env = process.env): Config {
     verifySmtpTimeoutMs: integer(env, 'VERIFY_SMTP_TIMEOUT_MS', 10_000, 50, 120_000),
     publicAddresses: addressList(env, 'PUBLIC_ADDRESSES'),
     doctorProbeDomain: text(env, 'DOCTOR_PROBE_DOMAIN', 'gmail.com'),
-    doctorTimeUrl: /^(off|none|false)$/i.test(text(env, 'DOCTOR_TIME_URL', '')) ? null : text(env, 'DOCTOR_TIME_URL', 'https://www.google.com/'),
+    doctorTimeUrl: /^(off|none|false)$/i.test(text(env, 'DOCTOR_TIME_URL', ''))
+      ? null
+      : text(env, 'DOCTOR_TIME_URL', 'https://www.google.com/'),
     doctorAtStart: env.DOCTOR_AT_START === undefined || env.DOCTOR_AT_START.trim() === '' ? true : flag(env, 'DOCTOR_AT_START'),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     metricsPort: integer(env, 'METRICS_PORT', 0) || null,
@@ -166,7 +172,11 @@ function ipPools(env: Env, mailHostname: string): IpPools {
  *  with /v1/traces; OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none turn tracing off. */
 function tracingSettings(env: Env): TracingSettings {
   const serviceName = text(env, 'OTEL_SERVICE_NAME', 'postlane');
-  const protocol = (optional(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ?? optional(env, 'OTEL_EXPORTER_OTLP_PROTOCOL') ?? 'http/protobuf').toLowerCase();
+  const protocol = (
+    optional(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ??
+    optional(env, 'OTEL_EXPORTER_OTLP_PROTOCOL') ??
+    'http/protobuf'
+  ).toLowerCase();
   if (protocol !== 'http/protobuf' && protocol !== 'http/json') {
     throw new ConfigError(`OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json (gRPC is not supported), got "${protocol}"`);
   }
@@ -174,7 +184,8 @@ function tracingSettings(env: Env): TracingSettings {
   if (exporter !== 'otlp' && exporter !== 'none') throw new ConfigError(`OTEL_TRACES_EXPORTER must be otlp or none, got "${exporter}"`);
   const base = optional(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
   let tracesUrl = optional(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') ?? (base ? `${base.replace(/\/+$/, '')}/v1/traces` : null);
-  if (tracesUrl !== null && !/^https?:\/\/[^/]/i.test(tracesUrl)) throw new ConfigError(`the OTLP traces endpoint must be an http:// or https:// URL, got "${tracesUrl}"`);
+  if (tracesUrl !== null && !/^https?:\/\/[^/]/i.test(tracesUrl))
+    throw new ConfigError(`the OTLP traces endpoint must be an http:// or https:// URL, got "${tracesUrl}"`);
   if (flag(env, 'OTEL_SDK_DISABLED') || exporter === 'none') tracesUrl = null;
   return { tracesUrl, protocol, serviceName };
 }

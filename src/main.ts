@@ -34,12 +34,22 @@ import { join } from 'node:path';
 const SERVE_V8_FLAGS = ['--max-semi-space-size=4', '--heap-growing-percent=25', '--memory-saver-mode'];
 const SERVE_MALLOC_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '16384', MALLOC_TRIM_THRESHOLD_: '8388608' };
 // A flag the operator set (either way: --no-memory-saver-mode chooses campaign speed over memory) wins over ours.
-const ownFlags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].map((flag) => flag.replace(/^--no-/, '--').replace(/_/g, '-').split('=')[0]);
+const ownFlags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].map(
+  (flag) =>
+    flag
+      .replace(/^--no-/, '--')
+      .replace(/_/g, '-')
+      .split('=')[0],
+);
 const missingFlags = SERVE_V8_FLAGS.filter((flag) => !ownFlags.includes(flag.split('=')[0]));
 const missingMalloc = Object.keys(SERVE_MALLOC_ENV).some((name) => process.env[name] === undefined);
 if (process.argv[2] === 'serve' && typeof process.execve === 'function' && (missingFlags.length > 0 || missingMalloc)) {
   const compileCache = process.env.NODE_DISABLE_COMPILE_CACHE ? {} : { NODE_COMPILE_CACHE: join(tmpdir(), 'node-compile-cache') };
-  process.execve(process.execPath, [process.execPath, ...missingFlags, ...process.execArgv, ...process.argv.slice(1)], { ...SERVE_MALLOC_ENV, ...compileCache, ...process.env });
+  process.execve(process.execPath, [process.execPath, ...missingFlags, ...process.execArgv, ...process.argv.slice(1)], {
+    ...SERVE_MALLOC_ENV,
+    ...compileCache,
+    ...process.env,
+  });
 }
 
 const { runCli } = await import('./cli/index.ts');

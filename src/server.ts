@@ -82,7 +82,8 @@ export async function startPostlane(config: Config, options: StartOptions = {}):
     await migrateToLatest(ctx.db);
     const created = await ensureDefaultWorkspace(ctx.db);
     if (created && options.announceDefaultKey) options.announceDefaultKey(created.apiKey);
-    if (created && options.announceSetupLink) options.announceSetupLink(await createSetupLink(ctx.db, created.workspace.id, config.publicUrl));
+    if (created && options.announceSetupLink)
+      options.announceSetupLink(await createSetupLink(ctx.db, created.workspace.id, config.publicUrl));
 
     // Before any worker claims a delivery job: the answers a killed process had read but not
     // committed are recorded, so their jobs find them delivered (or bounced) and send nothing.

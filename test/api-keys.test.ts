@@ -23,7 +23,17 @@ test('create returns 201 with the key object and a secret shown once', async () 
   assert.match(key.created_at, ISO_MICROS);
   assert.equal(key.updated_at, key.created_at);
   assert.match(key.key, /^secret_[A-Za-z0-9]{32}$/);
-  assert.deepEqual(Object.keys(key).sort(), ['created_at', 'id', 'key', 'last_used_at', 'name', 'object', 'scope', 'sending_domain_id', 'updated_at']);
+  assert.deepEqual(Object.keys(key).sort(), [
+    'created_at',
+    'id',
+    'key',
+    'last_used_at',
+    'name',
+    'object',
+    'scope',
+    'sending_domain_id',
+    'updated_at',
+  ]);
 
   const again = await app.api.get(`/v2/api-keys/${key.id}`);
   assert.equal(again.status, 200);
@@ -49,7 +59,12 @@ test('the new secret authenticates; a sending key only reaches the send endpoint
 
 test('missing, malformed and unknown credentials get the same 401', async () => {
   const expected = { statusCode: 401, error: 'Unauthorized', message: 'Invalid API key' };
-  for (const headers of [{} as Record<string, string>, { authorization: 'Bearer' }, { authorization: 'Basic abc' }, { authorization: 'Bearer secret_unknownunknownunknownunknown12' }]) {
+  for (const headers of [
+    {} as Record<string, string>,
+    { authorization: 'Bearer' },
+    { authorization: 'Basic abc' },
+    { authorization: 'Bearer secret_unknownunknownunknownunknown12' },
+  ]) {
     const res = await app.as(null).get('/v2/api-keys', headers);
     assert.equal(res.status, 401);
     assert.deepEqual(res.body, expected);
@@ -57,13 +72,21 @@ test('missing, malformed and unknown credentials get the same 401', async () => 
 });
 
 test('sending_domain_id must be a domain of the workspace (sending keys); ignored for full keys', async () => {
-  const res = await app.api.post('/v2/api-keys', { name: 'restricted', scope: 'sending', sending_domain_id: 'dom_2ZWtU0pA7Fq1bQ8TmNBc9yZkXzR' });
+  const res = await app.api.post('/v2/api-keys', {
+    name: 'restricted',
+    scope: 'sending',
+    sending_domain_id: 'dom_2ZWtU0pA7Fq1bQ8TmNBc9yZkXzR',
+  });
   assert.equal(res.status, 400);
   assert.deepEqual(Object.keys(res.body), ['error']);
   assert.match(res.body.error, /dom_2ZWtU0pA7Fq1bQ8TmNBc9yZkXzR/);
   assert.equal((await app.api.get('/v2/api-keys/restricted')).status, 404, 'nothing was stored');
 
-  const full = await app.api.post('/v2/api-keys', { name: 'full with domain', scope: 'full', sending_domain_id: 'dom_2ZWtU0pA7Fq1bQ8TmNBc9yZkXzR' });
+  const full = await app.api.post('/v2/api-keys', {
+    name: 'full with domain',
+    scope: 'full',
+    sending_domain_id: 'dom_2ZWtU0pA7Fq1bQ8TmNBc9yZkXzR',
+  });
   assert.equal(full.status, 201);
   assert.equal(full.body.sending_domain_id, null);
 });
@@ -72,7 +95,10 @@ test('duplicate names give 409 with the existing key', async () => {
   const first = (await app.api.post('/v2/api-keys', { name: 'dup' })).body;
   const res = await app.api.post('/v2/api-keys', { name: 'dup', scope: 'sending' });
   assert.equal(res.status, 409);
-  assert.deepEqual(res.body, { error: 'An API key with this name already exists', existing: { object: 'api_key', id: first.id, name: 'dup' } });
+  assert.deepEqual(res.body, {
+    error: 'An API key with this name already exists',
+    existing: { object: 'api_key', id: first.id, name: 'dup' },
+  });
 });
 
 test('validation errors use the standard 400 shape, byte for byte', async () => {
@@ -84,7 +110,15 @@ test('validation errors use the standard 400 shape, byte for byte', async () => 
       statusCode: 400,
       error: 'Bad Request',
       message: "body must have required property 'name'",
-      details: [{ instancePath: '', schemaPath: '#/required', keyword: 'required', params: { missingProperty: 'name' }, message: "must have required property 'name'" }],
+      details: [
+        {
+          instancePath: '',
+          schemaPath: '#/required',
+          keyword: 'required',
+          params: { missingProperty: 'name' },
+          message: "must have required property 'name'",
+        },
+      ],
     }),
   );
 
@@ -198,14 +232,25 @@ test('a key may delete itself', async () => {
 test('list: newest first, search, filters, sorting, paging with URLs that keep the query', async () => {
   const { api } = await app.newWorkspace();
   // The workspace starts with its "Default key".
-  for (const [name, scope] of [['alpha', 'full'], ['beta', 'sending'], ['Gamma', 'sending'], ['delta', 'full']] as const) {
+  for (const [name, scope] of [
+    ['alpha', 'full'],
+    ['beta', 'sending'],
+    ['Gamma', 'sending'],
+    ['delta', 'full'],
+  ] as const) {
     assert.equal((await api.post('/v2/api-keys', { name, scope })).status, 201);
   }
   const all = (await api.get('/v2/api-keys')).body;
-  assert.deepEqual(all.data.map((k: { name: string }) => k.name), ['delta', 'Gamma', 'beta', 'alpha', 'Default key']);
+  assert.deepEqual(
+    all.data.map((k: { name: string }) => k.name),
+    ['delta', 'Gamma', 'beta', 'alpha', 'Default key'],
+  );
   assert.equal(all.next_page_url, null);
   assert.equal(all.previous_page_url, null);
-  assert.ok(all.data.every((k: Record<string, unknown>) => !('key' in k)), 'no secrets in lists');
+  assert.ok(
+    all.data.every((k: Record<string, unknown>) => !('key' in k)),
+    'no secrets in lists',
+  );
 
   const names = async (query: string) => (await api.get(`/v2/api-keys?${query}`)).body.data.map((k: { name: string }) => k.name);
   assert.deepEqual(await names('search=GAM'), ['Gamma']);
@@ -214,24 +259,43 @@ test('list: newest first, search, filters, sorting, paging with URLs that keep t
   assert.deepEqual(await names('scope.exact=sending&name.exact=alpha&match=or'), ['Gamma', 'beta', 'alpha']);
   assert.deepEqual(await names('type.exact=api&scope.in=full'), ['delta', 'alpha', 'Default key']);
   assert.deepEqual(await names('order=name&direction=asc'), ['alpha', 'beta', 'Default key', 'delta', 'Gamma']);
-  assert.deepEqual(await names('order=name'), ['alpha', 'beta', 'Default key', 'delta', 'Gamma'], 'order without direction sorts ascending');
+  assert.deepEqual(
+    await names('order=name'),
+    ['alpha', 'beta', 'Default key', 'delta', 'Gamma'],
+    'order without direction sorts ascending',
+  );
   assert.deepEqual(await names('order=name&direction=desc&scope.exact=full'), ['delta', 'Default key', 'alpha']);
   assert.deepEqual(await names('created_at.after=2000-01-01&created_at.before=2999-01-01&limit=2'), ['delta', 'Gamma']);
   assert.deepEqual(await names('created_at.before=2000-01-01'), []);
   // Unknown keys, conditions that do not fit, and bad values are ignored, not rejected.
-  assert.deepEqual(await names('nope.exact=1&scope.contains=x&created_at.after=yesterday-ish&scope.exact=owner'), ['delta', 'Gamma', 'beta', 'alpha', 'Default key']);
+  assert.deepEqual(await names('nope.exact=1&scope.contains=x&created_at.after=yesterday-ish&scope.exact=owner'), [
+    'delta',
+    'Gamma',
+    'beta',
+    'alpha',
+    'Default key',
+  ]);
 
   const page1 = (await api.get('/v2/api-keys?limit=2&scope.exact=sending&search=a&order=name&direction=desc')).body;
-  assert.deepEqual(page1.data.map((k: { name: string }) => k.name), ['Gamma', 'beta']);
+  assert.deepEqual(
+    page1.data.map((k: { name: string }) => k.name),
+    ['Gamma', 'beta'],
+  );
   assert.equal(page1.previous_page_url, null);
   assert.equal(page1.next_page_url, null);
   const p1 = (await api.get('/v2/api-keys?limit=2&search=a&direction=asc&order=name')).body;
   assert.equal(p1.next_page_url, '/v2/api-keys?limit=2&search=a&direction=asc&order=name&page=2');
   const p2 = (await api.get(p1.next_page_url)).body;
   assert.equal(p2.previous_page_url, '/v2/api-keys?limit=2&search=a&direction=asc&order=name&page=1');
-  assert.deepEqual(p2.data.map((k: { name: string }) => k.name), ['Default key', 'delta']);
+  assert.deepEqual(
+    p2.data.map((k: { name: string }) => k.name),
+    ['Default key', 'delta'],
+  );
   const p3 = (await api.get(p2.next_page_url)).body;
-  assert.deepEqual(p3.data.map((k: { name: string }) => k.name), ['Gamma']);
+  assert.deepEqual(
+    p3.data.map((k: { name: string }) => k.name),
+    ['Gamma'],
+  );
   assert.equal(p3.next_page_url, null);
 });
 
@@ -263,7 +327,8 @@ test('an internal failure answers 500 without leaking internals', async () => {
 test('every route checks its key, HEAD routes too: none gets 401, a sending key on a full route 403', async () => {
   const created = await app.api.post('/v2/api-keys', { name: 'head check sender', scope: 'sending' });
   assert.equal(created.status, 201, created.text);
-  const head = (key?: string) => fetch(`${app.url}/v2/api-keys`, { method: 'HEAD', headers: key ? { authorization: `Bearer ${key}` } : {} });
+  const head = (key?: string) =>
+    fetch(`${app.url}/v2/api-keys`, { method: 'HEAD', headers: key ? { authorization: `Bearer ${key}` } : {} });
   assert.equal((await head()).status, 401);
   assert.equal((await head(app.key)).status, 200);
   assert.equal((await head(created.body.key)).status, 403);

@@ -61,7 +61,20 @@ test('serve: the first start creates the default workspace and prints its key on
 });
 
 test('workspace create --json prints the workspace and a working key', async () => {
-  const created = postlane('workspace', 'create', '--name', 'Acme', '--plan', 'pro', '--credits', '50', '--verified', '--member', 'Owner@Acme.test', '--json');
+  const created = postlane(
+    'workspace',
+    'create',
+    '--name',
+    'Acme',
+    '--plan',
+    'pro',
+    '--credits',
+    '50',
+    '--verified',
+    '--member',
+    'Owner@Acme.test',
+    '--json',
+  );
   assert.equal(created.code, 0, created.stderr);
   const out = JSON.parse(created.stdout);
   assert.deepEqual(Object.keys(out), ['workspace', 'api_key']);
@@ -78,8 +91,26 @@ test('workspace create --json prints the workspace and a working key', async () 
   assert.equal(acme.send_rate, 2);
   assert.equal(acme.daily_limit, 5000);
 
-  const updated = postlane('workspace', 'update', out.workspace.id, '--add-credits', '25', '--plan', 'business', '--verified', 'false',
-    '--member', 'second@acme.test', '--send-rate', '10', '--daily-limit', '20000', '--feature', 'mjml', '--json');
+  const updated = postlane(
+    'workspace',
+    'update',
+    out.workspace.id,
+    '--add-credits',
+    '25',
+    '--plan',
+    'business',
+    '--verified',
+    'false',
+    '--member',
+    'second@acme.test',
+    '--send-rate',
+    '10',
+    '--daily-limit',
+    '20000',
+    '--feature',
+    'mjml',
+    '--json',
+  );
   assert.equal(updated.code, 0, updated.stderr);
   const after = JSON.parse(updated.stdout);
   assert.equal(after.credits, 75);
@@ -95,7 +126,10 @@ test('workspace create --json prints the workspace and a working key', async () 
   try {
     const keys = await apiClient(server.url, out.api_key).get('/v2/api-keys');
     assert.equal(keys.status, 200);
-    assert.deepEqual(keys.body.data.map((k: { name: string }) => k.name), ['Default key']);
+    assert.deepEqual(
+      keys.body.data.map((k: { name: string }) => k.name),
+      ['Default key'],
+    );
   } finally {
     await server.kill();
   }

@@ -15,7 +15,6 @@ after(() => t.close());
 
 const spend = (workspaceId: string, n: number) => t.db.transaction().execute((tx) => spendCredits(tx, workspaceId, n));
 
-
 test('spending takes credits and returns the balance left', async () => {
   const ws = await t.newWorkspace({ credits: 10 });
   assert.equal(await spend(ws.id, 3), 7);
@@ -27,7 +26,10 @@ test('a short balance is the 402 Insufficient credits, stating required and avai
   const ws = await t.newWorkspace({ credits: 2 });
   const error = await apiErrorOf(spend(ws.id, 3));
   assert.equal(error.status, 402);
-  assert.deepEqual(error.body, { error: 'Insufficient credits', message: 'This request needs 3 credits but the workspace has 2 available.' });
+  assert.deepEqual(error.body, {
+    error: 'Insufficient credits',
+    message: 'This request needs 3 credits but the workspace has 2 available.',
+  });
   assert.equal(await getCredits(t.db, ws.id), 2);
 
   const none = await t.newWorkspace({ credits: 0 });
@@ -37,7 +39,10 @@ test('a short balance is the 402 Insufficient credits, stating required and avai
   });
   const built = insufficientCreditsError(5, 4);
   assert.equal(built.status, 402);
-  assert.deepEqual(built.body, { error: 'Insufficient credits', message: 'This request needs 5 credits but the workspace has 4 available.' });
+  assert.deepEqual(built.body, {
+    error: 'Insufficient credits',
+    message: 'This request needs 5 credits but the workspace has 4 available.',
+  });
 });
 
 test('a 402 inside a send rolls back everything the send wrote', async () => {
@@ -49,7 +54,11 @@ test('a 402 inside a send rolls back everything the send wrote', async () => {
     }),
   );
   assert.equal(error.status, 402);
-  assert.equal(error.body.message, 'This request needs 4 credits but the workspace has 3 available.', 'the balance as the transaction saw it');
+  assert.equal(
+    error.body.message,
+    'This request needs 4 credits but the workspace has 3 available.',
+    'the balance as the transaction saw it',
+  );
   assert.equal(await getCredits(t.db, ws.id), 5, 'nothing changed');
 });
 
@@ -60,8 +69,14 @@ test('refunds give credits back; zero is a no-op; nonsense amounts are refused',
   assert.equal(await spend(ws.id, 0), 3);
   await assert.rejects(spend(ws.id, -1), TypeError);
   await assert.rejects(spend(ws.id, 1.5), TypeError);
-  await assert.rejects(t.db.transaction().execute((tx) => refundCredits(tx, ws.id, -2)), TypeError);
-  await assert.rejects(t.db.transaction().execute((tx) => refundCredits(tx, 'wsp_missing', 1)), /no workspace/);
+  await assert.rejects(
+    t.db.transaction().execute((tx) => refundCredits(tx, ws.id, -2)),
+    TypeError,
+  );
+  await assert.rejects(
+    t.db.transaction().execute((tx) => refundCredits(tx, 'wsp_missing', 1)),
+    /no workspace/,
+  );
   assert.equal(await getCredits(t.db, ws.id), 3);
 });
 
@@ -101,7 +116,13 @@ test('concurrent spenders of different sizes: every success is paid for, the bal
 
 test('two processes spending at once: exactly the balance is spent', async () => {
   const ws = await t.newWorkspace({ credits: 50 });
-  const tallies = await race<Record<string, number>>('limits-racer.ts', t.target, { op: 'spend', workspaceId: ws.id, times: 40, units: 1, now: 0 });
+  const tallies = await race<Record<string, number>>('limits-racer.ts', t.target, {
+    op: 'spend',
+    workspaceId: ws.id,
+    times: 40,
+    units: 1,
+    now: 0,
+  });
   const ok = tallies.reduce((sum, tally) => sum + (tally.ok ?? 0), 0);
   const refused = tallies.reduce((sum, tally) => sum + (tally['402'] ?? 0), 0);
   assert.equal(ok, 50);

@@ -23,7 +23,13 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { freshDatabase, freePort, startChildApp, urlWithSchema, type ChildApp } from './helpers/app.ts';
 
 const root = join(import.meta.dirname, '..');
-const docFiles = ['README.md', 'CHANGELOG.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const docFiles = [
+  'README.md',
+  'CHANGELOG.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 const read = (file: string) => readFileSync(join(root, file), 'utf8');
 
 /** The text outside fenced code blocks, with inline code spans blanked (links there are not links). */
@@ -42,7 +48,10 @@ function anchorsOf(markdown: string): Set<string> {
     const text = match[1]
       .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1') // a link's text only
       .replace(/<[^>]+>/g, '');
-    const base = text.toLowerCase().replace(/[^\p{L}\p{N}\p{M} _-]/gu, '').replace(/ /g, '-');
+    const base = text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\p{M} _-]/gu, '')
+      .replace(/ /g, '-');
     const count = seen.get(base) ?? 0;
     seen.set(base, count + 1);
     anchors.add(count === 0 ? base : `${base}-${count}`);
@@ -82,7 +91,10 @@ test('every relative link in the README, docs/ and the changelog resolves (file 
   const links = docFiles.flatMap(linksOf);
   assert.ok(links.length > 50, `links found: ${links.length}`);
   const broken = links.map((link) => ({ link, problem: brokenLink(link) })).filter((b) => b.problem);
-  assert.deepEqual(broken.map(({ link, problem }) => `${link.file}:${link.line} (${link.target}): ${problem}`), []);
+  assert.deepEqual(
+    broken.map(({ link, problem }) => `${link.file}:${link.line} (${link.target}): ${problem}`),
+    [],
+  );
 });
 
 test('the link checker itself refuses a missing file, a missing heading and a path outside the repository', () => {
@@ -101,7 +113,10 @@ const forbidden: Array<[RegExp, string]> = [
   [new RegExp(String.raw`(?<![\w/&#:'"-])#\d{1,5}\b(?!\.\d|\w)`, 'g'), 'a bare #number (an internal issue or pull request)'],
   [new RegExp(String.raw`\b${word('sp', 'ec')}\s+00\d\b`, 'gi'), 'a citation of an unpublished spec document'],
   [new RegExp(String.raw`\b${word('adden', 'dum')}\b`, 'gi'), 'a citation of unpublished notes'],
-  [new RegExp(String.raw`\.\./${word('sha', 'red')}\b|/work/${word('sha', 'red')}\b|\b${word('sha', 'red')}/(?:spec|design)\b`, 'g'), 'a path outside the repository'],
+  [
+    new RegExp(String.raw`\.\./${word('sha', 'red')}\b|/work/${word('sha', 'red')}\b|\b${word('sha', 'red')}/(?:spec|design)\b`, 'g'),
+    'a path outside the repository',
+  ],
 ];
 
 /** A § with a number that no RFC on this line or the one before explains: an unpublished section. */
@@ -134,7 +149,8 @@ function citationProblems(files: string[], code = false): string[] {
         const text = code && what.startsWith('a bare #') ? commentOf(line) : line;
         for (const m of text.matchAll(pattern)) found.push(`${file}:${i + 1}: ${what}: "${m[0]}"`);
       }
-      for (const section of unexplainedSections(lines, i)) found.push(`${file}:${i + 1}: a section number of an unpublished document: "${section}"`);
+      for (const section of unexplainedSections(lines, i))
+        found.push(`${file}:${i + 1}: a section number of an unpublished document: "${section}"`);
     });
   }
   return found;
@@ -159,7 +175,11 @@ test('the citation check itself finds each kind of internal reference', () => {
     word('../sha', 'red/x.md'),
     word('sha', 'red/design/operations.md'),
   ];
-  for (const sample of samples) assert.ok(forbidden.some(([pattern]) => new RegExp(pattern.source, pattern.flags).test(sample)), sample);
+  for (const sample of samples)
+    assert.ok(
+      forbidden.some(([pattern]) => new RegExp(pattern.source, pattern.flags).test(sample)),
+      sample,
+    );
   assert.equal(commentOf("subject: 'Order #2',"), '');
   assert.equal(commentOf(word('run(); // see #', '43')), word(' see #', '43'));
   assert.equal(commentOf("const url = 'https://emailit.com/docs/';"), '');
@@ -173,7 +193,8 @@ test('the citation check itself finds each kind of internal reference', () => {
 test('the README names its commands as package.json defines them', () => {
   const pkg = JSON.parse(read('package.json'));
   const readme = read('README.md');
-  for (const command of ['npm ci && npx postlane demo', 'npm ci && npm start', 'npm ci && npm test']) assert.ok(readme.includes(command), `README shows ${command}`);
+  for (const command of ['npm ci && npx postlane demo', 'npm ci && npm start', 'npm ci && npm test'])
+    assert.ok(readme.includes(command), `README shows ${command}`);
   assert.equal(pkg.bin.postlane, 'bin/postlane.js', 'npx postlane runs bin/postlane.js');
   assert.equal(pkg.scripts.start, 'node src/main.ts serve', 'test/cli.test.ts runs `src/main.ts serve`, which is what npm start runs');
   assert.ok(existsSync(join(root, 'test/smtp/demo.test.ts')), 'the demo is exercised by test/smtp/demo.test.ts');
@@ -213,8 +234,16 @@ test('npx postlane --help runs, and its commands and docs/operations.md name the
   const listed = commandsOfUsage(usage);
   const documented = commandsOfOperations(read('docs/operations.md'));
   assert.ok(listed.includes('workspace create') && listed.includes('demo'), `parsed from the usage: ${listed.join(', ')}`);
-  assert.deepEqual(listed.filter((c) => !documented.includes(c)), [], 'commands `postlane --help` lists that docs/operations.md does not document');
-  assert.deepEqual(documented.filter((c) => !listed.includes(c)), [], 'commands docs/operations.md documents that `postlane --help` does not list');
+  assert.deepEqual(
+    listed.filter((c) => !documented.includes(c)),
+    [],
+    'commands `postlane --help` lists that docs/operations.md does not document',
+  );
+  assert.deepEqual(
+    documented.filter((c) => !listed.includes(c)),
+    [],
+    'commands docs/operations.md documents that `postlane --help` does not list',
+  );
 });
 
 test('every environment variable the server reads is documented in docs/operations.md', () => {
@@ -222,7 +251,9 @@ test('every environment variable the server reads is documented in docs/operatio
   const names = new Set<string>();
   for (const m of read('src/config.ts').matchAll(/\(env, '([A-Z][A-Z0-9_]+)'/g)) names.add(m[1]);
   const sources = (dir: string): string[] =>
-    readdirSync(join(root, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(`${dir}/${e.name}`) : e.name.endsWith('.ts') ? [`${dir}/${e.name}`] : []));
+    readdirSync(join(root, dir), { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? sources(`${dir}/${e.name}`) : e.name.endsWith('.ts') ? [`${dir}/${e.name}`] : [],
+    );
   for (const file of sources('src')) {
     for (const m of read(file).matchAll(/process\.env\.((?:POSTLANE|DELIVERY)_[A-Z0-9_]+)/g)) names.add(m[1]);
   }
@@ -278,7 +309,10 @@ test("the README's first API calls work as written against a fresh `npm start`",
   assert.ok(key, `the first start prints a key:\n${server.output()}`);
   const readme = read('README.md');
   assert.match(readme, /Created the "default" workspace\. Its API key \(shown once, keep it safe\):/);
-  assert.ok(server.output().includes('Created the "default" workspace. Its API key (shown once, keep it safe):'), 'the README quotes what the first start prints');
+  assert.ok(
+    server.output().includes('Created the "default" workspace. Its API key (shown once, keep it safe):'),
+    'the README quotes what the first start prints',
+  );
 
   const curls = readmeCurls(readme);
   assert.ok(curls.length >= 2, `curl commands found: ${curls.length}`);

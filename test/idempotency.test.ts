@@ -33,12 +33,14 @@ const T = Date.UTC(2030, 0, 15, 12, 0, 0);
 let n = 0;
 const freshKey = () => `key-${++n}_${Math.random().toString(36).slice(2)}`;
 
-const IN_PROGRESS = { error: 'Idempotency key in progress', message: 'A request with this Idempotency-Key is still being processed. Retry shortly.' };
+const IN_PROGRESS = {
+  error: 'Idempotency key in progress',
+  message: 'A request with this Idempotency-Key is still being processed. Retry shortly.',
+};
 const INVALID = {
   error: 'Invalid Idempotency-Key',
   message: 'The Idempotency-Key header must be 1 to 256 characters long and contain only letters, digits, "-" and "_".',
 };
-
 
 async function claim(key: string, now = T, workspaceId = ws): Promise<string> {
   const result = await beginIdempotent(t.db, workspaceId, key, now);
@@ -140,10 +142,14 @@ test('a holder whose process died stops renewing: its key is free after the leas
   const late = await apiErrorOf(complete(key, crashed, { first: true }, T + IDEMPOTENCY_LEASE_MS + 5));
   assert.equal(late.status, 409);
   await complete(key, next, { second: true }, T + IDEMPOTENCY_LEASE_MS + 10);
-  assert.deepEqual(await beginIdempotent(t.db, ws, key, T + IDEMPOTENCY_LEASE_MS + 20), { kind: 'replay', status: 200, body: { second: true } });
+  assert.deepEqual(await beginIdempotent(t.db, ws, key, T + IDEMPOTENCY_LEASE_MS + 20), {
+    kind: 'replay',
+    status: 200,
+    body: { second: true },
+  });
 });
 
-test('a live holder renews its lease while the request runs, for the spec\'s 15 minutes at most', async () => {
+test("a live holder renews its lease while the request runs, for the spec's 15 minutes at most", async () => {
   const key = freshKey();
   const live = await claim(key, T);
   for (let at = T + 5_000; at + 5_000 < T + IDEMPOTENCY_LOCK_MS; at += 5_000) {
@@ -162,7 +168,16 @@ test('leases are renewed on the real clock while a key is held, and never shorte
   const first = await beginIdempotent(t.db, ws, key);
   assert.equal(first.kind, 'new');
   const expiry = async () =>
-    Number((await t.db.selectFrom('idempotency_keys').select('expires_at').where('workspace_id', '=', ws).where('key', '=', key).executeTakeFirstOrThrow()).expires_at);
+    Number(
+      (
+        await t.db
+          .selectFrom('idempotency_keys')
+          .select('expires_at')
+          .where('workspace_id', '=', ws)
+          .where('key', '=', key)
+          .executeTakeFirstOrThrow()
+      ).expires_at,
+    );
   const claimed = await expiry();
   // The renewal timer runs every 3 seconds.
   await new Promise((resolve) => setTimeout(resolve, 3_500));
@@ -235,7 +250,12 @@ test('two processes racing on the same keys: exactly one request per key sends; 
   const workspaceId = (await t.newWorkspace()).id;
   const keys = Array.from({ length: 15 }, () => freshKey());
   type Outcome = { key: string; got: string; body: any };
-  const runs = await race<{ pid: number; outcomes: Outcome[] }>('idempotency-racer.ts', t.target, { workspaceId, keys, attempts: 3, now: T });
+  const runs = await race<{ pid: number; outcomes: Outcome[] }>('idempotency-racer.ts', t.target, {
+    workspaceId,
+    keys,
+    attempts: 3,
+    now: T,
+  });
   const outcomes = runs.flatMap((r) => r.outcomes);
   assert.equal(outcomes.length, 2 * 15 * 3);
   for (const key of keys) {
@@ -244,7 +264,7 @@ test('two processes racing on the same keys: exactly one request per key sends; 
     assert.equal(winners.length, 1, `exactly one winner for ${key}: ${JSON.stringify(forKey.map((o) => o.got))}`);
     for (const other of forKey.filter((o) => o.got !== 'new')) {
       if (other.got === '409') assert.deepEqual(other.body, IN_PROGRESS);
-      else assert.deepEqual(other, { key, got: 'replay', body: winners[0].body }, 'a replay returns the winner\'s response');
+      else assert.deepEqual(other, { key, got: 'replay', body: winners[0].body }, "a replay returns the winner's response");
     }
     // Afterwards every request with the key replays the one stored response.
     assert.deepEqual(await beginIdempotent(t.db, workspaceId, key, T + 1), { kind: 'replay', status: 200, body: winners[0].body });

@@ -32,7 +32,8 @@ async function servedWith(env: Record<string, string>): Promise<{ argv: string[]
 
 test('a server runs with its V8 flags and malloc settings', { skip: !onLinux && 'reads /proc' }, async () => {
   const served = await servedWith({});
-  for (const flag of ['--max-semi-space-size=4', '--heap-growing-percent=25', '--memory-saver-mode']) assert.ok(served.argv.includes(flag), `${flag} in ${served.argv.join(' ')}`);
+  for (const flag of ['--max-semi-space-size=4', '--heap-growing-percent=25', '--memory-saver-mode'])
+    assert.ok(served.argv.includes(flag), `${flag} in ${served.argv.join(' ')}`);
   assert.equal(served.env.get('MALLOC_ARENA_MAX'), '2');
   assert.equal(served.env.get('MALLOC_MMAP_THRESHOLD_'), '16384');
   assert.equal(served.env.get('MALLOC_TRIM_THRESHOLD_'), '8388608');

@@ -15,7 +15,10 @@ before(async () => {
 after(() => app.close());
 
 const MJML_VERSION = '5.4.1';
-const ALPHA = { error: 'mjml_alpha', message: 'MJML is in alpha and is not enabled for this workspace; ask the operator for the mjml feature.' };
+const ALPHA = {
+  error: 'mjml_alpha',
+  message: 'MJML is in alpha and is not enabled for this workspace; ask the operator for the mjml feature.',
+};
 
 const GOOD = `<mjml lang="en">
   <mj-head>
@@ -57,7 +60,15 @@ const BROKEN = `<mjml>
 </mjml>`;
 
 const brief = (diagnostics: any[]) =>
-  diagnostics.map((d) => [d.severity, d.code, d.line ?? null, d.column ?? null, d.path ? d.path.join('.') : null, d.tag ?? null, d.attribute ?? null]);
+  diagnostics.map((d) => [
+    d.severity,
+    d.code,
+    d.line ?? null,
+    d.column ?? null,
+    d.path ? d.path.join('.') : null,
+    d.tag ?? null,
+    d.attribute ?? null,
+  ]);
 
 test('without the mjml feature every request is 403 mjml_alpha, whatever its body', async () => {
   const requests = [
@@ -112,34 +123,47 @@ test('validate: a good document is valid (warnings and infos do not count); JSON
 
   const minimal = await mjml.post('/v2/mjml/validate', { source: '<mjml><mj-body></mj-body></mjml>' });
   assert.equal(minimal.body.valid, true);
-  assert.deepEqual(minimal.body.diagnostics.map((d: any) => [d.severity, d.code]), [
-    ['warning', 'mjml.missing-title'],
-    ['info', 'mjml.missing-preview'],
-  ]);
+  assert.deepEqual(
+    minimal.body.diagnostics.map((d: any) => [d.severity, d.code]),
+    [
+      ['warning', 'mjml.missing-title'],
+      ['info', 'mjml.missing-preview'],
+    ],
+  );
 
   const tree = { tagName: 'mjml', attributes: {}, children: [{ tagName: 'mj-body', children: [{ tagName: 'mj-text', content: 'Hi' }] }] };
   const json = await mjml.post('/v2/mjml/validate', { source: tree });
   assert.equal(json.body.format, 'json');
   assert.equal(json.body.valid, false);
-  assert.deepEqual(json.body.diagnostics.find((d: any) => d.severity === 'error'), {
-    severity: 'error',
-    code: 'mjml.invalid-child',
-    message: '<mj-text> cannot be used inside <mj-body>, only inside: mj-column, mj-hero',
-    tag: 'mj-text',
-    path: [0, 0],
-  });
+  assert.deepEqual(
+    json.body.diagnostics.find((d: any) => d.severity === 'error'),
+    {
+      severity: 'error',
+      code: 'mjml.invalid-child',
+      message: '<mj-text> cannot be used inside <mj-body>, only inside: mj-column, mj-hero',
+      tag: 'mj-text',
+      path: [0, 0],
+    },
+  );
   assert.equal((await mjml.post('/v2/mjml/validate', { source: JSON.stringify(tree) })).body.format, 'json', 'JSON text is JSON');
 
   const stored = await mjml.post('/v2/mjml/validate', { source: { document_schema_version: 1, content: GOOD } });
   assert.deepEqual(stored.body, { valid: true, mjml_version: MJML_VERSION, format: 'markup', diagnostics: [] });
   const future = await mjml.post('/v2/mjml/validate', { source: { document_schema_version: 99, content: GOOD } });
-  assert.deepEqual(future.body.diagnostics.map((d: any) => d.code), ['document.unsupported-version']);
+  assert.deepEqual(
+    future.body.diagnostics.map((d: any) => d.code),
+    ['document.unsupported-version'],
+  );
 
   for (const source of ['Hello there', { hello: 'world' }, '<html><body>Hi</body></html>']) {
     const res = await mjml.post('/v2/mjml/validate', { source });
     assert.equal(res.status, 200);
     assert.equal(res.body.valid, false);
-    assert.deepEqual(res.body.diagnostics.map((d: any) => d.code), ['document.unrecognized'], JSON.stringify(source));
+    assert.deepEqual(
+      res.body.diagnostics.map((d: any) => d.code),
+      ['document.unrecognized'],
+      JSON.stringify(source),
+    );
   }
   assert.equal((await mjml.post('/v2/mjml/validate', { source: 'Hello there' })).body.format, null);
 });
@@ -152,10 +176,16 @@ test('validate and render: a missing, blank or oversized source is 422 {message,
       assert.deepEqual(res.body, { message: 'Validation failed', errors: { source: ['The source field is required.'] } });
     }
     const wrongType = await mjml.post(path, { source: 42 });
-    assert.deepEqual([wrongType.status, wrongType.body], [422, { message: 'Validation failed', errors: { source: ['The source must be a string or an object.'] } }]);
+    assert.deepEqual(
+      [wrongType.status, wrongType.body],
+      [422, { message: 'Validation failed', errors: { source: ['The source must be a string or an object.'] } }],
+    );
     const big = `<mjml><mj-body><mj-raw>${'x'.repeat(2 * 1024 * 1024)}</mj-raw></mj-body></mjml>`;
     const tooBig = await mjml.post(path, { source: big });
-    assert.deepEqual([tooBig.status, tooBig.body], [422, { message: 'Validation failed', errors: { source: ['The source may not be greater than 2 MB.'] } }]);
+    assert.deepEqual(
+      [tooBig.status, tooBig.body],
+      [422, { message: 'Validation failed', errors: { source: ['The source may not be greater than 2 MB.'] } }],
+    );
   }
 });
 
@@ -199,11 +229,20 @@ test('reference: 36 components with tag, label, description, category, ending_ta
   const res = await mjml.get('/v2/mjml/reference');
   assert.equal(res.status, 200);
   const ref = res.body;
-  assert.deepEqual(Object.keys(ref).sort(), ['components', 'document_schema_version', 'editors', 'mjml_version', 'reference_text', 'rules', 'temple_guide']);
+  assert.deepEqual(Object.keys(ref).sort(), [
+    'components',
+    'document_schema_version',
+    'editors',
+    'mjml_version',
+    'reference_text',
+    'rules',
+    'temple_guide',
+  ]);
   assert.equal(ref.mjml_version, MJML_VERSION);
   assert.equal(ref.document_schema_version, 1);
   assert.deepEqual(Object.keys(ref.editors).sort(), ['mjml-code', 'mjml-visual']);
-  for (const editor of Object.values(ref.editors) as any[]) assert.ok(['alpha', 'beta', 'stable'].includes(editor.stage) && typeof editor.version === 'string');
+  for (const editor of Object.values(ref.editors) as any[])
+    assert.ok(['alpha', 'beta', 'stable'].includes(editor.stage) && typeof editor.version === 'string');
   for (const key of ['reference_text', 'rules', 'temple_guide']) assert.ok(typeof ref[key] === 'string' && ref[key].length > 0);
   assert.equal(ref.components.length, 36);
   assert.equal(new Set(ref.components.map((c: any) => c.tag)).size, 36);
@@ -220,8 +259,14 @@ test('reference: 36 components with tag, label, description, category, ending_ta
   assert.deepEqual(byTag['mj-attributes'].children, ['*']);
   assert.equal(byTag['mj-text'].ending_tag, true);
   assert.equal(byTag['mj-column'].ending_tag, false);
-  assert.deepEqual(byTag['mj-button'].attributes.find((a: any) => a.name === 'background-color'), { name: 'background-color', type: 'color', default: '#414141' });
-  assert.deepEqual(byTag['mj-image'].attributes.find((a: any) => a.name === 'src'), { name: 'src', type: 'string', default: null });
+  assert.deepEqual(
+    byTag['mj-button'].attributes.find((a: any) => a.name === 'background-color'),
+    { name: 'background-color', type: 'color', default: '#414141' },
+  );
+  assert.deepEqual(
+    byTag['mj-image'].attributes.find((a: any) => a.name === 'src'),
+    { name: 'src', type: 'string', default: null },
+  );
 });
 
 test('render limit: 120 per minute per workspace, then 429 with retry-after', async () => {
@@ -240,14 +285,27 @@ test('render limit: 120 per minute per workspace, then 429 with retry-after', as
 });
 
 test('MJML templates: source compiled to html, invalid MJML is 422 with errors.source and diagnostics', async () => {
-  const created = await mjml.post('/v2/templates', { name: 'Welcome', alias: 'welcome-mjml', editor: 'mjml', source: GOOD, html: '<p>ignored</p>', subject: 'Hi {{first_name}}' });
+  const created = await mjml.post('/v2/templates', {
+    name: 'Welcome',
+    alias: 'welcome-mjml',
+    editor: 'mjml',
+    source: GOOD,
+    html: '<p>ignored</p>',
+    subject: 'Hi {{first_name}}',
+  });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   const t = created.body.data;
   assert.equal(t.editor, 'mjml');
   assert.equal(t.source, GOOD, 'the source is stored as sent');
   assert.match(t.html, /^<!doctype html>/i);
   assert.ok(t.html.includes('Hello {{first_name|"there"}}'));
-  assert.deepEqual(t.mjml, { document_schema_version: 1, mjml_version: MJML_VERSION, format: 'markup', compiled_at: t.created_at, warnings: 0 });
+  assert.deepEqual(t.mjml, {
+    document_schema_version: 1,
+    mjml_version: MJML_VERSION,
+    format: 'markup',
+    compiled_at: t.created_at,
+    warnings: 0,
+  });
 
   const invalid = await mjml.post('/v2/templates', { name: 'Broken', alias: 'broken', editor: 'mjml', source: BROKEN });
   assert.equal(invalid.status, 422);
@@ -262,7 +320,10 @@ test('MJML templates: source compiled to html, invalid MJML is 422 with errors.s
   ]);
   assert.equal(invalid.body.diagnostics.length, 6);
   const missing = await mjml.post('/v2/templates', { name: 'Empty', alias: 'empty', editor: 'mjml' });
-  assert.deepEqual([missing.status, missing.body], [422, { message: 'Validation failed', errors: { source: ['The source field is required.'] }, diagnostics: [] }]);
+  assert.deepEqual(
+    [missing.status, missing.body],
+    [422, { message: 'Validation failed', errors: { source: ['The source field is required.'] }, diagnostics: [] }],
+  );
 
   // Updates: a new source recompiles; a sent html is ignored; the draft/publish state stays.
   const updated = await mjml.post(`/v2/templates/${t.id}`, { source: GOOD.replace('Confirm', 'Confirm now'), html: '<p>ignored</p>' });

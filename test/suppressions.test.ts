@@ -83,7 +83,8 @@ test('keep_until: ISO 8601, Unix seconds (number or numeric string), English, nu
   const before = new Date();
   const tomorrow = await keep('tomorrow at 9am');
   const after = new Date();
-  const nineAm = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1, 9)).toISOString().replace('Z', '000Z');
+  const nineAm = (d: Date) =>
+    new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1, 9)).toISOString().replace('Z', '000Z');
   assert.ok([nineAm(before), nineAm(after)].includes(tomorrow), `tomorrow at 9am UTC, got ${tomorrow}`);
 
   const start = Date.now();
@@ -94,7 +95,16 @@ test('keep_until: ISO 8601, Unix seconds (number or numeric string), English, nu
 
 test('keep_until that cannot be read is 400 {error}; nothing is stored', async () => {
   const { api } = await workspace();
-  for (const value of ['not a date', 'hello tomorrow world', '', '2027-02-30', '2027-13-01', '2027-01-01T25:00:00Z', '99999999999999', 'forever']) {
+  for (const value of [
+    'not a date',
+    'hello tomorrow world',
+    '',
+    '2027-02-30',
+    '2027-13-01',
+    '2027-01-01T25:00:00Z',
+    '99999999999999',
+    'forever',
+  ]) {
     const res = await api.post('/v2/suppressions', { email: 'x@example.com', keep_until: value });
     assert.equal(res.status, 400, `keep_until ${JSON.stringify(value)}`);
     assert.deepEqual(res.body, KEEP_UNTIL_ERROR);
@@ -107,7 +117,16 @@ test('keep_until that cannot be read is 400 {error}; nothing is stored', async (
 
 test('invalid email is 400 {error}; a missing email or a bad type is the standard validation error', async () => {
   const { api } = await workspace();
-  for (const email of ['', 'no-at-sign', 'two@@example.com', 'a b@example.com', 'user@', '@example.com', 'user@nodot', `${'x'.repeat(250)}@example.com`]) {
+  for (const email of [
+    '',
+    'no-at-sign',
+    'two@@example.com',
+    'a b@example.com',
+    'user@',
+    '@example.com',
+    'user@nodot',
+    `${'x'.repeat(250)}@example.com`,
+  ]) {
     const res = await api.post('/v2/suppressions', { email });
     assert.equal(res.status, 400, email);
     assert.deepEqual(res.body, { error: 'Invalid email address' });
@@ -119,7 +138,15 @@ test('invalid email is 400 {error}; a missing email or a bad type is the standar
     statusCode: 400,
     error: 'Bad Request',
     message: "body must have required property 'email'",
-    details: [{ instancePath: '', schemaPath: '#/required', keyword: 'required', params: { missingProperty: 'email' }, message: "must have required property 'email'" }],
+    details: [
+      {
+        instancePath: '',
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'email' },
+        message: "must have required property 'email'",
+      },
+    ],
   });
 
   const badType = await api.post('/v2/suppressions', { email: 'a@example.com', type: 'spam' });
@@ -190,9 +217,19 @@ test('update: changes only the given fields, emits suppression.updated, keep_unt
   const permanent = await api.post('/v2/suppressions/u%40example.com', { keep_until: null });
   assert.deepEqual(permanent.body, { ...sup, reason: 'new reason', keep_until: null });
 
-  const moved = await api.post(`/v2/suppressions/${sup.id}`, { email: 'New@Example.com', type: 'unsubscribe', keep_until: 'Dec 31 2031 5pm' });
+  const moved = await api.post(`/v2/suppressions/${sup.id}`, {
+    email: 'New@Example.com',
+    type: 'unsubscribe',
+    keep_until: 'Dec 31 2031 5pm',
+  });
   assert.equal(moved.status, 200);
-  assert.deepEqual(moved.body, { ...sup, email: 'new@example.com', type: 'unsubscribe', reason: 'new reason', keep_until: '2031-12-31T17:00:00.000000Z' });
+  assert.deepEqual(moved.body, {
+    ...sup,
+    email: 'new@example.com',
+    type: 'unsubscribe',
+    reason: 'new reason',
+    keep_until: '2031-12-31T17:00:00.000000Z',
+  });
   assert.deepEqual((await api.get('/v2/suppressions/new%40example.com')).body, moved.body);
   assert.equal((await api.get('/v2/suppressions/u%40example.com')).status, 404);
 
@@ -200,7 +237,10 @@ test('update: changes only the given fields, emits suppression.updated, keep_unt
   assert.equal(cleared.body.reason, null);
 
   const log = await events(id);
-  assert.deepEqual(log.map((e) => e.type), ['suppression.created', 'suppression.updated', 'suppression.updated', 'suppression.updated', 'suppression.updated']);
+  assert.deepEqual(
+    log.map((e) => e.type),
+    ['suppression.created', 'suppression.updated', 'suppression.updated', 'suppression.updated', 'suppression.updated'],
+  );
   assert.deepEqual(log[3].object, moved.body);
 });
 
@@ -258,13 +298,17 @@ test('delete by id or address removes one suppression and emits suppression.dele
   assert.deepEqual([invalid.status, invalid.body], [400, { error: 'Invalid suppression id or email address' }]);
 
   const deleted = (await events(id)).filter((e) => e.type === 'suppression.deleted');
-  assert.deepEqual(deleted.map((e) => e.object), [other, recipient, bounce]);
+  assert.deepEqual(
+    deleted.map((e) => e.object),
+    [other, recipient, bounce],
+  );
 });
 
 test('list: newest first, default limit 10, page URLs keep search, filters and sort', async () => {
   const { api } = await workspace();
   const made = [];
-  for (let i = 0; i < 12; i++) made.push(await create(api, { email: `user${String(i).padStart(2, '0')}@example.com`, reason: i % 2 ? 'odd bounce' : 'even' }));
+  for (let i = 0; i < 12; i++)
+    made.push(await create(api, { email: `user${String(i).padStart(2, '0')}@example.com`, reason: i % 2 ? 'odd bounce' : 'even' }));
 
   const page1 = await api.get('/v2/suppressions');
   assert.equal(page1.status, 200);
@@ -278,14 +322,24 @@ test('list: newest first, default limit 10, page URLs keep search, filters and s
 
   const query = 'search=odd&type.exact=recipient&sort=email&order=asc&limit=2';
   const s1 = await api.get(`/v2/suppressions?${query}`);
-  assert.deepEqual(s1.body.data.map((s: any) => s.email), ['user01@example.com', 'user03@example.com']);
+  assert.deepEqual(
+    s1.body.data.map((s: any) => s.email),
+    ['user01@example.com', 'user03@example.com'],
+  );
   assert.equal(s1.body.next_page_url, `/v2/suppressions?${query}&page=2`);
   const s2 = await api.get(s1.body.next_page_url);
-  assert.deepEqual(s2.body.data.map((s: any) => s.email), ['user05@example.com', 'user07@example.com']);
+  assert.deepEqual(
+    s2.body.data.map((s: any) => s.email),
+    ['user05@example.com', 'user07@example.com'],
+  );
   assert.equal(s2.body.previous_page_url, `/v2/suppressions?${query}&page=1`);
 
   const q = await api.get('/v2/suppressions?q=USER1&limit=5');
-  assert.deepEqual(q.body.data.map((s: any) => s.email), ['user11@example.com', 'user10@example.com'], 'q is an alias of search (case-insensitive, on the address)');
+  assert.deepEqual(
+    q.body.data.map((s: any) => s.email),
+    ['user11@example.com', 'user10@example.com'],
+    'q is an alias of search (case-insensitive, on the address)',
+  );
   const onReason = await api.get('/v2/suppressions?search=even&limit=100');
   assert.equal(onReason.body.data.length, 6, 'search also matches the reason');
 });
@@ -302,11 +356,23 @@ test('list: sort keys, order, filters with match, limits', async () => {
     return res.body.data.map((s: any) => s.email);
   };
   assert.deepEqual(await emails(''), ['dave@c.net', 'bob@a.com', 'alice@a.com', 'carol@b.org']);
-  assert.deepEqual(await emails('order=asc'), ['carol@b.org', 'alice@a.com', 'bob@a.com', 'dave@c.net'], 'order alone reverses the default created_at sort');
-  assert.deepEqual(await emails('sort=email'), ['dave@c.net', 'carol@b.org', 'bob@a.com', 'alice@a.com'], 'sort without order is descending');
+  assert.deepEqual(
+    await emails('order=asc'),
+    ['carol@b.org', 'alice@a.com', 'bob@a.com', 'dave@c.net'],
+    'order alone reverses the default created_at sort',
+  );
+  assert.deepEqual(
+    await emails('sort=email'),
+    ['dave@c.net', 'carol@b.org', 'bob@a.com', 'alice@a.com'],
+    'sort without order is descending',
+  );
   assert.deepEqual(await emails('sort=email&order=asc'), ['alice@a.com', 'bob@a.com', 'carol@b.org', 'dave@c.net']);
   assert.deepEqual(await emails('sort=type&order=asc'), ['carol@b.org', 'bob@a.com', 'dave@c.net', 'alice@a.com']);
-  assert.deepEqual(await emails('sort=reason&order=asc'), ['bob@a.com', 'dave@c.net', 'alice@a.com', 'carol@b.org'], 'case-insensitive; no reason first');
+  assert.deepEqual(
+    await emails('sort=reason&order=asc'),
+    ['bob@a.com', 'dave@c.net', 'alice@a.com', 'carol@b.org'],
+    'case-insensitive; no reason first',
+  );
   assert.deepEqual(await emails('sort=reason&order=desc'), ['carol@b.org', 'alice@a.com', 'dave@c.net', 'bob@a.com']);
   assert.deepEqual(await emails('sort=created_at&order=asc'), ['carol@b.org', 'alice@a.com', 'bob@a.com', 'dave@c.net']);
 
@@ -316,7 +382,11 @@ test('list: sort keys, order, filters with match, limits', async () => {
   assert.deepEqual(await emails('type.exact=bounce&email.contains=dave'), []);
   assert.deepEqual(await emails('reason.is_empty=1'), ['bob@a.com']);
   assert.deepEqual(await emails('reason.is_not_empty=1&reason.not_contains=LINK&sort=email&order=asc'), ['carol@b.org', 'dave@c.net']);
-  assert.deepEqual(await emails('type.exact=nonsense&unknown.exact=1&sort=email&order=asc'), ['alice@a.com', 'bob@a.com', 'carol@b.org', 'dave@c.net'], 'filters that do not apply are ignored');
+  assert.deepEqual(
+    await emails('type.exact=nonsense&unknown.exact=1&sort=email&order=asc'),
+    ['alice@a.com', 'bob@a.com', 'carol@b.org', 'dave@c.net'],
+    'filters that do not apply are ignored',
+  );
   assert.equal((await emails('created_at.after=2000-01-01')).length, 4);
 
   for (const bad of ['limit=0', 'limit=101', 'page=0', 'sort=keep_until', 'order=sideways', 'match=some']) {
@@ -329,7 +399,13 @@ test('list: sort keys, order, filters with match, limits', async () => {
 test('every endpoint needs a full key', async () => {
   const key = await app.api.post('/v2/api-keys', { name: 'sending only', scope: 'sending' });
   const sending = app.as(key.body.key);
-  for (const [method, path] of [['GET', '/v2/suppressions'], ['POST', '/v2/suppressions'], ['GET', '/v2/suppressions/a%40b.com'], ['POST', '/v2/suppressions/a%40b.com'], ['DELETE', '/v2/suppressions/a%40b.com']]) {
+  for (const [method, path] of [
+    ['GET', '/v2/suppressions'],
+    ['POST', '/v2/suppressions'],
+    ['GET', '/v2/suppressions/a%40b.com'],
+    ['POST', '/v2/suppressions/a%40b.com'],
+    ['DELETE', '/v2/suppressions/a%40b.com'],
+  ]) {
     const res = await sending.request(method, path, method === 'POST' ? { email: 'a@b.com' } : undefined);
     assert.equal(res.status, 403, `${method} ${path}`);
     assert.equal(res.body.error, 'Forbidden');
@@ -348,7 +424,14 @@ test('expired suppressions stay listed but stop blocking: activeSuppressions', a
   await (await app.newWorkspace()).api.post('/v2/suppressions', { email: 'elsewhere@example.com' });
 
   assert.equal((await api.get('/v2/suppressions')).body.data.length, 4, 'the expired one is still listed');
-  const addresses = ['PERM@example.com', 'old@example.com', ' soon@example.com ', 'clean@example.com', 'elsewhere@example.com', 'perm@example.com'];
+  const addresses = [
+    'PERM@example.com',
+    'old@example.com',
+    ' soon@example.com ',
+    'clean@example.com',
+    'elsewhere@example.com',
+    'perm@example.com',
+  ];
   assert.deepEqual(await activeSuppressions(db, id, addresses), [permanent, unsubscribe, soon]);
   assert.deepEqual(await activeSuppressions(db, id, addresses, ['recipient']), [permanent, soon]);
   assert.deepEqual(await activeSuppressions(db, id, addresses, ['unsubscribe', 'bounce']), [unsubscribe]);
@@ -366,7 +449,9 @@ test('expired suppressions stay listed but stop blocking: activeSuppressions', a
 test('addAutomaticSuppression upserts without suppression.created; an expired one becomes permanent again', async () => {
   const { id, api } = await workspace();
   const db = app.running.ctx.db;
-  const auto = await db.transaction().execute((tx) => addAutomaticSuppression(tx, id, 'Bounced@Example.com', 'bounce', '550 5.1.1 user unknown'));
+  const auto = await db
+    .transaction()
+    .execute((tx) => addAutomaticSuppression(tx, id, 'Bounced@Example.com', 'bounce', '550 5.1.1 user unknown'));
   assert.deepEqual(auto, {
     object: 'suppression',
     id: auto.id,
@@ -388,7 +473,10 @@ test('addAutomaticSuppression upserts without suppression.created; an expired on
   assert.deepEqual(revived, { ...expired, reason: 'complained', keep_until: null });
   const kept = await db.transaction().execute((tx) => addAutomaticSuppression(tx, id, 'f@example.com', 'complaint', 'complained'));
   assert.deepEqual(kept, { ...future, reason: 'complained' }, 'a future expiry set by the user is kept');
-  assert.deepEqual((await activeSuppressions(db, id, ['c@example.com'])).map((s) => s.id), [expired.id]);
+  assert.deepEqual(
+    (await activeSuppressions(db, id, ['c@example.com'])).map((s) => s.id),
+    [expired.id],
+  );
 });
 
 test('the routes are in the OpenAPI document', async () => {

@@ -83,7 +83,13 @@ test('create: 201 {data, message}; the first version of an alias is published, l
     message: 'Template created successfully',
   });
 
-  const draft = await create(api, { name: 'Welcome v2', alias: 'welcome', editor: 'tiptap', source: { type: 'doc', content: [] }, reply_to: ['a@acme.test', 'B <b@acme.test>'] });
+  const draft = await create(api, {
+    name: 'Welcome v2',
+    alias: 'welcome',
+    editor: 'tiptap',
+    source: { type: 'doc', content: [] },
+    reply_to: ['a@acme.test', 'B <b@acme.test>'],
+  });
   assert.equal(draft.published_at, null);
   assert.equal(draft.editor, 'tiptap');
   assert.deepEqual(draft.source, { type: 'doc', content: [] }, 'an object source is stored and returned as is');
@@ -112,14 +118,22 @@ test('create: 201 {data, message}; the first version of an alias is published, l
         updated_at: first.created_at,
       },
     },
-    { type: 'template.created', object: { ...(await events(ws))[1].object, id: draft.id, published_at: null, reply_to: ['a@acme.test', 'B <b@acme.test>'] } },
+    {
+      type: 'template.created',
+      object: { ...(await events(ws))[1].object, id: draft.id, published_at: null, reply_to: ['a@acme.test', 'B <b@acme.test>'] },
+    },
     { type: 'template.created', object: { ...(await events(ws))[2].object, id: other.id, reply_to: [] } },
   ]);
 });
 
 test('create: field rules answer {message:"Validation failed", errors}; schema failures the standard 400', async () => {
   const { api } = await workspace();
-  const fields = await api.post('/v2/templates', { name: 'x', alias: 'Bad Alias!', reply_to: ['ok@acme.test', 'nope'], from: 'not an address' });
+  const fields = await api.post('/v2/templates', {
+    name: 'x',
+    alias: 'Bad Alias!',
+    reply_to: ['ok@acme.test', 'nope'],
+    from: 'not an address',
+  });
   assert.equal(fields.status, 400);
   assert.deepEqual(fields.body, {
     message: 'Validation failed',
@@ -130,7 +144,10 @@ test('create: field rules answer {message:"Validation failed", errors}; schema f
     },
   });
   const blank = await api.post('/v2/templates', { name: '   ', alias: '' });
-  assert.deepEqual(blank.body, { message: 'Validation failed', errors: { name: ['The name field is required.'], alias: ['The alias field is required.'] } });
+  assert.deepEqual(blank.body, {
+    message: 'Validation failed',
+    errors: { name: ['The name field is required.'], alias: ['The alias field is required.'] },
+  });
   const replyString = await api.post('/v2/templates', { name: 'x', alias: 'x', reply_to: 'broken@' });
   assert.deepEqual(replyString.body.errors, { reply_to: ['The reply_to address "broken@" is not a valid email address.'] });
   const syntax = await api.post('/v2/templates', { name: 'x', alias: 'x', subject: 'Hi {{name', html: '{{#if a}}open' });
@@ -143,8 +160,14 @@ test('create: field rules answer {message:"Validation failed", errors}; schema f
   assert.deepEqual(standardError(await api.post('/v2/templates', { name: 'x' })), [':required']);
   assert.deepEqual(standardError(await api.post('/v2/templates', { name: 'n'.repeat(192), alias: 'x' })), ['/name:maxLength']);
   assert.deepEqual(standardError(await api.post('/v2/templates', { name: 'x', alias: 'a'.repeat(192) })), ['/alias:maxLength']);
-  assert.deepEqual(standardError(await api.post('/v2/templates', { name: 'x', alias: 'x', subject: 's'.repeat(192) })).at(0), '/subject:maxLength');
-  assert.deepEqual(standardError(await api.post('/v2/templates', { name: 'x', alias: 'x', from: 'f'.repeat(192) })).at(0), '/from:maxLength');
+  assert.deepEqual(
+    standardError(await api.post('/v2/templates', { name: 'x', alias: 'x', subject: 's'.repeat(192) })).at(0),
+    '/subject:maxLength',
+  );
+  assert.deepEqual(
+    standardError(await api.post('/v2/templates', { name: 'x', alias: 'x', from: 'f'.repeat(192) })).at(0),
+    '/from:maxLength',
+  );
   assert.ok(standardError(await api.post('/v2/templates', { name: 'x', alias: 'x', editor: 'word' })).includes('/editor:anyOf'));
   const ok = await api.post('/v2/templates', { name: 'n'.repeat(191), alias: 'a'.repeat(191), subject: 's'.repeat(191) });
   assert.equal(ok.status, 201, '191 characters are allowed');
@@ -163,7 +186,13 @@ test('retrieve: by id only, with the other versions of the alias newest first; 4
   assert.deepEqual(res.body, {
     data: {
       ...v2,
-      versions: [v3, v1].map((v) => ({ id: v.id, name: v.name, published_at: v.published_at, created_at: v.created_at, updated_at: v.updated_at })),
+      versions: [v3, v1].map((v) => ({
+        id: v.id,
+        name: v.name,
+        published_at: v.published_at,
+        created_at: v.created_at,
+        updated_at: v.updated_at,
+      })),
     },
   });
 
@@ -207,25 +236,54 @@ test('publish: one published version per alias; publish state otherwise never ch
   );
 
   assert.deepEqual((await api.post('/v2/templates/tem_000000000000000000000000000/publish')).body, NOT_FOUND);
-  const rows = await app.running.ctx.db.selectFrom('templates').select('id').where('workspace_id', '=', ws).where('published_at', 'is not', null).execute();
-  assert.deepEqual(rows.map((r) => r.id), [v2.id]);
+  const rows = await app.running.ctx.db
+    .selectFrom('templates')
+    .select('id')
+    .where('workspace_id', '=', ws)
+    .where('published_at', 'is not', null)
+    .execute();
+  assert.deepEqual(
+    rows.map((r) => r.id),
+    [v2.id],
+  );
 });
 
 test('concurrent publishes and creates leave exactly one published version per alias', async () => {
   const { id: ws, api } = await workspace();
   const created = await Promise.all(Array.from({ length: 6 }, (_, i) => api.post('/v2/templates', { name: `c${i}`, alias: 'race' })));
-  assert.deepEqual(created.map((r) => r.status), Array(6).fill(201), JSON.stringify(created.map((r) => r.body)));
+  assert.deepEqual(
+    created.map((r) => r.status),
+    Array(6).fill(201),
+    JSON.stringify(created.map((r) => r.body)),
+  );
   assert.equal(created.filter((r) => r.body.data.published_at !== null).length, 1);
   const ids = created.map((r) => r.body.data.id);
   const published = await Promise.all(ids.map((id) => api.post(`/v2/templates/${id}/publish`)));
-  assert.deepEqual(published.map((r) => r.status), Array(6).fill(200), JSON.stringify(published.map((r) => r.body)));
-  const rows = await app.running.ctx.db.selectFrom('templates').select('id').where('workspace_id', '=', ws).where('published_at', 'is not', null).execute();
+  assert.deepEqual(
+    published.map((r) => r.status),
+    Array(6).fill(200),
+    JSON.stringify(published.map((r) => r.body)),
+  );
+  const rows = await app.running.ctx.db
+    .selectFrom('templates')
+    .select('id')
+    .where('workspace_id', '=', ws)
+    .where('published_at', 'is not', null)
+    .execute();
   assert.equal(rows.length, 1);
 });
 
 test('update: only sent fields change; empty string clears from, subject, reply_to; alias rules; template.updated', async () => {
   const { id: ws, api } = await workspace();
-  const t = await create(api, { name: 'Invoice', alias: 'invoice', from: 'billing@acme.test', subject: 'Your invoice', reply_to: ['a@acme.test'], html: '<p>1</p>', text: 'one' });
+  const t = await create(api, {
+    name: 'Invoice',
+    alias: 'invoice',
+    from: 'billing@acme.test',
+    subject: 'Your invoice',
+    reply_to: ['a@acme.test'],
+    html: '<p>1</p>',
+    text: 'one',
+  });
   await create(api, { name: 'Taken', alias: 'taken' });
   const draft = await create(api, { name: 'Invoice v2', alias: 'invoice' });
 
@@ -234,7 +292,14 @@ test('update: only sent fields change; empty string clears from, subject, reply_
   assert.equal(res.body.message, 'Template updated successfully');
   assert.match(res.body.data.updated_at, ISO_MICROS);
   assert.ok(res.body.data.updated_at > t.updated_at);
-  assert.deepEqual(res.body.data, { ...t, name: 'Invoice (new)', from: null, subject: null, reply_to: null, updated_at: res.body.data.updated_at });
+  assert.deepEqual(res.body.data, {
+    ...t,
+    name: 'Invoice (new)',
+    from: null,
+    subject: null,
+    reply_to: null,
+    updated_at: res.body.data.updated_at,
+  });
 
   const last = (await events(ws)).at(-1)!;
   assert.equal(last.type, 'template.updated');
@@ -262,7 +327,9 @@ test('update: only sent fields change; empty string clears from, subject, reply_
   assert.deepEqual((await api.post(`/v2/templates/${t.id}`, { alias: 'UPPER' })).body.errors, {
     alias: ['The alias may only contain lowercase letters, numbers, dashes and underscores.'],
   });
-  assert.deepEqual((await api.post(`/v2/templates/${t.id}`, { reply_to: ['x'] })).body.errors, { reply_to: ['The reply_to address "x" is not a valid email address.'] });
+  assert.deepEqual((await api.post(`/v2/templates/${t.id}`, { reply_to: ['x'] })).body.errors, {
+    reply_to: ['The reply_to address "x" is not a valid email address.'],
+  });
 
   // Moving a version to a new alias takes its publish state along.
   const moved = await api.post(`/v2/templates/${draft.id}`, { alias: 'invoice-b' });
@@ -288,7 +355,10 @@ test('delete: permanent; the alias has no published version until another is pub
   const v2 = await create(api, { name: 'v2', alias: 'promo' });
   const res = await api.delete(`/v2/templates/${v1.id}`);
   assert.equal(res.status, 200);
-  assert.deepEqual(res.body, { data: { object: 'template', id: v1.id, name: 'v1', alias: 'promo', deleted: true }, message: 'Template deleted successfully' });
+  assert.deepEqual(res.body, {
+    data: { object: 'template', id: v1.id, name: 'v1', alias: 'promo', deleted: true },
+    message: 'Template deleted successfully',
+  });
   assert.deepEqual((await api.get(`/v2/templates/${v1.id}`)).body, NOT_FOUND);
   assert.equal((await api.delete(`/v2/templates/${v1.id}`)).status, 404);
   assert.deepEqual((await api.get(`/v2/templates/${v2.id}`)).body.data.versions, []);
@@ -312,9 +382,21 @@ test('list: the published version of each alias with total_versions; filters, ma
 
   const all = await api.get('/v2/templates');
   assert.equal(all.status, 200);
-  assert.deepEqual(Object.keys(all.body).sort(), ['current_page', 'data', 'next_page_url', 'per_page', 'previous_page_url', 'total_pages', 'total_records']);
+  assert.deepEqual(Object.keys(all.body).sort(), [
+    'current_page',
+    'data',
+    'next_page_url',
+    'per_page',
+    'previous_page_url',
+    'total_pages',
+    'total_records',
+  ]);
   assert.deepEqual([all.body.next_page_url, all.body.previous_page_url], [null, null], 'one page: no links');
-  assert.deepEqual(all.body.data.map((t: any) => t.id), [zeta.id, digest.id, reset.id, welcome.id], 'newest first');
+  assert.deepEqual(
+    all.body.data.map((t: any) => t.id),
+    [zeta.id, digest.id, reset.id, welcome.id],
+    'newest first',
+  );
   const first = all.body.data.at(-1);
   assert.deepEqual(first, {
     object: 'template',
@@ -354,18 +436,31 @@ test('list: the published version of each alias with total_versions; filters, ma
   assert.deepEqual(await ids('sort=name'), ['zeta', 'Welcome Email', 'Weekly digest', 'Password reset'], 'descending by default');
   assert.deepEqual(await ids('sort=alias&order=asc'), ['zeta', 'Weekly digest', 'Password reset', 'Welcome Email']);
   assert.deepEqual(await ids('order=asc'), ['Welcome Email', 'Password reset', 'Weekly digest', 'zeta'], 'created_at ascending');
-  assert.deepEqual(await ids('name.starts_with=we&sort=created_at&order=asc'), ['Welcome Email', 'Weekly digest'], 'the key.condition grammar works too');
+  assert.deepEqual(
+    await ids('name.starts_with=we&sort=created_at&order=asc'),
+    ['Welcome Email', 'Weekly digest'],
+    'the key.condition grammar works too',
+  );
 
   const page2 = await api.get('/v2/templates?per_page=3&page=2');
   assert.deepEqual(
-    { names: page2.body.data.map((t: any) => t.name), total_records: page2.body.total_records, per_page: page2.body.per_page, current_page: page2.body.current_page, total_pages: page2.body.total_pages },
+    {
+      names: page2.body.data.map((t: any) => t.name),
+      total_records: page2.body.total_records,
+      per_page: page2.body.per_page,
+      current_page: page2.body.current_page,
+      total_pages: page2.body.total_pages,
+    },
     { names: ['Welcome Email'], total_records: 4, per_page: 3, current_page: 2, total_pages: 2 },
   );
   // The page URLs the official SDK follows: every other parameter kept, the page replaced.
   assert.equal(page2.body.previous_page_url, '/v2/templates?per_page=3&page=1');
   assert.equal(page2.body.next_page_url, null);
   const page1 = await api.get(page2.body.previous_page_url);
-  assert.deepEqual(page1.body.data.map((t: any) => t.name), ['zeta', 'Weekly digest', 'Password reset']);
+  assert.deepEqual(
+    page1.body.data.map((t: any) => t.name),
+    ['zeta', 'Weekly digest', 'Password reset'],
+  );
   assert.equal(page1.body.next_page_url, '/v2/templates?per_page=3&page=2');
   assert.deepEqual((await api.get('/v2/templates?page=9')).body.data, []);
   for (const bad of ['per_page=0', 'per_page=101', 'page=0', 'sort=subject', 'order=up', 'filter[editor]=word']) {

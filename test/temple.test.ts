@@ -2,13 +2,7 @@
 // errors and hostile input.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  MAX_REPORTED_ERRORS,
-  TempleSyntaxError,
-  findTempleErrors,
-  parseTemple,
-  renderTemple,
-} from '../src/templating/temple.ts';
+import { MAX_REPORTED_ERRORS, TempleSyntaxError, findTempleErrors, parseTemple, renderTemple } from '../src/templating/temple.ts';
 
 const text = (source: string, variables: unknown = {}) => renderTemple(source, variables, { html: false });
 const html = (source: string, variables: unknown = {}) => renderTemple(source, variables, { html: true });
@@ -49,11 +43,21 @@ describe('variables', () => {
 
   test('names are case-sensitive and may use letters of any script, digits, _ and -', () => {
     assert.equal(text('{{Name}}|{{name}}', { name: 'low', Name: 'Up' }), 'Up|low');
-    assert.equal(text('{{prénom}} {{company-name}} {{_x1}} {{42}}', { prénom: 'Zoé', 'company-name': 'ACME', _x1: 'y', 42: 'n' }), 'Zoé ACME y n');
+    assert.equal(
+      text('{{prénom}} {{company-name}} {{_x1}} {{42}}', { prénom: 'Zoé', 'company-name': 'ACME', _x1: 'y', 42: 'n' }),
+      'Zoé ACME y n',
+    );
   });
 
   test('nested paths read objects and list elements by index', () => {
-    const vars = { user: { name: 'Bob', address: { city: 'Oslo' } }, items: [{ sku: 'A1' }, { sku: 'B2' }], matrix: [[1, 2], [3, 4]] };
+    const vars = {
+      user: { name: 'Bob', address: { city: 'Oslo' } },
+      items: [{ sku: 'A1' }, { sku: 'B2' }],
+      matrix: [
+        [1, 2],
+        [3, 4],
+      ],
+    };
     assert.equal(text('{{user.name}} in {{user.address.city}}', vars), 'Bob in Oslo');
     assert.equal(text('{{items.0.sku}},{{items.1.sku}}', vars), 'A1,B2');
     assert.equal(text('{{matrix.1.0}}', vars), '3');
@@ -63,7 +67,10 @@ describe('variables', () => {
 
   test('only own properties are read: nothing leaks from prototypes', () => {
     const vars = { name: 'Ada', list: [1], obj: {} };
-    assert.equal(text('[{{constructor}}][{{__proto__}}][{{toString}}][{{name.length}}][{{list.length}}][{{obj.hasOwnProperty}}]', vars), '[][][][][][]');
+    assert.equal(
+      text('[{{constructor}}][{{__proto__}}][{{toString}}][{{name.length}}][{{list.length}}][{{obj.hasOwnProperty}}]', vars),
+      '[][][][][][]',
+    );
     assert.equal(text('{{name}}', Object.create({ name: 'inherited' })), '');
   });
 
@@ -75,7 +82,20 @@ describe('variables', () => {
   });
 
   test('values become text: numbers and booleans as written, arrays joined with commas, objects as [object Object]', () => {
-    const vars = { n: 42, f: 3.5, neg: -1, zero: 0, yes: true, no: false, list: ['a', 'b'], nested: [1, [2, 3]], holes: [null, 'x', undefined], empty: [], obj: { a: 1 }, s: '' };
+    const vars = {
+      n: 42,
+      f: 3.5,
+      neg: -1,
+      zero: 0,
+      yes: true,
+      no: false,
+      list: ['a', 'b'],
+      nested: [1, [2, 3]],
+      holes: [null, 'x', undefined],
+      empty: [],
+      obj: { a: 1 },
+      s: '',
+    };
     assert.equal(
       text('{{n}}|{{f}}|{{neg}}|{{zero}}|{{yes}}|{{no}}|{{list}}|{{nested}}|{{holes}}|{{empty}}|{{obj}}|{{s}}', vars),
       '42|3.5|-1|0|true|false|a,b|1,2,3|,x,||[object Object]|',
@@ -133,8 +153,10 @@ describe('conditionals', () => {
 
   test('truthiness: empty string, false, 0, null, missing, empty array and empty object are false', () => {
     const check = (value: unknown) => text('{{#if v}}T{{else}}F{{/if}}', value === undefined ? {} : { v: value });
-    for (const value of ['', false, 0, -0, NaN, null, undefined, [], {}]) assert.equal(check(value), 'F', `${JSON.stringify(value)} is false`);
-    for (const value of ['x', '0', ' ', 'false', true, 1, -1, 0.5, [0], [''], { a: null }]) assert.equal(check(value), 'T', `${JSON.stringify(value)} is true`);
+    for (const value of ['', false, 0, -0, NaN, null, undefined, [], {}])
+      assert.equal(check(value), 'F', `${JSON.stringify(value)} is false`);
+    for (const value of ['x', '0', ' ', 'false', true, 1, -1, 0.5, [0], [''], { a: null }])
+      assert.equal(check(value), 'T', `${JSON.stringify(value)} is true`);
   });
 
   test('conditions read nested paths', () => {
@@ -156,7 +178,15 @@ describe('conditionals', () => {
   });
 
   test('a multi-line template renders as expected', () => {
-    const source = ['Hi {{ first_name | "there" }},', '{{#if orders}}', 'Your orders: {{orders}}', '{{else}}', 'No orders yet.', '{{/if}}', 'Bye'].join('\n');
+    const source = [
+      'Hi {{ first_name | "there" }},',
+      '{{#if orders}}',
+      'Your orders: {{orders}}',
+      '{{else}}',
+      'No orders yet.',
+      '{{/if}}',
+      'Bye',
+    ].join('\n');
     assert.equal(text(source, { orders: [1, 2] }), 'Hi there,\n\nYour orders: 1,2\n\nBye');
     assert.equal(text(source, { first_name: 'Ada' }), 'Hi Ada,\n\nNo orders yet.\n\nBye');
   });
@@ -268,7 +298,10 @@ describe('syntax errors', () => {
       assert.equal(error.line, 1, source);
       assert.equal(error.column, 1, source);
     }
-    assert.equal(syntaxError('{{first name}}').message, 'Invalid variable name "first name": use letters, digits, "_" or "-", and "." between nested names');
+    assert.equal(
+      syntaxError('{{first name}}').message,
+      'Invalid variable name "first name": use letters, digits, "_" or "-", and "." between nested names',
+    );
     assert.equal(syntaxError('{{#each items}}').message, 'Unknown block "#each": Temple has only {{#if name}}');
   });
 
@@ -325,14 +358,14 @@ describe('hostile input', () => {
   });
 
   test('10 MB of plain text renders unchanged', hostile, () => {
-    const source = 'Lorem ipsum { dolor } sit amet. '.repeat(10 * 1024 * 1024 / 32);
+    const source = 'Lorem ipsum { dolor } sit amet. '.repeat((10 * 1024 * 1024) / 32);
     assert.equal(html(source, { a: 1 }), source);
   });
 
   test('10 MB of tags renders', hostile, () => {
-    const source = 'a {{x}} '.repeat(10 * 1024 * 1024 / 8);
+    const source = 'a {{x}} '.repeat((10 * 1024 * 1024) / 8);
     const out = html(source, { x: '<' });
-    assert.equal(out, 'a &lt; '.repeat(10 * 1024 * 1024 / 8));
+    assert.equal(out, 'a &lt; '.repeat((10 * 1024 * 1024) / 8));
   });
 
   test('runs of braces, unclosed tags and unterminated quotes over megabytes', hostile, () => {

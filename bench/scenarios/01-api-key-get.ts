@@ -16,7 +16,13 @@ export const scenario: Scenario = {
       const body = await (await fetch(postlane.url + path, { headers })).text();
 
       const port = await freePort();
-      const baseline = await startChild(join(import.meta.dirname, '..', 'baseline-fastify.ts'), [], { BASELINE_BODY: body, BASELINE_PORT: String(port) }, port, '/healthz');
+      const baseline = await startChild(
+        join(import.meta.dirname, '..', 'baseline-fastify.ts'),
+        [],
+        { BASELINE_BODY: body, BASELINE_PORT: String(port) },
+        port,
+        '/healthz',
+      );
       try {
         // Warm both up (JIT, caches) before measuring.
         await load(postlane.url + path, { seconds: 2, connections, headers });

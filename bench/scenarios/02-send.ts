@@ -22,7 +22,13 @@ export const scenario: Scenario = {
     const body = SEND_BODY;
     try {
       const port = await freePort();
-      const baseline = await startChild(join(import.meta.dirname, '..', 'baseline-fastify.ts'), [], { BASELINE_PORT: String(port) }, port, '/healthz');
+      const baseline = await startChild(
+        join(import.meta.dirname, '..', 'baseline-fastify.ts'),
+        [],
+        { BASELINE_PORT: String(port) },
+        port,
+        '/healthz',
+      );
       try {
         await load(url, { seconds: 2, connections, headers, method: 'POST', body });
         const full = await load(url, { seconds, connections, headers, method: 'POST', body });

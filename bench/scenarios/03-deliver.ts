@@ -21,7 +21,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import type { Scenario } from '../run.ts';
-import { freePort, keepAliveClient, memoryMb, postlanePid, startChild, startPostlane, treeCpuSeconds, treeCpuTimes, type ChildServer } from '../lib.ts';
+import {
+  freePort,
+  keepAliveClient,
+  memoryMb,
+  postlanePid,
+  startChild,
+  startPostlane,
+  treeCpuSeconds,
+  treeCpuTimes,
+  type ChildServer,
+} from '../lib.ts';
 import { startDnsServer } from '../../test/helpers/dns-server.ts';
 import { startSmtpSink, type SmtpSink } from '../../test/helpers/smtp-sink.ts';
 
@@ -59,7 +69,6 @@ async function pool(count: number, concurrency: number, task: (i: number) => Pro
   );
 }
 
-
 interface PhaseResult {
   /** CPU seconds the server side (all its processes and threads) used for the phase. */
   cpuSeconds?: number;
@@ -92,7 +101,9 @@ async function measure(sink: SmtpSink, count: number, submit: () => Promise<void
   const benchCpu = process.cpuUsage(benchCpuBefore);
   const benchCpuSeconds = (benchCpu.user + benchCpu.system) / 1e6;
   const used = cpu().map((after, i) => ({ user: after.user - cpuBefore[i].user, system: after.system - cpuBefore[i].system }));
-  const server = serverPids.length ? { ...cpuFields(used.map((t) => t.user + t.system)), kernelSeconds: used.reduce((sum, t) => sum + t.system, 0) } : {};
+  const server = serverPids.length
+    ? { ...cpuFields(used.map((t) => t.user + t.system)), kernelSeconds: used.reduce((sum, t) => sum + t.system, 0) }
+    : {};
   return { submitted: count, submitMs, delivered: sink.accepted, totalMs, timedOut, benchCpuSeconds, ...server };
 }
 
@@ -123,13 +134,21 @@ function describeDrain(label: string, r: PhaseResult): string {
 const MAIN = join(import.meta.dirname, '..', '..', 'src', 'main.ts');
 
 /** A Postlane child with a verified bench.test domain and the sending limits lifted. */
-async function preparedPostlane(sink: SmtpSink, dnsAddress: string, setDns: (records: any[]) => void, role: 'all' | 'api', connections: number) {
+async function preparedPostlane(
+  sink: SmtpSink,
+  dnsAddress: string,
+  setDns: (records: any[]) => void,
+  role: 'all' | 'api',
+  connections: number,
+) {
   const postlane = await startPostlane({ DNS_SERVERS: dnsAddress, MX_PORT: String(sink.port), MAIL_HOSTNAME: 'mail.bench.test' }, role);
   try {
     const headers = { authorization: `Bearer ${postlane.key}`, 'content-type': 'application/json' };
     const workspace = JSON.parse(postlane.cli('workspace', 'list', '--json'))[0];
     postlane.cli('workspace', 'update', workspace.id, '--send-rate', '1000000', '--daily-limit', '1000000000', '--credits', '1000000000');
-    const created = await (await fetch(`${postlane.url}/v2/domains`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench.test' }) })).json();
+    const created = await (
+      await fetch(`${postlane.url}/v2/domains`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench.test' }) })
+    ).json();
     setDns(created.dns_records);
     const verified = await (await fetch(`${postlane.url}/v2/domains/${created.id}/verify`, { method: 'POST', headers })).json();
     if (!verified.verified_at) throw new Error(`domain not verified: ${JSON.stringify(verified)}`);
@@ -146,7 +165,12 @@ async function preparedPostlane(sink: SmtpSink, dnsAddress: string, setDns: (rec
 }
 
 /** One process does everything (what `npm start` runs): the API accepts while the workers deliver. */
-async function runPostlane(sink: SmtpSink, dnsAddress: string, setDns: (records: any[]) => void, connections: number): Promise<PhaseResult> {
+async function runPostlane(
+  sink: SmtpSink,
+  dnsAddress: string,
+  setDns: (records: any[]) => void,
+  connections: number,
+): Promise<PhaseResult> {
   const { postlane, send, stop } = await preparedPostlane(sink, dnsAddress, setDns, 'all', connections);
   try {
     await measure(sink, WARMUP, () => pool(WARMUP, connections, send('warmup')));
@@ -172,7 +196,12 @@ interface StagedResult {
  * from the first to the N-th message at the sink: the delivery engine alone, the part that
  * compares with Postfix relaying.
  */
-async function runPostlaneStaged(sink: SmtpSink, dnsAddress: string, setDns: (records: any[]) => void, connections: number): Promise<StagedResult> {
+async function runPostlaneStaged(
+  sink: SmtpSink,
+  dnsAddress: string,
+  setDns: (records: any[]) => void,
+  connections: number,
+): Promise<StagedResult> {
   const { postlane, send, stop } = await preparedPostlane(sink, dnsAddress, setDns, 'api', connections);
   let worker: ChildServer | null = null;
   try {
@@ -202,7 +231,9 @@ async function runPostlaneStaged(sink: SmtpSink, dnsAddress: string, setDns: (re
     };
     return { acceptedPerSecond: (COUNT / acceptMs) * 1000, acceptCpuMs, drain };
   } catch (error) {
-    throw new Error(`${(error as Error).message}\npostlane output:\n${postlane.output().slice(-4000)}${worker ? `\nworker output:\n${worker.output().slice(-4000)}` : ''}`);
+    throw new Error(
+      `${(error as Error).message}\npostlane output:\n${postlane.output().slice(-4000)}${worker ? `\nworker output:\n${worker.output().slice(-4000)}` : ''}`,
+    );
   } finally {
     await worker?.stop();
     await stop();
@@ -214,7 +245,9 @@ async function runPostlaneStaged(sink: SmtpSink, dnsAddress: string, setDns: (re
 function ensurePostfix(): void {
   if (existsSync('/usr/sbin/postfix')) return;
   // "No configuration": the package must not set up (or start) a system mail server.
-  execFileSync('sh', ['-c', 'echo "postfix postfix/main_mailer_type select No configuration" | debconf-set-selections'], { stdio: 'ignore' });
+  execFileSync('sh', ['-c', 'echo "postfix postfix/main_mailer_type select No configuration" | debconf-set-selections'], {
+    stdio: 'ignore',
+  });
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   const install = () => spawnSync('apt-get', ['install', '-y', '-qq', 'postfix'], { env, encoding: 'utf8' });
   let result = install();
@@ -315,7 +348,15 @@ async function startPostfix(relayPort: number): Promise<{ port: number; masterPi
 
 async function runPostfix(sink: SmtpSink, connections: number): Promise<PhaseResult> {
   const postfix = await startPostfix(sink.port);
-  const transport = nodemailer.createTransport({ pool: true, host: '127.0.0.1', port: postfix.port, secure: false, ignoreTLS: true, maxConnections: connections, maxMessages: Infinity });
+  const transport = nodemailer.createTransport({
+    pool: true,
+    host: '127.0.0.1',
+    port: postfix.port,
+    secure: false,
+    ignoreTLS: true,
+    maxConnections: connections,
+    maxMessages: Infinity,
+  });
   try {
     const send = (run: string) => async (i: number) => {
       await transport.sendMail(message(i, run));

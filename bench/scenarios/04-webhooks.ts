@@ -153,7 +153,12 @@ function deliveredObjects(count: number): Array<Record<string, unknown>> {
  * emitEvents call (`batch`, as a group commit of outcomes would), or with one emitEvent call
  * each (`each`). The event ids with their created_at (epoch ms).
  */
-async function emitAll(db: Db, workspaceId: string, objects: Array<Record<string, unknown>>, mode: 'batch' | 'each'): Promise<Map<string, number>> {
+async function emitAll(
+  db: Db,
+  workspaceId: string,
+  objects: Array<Record<string, unknown>>,
+  mode: 'batch' | 'each',
+): Promise<Map<string, number>> {
   const emitted = new Map<string, number>();
   let next = 0;
   const emitter = async () => {
@@ -215,7 +220,12 @@ async function startInstance(receiver: Receiver, roles: Role[]): Promise<Instanc
     });
     const start = (r: Role[]) => startPostlane(config, { roles: r, schema: database!.schema, logger: pino({ level: 'warn' }) });
     running = await start(roles);
-    const { workspace, apiKey } = await createWorkspace(running.ctx.db, { name: 'bench-webhooks', plan: 'pro', credits: 1000, verified: true });
+    const { workspace, apiKey } = await createWorkspace(running.ctx.db, {
+      name: 'bench-webhooks',
+      plan: 'pro',
+      credits: 1000,
+      verified: true,
+    });
     for (let n = 0; n < HOOKS; n++) {
       const response = await fetch(`${running.url}/v2/webhooks`, {
         method: 'POST',
@@ -316,7 +326,10 @@ async function split(receiver: Receiver): Promise<string[]> {
     const half = Math.floor(COUNT / 2);
     const emission = [];
     const emitted = new Map<string, number>();
-    for (const [mode, part] of [['each', objects.slice(0, half)], ['batch', objects.slice(half)]] as const) {
+    for (const [mode, part] of [
+      ['each', objects.slice(0, half)],
+      ['batch', objects.slice(half)],
+    ] as const) {
       const cpu = process.cpuUsage();
       const started = nowMs();
       for (const [id, at] of await emitAll(db, instance.workspaceId, part, mode)) emitted.set(id, at);

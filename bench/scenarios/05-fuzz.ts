@@ -29,10 +29,14 @@ export const scenario: Scenario = {
     const dialect = process.env.BENCH_DATABASE_URL ? 'postgres' : 'sqlite';
     const dataDir = mkdtempSync(join(tmpdir(), 'postlane-fuzz-'));
     const database = await freshBenchDatabase(dataDir);
-    const target = await startFuzzTarget({ url: database.url, dataDir, drop: async () => {
-      await database.drop();
-      rmSync(dataDir, { recursive: true, force: true });
-    } });
+    const target = await startFuzzTarget({
+      url: database.url,
+      dataDir,
+      drop: async () => {
+        await database.drop();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    });
     try {
       const report = await runStatefulFuzz(target, {
         requests: TOTAL,

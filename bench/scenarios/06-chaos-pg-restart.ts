@@ -36,7 +36,10 @@ export const scenario: Scenario = {
         restartDatabase: () => postgres.restart(restarts++ % 2 === 0 ? 'fast' : 'immediate'),
         duringDelivery: true,
       });
-      return { name: this.name, lines: describe('PostgreSQL restarted under load, Postlane left running', report, (performance.now() - started) / 1000) };
+      return {
+        name: this.name,
+        lines: describe('PostgreSQL restarted under load, Postlane left running', report, (performance.now() - started) / 1000),
+      };
     } finally {
       await postgres.stop();
     }

@@ -20,9 +20,17 @@ export function describe(label: string, r: ChaosReport, seconds: number): string
   return [
     `${label}: ${r.sends} sends (${r.smtpSends} by SMTP) by ${CLIENTS} clients${r.campaign ? ` and a ${r.campaign.recipients}-recipient campaign` : ''}, ${r.kills} ${label.includes('restart') ? 'restarts' : 'kills'}, ${r.retries} client retries (${r.conflicts} answered 409/451) in ${seconds.toFixed(1)} s`,
     `  lost (no email for an answered key, or never answered): ${r.acceptedWithoutEmail + r.unanswered} (aim 0); accepted twice: ${r.acceptedTwice} (aim 0); keys stuck: ${r.stuckKeys} (aim 0)`,
-    ...(r.campaign ? [`  campaign: ${r.campaign.emails} emails for ${r.campaign.recipients} recipients (aim: one each), ${r.campaign.sent ? 'sent' : 'NOT sent'}`] : []),
+    ...(r.campaign
+      ? [
+          `  campaign: ${r.campaign.emails} emails for ${r.campaign.recipients} recipients (aim: one each), ${r.campaign.sent ? 'sent' : 'NOT sent'}`,
+        ]
+      : []),
     `  undelivered: ${r.undelivered}; delivered twice: ${r.messagesDeliveredTwice} messages (${r.deliveredTwice} recipients or Message-IDs seen twice; aim 0); everything accepted before the last ${label.includes('restart') ? 'restart' : 'kill'} delivered ${(r.backlogDeliveredMs / 1000).toFixed(1)} s after the server was up again, everything ${(r.deliveredWithinMs / 1000).toFixed(1)} s after the clients were done (aim < 60 s)`,
-    ...(label.includes('killed') ? [`  kills that came right after every 250 sent had been read: ${r.killsAfterRepliesRead} of ${r.kills}; 250s answered by the MTA: ${r.dataReceived}`] : []),
+    ...(label.includes('killed')
+      ? [
+          `  kills that came right after every 250 sent had been read: ${r.killsAfterRepliesRead} of ${r.kills}; 250s answered by the MTA: ${r.dataReceived}`,
+        ]
+      : []),
   ];
 }
 
@@ -48,7 +56,11 @@ export const scenario: Scenario = {
       duringDelivery: true,
       campaignRecipients: CAMPAIGN,
     });
-    const lines = describe(onPostgres ? 'PostgreSQL, Postlane killed' : 'SQLite, Postlane killed', killed, (performance.now() - started) / 1000);
+    const lines = describe(
+      onPostgres ? 'PostgreSQL, Postlane killed' : 'SQLite, Postlane killed',
+      killed,
+      (performance.now() - started) / 1000,
+    );
     return { name: this.name, lines };
   },
 };

@@ -78,10 +78,14 @@ function cpuSeconds(pid: number): number {
 
 async function runImport(database: Database, file: string, workspaceId: string, audienceId: string) {
   const started = performance.now();
-  const child = spawn(process.execPath, [MAIN, 'contacts', 'import', file, '--workspace', workspaceId, '--audience', audienceId, '--json'], {
-    env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [MAIN, 'contacts', 'import', file, '--workspace', workspaceId, '--audience', audienceId, '--json'],
+    {
+      env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -97,7 +101,8 @@ async function runImport(database: Database, file: string, workspaceId: string, 
   const seconds = (performance.now() - started) / 1000;
   if (code !== 0) throw new Error(`import failed (${code}): ${stdout}\n${stderr.slice(-2000)}`);
   const summary = JSON.parse(stdout);
-  if (summary.created !== ROWS || summary.subscribed !== ROWS) throw new Error(`import counted ${summary.created} created, ${summary.subscribed} subscribed`);
+  if (summary.created !== ROWS || summary.subscribed !== ROWS)
+    throw new Error(`import counted ${summary.created} created, ${summary.subscribed} subscribed`);
   return { seconds, peak, cpu };
 }
 
@@ -108,10 +113,18 @@ async function plainInsert(database: Database): Promise<{ seconds: number; cpu: 
   try {
     const sqlite = database.kind === 'sqlite';
     const suffix = sqlite ? ' without rowid' : '';
-    await sql.raw(`create table plain_contacts (id text primary key not null, workspace_id text not null, email text not null, first_name text, last_name text, custom_fields text not null, unsubscribed integer not null, created_at text not null, updated_at text not null)${suffix}`).execute(db);
+    await sql
+      .raw(
+        `create table plain_contacts (id text primary key not null, workspace_id text not null, email text not null, first_name text, last_name text, custom_fields text not null, unsubscribed integer not null, created_at text not null, updated_at text not null)${suffix}`,
+      )
+      .execute(db);
     await sql.raw('create unique index plain_contacts_email on plain_contacts (workspace_id, email)').execute(db);
     await sql.raw('create index plain_contacts_created on plain_contacts (workspace_id, created_at)').execute(db);
-    await sql.raw(`create table plain_subscribers (id text primary key not null, workspace_id text not null, audience_id text not null, contact_id text not null, subscribed integer not null, subscribed_at text, unsubscribed_at text, created_at text not null, updated_at text not null)${suffix}`).execute(db);
+    await sql
+      .raw(
+        `create table plain_subscribers (id text primary key not null, workspace_id text not null, audience_id text not null, contact_id text not null, subscribed integer not null, subscribed_at text, unsubscribed_at text, created_at text not null, updated_at text not null)${suffix}`,
+      )
+      .execute(db);
     await sql.raw('create unique index plain_subscribers_contact on plain_subscribers (contact_id, audience_id)').execute(db);
     await sql.raw('create index plain_subscribers_audience on plain_subscribers (audience_id, subscribed, contact_id)').execute(db);
     const perStatement = sqlite ? 3000 : 1000;
@@ -132,8 +145,10 @@ async function plainInsert(database: Database): Promise<{ seconds: number; cpu: 
         members.push([newId('sub'), 'wsp', 'aud', id, 1, now, null, now, now]);
       }
       await db.transaction().execute(async (tx) => {
-        for (let i = 0; i < contacts.length; i += perStatement) await tx.executeQuery(insert('plain_contacts', contacts.slice(i, i + perStatement)));
-        for (let i = 0; i < members.length; i += perStatement) await tx.executeQuery(insert('plain_subscribers', members.slice(i, i + perStatement)));
+        for (let i = 0; i < contacts.length; i += perStatement)
+          await tx.executeQuery(insert('plain_contacts', contacts.slice(i, i + perStatement)));
+        for (let i = 0; i < members.length; i += perStatement)
+          await tx.executeQuery(insert('plain_subscribers', members.slice(i, i + perStatement)));
       });
     }
     const cpu = process.cpuUsage(cpuBefore);

@@ -41,7 +41,12 @@ export const scenario: Scenario = {
     dns.set('mx.example.org', 'A', ['127.0.0.1']);
     dns.set('example.net', 'MX', [{ exchange: 'mx.example.net', priority: 10 }]);
     dns.set('mx.example.net', 'A', ['127.0.0.2']);
-    const postlane = await startPostlane({ DNS_SERVERS: dns.address, MX_PORT: String(bulkSink.port), MAIL_HOSTNAME: 'mail.bench.test', PUBLIC_URL: 'https://bench.test' });
+    const postlane = await startPostlane({
+      DNS_SERVERS: dns.address,
+      MX_PORT: String(bulkSink.port),
+      MAIL_HOSTNAME: 'mail.bench.test',
+      PUBLIC_URL: 'https://bench.test',
+    });
     const lines: string[] = [];
     // The same client as the deliver scenario's, so the baseline is that scenario's measure.
     const client = keepAliveClient(postlane.url, connections + 1);
@@ -49,14 +54,19 @@ export const scenario: Scenario = {
     const kind = postlane.env.DATABASE_URL?.startsWith('postgres') ? 'postgres' : 'sqlite';
     try {
       const headers = { authorization: `Bearer ${postlane.key}`, 'content-type': 'application/json' };
-      const request = (method: string, path: string, body?: unknown) => client.request(method, `/v2${path}`, headers, body === undefined ? undefined : JSON.stringify(body));
+      const request = (method: string, path: string, body?: unknown) =>
+        client.request(method, `/v2${path}`, headers, body === undefined ? undefined : JSON.stringify(body));
       const call = async (method: string, path: string, body?: unknown) => {
         // Keep-alive connections left idle while contacts are seeded are closed by the server
         // (its keep-alive timeout); on SQLite the seeding blocks this process's event loop, so
         // it learns of that only when it reuses one (the request never reached the server).
         // Then all the idle ones are stale: once more, on a fresh connection.
         const res = await request(method, path, body).catch((error) => {
-          if (!['ECONNRESET', 'EPIPE'].includes((error as NodeJS.ErrnoException).code ?? '') && !/socket hang up/.test((error as Error).message)) throw error;
+          if (
+            !['ECONNRESET', 'EPIPE'].includes((error as NodeJS.ErrnoException).code ?? '') &&
+            !/socket hang up/.test((error as Error).message)
+          )
+            throw error;
           client.dropIdle();
           return request(method, path, body);
         });
@@ -83,21 +93,34 @@ export const scenario: Scenario = {
         Array.from({ length: connections }, async () => {
           while (next < DELIVER) {
             const i = next++;
-            await call('POST', '/emails', { from: 'Bench <hello@bench.test>', to: `base${i}@example.org`, subject: `Baseline #${i}`, html: HTML.replace(/\{\{[^}]+\}\}/g, 'x') });
+            await call('POST', '/emails', {
+              from: 'Bench <hello@bench.test>',
+              to: `base${i}@example.org`,
+              subject: `Baseline #${i}`,
+              html: HTML.replace(/\{\{[^}]+\}\}/g, 'x'),
+            });
           }
         }),
       );
       await bulkSink.waitForMessages(DELIVER, TIMEOUT_MS);
       const deliverRate = (DELIVER / (performance.now() - deliverStart)) * 1000;
       const deliverCpuMs = ((treeCpuSeconds(pid) - deliverCpu0) * 1000) / DELIVER;
-      lines.push(`deliver baseline                 ${deliverRate.toFixed(0).padStart(7)} msg/s   (${DELIVER} single-recipient API sends, call to sink)   server CPU ${deliverCpuMs.toFixed(2)} ms/msg`);
+      lines.push(
+        `deliver baseline                 ${deliverRate.toFixed(0).padStart(7)} msg/s   (${DELIVER} single-recipient API sends, call to sink)   server CPU ${deliverCpuMs.toFixed(2)} ms/msg`,
+      );
 
       // 2. The campaign, with transactional sends meanwhile.
       const audience = await call('POST', '/audiences', { name: 'Bench recipients' });
       const seedStart = performance.now();
       await seedAudience(handle.db, workspace.id, audience.id, RECIPIENTS, 'rcpt');
       lines.push(`(seeded ${RECIPIENTS} contacts in ${((performance.now() - seedStart) / 1000).toFixed(1)} s)`);
-      const campaign = await call('POST', '/campaigns', { name: 'Bench', subject: 'Hello {{first_name}}', from_email: 'news@bench.test', from_name: 'Bench', html: HTML });
+      const campaign = await call('POST', '/campaigns', {
+        name: 'Bench',
+        subject: 'Hello {{first_name}}',
+        from_email: 'news@bench.test',
+        from_name: 'Bench',
+        html: HTML,
+      });
       await call('POST', `/campaigns/${campaign.id}`, { recipients: [{ audience_id: audience.id }] });
       bulkSink.reset();
       const rssBefore = memoryMb(pid, 'VmRSS');
@@ -127,7 +150,12 @@ export const scenario: Scenario = {
           const to = `tx${i}@example.net`;
           const at = performance.now();
           sentAt.set(to, at);
-          await call('POST', '/emails', { from: 'Bench <hello@bench.test>', to, subject: `Password reset #${i}`, text: 'Your code is 123456' });
+          await call('POST', '/emails', {
+            from: 'Bench <hello@bench.test>',
+            to,
+            subject: `Password reset #${i}`,
+            text: 'Your code is 123456',
+          });
           accepts.push(performance.now() - at);
           await sleep(1000 / TRANSACTIONAL_PER_SECOND);
         }
@@ -150,10 +178,16 @@ export const scenario: Scenario = {
       await sampler;
       const rate = (bulkSink.accepted / campaignMs) * 1000;
       const hwm = memoryMb(pid, 'VmHWM');
-      lines.push(`campaign                         ${rate.toFixed(0).padStart(7)} recipients/s   ${bulkSink.accepted}/${RECIPIENTS} at the sink in ${(campaignMs / 1000).toFixed(1)} s   server CPU ${campaignCpuMs.toFixed(2)} ms/recipient${timedOut ? '   TIMED OUT' : ''}`);
+      lines.push(
+        `campaign                         ${rate.toFixed(0).padStart(7)} recipients/s   ${bulkSink.accepted}/${RECIPIENTS} at the sink in ${(campaignMs / 1000).toFixed(1)} s   server CPU ${campaignCpuMs.toFixed(2)} ms/recipient${timedOut ? '   TIMED OUT' : ''}`,
+      );
       lines.push(`  ratio to deliver               ${(rate / deliverRate).toFixed(2).padStart(7)}   (aim >= ${AIMS.ratio})`);
-      lines.push(`  server RSS                     peak ${peakRss.toFixed(0)} MB while sending (${rssBefore.toFixed(0)} MB before; VmHWM ${hwm.toFixed(0)} MB over the whole run; aim < ${AIMS.rssMb} MB)`);
-      lines.push(`  transactional meanwhile        ${latencies.length} sends   p50 ${percentile(latencies, 50).toFixed(0)} ms   p99 ${percentile(latencies, 99).toFixed(0)} ms   (call to sink; aim p99 < ${AIMS.p99Ms} ms); the API call alone p50 ${percentile(accepts, 50).toFixed(0)} ms   p99 ${percentile(accepts, 99).toFixed(0)} ms`);
+      lines.push(
+        `  server RSS                     peak ${peakRss.toFixed(0)} MB while sending (${rssBefore.toFixed(0)} MB before; VmHWM ${hwm.toFixed(0)} MB over the whole run; aim < ${AIMS.rssMb} MB)`,
+      );
+      lines.push(
+        `  transactional meanwhile        ${latencies.length} sends   p50 ${percentile(latencies, 50).toFixed(0)} ms   p99 ${percentile(latencies, 99).toFixed(0)} ms   (call to sink; aim p99 < ${AIMS.p99Ms} ms); the API call alone p50 ${percentile(accepts, 50).toFixed(0)} ms   p99 ${percentile(accepts, 99).toFixed(0)} ms`,
+      );
 
       // 3. The snapshot of a big audience.
       const big = await call('POST', '/audiences', { name: 'Bench snapshot' });
@@ -172,13 +206,22 @@ export const scenario: Scenario = {
       }
       const snapshotS = (performance.now() - snapStart) / 1000;
       await call('POST', `/campaigns/${snap.id}/cancel`).catch(() => null); // a small one may be sent already
-      const counted = await handle.db.selectFrom('campaign_recipients').select((eb) => eb.fn.countAll<number>().as('n')).where('campaign_id', '=', snap.id).executeTakeFirst();
-      lines.push(`snapshot                         ${snapshotS.toFixed(2).padStart(7)} s for ${Number(counted?.n ?? 0)} recipients (send to status sending, of which the send call ${sendCallS.toFixed(2)} s; aim < ${AIMS.snapshot[kind]} s on ${kind})`);
+      const counted = await handle.db
+        .selectFrom('campaign_recipients')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('campaign_id', '=', snap.id)
+        .executeTakeFirst();
+      lines.push(
+        `snapshot                         ${snapshotS.toFixed(2).padStart(7)} s for ${Number(counted?.n ?? 0)} recipients (send to status sending, of which the send call ${sendCallS.toFixed(2)} s; aim < ${AIMS.snapshot[kind]} s on ${kind})`,
+      );
       return { name: 'campaign', lines };
     } catch (error) {
-      throw new Error(`${(error as Error).message}${(error as Error).cause ? ` (${String((error as Error).cause)})` : ''}\npostlane output:\n${postlane.output().slice(-4000)}`);
+      throw new Error(
+        `${(error as Error).message}${(error as Error).cause ? ` (${String((error as Error).cause)})` : ''}\npostlane output:\n${postlane.output().slice(-4000)}`,
+      );
     } finally {
-      if (process.env.BENCH_CAMPAIGN_SERVER_LOG) (await import('node:fs')).writeFileSync(process.env.BENCH_CAMPAIGN_SERVER_LOG, postlane.output());
+      if (process.env.BENCH_CAMPAIGN_SERVER_LOG)
+        (await import('node:fs')).writeFileSync(process.env.BENCH_CAMPAIGN_SERVER_LOG, postlane.output());
       client.close();
       await handle.close();
       await postlane.stop();

@@ -35,7 +35,11 @@ export const scenario: Scenario = {
     try {
       const headers = { authorization: `Bearer ${postlane.key}`, 'content-type': 'application/json' };
       const call = async (method: string, path: string, body?: unknown) => {
-        const response = await fetch(`${postlane.url}/v2${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+        const response = await fetch(`${postlane.url}/v2${path}`, {
+          method,
+          headers,
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
         const json = (await response.json()) as any;
         if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
         return json;
@@ -49,7 +53,13 @@ export const scenario: Scenario = {
         else dns.set(record.name, 'TXT', [record.value]);
       }
       await call('POST', `/domains/${domain.id}/verify`);
-      await call('POST', '/templates', { name: 'Welcome', alias: 'welcome', from: 'hello@bench.test', subject: 'Welcome {{first_name}}', text: 'Hello {{first_name}}' });
+      await call('POST', '/templates', {
+        name: 'Welcome',
+        alias: 'welcome',
+        from: 'hello@bench.test',
+        subject: 'Welcome {{first_name}}',
+        text: 'Hello {{first_name}}',
+      });
       const audience = await call('POST', '/audiences', { name: 'Bench' });
       const automation = (
         await call('POST', '/automations', {
@@ -57,12 +67,22 @@ export const scenario: Scenario = {
           name: 'Bench welcome',
           steps: [
             { key: 'joined', type: 'trigger', trigger: 'contact.added_to_audience', config: { audience_id: audience.id } },
-            { key: 'check', type: 'action', action: 'condition', config: { filter: { rules: [{ field: 'first_name', operator: 'is_set' }] } } },
+            {
+              key: 'check',
+              type: 'action',
+              action: 'condition',
+              config: { filter: { rules: [{ field: 'first_name', operator: 'is_set' }] } },
+            },
             { key: 'mail', type: 'action', action: 'send_email', config: { type: 'template', template_id: 'welcome' } },
             { key: 'pause', type: 'action', action: 'wait', config: { seconds: 0 } },
             { key: 'done', type: 'action', action: 'end' },
           ],
-          connections: [{ from: 'joined', to: 'check' }, { from: 'check', to: 'mail', branch: 'yes' }, { from: 'mail', to: 'pause' }, { from: 'pause', to: 'done' }],
+          connections: [
+            { from: 'joined', to: 'check' },
+            { from: 'check', to: 'mail', branch: 'yes' },
+            { from: 'mail', to: 'pause' },
+            { from: 'pause', to: 'done' },
+          ],
         })
       ).data;
       await call('POST', `/automations/${automation.id}/start`);
@@ -82,7 +102,12 @@ export const scenario: Scenario = {
       const db = handle.db;
       const deadline = Date.now() + TIMEOUT_MS;
       for (;;) {
-        const [{ n }] = await db.selectFrom('automation_runs').select((eb) => eb.fn.countAll<number>().as('n')).where('automation_id', '=', automation.id).where('status', '=', 'completed').execute();
+        const [{ n }] = await db
+          .selectFrom('automation_runs')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('automation_id', '=', automation.id)
+          .where('status', '=', 'completed')
+          .execute();
         if (Number(n) >= COUNT || Date.now() > deadline) break;
         await sleep(250);
       }
@@ -96,7 +121,11 @@ export const scenario: Scenario = {
         .select(['r.id', 'r.status', 'e.created_at as event_at'])
         .where('r.automation_id', '=', automation.id)
         .execute();
-      const steps = await db.selectFrom('automation_run_steps').select(['run_id', 'step_key', 'status', 'started_at', 'completed_at']).where('automation_id', '=', automation.id).execute();
+      const steps = await db
+        .selectFrom('automation_run_steps')
+        .select(['run_id', 'step_key', 'status', 'started_at', 'completed_at'])
+        .where('automation_id', '=', automation.id)
+        .execute();
       const firstStep = new Map<string, number>();
       let firstEvent = Infinity;
       let lastStep = 0;
@@ -105,13 +134,18 @@ export const scenario: Scenario = {
         if (s.step_key === 'check') firstStep.set(s.run_id, at);
         if (s.completed_at) lastStep = Math.max(lastStep, Date.parse(s.completed_at));
       }
-      const latencies = runs.map((r) => {
-        const eventAt = Date.parse(r.event_at);
-        firstEvent = Math.min(firstEvent, eventAt);
-        return (firstStep.get(r.id) ?? NaN) - eventAt;
-      }).filter((n) => Number.isFinite(n));
+      const latencies = runs
+        .map((r) => {
+          const eventAt = Date.parse(r.event_at);
+          firstEvent = Math.min(firstEvent, eventAt);
+          return (firstStep.get(r.id) ?? NaN) - eventAt;
+        })
+        .filter((n) => Number.isFinite(n));
       const visits = new Set(steps.map((s) => `${s.run_id}/${s.step_key}`));
-      const [{ n: emails }] = await db.selectFrom('emails').select((eb) => eb.fn.countAll<number>().as('n')).execute();
+      const [{ n: emails }] = await db
+        .selectFrom('emails')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .execute();
       const completedSteps = steps.filter((s) => s.status === 'completed').length;
       const stepSeconds = (lastStep - firstEvent) / 1000;
       const p99 = percentile(latencies, 99);

@@ -32,23 +32,34 @@ export const scenario: Scenario = {
     const dns = await startDnsServer();
     const farm = await startMailboxFarm(SERVERS, (server) => {
       const domains: Record<string, MailDomain> = {};
-      for (let d = server; d < DOMAINS; d += SERVERS) domains[`d${d}.bench.test`] = d % 10 === 0 ? { catchAll: true } : { mailboxes: mailboxesOf(perDomain) };
+      for (let d = server; d < DOMAINS; d += SERVERS)
+        domains[`d${d}.bench.test`] = d % 10 === 0 ? { catchAll: true } : { mailboxes: mailboxesOf(perDomain) };
       return domains;
     });
     for (let d = 0; d < DOMAINS; d++) {
       dns.set(`d${d}.bench.test`, 'MX', [{ exchange: `mx${d}.bench.test`, priority: 10 }]);
       dns.set(`mx${d}.bench.test`, 'A', [farm.servers[d % SERVERS].host]);
     }
-    const postlane = await startPostlane({ DNS_SERVERS: dns.address, MX_PORT: String(farm.port), MAIL_HOSTNAME: 'mail.bench.test', ALLOW_PRIVATE_URLS: 'true' });
+    const postlane = await startPostlane({
+      DNS_SERVERS: dns.address,
+      MX_PORT: String(farm.port),
+      MAIL_HOSTNAME: 'mail.bench.test',
+      ALLOW_PRIVATE_URLS: 'true',
+    });
     try {
       const workspace = JSON.parse(postlane.cli('workspace', 'list', '--json'))[0];
       postlane.cli('workspace', 'update', workspace.id, '--credits', String(ADDRESSES * 5));
       const headers = { authorization: `Bearer ${postlane.key}`, 'content-type': 'application/json' };
       const emails: string[] = [];
-      for (let j = 0; emails.length < ADDRESSES; j++) for (let d = 0; d < DOMAINS && emails.length < ADDRESSES; d++) emails.push(`user${j}@d${d}.bench.test`);
+      for (let j = 0; emails.length < ADDRESSES; j++)
+        for (let d = 0; d < DOMAINS && emails.length < ADDRESSES; d++) emails.push(`user${j}@d${d}.bench.test`);
 
       const start = performance.now();
-      const response = await fetch(`${postlane.url}/v2/email-verification-lists`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench', emails }) });
+      const response = await fetch(`${postlane.url}/v2/email-verification-lists`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ name: 'bench', emails }),
+      });
       const created = await response.json();
       if (response.status !== 201) throw new Error(`POST /v2/email-verification-lists: ${response.status} ${JSON.stringify(created)}`);
       const createMs = performance.now() - start;

@@ -19,7 +19,11 @@ const TIMEOUT_MS = Number(process.env.BENCH_SHAPING_TIMEOUT_MS ?? Math.max(60_00
 
 async function pool(count: number, concurrency: number, task: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => { while (next < count) await task(next++); }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) await task(next++);
+    }),
+  );
 }
 
 export const scenario: Scenario = {
@@ -42,7 +46,9 @@ async function runThrottled({ connections }: { connections: number }): Promise<s
     const headers = { authorization: `Bearer ${postlane.key}`, 'content-type': 'application/json' };
     const workspace = JSON.parse(postlane.cli('workspace', 'list', '--json'))[0];
     postlane.cli('workspace', 'update', workspace.id, '--send-rate', '1000000', '--daily-limit', '1000000000', '--credits', '1000000000');
-    const created = await (await fetch(`${postlane.url}/v2/domains`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench.test' }) })).json();
+    const created = await (
+      await fetch(`${postlane.url}/v2/domains`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench.test' }) })
+    ).json();
     for (const record of created.dns_records as Array<{ type: string; name: string; value: string; priority: number | null }>) {
       if (record.type === 'MX') dns.set(record.name, 'MX', [{ exchange: record.value, priority: record.priority ?? 10 }]);
       else if (record.type === 'CNAME') dns.set(record.name, 'CNAME', [record.value]);
@@ -53,7 +59,11 @@ async function runThrottled({ connections }: { connections: number }): Promise<s
 
     const start = performance.now();
     await pool(COUNT, connections, async (i) => {
-      const response = await fetch(`${postlane.url}/v2/emails`, { method: 'POST', headers, body: JSON.stringify({ from: 'Bench <hello@bench.test>', to: `user${i}@example.org`, subject: `Shaping #${i}`, text: 'Hello' }) });
+      const response = await fetch(`${postlane.url}/v2/emails`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ from: 'Bench <hello@bench.test>', to: `user${i}@example.org`, subject: `Shaping #${i}`, text: 'Hello' }),
+      });
       if (response.status !== 200) throw new Error(`POST /v2/emails: ${response.status} ${await response.text()}`);
       await response.arrayBuffer();
     });
@@ -77,11 +87,11 @@ async function runThrottled({ connections }: { connections: number }): Promise<s
     const state = destinations.data.find((d: { destination: string }) => d.destination === 'mx.example.org');
     const deviation = ((steady - LIMIT) / LIMIT) * 100;
     return [
-        `delivered ${sink.accepted}/${COUNT} in ${totalS.toFixed(1)} s${timedOut ? ' (TIMED OUT)' : ''}; 421s given by the receiver: ${sink.refusals.filter((r) => r.code === 421).length}`,
-        `permanent failures: bounced ${failed[0]}, failed ${failed[1]}`,
-        `sink rate over the steady part: ${steady.toFixed(1)}/s for a limit of ${LIMIT}/s (${deviation >= 0 ? '+' : ''}${deviation.toFixed(1)} %, aim within ±10 %)`,
-        `whole seconds: busiest ${Math.max(0, ...perSecond)}, quietest ${perSecond.length ? Math.min(...perSecond) : 0} (${perSecond.length} seconds): ${perSecond.join(' ')}`,
-        `shaper (last snapshot): ${state ? `pace ${state.current_per_minute}/min, throttled ${state.throttled}, state ${state.state}` : 'not written yet'}`,
+      `delivered ${sink.accepted}/${COUNT} in ${totalS.toFixed(1)} s${timedOut ? ' (TIMED OUT)' : ''}; 421s given by the receiver: ${sink.refusals.filter((r) => r.code === 421).length}`,
+      `permanent failures: bounced ${failed[0]}, failed ${failed[1]}`,
+      `sink rate over the steady part: ${steady.toFixed(1)}/s for a limit of ${LIMIT}/s (${deviation >= 0 ? '+' : ''}${deviation.toFixed(1)} %, aim within ±10 %)`,
+      `whole seconds: busiest ${Math.max(0, ...perSecond)}, quietest ${perSecond.length ? Math.min(...perSecond) : 0} (${perSecond.length} seconds): ${perSecond.join(' ')}`,
+      `shaper (last snapshot): ${state ? `pace ${state.current_per_minute}/min, throttled ${state.throttled}, state ${state.state}` : 'not written yet'}`,
     ];
   } finally {
     await postlane.stop();

@@ -18,7 +18,8 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
 const LOADS = Number(process.env.BENCH_DASHBOARD_LOADS ?? 10);
-const PAGES = '/,/emails,/domains,/templates,/suppressions,/webhooks,/contacts,/audiences,/campaigns,/automations,/forms,/verification,/dmarc,/events,/event-tracking,/api-keys,/members';
+const PAGES =
+  '/,/emails,/domains,/templates,/suppressions,/webhooks,/contacts,/audiences,/campaigns,/automations,/forms,/verification,/dmarc,/events,/event-tracking,/api-keys,/members';
 const PATHS = (process.env.BENCH_DASHBOARD_PATHS ?? PAGES).split(',');
 
 interface Load {
@@ -70,18 +71,26 @@ function initialScriptBytes(entry: string): { files: number; gzipped: number } {
     for (const m of text.matchAll(/(?:^|[;}\s])import\s*(?:[^"'()]*?from\s*)?["']\.\/([\w.-]+\.js)["']/g)) visit(m[1]);
   };
   visit(entry);
-  return { files: seen.size, gzipped: [...seen].reduce((sum, f) => sum + gzipSync(readFileSync(join(DIST, 'assets', f)), { level: 9 }).length, 0) };
+  return {
+    files: seen.size,
+    gzipped: [...seen].reduce((sum, f) => sum + gzipSync(readFileSync(join(DIST, 'assets', f)), { level: 9 }).length, 0),
+  };
 }
 
 /** A little data, so list pages draw rows: contacts, an audience and templates. */
 async function seed(url: string, key: string): Promise<void> {
   const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${url}/v2${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${url}/v2${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
   };
   for (let i = 0; i < 40; i++) await post('/contacts', { email: `reader${i}@example.test`, first_name: `Reader ${i}` });
   await post('/audiences', { name: 'Newsletter' });
-  for (let i = 0; i < 3; i++) await post('/templates', { name: `Template ${i}`, alias: `template-${i}`, subject: 'Hello {{first_name}}', html: '<p>Hello</p>' });
+  for (let i = 0; i < 3; i++)
+    await post('/templates', { name: `Template ${i}`, alias: `template-${i}`, subject: 'Hello {{first_name}}', html: '<p>Hello</p>' });
 }
 
 export const scenario: Scenario = {
@@ -127,11 +136,17 @@ export const scenario: Scenario = {
         }
         all.push(...cold.map((l) => l.ms), ...warm.map((l) => l.ms));
         const describe = (label: string, loads: Load[]) =>
-          `${`${path} ${label}`.padEnd(26)} median ${median(loads.map((l) => l.ms)).toFixed(0).padStart(5)} ms   p95 ${p95(loads.map((l) => l.ms)).toFixed(0).padStart(5)} ms   ` +
+          `${`${path} ${label}`.padEnd(26)} median ${median(loads.map((l) => l.ms))
+            .toFixed(0)
+            .padStart(5)} ms   p95 ${p95(loads.map((l) => l.ms))
+            .toFixed(0)
+            .padStart(5)} ms   ` +
           `${loads[0].requests} requests   script ${(loads[0].scriptBytes / 1024).toFixed(1)} KiB, styles ${(loads[0].styleBytes / 1024).toFixed(1)} KiB over the wire`;
         lines.push(describe('cold', cold), describe('warm', warm));
       }
-      lines.push(`every page, cold and warm: p95 ${p95(all).toFixed(0)} ms, worst ${Math.max(...all).toFixed(0)} ms (aim: p95 under 500 ms on loopback)`);
+      lines.push(
+        `every page, cold and warm: p95 ${p95(all).toFixed(0)} ms, worst ${Math.max(...all).toFixed(0)} ms (aim: p95 under 500 ms on loopback)`,
+      );
       return { name: this.name, lines };
     } catch (error) {
       throw new Error(`${(error as Error).message}\npostlane output:\n${postlane.output().slice(-4000)}`);

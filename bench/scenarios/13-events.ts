@@ -23,8 +23,22 @@ export const scenario: Scenario = {
     try {
       const headers = { authorization: `Bearer ${api.key}`, 'content-type': 'application/json' };
       const workspace = JSON.parse(api.cli('workspace', 'list', '--json'))[0];
-      api.cli('workspace', 'update', workspace.id, '--plan', 'pro', '--send-rate', '1000000', '--daily-limit', '1000000000', '--credits', '1000000000');
-      const created = await (await fetch(`${api.url}/v2/domains`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench.test' }) })).json();
+      api.cli(
+        'workspace',
+        'update',
+        workspace.id,
+        '--plan',
+        'pro',
+        '--send-rate',
+        '1000000',
+        '--daily-limit',
+        '1000000000',
+        '--credits',
+        '1000000000',
+      );
+      const created = await (
+        await fetch(`${api.url}/v2/domains`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench.test' }) })
+      ).json();
       for (const record of created.dns_records) {
         if (record.type === 'MX') dns.set(record.name, 'MX', [{ exchange: record.value, priority: record.priority ?? 10 }]);
         else if (record.type === 'CNAME') dns.set(record.name, 'CNAME', [record.value]);
@@ -32,8 +46,21 @@ export const scenario: Scenario = {
       }
       await fetch(`${api.url}/v2/domains/${created.id}/verify`, { method: 'POST', headers });
 
-      const send = { url: `${api.url}/v2/emails`, body: JSON.stringify({ from: 'Bench <hello@bench.test>', to: 'someone@example.org', subject: 'Benchmark', html: '<p>Hello</p>', text: 'Hello' }) };
-      const events = Array.from({ length: 100 }, (_, i) => ({ type: 'c:page.viewed', email: `visitor${i % 10}@example.org`, properties: { path: `/products/${i}`, price: i * 1.5, tags: ['a', 'b'] } }));
+      const send = {
+        url: `${api.url}/v2/emails`,
+        body: JSON.stringify({
+          from: 'Bench <hello@bench.test>',
+          to: 'someone@example.org',
+          subject: 'Benchmark',
+          html: '<p>Hello</p>',
+          text: 'Hello',
+        }),
+      };
+      const events = Array.from({ length: 100 }, (_, i) => ({
+        type: 'c:page.viewed',
+        email: `visitor${i % 10}@example.org`,
+        properties: { path: `/products/${i}`, price: i * 1.5, tags: ['a', 'b'] },
+      }));
       const batch = { url: `${api.url}/v2/events/batch`, body: JSON.stringify({ events }) };
       await load(send.url, { seconds: 2, connections, headers, method: 'POST', body: send.body });
       await load(batch.url, { seconds: 2, connections, headers, method: 'POST', body: batch.body });
@@ -66,11 +93,25 @@ export const scenario: Scenario = {
         context: 'event',
         name: 'On order',
         steps: [
-          { key: 'ordered', type: 'trigger', trigger: 'event.c:order.completed', config: { filter: { rules: [{ field: 'properties.total', operator: 'greater_than', value: 10 }] } } },
-          { key: 'check', type: 'action', action: 'condition', config: { filter: { rules: [{ field: 'properties.total', operator: 'is_set' }] } } },
+          {
+            key: 'ordered',
+            type: 'trigger',
+            trigger: 'event.c:order.completed',
+            config: { filter: { rules: [{ field: 'properties.total', operator: 'greater_than', value: 10 }] } },
+          },
+          {
+            key: 'check',
+            type: 'action',
+            action: 'condition',
+            config: { filter: { rules: [{ field: 'properties.total', operator: 'is_set' }] } },
+          },
           { key: 'done', type: 'action', action: 'end' },
         ],
-        connections: [{ from: 'ordered', to: 'check' }, { from: 'check', to: 'done', branch: 'yes' }, { from: 'check', to: 'done', branch: 'no' }],
+        connections: [
+          { from: 'ordered', to: 'check' },
+          { from: 'check', to: 'done', branch: 'yes' },
+          { from: 'check', to: 'done', branch: 'no' },
+        ],
       });
       const automationId = made.data.id;
       await call(`/automations/${automationId}/start`, {});
@@ -79,17 +120,31 @@ export const scenario: Scenario = {
         const due = started + (i * 1000) / TRIGGER_RATE;
         const wait = due - performance.now();
         if (wait > 0) await sleep(wait);
-        void call('/events', { type: 'c:order.completed', email: `buyer${i}@example.org`, properties: { order_id: String(i), total: 20 + i } });
+        void call('/events', {
+          type: 'c:order.completed',
+          email: `buyer${i}@example.org`,
+          properties: { order_id: String(i), total: 20 + i },
+        });
       }
       const db = handle.db;
       const deadline = Date.now() + 60_000;
       let steps: Array<{ run_id: string; started_at: string | null }> = [];
       while (Date.now() < deadline) {
-        steps = await db.selectFrom('automation_run_steps').select(['run_id', 'started_at']).where('automation_id', '=', automationId).where('step_key', '=', 'check').execute();
+        steps = await db
+          .selectFrom('automation_run_steps')
+          .select(['run_id', 'started_at'])
+          .where('automation_id', '=', automationId)
+          .where('step_key', '=', 'check')
+          .execute();
         if (steps.length >= TRIGGERS) break;
         await sleep(200);
       }
-      const runs = await db.selectFrom('automation_runs as r').innerJoin('events as e', 'e.id', 'r.event_id').select(['r.id', 'e.created_at as event_at']).where('r.automation_id', '=', automationId).execute();
+      const runs = await db
+        .selectFrom('automation_runs as r')
+        .innerJoin('events as e', 'e.id', 'r.event_id')
+        .select(['r.id', 'e.created_at as event_at'])
+        .where('r.automation_id', '=', automationId)
+        .execute();
       const firstStep = new Map(steps.map((s) => [s.run_id, Date.parse(s.started_at!)]));
       const latencies = runs.map((r) => (firstStep.get(r.id) ?? NaN) - Date.parse(r.event_at)).filter((v) => Number.isFinite(v));
       const p99 = percentile(latencies, 99);

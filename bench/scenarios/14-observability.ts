@@ -22,10 +22,11 @@ async function startDroppingCollector() {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     received: () => bytes,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -38,7 +39,10 @@ export const scenario: Scenario = {
     const variants: Array<{ label: string; env: () => Promise<Record<string, string>> }> = [
       { label: 'nothing configured', env: async () => ({}) },
       { label: 'metrics on (METRICS_PORT)', env: async () => ({ METRICS_PORT: String(await freePort()) }) },
-      { label: 'tracing configured, disabled', env: async () => ({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_SDK_DISABLED: 'true' }) },
+      {
+        label: 'tracing configured, disabled',
+        env: async () => ({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_SDK_DISABLED: 'true' }),
+      },
       { label: 'tracing on, exporting', env: async () => ({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url }) },
     ];
     // All four run side by side (idle between their turns), measured in turn, round after
@@ -51,7 +55,8 @@ export const scenario: Scenario = {
       for (const variant of variants) servers.push(await startSendingPostlane(dns, await variant.env()));
       for (const { headers, url } of servers) await load(url, { seconds: 2, connections, headers, method: 'POST', body: SEND_BODY });
       for (let round = 0; round < rounds; round++) {
-        for (const [i, { headers, url }] of servers.entries()) runs[i].push(await load(url, { seconds, connections, headers, method: 'POST', body: SEND_BODY }));
+        for (const [i, { headers, url }] of servers.entries())
+          runs[i].push(await load(url, { seconds, connections, headers, method: 'POST', body: SEND_BODY }));
       }
     } finally {
       for (const { postlane } of servers) await postlane.stop();
@@ -59,14 +64,20 @@ export const scenario: Scenario = {
       await dns.close();
     }
     const median = (list: LoadResult[]) => [...list].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond)[Math.floor(list.length / 2)];
-    const results = variants.map((variant, i) => ({ label: variant.label, result: median(runs[i]), all: runs[i].map((r) => r.requestsPerSecond.toFixed(0)).join(', ') }));
+    const results = variants.map((variant, i) => ({
+      label: variant.label,
+      result: median(runs[i]),
+      all: runs[i].map((r) => r.requestsPerSecond.toFixed(0)).join(', '),
+    }));
     const base = results[0].result.requestsPerSecond;
     return {
       name: this.name,
       lines: [
         `median of ${rounds} rounds (every round's req/s in brackets)`,
-        ...results.map(({ label, result, all }) =>
-          `${label.padEnd(30)} ${result.requestsPerSecond.toFixed(0).padStart(6)} req/s  p50 ${result.latencyP50} ms  p99 ${result.latencyP99} ms  errors ${result.errors}  non-2xx ${result.non2xx}  ratio ${(result.requestsPerSecond / base).toFixed(3)}  [${all}]`),
+        ...results.map(
+          ({ label, result, all }) =>
+            `${label.padEnd(30)} ${result.requestsPerSecond.toFixed(0).padStart(6)} req/s  p50 ${result.latencyP50} ms  p99 ${result.latencyP99} ms  errors ${result.errors}  non-2xx ${result.non2xx}  ratio ${(result.requestsPerSecond / base).toFixed(3)}  [${all}]`,
+        ),
         `OTLP bytes the collector stand-in received: ${collector.received()}`,
       ],
     };

@@ -20,7 +20,16 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { Scenario } from '../run.ts';
-import { freePort, keepAliveClient, postlanePid, startChild, startPostlane, stopChildProcess, treeCpuSeconds, type ChildServer } from '../lib.ts';
+import {
+  freePort,
+  keepAliveClient,
+  postlanePid,
+  startChild,
+  startPostlane,
+  stopChildProcess,
+  treeCpuSeconds,
+  type ChildServer,
+} from '../lib.ts';
 import { startDnsServer } from '../../test/helpers/dns-server.ts';
 import { startStallingMta, type StallingMta } from '../../test/helpers/stalling-mta.ts';
 import { startPrivatePostgres } from '../../test/helpers/private-postgres.ts';
@@ -62,7 +71,9 @@ function watchBackends(url: string) {
     const client = new pg.Client({ connectionString: url });
     try {
       await client.connect();
-      const { rows } = await client.query<{ pid: number }>("select pid from pg_stat_activity where datname = current_database() and backend_type = 'client backend' and pid <> pg_backend_pid()");
+      const { rows } = await client.query<{ pid: number }>(
+        "select pid from pg_stat_activity where datname = current_database() and backend_type = 'client backend' and pid <> pg_backend_pid()",
+      );
       for (const { pid } of rows) {
         const cpu = processCpuSeconds(pid);
         if (cpu === null) continue;
@@ -101,7 +112,9 @@ async function commits(url: string): Promise<number> {
     const client = new pg.Client({ connectionString: url });
     try {
       await client.connect();
-      const { rows } = await client.query<{ n: string }>('select xact_commit as n from pg_stat_database where datname = current_database()');
+      const { rows } = await client.query<{ n: string }>(
+        'select xact_commit as n from pg_stat_database where datname = current_database()',
+      );
       return Number(rows[0].n);
     } catch (error) {
       if (attempt > 50) throw error;
@@ -115,7 +128,10 @@ async function commits(url: string): Promise<number> {
 /** A `postlane serve --role worker` process: it listens on nothing, so it is taken as ready once
  *  it has run a moment without exiting. HTTP_PORT only tells it apart in /proc. */
 async function startWorker(env: Record<string, string>): Promise<{ process: ChildProcess; output(): string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [MAIN, 'serve', '--role', 'worker'], { env: { ...process.env, ...env, HTTP_PORT: String(await freePort()) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN, 'serve', '--role', 'worker'], {
+    env: { ...process.env, ...env, HTTP_PORT: String(await freePort()) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
@@ -161,7 +177,14 @@ interface FireOptions {
   restartDatabase(): Promise<void>;
 }
 
-async function runLayout(label: string, layout: 'A' | 'B', dns: Dns, mta: StallingMta, connections: number, fire?: FireOptions): Promise<LayoutResult> {
+async function runLayout(
+  label: string,
+  layout: 'A' | 'B',
+  dns: Dns,
+  mta: StallingMta,
+  connections: number,
+  fire?: FireOptions,
+): Promise<LayoutResult> {
   const sinkEnv = { DNS_SERVERS: dns.address, MX_PORT: String(mta.port), MAIL_HOSTNAME: 'mail.bench.test' };
   const first = await startPostlane(sinkEnv, layout === 'A' ? 'all' : 'api');
   const apis: ChildServer[] = [first];
@@ -173,7 +196,9 @@ async function runLayout(label: string, layout: 'A' | 'B', dns: Dns, mta: Stalli
     const headers = { authorization: `Bearer ${first.key}`, 'content-type': 'application/json' };
     const workspace = JSON.parse(first.cli('workspace', 'list', '--json'))[0];
     first.cli('workspace', 'update', workspace.id, '--send-rate', '1000000', '--daily-limit', '1000000000', '--credits', '1000000000');
-    const created = await (await fetch(`${first.url}/v2/domains`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench.test' }) })).json();
+    const created = await (
+      await fetch(`${first.url}/v2/domains`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench.test' }) })
+    ).json();
     for (const record of created.dns_records as Array<{ type: string; name: string; value: string; priority: number | null }>) {
       if (record.type === 'MX') dns.set(record.name, 'MX', [{ exchange: record.value, priority: record.priority ?? 10 }]);
       else if (record.type === 'CNAME') dns.set(record.name, 'CNAME', [record.value]);
@@ -183,20 +208,34 @@ async function runLayout(label: string, layout: 'A' | 'B', dns: Dns, mta: Stalli
     if (!verified.verified_at) throw new Error(`domain not verified: ${JSON.stringify(verified)}`);
     if (layout === 'B') {
       const port = await freePort();
-      apis.push(await startChild(MAIN, ['serve', '--role', 'api'], { ...process.env, ...first.env, HTTP_PORT: String(port) } as Record<string, string>, port, '/healthz'));
+      apis.push(
+        await startChild(
+          MAIN,
+          ['serve', '--role', 'api'],
+          { ...process.env, ...first.env, HTTP_PORT: String(port) } as Record<string, string>,
+          port,
+          '/healthz',
+        ),
+      );
       for (let w = 0; w < 2; w++) workers.push(await startWorker(first.env));
     }
     clients = apis.map((api) => keepAliveClient(api.url, connections));
     let retries = 0;
     /** One send with its Idempotency-Key, retried (same key) until answered 200, as a client should. */
     const send = (run: string) => async (i: number) => {
-      const body = JSON.stringify({ from: 'Bench <hello@bench.test>', to: `user${i}.${run}@example.org`, subject: `Scale ${run} #${i}`, text: TEXT });
+      const body = JSON.stringify({
+        from: 'Bench <hello@bench.test>',
+        to: `user${i}.${run}@example.org`,
+        subject: `Scale ${run} #${i}`,
+        text: TEXT,
+      });
       for (let attempt = 0; ; attempt++) {
         const client = clients[(i + attempt) % clients.length];
         try {
           const response = await client.request('POST', '/v2/emails', { ...headers, 'idempotency-key': `${run}-${i}` }, body);
           if (response.status === 200) return;
-          if (![409, 429, 500, 503].includes(response.status) || attempt > 500) throw new Error(`POST /v2/emails: ${response.status} ${response.text}`);
+          if (![409, 429, 500, 503].includes(response.status) || attempt > 500)
+            throw new Error(`POST /v2/emails: ${response.status} ${response.text}`);
         } catch (error) {
           if ((error as Error).message.startsWith('POST') || attempt > 500) throw error;
         }
@@ -206,9 +245,11 @@ async function runLayout(label: string, layout: 'A' | 'B', dns: Dns, mta: Stalli
     };
     const pool = async (count: number, task: (i: number) => Promise<void>) => {
       let next = 0;
-      await Promise.all(Array.from({ length: connections }, async () => {
-        while (next < count) await task(next++);
-      }));
+      await Promise.all(
+        Array.from({ length: connections }, async () => {
+          while (next < count) await task(next++);
+        }),
+      );
     };
     const waitFor = async (count: number, timeoutMs: number) => {
       const deadline = Date.now() + timeoutMs;
@@ -244,10 +285,14 @@ async function runLayout(label: string, layout: 'A' | 'B', dns: Dns, mta: Stalli
           const victim = workers[0];
           killedCpu.push(treeCpuSeconds(victim.process.pid!) - (cpuBefore.get(victim.process.pid!) ?? 0));
           victim.process.kill('SIGKILL');
-          await new Promise((r) => (victim.process.exitCode !== null || victim.process.signalCode ? r(null) : victim.process.once('exit', r)));
+          await new Promise((r) =>
+            victim.process.exitCode !== null || victim.process.signalCode ? r(null) : victim.process.once('exit', r),
+          );
           await sleep(300); // the MTA sees the killed connections close: their held replies are dropped
           mta.release();
-          events.push(`worker SIGKILLed at ${mta.accepted.length} delivered (${read ? 'after it read every 250' : '250s maybe unread'}) at ${((performance.now() - start) / 1000).toFixed(1)} s`);
+          events.push(
+            `worker SIGKILLed at ${mta.accepted.length} delivered (${read ? 'after it read every 250' : '250s maybe unread'}) at ${((performance.now() - start) / 1000).toFixed(1)} s`,
+          );
           workers[0] = await startWorker(first.env);
           cpuBefore.set(workers[0].process.pid!, treeCpuSeconds(workers[0].process.pid!));
           lastDisruption = performance.now();
@@ -255,7 +300,9 @@ async function runLayout(label: string, layout: 'A' | 'B', dns: Dns, mta: Stalli
           const restarting = performance.now();
           await fire.restartDatabase();
           lastDisruption = performance.now();
-          events.push(`PostgreSQL restarted at ${mta.accepted.length} delivered, at ${((restarting - start) / 1000).toFixed(1)} s (down ${((lastDisruption - restarting) / 1000).toFixed(1)} s)`);
+          events.push(
+            `PostgreSQL restarted at ${mta.accepted.length} delivered, at ${((restarting - start) / 1000).toFixed(1)} s (down ${((lastDisruption - restarting) / 1000).toFixed(1)} s)`,
+          );
         })()
       : Promise.resolve();
 
@@ -317,7 +364,9 @@ async function runLayout(label: string, layout: 'A' | 'B', dns: Dns, mta: Stalli
       ...(fire ? { drainSeconds: (end - lastDisruption) / 1000 } : {}),
     };
   } catch (error) {
-    const outputs = [first.output(), ...apis.slice(1).map((a) => a.output()), ...workers.map((w) => w.output())].map((o) => o.slice(-2000)).join('\n----\n');
+    const outputs = [first.output(), ...apis.slice(1).map((a) => a.output()), ...workers.map((w) => w.output())]
+      .map((o) => o.slice(-2000))
+      .join('\n----\n');
     throw new Error(`${(error as Error).message}\nprocess output:\n${outputs}`);
   } finally {
     for (const client of clients) client.close();
@@ -335,7 +384,10 @@ function table(results: LayoutResult[]): string[] {
     ['all accepted after (s)', (r) => r.acceptSeconds.toFixed(1)],
     ['all delivered after (s)', (r) => r.totalSeconds.toFixed(1)],
     ['Postlane CPU s / 1,000 msgs', (r) => r.postlaneCpuMsPerMessage.toFixed(2)],
-    ['  of which API / workers', (r) => (r.processes.startsWith('1') ? '-' : `${r.apiCpuMsPerMessage.toFixed(2)} / ${r.workerCpuMsPerMessage.toFixed(2)}`)],
+    [
+      '  of which API / workers',
+      (r) => (r.processes.startsWith('1') ? '-' : `${r.apiCpuMsPerMessage.toFixed(2)} / ${r.workerCpuMsPerMessage.toFixed(2)}`),
+    ],
     ['PostgreSQL backends CPU s / 1,000', (r) => r.postgresCpuMsPerMessage.toFixed(2)],
     ['PostgreSQL commits / msg', (r) => r.commitsPerMessage.toFixed(1)],
     ['delivered (of sent)', (r) => `${r.delivered}/${COUNT}`],
@@ -359,7 +411,12 @@ export const scenario: Scenario = {
   async run({ connections }) {
     const shared = process.env.BENCH_DATABASE_URL;
     if (!shared) {
-      return { name: this.name, lines: ['not run: this scenario needs PostgreSQL (several processes on one database). Set BENCH_DATABASE_URL, e.g. BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postlane_bench_scale npm run bench scale'] };
+      return {
+        name: this.name,
+        lines: [
+          'not run: this scenario needs PostgreSQL (several processes on one database). Set BENCH_DATABASE_URL, e.g. BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postlane_bench_scale npm run bench scale',
+        ],
+      };
     }
     const cores = availableParallelism();
     const lines = [
@@ -381,7 +438,13 @@ export const scenario: Scenario = {
         url.pathname = '/postlane_bench_scale';
         process.env.BENCH_DATABASE_URL = url.toString();
         try {
-          results.push(await runLayout('B under fire', 'B', dns, mta, connections, { killAt: 0.2, restartAt: 0.5, restartDatabase: () => postgres.restart('fast') }));
+          results.push(
+            await runLayout('B under fire', 'B', dns, mta, connections, {
+              killAt: 0.2,
+              restartAt: 0.5,
+              restartDatabase: () => postgres.restart('fast'),
+            }),
+          );
         } finally {
           process.env.BENCH_DATABASE_URL = shared;
           await postgres.stop();

@@ -42,15 +42,40 @@ export const scenario: Scenario = {
       const { workspace } = await createWorkspace(db, { name: 'Bench', credits: 0 });
       const now = nowIso();
       const contentId = newId('emc');
-      await db.insertInto('email_contents').values({ id: contentId, workspace_id: workspace.id, message: '{}', raw: null, size: 2, created_at: now, purged_at: null }).execute();
+      await db
+        .insertInto('email_contents')
+        .values({ id: contentId, workspace_id: workspace.id, message: '{}', raw: null, size: 2, created_at: now, purged_at: null })
+        .execute();
       const campaignId = newId('cmp');
       await db
         .insertInto('campaigns')
         .values({
-          id: campaignId, workspace_id: workspace.id, name: 'Bench', status: 'sending', status_reason: null, paused_reason: null, guardrails_overridden: 0,
-          subject: 'S', from_email: 'news@bench.test', from_name: '', reply_to: '', preview_text: null, html: '<p>x</p>', text: null, content: null,
-          content_type: 'html', recipients: '[]', scheduled_at: null, sent_at: now, completed_at: null, canceled_at: null, content_id: contentId,
-          sending_domain_id: 'dom_bench', recipient_count: EMAILS, created_at: now, updated_at: now,
+          id: campaignId,
+          workspace_id: workspace.id,
+          name: 'Bench',
+          status: 'sending',
+          status_reason: null,
+          paused_reason: null,
+          guardrails_overridden: 0,
+          subject: 'S',
+          from_email: 'news@bench.test',
+          from_name: '',
+          reply_to: '',
+          preview_text: null,
+          html: '<p>x</p>',
+          text: null,
+          content: null,
+          content_type: 'html',
+          recipients: '[]',
+          scheduled_at: null,
+          sent_at: now,
+          completed_at: null,
+          canceled_at: null,
+          content_id: contentId,
+          sending_domain_id: 'dom_bench',
+          recipient_count: EMAILS,
+          created_at: now,
+          updated_at: now,
         })
         .execute();
       const chunk = 500;
@@ -63,11 +88,35 @@ export const scenario: Scenario = {
               const id = newId('em');
               const status = n % 500 === 0 ? 'complained' : n % 50 === 1 ? 'bounced' : 'delivered';
               emails.push({
-                id, workspace_id: workspace.id, type: 'outbound', source: 'campaign', token: emailToken(), message_id: `<${id}@bench.test>`, content_id: contentId,
-                from: 'news@bench.test', from_address: 'news@bench.test', to: `r-${n}@example.org`, recipient_kind: 'to', subject: 'S', status, scheduled_at: null,
-                api_key_id: null, sending_domain_id: 'dom_bench', tag: null, spam_score: null, size: 10, meta: JSON.stringify({ campaign_id: campaignId }),
-                track_loads: 0, track_clicks: 0, original_id: null, status_detail: null, delivered_at: status === 'bounced' ? null : now,
-                bounce_reason: status === 'bounced' ? 'mailbox_not_found' : null, bounce_type: status === 'bounced' ? 'hard' : null, created_at: now, updated_at: now,
+                id,
+                workspace_id: workspace.id,
+                type: 'outbound',
+                source: 'campaign',
+                token: emailToken(),
+                message_id: `<${id}@bench.test>`,
+                content_id: contentId,
+                from: 'news@bench.test',
+                from_address: 'news@bench.test',
+                to: `r-${n}@example.org`,
+                recipient_kind: 'to',
+                subject: 'S',
+                status,
+                scheduled_at: null,
+                api_key_id: null,
+                sending_domain_id: 'dom_bench',
+                tag: null,
+                spam_score: null,
+                size: 10,
+                meta: JSON.stringify({ campaign_id: campaignId }),
+                track_loads: 0,
+                track_clicks: 0,
+                original_id: null,
+                status_detail: null,
+                delivered_at: status === 'bounced' ? null : now,
+                bounce_reason: status === 'bounced' ? 'mailbox_not_found' : null,
+                bounce_type: status === 'bounced' ? 'hard' : null,
+                created_at: now,
+                updated_at: now,
               });
               recipients.push({ campaign_id: campaignId, contact_id: newId('con'), status: 'queued', email_id: id, unsubscribed_at: null });
             }

@@ -35,7 +35,16 @@ function App() {
 
   for (const page of publicPages) {
     const params = matchPath(page.path, path);
-    if (params) return <page.component params={params} onSignedIn={(s: Session) => { update(s); navigate('/', true); }} />;
+    if (params)
+      return (
+        <page.component
+          params={params}
+          onSignedIn={(s: Session) => {
+            update(s);
+            navigate('/', true);
+          }}
+        />
+      );
   }
   if (error) return <ErrorBox error={error} />;
   if (session === null) return <SignIn onSignedIn={update} />;

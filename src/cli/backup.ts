@@ -6,7 +6,8 @@ import { loadConfig } from '../config.ts';
 import { backupSqlite, pgDumpArgs, pgRestoreArgs, restoreSqlite, runTool, sqlitePathOf } from '../platform/db/backup.ts';
 import { UsageError } from './usage-error.ts';
 
-const KEY_NOTE = 'Keep DATA_DIR/encryption.key (or your ENCRYPTION_KEY) with it: without the key, the sealed DKIM keys and webhook secrets cannot be opened.';
+const KEY_NOTE =
+  'Keep DATA_DIR/encryption.key (or your ENCRYPTION_KEY) with it: without the key, the sealed DKIM keys and webhook secrets cannot be opened.';
 
 export async function backupCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { out: { type: 'string' }, json: { type: 'boolean' } } });
@@ -16,12 +17,18 @@ export async function backupCommand(args: string[]): Promise<number> {
   const sqlitePath = sqlitePathOf(databaseUrl);
   if (sqlitePath) {
     const { pages } = await backupSqlite(sqlitePath, out);
-    process.stdout.write(values.json ? `${JSON.stringify({ file: out, engine: 'sqlite', pages })}\n` : `Backed up ${sqlitePath} to ${out} (${pages} pages).\n${KEY_NOTE}\n`);
+    process.stdout.write(
+      values.json
+        ? `${JSON.stringify({ file: out, engine: 'sqlite', pages })}\n`
+        : `Backed up ${sqlitePath} to ${out} (${pages} pages).\n${KEY_NOTE}\n`,
+    );
     return 0;
   }
   const dumpArgs = pgDumpArgs(databaseUrl, out);
   await runTool('pg_dump', dumpArgs);
-  process.stdout.write(values.json ? `${JSON.stringify({ file: out, engine: 'postgres' })}\n` : `Backed up with pg_dump to ${out}.\n${KEY_NOTE}\n`);
+  process.stdout.write(
+    values.json ? `${JSON.stringify({ file: out, engine: 'postgres' })}\n` : `Backed up with pg_dump to ${out}.\n${KEY_NOTE}\n`,
+  );
   return 0;
 }
 
@@ -33,7 +40,9 @@ export async function restoreCommand(args: string[]): Promise<number> {
   const sqlitePath = sqlitePathOf(databaseUrl);
   if (sqlitePath) {
     const { pages } = await restoreSqlite(file, sqlitePath);
-    process.stdout.write(values.json ? `${JSON.stringify({ file, engine: 'sqlite', pages })}\n` : `Restored ${sqlitePath} from ${file} (${pages} pages).\n`);
+    process.stdout.write(
+      values.json ? `${JSON.stringify({ file, engine: 'sqlite', pages })}\n` : `Restored ${sqlitePath} from ${file} (${pages} pages).\n`,
+    );
     return 0;
   }
   await runTool('pg_restore', pgRestoreArgs(databaseUrl, file));

@@ -20,8 +20,15 @@ const IMPORT_V8_FLAGS = ['--max-semi-space-size=4', '--heap-growing-percent=25']
  *  operator's own). Returns only when no restart is needed. */
 export function restartWithImportMemorySettings(): void {
   const ownFlags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-  if (typeof process.execve !== 'function' || ownFlags.some((flag) => /^--(max-semi-space-size|heap-growing-percent|optimize-for-size)\b/.test(flag))) return;
-  process.execve(process.execPath, [process.execPath, ...IMPORT_V8_FLAGS, ...process.execArgv, ...process.argv.slice(1)], { MALLOC_ARENA_MAX: '2', ...process.env });
+  if (
+    typeof process.execve !== 'function' ||
+    ownFlags.some((flag) => /^--(max-semi-space-size|heap-growing-percent|optimize-for-size)\b/.test(flag))
+  )
+    return;
+  process.execve(process.execPath, [process.execPath, ...IMPORT_V8_FLAGS, ...process.execArgv, ...process.argv.slice(1)], {
+    MALLOC_ARENA_MAX: '2',
+    ...process.env,
+  });
 }
 
 export interface ImportJob {

@@ -24,10 +24,13 @@ function describe(summary: ImportSummary, seconds: number): string {
     `  created ${summary.created}, updated ${summary.updated}, unchanged ${summary.unchanged}, skipped ${summary.skipped}`,
   ];
   if (summary.audience_id) {
-    lines.push(`  audience ${summary.audience_id}: subscribed ${summary.subscribed}, already subscribed ${summary.already_subscribed}, kept unsubscribed ${summary.kept_unsubscribed}`);
+    lines.push(
+      `  audience ${summary.audience_id}: subscribed ${summary.subscribed}, already subscribed ${summary.already_subscribed}, kept unsubscribed ${summary.kept_unsubscribed}`,
+    );
   }
   if (summary.suppressed) lines.push(`  ${summary.suppressed} rows have an active suppression (kept; campaigns skip them)`);
-  for (const problem of summary.errors.slice(0, 20)) lines.push(`  row ${problem.row}${problem.email ? ` (${problem.email})` : ''}: ${problem.reason}`);
+  for (const problem of summary.errors.slice(0, 20))
+    lines.push(`  row ${problem.row}${problem.email ? ` (${problem.email})` : ''}: ${problem.reason}`);
   if (summary.skipped > 20) lines.push(`  … ${summary.skipped - 20} more skipped rows (--json lists up to 1,000)`);
   if (summary.error) lines.push(summary.error);
   return `${lines.join('\n')}\n`;
@@ -51,11 +54,14 @@ async function importCommand(rest: string[]): Promise<number> {
   restartWithImportMemorySettings();
   const started = performance.now();
   const tty = process.stderr.isTTY;
-  const summary = await importFile({ file, workspace: values.workspace, audience: values.audience, format: values.format as ImportFormat | undefined }, (rows, read) => {
-    const rate = Math.round(rows / ((performance.now() - started) / 1000));
-    const line = `${bar(read, size)} ${rows.toLocaleString('en-US')} rows, ${rate.toLocaleString('en-US')}/s`;
-    process.stderr.write(tty ? `\r${line}` : `${line}\n`);
-  });
+  const summary = await importFile(
+    { file, workspace: values.workspace, audience: values.audience, format: values.format as ImportFormat | undefined },
+    (rows, read) => {
+      const rate = Math.round(rows / ((performance.now() - started) / 1000));
+      const line = `${bar(read, size)} ${rows.toLocaleString('en-US')} rows, ${rate.toLocaleString('en-US')}/s`;
+      process.stderr.write(tty ? `\r${line}` : `${line}\n`);
+    },
+  );
   if (tty) process.stderr.write('\n');
   const seconds = (performance.now() - started) / 1000;
   process.stdout.write(values.json ? `${JSON.stringify(summary)}\n` : describe(summary, seconds));

@@ -18,13 +18,19 @@ export async function deliveryCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: rest,
     allowPositionals: true,
-    options: { workspace: { type: 'string' }, destination: { type: 'string' }, domain: { type: 'string' }, reason: { type: 'string' }, json: { type: 'boolean' } },
+    options: {
+      workspace: { type: 'string' },
+      destination: { type: 'string' },
+      domain: { type: 'string' },
+      reason: { type: 'string' },
+      json: { type: 'boolean' },
+    },
   });
   try {
     switch (action) {
       case 'destinations': {
         const states = await withDatabase((db) => destinationStates(db));
-        if (values.json) return out({ data: states }), 0;
+        if (values.json) return (out({ data: states }), 0);
         if (states.length === 0) process.stdout.write('No destination has been delivered to yet.\n');
         for (const s of states) {
           const pace = s.current_per_minute === null ? 'no limit' : `${s.current_per_minute}/min`;
@@ -38,23 +44,27 @@ export async function deliveryCommand(args: string[]): Promise<number> {
         return 0;
       }
       case 'hold': {
-        if (!values.workspace && !values.destination && !values.domain) throw new UsageError('a hold over every workspace needs --destination or --domain (or give --workspace ID)');
-        const hold = await withDatabase((db) => createHold(db, values.workspace ?? null, { destination: values.destination, domain: values.domain, reason: values.reason }));
-        if (values.json) return out(holdObject(hold)), 0;
+        if (!values.workspace && !values.destination && !values.domain)
+          throw new UsageError('a hold over every workspace needs --destination or --domain (or give --workspace ID)');
+        const hold = await withDatabase((db) =>
+          createHold(db, values.workspace ?? null, { destination: values.destination, domain: values.domain, reason: values.reason }),
+        );
+        if (values.json) return (out(holdObject(hold)), 0);
         process.stdout.write(`Hold ${hold.id}: ${describe(hold)}. Release with: postlane delivery release ${hold.id}\n`);
         return 0;
       }
       case 'holds': {
         const holds = await withDatabase((db) => listHolds(db, values.workspace ?? null));
-        if (values.json) return out({ data: holds.map(holdObject) }), 0;
+        if (values.json) return (out({ data: holds.map(holdObject) }), 0);
         if (holds.length === 0) process.stdout.write('No holds.\n');
-        for (const hold of holds) process.stdout.write(`${hold.id}  ${describe(hold)}  since ${hold.created_at}${hold.reason ? ` (${hold.reason})` : ''}\n`);
+        for (const hold of holds)
+          process.stdout.write(`${hold.id}  ${describe(hold)}  since ${hold.created_at}${hold.reason ? ` (${hold.reason})` : ''}\n`);
         return 0;
       }
       case 'release': {
         if (positionals.length !== 1) throw new UsageError('delivery release takes a hold id');
         const hold = await withDatabase((db) => releaseHold(db, null, positionals[0]));
-        if (values.json) return out(holdObject(hold)), 0;
+        if (values.json) return (out(holdObject(hold)), 0);
         process.stdout.write(`Released ${hold.id} (${describe(hold)}); its deliveries go out within 30 seconds.\n`);
         return 0;
       }
@@ -63,9 +73,14 @@ export async function deliveryCommand(args: string[]): Promise<number> {
         const lookup = values.destination ? createOutboundDelivery(loadConfig(), { shaper: new TrafficShaper() }) : null;
         try {
           const result = await withDatabase((db) =>
-            purgeQueue(db, values.workspace!, { domain: values.domain, destination: values.destination }, lookup ? (to) => lookup.destinationKeyOf(to) : undefined),
+            purgeQueue(
+              db,
+              values.workspace!,
+              { domain: values.domain, destination: values.destination },
+              lookup ? (to) => lookup.destinationKeyOf(to) : undefined,
+            ),
           );
-          if (values.json) return out({ object: 'delivery_purge', ...result }), 0;
+          if (values.json) return (out({ object: 'delivery_purge', ...result }), 0);
           process.stdout.write(`Purged ${result.purged} queued deliveries (status canceled, email.canceled emitted).\n`);
           return 0;
         } finally {

@@ -128,7 +128,13 @@ export async function demoCommand(args: string[]): Promise<number> {
       subject: 'Hello from the Postlane API',
       html: '<p>This email was sent with <b>POST /v2/emails</b>.</p>',
       text: 'This email was sent with POST /v2/emails.',
-      attachments: [{ filename: 'hello.txt', content: Buffer.from('An attachment, delivered intact.\n').toString('base64'), content_type: 'text/plain' }],
+      attachments: [
+        {
+          filename: 'hello.txt',
+          content: Buffer.from('An attachment, delivered intact.\n').toString('base64'),
+          content_type: 'text/plain',
+        },
+      ],
     });
     say(`4. Sent over the API:  ${viaApi.id}  ${viaApi.message_id}`);
 
@@ -155,18 +161,26 @@ export async function demoCommand(args: string[]): Promise<number> {
     const ids = [viaApi.id as string, viaSmtp];
     const emails = [];
     for (const id of ids) {
-      emails.push(await until(`${id} to be delivered`, async () => {
-        const email = await api('GET', `/v2/emails/${id}`);
-        if (['bounced', 'failed'].includes(email.status)) throw new Error(`${id} ended ${email.status}: ${JSON.stringify(email)}`);
-        return email.status === 'delivered' && email;
-      }, deadline));
+      emails.push(
+        await until(
+          `${id} to be delivered`,
+          async () => {
+            const email = await api('GET', `/v2/emails/${id}`);
+            if (['bounced', 'failed'].includes(email.status)) throw new Error(`${id} ended ${email.status}: ${JSON.stringify(email)}`);
+            return email.status === 'delivered' && email;
+          },
+          deadline,
+        ),
+      );
     }
     say(`6. Both delivered to the recipient's mail server.`);
 
     const resolver = createResolver([dns.address], { timeoutMs: 1000, tries: 1 });
     const messages = [];
     for (const message of sink.messages) {
-      const dkim = await dkimVerify(message.raw, { resolver: (name: string, type: string) => resolver.resolve(name, type) as Promise<never> });
+      const dkim = await dkimVerify(message.raw, {
+        resolver: (name: string, type: string) => resolver.resolve(name, type) as Promise<never>,
+      });
       const result = dkim.results[0];
       messages.push({
         envelope: { mail_from: message.mailFrom, rcpt_to: message.rcptTo },
@@ -176,7 +190,9 @@ export async function demoCommand(args: string[]): Promise<number> {
       });
     }
     for (const message of messages) {
-      say(`\n--- received for ${message.envelope.rcpt_to.join(', ')} (envelope sender ${message.envelope.mail_from}, TLS ${message.tls ? 'yes' : 'no'}) ---`);
+      say(
+        `\n--- received for ${message.envelope.rcpt_to.join(', ')} (envelope sender ${message.envelope.mail_from}, TLS ${message.tls ? 'yes' : 'no'}) ---`,
+      );
       say(message.headers);
       say(`--- DKIM: ${message.dkim.result}${'domain' in message.dkim ? ` (d=${message.dkim.domain}, s=${message.dkim.selector})` : ''}`);
     }
@@ -189,9 +205,12 @@ export async function demoCommand(args: string[]): Promise<number> {
     for (const event of events) say(`  ${event.created_at}  ${event.type.padEnd(18)} ${event.object_id ?? ''}`);
 
     const allSigned = messages.length === 2 && messages.every((m) => m.dkim.result === 'pass');
-    if (!allSigned) throw new Error(`expected two delivered messages with a passing DKIM signature, got ${JSON.stringify(messages.map((m) => m.dkim))}`);
+    if (!allSigned)
+      throw new Error(`expected two delivered messages with a passing DKIM signature, got ${JSON.stringify(messages.map((m) => m.dkim))}`);
     if (json) {
-      process.stdout.write(`${JSON.stringify({ workspace: { id: workspace.id, name: workspace.name }, domain: { id: domain.id, name: domain.name, verified_at: verified.verified_at }, emails, messages, events }, null, 2)}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ workspace: { id: workspace.id, name: workspace.name }, domain: { id: domain.id, name: domain.name, verified_at: verified.verified_at }, emails, messages, events }, null, 2)}\n`,
+      );
     }
     say('\nDone: both messages were delivered DKIM-signed. Try it for real with `npm start`.');
     return 0;

@@ -8,10 +8,17 @@ import { runDoctor, type DoctorReport } from '../resources/system/doctor/index.t
 const MARK = { pass: 'ok  ', warn: 'WARN', fail: 'FAIL', skip: 'skip' } as const;
 
 export function formatReport(report: DoctorReport): string {
-  const lines = report.checks.map((check) => `${MARK[check.status]}  ${check.id}: ${check.found}${check.fix ? `\n      fix: ${check.fix}` : ''}`);
+  const lines = report.checks.map(
+    (check) => `${MARK[check.status]}  ${check.id}: ${check.found}${check.fix ? `\n      fix: ${check.fix}` : ''}`,
+  );
   const blockers = report.checks.filter((check) => check.status === 'fail').length;
   const warnings = report.checks.filter((check) => check.status === 'warn').length;
-  lines.push('', blockers > 0 ? `${blockers} blocker(s), ${warnings} warning(s): mail will not be delivered reliably until the blockers are fixed.` : `No blockers, ${warnings} warning(s).`);
+  lines.push(
+    '',
+    blockers > 0
+      ? `${blockers} blocker(s), ${warnings} warning(s): mail will not be delivered reliably until the blockers are fixed.`
+      : `No blockers, ${warnings} warning(s).`,
+  );
   return `${lines.join('\n')}\n`;
 }
 

@@ -30,7 +30,9 @@ export async function domainCommand(args: string[]): Promise<number> {
     const failing = (['spf', 'dkim', 'return_path'] as const).filter((key) => row[`${key}_status`] !== 'ok');
     process.stdout.write(
       `Approved ${row.name} (${row.id}) at ${row.manually_verified_at}: verification_status=${row.verification_status}` +
-        (failing.length ? `\nNot verified yet; failing records: ${failing.map((key) => `${key} (${row[`${key}_status`]}: ${row[`${key}_error`] ?? '-'})`).join(', ')}` : '') +
+        (failing.length
+          ? `\nNot verified yet; failing records: ${failing.map((key) => `${key} (${row[`${key}_status`]}: ${row[`${key}_error`] ?? '-'})`).join(', ')}`
+          : '') +
         '\n',
     );
   }

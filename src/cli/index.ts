@@ -62,7 +62,12 @@ export async function runCli(argv: string[]): Promise<number> {
   try {
     return await command(args);
   } catch (error) {
-    if (error instanceof UsageError || error instanceof ConfigError || error instanceof WorkspaceError || (error instanceof Error && error.name === 'BackupError')) {
+    if (
+      error instanceof UsageError ||
+      error instanceof ConfigError ||
+      error instanceof WorkspaceError ||
+      (error instanceof Error && error.name === 'BackupError')
+    ) {
       process.stderr.write(`postlane ${name}: ${error.message}\n`);
       return 2;
     }

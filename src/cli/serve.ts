@@ -22,7 +22,9 @@ export async function serveCommand(args: string[]): Promise<number> {
       );
     },
     announceSetupLink: (url) => {
-      process.stdout.write(`The dashboard is at ${config.publicUrl}/dashboard/. Set the first admin's password here (the link works once):\n\n  ${url}\n\n`);
+      process.stdout.write(
+        `The dashboard is at ${config.publicUrl}/dashboard/. Set the first admin's password here (the link works once):\n\n  ${url}\n\n`,
+      );
     },
   });
   if (running.url) running.ctx.log.info(`Postlane API listening on ${running.url} (v2 at /v2)`);

@@ -12,19 +12,28 @@ export async function userCommand(args: string[]): Promise<number> {
   if (action !== 'create') throw new UsageError('user takes create');
   const { values } = parseArgs({
     args: rest,
-    options: { email: { type: 'string' }, workspace: { type: 'string' }, role: { type: 'string', default: 'member' }, json: { type: 'boolean' } },
+    options: {
+      email: { type: 'string' },
+      workspace: { type: 'string' },
+      role: { type: 'string', default: 'member' },
+      json: { type: 'boolean' },
+    },
   });
   if (!values.email) throw new UsageError('--email is required');
   if (!values.workspace) throw new UsageError('--workspace is required');
   let created;
   try {
-    created = await withDatabase((db) => createUser(db, { email: values.email!, workspaceId: values.workspace!, role: values.role! }, loadConfig().publicUrl));
+    created = await withDatabase((db) =>
+      createUser(db, { email: values.email!, workspaceId: values.workspace!, role: values.role! }, loadConfig().publicUrl),
+    );
   } catch (error) {
     if (error instanceof ApiError) throw new UsageError(error.message);
     throw error;
   }
   if (values.json) {
-    process.stdout.write(`${JSON.stringify({ user: created.user, workspace_id: values.workspace, role: created.role, password_link: created.url })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ user: created.user, workspace_id: values.workspace, role: created.role, password_link: created.url })}\n`,
+    );
   } else {
     process.stdout.write(
       `User ${created.user.email} (${created.user.id}) is ${created.role === 'admin' ? 'an admin' : 'a member'} of ${values.workspace}.\n` +

@@ -24,14 +24,26 @@ function whole(name: string, value: string | undefined): number | undefined {
 }
 
 function describe(w: Workspace): string {
-  return `${w.id}  ${w.name}  plan=${w.plan}  credits=${w.credits}  verified=${w.verified}  ` +
-    `send-rate=${w.sendRate}/s  daily-limit=${w.dailyLimit}  members=${w.members.join(',') || '-'}  features=${w.features.join(',') || '-'}`;
+  return (
+    `${w.id}  ${w.name}  plan=${w.plan}  credits=${w.credits}  verified=${w.verified}  ` +
+    `send-rate=${w.sendRate}/s  daily-limit=${w.dailyLimit}  members=${w.members.join(',') || '-'}  features=${w.features.join(',') || '-'}`
+  );
 }
 
 function publicWorkspace(w: Workspace) {
-  return { id: w.id, name: w.name, plan: w.plan, credits: w.credits, verified: w.verified, members: w.members,
-    features: w.features, send_rate: w.sendRate, daily_limit: w.dailyLimit, first_credit_purchase_at: w.firstCreditPurchaseAt,
-    created_at: w.createdAt };
+  return {
+    id: w.id,
+    name: w.name,
+    plan: w.plan,
+    credits: w.credits,
+    verified: w.verified,
+    members: w.members,
+    features: w.features,
+    send_rate: w.sendRate,
+    daily_limit: w.dailyLimit,
+    first_credit_purchase_at: w.firstCreditPurchaseAt,
+    created_at: w.createdAt,
+  };
 }
 
 export async function workspaceCommand(args: string[]): Promise<number> {
@@ -61,7 +73,9 @@ export async function workspaceCommand(args: string[]): Promise<number> {
       }),
     );
     if (values.json) {
-      process.stdout.write(`${JSON.stringify({ workspace: { id: workspace.id, name: workspace.name, plan: workspace.plan }, api_key: apiKey })}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ workspace: { id: workspace.id, name: workspace.name, plan: workspace.plan }, api_key: apiKey })}\n`,
+      );
     } else {
       process.stdout.write(`Created workspace ${describe(workspace)}\nAPI key (shown once): ${apiKey}\n`);
     }
@@ -91,7 +105,8 @@ export async function workspaceCommand(args: string[]): Promise<number> {
     });
     const id = positionals[0];
     if (!id || positionals.length > 1) throw new UsageError('workspace update takes one workspace id');
-    if (values.verified !== undefined && !['true', 'false'].includes(values.verified)) throw new UsageError('--verified must be true or false');
+    if (values.verified !== undefined && !['true', 'false'].includes(values.verified))
+      throw new UsageError('--verified must be true or false');
     const workspace = await withDatabase((db) =>
       updateWorkspace(db, id, {
         plan: values.plan,

@@ -26,7 +26,11 @@ export class CancelRefused extends Error {
  * deleted, its status becomes canceled with `detail`, and email.canceled is emitted. Throws
  * CancelRefused (nothing of it to commit) when a worker holds a job or the status moved on.
  */
-export async function cancelEmail(tx: Executor, email: Pick<EmailRow, 'id' | 'workspace_id' | 'status'>, detail: string): Promise<EmailRow> {
+export async function cancelEmail(
+  tx: Executor,
+  email: Pick<EmailRow, 'id' | 'workspace_id' | 'status'>,
+  detail: string,
+): Promise<EmailRow> {
   // Delivery jobs are keyed by their email's id (intake.ts), whichever their type.
   for (const type of DELIVER_JOBS) {
     if ((await cancelByKey(tx, type, email.id)) === 'running') throw new CancelRefused('delivering');

@@ -71,14 +71,52 @@ export const SUPPRESSED_DETAIL = 'The recipient is on the suppression list';
 /** 30 columns a row: 12,000 parameters, under every engine's limit per statement. */
 const EMAIL_INSERT_CHUNK = 400;
 
-const insertContent = preparedQuery((db, p: { id: string; workspaceId: string; message: string; raw: string | null; size: number; createdAt: string }) =>
-  db.insertInto('email_contents').values({ id: p.id, workspace_id: p.workspaceId, message: p.message, raw: p.raw, size: p.size, created_at: p.createdAt, purged_at: null }),
+const insertContent = preparedQuery(
+  (db, p: { id: string; workspaceId: string; message: string; raw: string | null; size: number; createdAt: string }) =>
+    db
+      .insertInto('email_contents')
+      .values({
+        id: p.id,
+        workspace_id: p.workspaceId,
+        message: p.message,
+        raw: p.raw,
+        size: p.size,
+        created_at: p.createdAt,
+        purged_at: null,
+      }),
 );
 // Every column of a row bound by name: the single-email insert compiled once.
 const EMAIL_COLUMNS = [
-  'id', 'workspace_id', 'type', 'source', 'token', 'message_id', 'content_id', 'from', 'from_address', 'to', 'recipient_kind',
-  'subject', 'status', 'scheduled_at', 'api_key_id', 'sending_domain_id', 'tag', 'spam_score', 'size', 'meta', 'track_loads',
-  'track_clicks', 'original_id', 'status_detail', 'delivered_at', 'bounce_reason', 'bounce_type', 'traceparent', 'created_at', 'updated_at',
+  'id',
+  'workspace_id',
+  'type',
+  'source',
+  'token',
+  'message_id',
+  'content_id',
+  'from',
+  'from_address',
+  'to',
+  'recipient_kind',
+  'subject',
+  'status',
+  'scheduled_at',
+  'api_key_id',
+  'sending_domain_id',
+  'tag',
+  'spam_score',
+  'size',
+  'meta',
+  'track_loads',
+  'track_clicks',
+  'original_id',
+  'status_detail',
+  'delivered_at',
+  'bounce_reason',
+  'bounce_type',
+  'traceparent',
+  'created_at',
+  'updated_at',
 ] as const satisfies ReadonlyArray<keyof EmailRow>;
 // Fails to compile when a column is added to the table but not to the list above.
 const everyColumnListed: Exclude<keyof EmailRow, (typeof EMAIL_COLUMNS)[number]> extends never ? true : never = true;
@@ -107,10 +145,18 @@ export async function createEmails(tx: Executor, batch: NewEmails, options: { pi
   const events: EventToEmit[] = [];
   for (const row of rows) {
     const type = `email.${row.status}`;
-    if (!(quietAccept && type === 'email.accepted')) events.push({ workspaceId: row.workspace_id, type, object: emailEventObject(row, type) });
+    if (!(quietAccept && type === 'email.accepted'))
+      events.push({ workspaceId: row.workspace_id, type, object: emailEventObject(row, type) });
   }
   const content = batch.content
-    ? { id: batch.contentId, workspaceId: batch.workspaceId, message: batch.content.message, raw: batch.content.raw, size: batch.content.size, createdAt: rows[0].created_at }
+    ? {
+        id: batch.contentId,
+        workspaceId: batch.workspaceId,
+        message: batch.content.message,
+        raw: batch.content.raw,
+        size: batch.content.size,
+        createdAt: rows[0].created_at,
+      }
     : null;
 
   if (options.pipelined && rows.length === 1 && dialectOf(tx) === 'postgres') {
@@ -124,7 +170,12 @@ export async function createEmails(tx: Executor, batch: NewEmails, options: { pi
   }
   if (content) await insertContent(tx, content);
   if (rows.length === 1) await insertEmail(tx, rows[0]);
-  else for (let i = 0; i < rows.length; i += EMAIL_INSERT_CHUNK) await tx.insertInto('emails').values(rows.slice(i, i + EMAIL_INSERT_CHUNK)).execute();
+  else
+    for (let i = 0; i < rows.length; i += EMAIL_INSERT_CHUNK)
+      await tx
+        .insertInto('emails')
+        .values(rows.slice(i, i + EMAIL_INSERT_CHUNK))
+        .execute();
   await enqueueDeliveries(tx, deliverable, jobType, jobOptions.runAt);
   // All the batch's events in one call: on PostgreSQL one statement with their reactions.
   await emitEvents(tx, events);
@@ -133,10 +184,16 @@ export async function createEmails(tx: Executor, batch: NewEmails, options: { pi
 
 /** Delivery jobs for emails that exist (also a scheduled email found without its job), each
  *  keyed by its email's id: cancel and reschedule find it by that key (cancel.ts). */
-export async function enqueueDeliveries(tx: Executor, emails: Array<Pick<EmailRow, 'id' | 'traceparent'>>, jobType: string = DELIVER_JOB, runAt: number = nowMs()): Promise<void> {
+export async function enqueueDeliveries(
+  tx: Executor,
+  emails: Array<Pick<EmailRow, 'id' | 'traceparent'>>,
+  jobType: string = DELIVER_JOB,
+  runAt: number = nowMs(),
+): Promise<void> {
   const options = { runAt, maxAttempts: DELIVER_MAX_ATTEMPTS };
   if (emails.length === 1) await enqueueJob(tx, jobType, deliverPayload(emails[0]), { ...options, key: emails[0].id });
-  else if (emails.length > 1) await enqueueJobs(tx, jobType, emails.map(deliverPayload), { ...options, keys: emails.map((email) => email.id) });
+  else if (emails.length > 1)
+    await enqueueJobs(tx, jobType, emails.map(deliverPayload), { ...options, keys: emails.map((email) => email.id) });
 }
 
 function emailRows(batch: NewEmails): EmailRow[] {

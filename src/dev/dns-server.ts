@@ -38,10 +38,16 @@ function answersFor(records: Map<string, Map<string, Value[]>>, name: string, ty
   const byType = records.get(name.toLowerCase());
   const values = byType?.get(type) ?? [];
   return values.map((value) => {
-    if (type === 'MX') return { type: 'MX', name, ttl: 60, data: { exchange: (value as MxValue).exchange, preference: (value as MxValue).priority } };
+    if (type === 'MX')
+      return { type: 'MX', name, ttl: 60, data: { exchange: (value as MxValue).exchange, preference: (value as MxValue).priority } };
     if (type === 'TLSA') {
       const tlsa = value as TlsaValue;
-      return { type: 'TLSA', name, ttl: 60, data: { usage: tlsa.usage, selector: tlsa.selector, matchingType: tlsa.matchingType, certificate: tlsa.data } };
+      return {
+        type: 'TLSA',
+        name,
+        ttl: 60,
+        data: { usage: tlsa.usage, selector: tlsa.selector, matchingType: tlsa.matchingType, certificate: tlsa.data },
+      };
     }
     if (type === 'TXT') {
       // A TXT record is one or more character-strings (each at most 255 bytes): a string[]
@@ -75,10 +81,19 @@ export async function startDnsServer(): Promise<TestDnsServer> {
     const question = query.questions?.[0];
     if (!question) return null;
     // `authenticated`: the query asked for DNSSEC-authenticated data (AD bit), as DANE's lookups do.
-    queries.push({ name: question.name, type: question.type, ...((query.flags ?? 0) & packet.AUTHENTIC_DATA ? { authenticated: true } : {}) });
+    queries.push({
+      name: question.name,
+      type: question.type,
+      ...((query.flags ?? 0) & packet.AUTHENTIC_DATA ? { authenticated: true } : {}),
+    });
     if (hanging.has(question.name.toLowerCase())) return null;
     if (failing.has(question.name.toLowerCase())) {
-      return packet.encode({ id: query.id, type: 'response', flags: (query.flags ?? 0) & packet.RECURSION_DESIRED | 2, questions: [question] }); // rcode 2 = SERVFAIL
+      return packet.encode({
+        id: query.id,
+        type: 'response',
+        flags: ((query.flags ?? 0) & packet.RECURSION_DESIRED) | 2,
+        questions: [question],
+      }); // rcode 2 = SERVFAIL
     }
     const answers = answersFor(records, question.name, question.type);
     const known = records.has(question.name.toLowerCase());
@@ -86,7 +101,7 @@ export async function startDnsServer(): Promise<TestDnsServer> {
     return packet.encode({
       id: query.id,
       type: 'response',
-      flags: packet.AUTHORITATIVE_ANSWER | (query.flags ?? 0) & packet.RECURSION_DESIRED | authenticated | (known ? 0 : 3), // rcode 3 = NXDOMAIN
+      flags: packet.AUTHORITATIVE_ANSWER | ((query.flags ?? 0) & packet.RECURSION_DESIRED) | authenticated | (known ? 0 : 3), // rcode 3 = NXDOMAIN
       questions: [question],
       answers,
     });

@@ -190,7 +190,9 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
         const now = Date.now();
         while (rcptTimes.length && rcptTimes[0] <= now - 1000) rcptTimes.shift();
         if (rcptTimes.length >= options.throttle.perSecond) {
-          return callback(refuse(address.address, options.throttle.reply ?? { code: 421, message: '4.7.0 Rate limited, try again later' }, 'rcpt'));
+          return callback(
+            refuse(address.address, options.throttle.reply ?? { code: 421, message: '4.7.0 Rate limited, try again later' }, 'rcpt'),
+          );
         }
         rcptTimes.push(now);
       }

@@ -129,9 +129,34 @@ export function isGibberish(mailbox: string): boolean {
 
 // The big providers whose misspellings are worth a suggestion, beside the spell checker's own.
 const BIG_PROVIDERS = [
-  'gmail.com', 'googlemail.com', 'yahoo.com', 'yahoo.co.uk', 'yahoo.fr', 'ymail.com', 'hotmail.com', 'hotmail.co.uk',
-  'hotmail.fr', 'outlook.com', 'live.com', 'msn.com', 'icloud.com', 'me.com', 'aol.com', 'gmx.com', 'gmx.de', 'gmx.net',
-  'web.de', 'mail.ru', 'yandex.ru', 'yandex.com', 'proton.me', 'protonmail.com', 'zoho.com', 'comcast.net', 'qq.com', '163.com',
+  'gmail.com',
+  'googlemail.com',
+  'yahoo.com',
+  'yahoo.co.uk',
+  'yahoo.fr',
+  'ymail.com',
+  'hotmail.com',
+  'hotmail.co.uk',
+  'hotmail.fr',
+  'outlook.com',
+  'live.com',
+  'msn.com',
+  'icloud.com',
+  'me.com',
+  'aol.com',
+  'gmx.com',
+  'gmx.de',
+  'gmx.net',
+  'web.de',
+  'mail.ru',
+  'yandex.ru',
+  'yandex.com',
+  'proton.me',
+  'protonmail.com',
+  'zoho.com',
+  'comcast.net',
+  'qq.com',
+  '163.com',
 ];
 let bigProviders: string[] | null = null;
 
@@ -143,6 +168,11 @@ export function didYouMean(parts: AddressParts, original: string): string | null
   if (bigProviders.includes(parts.domain) || established.has(parts.domain)) return null;
   const local = original.slice(0, original.lastIndexOf('@'));
   // Whole domains only: no guesses from the second-level name or the TLD alone (acme.test → acme.de).
-  const suggestion = spellChecker.run({ email: `${local}@${parts.domain}`, domains: bigProviders, secondLevelDomains: [], topLevelDomains: [] });
+  const suggestion = spellChecker.run({
+    email: `${local}@${parts.domain}`,
+    domains: bigProviders,
+    secondLevelDomains: [],
+    topLevelDomains: [],
+  });
   return suggestion && suggestion.domain !== parts.domain ? suggestion.full : null;
 }

@@ -15,17 +15,37 @@ import { receiverReason } from './bounce/receivers.ts';
 export const BOUNCE_REASONS = {
   user_unknown: { hard: true, aboutRecipient: true, description: 'The mailbox does not exist (or moved without a forwarding address).' },
   suspended: { hard: true, aboutRecipient: true, description: 'The mailbox exists but is disabled, suspended or inactive.' },
-  host_unknown: { hard: true, aboutRecipient: true, description: 'The recipient domain does not exist or accepts no mail (NXDOMAIN, null MX).' },
+  host_unknown: {
+    hard: true,
+    aboutRecipient: true,
+    description: 'The recipient domain does not exist or accepts no mail (NXDOMAIN, null MX).',
+  },
   mailbox_full: { hard: false, aboutRecipient: true, description: 'The mailbox is over its quota.' },
-  filtered: { hard: false, aboutRecipient: true, description: "Refused by the recipient's own filter or settings (not a reason to suppress)." },
+  filtered: {
+    hard: false,
+    aboutRecipient: true,
+    description: "Refused by the recipient's own filter or settings (not a reason to suppress).",
+  },
   message_too_large: { hard: true, aboutRecipient: false, description: 'The message exceeds a size limit of the receiver.' },
   content_spam: { hard: false, aboutRecipient: false, description: 'The content was rejected as spam, a virus or otherwise unacceptable.' },
-  policy_block: { hard: false, aboutRecipient: false, description: 'Refused by policy about the sender: SPF/DKIM/DMARC, PTR, relaying, RFC compliance.' },
-  reputation_block: { hard: false, aboutRecipient: false, description: "Refused because of the sending IP's or domain's reputation or a blocklist." },
+  policy_block: {
+    hard: false,
+    aboutRecipient: false,
+    description: 'Refused by policy about the sender: SPF/DKIM/DMARC, PTR, relaying, RFC compliance.',
+  },
+  reputation_block: {
+    hard: false,
+    aboutRecipient: false,
+    description: "Refused because of the sending IP's or domain's reputation or a blocklist.",
+  },
   rate_limited: { hard: false, aboutRecipient: false, description: 'The receiver throttles us: too many connections or messages.' },
   expired: { hard: false, aboutRecipient: false, description: 'Not delivered before the retry window ended.' },
   network_error: { hard: false, aboutRecipient: false, description: 'The receiving host could not be reached or routed to.' },
-  system_error: { hard: false, aboutRecipient: false, description: "A fault on the receiver's side (disk full, misconfiguration, mailer error)." },
+  system_error: {
+    hard: false,
+    aboutRecipient: false,
+    description: "A fault on the receiver's side (disk full, misconfiguration, mailer error).",
+  },
   auto_reply: { hard: false, aboutRecipient: false, description: 'A vacation notice or other auto-reply: never a bounce.' },
   complaint: { hard: false, aboutRecipient: true, description: 'A feedback-loop (ARF) spam complaint: adds a `complaint` suppression.' },
   unknown: { hard: false, aboutRecipient: false, description: 'Not recognised; kept with its code and text.' },
@@ -38,15 +58,40 @@ export type ReasonResult = { reason: BounceReason; hard: boolean; aboutRecipient
 
 // Sisimai's finer reasons → ours.
 const FROM_SISIMAI: Record<string, BounceReason> = {
-  userunknown: 'user_unknown', hasmoved: 'user_unknown', suspend: 'suspended', hostunknown: 'host_unknown', notaccept: 'host_unknown',
-  mailboxfull: 'mailbox_full', filtered: 'filtered', mesgtoobig: 'message_too_large', exceedlimit: 'message_too_large',
-  spamdetected: 'content_spam', virusdetected: 'content_spam', contenterror: 'content_spam',
-  policyviolation: 'policy_block', authfailure: 'policy_block', requireptr: 'policy_block', notcompliantrfc: 'policy_block',
-  norelaying: 'policy_block', securityerror: 'policy_block', rejected: 'policy_block',
-  blocked: 'reputation_block', badreputation: 'reputation_block', toomanyconn: 'rate_limited', speeding: 'rate_limited',
-  expired: 'expired', networkerror: 'network_error', systemerror: 'system_error', systemfull: 'system_error',
-  mailererror: 'system_error', syntaxerror: 'system_error', vacation: 'auto_reply', feedback: 'complaint',
-  undefined: 'unknown', onhold: 'unknown', delivered: 'unknown',
+  userunknown: 'user_unknown',
+  hasmoved: 'user_unknown',
+  suspend: 'suspended',
+  hostunknown: 'host_unknown',
+  notaccept: 'host_unknown',
+  mailboxfull: 'mailbox_full',
+  filtered: 'filtered',
+  mesgtoobig: 'message_too_large',
+  exceedlimit: 'message_too_large',
+  spamdetected: 'content_spam',
+  virusdetected: 'content_spam',
+  contenterror: 'content_spam',
+  policyviolation: 'policy_block',
+  authfailure: 'policy_block',
+  requireptr: 'policy_block',
+  notcompliantrfc: 'policy_block',
+  norelaying: 'policy_block',
+  securityerror: 'policy_block',
+  rejected: 'policy_block',
+  blocked: 'reputation_block',
+  badreputation: 'reputation_block',
+  toomanyconn: 'rate_limited',
+  speeding: 'rate_limited',
+  expired: 'expired',
+  networkerror: 'network_error',
+  systemerror: 'system_error',
+  systemfull: 'system_error',
+  mailererror: 'system_error',
+  syntaxerror: 'system_error',
+  vacation: 'auto_reply',
+  feedback: 'complaint',
+  undefined: 'unknown',
+  onhold: 'unknown',
+  delivered: 'unknown',
 };
 
 /** One of our reasons for a Sisimai reason name (used by the fixture test and kept documented). */
@@ -63,11 +108,20 @@ const STATUS_NAMES = phrases.status as Record<string, string>;
 const OWN: Array<[string, RegExp]> = [
   // Yahoo's TSS04 deferrals are about complaints and reputation, not only volume.
   ['badreputation', /\[ts0[1-4]\]|\[tss0\d\]|due to (unexpected volume or )?user complaints/i],
-  ['suspend', /account is disabled|account has been disabled|mailbox (is )?disabled|account (is |has been )?suspended|temporar(y|ily) locked/i],
-  ['networkerror', /dns query failed|malformed or unexpected name server reply|wasn't able to establish an smtp connection|lost connection with .{1,200} while (performing|sending|receiving)/i],
+  [
+    'suspend',
+    /account is disabled|account has been disabled|mailbox (is )?disabled|account (is |has been )?suspended|temporar(y|ily) locked/i,
+  ],
+  [
+    'networkerror',
+    /dns query failed|malformed or unexpected name server reply|wasn't able to establish an smtp connection|lost connection with .{1,200} while (performing|sending|receiving)/i,
+  ],
   ['expired', /message expired, connection refused/i],
   ['speeding', /receiving mail at a rate that/i],
-  ['speeding', /rate limit|too many (messages|connections|recipients|mails)|throttl|temporarily deferred|4\.7\.28|exceeded .*(rate|limit)/i],
+  [
+    'speeding',
+    /rate limit|too many (messages|connections|recipients|mails)|throttl|temporarily deferred|4\.7\.28|exceeded .*(rate|limit)/i,
+  ],
   // Reputation, and the blocklists by name: a block even beside a 5.1.x status.
   ['badreputation', /reputation|poor sender|spamhaus|barracuda|spamcop|\bRBL\b|\bDNSBL\b/i],
 ];
@@ -80,8 +134,14 @@ const REPUTATION_WORDS = /block ?list|blacklist/i;
 // (facts about what Exim, Gmail, Domino, Notes, IMail, DragonFly, OpenSMTPD, Google Groups…
 // write), tried after the reason lists.
 const VENDOR: Array<[string, RegExp]> = [
-  ['expired', /retry timeout exceeded|could not deliver for the last \d+ seconds|did not accept our requests to connect|envelope expired|delivery failed \d+ attempts|was not delivered within \d+ days|remote host is not responding|maximum time in queue|too long in queue/],
-  ['userunknown', /not listed in (domino directory|public name & address book)|invalid final delivery userid|unable to deliver message to <[^>]+> \(and other recipients|ディレクトリのリストにありません|no mailbox here by that name|user unknown|unknown user|no such (user|mailbox|recipient)/],
+  [
+    'expired',
+    /retry timeout exceeded|could not deliver for the last \d+ seconds|did not accept our requests to connect|envelope expired|delivery failed \d+ attempts|was not delivered within \d+ days|remote host is not responding|maximum time in queue|too long in queue/,
+  ],
+  [
+    'userunknown',
+    /not listed in (domino directory|public name & address book)|invalid final delivery userid|unable to deliver message to <[^>]+> \(and other recipients|ディレクトリのリストにありません|no mailbox here by that name|user unknown|unknown user|no such (user|mailbox|recipient)/,
+  ],
   ['hostunknown', /dns lookup failure: host|host .{1,80} not found|domain .{1,80} (not found|does not exist)/],
   ['notaccept', /indicated no smtp service|does not accept mail \(null mx\)/],
   ['mailboxfull', /user mailbox exceeds allowed size|mailbox (is )?full|over ?quota/],
@@ -111,10 +171,57 @@ function matches(name: string, text: string): boolean {
 }
 
 // Sisimai::Reason's orders: first pass (status or wording), second pass (wording only).
-const FIRST = ['mailboxfull', 'mesgtoobig', 'exceedlimit', 'suspend', 'hasmoved', 'norelaying', 'authfailure', 'userunknown', 'filtered', 'requireptr', 'notcompliantrfc', 'badreputation', 'rejected', 'hostunknown', 'spamdetected', 'speeding', 'toomanyconn', 'blocked'];
-const SECOND = ['mailboxfull', 'authfailure', 'badreputation', 'speeding', 'spamdetected', 'virusdetected', 'policyviolation', 'norelaying', 'systemerror', 'networkerror', 'suspend', 'contenterror', 'systemfull', 'notaccept', 'expired', 'securityerror', 'mailererror'];
+const FIRST = [
+  'mailboxfull',
+  'mesgtoobig',
+  'exceedlimit',
+  'suspend',
+  'hasmoved',
+  'norelaying',
+  'authfailure',
+  'userunknown',
+  'filtered',
+  'requireptr',
+  'notcompliantrfc',
+  'badreputation',
+  'rejected',
+  'hostunknown',
+  'spamdetected',
+  'speeding',
+  'toomanyconn',
+  'blocked',
+];
+const SECOND = [
+  'mailboxfull',
+  'authfailure',
+  'badreputation',
+  'speeding',
+  'spamdetected',
+  'virusdetected',
+  'policyviolation',
+  'norelaying',
+  'systemerror',
+  'networkerror',
+  'suspend',
+  'contenterror',
+  'systemfull',
+  'notaccept',
+  'expired',
+  'securityerror',
+  'mailererror',
+];
 // Status names that only say "try the wording" (Sisimai's retry set).
-const VAGUE = new Set(['undefined', 'onhold', 'systemerror', 'securityerror', 'expired', 'suspend', 'networkerror', 'hostunknown', 'userunknown']);
+const VAGUE = new Set([
+  'undefined',
+  'onhold',
+  'systemerror',
+  'securityerror',
+  'expired',
+  'suspend',
+  'networkerror',
+  'hostunknown',
+  'userunknown',
+]);
 
 const ENHANCED = /(?<![\w.])([245])\.(\d{1,3})\.(\d{1,3})(?![\w]|\.\d)/;
 
@@ -151,7 +258,8 @@ export function commandIn(text: string, bare = true): string | null {
   if (/ but greeting failed\./.test(text)) return 'CONN';
   if (/ but my name was rejected\./.test(text)) return 'EHLO';
   if (/ but sender was rejected\./.test(text)) return 'MAIL';
-  const stated = /(?:>>>|in reply to(?: the)?|after(?: the)?|error in|did not like our|most progress was|said \d{3} for)\s+(HELO|EHLO|STARTTLS|AUTH|MAIL(?: FROM)?|RCPT(?: TO)?|DATA|end of data|QUIT|XFORWARD)\b/gi;
+  const stated =
+    /(?:>>>|in reply to(?: the)?|after(?: the)?|error in|did not like our|most progress was|said \d{3} for)\s+(HELO|EHLO|STARTTLS|AUTH|MAIL(?: FROM)?|RCPT(?: TO)?|DATA|end of data|QUIT|XFORWARD)\b/gi;
   let last: string | null = null;
   for (const match of text.matchAll(stated)) last = match[1];
   if (!last && bare) {
@@ -171,7 +279,10 @@ const SUPPRESSING = new Set(['userunknown', 'hasmoved', 'suspend', 'hostunknown'
 
 function sisimaiName(given: ReasonInput): string {
   // "RCPT TO", "MAIL FROM" (as an SMTP client names them) → RCPT, MAIL.
-  const command = (given.command || commandIn(given.diagnostic ?? '') || (given.report ? commandIn(given.context ?? '', false) : null))?.toUpperCase().split(' ')[0] ?? null;
+  const command =
+    (given.command || commandIn(given.diagnostic ?? '') || (given.report ? commandIn(given.context ?? '', false) : null))
+      ?.toUpperCase()
+      .split(' ')[0] ?? null;
   const input = { ...given, command };
   const status = ENHANCED.exec(given.status ?? '')?.[0] ?? ENHANCED.exec(given.diagnostic ?? '')?.[0] ?? '';
   const byReceiver = receiverReason({ host: given.host ?? '', diagnostic: given.diagnostic ?? '', status, command: command ?? '' });
@@ -179,13 +290,15 @@ function sisimaiName(given: ReasonInput): string {
   // The reporting product's own reading is final unless it only says "held" or "undefined".
   if (given.reporter && given.reporter !== 'onhold' && given.reporter !== 'undefined') return given.reporter;
   // A local delivery agent's "unknown user" is the mailbox's: no SMTP command, no filter.
-  if (agentSaysUnknown((given.diagnostic ?? '').toLowerCase()) || (given.report && agentSaysUnknown((given.context ?? '').toLowerCase()))) return 'userunknown';
+  if (agentSaysUnknown((given.diagnostic ?? '').toLowerCase()) || (given.report && agentSaysUnknown((given.context ?? '').toLowerCase())))
+    return 'userunknown';
   const name = sisimaiNameOf(input, (input.diagnostic ?? '').toLowerCase().replace(/\s+/g, ' '));
   if (!input.context) return name;
   // A status alone (expired, onhold…) says less than the report's own words around it; so does
   // a "system error" or "security error" that only the status code gave.
   const onlyStatus = (name === 'systemerror' || name === 'securityerror') && STATUS_NAMES[status] === name;
-  if (name !== 'undefined' && name !== 'onhold' && !onlyStatus && (!VAGUE.has(name) || (input.diagnostic ?? '').trim().length > 0)) return name;
+  if (name !== 'undefined' && name !== 'onhold' && !onlyStatus && (!VAGUE.has(name) || (input.diagnostic ?? '').trim().length > 0))
+    return name;
   const fromContext = sisimaiNameOf(input, input.context.toLowerCase().replace(/\s+/g, ' '));
   if (fromContext === 'undefined' || fromContext === 'onhold') return name;
   // The receiver's own words about this recipient said nothing we know; an explanation that is
@@ -250,18 +363,19 @@ function sisimaiNameOf(input: ReasonInput, text: string): string {
   }
   // An X-Unix Diagnostic-Code is a local mailer's exit, no SMTP reply.
   const smtp = !/^x-unix/i.test(input.diagnosticType ?? '');
-  if (smtp) for (const name of FIRST) {
-    if (name === 'userunknown' || name === 'filtered') {
-      const found = recipientOrFilter(name, byStatus, text, input);
-      if (found) return found;
-      continue;
+  if (smtp)
+    for (const name of FIRST) {
+      if (name === 'userunknown' || name === 'filtered') {
+        const found = recipientOrFilter(name, byStatus, text, input);
+        if (found) return found;
+        continue;
+      }
+      if (name === 'rejected') {
+        if (byStatus === 'rejected' || rejectedBySender(byStatus, text, input)) return name;
+        continue;
+      }
+      if (byStatus === name || matches(name, text)) return name;
     }
-    if (name === 'rejected') {
-      if (byStatus === 'rejected' || rejectedBySender(byStatus, text, input)) return name;
-      continue;
-    }
-    if (byStatus === name || matches(name, text)) return name;
-  }
   if (REPUTATION_WORDS.test(text)) return 'badreputation';
   for (const name of SECOND) if (matches(name, text)) return name;
   // "User unknown" answered before RCPT TO (at MAIL FROM: our sender) is not about the recipient.
@@ -293,7 +407,8 @@ export function classifyReason(input: ReasonInput): ReasonResult {
   return { reason, hard: entry.hard && permanent, aboutRecipient: entry.aboutRecipient };
 }
 
-const autoReplyPattern = /out of (the )?office|auto(matic)?[- ]?(reply|response|antwort)|vacation|away from (my|the) (desk|office)|abwesenheit|absence|r[ée]ponse automatique|on (holiday|leave)/i;
+const autoReplyPattern =
+  /out of (the )?office|auto(matic)?[- ]?(reply|response|antwort)|vacation|away from (my|the) (desk|office)|abwesenheit|absence|r[ée]ponse automatique|on (holiday|leave)/i;
 
 /** True for vacation notices and other auto-replies, which never count as bounces. */
 export function isAutoReply(headers: { subject?: string; autoSubmitted?: string; xAutoreply?: string }): boolean {

@@ -66,22 +66,36 @@ function read(mail: ParsedMail, rawText: string): BounceReport {
   const rawFeedback = rawPart(rawText, /^content-type:[ \t]*message\/feedback-report\b/im);
   if (rawFeedback && /^feedback-type[ \t]*:/im.test(rawFeedback)) return readArf(mail, rawText, rawFeedback);
   const inlineFeedback = /^feedback-type[ \t]*:[ \t]*[a-z-]+[ \t]*$/im.exec(body);
-  if (inlineFeedback && /^(user-agent|version|original-rcpt-to|original-mail-from|removal-recipient)[ \t]*:/im.test(body.slice(inlineFeedback.index))) {
+  if (
+    inlineFeedback &&
+    /^(user-agent|version|original-rcpt-to|original-mail-from|removal-recipient)[ \t]*:/im.test(body.slice(inlineFeedback.index))
+  ) {
     return readArf(mail, rawText, body.slice(inlineFeedback.index));
   }
   // Amazon SES notifications forwarded by e-mail (SNS): JSON, read field by field (the SNS
   // envelope carries SES's JSON as an escaped string).
-  const snsText = (mail.text ?? '').includes('\\"notificationType\\"') ? (mail.text ?? '').replace(/\\"/g, '"') : mail.text ?? '';
+  const snsText = (mail.text ?? '').includes('\\"notificationType\\"') ? (mail.text ?? '').replace(/\\"/g, '"') : (mail.text ?? '');
   const sesType = /"notificationType"\s*:\s*"(Bounce|Complaint|Delivery)"/.exec(snsText);
   if (sesType) return readSesNotification(sesType[1], snsText);
   // Non-standard feedback loops: Microsoft JMRP ("complaint about message from <ip>" with the
   // message attached) and mailto unsubscribe requests (Apple Mail's "unsubscribe").
   const subjectLine = (mail.subject ?? '').trim();
-  if (/^complaint about message from /i.test(subjectLine) || mail.headers.has('x-hmxmroriginalrecipient') || /^x-hmxmroriginalrecipient:/im.test(originalHeaders(mail, rawText) ?? '')) {
+  if (
+    /^complaint about message from /i.test(subjectLine) ||
+    mail.headers.has('x-hmxmroriginalrecipient') ||
+    /^x-hmxmroriginalrecipient:/im.test(originalHeaders(mail, rawText) ?? '')
+  ) {
     return readJmrp(mail, rawText);
   }
   if (/^unsubscribe$/i.test(subjectLine)) {
-    return { ...empty('unknown'), reason: 'complaint', source: 'arf', feedbackType: 'opt-out', recipient: firstAddress(mail.from), diagnostic: 'Unsubscribe request' };
+    return {
+      ...empty('unknown'),
+      reason: 'complaint',
+      source: 'arf',
+      feedbackType: 'opt-out',
+      recipient: firstAddress(mail.from),
+      diagnostic: 'Unsubscribe request',
+    };
   }
   // Auto-replies (RFC 3834 Auto-Submitted, vacation headers and subjects) are never bounces.
   const header = (name: string) => {
@@ -89,7 +103,14 @@ function read(mail: ParsedMail, rawText: string): BounceReport {
     return typeof value === 'string' ? value : value ? String((value as { value?: unknown }).value ?? value) : undefined;
   };
   const from = firstAddress(mail.from) ?? mail.from?.text?.replace(/"/g, '').trim().toLowerCase() ?? '';
-  if (!BOUNCE_SENDER.test(from) && isAutoReply({ subject: mail.subject, autoSubmitted: header('auto-submitted'), xAutoreply: header('x-autoreply') ?? header('x-autorespond') })) {
+  if (
+    !BOUNCE_SENDER.test(from) &&
+    isAutoReply({
+      subject: mail.subject,
+      autoSubmitted: header('auto-submitted'),
+      xAutoreply: header('x-autoreply') ?? header('x-autorespond'),
+    })
+  ) {
     return { ...empty('auto_reply'), reason: 'auto_reply', recipient: from || null };
   }
   return readHeuristic(mail, rawText);

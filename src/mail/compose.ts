@@ -45,9 +45,22 @@ export interface ComposeInput {
 
 // Headers the service sets itself or that would corrupt the MIME structure or the envelope.
 const RESERVED_HEADERS = new Set([
-  'message-id', 'from', 'to', 'cc', 'bcc', 'subject', 'reply-to', 'date', 'sender',
-  'mime-version', 'content-type', 'content-transfer-encoding', 'content-disposition',
-  'return-path', 'dkim-signature', 'received',
+  'message-id',
+  'from',
+  'to',
+  'cc',
+  'bcc',
+  'subject',
+  'reply-to',
+  'date',
+  'sender',
+  'mime-version',
+  'content-type',
+  'content-transfer-encoding',
+  'content-disposition',
+  'return-path',
+  'dkim-signature',
+  'received',
 ]);
 // RFC 5322 field-name: printable ASCII except ":".
 const FIELD_NAME = /^[\x21-\x39\x3b-\x7e]+$/;
@@ -60,7 +73,12 @@ export function customHeaders(headers: ComposeInput['headers'] = {}, extraReserv
     const name = key.trim();
     if (raw === null || raw === undefined || !FIELD_NAME.test(name) || reserved.has(name.toLowerCase())) continue;
     // A CR or LF in a value would start a new header (header injection): fold it to a space.
-    result.push({ key: name, value: String(raw).replace(/[\r\n]+\s*/g, ' ').trim() });
+    result.push({
+      key: name,
+      value: String(raw)
+        .replace(/[\r\n]+\s*/g, ' ')
+        .trim(),
+    });
   }
   return result;
 }
@@ -71,7 +89,8 @@ function listUnsubscribeHeaders(list: ListUnsubscribe): Array<{ key: string; val
     .map((value) => `<${value.replace(/[\r\n<>]/g, '')}>`);
   if (targets.length === 0) return [];
   const headers = [{ key: 'List-Unsubscribe', value: targets.join(', ') }];
-  if (list.oneClick && list.url?.startsWith('https://')) headers.push({ key: 'List-Unsubscribe-Post', value: 'List-Unsubscribe=One-Click' });
+  if (list.oneClick && list.url?.startsWith('https://'))
+    headers.push({ key: 'List-Unsubscribe-Post', value: 'List-Unsubscribe=One-Click' });
   return headers;
 }
 
@@ -111,9 +130,7 @@ async function composeWithAttachments(input: ComposeInput, headers: Array<{ key:
       filename: attachment.filename,
       content: attachment.content,
       contentType: attachment.contentType || undefined,
-      ...(attachment.contentId
-        ? { cid: attachment.contentId.replace(/^<|>$/g, ''), contentDisposition: 'inline' }
-        : {}),
+      ...(attachment.contentId ? { cid: attachment.contentId.replace(/^<|>$/g, ''), contentDisposition: 'inline' } : {}),
     })),
     // Everything is given as content: never read a path or URL named in the request.
     disableFileAccess: true,
@@ -133,7 +150,8 @@ async function composeWithAttachments(input: ComposeInput, headers: Array<{ key:
 const headerEncoder = new MimeNode();
 // MimeNode's own spelling of a header name (x-campaign-id -> X-Campaign-ID), as it wrote custom
 // headers before; internal to nodemailer (pinned), checked against MailComposer by the tests.
-const headerName = (key: string): string => (headerEncoder as unknown as { _normalizeHeaderKey(key: string): string })._normalizeHeaderKey(key);
+const headerName = (key: string): string =>
+  (headerEncoder as unknown as { _normalizeHeaderKey(key: string): string })._normalizeHeaderKey(key);
 
 /** From … Date, then the request's own headers, each encoded and folded as MailComposer does. */
 function leadingHeaders(input: ComposeInput, custom: Array<{ key: string; value: string }>): string {
@@ -178,8 +196,15 @@ function encodedBody(html: string | null, text: string | null): EncodedBody {
   } else {
     // Boundaries follow from the body (salted per process), so the same body encodes to the same bytes.
     const boundary = `--_PLP-${key ?? randomBytes(16).toString('hex')}-Part_1`;
-    const content = parts.map((part) => `--${boundary}\r\nContent-Type: ${part.type}\r\nContent-Transfer-Encoding: ${part.encoding}\r\n\r\n${part.content}\r\n`).join('');
-    body = { headers: `MIME-Version: 1.0\r\n${foldLines(`Content-Type: multipart/alternative; boundary="${boundary}"`, 76)}`, content: `${content}--${boundary}--\r\n` };
+    const content = parts
+      .map(
+        (part) => `--${boundary}\r\nContent-Type: ${part.type}\r\nContent-Transfer-Encoding: ${part.encoding}\r\n\r\n${part.content}\r\n`,
+      )
+      .join('');
+    body = {
+      headers: `MIME-Version: 1.0\r\n${foldLines(`Content-Type: multipart/alternative; boundary="${boundary}"`, 76)}`,
+      content: `${content}--${boundary}--\r\n`,
+    };
   }
   if (key) rememberBody(key, body);
   return body;
@@ -190,7 +215,13 @@ function encodedBody(html: string | null, text: string | null): EncodedBody {
 function textPart(type: string, value: string): { type: string; encoding: string; content: string } {
   if (isPlainText(value) && !hasLongerLines(value, 76)) return { type, encoding: '7bit', content: crlf(value) };
   if (mostlyLatin(value)) return { type, encoding: 'quoted-printable', content: crlf(qpWrap(qpEncode(value), 76)) };
-  return { type, encoding: 'base64', content: Buffer.from(value).toString('base64').replace(/.{76}(?=.)/g, '$&\r\n') };
+  return {
+    type,
+    encoding: 'base64',
+    content: Buffer.from(value)
+      .toString('base64')
+      .replace(/.{76}(?=.)/g, '$&\r\n'),
+  };
 }
 
 /** More Latin letters than bytes outside printable ASCII (MimeNode's choice between Q and B). */

@@ -89,46 +89,70 @@ function peerChain(socket: TLSSocket): X509Certificate[] {
 /** A TLS socket to a DANE host whose certificate matched its TLSA records; rejects with an SMTP-like error otherwise. */
 export async function daneConnect(options: DaneConnectOptions): Promise<TLSSocket> {
   const { host } = options;
-  const plain = connectTcp({ host: options.address, port: options.port, ...(options.localAddress ? { localAddress: options.localAddress } : {}) });
+  const plain = connectTcp({
+    host: options.address,
+    port: options.port,
+    ...(options.localAddress ? { localAddress: options.localAddress } : {}),
+  });
   let current: Socket = plain;
   let failed: ((error: Error) => void) | null = null;
   const failure = new Promise<never>((_, reject) => {
     failed = reject;
   });
   failure.catch(() => {});
-  const onError = (error: Error) => failed!(Object.assign(error, { command: (error as SmtpSetupError).command ?? 'CONN', code: (error as SmtpSetupError).code ?? 'ECONNECTION' }));
+  const onError = (error: Error) =>
+    failed!(
+      Object.assign(error, { command: (error as SmtpSetupError).command ?? 'CONN', code: (error as SmtpSetupError).code ?? 'ECONNECTION' }),
+    );
   plain.on('error', onError);
   // A server that hangs up mid-setup fails the attempt now, not when the timer runs out.
-  const onClose = () => failed!(setupError(`${host} closed the connection during STARTTLS setup`, { code: 'ECONNECTION', command: 'CONN' }));
+  const onClose = () =>
+    failed!(setupError(`${host} closed the connection during STARTTLS setup`, { code: 'ECONNECTION', command: 'CONN' }));
   plain.once('close', onClose);
-  const timer = setTimeout(() => current.destroy(setupError(`Connection to ${host} timed out during STARTTLS setup`, { code: 'ETIMEDOUT', command: 'CONN' })), options.timeoutMs);
+  const timer = setTimeout(
+    () => current.destroy(setupError(`Connection to ${host} timed out during STARTTLS setup`, { code: 'ETIMEDOUT', command: 'CONN' })),
+    options.timeoutMs,
+  );
   const step = <T>(promise: Promise<T>) => Promise.race([promise, failure]);
   try {
     await step(new Promise<void>((resolve) => plain.once('connect', resolve)));
     const reader = replyReader(plain);
     const greeting = await step(reader.next());
-    if (!greeting.startsWith('220')) throw setupError(`Greeting of ${host} was not accepted`, { code: 'EPROTOCOL', command: 'CONN', response: greeting });
+    if (!greeting.startsWith('220'))
+      throw setupError(`Greeting of ${host} was not accepted`, { code: 'EPROTOCOL', command: 'CONN', response: greeting });
     plain.write(`EHLO ${options.heloName}\r\n`);
     const ehlo = await step(reader.next());
     if (!ehlo.startsWith('250')) throw setupError(`EHLO was refused by ${host}`, { code: 'EPROTOCOL', command: 'EHLO', response: ehlo });
     if (!/^250[ -]STARTTLS\s*$/im.test(ehlo)) {
       plain.end('QUIT\r\n');
-      throw setupError(`DANE: ${host} offers no STARTTLS but publishes TLSA records; not sent in the clear`, { code: 'ETLS', command: 'STARTTLS' });
+      throw setupError(`DANE: ${host} offers no STARTTLS but publishes TLSA records; not sent in the clear`, {
+        code: 'ETLS',
+        command: 'STARTTLS',
+      });
     }
     plain.write('STARTTLS\r\n');
     const ready = await step(reader.next());
-    if (!ready.startsWith('220')) throw setupError(`DANE: ${host} refused STARTTLS (${ready.split('\n')[0]}); not sent in the clear`, { code: 'ETLS', command: 'STARTTLS' });
+    if (!ready.startsWith('220'))
+      throw setupError(`DANE: ${host} refused STARTTLS (${ready.split('\n')[0]}); not sent in the clear`, {
+        code: 'ETLS',
+        command: 'STARTTLS',
+      });
     reader.stop();
     const secure = connectTls({ socket: plain, servername: host, rejectUnauthorized: false, minVersion: 'TLSv1.2' });
     current = secure;
     // Handshake failures are TLS failures (X.7.5), never a reason to go on in the clear.
-    secure.on('error', (error: SmtpSetupError) => onError(error.command ? error : Object.assign(error, { code: 'ETLS', command: 'STARTTLS' })));
+    secure.on('error', (error: SmtpSetupError) =>
+      onError(error.command ? error : Object.assign(error, { code: 'ETLS', command: 'STARTTLS' })),
+    );
     await step(new Promise<void>((resolve) => secure.once('secureConnect', resolve)));
     if (options.records) {
       const verdict = verifyDane(options.records, peerChain(secure), [host, ...(options.alsoNames ?? [])]);
       if (!verdict.ok) {
         secure.destroy();
-        throw setupError(`DANE: the TLS certificate of ${host} fails its TLSA records (${verdict.reason}); not sent`, { code: 'ETLS', command: 'STARTTLS' });
+        throw setupError(`DANE: the TLS certificate of ${host} fails its TLSA records (${verdict.reason}); not sent`, {
+          code: 'ETLS',
+          command: 'STARTTLS',
+        });
       }
     }
     plain.off('error', onError);

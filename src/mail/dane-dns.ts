@@ -139,19 +139,27 @@ export class DaneLookup {
 
   /** Whether the MX RRset of `domain` (or its absence: implicit MX) is authenticated. Only then can DANE apply. */
   mxSecure(domain: string): Promise<boolean> {
-    return this.cached(`mx|${domain}`, async () => {
-      try {
-        const answer = await querySecure(this.options.servers, domain, 'MX', this.options.timeoutMs);
-        return answer.authenticated && answer.rcode === 'NOERROR';
-      } catch {
-        return false; // the delivery's own MX lookup decides what a DNS failure means
-      }
-    }, () => true);
+    return this.cached(
+      `mx|${domain}`,
+      async () => {
+        try {
+          const answer = await querySecure(this.options.servers, domain, 'MX', this.options.timeoutMs);
+          return answer.authenticated && answer.rcode === 'NOERROR';
+        } catch {
+          return false; // the delivery's own MX lookup decides what a DNS failure means
+        }
+      },
+      () => true,
+    );
   }
 
   /** The TLSA records of `host` on `port` (`_25._tcp.<host>`), when its address and TLSA answers are authenticated. */
   tlsaFor(host: string, port: number): Promise<TlsaLookup> {
-    return this.cached(`tlsa|${host}|${port}`, () => this.lookUp(host, port), (value) => value.kind !== 'temporary');
+    return this.cached(
+      `tlsa|${host}|${port}`,
+      () => this.lookUp(host, port),
+      (value) => value.kind !== 'temporary',
+    );
   }
 
   private async lookUp(host: string, port: number): Promise<TlsaLookup> {

@@ -75,7 +75,9 @@ export function verifyDane(records: TlsaRecord[], chain: X509Certificate[], name
       return { ok: false, reason: 'certificate chain does not lead to the DANE-TA trust anchor' };
     }
   }
-  if (!chain.slice(0, Math.max(taIndex, 1)).every((cert) => within(cert, now))) return { ok: false, reason: 'certificate is expired or not yet valid' };
-  if (!names.some((name) => leaf.checkHost(name) !== undefined)) return { ok: false, reason: `certificate is not valid for ${names.join(' or ')}` };
+  if (!chain.slice(0, Math.max(taIndex, 1)).every((cert) => within(cert, now)))
+    return { ok: false, reason: 'certificate is expired or not yet valid' };
+  if (!names.some((name) => leaf.checkHost(name) !== undefined))
+    return { ok: false, reason: `certificate is not valid for ${names.join(' or ')}` };
   return { ok: true, usage: 'DANE-TA' };
 }

@@ -26,10 +26,12 @@ export interface SignOptions {
 // RFC 6376 §5.4.1's recommended fields (mailauth's default list): the ones a reader sees or
 // that shape the content.
 const SIGNED_FIELDS = new Set(
-  ('From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:Content-Transfer-Encoding:' +
+  (
+    'From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:Content-Transfer-Encoding:' +
     'Content-ID:Content-Description:Resent-Date:Resent-From:Resent-Sender:Resent-To:Resent-Cc:Resent-Message-ID:' +
     'In-Reply-To:References:List-Id:List-Help:List-Unsubscribe:List-Subscribe:List-Post:List-Owner:List-Archive:' +
-    'List-Unsubscribe-Post:Feedback-ID')
+    'List-Unsubscribe-Post:Feedback-ID'
+  )
     .toLowerCase()
     .split(':'),
 );
@@ -79,7 +81,9 @@ export async function signMessage(raw: Buffer, key: DkimKey, options: SignOption
  *  (about 1 ms for a 2048-bit key here), and the calling thread composes the next message
  *  meanwhile instead of waiting for it. */
 function signOnThreadPool(data: Buffer, privateKey: KeyObject): Promise<Buffer> {
-  return new Promise((resolve, reject) => sign('sha256', data, privateKey, (error, signature) => (error ? reject(error) : resolve(signature))));
+  return new Promise((resolve, reject) =>
+    sign('sha256', data, privateKey, (error, signature) => (error ? reject(error) : resolve(signature))),
+  );
 }
 
 // Parsing a PEM key costs more than the RSA signature itself: keep the parsed keys of the

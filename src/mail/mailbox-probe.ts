@@ -103,7 +103,8 @@ export function classifyRcptReply(code: number, text: string): MailboxOutcome {
   const temporary = code >= 400 && code < 500;
   if (temporary && (enhanced === '4.7.1' || GREYLISTED.test(text))) {
     // "4.2.2 mailbox full, try again later" is a full mailbox, not greylisting.
-    if (classifyReason({ status: enhanced ?? String(code), diagnostic: text, command: 'RCPT' }).reason !== 'mailbox_full') return 'greylisted';
+    if (classifyReason({ status: enhanced ?? String(code), diagnostic: text, command: 'RCPT' }).reason !== 'mailbox_full')
+      return 'greylisted';
   }
   const { reason } = classifyReason({ status: enhanced ?? String(code), diagnostic: text, command: 'RCPT' });
   if (reason === 'mailbox_full') return 'inbox_full';
@@ -154,7 +155,10 @@ class SmtpConversation {
       // "250-…" continues a reply, "250 …" (or a bare code) ends it.
       if (/^\d{3}(?: |$)/.test(line)) {
         const code = Number(line.slice(0, 3));
-        const text = this.lines.map((l) => l.slice(4)).join(' ').trim();
+        const text = this.lines
+          .map((l) => l.slice(4))
+          .join(' ')
+          .trim();
         this.lines = [];
         this.deliver({ code, text });
       }
@@ -222,7 +226,13 @@ function openSocket(address: string, port: number, timeoutMs: number): Promise<S
 const enhancedOf = (text: string) => ENHANCED.exec(text.trim())?.[1] ?? null;
 const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim().slice(0, 500);
 
-function result(outcome: MailboxOutcome, connected: boolean, mxHost: string | null, reply: Reply | null, message?: string): MailboxProbeResult {
+function result(
+  outcome: MailboxOutcome,
+  connected: boolean,
+  mxHost: string | null,
+  reply: Reply | null,
+  message?: string,
+): MailboxProbeResult {
   return {
     outcome,
     connected,
@@ -243,7 +253,12 @@ function randomLocalPart(): string {
 export const ADDRESSES_PER_SESSION = 20;
 
 /** Asks the domain's MX hosts about `address`; `hosts` in the order to try them. */
-export async function probeMailbox(address: string, domain: string, hosts: MxHost[], options: MailboxProbeOptions): Promise<MailboxProbeResult> {
+export async function probeMailbox(
+  address: string,
+  domain: string,
+  hosts: MxHost[],
+  options: MailboxProbeOptions,
+): Promise<MailboxProbeResult> {
   return (await probeMailboxes([address], domain, hosts, options))[0];
 }
 
@@ -253,7 +268,12 @@ export async function probeMailbox(address: string, domain: string, hosts: MxHos
  * the order of `addresses`. A session that breaks after some answers is followed by a new one
  * for the rest; what is left when a server stops answering gets that failure as its result.
  */
-export async function probeMailboxes(addresses: string[], domain: string, hosts: MxHost[], options: MailboxProbeOptions): Promise<MailboxProbeResult[]> {
+export async function probeMailboxes(
+  addresses: string[],
+  domain: string,
+  hosts: MxHost[],
+  options: MailboxProbeOptions,
+): Promise<MailboxProbeResult[]> {
   const answers = new Map<string, MailboxProbeResult>();
   let pending = [...new Set(addresses)];
   let last: MailboxProbeResult = result('connection_failed', false, null, null, 'no MX host to connect to');
@@ -305,7 +325,10 @@ async function probeSession(
       socket = await openSocket(ip, options.port, options.timeoutMs);
     } catch (error) {
       const timedOut = error instanceof ProbeTimeout;
-      return { answers, failure: result(timedOut ? 'timeout' : 'connection_failed', false, host, null, `${host} (${ip}): ${(error as Error).message}`) };
+      return {
+        answers,
+        failure: result(timedOut ? 'timeout' : 'connection_failed', false, host, null, `${host} (${ip}): ${(error as Error).message}`),
+      };
     }
     const smtp = new SmtpConversation(socket, options.timeoutMs);
     const greeting = await smtp.reply();

@@ -37,7 +37,9 @@ export function loadMtaSts(): MtaStsModule {
       return extra ? Object.assign(error, extra) : error;
     },
   };
-  const tools = new Proxy(helpers, { get: (target, key) => (key in target ? target[key] : (fileRequire('./tools') as Record<string | symbol, unknown>)[key]) });
+  const tools = new Proxy(helpers, {
+    get: (target, key) => (key in target ? target[key] : (fileRequire('./tools') as Record<string | symbol, unknown>)[key]),
+  });
   const ownRequire = Object.assign((id: string) => (id === './tools' ? tools : fileRequire(id)), fileRequire);
   const module = { exports: {} as MtaStsModule };
   const body = compileFunction(readFileSync(file, 'utf8'), ['exports', 'require', 'module', '__filename', '__dirname'], { filename: file });

@@ -98,9 +98,19 @@ export class MtaSts {
           timeout: this.options.timeoutMs ?? 15_000,
           // The policy host is found through DNS_SERVERS like every other name we look up.
           lookup: (hostname, lookupOptions, callback) => {
-            const done = callback as (err: Error | null, address?: string | Array<{ address: string; family: number }>, family?: number) => void;
+            const done = callback as (
+              err: Error | null,
+              address?: string | Array<{ address: string; family: number }>,
+              family?: number,
+            ) => void;
             resolver.resolve4(hostname).then(
-              (addresses) => ((lookupOptions as { all?: boolean }).all ? done(null, addresses.map((address) => ({ address, family: 4 }))) : done(null, addresses[0], 4)),
+              (addresses) =>
+                (lookupOptions as { all?: boolean }).all
+                  ? done(
+                      null,
+                      addresses.map((address) => ({ address, family: 4 })),
+                    )
+                  : done(null, addresses[0], 4),
               (error) => done(error),
             );
           },

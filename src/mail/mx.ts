@@ -35,7 +35,9 @@ export function orderMxHosts(records: Array<{ exchange: string; priority: number
     .filter((host) => host.exchange !== '')
     .sort((a, b) => a.priority - b.priority || a.tiebreak - b.tiebreak);
   const seen = new Set<string>();
-  return hosts.filter((host) => !seen.has(host.exchange) && seen.add(host.exchange)).map(({ exchange, priority }) => ({ exchange, priority }));
+  return hosts
+    .filter((host) => !seen.has(host.exchange) && seen.add(host.exchange))
+    .map(({ exchange, priority }) => ({ exchange, priority }));
 }
 
 function dnsFailure(error: unknown, name: string, type: string): MxResolution {
@@ -67,9 +69,7 @@ export async function resolveMx(domain: string, resolver: Resolver, options: MxO
   return { kind: 'permanent', enhancedCode: '5.1.2', reason: `Domain ${name} has no MX, A or AAAA record` };
 }
 
-export type AddressResolution =
-  | { kind: 'addresses'; addresses: string[] }
-  | { kind: 'none' | 'temporary'; reason: string };
+export type AddressResolution = { kind: 'addresses'; addresses: string[] } | { kind: 'none' | 'temporary'; reason: string };
 
 /**
  * IPv4 then IPv6 addresses of a host (IPv4 first: many hosts have no working IPv6 route).

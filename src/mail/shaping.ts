@@ -34,10 +34,22 @@ export interface Provider {
 /** Conservative public figures and common practice (Postfix/PowerMTA defaults per provider). */
 export const PROVIDERS: Provider[] = [
   { name: 'gmail', mx: /(^|\.)(google\.com|googlemail\.com)$/, limits: { connections: 20, messagesPerConnection: 100, perMinute: 6000 } },
-  { name: 'microsoft', mx: /(^|\.)(outlook\.com|hotmail\.com|live\.com|olc\.protection\.outlook\.com)$/, limits: { connections: 10, messagesPerConnection: 50, perMinute: 3000 } },
-  { name: 'yahoo', mx: /(^|\.)(yahoodns\.net|yahoo\.com|aol\.com)$/, limits: { connections: 10, messagesPerConnection: 20, perMinute: 1500 } },
+  {
+    name: 'microsoft',
+    mx: /(^|\.)(outlook\.com|hotmail\.com|live\.com|olc\.protection\.outlook\.com)$/,
+    limits: { connections: 10, messagesPerConnection: 50, perMinute: 3000 },
+  },
+  {
+    name: 'yahoo',
+    mx: /(^|\.)(yahoodns\.net|yahoo\.com|aol\.com)$/,
+    limits: { connections: 10, messagesPerConnection: 20, perMinute: 1500 },
+  },
   { name: 'apple', mx: /(^|\.)(icloud\.com|me\.com|apple\.com)$/, limits: { connections: 10, messagesPerConnection: 50, perMinute: 1500 } },
-  { name: 'gmx-webde', mx: /(^|\.)(gmx\.net|gmx\.com|web\.de|kundenserver\.de|ionos\.com)$/, limits: { connections: 5, messagesPerConnection: 20, perMinute: 600 } },
+  {
+    name: 'gmx-webde',
+    mx: /(^|\.)(gmx\.net|gmx\.com|web\.de|kundenserver\.de|ionos\.com)$/,
+    limits: { connections: 5, messagesPerConnection: 20, perMinute: 600 },
+  },
   { name: 'mailru', mx: /(^|\.)mail\.ru$/, limits: { connections: 5, messagesPerConnection: 20, perMinute: 600 } },
   { name: 'yandex', mx: /(^|\.)yandex\.(net|ru)$/, limits: { connections: 5, messagesPerConnection: 20, perMinute: 600 } },
   { name: 'zoho', mx: /(^|\.)zoho(mail)?\.(com|eu|in)$/, limits: { connections: 5, messagesPerConnection: 50, perMinute: 1200 } },
@@ -61,7 +73,8 @@ export function parseShapingOverrides(value: string | undefined | null): Overrid
     for (const field of ['connections', 'messagesPerConnection', 'perMinute', 'blockPauseMs'] as const) {
       const v = limits?.[field];
       if (v === undefined) continue;
-      if (!(v === null && field === 'perMinute') && !(typeof v === 'number' && v > 0)) throw new Error(`DELIVERY_SHAPING ${key}.${field} must be a positive number`);
+      if (!(v === null && field === 'perMinute') && !(typeof v === 'number' && v > 0))
+        throw new Error(`DELIVERY_SHAPING ${key}.${field} must be a positive number`);
       (entry as Record<string, unknown>)[field] = v;
     }
     out[key.toLowerCase()] = entry;
@@ -80,14 +93,21 @@ export type Priority = 'transactional' | 'bulk';
 
 export type { Feedback };
 
-export function feedbackOf(result: { kind: string; code: number | null; enhancedCode: string | null; response: string; reason?: BounceReason | null }): Feedback {
+export function feedbackOf(result: {
+  kind: string;
+  code: number | null;
+  enhancedCode: string | null;
+  response: string;
+  reason?: BounceReason | null;
+}): Feedback {
   if (result.kind === 'delivered') return 'accepted';
   // Greylisting asks for a retry minutes later, not for a slower pace.
   if (/grey ?list|gray ?list/i.test(result.response)) return 'other';
   // A pooled connection the receiver closed before the message was sent (its 421 on a reused
   // connection, which the pool reports only as this): a throttle, retried at the pace.
   if (result.code === null && /after connection was closed/i.test(result.response)) return 'throttled';
-  if (result.reason === 'rate_limited' || result.code === 421 || /try again later|throttl|too many/i.test(result.response)) return 'throttled';
+  if (result.reason === 'rate_limited' || result.code === 421 || /try again later|throttl|too many/i.test(result.response))
+    return 'throttled';
   if (result.reason === 'reputation_block' || (result.reason === 'policy_block' && result.code !== null)) return 'blocked';
   return 'other';
 }
@@ -204,18 +224,26 @@ export class TrafficShaper {
           resolve(ok ? this.slot(destination) : null);
         },
       };
-      waiter.timer = setTimeout(() => {
-        const index = destination.waiters.indexOf(waiter);
-        if (index >= 0) destination.waiters.splice(index, 1);
-        resolve(null);
-      }, Math.max(0, maxWaitMs));
+      waiter.timer = setTimeout(
+        () => {
+          const index = destination.waiters.indexOf(waiter);
+          if (index >= 0) destination.waiters.splice(index, 1);
+          resolve(null);
+        },
+        Math.max(0, maxWaitMs),
+      );
       waiter.timer.unref?.();
       // Transactional first, then in arrival order: a waiter goes in after the last of its
       // kind (sorting the queue on every acquire was a tenth of the delivery loop's garbage).
       const waiters = destination.waiters;
       const last = waiters[waiters.length - 1];
       if (priority !== 'transactional' || !last || last.priority === 'transactional') waiters.push(waiter);
-      else waiters.splice(waiters.findIndex((other) => other.priority !== 'transactional'), 0, waiter);
+      else
+        waiters.splice(
+          waiters.findIndex((other) => other.priority !== 'transactional'),
+          0,
+          waiter,
+        );
       this.pump(destination);
     });
   }
@@ -292,4 +320,3 @@ export class TrafficShaper {
     }
   }
 }
-

@@ -158,7 +158,9 @@ type SmtpError = Error & { code?: string; responseCode?: number; response?: stri
 
 /** A failed TLS handshake or certificate check (nodemailer reports most as ESOCKET). */
 export function isTlsFailure(error: SmtpError): boolean {
-  return error.code === 'ETLS' || error.library === 'SSL routines' || /SSL routines|certificate|TLS handshake|tlsv1 alert/i.test(error.message);
+  return (
+    error.code === 'ETLS' || error.library === 'SSL routines' || /SSL routines|certificate|TLS handshake|tlsv1 alert/i.test(error.message)
+  );
 }
 
 /** What a nodemailer error means for this message. `hostLevel`: worth trying another host. */
@@ -173,10 +175,22 @@ export function classifySmtpError(error: SmtpError): Omit<HostAttempt, 'mxHost' 
     // that is about the sender (reputation, blocklist, policy, rate) is a block, not a bounce:
     // retried later and never a reason to suppress the recipient (docs/delivery.md, "Blocks are not
     // bounces").
-    const reason = classifyReason({ status: enhancedCodeOf(response) ?? String(code), diagnostic: response, command: error.command ?? null }).reason;
+    const reason = classifyReason({
+      status: enhancedCodeOf(response) ?? String(code),
+      diagnostic: response,
+      command: error.command ?? null,
+    }).reason;
     const senderBlock = isSenderBlock(reason);
     const kind: DeliveryKind = permanent && error.code !== 'EAUTH' && !senderBlock ? 'permanent' : 'temporary';
-    return { kind, code, enhancedCode: enhancedCodeOf(response) ?? (kind === 'permanent' ? '5.0.0' : '4.0.0'), response, hostLevel, reason, command: error.command ?? null };
+    return {
+      kind,
+      code,
+      enhancedCode: enhancedCodeOf(response) ?? (kind === 'permanent' ? '5.0.0' : '4.0.0'),
+      response,
+      hostLevel,
+      reason,
+      command: error.command ?? null,
+    };
   }
   // No reply: TLS failed (X.7.5 cryptographic failure), the connection failed or timed out
   // (X.4.1 no answer from host), or it broke midway (X.4.2 bad connection).
@@ -200,7 +214,13 @@ function tlsOf(hop: Hop): string {
 }
 
 /** A parsed SMARTHOST_URL. */
-export function parseSmarthostUrl(url: string): { host: string; port: number; secure: boolean; auth?: { user: string; pass: string }; verifyCertificate: boolean } {
+export function parseSmarthostUrl(url: string): {
+  host: string;
+  port: number;
+  secure: boolean;
+  auth?: { user: string; pass: string };
+  verifyCertificate: boolean;
+} {
   const parsed = new URL(url);
   if (parsed.protocol !== 'smtp:' && parsed.protocol !== 'smtps:') throw new Error('SMARTHOST_URL must start with smtp:// or smtps://');
   const secure = parsed.protocol === 'smtps:';
@@ -241,7 +261,8 @@ class AnswerCache<T> {
 }
 
 export class SmtpDelivery {
-  readonly options: Required<Omit<SmtpDeliveryOptions, 'smarthostUrl' | 'random' | 'shaper' | 'mtaSts' | 'dane' | 'tlsCa' | 'ipPools'>> & Pick<SmtpDeliveryOptions, 'random' | 'shaper' | 'tlsCa'>;
+  readonly options: Required<Omit<SmtpDeliveryOptions, 'smarthostUrl' | 'random' | 'shaper' | 'mtaSts' | 'dane' | 'tlsCa' | 'ipPools'>> &
+    Pick<SmtpDeliveryOptions, 'random' | 'shaper' | 'tlsCa'>;
   private readonly sources: SourcePicker;
   private readonly mtaSts: MtaSts | null;
   private readonly dane: DaneLookup | null;
@@ -272,7 +293,10 @@ export class SmtpDelivery {
       tlsCa: options.tlsCa,
     };
     this.mtaSts = options.mtaSts === undefined ? new MtaSts({ resolver: options.resolver, ca: options.tlsCa }) : options.mtaSts;
-    this.dane = options.dane === undefined ? new DaneLookup({ servers: options.resolver.getServers(), cacheMs: this.options.dnsCacheMs }) : options.dane;
+    this.dane =
+      options.dane === undefined
+        ? new DaneLookup({ servers: options.resolver.getServers(), cacheMs: this.options.dnsCacheMs })
+        : options.dane;
     this.mxCache = new AnswerCache(this.options.dnsCacheMs);
     this.addressCache = new AnswerCache(this.options.dnsCacheMs);
     this.smarthost = options.smarthostUrl ? parseSmarthostUrl(options.smarthostUrl) : null;
@@ -287,7 +311,15 @@ export class SmtpDelivery {
     const attempts: HostAttempt[] = [];
     const finish = (decisive: HostAttempt): DeliveryOutcome => ({ ...decisive, attempts });
     const fail = (kind: DeliveryKind, enhancedCode: string, response: string, mxHost: string | null): DeliveryOutcome => {
-      const attempt: HostAttempt = { kind, code: null, enhancedCode, response, mxHost, address: null, reason: classifyReason({ status: enhancedCode, diagnostic: response }).reason };
+      const attempt: HostAttempt = {
+        kind,
+        code: null,
+        enhancedCode,
+        response,
+        mxHost,
+        address: null,
+        reason: classifyReason({ status: enhancedCode, diagnostic: response }).reason,
+      };
       attempts.push(attempt);
       return finish(attempt);
     };
@@ -302,14 +334,26 @@ export class SmtpDelivery {
       const at = message.to.lastIndexOf('@');
       domain = at > 0 ? domainToASCII(message.to.slice(at + 1).toLowerCase()) : '';
       if (!domain) return fail('permanent', '5.1.3', `Bad recipient address syntax: ${message.to}`, null);
-      const mx = await this.mxCache.get(domain, () => resolveMx(domain, this.options.resolver, { random: this.options.random }), (answer) => answer.kind === 'hosts');
+      const mx = await this.mxCache.get(
+        domain,
+        () => resolveMx(domain, this.options.resolver, { random: this.options.random }),
+        (answer) => answer.kind === 'hosts',
+      );
       if (mx.kind !== 'hosts') return fail(mx.kind, mx.enhancedCode, mx.reason, null);
       // Ties are reshuffled per message, also when the answer came from the cache.
-      hosts = orderMxHosts(mx.hosts, this.options.random).map((mxHost) => ({ host: mxHost.exchange, port: this.options.mxPort, secure: false, verifyCertificate: false }));
+      hosts = orderMxHosts(mx.hosts, this.options.random).map((mxHost) => ({
+        host: mxHost.exchange,
+        port: this.options.mxPort,
+        secure: false,
+        verifyCertificate: false,
+      }));
       // DANE needs an authenticated MX answer; then each MX host's TLSA records decide (below).
       // MTA-STS enforce: only the MX hosts the policy names, over TLS with a valid certificate
       // (for hosts where DANE does not apply: DANE takes precedence, RFC 8461 §2).
-      const [secureMx, policy] = await Promise.all([this.dane ? this.dane.mxSecure(domain) : false, this.mtaSts ? this.mtaSts.policyFor(domain) : null]);
+      const [secureMx, policy] = await Promise.all([
+        this.dane ? this.dane.mxSecure(domain) : false,
+        this.mtaSts ? this.mtaSts.policyFor(domain) : null,
+      ]);
       daneDomain = secureMx;
       if (policy?.mode === 'enforce') stsEnforce = (host) => MtaSts.allows(policy, host);
     }
@@ -322,7 +366,15 @@ export class SmtpDelivery {
       if (budget <= 0) break;
       const security = await this.securityOf(target.host, target.port, domain, daneDomain, stsEnforce);
       if (security.kind === 'temporary') {
-        attempts.push({ kind: 'temporary', code: null, enhancedCode: '4.4.3', response: security.reason, mxHost: target.host, address: null, reason: 'network_error' });
+        attempts.push({
+          kind: 'temporary',
+          code: null,
+          enhancedCode: '4.4.3',
+          response: security.reason,
+          mxHost: target.host,
+          address: null,
+          reason: 'network_error',
+        });
         continue;
       }
       if (security.kind === 'refused') {
@@ -333,7 +385,15 @@ export class SmtpDelivery {
       if (security.kind === 'mta-sts') target = { ...target, requireTls: true, verifyCertificate: true };
       const resolved = await this.addressesOf(target.host);
       if (resolved.kind !== 'addresses') {
-        attempts.push({ kind: 'temporary', code: null, enhancedCode: resolved.kind === 'none' ? '4.4.4' : '4.4.3', response: resolved.reason, mxHost: target.host, address: null, reason: 'network_error' });
+        attempts.push({
+          kind: 'temporary',
+          code: null,
+          enhancedCode: resolved.kind === 'none' ? '4.4.4' : '4.4.3',
+          response: resolved.reason,
+          mxHost: target.host,
+          address: null,
+          reason: 'network_error',
+        });
         continue;
       }
       for (const address of resolved.addresses) {
@@ -366,7 +426,13 @@ export class SmtpDelivery {
         }
       }
     }
-    if (attempts.length === 0 && unreachable > 0) return fail('temporary', '4.4.4', `IP pool ${message.pool} has no source address of the family of any address of the delivery hosts`, null);
+    if (attempts.length === 0 && unreachable > 0)
+      return fail(
+        'temporary',
+        '4.4.4',
+        `IP pool ${message.pool} has no source address of the family of any address of the delivery hosts`,
+        null,
+      );
     if (attempts.length === 0 && stsRefused > 0) {
       const outcome = fail('temporary', '4.7.5', `MTA-STS policy of ${domain} (enforce) names none of its MX hosts`, null);
       outcome.reason = outcome.attempts[0].reason = 'policy_block';
@@ -376,9 +442,7 @@ export class SmtpDelivery {
     // Nothing delivered: a permanent answer from any host wins, else the last answer with an
     // SMTP reply (more telling than a later connection failure), else the last attempt.
     const decisive =
-      attempts.find((a) => a.kind === 'permanent') ??
-      [...attempts].reverse().find((a) => a.code !== null) ??
-      attempts[attempts.length - 1];
+      attempts.find((a) => a.kind === 'permanent') ?? [...attempts].reverse().find((a) => a.code !== null) ?? attempts[attempts.length - 1];
     return finish(decisive);
   }
 
@@ -388,7 +452,11 @@ export class SmtpDelivery {
     const at = to.lastIndexOf('@');
     const domain = at > 0 ? domainToASCII(to.slice(at + 1).toLowerCase()) : '';
     if (!domain) return null;
-    const mx = await this.mxCache.get(domain, () => resolveMx(domain, this.options.resolver, { random: this.options.random }), (answer) => answer.kind === 'hosts');
+    const mx = await this.mxCache.get(
+      domain,
+      () => resolveMx(domain, this.options.resolver, { random: this.options.random }),
+      (answer) => answer.kind === 'hosts',
+    );
     if (mx.kind !== 'hosts') return null;
     const host = mx.hosts[0].exchange;
     return this.options.shaper ? this.options.shaper.keyOf(host) : host;
@@ -408,7 +476,13 @@ export class SmtpDelivery {
    * unverified), else MTA-STS enforce (`refused`: the policy does not name the host), else
    * opportunistic. `temporary`: the TLSA lookup failed in a signed zone (RFC 7672 §2.1.1).
    */
-  private async securityOf(host: string, port: number, domain: string, daneDomain: boolean, stsEnforce: ((host: string) => boolean) | null) {
+  private async securityOf(
+    host: string,
+    port: number,
+    domain: string,
+    daneDomain: boolean,
+    stsEnforce: ((host: string) => boolean) | null,
+  ) {
     if (daneDomain && this.dane) {
       const tlsa = await this.dane.tlsaFor(host, port);
       if (tlsa.kind === 'temporary') return { kind: 'temporary' as const, reason: tlsa.reason };
@@ -422,14 +496,22 @@ export class SmtpDelivery {
   private async addressesOf(host: string) {
     // RFC 6761: "localhost" is always loopback, whatever DNS says (local smarthosts).
     if (this.smarthost && host.toLowerCase() === 'localhost') return { kind: 'addresses' as const, addresses: ['127.0.0.1'] };
-    return this.addressCache.get(host, () => resolveAddresses(host, this.options.resolver), (answer) => answer.kind === 'addresses');
+    return this.addressCache.get(
+      host,
+      () => resolveAddresses(host, this.options.resolver),
+      (answer) => answer.kind === 'addresses',
+    );
   }
 
   /**
    * One attempt at `hop` within its destination's allowance: waits for a slot, reports the
    * answer to the shaper, and retries a throttled answer at the new pace (a few times).
    */
-  private async shapedAttempt(hop: Hop, message: OutboundMessage, attempts: HostAttempt[]): Promise<Awaited<ReturnType<SmtpDelivery['attempt']>> | (HostAttempt & { deferredUntilMs: number })> {
+  private async shapedAttempt(
+    hop: Hop,
+    message: OutboundMessage,
+    attempts: HostAttempt[],
+  ): Promise<Awaited<ReturnType<SmtpDelivery['attempt']>> | (HostAttempt & { deferredUntilMs: number })> {
     const shaper = this.options.shaper;
     if (!shaper) return this.attempt(hop, message);
     for (let tries = 0; ; tries++) {
@@ -437,7 +519,12 @@ export class SmtpDelivery {
       if (!slot) {
         const key = shaper.keyOf(hop.host);
         return {
-          kind: 'temporary', code: null, enhancedCode: '4.4.5', mxHost: hop.host, address: null, reason: 'rate_limited',
+          kind: 'temporary',
+          code: null,
+          enhancedCode: '4.4.5',
+          mxHost: hop.host,
+          address: null,
+          reason: 'rate_limited',
           response: `Deferred by traffic shaping: ${key}${hop.source ? ` (from ${hop.source.address})` : ''} has no free slot within ${this.options.shapingMaxWaitMs} ms`,
           deferredUntilMs: Date.now() + 5_000,
         };
@@ -458,14 +545,30 @@ export class SmtpDelivery {
       const response = oneLine(info.response ?? '');
       const code = replyCodeOf(response) ?? 250;
       return {
-        result: { kind: 'delivered', code, enhancedCode: enhancedCodeOf(response), response, mxHost: hop.host, address: hop.address, tls: tlsOf(hop), ...sourceOf(hop) },
+        result: {
+          kind: 'delivered',
+          code,
+          enhancedCode: enhancedCodeOf(response),
+          response,
+          mxHost: hop.host,
+          address: hop.address,
+          tls: tlsOf(hop),
+          ...sourceOf(hop),
+        },
         hostLevel: false,
         tlsFailed: false,
       };
     } catch (error) {
       const { hostLevel, ...classified } = classifySmtpError(error as SmtpError);
       return {
-        result: { ...classified, mxHost: hop.host, address: hop.address, tls: tlsOf(hop), ...sourceOf(hop), ...(hop.requireTls && isTlsFailure(error as SmtpError) ? { reason: 'policy_block' as const } : {}) },
+        result: {
+          ...classified,
+          mxHost: hop.host,
+          address: hop.address,
+          tls: tlsOf(hop),
+          ...sourceOf(hop),
+          ...(hop.requireTls && isTlsFailure(error as SmtpError) ? { reason: 'policy_block' as const } : {}),
+        },
         hostLevel,
         tlsFailed: isTlsFailure(error as SmtpError) && !hop.plain && !hop.secure,
       };
@@ -498,11 +601,15 @@ export class SmtpDelivery {
         servername,
         tls: { rejectUnauthorized: hop.verifyCertificate, servername, ...(this.options.tlsCa ? { ca: this.options.tlsCa } : {}) },
         auth: hop.auth,
-        maxConnections: this.options.shaper ? this.options.shaper.connections(hop.host, hop.source?.address) : this.options.maxConnectionsPerDestination,
-        maxMessages: this.options.shaper ? this.options.shaper.messagesPerConnection(hop.host, hop.source?.address) : this.options.maxMessagesPerConnection,
-      // A 421 on a reused connection would be retried inside the pool, unseen by the shaper and
-      // outside its pace (a retry storm); the shaper retries it at the destination's pace instead.
-      ...(this.options.shaper ? { maxRequeues: 0 } : {}),
+        maxConnections: this.options.shaper
+          ? this.options.shaper.connections(hop.host, hop.source?.address)
+          : this.options.maxConnectionsPerDestination,
+        maxMessages: this.options.shaper
+          ? this.options.shaper.messagesPerConnection(hop.host, hop.source?.address)
+          : this.options.maxMessagesPerConnection,
+        // A 421 on a reused connection would be retried inside the pool, unseen by the shaper and
+        // outside its pace (a retry storm); the shaper retries it at the destination's pace instead.
+        ...(this.options.shaper ? { maxRequeues: 0 } : {}),
         idleTimeout: this.options.idleTimeoutMs,
         connectionTimeout: this.options.connectionTimeoutMs,
         greetingTimeout: this.options.greetingTimeoutMs,
@@ -527,14 +634,30 @@ export class SmtpDelivery {
       port: hop.port,
       secure: true, // the socket getSocket hands over is already TLS: no second STARTTLS
       name: hop.source?.helo ?? this.options.heloName,
-      getSocket: (_options: unknown, callback: (error: Error | null, socket?: { connection: import('node:net').Socket; secured: boolean }) => void) => {
-        daneConnect({ address: hop.address, port: hop.port, host: hop.host, alsoNames: [dane.domain], heloName: hop.source?.helo ?? this.options.heloName, localAddress: hop.source?.address, records: dane.records, timeoutMs: setupTimeoutMs }).then(
+      getSocket: (
+        _options: unknown,
+        callback: (error: Error | null, socket?: { connection: import('node:net').Socket; secured: boolean }) => void,
+      ) => {
+        daneConnect({
+          address: hop.address,
+          port: hop.port,
+          host: hop.host,
+          alsoNames: [dane.domain],
+          heloName: hop.source?.helo ?? this.options.heloName,
+          localAddress: hop.source?.address,
+          records: dane.records,
+          timeoutMs: setupTimeoutMs,
+        }).then(
           (connection) => callback(null, { connection, secured: true }),
           (error) => callback(error),
         );
       },
-      maxConnections: this.options.shaper ? this.options.shaper.connections(hop.host, hop.source?.address) : this.options.maxConnectionsPerDestination,
-      maxMessages: this.options.shaper ? this.options.shaper.messagesPerConnection(hop.host, hop.source?.address) : this.options.maxMessagesPerConnection,
+      maxConnections: this.options.shaper
+        ? this.options.shaper.connections(hop.host, hop.source?.address)
+        : this.options.maxConnectionsPerDestination,
+      maxMessages: this.options.shaper
+        ? this.options.shaper.messagesPerConnection(hop.host, hop.source?.address)
+        : this.options.maxMessagesPerConnection,
       // A 421 on a reused connection would be retried inside the pool, unseen by the shaper and
       // outside its pace (a retry storm); the shaper retries it at the destination's pace instead.
       ...(this.options.shaper ? { maxRequeues: 0 } : {}),
@@ -580,7 +703,14 @@ export function createSmtpDelivery(
   resolver: Resolver,
   overrides: Partial<SmtpDeliveryOptions> = {},
 ): SmtpDelivery {
-  return new SmtpDelivery({ resolver, heloName: config.mailHostname, mxPort: config.mxPort, smarthostUrl: config.smarthostUrl, ipPools: config.ipPools, ...overrides });
+  return new SmtpDelivery({
+    resolver,
+    heloName: config.mailHostname,
+    mxPort: config.mxPort,
+    smarthostUrl: config.smarthostUrl,
+    ipPools: config.ipPools,
+    ...overrides,
+  });
 }
 
 /** The service's own outbound client: createSmtpDelivery resolving through DNS_SERVERS (DNS_TIMEOUT_MS). */
@@ -589,5 +719,8 @@ export function createOutboundDelivery(
   overrides: Partial<SmtpDeliveryOptions> = {},
 ): SmtpDelivery {
   const resolver = createResolver(config.dnsServers, { timeoutMs: config.dnsTimeoutMs });
-  return createSmtpDelivery(config, resolver, { dane: new DaneLookup({ servers: resolver.getServers(), timeoutMs: config.dnsTimeoutMs, cacheMs: overrides.dnsCacheMs }), ...overrides });
+  return createSmtpDelivery(config, resolver, {
+    dane: new DaneLookup({ servers: resolver.getServers(), timeoutMs: config.dnsTimeoutMs, cacheMs: overrides.dnsCacheMs }),
+    ...overrides,
+  });
 }

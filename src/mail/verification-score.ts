@@ -24,7 +24,15 @@ export interface VerificationChecks {
 export type VerificationResult = 'invalid' | 'disposable' | 'disabled' | 'inbox_full' | 'role' | 'safe' | 'unknown';
 export type VerificationRisk = 'low' | 'medium' | 'high';
 
-export const VERIFICATION_RESULTS: readonly VerificationResult[] = ['invalid', 'disposable', 'disabled', 'inbox_full', 'role', 'safe', 'unknown'];
+export const VERIFICATION_RESULTS: readonly VerificationResult[] = [
+  'invalid',
+  'disposable',
+  'disabled',
+  'inbox_full',
+  'role',
+  'safe',
+  'unknown',
+];
 
 /** What each signal takes off the 100 an address starts with. */
 export const SCORE_DEDUCTIONS = {

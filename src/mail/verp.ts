@@ -51,7 +51,10 @@ export function parseVerpAddress(address: string, secret: Buffer | string): Verp
   const at = trimmed.lastIndexOf('@');
   if (at <= 0) return null;
   const local = trimmed.slice(0, at);
-  const host = trimmed.slice(at + 1).replace(/\.$/, '').toLowerCase();
+  const host = trimmed
+    .slice(at + 1)
+    .replace(/\.$/, '')
+    .toLowerCase();
   if (!host || local.slice(0, PREFIX.length).toLowerCase() !== PREFIX) return null;
   const rest = local.slice(PREFIX.length);
   const dot = rest.lastIndexOf('.');

@@ -8,8 +8,8 @@
  * rising by a quarter to a third later (common ESP warm-up practice); from day 31 no cap.
  */
 export const DEFAULT_SCHEDULE: readonly number[] = [
-  50, 100, 200, 300, 500, 750, 1000, 1500, 2000, 3000, 4000, 5000, 6500, 8000, 10000, 12500, 15000, 20000, 25000, 30000, 40000, 50000, 60000, 75000, 90000,
-  110000, 130000, 160000, 200000, 250000,
+  50, 100, 200, 300, 500, 750, 1000, 1500, 2000, 3000, 4000, 5000, 6500, 8000, 10000, 12500, 15000, 20000, 25000, 30000, 40000, 50000,
+  60000, 75000, 90000, 110000, 130000, 160000, 200000, 250000,
 ];
 
 /** A schedule: daily caps for every destination, or per destination with a `default`. */
@@ -26,8 +26,10 @@ export const DEFAULT_SCHEDULE_NAME = 'default';
 const DAY_MS = 86_400_000;
 
 function caps(value: unknown, where: string): number[] {
-  if (!Array.isArray(value) || value.length === 0 || value.length > 366) throw new Error(`DELIVERY_WARMUP ${where} must be a list of 1 to 366 daily caps`);
-  for (const cap of value) if (!Number.isInteger(cap) || (cap as number) < 1) throw new Error(`DELIVERY_WARMUP ${where} must hold positive whole numbers`);
+  if (!Array.isArray(value) || value.length === 0 || value.length > 366)
+    throw new Error(`DELIVERY_WARMUP ${where} must be a list of 1 to 366 daily caps`);
+  for (const cap of value)
+    if (!Number.isInteger(cap) || (cap as number) < 1) throw new Error(`DELIVERY_WARMUP ${where} must hold positive whole numbers`);
   return value as number[];
 }
 
@@ -43,15 +45,18 @@ export function parseWarmupSchedules(value: string | undefined | null): Schedule
   const parsed = JSON.parse(value) as unknown;
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('DELIVERY_WARMUP must be a JSON object of schedules');
   for (const [name, schedule] of Object.entries(parsed as Record<string, unknown>)) {
-    if (!/^[a-z0-9][a-z0-9_-]{0,62}$/.test(name)) throw new Error(`DELIVERY_WARMUP schedule name "${name.slice(0, 64)}" must be lowercase letters, digits, - or _`);
+    if (!/^[a-z0-9][a-z0-9_-]{0,62}$/.test(name))
+      throw new Error(`DELIVERY_WARMUP schedule name "${name.slice(0, 64)}" must be lowercase letters, digits, - or _`);
     if (Array.isArray(schedule)) {
       schedules[name] = { days: caps(schedule, name), destinations: {} };
       continue;
     }
-    if (!schedule || typeof schedule !== 'object') throw new Error(`DELIVERY_WARMUP ${name} must be a list of daily caps or an object of lists per destination`);
+    if (!schedule || typeof schedule !== 'object')
+      throw new Error(`DELIVERY_WARMUP ${name} must be a list of daily caps or an object of lists per destination`);
     const entries = Object.entries(schedule as Record<string, unknown>);
     const destinations: Record<string, number[]> = {};
-    for (const [destination, list] of entries) if (destination !== 'default') destinations[destination.toLowerCase()] = caps(list, `${name}.${destination}`);
+    for (const [destination, list] of entries)
+      if (destination !== 'default') destinations[destination.toLowerCase()] = caps(list, `${name}.${destination}`);
     const fallback = (schedule as Record<string, unknown>).default;
     schedules[name] = { days: fallback === undefined ? [...DEFAULT_SCHEDULE] : caps(fallback, `${name}.default`), destinations };
   }

@@ -4,7 +4,8 @@ import { plainError } from './http/errors.ts';
 
 const MAX_ADDRESS = 254;
 // A practical address check: one @, no spaces or specials in the local part, a dotted domain.
-const ADDRESS = /^[^\s@"<>(),;:\\[\]]{1,64}@(?=.{1,253}$)[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?(?:\.[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?)+$/u;
+const ADDRESS =
+  /^[^\s@"<>(),;:\\[\]]{1,64}@(?=.{1,253}$)[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?(?:\.[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?)+$/u;
 
 /** The address trimmed and in lowercase, or null when it is not an email address. */
 export function normalizeAddress(value: string): string | null {

@@ -49,9 +49,13 @@ export async function spendCreditsAtCommit(tx: Executor, workspaceId: string, n:
     if not found then raise exception 'insufficient credits' using errcode = '${INSUFFICIENT_CREDITS_SQLSTATE}'; end if;
   end $spend$`;
   const refusal = async (db: Executor, total: number) => insufficientCreditsError(total, await getCredits(db, workspaceId));
-  await writeHotRow(tx, { key: `1 credits ${workspaceId}`, amount: n, statement, refusalCode: INSUFFICIENT_CREDITS_SQLSTATE, refusal }, async () => {
-    await spendCredits(tx, workspaceId, n);
-  });
+  await writeHotRow(
+    tx,
+    { key: `1 credits ${workspaceId}`, amount: n, statement, refusalCode: INSUFFICIENT_CREDITS_SQLSTATE, refusal },
+    async () => {
+      await spendCredits(tx, workspaceId, n);
+    },
+  );
 }
 // Our own SQLSTATE for a refused spend, raised by the statement above.
 const INSUFFICIENT_CREDITS_SQLSTATE = 'PL402';

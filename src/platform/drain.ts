@@ -11,10 +11,13 @@ export async function drain(running: { close(): Promise<void> }, timeoutMs: numb
   const started = Date.now();
   let timer: NodeJS.Timeout | undefined;
   const closed = await Promise.race([
-    running.close().then(() => true, (error) => {
-      log.error({ err: error }, 'shutdown failed');
-      return false;
-    }),
+    running.close().then(
+      () => true,
+      (error) => {
+        log.error({ err: error }, 'shutdown failed');
+        return false;
+      },
+    ),
     new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs + DRAIN_GRACE_MS))),
   ]);
   clearTimeout(timer);

@@ -60,7 +60,10 @@ export function fieldPath(field: string): string[] {
 }
 
 /** Checks a filter given on create or update and returns it in stored form. */
-export function normalizeFilter(input: { match?: string; rules: Array<{ field: string; operator: string; value?: unknown }> }): WebhookFilter {
+export function normalizeFilter(input: {
+  match?: string;
+  rules: Array<{ field: string; operator: string; value?: unknown }>;
+}): WebhookFilter {
   const match = input.match ?? 'all';
   if (match !== 'all' && match !== 'any') throw new FilterError('filter.match must be "all" or "any"');
   if (!Array.isArray(input.rules)) throw new FilterError('filter.rules must be an array');
@@ -98,7 +101,9 @@ export function valuesAt(object: unknown, field: string): unknown[] {
     for (const value of current) {
       if (Array.isArray(value)) {
         if (/^\d+$/.test(segment)) next.push(value[Number(segment)]);
-        else for (const item of value) if (item && typeof item === 'object' && !Array.isArray(item)) next.push((item as Record<string, unknown>)[segment]);
+        else
+          for (const item of value)
+            if (item && typeof item === 'object' && !Array.isArray(item)) next.push((item as Record<string, unknown>)[segment]);
       } else if (value && typeof value === 'object') {
         next.push((value as Record<string, unknown>)[segment]);
       }
@@ -116,7 +121,10 @@ function sameScalar(a: unknown, b: unknown): boolean {
   if (typeof a === 'string' && typeof b === 'string') return lower(a) === lower(b);
   if (a === b) return true;
   // a meta value "42" equals 42, "true" equals true
-  if ((typeof a === 'string' && (typeof b === 'number' || typeof b === 'boolean')) || (typeof b === 'string' && (typeof a === 'number' || typeof a === 'boolean'))) {
+  if (
+    (typeof a === 'string' && (typeof b === 'number' || typeof b === 'boolean')) ||
+    (typeof b === 'string' && (typeof a === 'number' || typeof a === 'boolean'))
+  ) {
     return lower(String(a)) === lower(String(b));
   }
   return false;

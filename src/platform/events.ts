@@ -71,7 +71,12 @@ export async function emitEvent(tx: Executor, workspaceId: string, type: string,
  *  `pipelined`: when no reaction reads anything back, that statement goes out with the
  *  transaction's next query (pg-client.ts), whose caller then hears of its failure; for a
  *  caller whose transaction runs nothing it must see the outcome of before its COMMIT. */
-export async function emitEvents(tx: Executor, items: EventToEmit[], alsoWrite: SqlPart[] = [], options: { pipelined?: boolean } = {}): Promise<EmittedEvent[]> {
+export async function emitEvents(
+  tx: Executor,
+  items: EventToEmit[],
+  alsoWrite: SqlPart[] = [],
+  options: { pipelined?: boolean } = {},
+): Promise<EmittedEvent[]> {
   const events = items.map(({ workspaceId, type, object }) => ({ id: newId('evt'), workspaceId, type, object, createdAt: nowIso() }));
   if (dialectOf(tx) === 'postgres') {
     if (events.length > 0 || alsoWrite.length > 0) await emitInOneStatement(tx, events, alsoWrite, options.pipelined ?? false);
@@ -83,7 +88,13 @@ export async function emitEvents(tx: Executor, items: EventToEmit[], alsoWrite: 
 }
 
 async function emitOnSqlite(tx: Executor, event: EmittedEvent): Promise<void> {
-  await insertEvent(tx, { id: event.id, workspaceId: event.workspaceId, type: event.type, data: JSON.stringify(event.object), createdAt: event.createdAt });
+  await insertEvent(tx, {
+    id: event.id,
+    workspaceId: event.workspaceId,
+    type: event.type,
+    data: JSON.stringify(event.object),
+    createdAt: event.createdAt,
+  });
   for (const subscriber of subscribers) await subscriber.react(tx, event);
 }
 
@@ -100,10 +111,11 @@ const EVENTS_INSERT =
 // same statement, so a send takes one round trip for all its rows instead of four.
 async function emitInOneStatement(tx: Executor, events: EmittedEvent[], alsoWrite: SqlPart[], pipelined = false): Promise<void> {
   const reactions: PlannedReaction[] = alsoWrite.length > 0 ? [{ writes: alsoWrite }] : [];
-  if (events.length > 0) for (const subscriber of subscribers) {
-    const reaction = await subscriber.plan(tx, events);
-    if (reaction) reactions.push(reaction);
-  }
+  if (events.length > 0)
+    for (const subscriber of subscribers) {
+      const reaction = await subscriber.plan(tx, events);
+      if (reaction) reactions.push(reaction);
+    }
   const values: unknown[] = [
     events.map((e) => e.id),
     events.map((e) => e.workspaceId),
@@ -139,7 +151,9 @@ async function emitInOneStatement(tx: Executor, events: EmittedEvent[], alsoWrit
   const result = await tx.executeQuery<{ reaction: number; row_json: string }>(CompiledQuery.raw(text, values));
   for (const [i, reaction] of reactions.entries()) {
     if (!reaction.after) continue;
-    const rows = reaction.read ? result.rows.filter((row) => row.reaction === i).map((row) => JSON.parse(row.row_json) as Record<string, unknown>) : [];
+    const rows = reaction.read
+      ? result.rows.filter((row) => row.reaction === i).map((row) => JSON.parse(row.row_json) as Record<string, unknown>)
+      : [];
     await reaction.after(tx, rows);
   }
 }

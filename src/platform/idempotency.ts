@@ -61,7 +61,11 @@ export const idempotencyInProgressError = () =>
   messageError(409, 'Idempotency key in progress', 'A request with this Idempotency-Key is still being processed. Retry shortly.');
 
 export const idempotencyUnavailableError = () =>
-  messageError(503, 'Idempotency unavailable', 'The Idempotency-Key could not be checked and the request was not processed. Retry with the same key.');
+  messageError(
+    503,
+    'Idempotency unavailable',
+    'The Idempotency-Key could not be checked and the request was not processed. Retry with the same key.',
+  );
 
 /**
  * Claims `key` for a request (outside any transaction, so other processes see the lock at

@@ -76,7 +76,15 @@ const insertJob = preparedQuery((db, p: JobValues) =>
 const insertKeyedJob = preparedQuery((db, p: JobValues) =>
   db
     .insertInto('jobs')
-    .values({ type: p.type, key: p.key, payload: p.payload, run_at: p.runAt, attempts: 0, max_attempts: p.maxAttempts, created_at: p.createdAt })
+    .values({
+      type: p.type,
+      key: p.key,
+      payload: p.payload,
+      run_at: p.runAt,
+      attempts: 0,
+      max_attempts: p.maxAttempts,
+      created_at: p.createdAt,
+    })
     .onConflict((oc) =>
       oc
         .columns(['type', 'key'])
@@ -92,7 +100,15 @@ const insertKeyedJob = preparedQuery((db, p: JobValues) =>
 const insertKeyedJobUnlessLive = preparedQuery((db, p: JobValues) =>
   db
     .insertInto('jobs')
-    .values({ type: p.type, key: p.key, payload: p.payload, run_at: p.runAt, attempts: 0, max_attempts: p.maxAttempts, created_at: p.createdAt })
+    .values({
+      type: p.type,
+      key: p.key,
+      payload: p.payload,
+      run_at: p.runAt,
+      attempts: 0,
+      max_attempts: p.maxAttempts,
+      created_at: p.createdAt,
+    })
     .onConflict((oc) => oc.columns(['type', 'key']).where('key', 'is not', null).where('dead_at', 'is', null).doNothing())
     .returning('id'),
 );
@@ -108,7 +124,12 @@ const jobValues = (type: string, payload: unknown, options: EnqueueOptions): Job
 
 /** Enqueues a job in the caller's transaction; its id. With a key: null when a waiting job
  *  had the key (nothing changed), the running job's id when that one will run again. */
-export async function enqueueJob(tx: Executor, type: string, payload: unknown, options?: EnqueueOptions & { key?: undefined }): Promise<number>;
+export async function enqueueJob(
+  tx: Executor,
+  type: string,
+  payload: unknown,
+  options?: EnqueueOptions & { key?: undefined },
+): Promise<number>;
 export async function enqueueJob(tx: Executor, type: string, payload: unknown, options: EnqueueOptions): Promise<number | null>;
 export async function enqueueJob(tx: Executor, type: string, payload: unknown, options: EnqueueOptions = {}): Promise<number | null> {
   const values = jobValues(type, payload, options);
@@ -118,7 +139,13 @@ export async function enqueueJob(tx: Executor, type: string, payload: unknown, o
 }
 
 /** Inserts the keyed job unless a live job of its type has the key; whether it did. */
-export async function ensureKeyedJob(tx: Executor, type: string, key: string, payload: unknown, options: Omit<EnqueueOptions, 'key'> = {}): Promise<boolean> {
+export async function ensureKeyedJob(
+  tx: Executor,
+  type: string,
+  key: string,
+  payload: unknown,
+  options: Omit<EnqueueOptions, 'key'> = {},
+): Promise<boolean> {
   const rows = await insertKeyedJobUnlessLive(tx, jobValues(type, payload, { ...options, key }));
   if (rows.length > 0) enqueuedSignal(type).notify();
   return rows.length > 0;
@@ -126,7 +153,12 @@ export async function ensureKeyedJob(tx: Executor, type: string, key: string, pa
 
 /** enqueueJob as the INSERT of a larger statement (PostgreSQL: emitEvents' `alsoWrite`); the
  *  job's waiting workers are told when the returned `enqueued` is called (best after the commit). */
-export function jobInsertPart(db: Executor, type: string, payload: unknown, options: EnqueueOptions = {}): { part: { sql: string; values: unknown[] }; enqueued(): void } {
+export function jobInsertPart(
+  db: Executor,
+  type: string,
+  payload: unknown,
+  options: EnqueueOptions = {},
+): { part: { sql: string; values: unknown[] }; enqueued(): void } {
   const values = jobValues(type, payload, options);
   const part = (values.key === null ? insertJob : insertKeyedJob).part(db, values);
   return { part, enqueued: () => enqueuedSignal(type).notify() };
@@ -186,7 +218,12 @@ export async function cancelByKey(tx: Executor, type: string, key: string): Prom
 
 /** Moves the waiting job of `type` with `key` to `runAt` (epoch ms). 'running': a worker holds
  *  it (left alone); 'absent': there is none. */
-export async function rescheduleByKey(tx: Executor, type: string, key: string, runAt: number): Promise<'rescheduled' | 'running' | 'absent'> {
+export async function rescheduleByKey(
+  tx: Executor,
+  type: string,
+  key: string,
+  runAt: number,
+): Promise<'rescheduled' | 'running' | 'absent'> {
   const now = Math.floor(nowMs());
   const moved = await tx
     .updateTable('jobs')
@@ -296,7 +333,12 @@ export async function completeJobs(db: Executor, ids: number[], workerId: string
     for (const id of ids) deleted += (await completeOwnJob(db, { id, workerId })).length;
   } else {
     for (let i = 0; i < ids.length; i += 500) {
-      const result = await db.deleteFrom('jobs').where('id', 'in', ids.slice(i, i + 500)).where('locked_by', '=', workerId).where('rerun_at', 'is', null).executeTakeFirst();
+      const result = await db
+        .deleteFrom('jobs')
+        .where('id', 'in', ids.slice(i, i + 500))
+        .where('locked_by', '=', workerId)
+        .where('rerun_at', 'is', null)
+        .executeTakeFirst();
       deleted += Number(result.numDeletedRows);
     }
   }
@@ -340,12 +382,20 @@ export function backoffMs(attempt: number, baseMs = 1000, capMs = 60 * 60 * 1000
 /** Records a failure: retried later with backoff, or dead once its attempts are used up. */
 export async function failJob(db: Executor, job: Job, error: string, retryAtMs?: number): Promise<'retry' | 'dead'> {
   if (retryAtMs === undefined && job.attempts >= job.maxAttempts) {
-    await db.updateTable('jobs').set({ dead_at: nowIso(), last_error: error, locked_until: null, locked_by: null }).where('id', '=', job.id).execute();
+    await db
+      .updateTable('jobs')
+      .set({ dead_at: nowIso(), last_error: error, locked_until: null, locked_by: null })
+      .where('id', '=', job.id)
+      .execute();
     return 'dead';
   }
   const runAt = Math.floor(retryAtMs ?? nowMs() + backoffMs(job.attempts));
   // A run asked for meanwhile (rerun_at) is this retry.
-  await db.updateTable('jobs').set({ run_at: runAt, rerun_at: null, last_error: error, locked_until: null, locked_by: null }).where('id', '=', job.id).execute();
+  await db
+    .updateTable('jobs')
+    .set({ run_at: runAt, rerun_at: null, last_error: error, locked_until: null, locked_by: null })
+    .where('id', '=', job.id)
+    .execute();
   return 'retry';
 }
 
@@ -402,19 +452,17 @@ const IDLE_WAIT_POLLS = 20;
 async function typesWithDueJobs(db: Db, types: string[]): Promise<string[]> {
   const now = Math.floor(nowMs());
   const due = (type: string) =>
-    db
-      .selectNoFrom(sql<string>`cast(${type} as text)`.as('type'))
-      .where((eb) =>
-        eb.exists(
-          eb
-            .selectFrom('jobs')
-            .select('id')
-            .where('type', '=', type)
-            .where('dead_at', 'is', null)
-            .where('run_at', '<=', now)
-            .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<', now)])),
-        ),
-      );
+    db.selectNoFrom(sql<string>`cast(${type} as text)`.as('type')).where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('jobs')
+          .select('id')
+          .where('type', '=', type)
+          .where('dead_at', 'is', null)
+          .where('run_at', '<=', now)
+          .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<', now)])),
+      ),
+    );
   let query = due(types[0]);
   for (const type of types.slice(1)) query = query.unionAll(due(type));
   return (await query.execute()).map((row) => row.type);
@@ -488,7 +536,8 @@ export class JobRunner {
     this.db = db;
     this.options = options;
     const run = options.handlers.filter((h) => !options.types || options.types.includes(h.type));
-    for (const h of run) this.handlers.set(h.type, { handler: h.handler, concurrency: h.concurrency ?? 4, leaseMs: h.leaseMs ?? JOB_LEASE_MS });
+    for (const h of run)
+      this.handlers.set(h.type, { handler: h.handler, concurrency: h.concurrency ?? 4, leaseMs: h.leaseMs ?? JOB_LEASE_MS });
     this.standing = run.filter((h) => h.standing);
   }
 
@@ -592,7 +641,10 @@ export class JobRunner {
 
   private async run(job: Job, registered: Registered): Promise<void> {
     try {
-      const outcome = tracingOn && typeof job.payload?.traceparent === 'string' ? await this.runTraced(job, registered) : await registered.handler(job, this.db);
+      const outcome =
+        tracingOn && typeof job.payload?.traceparent === 'string'
+          ? await this.runTraced(job, registered)
+          : await registered.handler(job, this.db);
       // Handed back at shutdown: the job is no longer ours to finish or to fail.
       if (this.handedBack) return;
       if (outcome !== JOB_COMPLETED) await this.complete(job);
@@ -616,7 +668,9 @@ export class JobRunner {
    *  trace: it may run much later, or in another process. */
   private runTraced(job: Job, registered: Registered): Promise<void | typeof JOB_COMPLETED> {
     const attributes = { 'postlane.job_id': job.id, 'postlane.job_type': job.type, 'postlane.job_attempt': job.attempts };
-    return inSpan(`job ${job.type}`, { kind: SpanKind.CONSUMER, parent: job.payload.traceparent, attributes }, () => registered.handler(job, this.db));
+    return inSpan(`job ${job.type}`, { kind: SpanKind.CONSUMER, parent: job.payload.traceparent, attributes }, () =>
+      registered.handler(job, this.db),
+    );
   }
 
   // Jobs finished in the same turn of the event loop are deleted together.
@@ -627,7 +681,11 @@ export class JobRunner {
       if (this.completions.length > 1) return;
       setImmediate(() => {
         const batch = this.completions.splice(0);
-        completeJobs(this.db, batch.map((item) => item.id), this.workerId).then(
+        completeJobs(
+          this.db,
+          batch.map((item) => item.id),
+          this.workerId,
+        ).then(
           () => batch.forEach((item) => item.resolve()),
           (error) => batch.forEach((item) => item.reject(error)),
         );
@@ -645,7 +703,9 @@ export class JobRunner {
     for (const signal of enqueued.values()) signal.notify();
     const finished = Promise.allSettled(this.loops).then(() => true);
     let timer: NodeJS.Timeout | undefined;
-    const done = Number.isFinite(timeoutMs) ? await Promise.race([finished, new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))]) : await finished;
+    const done = Number.isFinite(timeoutMs)
+      ? await Promise.race([finished, new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))])
+      : await finished;
     clearTimeout(timer);
     for (const timer of this.timers) clearInterval(timer);
     if (done) return 0;
@@ -658,7 +718,12 @@ export class JobRunner {
  *  campaign batch's deliveries); returns how many. `keys[i]`, when given, is the key of the i-th
  *  job: meant for keys no live job can hold yet (new emails' ids), since a clash fails the insert
  *  instead of being skipped as enqueueJob's would be. */
-export async function enqueueJobs(tx: Executor, type: string, payloads: unknown[], options: Omit<EnqueueOptions, 'key'> & { keys?: string[] } = {}): Promise<number> {
+export async function enqueueJobs(
+  tx: Executor,
+  type: string,
+  payloads: unknown[],
+  options: Omit<EnqueueOptions, 'key'> & { keys?: string[] } = {},
+): Promise<number> {
   const runAt = Math.floor(options.runAt ?? nowMs());
   const createdAt = nowIso();
   const rows = payloads.map((payload, i) => ({
@@ -671,7 +736,11 @@ export async function enqueueJobs(tx: Executor, type: string, payloads: unknown[
     created_at: createdAt,
   }));
   // 7 parameters a row: well under SQLite's and PostgreSQL's limits per statement.
-  for (let i = 0; i < rows.length; i += 1000) await tx.insertInto('jobs').values(rows.slice(i, i + 1000)).execute();
+  for (let i = 0; i < rows.length; i += 1000)
+    await tx
+      .insertInto('jobs')
+      .values(rows.slice(i, i + 1000))
+      .execute();
   if (rows.length > 0) enqueuedSignal(type).notify();
   return rows.length;
 }

@@ -79,7 +79,10 @@ const readCounters = preparedQuery((db, p: { workspaceId: string; since: number;
 const countersParams = (workspaceId: string, now: number) => ({ workspaceId, since: Math.floor(now) - SEND_WINDOW_MS, day: utcDay(now) });
 
 /** checkSendLimits' read, to fetch ahead with others (prepared.ts `prefetch`); `now` as given to it. */
-export const sendLimitsRead = (workspaceId: string, now: number): PrefetchRead => ({ query: readCounters, params: countersParams(workspaceId, now) });
+export const sendLimitsRead = (workspaceId: string, now: number): PrefetchRead => ({
+  query: readCounters,
+  params: countersParams(workspaceId, now),
+});
 
 /** Checks the per-second and daily limits before a send or forward; counts nothing. */
 export async function checkSendLimits(db: Executor, workspace: SendLimitsOf, now: number = nowMs()): Promise<SendLimitCheck> {
@@ -124,13 +127,19 @@ const addToWindow = preparedQuery((db, p: { workspaceId: string; bucket: number;
   db
     .insertInto('send_window_counts')
     .values({ workspace_id: p.workspaceId, bucket: p.bucket, units: p.units })
-    .onConflict((oc) => oc.columns(['workspace_id', 'bucket']).doUpdateSet((eb) => ({ units: eb('send_window_counts.units', '+', eb.ref('excluded.units')) }))),
+    .onConflict((oc) =>
+      oc
+        .columns(['workspace_id', 'bucket'])
+        .doUpdateSet((eb) => ({ units: eb('send_window_counts.units', '+', eb.ref('excluded.units')) })),
+    ),
 );
 const addToDay = preparedQuery((db, p: { workspaceId: string; day: string; units: number }) =>
   db
     .insertInto('send_daily_counts')
     .values({ workspace_id: p.workspaceId, day: p.day, units: p.units })
-    .onConflict((oc) => oc.columns(['workspace_id', 'day']).doUpdateSet((eb) => ({ units: eb('send_daily_counts.units', '+', eb.ref('excluded.units')) }))),
+    .onConflict((oc) =>
+      oc.columns(['workspace_id', 'day']).doUpdateSet((eb) => ({ units: eb('send_daily_counts.units', '+', eb.ref('excluded.units')) })),
+    ),
 );
 
 /**
@@ -144,12 +153,20 @@ export async function countSends(tx: Executor, workspaceId: string, units: numbe
   // PostgreSQL both go out with the commit (hot-rows.ts).
   const bucket = slotOf(now, SEND_SLOT_MS);
   const day = utcDay(now);
-  const window = (total: number) => `insert into send_window_counts (workspace_id, bucket, units) values (${literal(workspaceId)}, ${literal(bucket)}, ${literal(total)})
+  const window = (
+    total: number,
+  ) => `insert into send_window_counts (workspace_id, bucket, units) values (${literal(workspaceId)}, ${literal(bucket)}, ${literal(total)})
     on conflict (workspace_id, bucket) do update set units = send_window_counts.units + excluded.units`;
-  const today = (total: number) => `insert into send_daily_counts (workspace_id, day, units) values (${literal(workspaceId)}, ${literal(day)}, ${literal(total)})
+  const today = (
+    total: number,
+  ) => `insert into send_daily_counts (workspace_id, day, units) values (${literal(workspaceId)}, ${literal(day)}, ${literal(total)})
     on conflict (workspace_id, day) do update set units = send_daily_counts.units + excluded.units`;
-  await writeHotRow(tx, { key: `${windowKey(workspaceId)}${bucket}`, amount: units, statement: window }, () => addToWindow(tx, { workspaceId, bucket, units }).then(() => {}));
-  await writeHotRow(tx, { key: `${dayKey(workspaceId)}${day}`, amount: units, statement: today }, () => addToDay(tx, { workspaceId, day, units }).then(() => {}));
+  await writeHotRow(tx, { key: `${windowKey(workspaceId)}${bucket}`, amount: units, statement: window }, () =>
+    addToWindow(tx, { workspaceId, bucket, units }).then(() => {}),
+  );
+  await writeHotRow(tx, { key: `${dayKey(workspaceId)}${day}`, amount: units, statement: today }, () =>
+    addToDay(tx, { workspaceId, day, units }).then(() => {}),
+  );
 }
 
 // The keys of the counters' hot writes (hot-rows.ts): slot before day, as every sender locks them.
@@ -229,17 +246,28 @@ export async function countForward(tx: Executor, workspaceId: string, now: numbe
   await tx
     .insertInto('forward_counts')
     .values({ workspace_id: workspaceId, bucket: slotOf(now, FORWARD_SLOT_MS), units: 1 })
-    .onConflict((oc) => oc.columns(['workspace_id', 'bucket']).doUpdateSet((eb) => ({ units: eb('forward_counts.units', '+', eb.ref('excluded.units')) })))
+    .onConflict((oc) =>
+      oc.columns(['workspace_id', 'bucket']).doUpdateSet((eb) => ({ units: eb('forward_counts.units', '+', eb.ref('excluded.units')) })),
+    )
     .execute();
 }
 
 /** Deletes counter rows no window can reach any more (the last minute of slots is kept). */
 export async function pruneLimitCounters(db: Executor, now: number = nowMs()): Promise<void> {
   now = Math.floor(now);
-  await db.deleteFrom('send_window_counts').where('bucket', '<=', now - 60 * SEND_WINDOW_MS).execute();
-  await db.deleteFrom('forward_counts').where('bucket', '<=', now - FORWARD_WINDOW_MS).execute();
+  await db
+    .deleteFrom('send_window_counts')
+    .where('bucket', '<=', now - 60 * SEND_WINDOW_MS)
+    .execute();
+  await db
+    .deleteFrom('forward_counts')
+    .where('bucket', '<=', now - FORWARD_WINDOW_MS)
+    .execute();
   // Yesterday is kept: processes whose clocks straddle midnight still read it.
-  await db.deleteFrom('send_daily_counts').where('day', '<', utcDay(now - 24 * 60 * 60 * 1000)).execute();
+  await db
+    .deleteFrom('send_daily_counts')
+    .where('day', '<', utcDay(now - 24 * 60 * 60 * 1000))
+    .execute();
 }
 
 // Pruning rides on checks, at most once a minute per process, off the request's path, on the

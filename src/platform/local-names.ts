@@ -6,7 +6,11 @@ import type { Config } from '../config.ts';
 
 /** localhost, *.localhost, *.local, the reserved *.test/*.example/*.invalid/*.internal, loopback, private and link-local addresses, and names without a dot. */
 export function isLocalName(host: string): boolean {
-  const name = host.trim().toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  const name = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '');
   if (name === '') return true;
   const ip = isIP(name);
   if (ip === 4) return /^(127\.|10\.|192\.168\.|169\.254\.|0\.)/.test(name) || /^172\.(1[6-9]|2\d|3[01])\./.test(name);
@@ -36,21 +40,25 @@ export function localSettings(config: Pick<Config, 'publicUrl' | 'mailHostname'>
     settings.push({
       variable: 'PUBLIC_URL',
       value: config.publicUrl,
-      advice: 'Set PUBLIC_URL to the address people and receivers reach this server at, such as https://mail.example.com: links in mail (tracking, unsubscribe, forms) point there.',
+      advice:
+        'Set PUBLIC_URL to the address people and receivers reach this server at, such as https://mail.example.com: links in mail (tracking, unsubscribe, forms) point there.',
     });
   }
   if (isLocalName(config.mailHostname)) {
     settings.push({
       variable: 'MAIL_HOSTNAME',
       value: config.mailHostname,
-      advice: 'Set MAIL_HOSTNAME to this server\'s public DNS name, such as mail.example.com: it is the EHLO name and the host the domains\' DNS records point at (bounces, SPF include, tracking, inbound).',
+      advice:
+        "Set MAIL_HOSTNAME to this server's public DNS name, such as mail.example.com: it is the EHLO name and the host the domains' DNS records point at (bounces, SPF include, tracking, inbound).",
     });
   }
   return settings;
 }
 
 /** The hosts the domains' DNS records point at that nobody else can resolve to this server. */
-export function localRecordHosts(config: Pick<Config, 'returnPathHost' | 'spfIncludeHost' | 'trackingCnameTarget' | 'inboundMxHost'>): string[] {
+export function localRecordHosts(
+  config: Pick<Config, 'returnPathHost' | 'spfIncludeHost' | 'trackingCnameTarget' | 'inboundMxHost'>,
+): string[] {
   return [config.returnPathHost, config.spfIncludeHost, config.trackingCnameTarget, config.inboundMxHost].filter(isLocalName);
 }
 

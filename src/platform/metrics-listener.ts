@@ -28,10 +28,11 @@ export async function startMetricsListener(ctx: AppContext): Promise<{ port: num
   const address = server.address();
   return {
     port: typeof address === 'object' && address ? address.port : metricsPort,
-    close: () => new Promise<void>((resolve) => {
-      forgetMetricsDatabase(ctx.db);
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        forgetMetricsDatabase(ctx.db);
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

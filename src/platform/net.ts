@@ -232,7 +232,8 @@ function describe(error: NodeJS.ErrnoException): FetchError {
   if (error instanceof FetchError) return error;
   const code = error.code ?? '';
   if (TLS_CODES.test(code) || /certificate|SSL|TLS/i.test(error.message)) return new FetchError('tls', `TLS error: ${error.message}`, code);
-  if (code === 'HPE_INVALID_CONSTANT' || code.startsWith('HPE_')) return new FetchError('protocol', `Invalid HTTP response: ${error.message}`, code);
+  if (code === 'HPE_INVALID_CONSTANT' || code.startsWith('HPE_'))
+    return new FetchError('protocol', `Invalid HTTP response: ${error.message}`, code);
   const text: Record<string, string> = {
     ECONNREFUSED: 'Connection refused',
     ECONNRESET: 'Connection reset by peer',
@@ -244,7 +245,13 @@ function describe(error: NodeJS.ErrnoException): FetchError {
   return new FetchError('connection', text[code] ?? error.message, code || undefined);
 }
 
-function once(url: URL, target: ResolvedAddress, options: FetchPinnedOptions, deadline: number, fresh: boolean): Promise<PinnedResponse & { reused: boolean }> {
+function once(
+  url: URL,
+  target: ResolvedAddress,
+  options: FetchPinnedOptions,
+  deadline: number,
+  fresh: boolean,
+): Promise<PinnedResponse & { reused: boolean }> {
   const started = performance.now();
   const maxBytes = options.maxBytes ?? 25 * 1024 * 1024;
   const transport = url.protocol === 'https:' ? https : http;
@@ -276,10 +283,13 @@ function once(url: URL, target: ResolvedAddress, options: FetchPinnedOptions, de
         else (callback as (e: null, a: string, f: number) => void)(null, target.address, target.family);
       },
     });
-    const timer = setTimeout(() => {
-      finish(new FetchError('timeout', `No complete response within ${Math.round((options.timeoutMs ?? 30_000) / 1000)} seconds`));
-      request.destroy();
-    }, Math.max(0, deadline - performance.now()));
+    const timer = setTimeout(
+      () => {
+        finish(new FetchError('timeout', `No complete response within ${Math.round((options.timeoutMs ?? 30_000) / 1000)} seconds`));
+        request.destroy();
+      },
+      Math.max(0, deadline - performance.now()),
+    );
     request.on('socket', () => (reused = request.reusedSocket));
     request.on('error', (error) => finish(error));
     request.on('response', (response) => {
@@ -287,7 +297,13 @@ function once(url: URL, target: ResolvedAddress, options: FetchPinnedOptions, de
       let size = 0;
       let truncated = false;
       const done = () =>
-        finish(null, { status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks), truncated, durationMs: Math.round(performance.now() - started) });
+        finish(null, {
+          status: response.statusCode ?? 0,
+          headers: response.headers,
+          body: Buffer.concat(chunks),
+          truncated,
+          durationMs: Math.round(performance.now() - started),
+        });
       response.on('data', (chunk: Buffer) => {
         if (settled) return;
         if (size + chunk.length > maxBytes) {

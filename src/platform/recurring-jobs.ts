@@ -37,13 +37,18 @@ export function nextDailyAt(time: string, ms: number): number {
 }
 
 export function recurringJob(spec: RecurringJob): JobHandler {
-  if ((spec.every === undefined) === (spec.dailyAt === undefined)) throw new Error(`recurring job ${spec.name}: give either every or dailyAt`);
+  if ((spec.every === undefined) === (spec.dailyAt === undefined))
+    throw new Error(`recurring job ${spec.name}: give either every or dailyAt`);
   const next = (now: number) => (spec.dailyAt !== undefined ? nextDailyAt(spec.dailyAt, now) : now + spec.every!);
   return {
     type: spec.name,
     concurrency: 1,
     leaseMs: spec.leaseMs ?? JOB_LEASE_MS,
-    standing: { key: spec.name, runAt: () => (spec.dailyAt !== undefined ? nextDailyAt(spec.dailyAt, nowMs()) : nowMs()), maxAttempts: RECURRING_ATTEMPTS },
+    standing: {
+      key: spec.name,
+      runAt: () => (spec.dailyAt !== undefined ? nextDailyAt(spec.dailyAt, nowMs()) : nowMs()),
+      maxAttempts: RECURRING_ATTEMPTS,
+    },
     async handler(job, db) {
       const outcome = await spec.run(job, db);
       // Not ours any more (handed back at shutdown, or the lease lost): whoever holds it reschedules it.

@@ -12,7 +12,8 @@ import type { TracingSettings } from './tracing-settings.ts';
 
 export function startSdk(settings: TracingSettings): { shutdown(): Promise<void>; forceFlush(): Promise<void> } {
   // Headers (OTEL_EXPORTER_OTLP_HEADERS), timeout and compression are read by the exporter itself.
-  const exporter = settings.protocol === 'http/json' ? new JsonExporter({ url: settings.tracesUrl! }) : new ProtobufExporter({ url: settings.tracesUrl! });
+  const exporter =
+    settings.protocol === 'http/json' ? new JsonExporter({ url: settings.tracesUrl! }) : new ProtobufExporter({ url: settings.tracesUrl! });
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
     // The sampler follows OTEL_TRACES_SAMPLER (default: parent-based, always on).

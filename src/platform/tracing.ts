@@ -7,7 +7,17 @@
 // stored with the email row and its deliver job's payload, and the job, build, SMTP and webhook
 // spans are started from it (see docs/operations.md, "Traces").
 import type { TracingSettings } from './tracing-settings.ts';
-import { context, propagation, trace, SpanKind, SpanStatusCode, type Attributes, type Context, type Link, type Span } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  trace,
+  SpanKind,
+  SpanStatusCode,
+  type Attributes,
+  type Context,
+  type Link,
+  type Span,
+} from '@opentelemetry/api';
 
 export { SpanKind };
 
@@ -25,7 +35,10 @@ let flushSdk: (() => Promise<void>) | null = null;
 
 /** Turns tracing on for this process when `settings` name an endpoint (shared by every server
  *  of the process, counted); the returned function flushes and, for the last user, stops it. */
-export async function startTracing(settings: TracingSettings, log: { info(obj: unknown, msg?: string): void }): Promise<(() => Promise<void>) | null> {
+export async function startTracing(
+  settings: TracingSettings,
+  log: { info(obj: unknown, msg?: string): void },
+): Promise<(() => Promise<void>) | null> {
   if (!settings.tracesUrl) return null;
   if (users++ === 0) {
     const { startSdk } = await import('./tracing-sdk.ts');
@@ -75,7 +88,9 @@ export interface SpanOptions {
 export function inSpan<T>(name: string, options: SpanOptions, work: (span: Span | undefined) => Promise<T>): Promise<T> {
   if (!tracingOn) return work(undefined);
   const parent = contextFrom(options.parent);
-  const links: Link[] = (options.links ?? []).map((link) => ({ context: trace.getSpanContext(contextFrom(link))! })).filter((link) => link.context);
+  const links: Link[] = (options.links ?? [])
+    .map((link) => ({ context: trace.getSpanContext(contextFrom(link))! }))
+    .filter((link) => link.context);
   const span = tracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes, links }, parent);
   return context.with(trace.setSpan(parent, span), async () => {
     try {
@@ -97,7 +112,12 @@ export function recordSpan(name: string, parent: string | null | undefined, star
 }
 
 /** A span started and ended by different callbacks (an HTTP request's hooks). */
-export function startSpan(name: string, kind: SpanKind, attributes: Attributes, incoming?: Record<string, string | string[] | undefined>): { span: Span; context: Context } {
+export function startSpan(
+  name: string,
+  kind: SpanKind,
+  attributes: Attributes,
+  incoming?: Record<string, string | string[] | undefined>,
+): { span: Span; context: Context } {
   const parent = incoming ? propagation.extract(context.active(), incoming) : context.active();
   const span = tracer().startSpan(name, { kind, attributes }, parent);
   return { span, context: trace.setSpan(parent, span) };

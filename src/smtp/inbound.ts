@@ -54,7 +54,12 @@ async function classify(ctx: AppContext, address: string): Promise<Target | { re
     return { kind: 'unsubscribe', emailId: verp.id.slice(UNSUBSCRIBE_MAILBOX_PREFIX.length) };
   }
   if (verp) {
-    const email = await ctx.db.selectFrom('emails').select(['id']).where('id', '=', verp.id).where('type', '=', 'outbound').executeTakeFirst();
+    const email = await ctx.db
+      .selectFrom('emails')
+      .select(['id'])
+      .where('id', '=', verp.id)
+      .where('type', '=', 'outbound')
+      .executeTakeFirst();
     return email ? { kind: 'report', emailId: email.id } : null;
   }
   const mailbox = await findReportMailbox(ctx.db, address, ctx.config.mailHostname);
@@ -146,9 +151,20 @@ async function authenticationHeaders(ctx: AppContext, session: SMTPServerSession
 }
 
 /** Stores one inbound email per recipient (one content per workspace) in one transaction. */
-async function storeInbound(ctx: AppContext, session: SMTPServerSession, raw: Buffer, targets: Array<{ address: string; workspaceId: string; domainId: string }>): Promise<string[]> {
+async function storeInbound(
+  ctx: AppContext,
+  session: SMTPServerSession,
+  raw: Buffer,
+  targets: Array<{ address: string; workspaceId: string; domainId: string }>,
+): Promise<string[]> {
   const stamped = Buffer.concat([
-    Buffer.from(receivedHeader(ctx, session, targets.map((t) => t.address)) + (await authenticationHeaders(ctx, session, raw))),
+    Buffer.from(
+      receivedHeader(
+        ctx,
+        session,
+        targets.map((t) => t.address),
+      ) + (await authenticationHeaders(ctx, session, raw)),
+    ),
     raw,
   ]);
   const parsed = await parseMime(stamped);
@@ -182,7 +198,11 @@ async function storeInbound(ctx: AppContext, session: SMTPServerSession, raw: Bu
         messageId,
         size,
         meta: null,
-        recipients: group.map(({ address, domainId }) => ({ to: address, kind: kinds.get(address.toLowerCase()) ?? 'bcc', sendingDomainId: domainId })),
+        recipients: group.map(({ address, domainId }) => ({
+          to: address,
+          kind: kinds.get(address.toLowerCase()) ?? 'bcc',
+          sendingDomainId: domainId,
+        })),
       });
       ids.push(...rows.map((row) => row.id));
     }
@@ -216,7 +236,8 @@ export function createInboundServer(ctx: AppContext, tls: TlsMaterial): SMTPServ
       const seen = targets.get(session) ?? new Map<string, Target>();
       targets.set(session, seen);
       const normalized = normalizeAddress(address.address);
-      if (!seen.has(normalized.toLowerCase()) && seen.size >= INBOUND_MAX_RECIPIENTS) return callback(replies.tooManyRecipients(INBOUND_MAX_RECIPIENTS));
+      if (!seen.has(normalized.toLowerCase()) && seen.size >= INBOUND_MAX_RECIPIENTS)
+        return callback(replies.tooManyRecipients(INBOUND_MAX_RECIPIENTS));
       classify(ctx, normalized).then(
         (target) => {
           if (!target) return callback(replies.unknownRecipient());
@@ -248,14 +269,20 @@ export function createInboundServer(ctx: AppContext, tls: TlsMaterial): SMTPServ
           else if (target?.kind === 'unsubscribe') await unsubscribeByEmail(ctx, target.emailId);
         }
         for (const mailbox of mailboxes.values()) await receiveReportMail(ctx.db, mailbox, raw);
-        const loose = recipients.map((address) => seen.get(address.toLowerCase())).filter((t): t is Extract<Target, { kind: 'loose-report' }> => t?.kind === 'loose-report');
+        const loose = recipients
+          .map((address) => seen.get(address.toLowerCase()))
+          .filter((t): t is Extract<Target, { kind: 'loose-report' }> => t?.kind === 'loose-report');
         if (reports.length > 0 || loose.length > 0) {
           const report = await parseBounce(raw);
           for (const emailId of new Set(reports)) await applyReport(ctx, emailId, report);
           // No VERP recipient (feedback loops report to the address registered with them):
           // the returned message names its email.
           if (reports.length === 0) {
-            const emailId = await reportedEmail(ctx, report, loose.map((t) => t.workspaceId));
+            const emailId = await reportedEmail(
+              ctx,
+              report,
+              loose.map((t) => t.workspaceId),
+            );
             if (emailId) await applyReport(ctx, emailId, report);
           }
         }

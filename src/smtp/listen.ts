@@ -19,7 +19,9 @@ export function readMessage(stream: SMTPServerDataStream, limit: number): Promis
       if (bytes > limit) oversized = true;
       else chunks.push(chunk);
     });
-    stream.on('end', () => resolve({ raw: oversized ? Buffer.alloc(0) : Buffer.concat(chunks, bytes), oversized: oversized || stream.sizeExceeded }));
+    stream.on('end', () =>
+      resolve({ raw: oversized ? Buffer.alloc(0) : Buffer.concat(chunks, bytes), oversized: oversized || stream.sizeExceeded }),
+    );
     stream.on('error', reject);
   });
 }

@@ -13,7 +13,13 @@ export async function parseMime(raw: Buffer): Promise<ParsedMail> {
   try {
     // keepCidLinks: inline images stay `cid:` references to their parts (as API sends store
     // them); no text is invented from html, no html from text.
-    return await simpleParser(raw, { keepCidLinks: true, skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true });
+    return await simpleParser(raw, {
+      keepCidLinks: true,
+      skipHtmlToText: true,
+      skipTextToHtml: true,
+      skipTextLinks: true,
+      skipImageLinks: true,
+    });
   } catch {
     // Retrying cannot fix a message that cannot be read: a permanent refusal.
     throw smtpError(554, '5.6.0 The message could not be parsed');
@@ -32,7 +38,8 @@ export function addressesOf(field: AddressObject | AddressObject[] | undefined):
   const visit = (entries: AddressObject['value']) => {
     for (const entry of entries) {
       if (entry.group) visit(entry.group);
-      else if (entry.address && isEmailAddress(entry.address.trim())) out.push({ address: normalizeAddress(entry.address.trim()), name: entry.name ?? '' });
+      else if (entry.address && isEmailAddress(entry.address.trim()))
+        out.push({ address: normalizeAddress(entry.address.trim()), name: entry.name ?? '' });
     }
   };
   for (const object of Array.isArray(field) ? field : field ? [field] : []) visit(object.value);
@@ -47,7 +54,10 @@ export function headerRecord(parsed: ParsedMail, keep: (lowerName: string) => bo
     const colon = line.indexOf(':');
     if (colon <= 0 || seen.has(key) || !keep(key)) continue;
     seen.add(key);
-    headers[line.slice(0, colon).trim()] = line.slice(colon + 1).replace(/\r?\n[ \t]+/g, ' ').trim();
+    headers[line.slice(0, colon).trim()] = line
+      .slice(colon + 1)
+      .replace(/\r?\n[ \t]+/g, ' ')
+      .trim();
   }
   return headers;
 }
@@ -84,9 +94,27 @@ export function oneLine(value: string | undefined): string {
 // Headers that describe transport, structure or identity: Postlane writes its own when it
 // composes the message again, exactly as for an API send.
 const SUBMISSION_DROPPED = new Set([
-  'message-id', 'from', 'to', 'cc', 'bcc', 'subject', 'reply-to', 'date', 'sender', 'mime-version',
-  'return-path', 'received', 'x-received', 'delivered-to', 'x-original-to', 'dkim-signature',
-  'domainkey-signature', 'authentication-results', 'received-spf', 'arc-seal', 'arc-message-signature',
+  'message-id',
+  'from',
+  'to',
+  'cc',
+  'bcc',
+  'subject',
+  'reply-to',
+  'date',
+  'sender',
+  'mime-version',
+  'return-path',
+  'received',
+  'x-received',
+  'delivered-to',
+  'x-original-to',
+  'dkim-signature',
+  'domainkey-signature',
+  'authentication-results',
+  'received-spf',
+  'arc-seal',
+  'arc-message-signature',
   'arc-authentication-results',
 ]);
 
@@ -104,7 +132,10 @@ export function submissionMessage(parsed: ParsedMail, envelopeRecipients: string
   const from = addressesOf(parsed.from)[0];
   if (!from) return null;
   const named = new Map<string, { kind: 'to' | 'cc'; name: string }>();
-  for (const [kind, field] of [['cc', parsed.cc], ['to', parsed.to]] as const) {
+  for (const [kind, field] of [
+    ['cc', parsed.cc],
+    ['to', parsed.to],
+  ] as const) {
     for (const entry of addressesOf(field)) named.set(entry.address.toLowerCase(), { kind, name: entry.name });
   }
   const to: ParsedAddress[] = [];

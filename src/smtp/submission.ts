@@ -47,7 +47,9 @@ export function submissionKey(messageId: string | undefined, mailFrom: string, r
   const id = messageId?.trim();
   if (!id) return null;
   const envelope = [normalizeAddress(mailFrom), ...[...new Set(recipients.map(normalizeAddress))].sort()];
-  return `smtp:${createHash('sha256').update(JSON.stringify([id, ...envelope])).digest('base64url')}`;
+  return `smtp:${createHash('sha256')
+    .update(JSON.stringify([id, ...envelope]))
+    .digest('base64url')}`;
 }
 
 const inProgressReply = () =>
@@ -127,7 +129,12 @@ export function createSubmissionServer(ctx: AppContext, tls: TlsMaterial, implic
         (workspace) => {
           if (!workspace) return callback(replies.localError());
           if (!workspace.verified && !workspace.members.includes(address.address.toLowerCase())) {
-            return callback(smtpError(550, "5.7.1 Recipient not allowed: this workspace is not verified yet and can send only to its members' account emails"));
+            return callback(
+              smtpError(
+                550,
+                "5.7.1 Recipient not allowed: this workspace is not verified yet and can send only to its members' account emails",
+              ),
+            );
           }
           callback();
         },
@@ -142,49 +149,53 @@ export function createSubmissionServer(ctx: AppContext, tls: TlsMaterial, implic
       const principal = principals.get(session)!;
       const recipients = session.envelope.rcptTo.map((r) => normalizeAddress(r.address));
       // A span while tracing is on: the root of the trace of the mail this transaction sends.
-      inSpan('smtp.submission', { kind: SpanKind.SERVER, attributes: { 'postlane.workspace_id': principal.workspaceId, 'postlane.recipients': recipients.length } }, async () => {
-        const { raw, oversized } = await readMessage(stream, SUBMISSION_MAX_BYTES);
-        if (oversized) throw replies.tooLarge();
-        const parsed = await parseMime(raw);
-        const parts = submissionMessage(parsed, recipients);
-        if (!parts) throw replies.noFrom();
-        // The API's attachment rule: a named file must have an allowed extension.
-        const refused = parsed.attachments.find((a) => a.filename && !hasAllowedExtension(a.filename));
-        if (refused) throw smtpError(554, `5.6.1 Attachment type not allowed: ${refused.filename!.replace(/[^\x20-\x7e]/g, '?')}`);
-        const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
-        const key = submissionKey(parsed.messageId, mailFrom, recipients);
-        let claim: Awaited<ReturnType<typeof beginIdempotent>> | null = null;
-        if (key) {
-          try {
-            claim = await beginIdempotent(ctx.db, principal.workspaceId, key);
-          } catch (error) {
-            throw error instanceof ApiError && error.status === 409 ? inProgressReply() : replies.localError();
+      inSpan(
+        'smtp.submission',
+        { kind: SpanKind.SERVER, attributes: { 'postlane.workspace_id': principal.workspaceId, 'postlane.recipients': recipients.length } },
+        async () => {
+          const { raw, oversized } = await readMessage(stream, SUBMISSION_MAX_BYTES);
+          if (oversized) throw replies.tooLarge();
+          const parsed = await parseMime(raw);
+          const parts = submissionMessage(parsed, recipients);
+          if (!parts) throw replies.noFrom();
+          // The API's attachment rule: a named file must have an allowed extension.
+          const refused = parsed.attachments.find((a) => a.filename && !hasAllowedExtension(a.filename));
+          if (refused) throw smtpError(554, `5.6.1 Attachment type not allowed: ${refused.filename!.replace(/[^\x20-\x7e]/g, '?')}`);
+          const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+          const key = submissionKey(parsed.messageId, mailFrom, recipients);
+          let claim: Awaited<ReturnType<typeof beginIdempotent>> | null = null;
+          if (key) {
+            try {
+              claim = await beginIdempotent(ctx.db, principal.workspaceId, key);
+            } catch (error) {
+              throw error instanceof ApiError && error.status === 409 ? inProgressReply() : replies.localError();
+            }
+            // Accepted before: the same answer, nothing sent again.
+            if (claim.kind === 'replay') return `2.0.0 OK: queued as ${(claim.body as { id: string }).id}`;
           }
-          // Accepted before: the same answer, nothing sent again.
-          if (claim.kind === 'replay') return `2.0.0 OK: queued as ${(claim.body as { id: string }).id}`;
-        }
-        const token = claim?.kind === 'new' ? claim.token : null;
-        const accepted = await acceptMessage(ctx, principal, {
-          message: parts.message,
-          fromHeader: parts.fromHeader,
-          meta: null,
-          scheduledAt: null,
-          tracking: undefined, // the domain's tracking settings, as an API send without `tracking`
-          source: 'smtp',
-          // PostgreSQL text cannot hold NUL; nothing legitimate in a message needs one.
-          raw: raw.toString('utf8').replace(/\0/g, ''),
-          limitUnits: 1, // one per transaction
-          inTransaction: async (tx, rows) => {
-            if (key && token) await completeIdempotent(tx, principal.workspaceId, key, token, 250, { id: rows[0].id });
-          },
-        }).catch(async (error: unknown) => {
-          if (key && token) await releaseIdempotent(ctx.db, principal.workspaceId, key, token);
-          // The lease was lost (held past 15 minutes and taken over): nothing was stored.
-          if (error instanceof ApiError && error.status === 409) throw inProgressReply();
-          throw error;
-        });
-        return `2.0.0 OK: queued as ${accepted.rows[0].id}`;
-      }).then(
+          const token = claim?.kind === 'new' ? claim.token : null;
+          const accepted = await acceptMessage(ctx, principal, {
+            message: parts.message,
+            fromHeader: parts.fromHeader,
+            meta: null,
+            scheduledAt: null,
+            tracking: undefined, // the domain's tracking settings, as an API send without `tracking`
+            source: 'smtp',
+            // PostgreSQL text cannot hold NUL; nothing legitimate in a message needs one.
+            raw: raw.toString('utf8').replace(/\0/g, ''),
+            limitUnits: 1, // one per transaction
+            inTransaction: async (tx, rows) => {
+              if (key && token) await completeIdempotent(tx, principal.workspaceId, key, token, 250, { id: rows[0].id });
+            },
+          }).catch(async (error: unknown) => {
+            if (key && token) await releaseIdempotent(ctx.db, principal.workspaceId, key, token);
+            // The lease was lost (held past 15 minutes and taken over): nothing was stored.
+            if (error instanceof ApiError && error.status === 409) throw inProgressReply();
+            throw error;
+          });
+          return `2.0.0 OK: queued as ${accepted.rows[0].id}`;
+        },
+      ).then(
         (reply) => callback(null, reply),
         (error) => {
           if (error instanceof Error && 'responseCode' in error) return callback(error);
@@ -219,5 +230,10 @@ export async function startSubmission(ctx: AppContext, tls: TlsMaterial, host: s
     await Promise.all(started.map((l) => l.close()));
     throw error;
   }
-  return { port, tlsPort, servers: started.map((l) => l.server), close: async () => void (await Promise.all(started.map((l) => l.close()))) };
+  return {
+    port,
+    tlsPort,
+    servers: started.map((l) => l.server),
+    close: async () => void (await Promise.all(started.map((l) => l.close()))),
+  };
 }

@@ -38,14 +38,16 @@ export function describeCertificate(x509: X509Certificate) {
 }
 
 function stamp(files: string[]): string {
-  return files.map((file) => {
-    try {
-      const stat = statSync(file); // follows symlinks: a re-pointed certbot link changes it
-      return `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
-    } catch {
-      return 'missing';
-    }
-  }).join('|');
+  return files
+    .map((file) => {
+      try {
+        const stat = statSync(file); // follows symlinks: a re-pointed certbot link changes it
+        return `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+      } catch {
+        return 'missing';
+      }
+    })
+    .join('|');
 }
 
 /**
@@ -82,14 +84,20 @@ export function watchTlsFiles(
       pair = readConfiguredPair(files.cert, files.key);
     } catch (error) {
       if (!retry) return schedule(settleMs, true);
-      log.warn({ ...where, error: (error as Error).message }, 'the TLS certificate files changed but cannot be used; the previous certificate stays in use');
+      log.warn(
+        { ...where, error: (error as Error).message },
+        'the TLS certificate files changed but cannot be used; the previous certificate stays in use',
+      );
       return;
     }
     if (pair.cert === inUse.cert && pair.key === inUse.key) return;
     try {
       apply(pair);
     } catch (error) {
-      log.warn({ ...where, error: (error as Error).message }, 'the new TLS certificate could not be applied; the previous certificate stays in use');
+      log.warn(
+        { ...where, error: (error as Error).message },
+        'the new TLS certificate could not be applied; the previous certificate stays in use',
+      );
       return;
     }
     inUse = { key: pair.key, cert: pair.cert };

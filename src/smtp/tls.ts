@@ -94,11 +94,14 @@ export function createSelfSignedCertificate(hosts: string[], days = VALIDITY_DAY
     sequence(time(notBefore), time(notAfter)),
     name(hosts[0]),
     publicKey.export({ type: 'spki', format: 'der' }),
-    explicit(3, sequence(
-      extension('2.5.29.19', true, sequence()), // basicConstraints: not a CA
-      extension('2.5.29.37', false, sequence(oid('1.3.6.1.5.5.7.3.1'))), // extKeyUsage: serverAuth
-      extension('2.5.29.17', false, subjectAltNames(hosts)),
-    )),
+    explicit(
+      3,
+      sequence(
+        extension('2.5.29.19', true, sequence()), // basicConstraints: not a CA
+        extension('2.5.29.37', false, sequence(oid('1.3.6.1.5.5.7.3.1'))), // extKeyUsage: serverAuth
+        extension('2.5.29.17', false, subjectAltNames(hosts)),
+      ),
+    ),
   );
   const signature = sign('sha256', tbs, privateKey); // RSASSA-PKCS1-v1_5
   const der = sequence(tbs, sha256WithRsa, bitString(signature));
@@ -151,7 +154,8 @@ export function readConfiguredPair(certValue: string, keyValue: string): { key: 
     x509 = new X509Certificate(cert);
     // The first certificate of a chain is the server's; a renewal caught between writing the
     // certificate and the key shows up here as a mismatch.
-    if (!x509.checkPrivateKey(createPrivateKey(key))) throw new TlsConfigError('SMTP_TLS_KEY does not match the certificate in SMTP_TLS_CERT');
+    if (!x509.checkPrivateKey(createPrivateKey(key)))
+      throw new TlsConfigError('SMTP_TLS_KEY does not match the certificate in SMTP_TLS_CERT');
     createSecureContext({ key, cert });
   } catch (error) {
     if (error instanceof TlsConfigError) throw error;

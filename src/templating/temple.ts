@@ -67,7 +67,13 @@ interface Op {
   target: number;
 }
 const NO_PATH: string[] = [];
-const op = (kind: number, text: string, hasDefault: boolean, path: string[], target: number): Op => ({ kind, text, hasDefault, path, target });
+const op = (kind: number, text: string, hasDefault: boolean, path: string[], target: number): Op => ({
+  kind,
+  text,
+  hasDefault,
+  path,
+  target,
+});
 
 /** findTempleErrors reports at most this many errors (a hostile source could have millions). */
 export const MAX_REPORTED_ERRORS = 100;
@@ -248,7 +254,8 @@ function parseTag(content: string): Tag {
     if (word !== 'if') return { kind: 'invalid', reason: `Unknown block ${quote('#' + word)}: Temple has only {{#if name}}` };
     const condition = rest.slice(2).trim();
     if (condition === '') return { kind: 'invalid', reason: '{{#if}} needs a variable name, as in {{#if plan}}' };
-    if (condition.includes('|')) return { kind: 'invalid', reason: `A condition is a variable name only, without a default: ${quote(text)}` };
+    if (condition.includes('|'))
+      return { kind: 'invalid', reason: `A condition is a variable name only, without a default: ${quote(text)}` };
     const path = parsePath(condition);
     return typeof path === 'string' ? { kind: 'invalid', reason: path } : { kind: 'if', path };
   }

@@ -62,12 +62,23 @@ export function escapeHtml(text: string): string {
   for (let i = 0; i < text.length; i++) {
     let entity: string;
     switch (text.charCodeAt(i)) {
-      case 38: entity = '&amp;'; break;
-      case 60: entity = '&lt;'; break;
-      case 62: entity = '&gt;'; break;
-      case 34: entity = '&quot;'; break;
-      case 39: entity = '&#39;'; break;
-      default: continue;
+      case 38:
+        entity = '&amp;';
+        break;
+      case 60:
+        entity = '&lt;';
+        break;
+      case 62:
+        entity = '&gt;';
+        break;
+      case 34:
+        entity = '&quot;';
+        break;
+      case 39:
+        entity = '&#39;';
+        break;
+      default:
+        continue;
     }
     out += text.slice(last, i) + entity;
     last = i + 1;

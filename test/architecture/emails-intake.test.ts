@@ -43,6 +43,12 @@ test('only src/delivery/ inserts into emails or enqueues delivery jobs', () => {
   const outside = writers.filter((line) => !INTAKE.test(line));
   assert.deepEqual(outside, [], 'create emails through createEmails (src/delivery/intake.ts)');
   // The check can see what it looks for: the intake itself is found.
-  assert.ok(writers.some((line) => line.startsWith('src/delivery/intake.ts: ') && line.includes("insertInto('emails')")), writers.join('\n'));
-  assert.ok(writers.some((line) => line.startsWith('src/delivery/intake.ts: ') && line.includes('delivery job')), writers.join('\n'));
+  assert.ok(
+    writers.some((line) => line.startsWith('src/delivery/intake.ts: ') && line.includes("insertInto('emails')")),
+    writers.join('\n'),
+  );
+  assert.ok(
+    writers.some((line) => line.startsWith('src/delivery/intake.ts: ') && line.includes('delivery job')),
+    writers.join('\n'),
+  );
 });

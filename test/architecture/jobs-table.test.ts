@@ -35,7 +35,12 @@ test('the check finds a query of the jobs table, and not a mention of jobs', () 
   assert.deepEqual(jobsTableQueries('db.deleteFrom("jobs as j")'), [1]);
   assert.deepEqual(jobsTableQueries('await sql`update jobs set run_at = 0`.execute(db);'), [1]);
   assert.deepEqual(jobsTableQueries('const x = 1;\nsql`select id from "jobs" where type = ${t}`'), [2]);
-  assert.deepEqual(jobsTableQueries("// a comment about selectFrom('jobs')\n * the `jobs` table\nlog.warn({ jobs: n }, 'jobs handed back');\nconst jobs = []; // not selectFrom('jobs')"), []);
+  assert.deepEqual(
+    jobsTableQueries(
+      "// a comment about selectFrom('jobs')\n * the `jobs` table\nlog.warn({ jobs: n }, 'jobs handed back');\nconst jobs = []; // not selectFrom('jobs')",
+    ),
+    [],
+  );
 });
 
 test('no file outside src/platform/ queries the jobs table', () => {

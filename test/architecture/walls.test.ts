@@ -38,16 +38,19 @@ test('each wall reports the import that breaks it, and only that', (t) => {
     'src/resources/notes/store.ts': 'export const rows: string[] = [];\n',
     'src/resources/notes/service.ts': "import { rows } from './store.ts';\nexport const notes = rows;\n",
     'src/resources/tags/service.ts': "import { rows } from '../notes/store.ts';\nexport const tags = rows;\n",
-    'src/resources/tags/routes.ts': "import { notes } from '../notes/service.ts';\nimport { tags } from './service.ts';\nexport const routes = [notes, tags];\n",
+    'src/resources/tags/routes.ts':
+      "import { notes } from '../notes/service.ts';\nimport { tags } from './service.ts';\nexport const routes = [notes, tags];\n",
     // Browser code importing a server module, and its own generated API types.
     'dashboard/src/api/schema.d.ts': 'export interface paths {}\n',
     // Code the browser shares with the server: allowed to the dashboard, but it may use neither a
     // Node built-in nor a server module.
     'src/resources/forms/definition.ts': "import { readFileSync } from 'node:fs';\nexport const definition = readFileSync;\n",
     'src/resources/forms/service.ts': 'export const forms = 1;\n',
-    'src/resources/forms/embed/form.ts': "import { forms } from '../service.ts';\nimport { definition } from '../definition.ts';\nexport const form = [forms, definition];\n",
+    'src/resources/forms/embed/form.ts':
+      "import { forms } from '../service.ts';\nimport { definition } from '../definition.ts';\nexport const form = [forms, definition];\n",
     'dashboard/src/preview.ts': "import { form } from '../../src/resources/forms/embed/form.ts';\nexport const preview = form;\n",
-    'dashboard/src/main.ts': "import type { paths } from './api/schema.d.ts';\nimport { notes } from '../../src/resources/notes/service.ts';\nexport const main: [paths?, unknown?] = [undefined, notes];\n",
+    'dashboard/src/main.ts':
+      "import type { paths } from './api/schema.d.ts';\nimport { notes } from '../../src/resources/notes/service.ts';\nexport const main: [paths?, unknown?] = [undefined, notes];\n",
   };
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, path)), { recursive: true });
@@ -58,15 +61,18 @@ test('each wall reports the import that breaks it, and only that', (t) => {
   assert.equal(run.status, 0, run.stderr); // the json reporter leaves the exit code to the err one
   const violations = (JSON.parse(run.stdout) as { summary: { violations: Violation[] } }).summary.violations;
   const found = violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`).sort();
-  assert.deepEqual(found, [
-    'browser-shared-stays-browser-safe: src/resources/forms/embed/form.ts -> src/resources/forms/service.ts',
-    'browser-shared-uses-no-node-builtin: src/resources/forms/definition.ts -> fs',
-    'dashboard-uses-generated-types-only: dashboard/src/main.ts -> src/resources/notes/service.ts',
-    'features-meet-through-public-faces: src/resources/tags/service.ts -> src/resources/notes/store.ts',
-    'layers-know-no-feature: src/delivery/intake.ts -> src/resources/notes/service.ts',
-    'layers-know-no-feature: src/platform/app.ts -> src/resources/notes/service.ts',
-    'no-cycles: src/mail/a.ts -> src/mail/b.ts',
-  ].sort());
+  assert.deepEqual(
+    found,
+    [
+      'browser-shared-stays-browser-safe: src/resources/forms/embed/form.ts -> src/resources/forms/service.ts',
+      'browser-shared-uses-no-node-builtin: src/resources/forms/definition.ts -> fs',
+      'dashboard-uses-generated-types-only: dashboard/src/main.ts -> src/resources/notes/service.ts',
+      'features-meet-through-public-faces: src/resources/tags/service.ts -> src/resources/notes/store.ts',
+      'layers-know-no-feature: src/delivery/intake.ts -> src/resources/notes/service.ts',
+      'layers-know-no-feature: src/platform/app.ts -> src/resources/notes/service.ts',
+      'no-cycles: src/mail/a.ts -> src/mail/b.ts',
+    ].sort(),
+  );
 });
 
 test('the real tree breaks no wall beyond the known violations', () => {

@@ -17,7 +17,13 @@ async function workspace(plan = 'pro') {
 }
 
 async function events(workspaceId: string, prefix: string) {
-  const rows = await app.running.ctx.db.selectFrom('events').select(['type', 'data']).where('workspace_id', '=', workspaceId).where('type', 'like', `${prefix}%`).orderBy('seq').execute();
+  const rows = await app.running.ctx.db
+    .selectFrom('events')
+    .select(['type', 'data'])
+    .where('workspace_id', '=', workspaceId)
+    .where('type', 'like', `${prefix}%`)
+    .orderBy('seq')
+    .execute();
   return rows.map((row) => ({ type: row.type, object: JSON.parse(row.data) }));
 }
 
@@ -29,7 +35,12 @@ async function createAudience(api: ApiClient, body: Record<string, unknown>) {
 
 test('audiences: create with token and settings, 409 existing, get by id or name, update, list, delete keeps contacts', async () => {
   const { id, api } = await workspace();
-  const created = await createAudience(api, { name: 'Newsletter', visibility: 'public', public_name: 'The Weekly', unengaged: { exclude: true, days: 60 } });
+  const created = await createAudience(api, {
+    name: 'Newsletter',
+    visibility: 'public',
+    public_name: 'The Weekly',
+    unengaged: { exclude: true, days: 60 },
+  });
   assert.match(created.id, /^aud_[A-Za-z0-9]{27}$/);
   assert.match(created.token, /^[A-Za-z0-9]{32}$/);
   assert.equal(created.object, 'audience');
@@ -47,7 +58,10 @@ test('audiences: create with token and settings, 409 existing, get by id or name
   const noSender = await api.post('/v2/audiences', { name: 'DOI', double_opt_in: true });
   assert.equal(noSender.status, 400);
   assert.match(noSender.body.error, /from is required/);
-  const unverified = await api.post('/v2/audiences', { name: 'DOI', double_opt_in: { enabled: true, email: { from: 'news@unverified.test' } } });
+  const unverified = await api.post('/v2/audiences', {
+    name: 'DOI',
+    double_opt_in: { enabled: true, email: { from: 'news@unverified.test' } },
+  });
   assert.equal(unverified.status, 422);
   assert.deepEqual(unverified.body, { error: 'Domain not verified' });
 
@@ -62,9 +76,15 @@ test('audiences: create with token and settings, 409 existing, get by id or name
   assert.equal((await api.post(`/v2/audiences/${created.id}`, { name: 'Other' })).status, 409);
 
   const list = await api.get('/v2/audiences?order=name&direction=asc');
-  assert.deepEqual(list.body.data.map((a: any) => a.name), ['Other', 'Weekly news']);
+  assert.deepEqual(
+    list.body.data.map((a: any) => a.name),
+    ['Other', 'Weekly news'],
+  );
   assert.equal(list.body.total_records, 2);
-  assert.deepEqual((await api.get('/v2/audiences?search=week')).body.data.map((a: any) => a.name), ['Weekly news']);
+  assert.deepEqual(
+    (await api.get('/v2/audiences?search=week')).body.data.map((a: any) => a.name),
+    ['Weekly news'],
+  );
 
   await api.post('/v2/contacts', { email: 'stays@example.com', audiences: [created.id] });
   const deleted = await api.delete(`/v2/audiences/${created.id}`);
@@ -81,7 +101,11 @@ test('audiences: create with token and settings, 409 existing, get by id or name
 test('subscribers: add creates the contact (201), existing contact overwritten, 409 already, resubscribe 200 with both events, update, delete', async () => {
   const { id, api } = await workspace();
   const list = await createAudience(api, { name: 'Members' });
-  const added = await api.post(`/v2/audiences/${list.id}/subscribers`, { email: 'New@Example.com', first_name: 'New', custom_fields: { a: 1 } });
+  const added = await api.post(`/v2/audiences/${list.id}/subscribers`, {
+    email: 'New@Example.com',
+    first_name: 'New',
+    custom_fields: { a: 1 },
+  });
   assert.equal(added.status, 201, added.text);
   assert.match(added.body.id, /^sub_/);
   assert.equal(added.body.subscribed, true);
@@ -90,7 +114,11 @@ test('subscribers: add creates the contact (201), existing contact overwritten, 
   assert.deepEqual(checkEventPayload('subscriber.created', (await events(id, 'subscriber.created'))[0].object), []);
 
   await api.post('/v2/contacts', { email: 'old@example.com', first_name: 'Old', last_name: 'Name', custom_fields: { keep: false } });
-  const byName = await api.post('/v2/audiences/Members/subscribers', { email: 'old@example.com', first_name: 'Renamed', custom_fields: { b: 2 } });
+  const byName = await api.post('/v2/audiences/Members/subscribers', {
+    email: 'old@example.com',
+    first_name: 'Renamed',
+    custom_fields: { b: 2 },
+  });
   assert.equal(byName.status, 201);
   assert.equal(byName.body.contact.first_name, 'Renamed');
   assert.equal(byName.body.contact.last_name, 'Name', 'fields not sent stay');
@@ -109,7 +137,10 @@ test('subscribers: add creates the contact (201), existing contact overwritten, 
   assert.equal(back.status, 200);
   assert.equal(back.body.subscribed, true);
   assert.equal(back.body.unsubscribed_at, null);
-  assert.deepEqual((await events(id, 'subscriber.')).slice(before).map((e) => e.type), ['subscriber.updated', 'subscriber.resubscribed']);
+  assert.deepEqual(
+    (await events(id, 'subscriber.')).slice(before).map((e) => e.type),
+    ['subscriber.updated', 'subscriber.resubscribed'],
+  );
 
   const got = await api.get(`/v2/audiences/${list.id}/subscribers/${encodeURIComponent('OLD@example.com')}`);
   assert.equal(got.body.id, byName.body.id);
@@ -120,7 +151,11 @@ test('subscribers: add creates the contact (201), existing contact overwritten, 
   assert.equal((await api.get('/v2/contacts/old%40example.com')).status, 200, 'the contact stays');
   assert.equal((await api.get(`/v2/audiences/${list.id}`)).body.subscribers_count, 1);
   assert.equal((await events(id, 'subscriber.deleted')).length, 1);
-  assert.equal((await api.post(`/v2/audiences/${list.id}/subscribers`, { email: 'x@example.com', double_opt_in: true })).status, 422, 'double opt-in off');
+  assert.equal(
+    (await api.post(`/v2/audiences/${list.id}/subscribers`, { email: 'x@example.com', double_opt_in: true })).status,
+    422,
+    'double opt-in off',
+  );
   assert.equal((await api.post('/v2/audiences/aud_000000000000000000000000000/subscribers', { email: 'x@example.com' })).status, 404);
 });
 
@@ -131,7 +166,14 @@ test('subscribers list: limit or per_page (default 25), filters, usage', async (
     subscribers: Array.from({ length: 30 }, (_, i) => ({ email: `p${String(i).padStart(2, '0')}@example.com`, first_name: `P${i}` })),
   });
   assert.equal(bulk.status, 200, bulk.text);
-  assert.deepEqual(bulk.body, { object: 'bulk_result', created: 30, resubscribed: 0, already_subscribed: 0, contacts_created: 30, usage: { used: 30, limit: 250_000, plan: 'Business' } });
+  assert.deepEqual(bulk.body, {
+    object: 'bulk_result',
+    created: 30,
+    resubscribed: 0,
+    already_subscribed: 0,
+    contacts_created: 30,
+    usage: { used: 30, limit: 250_000, plan: 'Business' },
+  });
   const page = await api.get(`/v2/audiences/${list.id}/subscribers`);
   assert.equal(page.body.data.length, 25);
   assert.equal(page.body.total_records, 30);
@@ -140,11 +182,19 @@ test('subscribers list: limit or per_page (default 25), filters, usage', async (
   assert.equal((await api.get(`/v2/audiences/${list.id}/subscribers?limit=7`)).body.data.length, 7);
   await api.post(`/v2/audiences/${list.id}/subscribers/p03%40example.com`, { subscribed: false });
   const off = await api.get(`/v2/audiences/${list.id}/subscribers?subscribed=false`);
-  assert.deepEqual(off.body.data.map((s: any) => s.contact.email), ['p03@example.com']);
+  assert.deepEqual(
+    off.body.data.map((s: any) => s.contact.email),
+    ['p03@example.com'],
+  );
   const sorted = await api.get(`/v2/audiences/${list.id}/subscribers?order=email&direction=asc&limit=2&email.starts_with=p1`);
-  assert.deepEqual(sorted.body.data.map((s: any) => s.contact.email), ['p10@example.com', 'p11@example.com']);
+  assert.deepEqual(
+    sorted.body.data.map((s: any) => s.contact.email),
+    ['p10@example.com', 'p11@example.com'],
+  );
 
-  const removed = await api.post(`/v2/audiences/${list.id}/subscribers/bulk-remove`, { subscribers: ['p00@example.com', page.body.data[0].id, 'nobody@example.com'] });
+  const removed = await api.post(`/v2/audiences/${list.id}/subscribers/bulk-remove`, {
+    subscribers: ['p00@example.com', page.body.data[0].id, 'nobody@example.com'],
+  });
   assert.equal(removed.body.removed, 2);
   assert.deepEqual(removed.body.not_found, ['nobody@example.com']);
   assert.equal(removed.body.usage.used, 28);
@@ -153,13 +203,17 @@ test('subscribers list: limit or per_page (default 25), filters, usage', async (
 test('bulk add is all or nothing: a bad address or the cap refuses the whole request', async () => {
   const { api } = await workspace('payg');
   const list = await createAudience(api, { name: 'Capped' });
-  const bad = await api.post(`/v2/audiences/${list.id}/subscribers/bulk`, { subscribers: [{ email: 'ok@example.com' }, { email: 'nope' }] });
+  const bad = await api.post(`/v2/audiences/${list.id}/subscribers/bulk`, {
+    subscribers: [{ email: 'ok@example.com' }, { email: 'nope' }],
+  });
   assert.equal(bad.status, 400);
   assert.deepEqual(bad.body.errors, [{ index: 1, email: 'nope', error: 'Invalid email address' }]);
   assert.equal((await api.get('/v2/contacts/ok%40example.com')).status, 404);
 
   await app.running.ctx.db.updateTable('audiences').set({ subscriber_count: 9_999 }).where('id', '=', list.id).execute();
-  const over = await api.post(`/v2/audiences/${list.id}/subscribers/bulk`, { subscribers: [{ email: 'one@example.com' }, { email: 'two@example.com' }] });
+  const over = await api.post(`/v2/audiences/${list.id}/subscribers/bulk`, {
+    subscribers: [{ email: 'one@example.com' }, { email: 'two@example.com' }],
+  });
   assert.equal(over.status, 422);
   assert.deepEqual(over.body.usage, { used: 10_000, limit: 10_000, plan: 'Pay as you go' });
   assert.equal((await api.get('/v2/contacts/one%40example.com')).status, 404, 'rolled back');
@@ -186,7 +240,10 @@ test('v1 audiences: 16-character id, subscribers_count, per_page 25, filter[name
   assert.equal(list.body.data.length, 25);
   assert.equal(list.body.per_page, 25);
   assert.equal(list.body.total_records, 27);
-  assert.deepEqual((await api.get('/v1/audiences?filter[name]=legacy')).body.data.map((a: any) => a.id), [created.body.id]);
+  assert.deepEqual(
+    (await api.get('/v1/audiences?filter[name]=legacy')).body.data.map((a: any) => a.id),
+    [created.body.id],
+  );
   const put = await api.request('PUT', `/v1/audiences/${created.body.id}`, { name: 'Renamed legacy' });
   assert.equal(put.body.name, 'Renamed legacy');
   assert.equal((await api.get(`/v1/audiences/${created.body.id}`)).body.name, 'Renamed legacy');
@@ -206,7 +263,11 @@ test('v1 subscribe by token: no key, adds the contact once, never duplicates, 40
   const { api } = await workspace();
   const list = await createAudience(api, { name: 'Signups' });
   const visitor = app.as(null);
-  const first = await visitor.post(`/v1/audiences/subscribe/${list.token}`, { email: 'Visitor@Example.com', first_name: 'Vi', custom_fields: { source: 'site' } });
+  const first = await visitor.post(`/v1/audiences/subscribe/${list.token}`, {
+    email: 'Visitor@Example.com',
+    first_name: 'Vi',
+    custom_fields: { source: 'site' },
+  });
   assert.equal(first.status, 201, first.text);
   assert.equal(first.body.status, 'subscribed');
   const second = await visitor.post(`/v1/audiences/subscribe/${list.token}`, { email: 'visitor@example.com', first_name: 'Someone else' });

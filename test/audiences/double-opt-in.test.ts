@@ -26,7 +26,10 @@ before(async () => {
 after(() => app.close());
 
 async function page(path: string, form?: Record<string, string>) {
-  const response = await fetch(`${app.url}${path}`, form ? { method: 'POST', body: new URLSearchParams(form), redirect: 'manual' } : { redirect: 'manual' });
+  const response = await fetch(
+    `${app.url}${path}`,
+    form ? { method: 'POST', body: new URLSearchParams(form), redirect: 'manual' } : { redirect: 'manual' },
+  );
   return { status: response.status, headers: response.headers, html: await response.text() };
 }
 
@@ -74,7 +77,11 @@ test('hosted page → confirmation email at the sink → the signed link confirm
   const confirmPage = await page(path);
   assert.equal(confirmPage.status, 200);
   assert.match(confirmPage.html, /Subscribe jane@example\.org to Acme Weekly\?/);
-  assert.equal((await app.api.get(`/v2/audiences/${audience.id}/subscribers`)).body.total_records, 0, 'opening the link alone (a mail scanner) confirms nothing');
+  assert.equal(
+    (await app.api.get(`/v2/audiences/${audience.id}/subscribers`)).body.total_records,
+    0,
+    'opening the link alone (a mail scanner) confirms nothing',
+  );
   const confirmed = await page(formAction(confirmPage.html)!, {});
   assert.equal(confirmed.status, 200);
   assert.match(confirmed.html, /Subscription confirmed/);
@@ -94,7 +101,11 @@ test('hosted page → confirmation email at the sink → the signed link confirm
 
 test('API add with double_opt_in → 202, the link resubscribes a contact who had unsubscribed from everything', async () => {
   await app.api.post('/v2/contacts', { email: 'back@example.org', unsubscribed: true, first_name: 'Was' });
-  const res = await app.api.post(`/v2/audiences/${audience.id}/subscribers`, { email: 'back@example.org', first_name: 'Back', double_opt_in: true });
+  const res = await app.api.post(`/v2/audiences/${audience.id}/subscribers`, {
+    email: 'back@example.org',
+    first_name: 'Back',
+    double_opt_in: true,
+  });
   assert.equal(res.status, 202, res.text);
   assert.equal(res.body.object, 'subscriber_confirmation');
   assert.match(res.body.email_id, /^em_/);
@@ -148,7 +159,15 @@ test('confirmation_email on: a new subscriber gets one email saying so (API add,
   const created = await app.api.post('/v2/audiences', {
     name: 'Welcomed',
     visibility: 'public',
-    confirmation_email: { enabled: true, email: { from: 'Acme <news@acme.test>', subject: 'Welcome to Welcomed', button_url: 'https://acme.test/start', button_label: 'Get started' } },
+    confirmation_email: {
+      enabled: true,
+      email: {
+        from: 'Acme <news@acme.test>',
+        subject: 'Welcome to Welcomed',
+        button_url: 'https://acme.test/start',
+        button_label: 'Get started',
+      },
+    },
   });
   assert.equal(created.status, 201, created.text);
   const welcomed = created.body;

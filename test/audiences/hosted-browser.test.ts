@@ -25,12 +25,16 @@ after(async () => {
 
 async function seriousViolations(page: Page): Promise<string[]> {
   await page.addScriptTag({ content: axeSource });
-  const result = (await page.evaluate(() => (window as any).axe.run(document))) as { violations: Array<{ id: string; impact: string; help: string }> };
+  const result = (await page.evaluate(() => (window as any).axe.run(document))) as {
+    violations: Array<{ id: string; impact: string; help: string }>;
+  };
   return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);
 }
 
 test('subscribe page: accessible, keyboard only, no JavaScript needed', async () => {
-  const audience = (await app.api.post('/v2/audiences', { name: 'Browser list', visibility: 'public', public_description: 'Tested in Chromium' })).body;
+  const audience = (
+    await app.api.post('/v2/audiences', { name: 'Browser list', visibility: 'public', public_description: 'Tested in Chromium' })
+  ).body;
   const context = await browser.newContext({ javaScriptEnabled: false });
   const page = await context.newPage();
   const violations: string[] = [];

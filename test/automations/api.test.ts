@@ -11,7 +11,13 @@ let audienceId: string;
 before(async () => {
   app = await startSendingApp();
   await app.verifiedDomain('acme.test');
-  const template = await app.api.post('/v2/templates', { name: 'Welcome', alias: 'welcome', from: 'Acme <hello@acme.test>', subject: 'Hi {{first_name}}', html: '<p>Hello {{first_name}}</p>' });
+  const template = await app.api.post('/v2/templates', {
+    name: 'Welcome',
+    alias: 'welcome',
+    from: 'Acme <hello@acme.test>',
+    subject: 'Hi {{first_name}}',
+    html: '<p>Hello {{first_name}}</p>',
+  });
   assert.equal(template.status, 201, template.text);
   templateId = template.body.data.id;
   const audience = await app.api.post('/v2/audiences', { name: 'Newsletter' });
@@ -21,7 +27,14 @@ after(() => app?.close());
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
-function welcomeGraph(): { context: string; name: string; description: string; settings: Record<string, unknown>; steps: Array<{ key: string; type: string; trigger?: string; action?: string; config?: Record<string, unknown> }>; connections: Array<Record<string, string>> } {
+function welcomeGraph(): {
+  context: string;
+  name: string;
+  description: string;
+  settings: Record<string, unknown>;
+  steps: Array<{ key: string; type: string; trigger?: string; action?: string; config?: Record<string, unknown> }>;
+  connections: Array<Record<string, string>>;
+} {
   return {
     context: 'contact',
     name: 'Welcome series',
@@ -29,7 +42,12 @@ function welcomeGraph(): { context: string; name: string; description: string; s
     settings: { allow_reentry: false },
     steps: [
       { key: 'joined', type: 'trigger', trigger: 'contact.added_to_audience', config: { audience_id: audienceId } },
-      { key: 'check', type: 'action', action: 'condition', config: { filter: { match: 'all', rules: [{ field: 'first_name', operator: 'is_set' }] } } },
+      {
+        key: 'check',
+        type: 'action',
+        action: 'condition',
+        config: { filter: { match: 'all', rules: [{ field: 'first_name', operator: 'is_set' }] } },
+      },
       { key: 'mail', type: 'action', action: 'send_email', config: { type: 'template', template_id: 'welcome', from: 'hello@acme.test' } },
       { key: 'pause', type: 'action', action: 'wait', config: { seconds: 60 } },
       { key: 'done', type: 'action', action: 'end' },
@@ -58,7 +76,14 @@ test('create: 201 {data} as a draft with step ids, connections and default setti
   assert.match(data.created_at, ISO);
   assert.equal(data.steps.length, 5);
   for (const step of data.steps) assert.match(step.id, /^aus_[A-Za-z0-9]{27}$/);
-  assert.deepEqual(data.steps[0], { id: data.steps[0].id, key: 'joined', type: 'trigger', trigger: 'contact.added_to_audience', action: null, config: { audience_id: audienceId } });
+  assert.deepEqual(data.steps[0], {
+    id: data.steps[0].id,
+    key: 'joined',
+    type: 'trigger',
+    trigger: 'contact.added_to_audience',
+    action: null,
+    config: { audience_id: audienceId },
+  });
   assert.deepEqual(data.connections[0], { from: 'joined', to: 'check', branch: 'default' });
   assert.deepEqual(data.connections[1], { from: 'check', to: 'mail', branch: 'yes' });
   const fetched = await app.api.get(`/v2/automations/${data.id}`);
@@ -69,7 +94,10 @@ test('create: 201 {data} as a draft with step ids, connections and default setti
 test('create refuses bad graphs with every problem keyed by field path', async () => {
   const cases: Array<[Record<string, unknown>, Record<string, string[]>]> = [
     [{}, { context: ['The context is required: contact, email or event.'], name: ['The name field is required.'] }],
-    [{ context: 'contact', name: 'x'.repeat(192), steps: [], connections: [] }, { name: ['The name may not be greater than 191 characters.'], steps: ['The steps field is required and must be a non-empty array.'] }],
+    [
+      { context: 'contact', name: 'x'.repeat(192), steps: [], connections: [] },
+      { name: ['The name may not be greater than 191 characters.'], steps: ['The steps field is required and must be a non-empty array.'] },
+    ],
   ];
   for (const [body, errors] of cases) {
     const response = await app.api.post('/v2/automations', body);
@@ -108,7 +136,10 @@ test('create refuses bad graphs with every problem keyed by field path', async (
   assert.deepEqual(errors['connections.3.to'], ['A connection cannot lead to a trigger.']);
   assert.deepEqual(errors['settings.on_step_failure'], ['The on_step_failure must be stop or skip.']);
   assert.deepEqual(errors['settings.cooldown_seconds'], ['The cooldown_seconds must be a whole number of at least 0.']);
-  assert.ok(errors['steps.1'].some((m: string) => m.includes('cannot be reached')), JSON.stringify(errors));
+  assert.ok(
+    errors['steps.1'].some((m: string) => m.includes('cannot be reached')),
+    JSON.stringify(errors),
+  );
 
   // Event context: exactly one trigger; all triggers lead to the same first action.
   const event = await app.api.post('/v2/automations', {
@@ -120,7 +151,10 @@ test('create refuses bad graphs with every problem keyed by field path', async (
       { key: 'a', type: 'action', action: 'end' },
       { key: 'b', type: 'action', action: 'end' },
     ],
-    connections: [{ from: 't1', to: 'a' }, { from: 't2', to: 'b' }],
+    connections: [
+      { from: 't1', to: 'a' },
+      { from: 't2', to: 'b' },
+    ],
   });
   assert.equal(event.status, 400);
   assert.deepEqual(event.body.errors.steps, ['An event automation has exactly one trigger.']);
@@ -131,14 +165,24 @@ test('create refuses bad graphs with every problem keyed by field path', async (
   unverified.steps[2].config = { type: 'template', template_id: 'welcome', from: 'news@elsewhere.test' };
   const from = await app.api.post('/v2/automations', unverified);
   assert.equal(from.status, 400);
-  assert.deepEqual(from.body.errors, { 'steps.2.config.from': ['The domain elsewhere.test is not a verified sending domain of the workspace.'] });
+  assert.deepEqual(from.body.errors, {
+    'steps.2.config.from': ['The domain elsewhere.test is not a verified sending domain of the workspace.'],
+  });
 
   // A loop is refused.
   const loop = await app.api.post('/v2/automations', {
     context: 'event',
     name: 'Loop',
-    steps: [{ key: 't', type: 'trigger', trigger: 'system.manual' }, { key: 'a', type: 'action', action: 'wait', config: { seconds: 1 } }, { key: 'b', type: 'action', action: 'wait', config: { seconds: 1 } }],
-    connections: [{ from: 't', to: 'a' }, { from: 'a', to: 'b' }, { from: 'b', to: 'a' }],
+    steps: [
+      { key: 't', type: 'trigger', trigger: 'system.manual' },
+      { key: 'a', type: 'action', action: 'wait', config: { seconds: 1 } },
+      { key: 'b', type: 'action', action: 'wait', config: { seconds: 1 } },
+    ],
+    connections: [
+      { from: 't', to: 'a' },
+      { from: 'a', to: 'b' },
+      { from: 'b', to: 'a' },
+    ],
   });
   assert.deepEqual(loop.body.errors, { connections: ['The connections form a loop.'] });
 });
@@ -150,11 +194,26 @@ test('creation checks structure only; update and start check every action config
     steps: [
       { key: 't', type: 'trigger', trigger: 'system.manual' },
       { key: 'w', type: 'action', action: 'wait', config: {} },
-      { key: 'x', type: 'action', action: 'experiment', config: { variants: [{ key: 'a', weight: 1 }, { key: 'a', weight: -1 }] } },
+      {
+        key: 'x',
+        type: 'action',
+        action: 'experiment',
+        config: {
+          variants: [
+            { key: 'a', weight: 1 },
+            { key: 'a', weight: -1 },
+          ],
+        },
+      },
       { key: 'h', type: 'action', action: 'call_webhook', config: { url: 'ftp://nope', method: 'BREW' } },
       { key: 'm', type: 'action', action: 'send_email', config: { template_id: 'nope' } },
     ],
-    connections: [{ from: 't', to: 'w' }, { from: 'w', to: 'x' }, { from: 'x', to: 'h', branch: 'a' }, { from: 'x', to: 'm' }],
+    connections: [
+      { from: 't', to: 'w' },
+      { from: 'w', to: 'x' },
+      { from: 'x', to: 'h', branch: 'a' },
+      { from: 'x', to: 'm' },
+    ],
   });
   assert.equal(draft.status, 201, draft.text);
   const id = draft.body.data.id;
@@ -175,7 +234,10 @@ test('creation checks structure only; update and start check every action config
   assert.equal(update.status, 400);
   assert.equal(Object.keys(update.body.errors).length, 8);
   const tooLong = await app.api.post(`/v2/automations/${id}`, {
-    steps: [{ key: 't', type: 'trigger', trigger: 'system.manual' }, { key: 'w', type: 'action', action: 'wait', config: { seconds: 2_592_001 } }],
+    steps: [
+      { key: 't', type: 'trigger', trigger: 'system.manual' },
+      { key: 'w', type: 'action', action: 'wait', config: { seconds: 2_592_001 } },
+    ],
     connections: [{ from: 't', to: 'w' }],
   });
   assert.deepEqual(tooLong.body.errors, { 'steps.1.config.seconds': ['The seconds is required: a whole number from 0 to 2592000.'] });
@@ -209,8 +271,17 @@ test('start, pause, stop: statuses, published_at, refusals; 404 {message} everyw
 
   const other = await app.newWorkspace();
   const paths: Array<[string, string]> = [
-    ['GET', ''], ['POST', ''], ['DELETE', ''], ['POST', '/start'], ['POST', '/pause'], ['POST', '/stop'], ['POST', '/trigger'],
-    ['GET', '/runs'], ['GET', '/runs/aur_000000000000000000000000000'], ['GET', '/stats'], ['GET', '/steps/joined/stats'],
+    ['GET', ''],
+    ['POST', ''],
+    ['DELETE', ''],
+    ['POST', '/start'],
+    ['POST', '/pause'],
+    ['POST', '/stop'],
+    ['POST', '/trigger'],
+    ['GET', '/runs'],
+    ['GET', '/runs/aur_000000000000000000000000000'],
+    ['GET', '/stats'],
+    ['GET', '/steps/joined/stats'],
     ['DELETE', '/contacts/someone@example.com'],
   ];
   for (const [method, path] of paths) {
@@ -227,22 +298,36 @@ test('list: page/per_page envelope, newest first, status filter; delete', async 
   const { api } = await app.newWorkspace();
   const ids: string[] = [];
   for (let i = 0; i < 3; i++) {
-    const created = await api.post('/v2/automations', { context: 'event', name: `A${i}`, steps: [{ key: 't', type: 'trigger', trigger: 'system.manual' }], connections: [] });
+    const created = await api.post('/v2/automations', {
+      context: 'event',
+      name: `A${i}`,
+      steps: [{ key: 't', type: 'trigger', trigger: 'system.manual' }],
+      connections: [],
+    });
     assert.equal(created.status, 201, created.text);
     ids.push(created.body.data.id);
   }
   const page1 = await api.get('/v2/automations?per_page=2');
   assert.equal(page1.status, 200);
-  assert.deepEqual(page1.body.data.map((a: any) => a.id), [ids[2], ids[1]]);
+  assert.deepEqual(
+    page1.body.data.map((a: any) => a.id),
+    [ids[2], ids[1]],
+  );
   assert.equal(page1.body.total_records, 3);
   assert.equal(page1.body.per_page, 2);
   assert.equal(page1.body.current_page, 1);
   assert.equal(page1.body.total_pages, 2);
   const page2 = await api.get('/v2/automations?per_page=2&page=2');
-  assert.deepEqual(page2.body.data.map((a: any) => a.id), [ids[0]]);
+  assert.deepEqual(
+    page2.body.data.map((a: any) => a.id),
+    [ids[0]],
+  );
   await api.post(`/v2/automations/${ids[0]}/start`);
   const running = await api.get('/v2/automations?status=running');
-  assert.deepEqual(running.body.data.map((a: any) => a.id), [ids[0]]);
+  assert.deepEqual(
+    running.body.data.map((a: any) => a.id),
+    [ids[0]],
+  );
   const deleted = await api.delete(`/v2/automations/${ids[1]}`);
   assert.deepEqual(deleted.body, { data: { id: ids[1], deleted: true } });
   assert.equal((await api.get(`/v2/automations/${ids[1]}`)).status, 404);
@@ -250,8 +335,14 @@ test('list: page/per_page envelope, newest first, status filter; delete', async 
   assert.equal((await app.as(null).get('/v2/automations')).status, 401);
 });
 
-test('start checks the template\'s from when the step has none: on a verified domain', async () => {
-  const template = await app.api.post('/v2/templates', { name: 'Elsewhere', alias: 'elsewhere', from: 'News <news@elsewhere.test>', subject: 'S', text: 'T' });
+test("start checks the template's from when the step has none: on a verified domain", async () => {
+  const template = await app.api.post('/v2/templates', {
+    name: 'Elsewhere',
+    alias: 'elsewhere',
+    from: 'News <news@elsewhere.test>',
+    subject: 'S',
+    text: 'T',
+  });
   assert.equal(template.status, 201, template.text);
   const graph = welcomeGraph();
   graph.steps[2].config = { type: 'template', template_id: 'elsewhere' };
@@ -259,8 +350,12 @@ test('start checks the template\'s from when the step has none: on a verified do
   assert.equal(created.status, 201, created.text);
   const started = await app.api.post(`/v2/automations/${created.body.data.id}/start`);
   assert.equal(started.status, 400);
-  assert.deepEqual(started.body.errors, { 'steps.2.config.from': ['The domain elsewhere.test is not a verified sending domain of the workspace.'] });
-  const fixed = await app.api.post(`/v2/automations/${created.body.data.id}`, { steps: graph.steps.map((s, i) => (i === 2 ? { ...s, config: { ...s.config, from: 'Acme <hello@acme.test>' } } : s)) });
+  assert.deepEqual(started.body.errors, {
+    'steps.2.config.from': ['The domain elsewhere.test is not a verified sending domain of the workspace.'],
+  });
+  const fixed = await app.api.post(`/v2/automations/${created.body.data.id}`, {
+    steps: graph.steps.map((s, i) => (i === 2 ? { ...s, config: { ...s.config, from: 'Acme <hello@acme.test>' } } : s)),
+  });
   assert.equal(fixed.status, 200, fixed.text);
   assert.equal((await app.api.post(`/v2/automations/${created.body.data.id}/start`)).body.data.status, 'running');
 });

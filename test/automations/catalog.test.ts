@@ -14,17 +14,34 @@ let otherId: string;
 before(async () => {
   app = await startSendingApp();
   await app.verifiedDomain('acme.test');
-  const template = await app.api.post('/v2/templates', { name: 'Welcome', alias: 'welcome', from: 'Acme <hello@acme.test>', subject: 'Hi', html: '<p>Hello</p>' });
+  const template = await app.api.post('/v2/templates', {
+    name: 'Welcome',
+    alias: 'welcome',
+    from: 'Acme <hello@acme.test>',
+    subject: 'Hi',
+    html: '<p>Hello</p>',
+  });
   assert.equal(template.status, 201, template.text);
   templateId = template.body.data.id;
   audienceId = (await app.api.post('/v2/audiences', { name: 'Newsletter' })).body.id;
-  const other = await app.api.post('/v2/automations', { context: 'event', name: 'Other', steps: [{ key: 't', type: 'trigger', trigger: 'system.manual' }], connections: [] });
+  const other = await app.api.post('/v2/automations', {
+    context: 'event',
+    name: 'Other',
+    steps: [{ key: 't', type: 'trigger', trigger: 'system.manual' }],
+    connections: [],
+  });
   assert.equal(other.status, 201, other.text);
   otherId = other.body.data.id;
 });
 after(() => app?.close());
 
-const oneStep = (context: string, action: string, config: Record<string, unknown>, trigger = 'system.manual', triggerConfig: Record<string, unknown> = {}) => ({
+const oneStep = (
+  context: string,
+  action: string,
+  config: Record<string, unknown>,
+  trigger = 'system.manual',
+  triggerConfig: Record<string, unknown> = {},
+) => ({
   context,
   name: `One ${action}`,
   steps: [
@@ -36,17 +53,51 @@ const oneStep = (context: string, action: string, config: Record<string, unknown
 
 // A config of each action as a builder would fill it in, and a context it is valid in.
 const samples = (): Record<string, [string, Record<string, unknown>]> => ({
-  send_email: ['event', { type: 'template', template_id: templateId, to: '{{payload.email}}', subject: 'Hello', reply_to: ['a@acme.test'] }],
+  send_email: [
+    'event',
+    { type: 'template', template_id: templateId, to: '{{payload.email}}', subject: 'Hello', reply_to: ['a@acme.test'] },
+  ],
   forward_email: ['email', { to: 'ops@acme.test', subject: 'Look' }],
   wait: ['contact', { seconds: 3600 }],
-  condition: ['contact', { filter: { match: 'any', rules: [{ field: 'first_name', operator: 'is_set' }, { field: 'plan', operator: 'in', value: ['pro'] }] } }],
-  experiment: ['event', { variants: [{ key: 'a', weight: 1 }, { key: 'b', weight: 2 }], control: 'a' }],
-  call_webhook: ['event', { url: 'https://{{payload.host}}/hook', method: 'PUT', headers: { 'x-token': 'abc' }, body: { id: '{{run.id}}' } }],
+  condition: [
+    'contact',
+    {
+      filter: {
+        match: 'any',
+        rules: [
+          { field: 'first_name', operator: 'is_set' },
+          { field: 'plan', operator: 'in', value: ['pro'] },
+        ],
+      },
+    },
+  ],
+  experiment: [
+    'event',
+    {
+      variants: [
+        { key: 'a', weight: 1 },
+        { key: 'b', weight: 2 },
+      ],
+      control: 'a',
+    },
+  ],
+  call_webhook: [
+    'event',
+    { url: 'https://{{payload.host}}/hook', method: 'PUT', headers: { 'x-token': 'abc' }, body: { id: '{{run.id}}' } },
+  ],
   run_automation: ['event', { automation_id: otherId }],
   end: ['event', {}],
   add_to_audience: ['contact', { audience_id: audienceId }],
   remove_from_audience: ['contact', { audience_id: audienceId }],
-  edit_contact: ['contact', { fields: [{ key: 'first_name', value: 'Ada' }, { key: 'plan', value: 'pro' }] }],
+  edit_contact: [
+    'contact',
+    {
+      fields: [
+        { key: 'first_name', value: 'Ada' },
+        { key: 'plan', value: 'pro' },
+      ],
+    },
+  ],
   add_to_suppressions: ['event', { email: '{{payload.email}}', type: 'unsubscribe', reason: 'asked' }],
   remove_from_suppressions: ['event', { email: 'someone@example.com' }],
   create_contact: ['email', { first_name: 'Ada', audience_id: audienceId }],
@@ -84,14 +135,18 @@ test('the catalogue lists every trigger and action with contexts, branching and 
   assert.deepEqual(tooLong.body.data.errors, { 'steps.1.config.seconds': ['The seconds is required: a whole number from 0 to 2592000.'] });
 
   const triggerByName = new Map<string, any>(triggers.map((t: any) => [t.name, t]));
-  for (const name of ['contact.added_to_audience', 'contact.on_date', 'email.bounced', 'system.manual', 'event.*']) assert.ok(triggerByName.has(name), name);
+  for (const name of ['contact.added_to_audience', 'contact.on_date', 'email.bounced', 'system.manual', 'event.*'])
+    assert.ok(triggerByName.has(name), name);
   assert.deepEqual(triggerByName.get('contact.added_to_audience').contexts, ['contact']);
   assert.ok(triggerByName.get('contact.added_to_audience').config.properties.audience_id);
   assert.deepEqual(triggerByName.get('contact.on_date').config.required, ['date_field']);
   assert.equal(triggerByName.get('system.schedule').fires, false);
   assert.equal(triggerByName.get('email.bounced').fires, true);
   const filter = { match: 'all', rules: [{ field: 'first_name', operator: 'equals', value: 'Ada' }] };
-  for (const [trigger, config] of [['contact.added_to_audience', { audience_id: audienceId, filter }], ['contact.on_date', { date_field: 'renewal' }]] as const) {
+  for (const [trigger, config] of [
+    ['contact.added_to_audience', { audience_id: audienceId, filter }],
+    ['contact.on_date', { date_field: 'renewal' }],
+  ] as const) {
     assert.ok(ajv.validate(triggerByName.get(trigger).config, config), `${trigger}: ${ajv.errorsText()}`);
     const checked = await app.api.post('/v2/automations/validate', oneStep('contact', 'end', {}, trigger, config));
     assert.deepEqual(checked.body.data, { valid: true, errors: {} }, trigger);
@@ -99,17 +154,37 @@ test('the catalogue lists every trigger and action with contexts, branching and 
 });
 
 test('validate answers as start would, keyed by field path, and saves nothing', async () => {
-  const broken: { context: string; name: string; steps: Array<{ key: string; type: string; trigger?: string; action?: string; config?: Record<string, unknown> }>; connections: Array<Record<string, string>> } = {
+  const broken: {
+    context: string;
+    name: string;
+    steps: Array<{ key: string; type: string; trigger?: string; action?: string; config?: Record<string, unknown> }>;
+    connections: Array<Record<string, string>>;
+  } = {
     context: 'event',
     name: 'Half done',
     steps: [
       { key: 't', type: 'trigger', trigger: 'system.manual' },
       { key: 'w', type: 'action', action: 'wait', config: {} },
-      { key: 'x', type: 'action', action: 'experiment', config: { variants: [{ key: 'a', weight: 1 }, { key: 'a', weight: -1 }] } },
+      {
+        key: 'x',
+        type: 'action',
+        action: 'experiment',
+        config: {
+          variants: [
+            { key: 'a', weight: 1 },
+            { key: 'a', weight: -1 },
+          ],
+        },
+      },
       { key: 'h', type: 'action', action: 'call_webhook', config: { url: 'ftp://nope', method: 'BREW' } },
       { key: 'm', type: 'action', action: 'send_email', config: { template_id: 'nope', from: 'someone@elsewhere.test' } },
     ],
-    connections: [{ from: 't', to: 'w' }, { from: 'w', to: 'x' }, { from: 'x', to: 'h', branch: 'a' }, { from: 'x', to: 'm' }],
+    connections: [
+      { from: 't', to: 'w' },
+      { from: 'w', to: 'x' },
+      { from: 'x', to: 'h', branch: 'a' },
+      { from: 'x', to: 'm' },
+    ],
   };
   const before = (await app.api.get('/v2/automations')).body.total_records;
   const checked = await app.api.post('/v2/automations/validate', broken);
@@ -131,9 +206,14 @@ test('validate answers as start would, keyed by field path, and saves nothing', 
   // The same definition: create refuses only what a draft may not keep; start the rest, as validate said.
   const draft = await app.api.post('/v2/automations', broken);
   assert.equal(draft.status, 400);
-  assert.deepEqual(draft.body.errors, { 'steps.4.config.from': ['The domain elsewhere.test is not a verified sending domain of the workspace.'] });
+  assert.deepEqual(draft.body.errors, {
+    'steps.4.config.from': ['The domain elsewhere.test is not a verified sending domain of the workspace.'],
+  });
   const { from: _from, ...withoutFrom } = broken.steps[4].config!;
-  const saved = await app.api.post('/v2/automations', { ...broken, steps: [...broken.steps.slice(0, 4), { ...broken.steps[4], config: withoutFrom }] });
+  const saved = await app.api.post('/v2/automations', {
+    ...broken,
+    steps: [...broken.steps.slice(0, 4), { ...broken.steps[4], config: withoutFrom }],
+  });
   assert.equal(saved.status, 201, saved.text);
   const started = await app.api.post(`/v2/automations/${saved.body.data.id}/start`);
   assert.equal(started.status, 400);
@@ -141,9 +221,17 @@ test('validate answers as start would, keyed by field path, and saves nothing', 
   assert.deepEqual(started.body.errors, rest);
 
   // Structure and fields too, every problem at once.
-  const structure = await app.api.post('/v2/automations/validate', { name: '', context: 'contact', steps: [{ key: 'a', type: 'action', action: 'forward_email', config: { to: 'x@acme.test' } }], connections: [] });
+  const structure = await app.api.post('/v2/automations/validate', {
+    name: '',
+    context: 'contact',
+    steps: [{ key: 'a', type: 'action', action: 'forward_email', config: { to: 'x@acme.test' } }],
+    connections: [],
+  });
   assert.equal(structure.body.data.valid, false);
   assert.deepEqual(Object.keys(structure.body.data.errors).sort(), ['name', 'steps', 'steps.0', 'steps.0.action'].sort());
   const noContext = await app.api.post('/v2/automations/validate', {});
-  assert.deepEqual(noContext.body.data.errors, { context: ['The context is required: contact, email or event.'], name: ['The name field is required.'] });
+  assert.deepEqual(noContext.body.data.errors, {
+    context: ['The context is required: contact, email or event.'],
+    name: ['The name field is required.'],
+  });
 });

@@ -51,15 +51,17 @@ async function link(to: string, kind: 'open' | 'click') {
   const url = new URL(match[1]);
   const target = new URL(app.url);
   await new Promise<void>((resolve, reject) => {
-    const req = httpRequest({ host: target.hostname, port: target.port, path: url.pathname, headers: { host: url.host, 'user-agent': 'Reader/1.0' } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve());
-    });
+    const req = httpRequest(
+      { host: target.hostname, port: target.port, path: url.pathname, headers: { host: url.host, 'user-agent': 'Reader/1.0' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve());
+      },
+    );
     req.on('error', reject);
     req.end();
   });
 }
-
 
 test('a contact added to an audience runs condition → send_email → wait → call_webhook to completion', async () => {
   const automation = await startedAutomation(app.api, {
@@ -67,14 +69,23 @@ test('a contact added to an audience runs condition → send_email → wait → 
     name: 'Welcome',
     steps: [
       { key: 'joined', type: 'trigger', trigger: 'contact.added_to_audience', config: { audience_id: audienceId } },
-      { key: 'has_name', type: 'action', action: 'condition', config: { filter: { rules: [{ field: 'first_name', operator: 'is_set' }] } } },
+      {
+        key: 'has_name',
+        type: 'action',
+        action: 'condition',
+        config: { filter: { rules: [{ field: 'first_name', operator: 'is_set' }] } },
+      },
       { key: 'mail', type: 'action', action: 'send_email', config: { type: 'template', template_id: 'welcome' } },
       { key: 'later', type: 'action', action: 'wait', config: { seconds: 3600 } },
       {
         key: 'notify',
         type: 'action',
         action: 'call_webhook',
-        config: { url: `${hooks.url}/welcome/{{contact.id}}`, headers: { 'x-run': '{{run.id}}' }, body: { email: '{{contact.email}}', source: '{{meta.source_event_id}}', audience: '{{payload.object.audience.name}}' } },
+        config: {
+          url: `${hooks.url}/welcome/{{contact.id}}`,
+          headers: { 'x-run': '{{run.id}}' },
+          body: { email: '{{contact.email}}', source: '{{meta.source_event_id}}', audience: '{{payload.object.audience.name}}' },
+        },
       },
       { key: 'skip', type: 'action', action: 'end' },
     ],
@@ -104,7 +115,13 @@ test('a contact added to an audience runs condition → send_email → wait → 
   const ada = waiting.find((r: any) => r.contact_id === contact.body.id);
   const anon = waiting.find((r: any) => r.contact_id === nameless.body.id);
   assert.equal(anon.status, 'completed');
-  assert.deepEqual(anon.run_steps.map((s: any) => [s.step_key, s.status, s.data.result]), [['has_name', 'completed', 'no'], ['skip', 'completed', 'ended']]);
+  assert.deepEqual(
+    anon.run_steps.map((s: any) => [s.step_key, s.status, s.data.result]),
+    [
+      ['has_name', 'completed', 'no'],
+      ['skip', 'completed', 'ended'],
+    ],
+  );
   assert.equal(ada.status, 'running');
   assert.equal(ada.event, 'contact.added_to_audience');
   assert.match(ada.event_id, /^evt_/);
@@ -130,7 +147,15 @@ test('a contact added to an audience runs condition → send_email → wait → 
     const [done] = await settledRuns(app.api, automation.id, 2, 10_000).then((runs) => runs.filter((r) => r.id === ada.id));
     assert.equal(done.status, 'completed');
     assert.ok(done.completed_at >= done.started_at);
-    assert.deepEqual(done.run_steps.map((s: any) => [s.step_key, s.status]), [['has_name', 'completed'], ['mail', 'completed'], ['later', 'completed'], ['notify', 'completed']]);
+    assert.deepEqual(
+      done.run_steps.map((s: any) => [s.step_key, s.status]),
+      [
+        ['has_name', 'completed'],
+        ['mail', 'completed'],
+        ['later', 'completed'],
+        ['notify', 'completed'],
+      ],
+    );
     assert.deepEqual(done.run_steps[2].data, { status: 'completed', delayMs: 3_600_000, seconds: 3600 });
     assert.deepEqual(done.run_steps[3].data, { result: '2xx', status: 200 });
     const [call] = hooks.on(`/welcome/${contact.body.id}`);
@@ -152,7 +177,10 @@ test('events from before the start, and while paused or stopped, never start run
   const graph = {
     context: 'contact',
     name: 'Updates',
-    steps: [{ key: 't', type: 'trigger', trigger: 'contact.updated' }, { key: 'e', type: 'action', action: 'end' }],
+    steps: [
+      { key: 't', type: 'trigger', trigger: 'contact.updated' },
+      { key: 'e', type: 'action', action: 'end' },
+    ],
     connections: [{ from: 't', to: 'e' }],
   };
   const contact = (await app.api.post('/v2/contacts', { email: 'timing@example.org' })).body;
@@ -176,11 +204,24 @@ test('email.bounced with a filter starts an email-context run about that email',
     context: 'email',
     name: 'Bounces',
     steps: [
-      { key: 'bounced', type: 'trigger', trigger: 'email.bounced', config: { filter: { match: 'all', rules: [{ field: 'subject', operator: 'starts_with', value: 'Invoice' }] } } },
+      {
+        key: 'bounced',
+        type: 'trigger',
+        trigger: 'email.bounced',
+        config: { filter: { match: 'all', rules: [{ field: 'subject', operator: 'starts_with', value: 'Invoice' }] } },
+      },
       { key: 'suppress', type: 'action', action: 'add_to_suppressions', config: { reason: 'bounced {{email.subject}}' } },
-      { key: 'tell', type: 'action', action: 'call_webhook', config: { url: `${hooks.url}/bounce`, body: '{{email.to}} via {{email.mail_from}}' } },
+      {
+        key: 'tell',
+        type: 'action',
+        action: 'call_webhook',
+        config: { url: `${hooks.url}/bounce`, body: '{{email.to}} via {{email.mail_from}}' },
+      },
     ],
-    connections: [{ from: 'bounced', to: 'suppress' }, { from: 'suppress', to: 'tell' }],
+    connections: [
+      { from: 'bounced', to: 'suppress' },
+      { from: 'suppress', to: 'tell' },
+    ],
   });
   const send = (to: string, subject: string) => app.api.post('/v2/emails', { from: 'hello@acme.test', to, subject, text: 'x' });
   const invoice = await send('bounce@example.org', 'Invoice 42');
@@ -205,22 +246,43 @@ test('an experiment follows its weights over 1,000 runs; variant edges then defa
     app.api,
     manualGraph(
       [
-        { key: 'split', type: 'action', action: 'experiment', config: { variants: [{ key: 'a', weight: 3 }, { key: 'b', weight: 1 }], control: 'a' } },
+        {
+          key: 'split',
+          type: 'action',
+          action: 'experiment',
+          config: {
+            variants: [
+              { key: 'a', weight: 3 },
+              { key: 'b', weight: 1 },
+            ],
+            control: 'a',
+          },
+        },
         { key: 'only_a', type: 'action', action: 'end' },
         { key: 'only_b', type: 'action', action: 'end' },
         { key: 'everyone', type: 'action', action: 'end' },
       ],
-      [{ from: 'split', to: 'only_a', branch: 'a' }, { from: 'split', to: 'only_b', branch: 'b' }, { from: 'split', to: 'everyone' }],
+      [
+        { from: 'split', to: 'only_a', branch: 'a' },
+        { from: 'split', to: 'only_b', branch: 'b' },
+        { from: 'split', to: 'everyone' },
+      ],
     ),
   );
   for (let i = 0; i < 1000; i += 50) {
-    const batch = await Promise.all(Array.from({ length: 50 }, () => app.api.post(`/v2/automations/${automation.id}/trigger`, { payload: { n: i } })));
+    const batch = await Promise.all(
+      Array.from({ length: 50 }, () => app.api.post(`/v2/automations/${automation.id}/trigger`, { payload: { n: i } })),
+    );
     for (const r of batch) assert.equal(r.status, 201, r.text);
   }
-  const stats = await eventually(async () => {
-    const response = await app.api.get(`/v2/automations/${automation.id}/stats`);
-    return response.body.data.everyone.total === 1000 && response.body.data;
-  }, 60_000, 200);
+  const stats = await eventually(
+    async () => {
+      const response = await app.api.get(`/v2/automations/${automation.id}/stats`);
+      return response.body.data.everyone.total === 1000 && response.body.data;
+    },
+    60_000,
+    200,
+  );
   const a = stats.split.by_outcome.a;
   const b = stats.split.by_outcome.b;
   assert.equal(a + b, 1000);
@@ -237,7 +299,10 @@ test('allow_reentry false and cooldown_seconds: 50 simultaneous events for one c
     context: 'contact',
     name: 'No re-entry',
     settings: { allow_reentry: false },
-    steps: [{ key: 't', type: 'trigger', trigger: 'contact.updated' }, { key: 'w', type: 'action', action: 'wait', config: { seconds: 3600 } }],
+    steps: [
+      { key: 't', type: 'trigger', trigger: 'contact.updated' },
+      { key: 'w', type: 'action', action: 'wait', config: { seconds: 3600 } },
+    ],
     connections: [{ from: 't', to: 'w' }],
   };
   const noReentry = await startedAutomation(app.api, waitGraph);
@@ -245,12 +310,21 @@ test('allow_reentry false and cooldown_seconds: 50 simultaneous events for one c
     ...waitGraph,
     name: 'Cooldown',
     settings: { allow_reentry: true, cooldown_seconds: 3600 },
-    steps: [{ key: 't', type: 'trigger', trigger: 'contact.updated' }, { key: 'e', type: 'action', action: 'end' }],
+    steps: [
+      { key: 't', type: 'trigger', trigger: 'contact.updated' },
+      { key: 'e', type: 'action', action: 'end' },
+    ],
     connections: [{ from: 't', to: 'e' }],
   });
-  const updates = await Promise.all(Array.from({ length: 50 }, (_, i) => app.api.post(`/v2/contacts/${contact.id}`, { first_name: `Busy ${i}` })));
+  const updates = await Promise.all(
+    Array.from({ length: 50 }, (_, i) => app.api.post(`/v2/contacts/${contact.id}`, { first_name: `Busy ${i}` })),
+  );
   for (const u of updates) assert.equal(u.status, 200, u.text);
-  await eventually(async () => (await db().selectFrom('jobs').select('id').where('type', '=', 'automation.trigger').execute()).length === 0, 20_000, 100);
+  await eventually(
+    async () => (await db().selectFrom('jobs').select('id').where('type', '=', 'automation.trigger').execute()).length === 0,
+    20_000,
+    100,
+  );
   const held = await allRuns(app.api, noReentry.id);
   assert.equal(held.length, 1);
   assert.equal(held[0].status, 'running');
@@ -261,9 +335,14 @@ test('allow_reentry false and cooldown_seconds: 50 simultaneous events for one c
   const manual = await startedAutomation(app.api, {
     ...waitGraph,
     name: 'Manual no re-entry',
-    steps: [{ key: 't', type: 'trigger', trigger: 'system.manual' }, { key: 'w', type: 'action', action: 'wait', config: { seconds: 3600 } }],
+    steps: [
+      { key: 't', type: 'trigger', trigger: 'system.manual' },
+      { key: 'w', type: 'action', action: 'wait', config: { seconds: 3600 } },
+    ],
   });
-  const calls = await Promise.all(Array.from({ length: 50 }, () => app.api.post(`/v2/automations/${manual.id}/trigger`, { payload: { contact_id: contact.id } })));
+  const calls = await Promise.all(
+    Array.from({ length: 50 }, () => app.api.post(`/v2/automations/${manual.id}/trigger`, { payload: { contact_id: contact.id } })),
+  );
   assert.deepEqual(calls.map((c) => c.status).sort(), [201, ...Array(49).fill(409)]);
   // When the run ends (removed from the automation), the contact may enter again.
   const removed = await app.api.delete(`/v2/automations/${manual.id}/contacts/${contact.id}`);
@@ -278,9 +357,16 @@ test('allow_reentry false and cooldown_seconds: 50 simultaneous events for one c
 test('max_concurrent_runs, run cancel, and stop cancelling waiting runs (their waits never resume)', async () => {
   const automation = await startedAutomation(
     app.api,
-    manualGraph([{ key: 'w', type: 'action', action: 'wait', config: { seconds: 600 } }, { key: 'h', type: 'action', action: 'call_webhook', config: { url: `${hooks.url}/after-wait` } }], [{ from: 'w', to: 'h' }], {
-      settings: { max_concurrent_runs: 2 },
-    }),
+    manualGraph(
+      [
+        { key: 'w', type: 'action', action: 'wait', config: { seconds: 600 } },
+        { key: 'h', type: 'action', action: 'call_webhook', config: { url: `${hooks.url}/after-wait` } },
+      ],
+      [{ from: 'w', to: 'h' }],
+      {
+        settings: { max_concurrent_runs: 2 },
+      },
+    ),
   );
   const first = await Promise.all(Array.from({ length: 5 }, () => app.api.post(`/v2/automations/${automation.id}/trigger`, {})));
   assert.deepEqual(first.map((r) => r.status).sort(), [201, 201, 409, 409, 409]);
@@ -291,7 +377,10 @@ test('max_concurrent_runs, run cancel, and stop cancelling waiting runs (their w
   assert.equal((await app.api.post(`/v2/automations/${automation.id}/runs/${running[0].id}/cancel`)).status, 422);
   const third = await app.api.post(`/v2/automations/${automation.id}/trigger`, {});
   assert.equal(third.status, 201, 'a place was freed');
-  await eventually(async () => (await allRuns(app.api, automation.id, '&status=running')).every((r) => r.run_steps[0]?.status === 'waiting'), 5000);
+  await eventually(
+    async () => (await allRuns(app.api, automation.id, '&status=running')).every((r) => r.run_steps[0]?.status === 'waiting'),
+    5000,
+  );
   const stopped = await app.api.post(`/v2/automations/${automation.id}/stop`);
   assert.equal(stopped.body.data.status, 'stopped');
   const runs = await allRuns(app.api, automation.id);
@@ -301,7 +390,10 @@ test('max_concurrent_runs, run cancel, and stop cancelling waiting runs (their w
   try {
     await new Promise((r) => setTimeout(r, 1000));
     assert.equal(hooks.on('/after-wait').length, 0);
-    assert.deepEqual((await allRuns(app.api, automation.id)).map((r) => r.run_steps.map((s: any) => s.status)), [['failed'], ['failed'], ['failed']]);
+    assert.deepEqual(
+      (await allRuns(app.api, automation.id)).map((r) => r.run_steps.map((s: any) => s.status)),
+      [['failed'], ['failed'], ['failed']],
+    );
   } finally {
     resetClock();
   }
@@ -311,12 +403,19 @@ test('costs: 3 credits a run plus 1 per email; a run that cannot pay fails with 
   const { workspace, api } = await app.newWorkspace({ credits: 4, verified: false, members: ['owner@example.org'] });
   await app.verifiedDomain('costs.test', api);
   await api.post('/v2/templates', { name: 'T', alias: 't', from: 'hi@costs.test', subject: 'S', text: 'Body' });
-  const automation = await startedAutomation(api, manualGraph([{ key: 'm', type: 'action', action: 'send_email', config: { type: 'template', template_id: 't', to: '{{payload.to}}' } }], []));
+  const automation = await startedAutomation(
+    api,
+    manualGraph(
+      [{ key: 'm', type: 'action', action: 'send_email', config: { type: 'template', template_id: 't', to: '{{payload.to}}' } }],
+      [],
+    ),
+  );
   const paid = await api.post(`/v2/automations/${automation.id}/trigger`, { payload: { to: 'owner@example.org' } });
   assert.equal(paid.status, 201);
   const [ok] = await settledRuns(api, automation.id, 1);
   assert.equal(ok.status, 'completed', JSON.stringify(ok));
-  const credits = async () => Number((await db().selectFrom('workspaces').select('credits').where('id', '=', workspace.id).executeTakeFirstOrThrow()).credits);
+  const credits = async () =>
+    Number((await db().selectFrom('workspaces').select('credits').where('id', '=', workspace.id).executeTakeFirstOrThrow()).credits);
   assert.equal(await credits(), 0, '3 for the run + 1 for the email');
   const broke = await api.post(`/v2/automations/${automation.id}/trigger`, { payload: { to: 'owner@example.org' } });
   assert.equal(broke.body.data.status, 'failed');
@@ -349,20 +448,46 @@ test('contact actions and on_step_failure skip; date triggers at 00:00 UTC', asy
       { key: 'manual', type: 'trigger', trigger: 'system.manual' },
       { key: 'vip', type: 'action', action: 'add_to_audience', config: { audience_id: target } },
       { key: 'broken', type: 'action', action: 'edit_contact', config: { fields: [{ key: 'birthday', value: 'not a date' }] } },
-      { key: 'edit', type: 'action', action: 'edit_contact', config: { fields: [{ key: 'last_name', value: 'Celebrated' }, { key: 'birthday', value: '2000-01-01' }] } },
+      {
+        key: 'edit',
+        type: 'action',
+        action: 'edit_contact',
+        config: {
+          fields: [
+            { key: 'last_name', value: 'Celebrated' },
+            { key: 'birthday', value: '2000-01-01' },
+          ],
+        },
+      },
     ],
-    connections: [{ from: 'bday', to: 'vip' }, { from: 'manual', to: 'vip' }, { from: 'vip', to: 'broken' }, { from: 'broken', to: 'edit' }],
+    connections: [
+      { from: 'bday', to: 'vip' },
+      { from: 'manual', to: 'vip' },
+      { from: 'vip', to: 'broken' },
+      { from: 'broken', to: 'edit' },
+    ],
   });
   const today = new Date().toISOString().slice(0, 10);
-  const born = (await app.api.post('/v2/contacts', { email: 'born@example.org', custom_fields: { birthday: `1990-${today.slice(5)}` } })).body;
-  await app.api.post('/v2/contacts', { email: 'notyet@example.org', custom_fields: { birthday: '1990-01-01' === `1990-${today.slice(5)}` ? '1990-01-02' : '1990-01-01' } });
+  const born = (await app.api.post('/v2/contacts', { email: 'born@example.org', custom_fields: { birthday: `1990-${today.slice(5)}` } }))
+    .body;
+  await app.api.post('/v2/contacts', {
+    email: 'notyet@example.org',
+    custom_fields: { birthday: '1990-01-01' === `1990-${today.slice(5)}` ? '1990-01-02' : '1990-01-01' },
+  });
   assert.equal(await fireDateTriggers(app.running.ctx, today), 1);
   assert.equal(await fireDateTriggers(app.running.ctx, today), 0, 'one run per contact and day');
   const [run] = await settledRuns(app.api, automation.id, 1);
   assert.equal(run.contact_id, born.id);
   assert.equal(run.event, 'contact.date_anniversary');
   assert.equal(run.status, 'completed', JSON.stringify(run));
-  assert.deepEqual(run.run_steps.map((s: any) => [s.step_key, s.status]), [['vip', 'completed'], ['broken', 'failed'], ['edit', 'completed']]);
+  assert.deepEqual(
+    run.run_steps.map((s: any) => [s.step_key, s.status]),
+    [
+      ['vip', 'completed'],
+      ['broken', 'failed'],
+      ['edit', 'completed'],
+    ],
+  );
   assert.match(run.run_steps[1].data.error, /birthday/);
   const contact = (await app.api.get(`/v2/contacts/${born.id}`)).body;
   assert.equal(contact.last_name, 'Celebrated');
@@ -374,7 +499,13 @@ test('stats and the send_email funnel after scripted deliveries, bounces, opens 
   const domain = (await app.api.get('/v2/domains/acme.test')).body;
   const tracked = await app.api.patch(`/v2/domains/${domain.id}`, { track_loads: true, track_clicks: true });
   assert.equal(tracked.status, 200, tracked.text);
-  const automation = await startedAutomation(app.api, manualGraph([{ key: 'm', type: 'action', action: 'send_email', config: { type: 'template', template_id: 'welcome', to: '{{payload.to}}' } }], []));
+  const automation = await startedAutomation(
+    app.api,
+    manualGraph(
+      [{ key: 'm', type: 'action', action: 'send_email', config: { type: 'template', template_id: 'welcome', to: '{{payload.to}}' } }],
+      [],
+    ),
+  );
   const recipients = ['f1@example.org', 'f2@example.org', 'f3@example.org', 'f4@example.org', 'bounce@example.com'];
   const started = app.sink.messages.length;
   const runs = [];
@@ -391,15 +522,47 @@ test('stats and the send_email funnel after scripted deliveries, bounces, opens 
   }, 15_000);
   assert.equal(stats.total, 5);
   assert.deepEqual(stats.by_status, { running: 0, waiting: 0, completed: 5, failed: 0 });
-  assert.deepEqual(stats.by_outcome, { accepted: 0, delivered: 1, loaded: 1, clicked: 2, bounced: 1, failed: 0, complained: 0, unsubscribed: 0, canceled: 0 });
-  assert.deepEqual(stats.funnel, { accepted: 5, delivered: 4, loaded: 3, clicked: 2, bounced: 1, failed: 0, complained: 0, unsubscribed: 0 });
+  assert.deepEqual(stats.by_outcome, {
+    accepted: 0,
+    delivered: 1,
+    loaded: 1,
+    clicked: 2,
+    bounced: 1,
+    failed: 0,
+    complained: 0,
+    unsubscribed: 0,
+    canceled: 0,
+  });
+  assert.deepEqual(stats.funnel, {
+    accepted: 5,
+    delivered: 4,
+    loaded: 3,
+    clicked: 2,
+    bounced: 1,
+    failed: 0,
+    complained: 0,
+    unsubscribed: 0,
+  });
   // since/until and run_ids[] narrow the runs counted.
   const two = await app.api.get(`/v2/automations/${automation.id}/stats?run_ids[]=${runs[0].id}&run_ids[]=${runs[4].id}`);
   assert.equal(two.status, 200, two.text);
-  assert.deepEqual(two.body.data.m.funnel, { accepted: 2, delivered: 1, loaded: 1, clicked: 0, bounced: 1, failed: 0, complained: 0, unsubscribed: 0 });
-  const future = await app.api.get(`/v2/automations/${automation.id}/stats?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`);
+  assert.deepEqual(two.body.data.m.funnel, {
+    accepted: 2,
+    delivered: 1,
+    loaded: 1,
+    clicked: 0,
+    bounced: 1,
+    failed: 0,
+    complained: 0,
+    unsubscribed: 0,
+  });
+  const future = await app.api.get(
+    `/v2/automations/${automation.id}/stats?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
+  );
   assert.equal(future.body.data.m.total, 0);
-  const past = await app.api.get(`/v2/automations/${automation.id}/steps/m/stats?until=${encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString())}`);
+  const past = await app.api.get(
+    `/v2/automations/${automation.id}/steps/m/stats?until=${encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString())}`,
+  );
   assert.equal(past.body.data.total, 0);
 });
 
@@ -414,37 +577,80 @@ test('more triggers and actions: loaded_email, removed_from_audience, email.deli
   const loaded = await startedAutomation(app.api, {
     context: 'contact',
     name: 'Opened',
-    steps: [{ key: 'open', type: 'trigger', trigger: 'contact.loaded_email' }, { key: 'tag', type: 'action', action: 'edit_contact', config: { fields: [{ key: 'opened', value: '{{payload.object.email.subject}}' }] } }],
+    steps: [
+      { key: 'open', type: 'trigger', trigger: 'contact.loaded_email' },
+      {
+        key: 'tag',
+        type: 'action',
+        action: 'edit_contact',
+        config: { fields: [{ key: 'opened', value: '{{payload.object.email.subject}}' }] },
+      },
+    ],
     connections: [{ from: 'open', to: 'tag' }],
   });
   const left = await startedAutomation(app.api, {
     context: 'contact',
     name: 'Left X',
-    steps: [{ key: 'left', type: 'trigger', trigger: 'contact.removed_from_audience', config: { audience_id: x } }, { key: 'drop', type: 'action', action: 'remove_from_audience', config: { audience_id: y } }],
+    steps: [
+      { key: 'left', type: 'trigger', trigger: 'contact.removed_from_audience', config: { audience_id: x } },
+      { key: 'drop', type: 'action', action: 'remove_from_audience', config: { audience_id: y } },
+    ],
     connections: [{ from: 'left', to: 'drop' }],
   });
   const never = await startedAutomation(app.api, {
     context: 'contact',
     name: 'Never',
-    steps: [{ key: 'visit', type: 'trigger', trigger: 'contact.visits_url' }, { key: 'e', type: 'action', action: 'end' }],
+    steps: [
+      { key: 'visit', type: 'trigger', trigger: 'contact.visits_url' },
+      { key: 'e', type: 'action', action: 'end' },
+    ],
     connections: [{ from: 'visit', to: 'e' }],
   });
   const delivered = await startedAutomation(app.api, {
     context: 'email',
     name: 'Forward deliveries',
     steps: [
-      { key: 'ok', type: 'trigger', trigger: 'email.delivered', config: { filter: { rules: [{ field: 'subject', operator: 'equals', value: 'Forward me' }] } } },
+      {
+        key: 'ok',
+        type: 'trigger',
+        trigger: 'email.delivered',
+        config: { filter: { rules: [{ field: 'subject', operator: 'equals', value: 'Forward me' }] } },
+      },
       { key: 'fwd', type: 'action', action: 'forward_email', config: { to: 'copies@example.org' } },
       { key: 'person', type: 'action', action: 'create_contact', config: { first_name: 'From {{email.mail_from}}', audience_id: x } },
       { key: 'unsuppress', type: 'action', action: 'remove_from_suppressions', config: {} },
     ],
-    connections: [{ from: 'ok', to: 'fwd' }, { from: 'fwd', to: 'person' }, { from: 'person', to: 'unsuppress' }],
+    connections: [
+      { from: 'ok', to: 'fwd' },
+      { from: 'fwd', to: 'person' },
+      { from: 'person', to: 'unsuppress' },
+    ],
   });
-  const child = await startedAutomation(app.api, manualGraph([{ key: 'hook', type: 'action', action: 'call_webhook', config: { url: `${hooks.url}/child/{{payload.code}}`, method: 'PUT' } }], []));
-  const parent = await startedAutomation(app.api, manualGraph([{ key: 'go', type: 'action', action: 'run_automation', config: { automation_id: child.id } }, { key: 'after', type: 'action', action: 'end' }], [{ from: 'go', to: 'after' }]));
+  const child = await startedAutomation(
+    app.api,
+    manualGraph(
+      [{ key: 'hook', type: 'action', action: 'call_webhook', config: { url: `${hooks.url}/child/{{payload.code}}`, method: 'PUT' } }],
+      [],
+    ),
+  );
+  const parent = await startedAutomation(
+    app.api,
+    manualGraph(
+      [
+        { key: 'go', type: 'action', action: 'run_automation', config: { automation_id: child.id } },
+        { key: 'after', type: 'action', action: 'end' },
+      ],
+      [{ from: 'go', to: 'after' }],
+    ),
+  );
 
   // An email to the contact, opened.
-  const sent = await app.api.post('/v2/emails', { from: 'hello@acme.test', to: 'reader@example.org', subject: 'Forward me', html: '<p>Hi <a href="https://shop.example.com/">shop</a></p>' });
+  const sent = await app.api.post('/v2/emails', {
+    from: 'hello@acme.test',
+    to: 'reader@example.org',
+    subject: 'Forward me',
+    html: '<p>Hi <a href="https://shop.example.com/">shop</a></p>',
+  });
   assert.equal(sent.status, 200, sent.text);
   await app.waitForStatus(sent.body.id, 'delivered');
   await link('reader@example.org', 'open');
@@ -480,7 +686,10 @@ test('more triggers and actions: loaded_email, removed_from_audience, email.deli
   assert.equal(parentRun.run_steps[0].data.run_id, childRun.id);
   assert.equal(childRun.meta.parent_run_id, parentRun.id);
   assert.equal(childRun.status, 'completed');
-  assert.deepEqual(hooks.on('/child/').map((r) => [r.method, r.path]), [['PUT', '/child/abc']]);
+  assert.deepEqual(
+    hooks.on('/child/').map((r) => [r.method, r.path]),
+    [['PUT', '/child/abc']],
+  );
 
   assert.equal((await allRuns(app.api, never.id)).length, 0);
 });
@@ -516,7 +725,10 @@ test('conditions: every operator, match any/all, text compared case-sensitively,
         { key: 'yes', type: 'action', action: 'end' },
         { key: 'no', type: 'action', action: 'end' },
       ],
-      [{ from: 'check', to: 'yes', branch: 'yes' }, { from: 'check', to: 'no', branch: 'no' }],
+      [
+        { from: 'check', to: 'yes', branch: 'yes' },
+        { from: 'check', to: 'no', branch: 'no' },
+      ],
     ),
   );
   const outcome = async (object: Record<string, unknown>) => {
@@ -537,13 +749,25 @@ test('conditions: every operator, match any/all, text compared case-sensitively,
     app.api,
     manualGraph(
       [
-        { key: 'check', type: 'action', action: 'condition', config: { filter: rules('any', { field: 'payload.object.a', operator: 'equals', value: 1 }, { field: 'payload.object.b', operator: 'equals', value: true }) } },
+        {
+          key: 'check',
+          type: 'action',
+          action: 'condition',
+          config: {
+            filter: rules(
+              'any',
+              { field: 'payload.object.a', operator: 'equals', value: 1 },
+              { field: 'payload.object.b', operator: 'equals', value: true },
+            ),
+          },
+        },
         { key: 'yes', type: 'action', action: 'end' },
       ],
       [{ from: 'check', to: 'yes', branch: 'yes' }],
     ),
   );
-  const anyOutcome = async (object: Record<string, unknown>) => (await app.api.post(`/v2/automations/${any.id}/trigger`, { payload: { object } })).body.data.run_steps.length;
+  const anyOutcome = async (object: Record<string, unknown>) =>
+    (await app.api.post(`/v2/automations/${any.id}/trigger`, { payload: { object } })).body.data.run_steps.length;
   assert.equal(await anyOutcome({ a: 1 }), 2);
   assert.equal(await anyOutcome({ b: true }), 2);
   assert.equal(await anyOutcome({ a: 2, b: false }), 1);
@@ -552,10 +776,18 @@ test('conditions: every operator, match any/all, text compared case-sensitively,
 test('pause holds runs at their next step; start resumes them', async () => {
   const automation = await startedAutomation(
     app.api,
-    manualGraph([{ key: 'w', type: 'action', action: 'wait', config: { seconds: 60 } }, { key: 'h', type: 'action', action: 'call_webhook', config: { url: `${hooks.url}/resumed/{{run.id}}` } }], [{ from: 'w', to: 'h' }]),
+    manualGraph(
+      [
+        { key: 'w', type: 'action', action: 'wait', config: { seconds: 60 } },
+        { key: 'h', type: 'action', action: 'call_webhook', config: { url: `${hooks.url}/resumed/{{run.id}}` } },
+      ],
+      [{ from: 'w', to: 'h' }],
+    ),
   );
   const run = (await app.api.post(`/v2/automations/${automation.id}/trigger`, {})).body.data;
-  await eventually(async () => (await app.api.get(`/v2/automations/${automation.id}/runs/${run.id}`)).body.data.run_steps[0]?.status === 'waiting');
+  await eventually(
+    async () => (await app.api.get(`/v2/automations/${automation.id}/runs/${run.id}`)).body.data.run_steps[0]?.status === 'waiting',
+  );
   assert.equal((await app.api.post(`/v2/automations/${automation.id}/pause`)).body.data.status, 'paused');
   shiftClock(61_000);
   try {
@@ -567,7 +799,10 @@ test('pause holds runs at their next step; start resumes them', async () => {
       const current = (await app.api.get(`/v2/automations/${automation.id}/runs/${run.id}`)).body.data;
       return current.status === 'completed' && current;
     }, 10_000);
-    assert.deepEqual(done.run_steps.map((s: any) => s.status), ['completed', 'completed']);
+    assert.deepEqual(
+      done.run_steps.map((s: any) => s.status),
+      ['completed', 'completed'],
+    );
     assert.equal(hooks.on(`/resumed/${run.id}`).length, 1);
   } finally {
     resetClock();

@@ -23,15 +23,23 @@ export async function allRuns(api: ApiClient, automationId: string, query = ''):
 
 /** Waits until the automation has `count` runs, none of them running (unless `settled` is false). */
 export async function settledRuns(api: ApiClient, automationId: string, count: number, timeoutMs = 15_000, settled = true): Promise<any[]> {
-  return eventually(async () => {
-    const runs = await allRuns(api, automationId);
-    if (runs.length < count) return null;
-    if (settled && runs.some((r) => r.status === 'running')) return null;
-    return runs;
-  }, timeoutMs, 100);
+  return eventually(
+    async () => {
+      const runs = await allRuns(api, automationId);
+      if (runs.length < count) return null;
+      if (settled && runs.some((r) => r.status === 'running')) return null;
+      return runs;
+    },
+    timeoutMs,
+    100,
+  );
 }
 
-export const manualGraph = (steps: Array<Record<string, unknown>>, connections: Array<Record<string, unknown>>, extra: Record<string, unknown> = {}) => ({
+export const manualGraph = (
+  steps: Array<Record<string, unknown>>,
+  connections: Array<Record<string, unknown>>,
+  extra: Record<string, unknown> = {},
+) => ({
   context: 'event',
   name: 'Manual',
   steps: [{ key: 'start', type: 'trigger', trigger: 'system.manual' }, ...steps],

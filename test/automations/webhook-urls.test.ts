@@ -36,7 +36,11 @@ test('creating or updating an automation whose call_webhook URL reaches a privat
   for (const [url, reason] of refusals) {
     const created = await app.api.post('/v2/automations', hookGraph(url));
     assert.equal(created.status, 400, `${url}: ${created.text}`);
-    assert.deepEqual(created.body, { message: 'Validation failed', errors: { 'steps.1.config.url': [`The url of step "ping" is refused: ${reason}`] } }, url);
+    assert.deepEqual(
+      created.body,
+      { message: 'Validation failed', errors: { 'steps.1.config.url': [`The url of step "ping" is refused: ${reason}`] } },
+      url,
+    );
   }
   assert.equal((await app.api.get('/v2/automations')).body.data.length, 0, 'nothing was created');
 
@@ -45,7 +49,11 @@ test('creating or updating an automation whose call_webhook URL reaches a privat
   const id = draft.body.data.id;
   const updated = await app.api.post(`/v2/automations/${id}`, hookGraph(`http://inside.test:${hookPort()}/hook`));
   assert.equal(updated.status, 400, updated.text);
-  assert.deepEqual(updated.body.errors, { 'steps.1.config.url': ['The url of step "ping" is refused: The hostname inside.test resolves to 127.0.0.1, which is not a public address'] });
+  assert.deepEqual(updated.body.errors, {
+    'steps.1.config.url': [
+      'The url of step "ping" is refused: The hostname inside.test resolves to 127.0.0.1, which is not a public address',
+    ],
+  });
   const kept = (await app.api.get(`/v2/automations/${id}`)).body.data;
   assert.equal(kept.steps[1].config.url, 'https://outside.test/hook/{{run.id}}', 'the update changed nothing');
   // A host made by a placeholder is known only when the step runs, and checked then.
@@ -60,7 +68,14 @@ test('starting refuses a call_webhook URL whose host has come to resolve to a pr
   app.dns.set('moving.test', 'A', ['127.0.0.1']);
   const started = await app.api.post(`/v2/automations/${draft.body.data.id}/start`);
   assert.equal(started.status, 400, started.text);
-  assert.deepEqual(started.body, { message: 'Validation failed', errors: { 'steps.1.config.url': ['The url of step "ping" is refused: The hostname moving.test resolves to 127.0.0.1, which is not a public address'] } });
+  assert.deepEqual(started.body, {
+    message: 'Validation failed',
+    errors: {
+      'steps.1.config.url': [
+        'The url of step "ping" is refused: The hostname moving.test resolves to 127.0.0.1, which is not a public address',
+      ],
+    },
+  });
   assert.equal((await app.api.get(`/v2/automations/${draft.body.data.id}`)).body.data.status, 'draft');
 });
 

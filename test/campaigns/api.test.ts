@@ -24,7 +24,13 @@ async function audience(api: ApiClient, name: string): Promise<string> {
 }
 
 async function events(workspaceId: string) {
-  const rows = await app.running.ctx.db.selectFrom('events').select(['type', 'data']).where('workspace_id', '=', workspaceId).where('type', 'like', 'campaign.%').orderBy('seq').execute();
+  const rows = await app.running.ctx.db
+    .selectFrom('events')
+    .select(['type', 'data'])
+    .where('workspace_id', '=', workspaceId)
+    .where('type', 'like', 'campaign.%')
+    .orderBy('seq')
+    .execute();
   return rows.map((row) => ({ type: row.type, object: JSON.parse(row.data) }));
 }
 
@@ -42,7 +48,8 @@ test('create: 201 draft, empty strings until set, content_type inferred, body ne
   assert.equal(c.reply_to, '');
   assert.equal(c.preview_text, null);
   assert.equal(c.content_type, 'html');
-  for (const hidden of ['html', 'text', 'content', 'scheduled_at', 'sent_at', 'recipients']) assert.ok(!(hidden in c), `${hidden} not in the create response`);
+  for (const hidden of ['html', 'text', 'content', 'scheduled_at', 'sent_at', 'recipients'])
+    assert.ok(!(hidden in c), `${hidden} not in the create response`);
 
   const textOnly = await api.post('/v2/campaigns', { name: 'Plain', text: 'Hello' });
   assert.equal(textOnly.body.content_type, 'text');
@@ -100,7 +107,10 @@ test('update: given fields only, html/text and unknown fields ignored, recipient
   assert.equal(res.body.subject, 'Hi {{first_name}}');
   assert.equal(res.body.from_email, 'news@acme.test');
   assert.equal(res.body.name, 'C');
-  assert.deepEqual(res.body.recipients, [{ audience_id: a, exclude: false }, { audience_id: b, exclude: true }]);
+  assert.deepEqual(res.body.recipients, [
+    { audience_id: a, exclude: false },
+    { audience_id: b, exclude: true },
+  ]);
   const stored = await app.running.ctx.db.selectFrom('campaigns').select('html').where('id', '=', c.id).executeTakeFirstOrThrow();
   assert.equal(stored.html, '<p>original</p>', 'html cannot be changed');
 
@@ -113,7 +123,10 @@ test('update: given fields only, html/text and unknown fields ignored, recipient
     const refused = await api.post(`/v2/campaigns/${c.id}`, { recipients });
     assert.equal(refused.status, 422, JSON.stringify(recipients));
     assert.equal(typeof refused.body.message, 'string');
-    assert.ok(refused.body.errors.recipients.some((m: string) => pattern.test(m)), refused.text);
+    assert.ok(
+      refused.body.errors.recipients.some((m: string) => pattern.test(m)),
+      refused.text,
+    );
   }
   assert.equal((await api.post('/v2/campaigns/cmp_000000000000000000000000000', { name: 'x' })).status, 404);
 
@@ -125,12 +138,21 @@ test('update: given fields only, html/text and unknown fields ignored, recipient
 test('list: status (sending matches queued; all; archived only when asked), search, sort, filters, total_records, page URLs with page and limit only', async () => {
   const { api } = await workspace();
   const made: Record<string, string> = {};
-  for (const [name, subject] of [['Alpha', 'Welcome'], ['Bravo', 'Deals'], ['Charlie', 'Welcome back'], ['Delta', 'News']]) {
+  for (const [name, subject] of [
+    ['Alpha', 'Welcome'],
+    ['Bravo', 'Deals'],
+    ['Charlie', 'Welcome back'],
+    ['Delta', 'News'],
+  ]) {
     made[name] = (await api.post('/v2/campaigns', { name, subject })).body.id;
   }
   const db = app.running.ctx.db;
   await db.updateTable('campaigns').set({ status: 'queued' }).where('id', '=', made.Bravo).execute();
-  await db.updateTable('campaigns').set({ status: 'sending', sent_at: '2026-01-02T00:00:00.000000Z' }).where('id', '=', made.Charlie).execute();
+  await db
+    .updateTable('campaigns')
+    .set({ status: 'sending', sent_at: '2026-01-02T00:00:00.000000Z' })
+    .where('id', '=', made.Charlie)
+    .execute();
   await db.updateTable('campaigns').set({ status: 'archived' }).where('id', '=', made.Delta).execute();
 
   const names = (res: { body: { data: Array<{ name: string }> } }) => res.body.data.map((c) => c.name);
@@ -181,7 +203,11 @@ test('delete only what was not sent; cancel a draft but not a scheduled one; arc
   assert.equal(archived.body.status, 'archived');
 
   const scheduled = await make('scheduled');
-  await db.updateTable('campaigns').set({ status: 'scheduled', scheduled_at: '2099-01-01T00:00:00.000000Z' }).where('id', '=', scheduled).execute();
+  await db
+    .updateTable('campaigns')
+    .set({ status: 'scheduled', scheduled_at: '2099-01-01T00:00:00.000000Z' })
+    .where('id', '=', scheduled)
+    .execute();
   const refusedCancel = await api.post(`/v2/campaigns/${scheduled}/cancel`);
   assert.equal(refusedCancel.status, 409);
   assert.match(refusedCancel.body.message, /delete/);
@@ -192,7 +218,11 @@ test('delete only what was not sent; cancel a draft but not a scheduled one; arc
   assert.equal(canceled.status, 200);
   assert.equal(canceled.body.status, 'canceled');
   assert.equal((await api.post(`/v2/campaigns/${other}/resume`)).status, 409);
-  assert.equal((await api.post(`/v2/campaigns/${other}`, { subject: 'late' })).status, 409, 'only a draft, scheduled or paused campaign is edited');
+  assert.equal(
+    (await api.post(`/v2/campaigns/${other}`, { subject: 'late' })).status,
+    409,
+    'only a draft, scheduled or paused campaign is edited',
+  );
   assert.equal((await api.post(`/v2/campaigns/${other}`, { name: 'renamed' })).status, 200);
   assert.equal((await api.post('/v2/campaigns/cmp_000000000000000000000000000/cancel')).status, 404);
 

@@ -29,7 +29,9 @@ after(async () => {
   await mta.close();
 });
 
-test(`SIGKILL several times while a ${RECIPIENTS}-recipient campaign fans out: each recipient gets exactly one message`, { timeout: 240_000 }, async (t) => {
+test(`SIGKILL several times while a ${RECIPIENTS}-recipient campaign fans out: each recipient gets exactly one message`, {
+  timeout: 240_000,
+}, async (t) => {
   const api = app.api;
   const db = app.running.ctx.db;
   const list = await audience(api, 'Everyone');
@@ -56,7 +58,17 @@ test(`SIGKILL several times while a ${RECIPIENTS}-recipient campaign fans out: e
   child = await startChildApp({ ...env, HTTP_PORT: String(await freePort()) });
   assert.equal((await api.post(`/v2/campaigns/${id}/send`)).status, 200);
 
-  const queued = async () => Number((await db.selectFrom('campaign_recipients').select((eb) => eb.fn.countAll<number>().as('n')).where('campaign_id', '=', id).where('status', '=', 'queued').executeTakeFirst())?.n ?? 0);
+  const queued = async () =>
+    Number(
+      (
+        await db
+          .selectFrom('campaign_recipients')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('campaign_id', '=', id)
+          .where('status', '=', 'queued')
+          .executeTakeFirst()
+      )?.n ?? 0,
+    );
   const progress: number[] = [];
   for (let kill = 0; kill < 3; kill++) {
     // Kill once the fan-out has moved on since the last restart, at a random moment.
@@ -70,14 +82,27 @@ test(`SIGKILL several times while a ${RECIPIENTS}-recipient campaign fans out: e
   t.diagnostic(`recipients queued at each kill: ${progress.join(', ')}`);
   assert.ok(progress[progress.length - 1] < RECIPIENTS, 'the last kill landed before the fan-out finished');
 
-  const done = await eventually(async () => {
-    const res = await api.get(`/v2/campaigns/${id}`);
-    return res.body.status === 'sent' && res.body;
-  }, 120_000, 200);
+  const done = await eventually(
+    async () => {
+      const res = await api.get(`/v2/campaigns/${id}`);
+      return res.body.status === 'sent' && res.body;
+    },
+    120_000,
+    200,
+  );
   assert.ok(done.sent_at);
   mta.release();
   const undelivered = async () =>
-    Number((await db.selectFrom('emails').select((eb) => eb.fn.countAll<number>().as('n')).where('source', '=', 'campaign').where('status', '<>', 'delivered').executeTakeFirst())?.n ?? 0);
+    Number(
+      (
+        await db
+          .selectFrom('emails')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('source', '=', 'campaign')
+          .where('status', '<>', 'delivered')
+          .executeTakeFirst()
+      )?.n ?? 0,
+    );
   await eventually(async () => (await undelivered()) === 0, DELIVER_LEASE_MS + 90_000, 500);
 
   const emails = await db.selectFrom('emails').select(['to']).where('source', '=', 'campaign').execute();
@@ -86,10 +111,16 @@ test(`SIGKILL several times while a ${RECIPIENTS}-recipient campaign fans out: e
   const perRecipient = new Map<string, number>();
   for (const message of mta.accepted) for (const rcpt of message.rcptTo) perRecipient.set(rcpt, (perRecipient.get(rcpt) ?? 0) + 1);
   assert.equal(perRecipient.size, RECIPIENTS, 'every recipient received the campaign');
-  assert.deepEqual([...perRecipient.values()].filter((n) => n !== 1), [], 'nobody received it twice');
+  assert.deepEqual(
+    [...perRecipient.values()].filter((n) => n !== 1),
+    [],
+    'nobody received it twice',
+  );
   const report = (await api.get(`/v2/campaigns/${id}/report`)).body;
   assert.equal(report.sent, RECIPIENTS);
   assert.equal(report.delivered, RECIPIENTS);
-  const credits = Number((await db.selectFrom('workspaces').select('credits').where('id', '=', app.workspace.id).executeTakeFirstOrThrow()).credits);
+  const credits = Number(
+    (await db.selectFrom('workspaces').select('credits').where('id', '=', app.workspace.id).executeTakeFirstOrThrow()).credits,
+  );
   assert.equal(credits, 1_000_000 - 2 * RECIPIENTS, 'credits charged once per email');
 });

@@ -22,7 +22,10 @@ after(() => app.close());
 
 const db = () => app.running.ctx.db;
 const headerOf = (raw: Buffer, name: string) => {
-  const head = raw.toString('utf8').split('\r\n\r\n')[0].replace(/\r\n[ \t]+/g, ' ');
+  const head = raw
+    .toString('utf8')
+    .split('\r\n\r\n')[0]
+    .replace(/\r\n[ \t]+/g, ' ');
   return new RegExp(`^${name}: (.*)$`, 'mi').exec(head)?.[1] ?? null;
 };
 const copiesTo = (prefix: string) => app.sink.messages.filter((m) => m.rcptTo[0].startsWith(prefix));
@@ -68,7 +71,10 @@ function arf(verp: string, recipient: string, messageId: string): string {
 async function complain(prefix: string, count: number): Promise<void> {
   for (const copy of copiesTo(prefix).slice(0, count)) {
     const messageId = headerOf(copy.raw, 'Message-ID')!;
-    const sent = await submit({ port: inboundPort, key: null, plain: true }, { envelope: { from: '', to: [copy.mailFrom] }, raw: arf(copy.mailFrom, copy.rcptTo[0], messageId) });
+    const sent = await submit(
+      { port: inboundPort, key: null, plain: true },
+      { envelope: { from: '', to: [copy.mailFrom] }, raw: arf(copy.mailFrom, copy.rcptTo[0], messageId) },
+    );
     assert.equal(sent.response, '250 2.0.0 OK');
   }
 }
@@ -85,7 +91,9 @@ async function campaignWaitingForCredits(prefix: string, size: number, affordabl
 }
 
 const campaignEvents = async (id: string) =>
-  (await db().selectFrom('events').select(['type', 'data']).where('type', 'like', 'campaign.%').orderBy('seq').execute()).filter((e) => JSON.parse(e.data).id === id).map((e) => e.type);
+  (await db().selectFrom('events').select(['type', 'data']).where('type', 'like', 'campaign.%').orderBy('seq').execute())
+    .filter((e) => JSON.parse(e.data).id === id)
+    .map((e) => e.type);
 
 test('complaints past 0.3 % of 1,000 delivered pause the campaign, emit campaign.updated, say why and notify the members', async () => {
   const id = await campaignWaitingForCredits('gc', 1100, 1000);
@@ -112,7 +120,10 @@ test('complaints past 0.3 % of 1,000 delivered pause the campaign, emit campaign
   assert.equal(figures.complaint_rate, 0.004);
   assert.equal(figures.pending, 100, 'nothing more was sent');
 
-  const notice = await eventually(async () => app.sink.messages.find((m) => m.rcptTo[0] === 'owner@example.org' && /paused/.test(m.raw.toString())), 15_000);
+  const notice = await eventually(
+    async () => app.sink.messages.find((m) => m.rcptTo[0] === 'owner@example.org' && /paused/.test(m.raw.toString())),
+    15_000,
+  );
   const parsed = await app.parse(notice.raw);
   assert.match(parsed.subject ?? '', /^Campaign ".+" was paused: too many spam complaints$/);
   assert.match(parsed.text ?? '', /0\.40 %/);
@@ -131,7 +142,10 @@ test('complaints below 0.3 % of 1,000 delivered: the check runs and the campaign
   await complain('gk-', 2); // 0.2 %
   await eventually(async () => (await report(app.api, id)).complained === 2);
   // Each complaint queued a check; wait until it ran.
-  await eventually(async () => (await db().selectFrom('jobs').select('id').where('type', '=', GUARDRAILS_JOB).execute()).length === 0, 15_000);
+  await eventually(
+    async () => (await db().selectFrom('jobs').select('id').where('type', '=', GUARDRAILS_JOB).execute()).length === 0,
+    15_000,
+  );
   const waiting = (await app.api.get(`/v2/campaigns/${id}`)).body;
   assert.equal(waiting.status_reason, 'insufficient_credits');
   await updateWorkspace(db(), app.workspace.id, { addCredits: 1000 });
@@ -158,7 +172,13 @@ test('hard bounces past 5 % of the first outcomes pause the campaign', async () 
 
 test('automation mail to a contact carries Feedback-ID and a one-click List-Unsubscribe whose POST unsubscribes the contact', async () => {
   await updateWorkspace(db(), app.workspace.id, { credits: 1000 });
-  const template = await app.api.post('/v2/templates', { name: 'Welcome', alias: 'welcome', from: 'Acme <hello@acme.test>', subject: 'Welcome', text: 'Hello' });
+  const template = await app.api.post('/v2/templates', {
+    name: 'Welcome',
+    alias: 'welcome',
+    from: 'Acme <hello@acme.test>',
+    subject: 'Welcome',
+    text: 'Hello',
+  });
   assert.equal(template.status, 201, template.text);
   const list = await audience(app.api, 'Automated');
   const created = await app.api.post('/v2/automations', {
@@ -183,7 +203,11 @@ test('automation mail to a contact carries Feedback-ID and a one-click List-Unsu
   assert.ok(url, headerOf(copy.raw, 'List-Unsubscribe') ?? 'no List-Unsubscribe');
   assert.equal((await app.api.get(`/v2/contacts/${contact.body.id}`)).body.unsubscribed, false);
   // What a mail client does for the one-click button (RFC 8058): one POST, nothing else.
-  const posted = await fetch(`${app.url}${new URL(url).pathname}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
+  const posted = await fetch(`${app.url}${new URL(url).pathname}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'List-Unsubscribe=One-Click',
+  });
   assert.equal(posted.status, 200);
   assert.equal((await app.api.get(`/v2/contacts/${contact.body.id}`)).body.unsubscribed, true);
 });
@@ -199,7 +223,10 @@ test('a campaign from a domain that cannot DKIM-sign its mail is refused, sent n
   for (const body of [{}, { scheduled_at: new Date(Date.now() + 3600_000).toISOString() }]) {
     const refused = await app.api.post(`/v2/campaigns/${id}/send`, body);
     assert.equal(refused.status, 422, refused.text);
-    assert.match(refused.body.message, /news@unsigned\.test is not on a verified domain: verify the DNS records of unsigned\.test \(DKIM, SPF, return path\), so that campaign mail is DKIM-signed by its From domain/);
+    assert.match(
+      refused.body.message,
+      /news@unsigned\.test is not on a verified domain: verify the DNS records of unsigned\.test \(DKIM, SPF, return path\), so that campaign mail is DKIM-signed by its From domain/,
+    );
     assert.equal((await app.api.get(`/v2/campaigns/${id}`)).body.status, 'draft', 'nothing changed');
   }
   const elsewhere = await readyCampaign(app.api, [list], [], { from_email: 'news@nowhere.test' });
@@ -211,7 +238,10 @@ test('a campaign from a domain that cannot DKIM-sign its mail is refused, sent n
 test('the overview shows complaint and hard-bounce rates per workspace and sending domain against the thresholds', async () => {
   const res = await app.api.get('/v2/stats/deliverability');
   assert.equal(res.status, 200, res.text);
-  assert.deepEqual(res.body.thresholds, { complaint_rate: { recommended: 0.001, limit: 0.003 }, hard_bounce_rate: { recommended: 0.02, limit: 0.05 } });
+  assert.deepEqual(res.body.thresholds, {
+    complaint_rate: { recommended: 0.001, limit: 0.003 },
+    hard_bounce_rate: { recommended: 0.02, limit: 0.05 },
+  });
   const day = res.body.workspace.last_24h;
   // The earlier tests: 4 + 2 complaints, and the bounces of the third campaign.
   assert.equal(day.complained, 6);
@@ -221,6 +251,9 @@ test('the overview shows complaint and hard-bounce rates per workspace and sendi
   assert.ok(day.hard_bounced >= 13);
   assert.equal(day.hard_bounce_level, 'ok');
   assert.deepEqual(res.body.workspace.last_7d, day);
-  assert.deepEqual(res.body.domains.map((d: any) => d.name), ['acme.test']);
+  assert.deepEqual(
+    res.body.domains.map((d: any) => d.name),
+    ['acme.test'],
+  );
   assert.deepEqual(res.body.domains[0].last_24h, day);
 });

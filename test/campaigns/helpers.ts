@@ -30,20 +30,38 @@ export const CONTENT = {
 };
 
 /** A campaign ready to send to `included` (and excluding `excluded`). */
-export async function readyCampaign(api: ApiClient, included: string[], excluded: string[] = [], extra: Record<string, unknown> = {}): Promise<string> {
-  const created = await api.post('/v2/campaigns', { name: `c-${Math.random().toString(36).slice(2)}`, from_email: 'news@acme.test', from_name: 'Acme News', ...CONTENT, ...extra });
+export async function readyCampaign(
+  api: ApiClient,
+  included: string[],
+  excluded: string[] = [],
+  extra: Record<string, unknown> = {},
+): Promise<string> {
+  const created = await api.post('/v2/campaigns', {
+    name: `c-${Math.random().toString(36).slice(2)}`,
+    from_email: 'news@acme.test',
+    from_name: 'Acme News',
+    ...CONTENT,
+    ...extra,
+  });
   assert.equal(created.status, 201, created.text);
-  const recipients = [...included.map((audience_id) => ({ audience_id })), ...excluded.map((audience_id) => ({ audience_id, exclude: true }))];
+  const recipients = [
+    ...included.map((audience_id) => ({ audience_id })),
+    ...excluded.map((audience_id) => ({ audience_id, exclude: true })),
+  ];
   const updated = await api.post(`/v2/campaigns/${created.body.id}`, { recipients });
   assert.equal(updated.status, 200, updated.text);
   return created.body.id;
 }
 
 export async function waitForCampaign(api: ApiClient, id: string, status: string, timeoutMs = 20_000) {
-  return eventually(async () => {
-    const res = await api.get(`/v2/campaigns/${id}`);
-    return res.body.status === status && res.body;
-  }, timeoutMs, 50);
+  return eventually(
+    async () => {
+      const res = await api.get(`/v2/campaigns/${id}`);
+      return res.body.status === status && res.body;
+    },
+    timeoutMs,
+    50,
+  );
 }
 
 export async function report(api: ApiClient, id: string) {

@@ -8,7 +8,18 @@ import type { StoredMessage } from '../../src/resources/emails/content.ts';
 
 let n = 0;
 function copy(html: string, text: string, values: Record<string, unknown>) {
-  const stored: StoredMessage = { from: { address: 'a@acme.test', name: '' }, to: [], cc: [], bcc: [], reply_to: [], subject: 's', html, text, headers: {}, attachments: [] };
+  const stored: StoredMessage = {
+    from: { address: 'a@acme.test', name: '' },
+    to: [],
+    cc: [],
+    bcc: [],
+    reply_to: [],
+    subject: 's',
+    html,
+    text,
+    headers: {},
+    attachments: [],
+  };
   return personalizeMessage({ content_id: `emc_unit${n++}` }, stored, { to: 'x@example.org', values });
 }
 
@@ -27,7 +38,10 @@ test('a default applies to a missing or blank first name, not to a present one',
 });
 
 test('custom fields, email and unsubscribe_url; defaults and values HTML-escaped in HTML only', () => {
-  const values = campaignMergeValues({ email: 'x@example.org', first_name: 'A<b>', last_name: null, custom_fields: '{"plan":"gold","city":"","n":0}' }, 'https://p.test/unsubscribe/t');
+  const values = campaignMergeValues(
+    { email: 'x@example.org', first_name: 'A<b>', last_name: null, custom_fields: '{"plan":"gold","city":"","n":0}' },
+    'https://p.test/unsubscribe/t',
+  );
   const out = copy(
     '{{first_name}} {{cf.plan|"free"}} {{cf.city|"nowhere"}} {{cf.n}} {{cf.missing|"<none>"}} {{email}} {{unsubscribe_url}}',
     '{{first_name}} {{cf.city|"nowhere"}} {{cf.missing|"<none>"}}',
@@ -38,9 +52,17 @@ test('custom fields, email and unsubscribe_url; defaults and values HTML-escaped
 });
 
 test('custom fields given parsed, or unreadable, and a body that is not a valid template is sent as written', () => {
-  assert.deepEqual(campaignMergeValues({ email: 'e', first_name: 'F', last_name: '', custom_fields: { k: 'v' } }), { email: 'e', first_name: 'F', cf: { k: 'v' } });
+  assert.deepEqual(campaignMergeValues({ email: 'e', first_name: 'F', last_name: '', custom_fields: { k: 'v' } }), {
+    email: 'e',
+    first_name: 'F',
+    cf: { k: 'v' },
+  });
   assert.deepEqual(campaignMergeValues({ email: 'e', first_name: null, last_name: null, custom_fields: 'not json' }).cf, {});
-  const out = copy('Hi {{first_name|there}}', 'Hi {{#if}}', campaignMergeValues({ email: 'e', first_name: 'F', last_name: null, custom_fields: null }));
+  const out = copy(
+    'Hi {{first_name|there}}',
+    'Hi {{#if}}',
+    campaignMergeValues({ email: 'e', first_name: 'F', last_name: null, custom_fields: null }),
+  );
   assert.equal(out.html, 'Hi {{first_name|there}}');
   assert.equal(out.text, 'Hi {{#if}}');
 });

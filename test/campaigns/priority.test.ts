@@ -44,7 +44,12 @@ test('an API email is delivered while every campaign delivery hangs on a slow re
   await eventually(async () => mta.received >= 20, 20_000); // the receiver holds them all
 
   const started = Date.now();
-  const res = await api.post('/v2/emails', { from: 'Acme <hello@acme.test>', to: 'reset@example.net', subject: 'Your code', text: '123456' });
+  const res = await api.post('/v2/emails', {
+    from: 'Acme <hello@acme.test>',
+    to: 'reset@example.net',
+    subject: 'Your code',
+    text: '123456',
+  });
   assert.equal(res.status, 200, res.text);
   await sink.waitForMessages(1, 10_000);
   const took = Date.now() - started;

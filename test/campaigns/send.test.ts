@@ -19,7 +19,11 @@ before(async () => {
 });
 after(() => app.close());
 
-const credits = async () => Number((await app.running.ctx.db.selectFrom('workspaces').select('credits').where('id', '=', app.workspace.id).executeTakeFirstOrThrow()).credits);
+const credits = async () =>
+  Number(
+    (await app.running.ctx.db.selectFrom('workspaces').select('credits').where('id', '=', app.workspace.id).executeTakeFirstOrThrow())
+      .credits,
+  );
 const campaignEvents = async (id: string) =>
   (await app.running.ctx.db.selectFrom('events').select(['type', 'data']).where('type', 'like', 'campaign.%').orderBy('seq').execute())
     .map((row) => ({ type: row.type, object: JSON.parse(row.data) }))
@@ -31,7 +35,13 @@ test('two audiences sharing contacts: each eligible address once, merge tags fil
   const a = await audience(api, 'Shared A');
   const b = await audience(api, 'Shared B');
   const c = await audience(api, 'Excluded C');
-  const ann = await contact(api, { email: 's1-ann@example.org', first_name: 'Ann', last_name: 'Lee', custom_fields: { plan: 'gold' }, audiences: [a, b, c] });
+  const ann = await contact(api, {
+    email: 's1-ann@example.org',
+    first_name: 'Ann',
+    last_name: 'Lee',
+    custom_fields: { plan: 'gold' },
+    audiences: [a, b, c],
+  });
   await contact(api, { email: 's1-bob@example.org', first_name: 'Bob', audiences: [a] });
   await contact(api, { email: 's1-cat@example.org', audiences: [b] });
   await contact(api, { email: 's1-dan@example.org', first_name: 'Dan', audiences: [a], unsubscribed: true });
@@ -48,7 +58,11 @@ test('two audiences sharing contacts: each eligible address once, merge tags fil
   await app.sink.waitForMessages(3, 15_000);
   await new Promise((r) => setTimeout(r, 300)); // nothing more arrives
   const messages = delivered('s1-');
-  assert.deepEqual(messages.map((m) => m.rcptTo[0]).sort(), ['s1-ann@example.org', 's1-bob@example.org', 's1-cat@example.org'], 'shared contact once; unsubscribed and suppressed skipped; exclusions not applied');
+  assert.deepEqual(
+    messages.map((m) => m.rcptTo[0]).sort(),
+    ['s1-ann@example.org', 's1-bob@example.org', 's1-cat@example.org'],
+    'shared contact once; unsubscribed and suppressed skipped; exclusions not applied',
+  );
   assert.equal(await credits(), before - 6, '2 credits per email');
 
   const annMessage = messages.find((m) => m.rcptTo[0] === 's1-ann@example.org')!;
@@ -60,7 +74,10 @@ test('two audiences sharing contacts: each eligible address once, merge tags fil
   const unsubscribeUrl = /href="([^"]+)"/.exec(String(parsed.html))![1].replace(/&amp;/g, '&');
   assert.ok(unsubscribeUrl.startsWith(`${PUBLIC_URL}/unsubscribe/`), unsubscribeUrl);
   assert.ok(String(parsed.text).includes(unsubscribeUrl));
-  const raw = annMessage.raw.toString('utf8').split('\r\n\r\n')[0].replace(/\r\n[ \t]+/g, ' '); // headers, unfolded
+  const raw = annMessage.raw
+    .toString('utf8')
+    .split('\r\n\r\n')[0]
+    .replace(/\r\n[ \t]+/g, ' '); // headers, unfolded
   assert.match(raw, new RegExp(`^List-Unsubscribe: <${unsubscribeUrl.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}>`, 'm'));
   assert.match(raw, /^List-Unsubscribe-Post: List-Unsubscribe=One-Click\r?$/m);
   assert.match(raw, /^Reply-To: news@acme\.test/m, 'reply_to defaults to from_email');
@@ -71,7 +88,12 @@ test('two audiences sharing contacts: each eligible address once, merge tags fil
   assert.match(String(bob.html), /Hello Bob  \(s1-bob@example\.org\), plan </, 'missing values render empty');
 
   // The emails are ordinary emails: listed, with their events, meta naming the campaign.
-  const rows = await app.running.ctx.db.selectFrom('emails').selectAll().where('source', '=', 'campaign').where('to', 'like', 's1-%').execute();
+  const rows = await app.running.ctx.db
+    .selectFrom('emails')
+    .selectAll()
+    .where('source', '=', 'campaign')
+    .where('to', 'like', 's1-%')
+    .execute();
   assert.equal(rows.length, 3);
   const listed = await api.get(`/v2/emails/${rows[0].id}`);
   assert.equal(listed.status, 200, listed.text);
@@ -84,13 +106,22 @@ test('two audiences sharing contacts: each eligible address once, merge tags fil
   assert.equal(page.status, 200);
   assert.match(await page.text(), /<form method="post"/);
   assert.equal((await api.get(`/v2/contacts/${ann}`)).body.unsubscribed, false, 'GET changes nothing');
-  const oneClick = await fetch(`${app.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
+  const oneClick = await fetch(`${app.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'List-Unsubscribe=One-Click',
+  });
   assert.equal(oneClick.status, 200);
   const annAfter = (await api.get(`/v2/contacts/${ann}`)).body;
   assert.equal(annAfter.unsubscribed, true);
   assert.equal((await fetch(`${app.url}${path}`, { method: 'POST' })).status, 200, 'idempotent');
   assert.equal((await fetch(`${app.url}${path.slice(0, -3)}xyz`, { method: 'POST' })).status, 404, 'a forged link is refused');
-  const contactEvents = await app.running.ctx.db.selectFrom('events').select(['type', 'data']).where('type', 'in', ['contact.updated', 'subscriber.updated']).orderBy('seq').execute();
+  const contactEvents = await app.running.ctx.db
+    .selectFrom('events')
+    .select(['type', 'data'])
+    .where('type', 'in', ['contact.updated', 'subscriber.updated'])
+    .orderBy('seq')
+    .execute();
   const forAnn = contactEvents.filter((e) => e.data.includes(ann));
   assert.ok(forAnn.some((e) => e.type === 'contact.updated'));
   assert.ok(forAnn.some((e) => e.type === 'subscriber.updated'));
@@ -98,7 +129,14 @@ test('two audiences sharing contacts: each eligible address once, merge tags fil
   await eventually(async () => (await report(api, id)).delivered === 3);
   const figures = await report(api, id);
   assert.deepEqual(
-    { recipients: figures.recipients, sent: figures.sent, delivered: figures.delivered, bounced: figures.bounced, unsubscribed: figures.unsubscribed, pending: figures.pending },
+    {
+      recipients: figures.recipients,
+      sent: figures.sent,
+      delivered: figures.delivered,
+      bounced: figures.bounced,
+      unsubscribed: figures.unsubscribed,
+      pending: figures.pending,
+    },
     { recipients: 3, sent: 3, delivered: 3, bounced: 0, unsubscribed: 1, pending: 0 },
   );
 
@@ -204,7 +242,11 @@ test('cancel mid-send drops the pending recipients; pause stops within a batch a
   assert.equal(figures.pending, 0);
   assert.ok(figures.canceled > 0, 'recipients not yet enqueued were dropped');
   assert.equal(figures.sent + figures.canceled, 40);
-  const emails = await db.selectFrom('emails').select('id').where('meta', '=', JSON.stringify({ campaign_id: canceled })).execute();
+  const emails = await db
+    .selectFrom('emails')
+    .select('id')
+    .where('meta', '=', JSON.stringify({ campaign_id: canceled }))
+    .execute();
   assert.equal(emails.length, figures.sent, 'an email exactly for each enqueued recipient');
   assert.equal((await api.get(`/v2/campaigns/${canceled}`)).body.status, 'canceled');
 });
@@ -223,7 +265,13 @@ test('credits running out mid-send: the campaign waits as paused/insufficient_cr
   });
   assert.equal(waiting.status_reason, 'insufficient_credits');
   assert.equal((await report(api, id)).sent, 7);
-  assert.equal(Number((await app.running.ctx.db.selectFrom('workspaces').select('credits').where('id', '=', workspace.id).executeTakeFirstOrThrow()).credits), 0);
+  assert.equal(
+    Number(
+      (await app.running.ctx.db.selectFrom('workspaces').select('credits').where('id', '=', workspace.id).executeTakeFirstOrThrow())
+        .credits,
+    ),
+    0,
+  );
   await updateWorkspace(app.running.ctx.db, workspace.id, { addCredits: 100 });
   await waitForCampaign(api, id, 'sent');
   assert.equal((await report(api, id)).sent, 12);

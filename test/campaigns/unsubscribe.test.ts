@@ -17,7 +17,10 @@ before(async () => {
 after(() => app.close());
 
 const headerOf = (raw: Buffer, name: string) => {
-  const head = raw.toString('utf8').split('\r\n\r\n')[0].replace(/\r\n[ \t]+/g, ' ');
+  const head = raw
+    .toString('utf8')
+    .split('\r\n\r\n')[0]
+    .replace(/\r\n[ \t]+/g, ' ');
   return new RegExp(`^${name}: (.*)$`, 'mi').exec(head)?.[1] ?? null;
 };
 
@@ -39,12 +42,18 @@ test('mailto unsubscribe through the inbound listener; forged addresses refused;
   assert.ok(mailto, header);
   assert.match(mailto, /^b\+u-em_[A-Za-z0-9]{27}\.[0-9a-f]{16}@postlane\.acme\.test$/);
 
-  const forged = await submit({ port: inboundPort, key: null, plain: true }, { from: 'x@example.net', to: mailto.replace(/\.[0-9a-f]{16}@/, '.0000000000000000@'), subject: 'unsubscribe', text: 'unsubscribe' });
+  const forged = await submit(
+    { port: inboundPort, key: null, plain: true },
+    { from: 'x@example.net', to: mailto.replace(/\.[0-9a-f]{16}@/, '.0000000000000000@'), subject: 'unsubscribe', text: 'unsubscribe' },
+  );
   assert.equal(forged.ok, false);
   assert.equal(forged.code, 550);
   assert.equal((await api.get(`/v2/contacts/${una}`)).body.unsubscribed, false);
 
-  const sent = await submit({ port: inboundPort, key: null, plain: true }, { from: 'mt-una@example.org', to: mailto, subject: 'unsubscribe', text: '' });
+  const sent = await submit(
+    { port: inboundPort, key: null, plain: true },
+    { from: 'mt-una@example.org', to: mailto, subject: 'unsubscribe', text: '' },
+  );
   assert.ok(sent.ok, sent.response);
   assert.equal((await api.get(`/v2/contacts/${una}`)).body.unsubscribed, true);
   assert.equal((await api.get(`/v2/contacts/${vic}`)).body.unsubscribed, false, 'only the recipient of that email');

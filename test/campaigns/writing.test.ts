@@ -27,10 +27,24 @@ test('content: the body as stored, content objects back as objects; 404 elsewher
   assert.equal(created.status, 201, created.text);
   const res = await app.api.get(`/v2/campaigns/${created.body.id}/content`);
   assert.equal(res.status, 200, res.text);
-  assert.deepEqual(res.body, { object: 'campaign_content', id: created.body.id, content_type: 'mjml', html: BODY.html, text: BODY.text, content: BODY.content });
+  assert.deepEqual(res.body, {
+    object: 'campaign_content',
+    id: created.body.id,
+    content_type: 'mjml',
+    html: BODY.html,
+    text: BODY.text,
+    content: BODY.content,
+  });
   assert.ok(!('html' in (await app.api.get(`/v2/campaigns/${created.body.id}`)).body));
   const plain = (await app.api.post('/v2/campaigns', { name: 'Plain', text: 'Hi' })).body;
-  assert.deepEqual((await app.api.get(`/v2/campaigns/${plain.id}/content`)).body, { object: 'campaign_content', id: plain.id, content_type: 'text', html: null, text: 'Hi', content: null });
+  assert.deepEqual((await app.api.get(`/v2/campaigns/${plain.id}/content`)).body, {
+    object: 'campaign_content',
+    id: plain.id,
+    content_type: 'text',
+    html: null,
+    text: 'Hi',
+    content: null,
+  });
   const other = await app.newWorkspace();
   assert.equal((await other.api.get(`/v2/campaigns/${created.body.id}/content`)).status, 404);
 });
@@ -61,11 +75,16 @@ test('duplicate: a new draft with settings, audiences and body, campaign.created
   assert.equal((await app.api.post('/v2/campaigns/cmp_nope/duplicate')).status, 404);
 });
 
-test('test send: [Test] subject, the contact\'s values or the address alone with defaults, 1 credit each, limits', async () => {
+test("test send: [Test] subject, the contact's values or the address alone with defaults, 1 credit each, limits", async () => {
   await contact(app.api, { email: 'test-ann@example.org', first_name: 'Ann' });
   const id = (await app.api.post('/v2/campaigns', { name: 'Tested', from_email: 'news@acme.test', from_name: 'Acme', ...BODY })).body.id;
-  const creditsBefore = Number((await app.running.ctx.db.selectFrom('workspaces').select('credits').where('id', '=', app.workspace.id).executeTakeFirstOrThrow()).credits);
-  const res = await app.api.post(`/v2/campaigns/${id}/test`, { emails: ['Test-Ann@example.org', 'stranger@example.org', 'stranger@example.org'] });
+  const creditsBefore = Number(
+    (await app.running.ctx.db.selectFrom('workspaces').select('credits').where('id', '=', app.workspace.id).executeTakeFirstOrThrow())
+      .credits,
+  );
+  const res = await app.api.post(`/v2/campaigns/${id}/test`, {
+    emails: ['Test-Ann@example.org', 'stranger@example.org', 'stranger@example.org'],
+  });
   assert.equal(res.status, 200, res.text);
   assert.equal(res.body.sent.length, 2);
   assert.equal(res.body.sent[0].email, 'test-ann@example.org');
@@ -79,13 +98,22 @@ test('test send: [Test] subject, the contact\'s values or the address alone with
   assert.equal(stranger.subject, '[Test] Hi friend');
   assert.match(String(stranger.html), /Hello there,/);
   assert.match(String(stranger.text), /Hello there\./);
-  const creditsAfter = Number((await app.running.ctx.db.selectFrom('workspaces').select('credits').where('id', '=', app.workspace.id).executeTakeFirstOrThrow()).credits);
+  const creditsAfter = Number(
+    (await app.running.ctx.db.selectFrom('workspaces').select('credits').where('id', '=', app.workspace.id).executeTakeFirstOrThrow())
+      .credits,
+  );
   assert.equal(creditsAfter, creditsBefore - 2, '1 credit per test email');
-  const row = await app.running.ctx.db.selectFrom('emails').select(['source', 'meta']).where('id', '=', res.body.sent[1].email_id).executeTakeFirstOrThrow();
+  const row = await app.running.ctx.db
+    .selectFrom('emails')
+    .select(['source', 'meta'])
+    .where('id', '=', res.body.sent[1].email_id)
+    .executeTakeFirstOrThrow();
   assert.equal(row.source, 'api');
   assert.deepEqual(JSON.parse(row.meta!), { campaign_id: id, campaign_test: 'true' });
 
-  const six = await app.api.post(`/v2/campaigns/${id}/test`, { emails: ['a@example.org', 'b@example.org', 'c@example.org', 'd@example.org', 'e@example.org', 'f@example.org'] });
+  const six = await app.api.post(`/v2/campaigns/${id}/test`, {
+    emails: ['a@example.org', 'b@example.org', 'c@example.org', 'd@example.org', 'e@example.org', 'f@example.org'],
+  });
   assert.equal(six.status, 400, six.text);
   const invalid = await app.api.post(`/v2/campaigns/${id}/test`, { emails: ['not an address'] });
   assert.equal(invalid.status, 422, invalid.text);
@@ -106,8 +134,10 @@ async function waitFor(address: string) {
   throw new Error(`no message to ${address}`);
 }
 
-test('the editor\'s MJML compiles for any workspace (no MJML alpha), merge tags left as written', async () => {
-  const res = await app.api.post('/v2/campaigns/mjml/render', { mjml: '<mjml><mj-body><mj-section><mj-column><mj-text>Hi {{first_name|"there"}}</mj-text></mj-column></mj-section></mj-body></mjml>' });
+test("the editor's MJML compiles for any workspace (no MJML alpha), merge tags left as written", async () => {
+  const res = await app.api.post('/v2/campaigns/mjml/render', {
+    mjml: '<mjml><mj-body><mj-section><mj-column><mj-text>Hi {{first_name|"there"}}</mj-text></mj-column></mj-section></mj-body></mjml>',
+  });
   assert.equal(res.status, 200, res.text);
   assert.equal(res.body.valid, true);
   assert.match(res.body.html, /Hi \{\{first_name\|"there"\}\}/);

@@ -8,8 +8,19 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runChaos } from '../helpers/chaos.ts';
 
-test('SIGKILL right after 250s were read, while sending and a campaign deliver: no email delivered twice, none lost', { timeout: 240_000 }, async (t) => {
-  const report = await runChaos({ clients: 4, smtpClients: 2, sendsPerClient: 15, kills: 2, killEvery: [0, 200], killAfterDeliveries: [100, 300], duringDelivery: true, campaignRecipients: 1500 });
+test('SIGKILL right after 250s were read, while sending and a campaign deliver: no email delivered twice, none lost', {
+  timeout: 240_000,
+}, async (t) => {
+  const report = await runChaos({
+    clients: 4,
+    smtpClients: 2,
+    sendsPerClient: 15,
+    kills: 2,
+    killEvery: [0, 200],
+    killAfterDeliveries: [100, 300],
+    duringDelivery: true,
+    campaignRecipients: 1500,
+  });
   t.diagnostic(JSON.stringify(report));
   assert.ok(report.sends >= 90);
   assert.ok(report.killsAfterRepliesRead >= 2, 'kills landed while the MTA was answering');
@@ -23,8 +34,19 @@ test('SIGKILL right after 250s were read, while sending and a campaign deliver: 
       stuckKeys: report.stuckKeys,
       campaign: report.campaign,
     },
-    { deliveredTwice: 0, undelivered: 0, unanswered: 0, acceptedTwice: 0, acceptedWithoutEmail: 0, stuckKeys: 0, campaign: { recipients: 1500, emails: 1500, sent: true } },
+    {
+      deliveredTwice: 0,
+      undelivered: 0,
+      unanswered: 0,
+      acceptedTwice: 0,
+      acceptedWithoutEmail: 0,
+      stuckKeys: 0,
+      campaign: { recipients: 1500, emails: 1500, sent: true },
+    },
   );
-  assert.ok(report.backlogDeliveredMs < 60_000, `what was accepted before the last kill was delivered ${report.backlogDeliveredMs} ms after the restart`);
+  assert.ok(
+    report.backlogDeliveredMs < 60_000,
+    `what was accepted before the last kill was delivered ${report.backlogDeliveredMs} ms after the restart`,
+  );
   assert.ok(report.deliveredWithinMs < 60_000, `everything delivered ${report.deliveredWithinMs} ms after the clients were done`);
 });

@@ -14,7 +14,10 @@ after(async () => {
   await postgres?.stop();
 });
 
-test('PostgreSQL restarted twice under load: Postlane recovers without a restart of its own, nothing lost or doubled', { skip: postgres ? false : 'initdb (PostgreSQL server binaries) not installed', timeout: 170_000 }, async (t) => {
+test('PostgreSQL restarted twice under load: Postlane recovers without a restart of its own, nothing lost or doubled', {
+  skip: postgres ? false : 'initdb (PostgreSQL server binaries) not installed',
+  timeout: 170_000,
+}, async (t) => {
   // The helpers read TEST_DATABASE_URL when loaded: point them at the private cluster first.
   process.env.TEST_DATABASE_URL = postgres!.url;
   const { runChaos } = await import('../helpers/chaos.ts');
@@ -33,7 +36,14 @@ test('PostgreSQL restarted twice under load: Postlane recovers without a restart
   assert.ok(report.sends >= 120);
   assert.ok(report.retries > 0, 'the restarts landed while clients were sending');
   assert.deepEqual(
-    { unanswered: report.unanswered, acceptedTwice: report.acceptedTwice, acceptedWithoutEmail: report.acceptedWithoutEmail, stuckKeys: report.stuckKeys, undelivered: report.undelivered, deliveredTwice: report.deliveredTwice },
+    {
+      unanswered: report.unanswered,
+      acceptedTwice: report.acceptedTwice,
+      acceptedWithoutEmail: report.acceptedWithoutEmail,
+      stuckKeys: report.stuckKeys,
+      undelivered: report.undelivered,
+      deliveredTwice: report.deliveredTwice,
+    },
     { unanswered: 0, acceptedTwice: 0, acceptedWithoutEmail: 0, stuckKeys: 0, undelivered: 0, deliveredTwice: 0 },
   );
   assert.ok(report.dataReceived >= report.sends);

@@ -23,7 +23,13 @@ async function audience(api: ApiClient, name: string): Promise<string> {
 }
 
 async function events(workspaceId: string, prefix: string) {
-  const rows = await app.running.ctx.db.selectFrom('events').select(['type', 'data']).where('workspace_id', '=', workspaceId).where('type', 'like', `${prefix}%`).orderBy('seq').execute();
+  const rows = await app.running.ctx.db
+    .selectFrom('events')
+    .select(['type', 'data'])
+    .where('workspace_id', '=', workspaceId)
+    .where('type', 'like', `${prefix}%`)
+    .orderBy('seq')
+    .execute();
   return rows.map((row) => ({ type: row.type, object: JSON.parse(row.data) }));
 }
 
@@ -43,7 +49,10 @@ test('create: lowercase email, {} custom fields, audiences of the workspace only
   assert.deepEqual(contact.audiences, [{ id: news, name: 'News', subscribed: true }]);
 
   const types = (await events(id, '')).filter((e) => e.type.startsWith('contact.') || e.type.startsWith('subscriber.'));
-  assert.deepEqual(types.map((e) => e.type), ['contact.created', 'subscriber.created']);
+  assert.deepEqual(
+    types.map((e) => e.type),
+    ['contact.created', 'subscriber.created'],
+  );
   for (const e of types) assert.deepEqual(checkEventPayload(e.type, e.object), []);
 
   const dup = await api.post('/v2/contacts', { email: 'JANE.DOE@example.com' });
@@ -71,7 +80,12 @@ test('unsubscribed on create makes memberships unsubscribed; custom fields: decl
   assert.equal(badDay.status, 400);
   assert.equal((await api.get('/v2/contacts/d%40example.com')).status, 404, 'nothing created');
 
-  const res = await api.post('/v2/contacts', { email: 'd@example.com', unsubscribed: true, audiences: [list], custom_fields: { birthday: '1990-12-31', score: '42', 'Favourite colour': ['blue'] } });
+  const res = await api.post('/v2/contacts', {
+    email: 'd@example.com',
+    unsubscribed: true,
+    audiences: [list],
+    custom_fields: { birthday: '1990-12-31', score: '42', 'Favourite colour': ['blue'] },
+  });
   assert.equal(res.status, 201, res.text);
   assert.deepEqual(res.body.custom_fields, { birthday: '1990-12-31', score: 42, 'Favourite colour': ['blue'] });
   assert.equal(res.body.unsubscribed, true);
@@ -102,7 +116,9 @@ test('retrieve by id or URL-encoded email with subscriber objects; 404 {error}',
 test('update: fields, custom_fields replaced, audiences as the complete list, previous of changed fields; 400 none; 409 taken email', async () => {
   const { id, api } = await workspace();
   const [a, b, c] = [await audience(api, 'A'), await audience(api, 'B'), await audience(api, 'C')];
-  const contact = (await api.post('/v2/contacts', { email: 'u@example.com', first_name: 'U', custom_fields: { x: 1, y: 2 }, audiences: [a, b] })).body;
+  const contact = (
+    await api.post('/v2/contacts', { email: 'u@example.com', first_name: 'U', custom_fields: { x: 1, y: 2 }, audiences: [a, b] })
+  ).body;
   await api.post('/v2/contacts', { email: 'taken@example.com' });
   const before = (await events(id, 'subscriber.')).length;
 
@@ -111,7 +127,10 @@ test('update: fields, custom_fields replaced, audiences as the complete list, pr
   assert.equal(res.body.last_name, 'Updated');
   assert.equal(res.body.first_name, 'U');
   assert.deepEqual(res.body.custom_fields, { z: 3 });
-  assert.deepEqual(res.body.audiences.map((m: any) => m.name), ['B', 'C']);
+  assert.deepEqual(
+    res.body.audiences.map((m: any) => m.name),
+    ['B', 'C'],
+  );
   assert.ok(res.body.audiences[0].subscriber.id);
 
   const updated = (await events(id, 'contact.updated')).at(-1)!;
@@ -120,7 +139,13 @@ test('update: fields, custom_fields replaced, audiences as the complete list, pr
   assert.deepEqual(updated.object.previous.custom_fields, { x: 1, y: 2 });
   assert.equal('first_name' in updated.object.previous, false, 'unchanged fields are not in previous');
   const subscriberEvents = (await events(id, 'subscriber.')).slice(before);
-  assert.deepEqual(subscriberEvents.map((e) => [e.type, e.object.audience.name]), [['subscriber.created', 'C'], ['subscriber.deleted', 'A']]);
+  assert.deepEqual(
+    subscriberEvents.map((e) => [e.type, e.object.audience.name]),
+    [
+      ['subscriber.created', 'C'],
+      ['subscriber.deleted', 'A'],
+    ],
+  );
 
   const none = await api.post(`/v2/contacts/${contact.id}`, {});
   assert.equal(none.status, 400);
@@ -167,7 +192,13 @@ test('list: search/q, audience_id, unsubscribed, filters (name, audiences, custo
   const beta = await audience(api, 'Beta');
   const people = [
     { email: 'ann@example.com', first_name: 'Ann', last_name: 'Zed', audiences: [beta], custom_fields: { plan: 'gold', seats: 3 } },
-    { email: 'bob@example.org', first_name: 'Bob', last_name: 'Young', audiences: [alpha, beta], custom_fields: { plan: 'silver', seats: 10 } },
+    {
+      email: 'bob@example.org',
+      first_name: 'Bob',
+      last_name: 'Young',
+      audiences: [alpha, beta],
+      custom_fields: { plan: 'silver', seats: 10 },
+    },
     { email: 'cy@example.com', first_name: null, last_name: 'Xu', unsubscribed: true, custom_fields: { vip: true } },
   ];
   for (const p of people) assert.equal((await api.post('/v2/contacts', p)).status, 201);
@@ -191,20 +222,33 @@ test('list: search/q, audience_id, unsubscribed, filters (name, audiences, custo
   assert.deepEqual(await emails('filter[custom_fields][plan]=silver'), ['bob@example.org']);
   assert.deepEqual(await emails('custom_fields.seats.exact=10'), ['bob@example.org'], 'numbers compared as text');
   assert.deepEqual(await emails('custom_fields.vip.exact=true'), ['cy@example.com'], 'booleans as true/false');
-  assert.deepEqual(await emails('custom_fields.plan.exact=gold&custom_fields.plan.exact=silver&match=or&sort=email&order=asc'), ['ann@example.com', 'bob@example.org']);
+  assert.deepEqual(await emails('custom_fields.plan.exact=gold&custom_fields.plan.exact=silver&match=or&sort=email&order=asc'), [
+    'ann@example.com',
+    'bob@example.org',
+  ]);
   assert.deepEqual(await emails('sort=last_name&order=asc'), ['cy@example.com', 'bob@example.org', 'ann@example.com']);
   assert.deepEqual(await emails('sort=name&order=asc'), ['ann@example.com', 'bob@example.org', 'cy@example.com']);
-  assert.deepEqual(await emails('sort=audiences&order=asc'), ['bob@example.org', 'ann@example.com', 'cy@example.com'], 'no audience sorts last');
+  assert.deepEqual(
+    await emails('sort=audiences&order=asc'),
+    ['bob@example.org', 'ann@example.com', 'cy@example.com'],
+    'no audience sorts last',
+  );
   assert.deepEqual(await emails('sort=first_name&order=desc'), ['bob@example.org', 'ann@example.com', 'cy@example.com']);
   assert.deepEqual(await emails('sort=custom_fields.plan&order=asc'), ['ann@example.com', 'bob@example.org', 'cy@example.com']);
 
   const page = await api.get('/v2/contacts?limit=2&sort=email&order=asc');
   assert.equal(page.body.total_records, 3);
   assert.equal(page.body.data.length, 2);
-  assert.deepEqual(page.body.data[1].audiences, [{ id: alpha, name: 'Alpha', subscribed: true }, { id: beta, name: 'Beta', subscribed: true }]);
+  assert.deepEqual(page.body.data[1].audiences, [
+    { id: alpha, name: 'Alpha', subscribed: true },
+    { id: beta, name: 'Beta', subscribed: true },
+  ]);
   assert.equal(page.body.next_page_url, '/v2/contacts?limit=2&sort=email&order=asc&page=2');
   const second = await api.get(page.body.next_page_url);
-  assert.deepEqual(second.body.data.map((c: any) => c.email), ['cy@example.com']);
+  assert.deepEqual(
+    second.body.data.map((c: any) => c.email),
+    ['cy@example.com'],
+  );
   assert.equal(second.body.next_page_url, null);
   assert.equal((await api.get('/v2/contacts?limit=101')).status, 400);
   assert.equal((await api.get('/v2/contacts?limit=0')).status, 400);
@@ -233,12 +277,29 @@ test('list: match=or joins every key.condition filter (audience_id and custom fi
   const C = `audience_id.exact=${club}`;
   assert.deepEqual(await emails(`${A}&${B}`), ['both@one.test'], 'match=all by default');
   assert.deepEqual(await emails(`${A}&${B}&match=or`), ['both@one.test', 'one@one.test', 'two@two.test']);
-  assert.deepEqual(await emails(`${A}&${C}&match=or`), ['both@one.test', 'member@two.test', 'one@one.test'], 'audience_id.exact is one of the ORed filters');
-  assert.deepEqual(await emails(`${B}&audience_id.not_exact=${club}&match=or`), ['both@one.test', 'none@two.test', 'one@one.test', 'two@two.test']);
-  assert.deepEqual(await emails(`filter[custom_fields][plan]=gold&${A}&match=or`), ['both@one.test', 'one@one.test', 'two@two.test'], 'the older filter[...] forms are filters too');
+  assert.deepEqual(
+    await emails(`${A}&${C}&match=or`),
+    ['both@one.test', 'member@two.test', 'one@one.test'],
+    'audience_id.exact is one of the ORed filters',
+  );
+  assert.deepEqual(await emails(`${B}&audience_id.not_exact=${club}&match=or`), [
+    'both@one.test',
+    'none@two.test',
+    'one@one.test',
+    'two@two.test',
+  ]);
+  assert.deepEqual(
+    await emails(`filter[custom_fields][plan]=gold&${A}&match=or`),
+    ['both@one.test', 'one@one.test', 'two@two.test'],
+    'the older filter[...] forms are filters too',
+  );
   // The dedicated parameters narrow whatever match says.
   assert.deepEqual(await emails(`audience_id=${club}&${A}&${B}&match=or`), ['both@one.test']);
-  assert.deepEqual(await emails(`unsubscribed=false&email.ends_with=@two.test&${C}&match=or`), ['both@one.test', 'none@two.test', 'two@two.test']);
+  assert.deepEqual(await emails(`unsubscribed=false&email.ends_with=@two.test&${C}&match=or`), [
+    'both@one.test',
+    'none@two.test',
+    'two@two.test',
+  ]);
   assert.deepEqual(await emails(`unsubscribed=true&${A}&${B}&match=or`), []);
   assert.deepEqual(await emails(`search=two&${A}&${B}&match=or`), ['two@two.test']);
   assert.deepEqual(await emails(`q=one&${B}&${C}&match=or`), ['both@one.test']);
@@ -278,7 +339,10 @@ test('custom field definitions: create, list, get by key, label update, 409, del
   assert.equal((await api.post('/v2/custom-fields', { key: 'k', type: 'color' })).status, 400);
   assert.equal((await api.get('/v2/custom-fields/renewal')).body.label, 'Renewal date');
   assert.equal((await api.post('/v2/custom-fields/renewal', { label: 'Renews on' })).body.label, 'Renews on');
-  assert.deepEqual((await api.get('/v2/custom-fields')).body.data.map((f: any) => f.key), ['renewal']);
+  assert.deepEqual(
+    (await api.get('/v2/custom-fields')).body.data.map((f: any) => f.key),
+    ['renewal'],
+  );
   await api.post('/v2/contacts', { email: 'r@example.com', custom_fields: { renewal: '2027-01-01' } });
   assert.equal((await api.delete('/v2/custom-fields/renewal')).status, 200);
   assert.equal((await api.get('/v2/custom-fields/renewal')).status, 404);

@@ -28,12 +28,20 @@ const FORMULA = /^[=+\-@\t\r]/;
 async function plant(token: string) {
   for (const [i, value] of HOSTILE.entries()) {
     const email = `visitor${i}@example.com`;
-    const page = await fetch(`${app.url}/subscribe/${token}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ email, first_name: value, last_name: 'Lee' }) });
+    const page = await fetch(`${app.url}/subscribe/${token}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ email, first_name: value, last_name: 'Lee' }),
+    });
     assert.equal(page.status, 200, await page.text());
   }
   const visitor = app.as(null);
   for (const [i, value] of HOSTILE.entries()) {
-    const res = await visitor.post(`/v1/audiences/subscribe/${token}`, { email: `field${i}@example.com`, first_name: 'Ann', custom_fields: { note: value, score: -5 - i } });
+    const res = await visitor.post(`/v1/audiences/subscribe/${token}`, {
+      email: `field${i}@example.com`,
+      first_name: 'Ann',
+      custom_fields: { note: value, score: -5 - i },
+    });
     assert.ok(res.status === 201 || res.status === 200, res.text);
   }
 }
@@ -76,9 +84,16 @@ test('contacts export (API and CLI): formulas planted through the public subscri
   assert.equal((await api.post('/v2/custom-fields', { key: 'score', type: 'number' })).status, 201);
   const audience = (await api.post('/v2/audiences', { name: 'Signups', visibility: 'public' })).body;
   await plant(audience.token);
-  const planted = (await api.get('/v2/contacts?limit=100')).body.data as Array<{ email: string; first_name: string; custom_fields: Record<string, unknown> }>;
+  const planted = (await api.get('/v2/contacts?limit=100')).body.data as Array<{
+    email: string;
+    first_name: string;
+    custom_fields: Record<string, unknown>;
+  }>;
   assert.equal(planted.length, HOSTILE.length * 2);
-  assert.ok(planted.some((c) => c.custom_fields.note === '=HYPERLINK("http://x","y")'), 'the attack is stored as sent');
+  assert.ok(
+    planted.some((c) => c.custom_fields.note === '=HYPERLINK("http://x","y")'),
+    'the attack is stored as sent',
+  );
 
   const response = await fetch(`${app.url}/v2/contacts/export?sort=email&order=asc`, { headers: { authorization: `Bearer ${key}` } });
   assert.equal(response.status, 200);
@@ -88,7 +103,10 @@ test('contacts export (API and CLI): formulas planted through the public subscri
 
   const bin = join(import.meta.dirname, '..', '..', 'bin', 'postlane.js');
   const env = { ...process.env, DATABASE_URL: await databaseUrlOf(app), DATA_DIR: app.config.dataDir, LOG_LEVEL: 'warn' };
-  const cli = spawnSync(process.execPath, [bin, 'contacts', 'export', '--workspace', workspace.id, '--sort', 'email'], { env, encoding: 'utf8' });
+  const cli = spawnSync(process.execPath, [bin, 'contacts', 'export', '--workspace', workspace.id, '--sort', 'email'], {
+    env,
+    encoding: 'utf8',
+  });
   assert.equal(cli.status, 0, cli.stderr);
   assertNeutralised(cli.stdout);
 
@@ -97,12 +115,21 @@ test('contacts export (API and CLI): formulas planted through the public subscri
   assert.equal((await other.api.post('/v2/custom-fields', { key: 'score', type: 'number' })).status, 201);
   const form = new FormData();
   form.append('file', new Blob([csv], { type: 'text/csv' }), 'contacts.csv');
-  const imported = await fetch(`${app.url}/v2/contacts/import`, { method: 'POST', headers: { authorization: `Bearer ${other.key}` }, body: form });
+  const imported = await fetch(`${app.url}/v2/contacts/import`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${other.key}` },
+    body: form,
+  });
   const summary = (await imported.json()) as { status: string; created: number };
   assert.equal(imported.status, 200, JSON.stringify(summary));
   assert.equal(summary.created, HOSTILE.length * 2);
   const back = (await other.api.get('/v2/contacts?limit=100')).body.data as typeof planted;
-  const strip = (c: (typeof planted)[number]) => ({ email: c.email, first_name: c.first_name, note: c.custom_fields.note ?? null, score: c.custom_fields.score ?? null });
+  const strip = (c: (typeof planted)[number]) => ({
+    email: c.email,
+    first_name: c.first_name,
+    note: c.custom_fields.note ?? null,
+    score: c.custom_fields.score ?? null,
+  });
   const byEmail = (a: { email: string }, b: { email: string }) => (a.email < b.email ? -1 : 1);
   // (An import trims the text of every cell, as it always has: '\t=1' comes back as '=1'.)
   const trimmed = (c: ReturnType<typeof strip>) => ({ ...c, note: typeof c.note === 'string' ? c.note.trim() : c.note });

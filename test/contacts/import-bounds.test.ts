@@ -47,7 +47,12 @@ function* wideJson(fields: number, mb: number): Generator<Buffer> {
 }
 
 async function postImport(url: string, key: string, body: Iterable<Buffer>, type: string) {
-  const response = await fetch(`${url}/v2/contacts/import`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': type }, body: Readable.toWeb(Readable.from(body)) as never, duplex: 'half' } as RequestInit);
+  const response = await fetch(`${url}/v2/contacts/import`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': type },
+    body: Readable.toWeb(Readable.from(body)) as never,
+    duplex: 'half',
+  } as RequestInit);
   return { status: response.status, body: (await response.json()) as any };
 }
 
@@ -92,7 +97,9 @@ async function startServer(): Promise<{ server: ChildApp; key: string; close(): 
   return { server, key, close: async () => (await server.kill(), await database.drop()) };
 }
 
-test(`hostile shapes (${FILE_MB} MB each): 50,000 CSV columns fail the import, 50,000-field JSON objects are skipped rows; the server's peak RSS stays within ${RSS_GROWTH_BOUND_MB} MB of where it was; /healthz answers throughout`, { timeout: 600_000 }, async (t) => {
+test(`hostile shapes (${FILE_MB} MB each): 50,000 CSV columns fail the import, 50,000-field JSON objects are skipped rows; the server's peak RSS stays within ${RSS_GROWTH_BOUND_MB} MB of where it was; /healthz answers throughout`, {
+  timeout: 600_000,
+}, async (t) => {
   const { server, key, close } = await startServer();
   t.after(close);
   const pid = server.process.pid!;
@@ -106,7 +113,10 @@ test(`hostile shapes (${FILE_MB} MB each): 50,000 CSV columns fail the import, 5
   const wide = await postImport(server.url, key, wideCsv(50_000, FILE_MB), 'text/csv');
   assert.equal(wide.status, 400, JSON.stringify(wide.body).slice(0, 500));
   assert.equal(wide.body.status, 'failed');
-  assert.match(wide.body.error, /^The CSV header has more than 1,000 columns; an import takes at most 1,000 \(email, names, unsubscribed and one per custom field\)\. Rows up to 0 are committed/);
+  assert.match(
+    wide.body.error,
+    /^The CSV header has more than 1,000 columns; an import takes at most 1,000 \(email, names, unsubscribed and one per custom field\)\. Rows up to 0 are committed/,
+  );
   assert.equal(wide.body.committed_rows, 0);
 
   const json = await postImport(server.url, key, wideJson(50_000, FILE_MB), 'application/json');
@@ -119,7 +129,11 @@ test(`hostile shapes (${FILE_MB} MB each): 50,000 CSV columns fail the import, 5
 
   // The other header bounds, on a small file (parsed on the server's thread) and a large one.
   const columns = Array.from({ length: 1000 }, (_, i) => `c${i}`).join(',');
-  const justOver = await fetch(`${server.url}/v2/contacts/import`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' }, body: `email,${columns}\na@example.com\n` });
+  const justOver = await fetch(`${server.url}/v2/contacts/import`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' },
+    body: `email,${columns}\na@example.com\n`,
+  });
   assert.equal(justOver.status, 400);
   assert.match(((await justOver.json()) as any).error, /^The CSV header has 1,001 columns; an import takes at most 1,000/);
   const longNames = Array.from({ length: 900 }, (_, i) => `${'n'.repeat(200)}${i}`).join(',');
@@ -136,14 +150,19 @@ test(`hostile shapes (${FILE_MB} MB each): 50,000 CSV columns fail the import, 5
   assert.equal(server.process.exitCode, null, 'the server lives');
 });
 
-test('an import whose parsing outgrows its thread heap ceiling fails with its own message; the process goes on', { timeout: 300_000 }, async () => {
+test('an import whose parsing outgrows its thread heap ceiling fails with its own message; the process goes on', {
+  timeout: 300_000,
+}, async () => {
   const { db, close } = await freshMigratedDb();
   try {
     const { workspace } = await createWorkspace(db, { name: 'heap', plan: 'pro', credits: 0, verified: true });
     // 1,000 columns of 1,000 characters: rows of a megabyte, each within every bound.
     const summary = await runImport(db, workspace.id, wideCsvOfCells(1000, 1000, 6), { format: 'csv', workerHeapMb: 4 });
     assert.equal(summary.status, 'failed', JSON.stringify(summary).slice(0, 500));
-    assert.match(summary.error!, /^Reading the file took more than the 4 MB of memory an import may use; split it into smaller files or leave out columns it does not need\. Rows up to \d+ are committed/);
+    assert.match(
+      summary.error!,
+      /^Reading the file took more than the 4 MB of memory an import may use; split it into smaller files or leave out columns it does not need\. Rows up to \d+ are committed/,
+    );
     // The same file under the default ceiling imports whole.
     const whole = await runImport(db, workspace.id, wideCsvOfCells(1000, 1000, 6), { format: 'csv' });
     assert.equal(whole.status, 'completed', JSON.stringify(whole).slice(0, 500));
@@ -159,7 +178,9 @@ async function* wideCsvOfCells(columns: number, cellChars: number, rows: number)
   for (let i = 0; i < rows; i++) yield Buffer.from(`heavy${i}@example.com${cells}\n`);
 }
 
-test('one import at a time per workspace, two per server: the others are refused with 429 and retry-after before their file is read', { timeout: 300_000 }, async (t) => {
+test('one import at a time per workspace, two per server: the others are refused with 429 and retry-after before their file is read', {
+  timeout: 300_000,
+}, async (t) => {
   const app = await startTestApp();
   // Held uploads are let go first, whatever happened: an open body would keep the app open.
   const held: Array<() => void> = [];
@@ -196,13 +217,20 @@ test('one import at a time per workspace, two per server: the others are refused
     return {
       async end() {
         finish();
-        const lines = (await text).trim().split('\n').map((line) => JSON.parse(line));
+        const lines = (await text)
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line));
         return lines.at(-1);
       },
     };
   }
   async function importSmall(workspaceKey: string) {
-    const response = await fetch(`${app.url}/v2/contacts/import`, { method: 'POST', headers: { authorization: `Bearer ${workspaceKey}`, 'content-type': 'text/csv' }, body: 'email\nlate@example.com\n' });
+    const response = await fetch(`${app.url}/v2/contacts/import`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${workspaceKey}`, 'content-type': 'text/csv' },
+      body: 'email\nlate@example.com\n',
+    });
     const body = await response.json();
     await checkAgainstContract(app.url, 'POST', '/v2/contacts/import', response.status, response.headers.get('content-type'), body);
     return { status: response.status, retryAfter: response.headers.get('retry-after'), body: body as any };

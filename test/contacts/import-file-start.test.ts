@@ -50,18 +50,44 @@ function ReadableStreamFrom(chunks: AsyncIterable<Uint8Array>): ReadableStream<U
 }
 
 /** A body sent in pieces without a content-length (chunked): the server cannot know its size. */
-const inPieces = (text: string) => async function* () {
-  for (let i = 0; i < text.length; i += 16_384) yield new TextEncoder().encode(text.slice(i, i + 16_384));
-};
+const inPieces = (text: string) =>
+  async function* () {
+    for (let i = 0; i < text.length; i += 16_384) yield new TextEncoder().encode(text.slice(i, i + 16_384));
+  };
 
-test('a large file that fails on its first bytes: 400 with the parser\'s message, and no worker thread started', async () => {
+test("a large file that fails on its first bytes: 400 with the parser's message, and no worker thread started", async () => {
   const { key, api } = await app.newWorkspace();
   const cases: Array<{ what: string; body: Body; type: string; error: RegExp }> = [
-    { what: 'CSV without an email column', body: `name,phone\n${filler('Ann,123\n')}`, type: 'text/csv', error: /^The CSV header has no email column/ },
-    { what: 'the same, chunked', body: inPieces(`\uFEFF\r\nname,"phone\nnumber"\r\n${filler('Ann,123\r\n')}`), type: 'text/csv', error: /^The CSV header has no email column/ },
-    { what: 'CSV with an unreadable header', body: `email,"na"me\n${filler('a@example.com,Ann\n')}`, type: 'text/csv', error: /^The CSV could not be read at row 1/ },
-    { what: 'CSV whose header row never ends', body: inPieces('email,' + 'x'.repeat(1_100_000)), type: 'text/csv', error: /^The CSV could not be read at row 1/ },
-    { what: 'JSON that is not an array', body: ` {${filler('"email":"a@example.com",')}}`, type: 'application/json', error: /^A JSON import must be an array of objects/ },
+    {
+      what: 'CSV without an email column',
+      body: `name,phone\n${filler('Ann,123\n')}`,
+      type: 'text/csv',
+      error: /^The CSV header has no email column/,
+    },
+    {
+      what: 'the same, chunked',
+      body: inPieces(`\uFEFF\r\nname,"phone\nnumber"\r\n${filler('Ann,123\r\n')}`),
+      type: 'text/csv',
+      error: /^The CSV header has no email column/,
+    },
+    {
+      what: 'CSV with an unreadable header',
+      body: `email,"na"me\n${filler('a@example.com,Ann\n')}`,
+      type: 'text/csv',
+      error: /^The CSV could not be read at row 1/,
+    },
+    {
+      what: 'CSV whose header row never ends',
+      body: inPieces('email,' + 'x'.repeat(1_100_000)),
+      type: 'text/csv',
+      error: /^The CSV could not be read at row 1/,
+    },
+    {
+      what: 'JSON that is not an array',
+      body: ` {${filler('"email":"a@example.com",')}}`,
+      type: 'application/json',
+      error: /^A JSON import must be an array of objects/,
+    },
   ];
   for (const { what, body, type, error } of cases) {
     const answer = await importing(key, body, type);
@@ -75,7 +101,11 @@ test('a large file that fails on its first bytes: 400 with the parser\'s message
   const form = new FormData();
   form.append('file', new Blob([`first_name\n${filler('Ann\n')}`], { type: 'text/csv' }), 'people.csv');
   const before = workersStarted;
-  const multipart = await fetch(`${app.url}/v2/contacts/import`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+  const multipart = await fetch(`${app.url}/v2/contacts/import`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}` },
+    body: form,
+  });
   assert.equal(multipart.status, 400);
   assert.match(((await multipart.json()) as { error: string }).error, /no email column/);
   assert.equal(workersStarted - before, 0, 'multipart: no worker thread');
@@ -92,8 +122,18 @@ test('a large good file still goes to a worker thread and imports with its progr
     const answer = await importing(key, body, 'text/csv', 'application/x-ndjson');
     assert.equal(answer.status, 200, answer.text.slice(0, 300));
     assert.equal(answer.workers, 1);
-    const lines = answer.text.trim().split('\n').map((line) => JSON.parse(line));
-    assert.deepEqual(lines.slice(0, -1).map((p) => [p.object, p.committed_rows]), [['contact_import_progress', BATCH_ROWS + 1], ['contact_import_progress', BATCH_ROWS * 2 + 1], ['contact_import_progress', rows + 1]]);
+    const lines = answer.text
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    assert.deepEqual(
+      lines.slice(0, -1).map((p) => [p.object, p.committed_rows]),
+      [
+        ['contact_import_progress', BATCH_ROWS + 1],
+        ['contact_import_progress', BATCH_ROWS * 2 + 1],
+        ['contact_import_progress', rows + 1],
+      ],
+    );
     assert.equal(lines.at(-1).status, 'completed');
     assert.equal(lines.at(-1).created + lines.at(-1).unchanged, rows);
   }

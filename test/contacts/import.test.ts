@@ -26,7 +26,11 @@ async function upload(key: string, file: string, name: string, query = '', field
   const form = new FormData();
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
   form.append('file', new Blob([file], { type: name.endsWith('.json') ? 'application/json' : 'text/csv' }), name);
-  const response = await fetch(`${app.url}/v2/contacts/import${query}`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+  const response = await fetch(`${app.url}/v2/contacts/import${query}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}` },
+    body: form,
+  });
   return { status: response.status, body: (await response.json()) as any };
 }
 
@@ -94,8 +98,16 @@ test('a CSV with bad rows: each skipped row named with its reason, the rest impo
 
 test('a JSON array as the streamed body; an unknown audience is 404 before anything is read; no email column is 400', async () => {
   const { api, key } = await workspace();
-  const body = JSON.stringify([{ email: 'j1@example.com', first_name: 'J', custom_fields: { tier: 2 } }, 'oops', { email: 'J2@Example.com', unsubscribed: true }]);
-  const res = await fetch(`${app.url}/v2/contacts/import`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
+  const body = JSON.stringify([
+    { email: 'j1@example.com', first_name: 'J', custom_fields: { tier: 2 } },
+    'oops',
+    { email: 'J2@Example.com', unsubscribed: true },
+  ]);
+  const res = await fetch(`${app.url}/v2/contacts/import`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body,
+  });
   const s = (await res.json()) as any;
   assert.equal(res.status, 200, JSON.stringify(s));
   assert.equal(s.format, 'json');
@@ -110,7 +122,11 @@ test('a JSON array as the streamed body; an unknown audience is 404 before anyth
   assert.equal(noEmail.status, 400);
   assert.equal(noEmail.body.status, 'failed');
   assert.match(noEmail.body.error, /no email column/);
-  const broken = await fetch(`${app.url}/v2/contacts/import`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '[{"email":"a@example.com"},' });
+  const broken = await fetch(`${app.url}/v2/contacts/import`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: '[{"email":"a@example.com"},',
+  });
   assert.equal(broken.status, 400, 'nothing was committed');
   assert.match(((await broken.json()) as any).error, /not closed/);
 });
@@ -119,10 +135,18 @@ test('the plan cap: rows beyond it are skipped with the reason and write nothing
   const { api, key } = await workspace('payg');
   const audience = (await api.post('/v2/audiences', { name: 'Nearly full' })).body;
   await app.running.ctx.db.updateTable('audiences').set({ subscriber_count: 9_998 }).where('id', '=', audience.id).execute();
-  const res = await upload(key, 'email\na@example.com\nb@example.com\nc@example.com\nd@example.com\n', 'cap.csv', '', { audience_id: 'Nearly full' });
+  const res = await upload(key, 'email\na@example.com\nb@example.com\nc@example.com\nd@example.com\n', 'cap.csv', '', {
+    audience_id: 'Nearly full',
+  });
   assert.equal(res.status, 200);
   assert.deepEqual([res.body.created, res.body.subscribed, res.body.skipped], [2, 2, 2]);
-  assert.deepEqual(res.body.errors.map((e: any) => [e.row, e.email]), [[4, 'c@example.com'], [5, 'd@example.com']]);
+  assert.deepEqual(
+    res.body.errors.map((e: any) => [e.row, e.email]),
+    [
+      [4, 'c@example.com'],
+      [5, 'd@example.com'],
+    ],
+  );
   assert.match(res.body.errors[0].reason, /at its plan's limit of 10,000 subscribers/);
   assert.equal((await api.get('/v2/contacts/c%40example.com')).status, 404);
   assert.equal((await api.get(`/v2/audiences/${audience.id}`)).body.subscribers_count, 10_000);
@@ -144,17 +168,29 @@ test('a file that breaks after a committed batch: the summary says which rows we
   assert.equal((await api.get(`/v2/contacts/user${s.created}%40example.com`)).status, 404, 'the next batch was not written');
 });
 
-test('a batch the database refuses (PostgreSQL: a NUL character in text): the rows before it are committed, the summary says from which row nothing was written', { skip: !usingPostgres && 'SQLite stores NUL characters' }, async () => {
+test('a batch the database refuses (PostgreSQL: a NUL character in text): the rows before it are committed, the summary says from which row nothing was written', {
+  skip: !usingPostgres && 'SQLite stores NUL characters',
+}, async () => {
   const { api, key } = await workspace('custom');
   const good = Array.from({ length: BATCH_ROWS + 3 }, (_, i) => ({ email: `nul${i}@example.com` }));
   const body = JSON.stringify([...good, { email: 'bad@example.com', first_name: 'a\u0000b' }, { email: 'later@example.com' }]);
-  const res = await fetch(`${app.url}/v2/contacts/import`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
+  const res = await fetch(`${app.url}/v2/contacts/import`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body,
+  });
   assert.equal(res.status, 422);
   const s = (await res.json()) as any;
   assert.equal(s.status, 'failed');
   assert.equal(s.created, BATCH_ROWS);
   assert.equal(s.committed_rows, BATCH_ROWS);
-  assert.match(s.error, new RegExp(`^row ${BATCH_ROWS + 1} onwards could not be written: .*Rows up to ${BATCH_ROWS} are committed; nothing after them was written\\.$`, 's'));
+  assert.match(
+    s.error,
+    new RegExp(
+      `^row ${BATCH_ROWS + 1} onwards could not be written: .*Rows up to ${BATCH_ROWS} are committed; nothing after them was written\\.$`,
+      's',
+    ),
+  );
   assert.equal((await api.get('/v2/contacts?limit=1')).body.total_records, BATCH_ROWS);
   assert.equal((await api.get('/v2/contacts/later%40example.com')).status, 404);
 });
@@ -163,7 +199,12 @@ test('export: streamed CSV with the list filters; importing it into another work
   const { api, key } = await workspace();
   await api.post('/v2/custom-fields', { key: 'city', type: 'text' });
   const list = (await api.post('/v2/audiences', { name: 'Export me' })).body;
-  await api.post('/v2/contacts', { email: 'e1@example.com', first_name: 'Comma, Name', custom_fields: { city: 'Oslo', extra: 'x"y' }, audiences: [list.id] });
+  await api.post('/v2/contacts', {
+    email: 'e1@example.com',
+    first_name: 'Comma, Name',
+    custom_fields: { city: 'Oslo', extra: 'x"y' },
+    audiences: [list.id],
+  });
   await api.post('/v2/contacts', { email: 'e2@example.com', last_name: 'Two', unsubscribed: true });
   const res = await fetch(`${app.url}/v2/contacts/export`, { headers: { authorization: `Bearer ${key}` } });
   assert.equal(res.status, 200);
@@ -173,10 +214,20 @@ test('export: streamed CSV with the list filters; importing it into another work
   const lines = csv.trim().split('\r\n');
   assert.equal(lines[0], 'email,first_name,last_name,unsubscribed,audiences,city,custom_fields,id,created_at,updated_at');
   assert.equal(lines.length, 3);
-  assert.match(lines.find((l) => l.startsWith('e1@'))!, /^e1@example\.com,"Comma, Name",,false,Export me,Oslo,"{""extra"":""x\\""y""}",con_/);
-  const filtered = await (await fetch(`${app.url}/v2/contacts/export?audience_id=${list.id}`, { headers: { authorization: `Bearer ${key}` } })).text();
+  assert.match(
+    lines.find((l) => l.startsWith('e1@'))!,
+    /^e1@example\.com,"Comma, Name",,false,Export me,Oslo,"{""extra"":""x\\""y""}",con_/,
+  );
+  const filtered = await (
+    await fetch(`${app.url}/v2/contacts/export?audience_id=${list.id}`, { headers: { authorization: `Bearer ${key}` } })
+  ).text();
   assert.equal(filtered.trim().split('\r\n').length, 2);
-  assert.equal((await (await fetch(`${app.url}/v2/contacts/export?unsubscribed=true`, { headers: { authorization: `Bearer ${key}` } })).text()).trim().split('\r\n').length, 2);
+  assert.equal(
+    (await (await fetch(`${app.url}/v2/contacts/export?unsubscribed=true`, { headers: { authorization: `Bearer ${key}` } })).text())
+      .trim()
+      .split('\r\n').length,
+    2,
+  );
 
   const other = await workspace();
   await other.api.post('/v2/custom-fields', { key: 'city', type: 'text' });
@@ -193,34 +244,61 @@ test('progress through the API: with Accept: application/x-ndjson, a line per co
   const { key } = await workspace('custom');
   const rows = BATCH_ROWS * 2 + 5;
   const csv = ['email', ...Array.from({ length: rows }, (_, i) => `progress${i}@example.com`)].join('\n');
-  const res = await fetch(`${app.url}/v2/contacts/import`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv', accept: 'application/x-ndjson' }, body: csv });
+  const res = await fetch(`${app.url}/v2/contacts/import`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv', accept: 'application/x-ndjson' },
+    body: csv,
+  });
   assert.equal(res.status, 200);
   assert.match(res.headers.get('content-type') ?? '', /^application\/x-ndjson/);
-  const lines = (await res.text()).trim().split('\n').map((line) => JSON.parse(line));
+  const lines = (await res.text())
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
   const progress = lines.slice(0, -1);
-  assert.deepEqual(progress.map((p) => [p.object, p.created]), [['contact_import_progress', BATCH_ROWS], ['contact_import_progress', BATCH_ROWS * 2], ['contact_import_progress', rows]]);
-  assert.deepEqual(progress.map((p) => p.committed_rows), [BATCH_ROWS + 1, BATCH_ROWS * 2 + 1, rows + 1]);
+  assert.deepEqual(
+    progress.map((p) => [p.object, p.created]),
+    [
+      ['contact_import_progress', BATCH_ROWS],
+      ['contact_import_progress', BATCH_ROWS * 2],
+      ['contact_import_progress', rows],
+    ],
+  );
+  assert.deepEqual(
+    progress.map((p) => p.committed_rows),
+    [BATCH_ROWS + 1, BATCH_ROWS * 2 + 1, rows + 1],
+  );
   const summary = lines.at(-1);
   assert.equal(summary.object, 'contact_import');
   assert.equal(summary.status, 'completed');
   assert.equal(summary.created, rows);
   // Without the header: one JSON summary, as before.
-  const plain = await fetch(`${app.url}/v2/contacts/import`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' }, body: 'email\nprogress0@example.com\n' });
+  const plain = await fetch(`${app.url}/v2/contacts/import`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' },
+    body: 'email\nprogress0@example.com\n',
+  });
   assert.equal((await plain.json()).unchanged, 1);
 });
 
 test('export follows the list sort across pages (ties by id, blanks last) and its filters', async () => {
   const { key } = await workspace('custom');
   const names = ['Ann', 'bob', '', 'Cy', 'ann'];
-  const csv = ['email,first_name', ...Array.from({ length: 4600 }, (_, i) => `sorted${i}@example.com,${names[i % names.length]}`)].join('\n');
+  const csv = ['email,first_name', ...Array.from({ length: 4600 }, (_, i) => `sorted${i}@example.com,${names[i % names.length]}`)].join(
+    '\n',
+  );
   assert.equal((await upload(key, csv, 'sorted.csv')).body.created, 4600);
   const exported = async (query: string) => {
     const res = await fetch(`${app.url}/v2/contacts/export?${query}`, { headers: { authorization: `Bearer ${key}` } });
     assert.equal(res.status, 200);
-    return (await res.text()).trim().split('\r\n').slice(1).map((line) => {
-      const cells = line.split(',');
-      return { email: cells[0], first: cells[1], id: cells[cells.length - 3] };
-    });
+    return (await res.text())
+      .trim()
+      .split('\r\n')
+      .slice(1)
+      .map((line) => {
+        const cells = line.split(',');
+        return { email: cells[0], first: cells[1], id: cells[cells.length - 3] };
+      });
   };
   for (const order of ['desc', 'asc'] as const) {
     const rows = await exported(`sort=first_name&order=${order}`);
@@ -239,7 +317,10 @@ test('export follows the list sort across pages (ties by id, blanks last) and it
   }
   const byEmail = await exported('sort=email&order=asc&first_name.exact=Cy');
   assert.equal(byEmail.length, 920);
-  assert.deepEqual(byEmail.map((r) => r.email), [...byEmail.map((r) => r.email)].sort());
+  assert.deepEqual(
+    byEmail.map((r) => r.email),
+    [...byEmail.map((r) => r.email)].sort(),
+  );
   const newest = await exported('');
   assert.ok(newest[0].id > newest[newest.length - 1].id, 'the list default: newest first');
 });
@@ -252,7 +333,10 @@ test('CLI: postlane contacts import FILE --audience ID prints a summary; export 
   writeFileSync(file, ['email,first_name', 'cli1@example.com,One', 'bad address,Two', 'cli3@example.com,Three'].join('\n'));
   const env = { ...process.env, DATABASE_URL: await databaseUrlOf(app), DATA_DIR: app.config.dataDir, LOG_LEVEL: 'warn' };
   const bin = join(import.meta.dirname, '..', '..', 'bin', 'postlane.js');
-  const run = spawnSync(process.execPath, [bin, 'contacts', 'import', file, '--workspace', id, '--audience', audience.id], { env, encoding: 'utf8' });
+  const run = spawnSync(process.execPath, [bin, 'contacts', 'import', file, '--workspace', id, '--audience', audience.id], {
+    env,
+    encoding: 'utf8',
+  });
   assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
   assert.match(run.stdout, /Imported 3 rows/);
   assert.match(run.stdout, /created 2, updated 0, unchanged 0, skipped 1/);
@@ -265,17 +349,51 @@ test('CLI: postlane contacts import FILE --audience ID prints a summary; export 
   assert.equal(JSON.parse(json.stdout).unchanged, 2);
 
   const out = join(dir, 'out.csv');
-  const exported = spawnSync(process.execPath, [bin, 'contacts', 'export', '--workspace', id, '--audience', audience.id, '--out', out], { env, encoding: 'utf8' });
+  const exported = spawnSync(process.execPath, [bin, 'contacts', 'export', '--workspace', id, '--audience', audience.id, '--out', out], {
+    env,
+    encoding: 'utf8',
+  });
   assert.equal(exported.status, 0, exported.stderr);
   const lines = readFileSync(out, 'utf8').trim().split('\r\n');
-  assert.deepEqual(lines.slice(1).map((l) => l.split(',')[0]).sort(), ['cli1@example.com', 'cli3@example.com']);
+  assert.deepEqual(
+    lines
+      .slice(1)
+      .map((l) => l.split(',')[0])
+      .sort(),
+    ['cli1@example.com', 'cli3@example.com'],
+  );
   assert.match(exported.stderr, /\[#+\] 100% 2 of 2 contacts/);
-  const sorted = spawnSync(process.execPath, [bin, 'contacts', 'export', '--workspace', id, '--sort', 'email', '--order', 'desc', '--filter', 'first_name.contains=o'], { env, encoding: 'utf8' });
+  const sorted = spawnSync(
+    process.execPath,
+    [bin, 'contacts', 'export', '--workspace', id, '--sort', 'email', '--order', 'desc', '--filter', 'first_name.contains=o'],
+    { env, encoding: 'utf8' },
+  );
   assert.equal(sorted.status, 0, sorted.stderr);
-  assert.deepEqual(sorted.stdout.trim().split('\r\n').slice(1).map((l) => l.split(',')[0]), ['cli1@example.com'], 'One (o) but not Three');
-  const both = spawnSync(process.execPath, [bin, 'contacts', 'export', '--workspace', id, '--sort', 'email', '--order', 'desc'], { env, encoding: 'utf8' });
-  assert.deepEqual(both.stdout.trim().split('\r\n').slice(1).map((l) => l.split(',')[0]), ['cli3@example.com', 'cli1@example.com']);
-  const missing = spawnSync(process.execPath, [bin, 'contacts', 'import', join(dir, 'nope.csv'), '--workspace', id], { env, encoding: 'utf8' });
+  assert.deepEqual(
+    sorted.stdout
+      .trim()
+      .split('\r\n')
+      .slice(1)
+      .map((l) => l.split(',')[0]),
+    ['cli1@example.com'],
+    'One (o) but not Three',
+  );
+  const both = spawnSync(process.execPath, [bin, 'contacts', 'export', '--workspace', id, '--sort', 'email', '--order', 'desc'], {
+    env,
+    encoding: 'utf8',
+  });
+  assert.deepEqual(
+    both.stdout
+      .trim()
+      .split('\r\n')
+      .slice(1)
+      .map((l) => l.split(',')[0]),
+    ['cli3@example.com', 'cli1@example.com'],
+  );
+  const missing = spawnSync(process.execPath, [bin, 'contacts', 'import', join(dir, 'nope.csv'), '--workspace', id], {
+    env,
+    encoding: 'utf8',
+  });
   assert.equal(missing.status, 2);
 });
 
@@ -285,10 +403,16 @@ test('an import that fails before the end of its body: the answer comes, and the
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const send = (method: string, path: string, body?: string, type = 'application/json') =>
     new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const headers = { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': type, 'content-length': String(Buffer.byteLength(body)) }) };
+      const headers = {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { 'content-type': type, 'content-length': String(Buffer.byteLength(body)) }),
+      };
       const request = http.request({ host: '127.0.0.1', port, method, path, agent, headers, timeout: 20_000 }, (response) => {
         let text = '';
-        response.setEncoding('utf8').on('data', (d) => (text += d)).on('end', () => resolve({ status: response.statusCode!, text }));
+        response
+          .setEncoding('utf8')
+          .on('data', (d) => (text += d))
+          .on('end', () => resolve({ status: response.statusCode!, text }));
       });
       request.on('timeout', () => request.destroy(new Error(`${method} ${path}: no answer in 20 s`))).on('error', reject);
       request.end(body);

@@ -27,7 +27,12 @@ after(async () => {
 interface Browserish {
   cookie: string;
   csrf: string;
-  request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
+  request(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: any; headers: Headers }>;
 }
 
 async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
@@ -48,7 +53,12 @@ async function call(method: string, path: string, body?: unknown, headers: Recor
 }
 
 /** A user made by the CLI's service, who accepts the link and so is signed in. */
-async function newUser(email: string, workspaceId: string, role: 'admin' | 'member' = 'member', password = 'a long enough password'): Promise<Browserish> {
+async function newUser(
+  email: string,
+  workspaceId: string,
+  role: 'admin' | 'member' = 'member',
+  password = 'a long enough password',
+): Promise<Browserish> {
   const created = await createUser(app.running.ctx.db, { email, workspaceId, role }, app.url);
   const token = created.url!.split('#')[1];
   const accepted = await call('POST', `/auth/invitations/${token}/accept`, { password });
@@ -62,7 +72,8 @@ function sessionFrom(response: { headers: Headers; body: any }): Browserish {
   return {
     cookie,
     csrf,
-    request: (method, path, body, headers = {}) => call(method, path, body, { cookie, ...(method === 'GET' ? {} : { 'x-csrf-token': csrf }), ...headers }),
+    request: (method, path, body, headers = {}) =>
+      call(method, path, body, { cookie, ...(method === 'GET' ? {} : { 'x-csrf-token': csrf }), ...headers }),
   };
 }
 
@@ -74,20 +85,24 @@ async function signIn(email: string, password: string) {
 function callFrom(source: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise<{ status: number; body: any; headers: Record<string, string | string[] | undefined> }>((resolve, reject) => {
-    const req = httpRequest(`${app.url}${path}`, { method, localAddress: source, agent: false, headers: { ...(payload ? { 'content-type': 'application/json' } : {}), ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let parsed: unknown = text;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          // not JSON
-        }
-        resolve({ status: res.statusCode ?? 0, body: parsed, headers: res.headers });
-      });
-    });
+    const req = httpRequest(
+      `${app.url}${path}`,
+      { method, localAddress: source, agent: false, headers: { ...(payload ? { 'content-type': 'application/json' } : {}), ...headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown = text;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            // not JSON
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed, headers: res.headers });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -97,7 +112,10 @@ function callFrom(source: string, method: string, path: string, body?: unknown, 
 function deviceCookieOf(setCookies: string[]): string {
   const device = setCookies.find((c) => c.startsWith('postlane_device='));
   assert.ok(device, `a device cookie among ${JSON.stringify(setCookies)}`);
-  assert.match(device, /^postlane_device=usr_\w+\.[\w-]{22}\.[\w-]{43}; Path=\/auth\/sign-in; HttpOnly; SameSite=Strict; Max-Age=31536000$/);
+  assert.match(
+    device,
+    /^postlane_device=usr_\w+\.[\w-]{22}\.[\w-]{43}; Path=\/auth\/sign-in; HttpOnly; SameSite=Strict; Max-Age=31536000$/,
+  );
   return device.split(';')[0];
 }
 
@@ -108,7 +126,7 @@ async function solved(challenge: { parameters: Record<string, unknown>; signatur
   return { challenge, solution: { counter: solution.counter, derivedKey: solution.derivedKey } };
 }
 
-test('the session cookie is HttpOnly and SameSite=Strict, and opens /v2 for the session\'s workspace', async () => {
+test("the session cookie is HttpOnly and SameSite=Strict, and opens /v2 for the session's workspace", async () => {
   const { workspace } = await createWorkspace(app.running.ctx.db, { name: 'cookie-co', verified: true });
   const created = await createUser(app.running.ctx.db, { email: 'cookie@example.org', workspaceId: workspace.id, role: 'admin' }, app.url);
   const token = created.url!.split('#')[1];
@@ -131,7 +149,7 @@ test('the session cookie is HttpOnly and SameSite=Strict, and opens /v2 for the 
   assert.equal((await call('POST', `/auth/invitations/${token}/accept`, { password: 'a long enough password' })).status, 404);
 });
 
-test('sign-in refuses a wrong password in the API\'s words; after too many, unknown browsers must solve a challenge', async () => {
+test("sign-in refuses a wrong password in the API's words; after too many, unknown browsers must solve a challenge", async () => {
   const { workspace } = await createWorkspace(app.running.ctx.db, { name: 'limits', verified: true });
   await newUser('limited@example.org', workspace.id);
   const wrong = await signIn('limited@example.org', 'not the password');
@@ -144,15 +162,24 @@ test('sign-in refuses a wrong password in the API\'s words; after too many, unkn
   const asked = await signIn('limited@example.org', 'a long enough password');
   assert.equal(asked.status, 429);
   assert.equal(asked.body.error, 'challenge_required');
-  assert.equal(asked.body.message, 'Too many failed sign-ins for this account from unknown browsers: solve the challenge and send it as proof with the attempt');
+  assert.equal(
+    asked.body.message,
+    'Too many failed sign-ins for this account from unknown browsers: solve the challenge and send it as proof with the attempt',
+  );
   assert.equal(asked.body.challenge.parameters.algorithm, 'SHA-256');
   // An unknown address gets the same treatment after as many failures: the answer tells no one which accounts exist.
   for (let i = 1; i < SIGN_IN_PER_ACCOUNT; i++) await signIn('nobody@example.org', 'whatever it is');
   assert.equal((await signIn('nobody@example.org', 'whatever it is')).body.error, 'challenge_required');
   // Solved, the right password gets in; a wrong one is still just wrong.
   const proof = await solved(asked.body.challenge);
-  const forged = { ...proof, solution: { ...proof.solution, derivedKey: proof.solution.derivedKey.replace(/^./, (c) => (c === '0' ? '1' : '0')) } };
-  assert.equal((await call('POST', '/auth/sign-in', { email: 'limited@example.org', password: 'a long enough password', proof: forged })).body.error, 'challenge_required');
+  const forged = {
+    ...proof,
+    solution: { ...proof.solution, derivedKey: proof.solution.derivedKey.replace(/^./, (c) => (c === '0' ? '1' : '0')) },
+  };
+  assert.equal(
+    (await call('POST', '/auth/sign-in', { email: 'limited@example.org', password: 'a long enough password', proof: forged })).body.error,
+    'challenge_required',
+  );
   const signedIn = await call('POST', '/auth/sign-in', { email: 'limited@example.org', password: 'a long enough password', proof });
   assert.equal(signedIn.status, 200, JSON.stringify(signedIn.body));
   const replay = await call('POST', '/auth/sign-in', { email: 'limited@example.org', password: 'a long enough password', proof });
@@ -185,17 +212,31 @@ test('a flood of wrong passwords from another address never locks the owner out;
   // The owner's browser, with its device cookie, signs in at once: from its own address, and even from the attacker's.
   const mine = await call('POST', '/auth/sign-in', { email: 'owner@example.org', password: 'a long enough password' }, { cookie: device });
   assert.equal(mine.status, 200, JSON.stringify(mine.body));
-  const shared = await callFrom('127.0.0.2', 'POST', '/auth/sign-in', { email: 'owner@example.org', password: 'a long enough password' }, { cookie: device });
+  const shared = await callFrom(
+    '127.0.0.2',
+    'POST',
+    '/auth/sign-in',
+    { email: 'owner@example.org', password: 'a long enough password' },
+    { cookie: device },
+  );
   assert.equal(shared.status, 200, JSON.stringify(shared.body));
 
   // A new browser of the owner's (no device cookie, at 127.0.0.3) is asked for proof of work, not refused.
   const fresh = await callFrom('127.0.0.3', 'POST', '/auth/sign-in', { email: 'owner@example.org', password: 'a long enough password' });
   assert.equal(fresh.status, 429);
   assert.equal(fresh.body.error, 'challenge_required');
-  const admitted = await callFrom('127.0.0.3', 'POST', '/auth/sign-in', { email: 'owner@example.org', password: 'a long enough password', proof: await solved(fresh.body.challenge) });
+  const admitted = await callFrom('127.0.0.3', 'POST', '/auth/sign-in', {
+    email: 'owner@example.org',
+    password: 'a long enough password',
+    proof: await solved(fresh.body.challenge),
+  });
   assert.equal(admitted.status, 200, JSON.stringify(admitted.body));
   // …while a solved challenge does not lift the attacker's address limit.
-  const stillRefused = await callFrom('127.0.0.2', 'POST', '/auth/sign-in', { email: 'owner@example.org', password: 'guess', proof: await solved(fresh.body.challenge) });
+  const stillRefused = await callFrom('127.0.0.2', 'POST', '/auth/sign-in', {
+    email: 'owner@example.org',
+    password: 'guess',
+    proof: await solved(fresh.body.challenge),
+  });
   assert.equal(stillRefused.body.error, 'too_many_attempts');
 });
 
@@ -203,9 +244,16 @@ test('wrong passwords sent all at once from many addresses are all counted: no m
   const { workspace } = await createWorkspace(app.running.ctx.db, { name: 'burst', verified: true });
   await newUser('burst@example.org', workspace.id);
   const answers = await Promise.all(
-    Array.from({ length: 3 * SIGN_IN_PER_ACCOUNT }, (_, i) => callFrom(`127.0.1.${i + 1}`, 'POST', '/auth/sign-in', { email: 'burst@example.org', password: `guess ${i}` })),
+    Array.from({ length: 3 * SIGN_IN_PER_ACCOUNT }, (_, i) =>
+      callFrom(`127.0.1.${i + 1}`, 'POST', '/auth/sign-in', { email: 'burst@example.org', password: `guess ${i}` }),
+    ),
   );
-  const tally = answers.reduce<Record<string, number>>((t, a) => ((t[a.status === 429 ? a.body.error : String(a.status)] = (t[a.status === 429 ? a.body.error : String(a.status)] ?? 0) + 1), t), {});
+  const tally = answers.reduce<Record<string, number>>(
+    (t, a) => (
+      (t[a.status === 429 ? a.body.error : String(a.status)] = (t[a.status === 429 ? a.body.error : String(a.status)] ?? 0) + 1), t
+    ),
+    {},
+  );
   assert.deepEqual(tally, { 401: SIGN_IN_PER_ACCOUNT, challenge_required: 2 * SIGN_IN_PER_ACCOUNT });
 });
 
@@ -213,21 +261,54 @@ test('failures with a device cookie lock out that cookie only; a cookie of anoth
   const { workspace } = await createWorkspace(app.running.ctx.db, { name: 'devices', verified: true });
   await newUser('laptop@example.org', workspace.id);
   await newUser('other@example.org', workspace.id);
-  const signedIn = await callFrom('127.0.0.4', 'POST', '/auth/sign-in', { email: 'laptop@example.org', password: 'a long enough password' });
+  const signedIn = await callFrom('127.0.0.4', 'POST', '/auth/sign-in', {
+    email: 'laptop@example.org',
+    password: 'a long enough password',
+  });
   const device = deviceCookieOf(signedIn.headers['set-cookie'] as string[]);
-  for (let i = 0; i < SIGN_IN_PER_DEVICE; i++) assert.equal((await callFrom('127.0.0.4', 'POST', '/auth/sign-in', { email: 'laptop@example.org', password: 'typo' }, { cookie: device })).status, 401);
-  const locked = await callFrom('127.0.0.4', 'POST', '/auth/sign-in', { email: 'laptop@example.org', password: 'a long enough password' }, { cookie: device });
+  for (let i = 0; i < SIGN_IN_PER_DEVICE; i++)
+    assert.equal(
+      (await callFrom('127.0.0.4', 'POST', '/auth/sign-in', { email: 'laptop@example.org', password: 'typo' }, { cookie: device })).status,
+      401,
+    );
+  const locked = await callFrom(
+    '127.0.0.4',
+    'POST',
+    '/auth/sign-in',
+    { email: 'laptop@example.org', password: 'a long enough password' },
+    { cookie: device },
+  );
   assert.equal(locked.status, 429);
   assert.equal(locked.body.error, 'too_many_attempts');
   // Those failures were this browser's: the account asks no one else for a challenge.
-  assert.equal((await callFrom('127.0.0.5', 'POST', '/auth/sign-in', { email: 'laptop@example.org', password: 'a long enough password' })).status, 200);
+  assert.equal(
+    (await callFrom('127.0.0.5', 'POST', '/auth/sign-in', { email: 'laptop@example.org', password: 'a long enough password' })).status,
+    200,
+  );
 
   // Another user's cookie, or a tampered one, makes an attempt untrusted: counted per address and per account.
-  const otherDevice = deviceCookieOf((await callFrom('127.0.0.6', 'POST', '/auth/sign-in', { email: 'other@example.org', password: 'a long enough password' })).headers['set-cookie'] as string[]);
+  const otherDevice = deviceCookieOf(
+    (await callFrom('127.0.0.6', 'POST', '/auth/sign-in', { email: 'other@example.org', password: 'a long enough password' })).headers[
+      'set-cookie'
+    ] as string[],
+  );
   const tampered = device.replace(/usr_\w+/, otherDevice.split('=')[1].split('.')[0]);
   for (const cookie of [otherDevice, tampered]) {
-    for (let i = 0; i < SIGN_IN_PER_ACCOUNT; i++) await callFrom('127.0.0.7', 'POST', '/auth/sign-in', { email: `victim-${cookie.length}@example.org`, password: 'nope nope' }, { cookie });
-    const asked = await callFrom('127.0.0.7', 'POST', '/auth/sign-in', { email: `victim-${cookie.length}@example.org`, password: 'nope nope' }, { cookie });
+    for (let i = 0; i < SIGN_IN_PER_ACCOUNT; i++)
+      await callFrom(
+        '127.0.0.7',
+        'POST',
+        '/auth/sign-in',
+        { email: `victim-${cookie.length}@example.org`, password: 'nope nope' },
+        { cookie },
+      );
+    const asked = await callFrom(
+      '127.0.0.7',
+      'POST',
+      '/auth/sign-in',
+      { email: `victim-${cookie.length}@example.org`, password: 'nope nope' },
+      { cookie },
+    );
     assert.equal(asked.body.error, 'challenge_required');
   }
 });
@@ -245,10 +326,19 @@ test('state changes need the CSRF token and the same origin; reads need only the
   assert.equal(otherOrigin.body.message, 'Cross-origin requests may not change anything');
   const crossSite = await user.request('POST', '/v2/api-keys', { name: 'x' }, { 'sec-fetch-site': 'cross-site' });
   assert.equal(crossSite.status, 403);
-  const signInFromElsewhere = await call('POST', '/auth/sign-in', { email: 'csrf@example.org', password: 'a long enough password' }, { origin: 'http://evil.example' });
+  const signInFromElsewhere = await call(
+    'POST',
+    '/auth/sign-in',
+    { email: 'csrf@example.org', password: 'a long enough password' },
+    { origin: 'http://evil.example' },
+  );
   assert.equal(signInFromElsewhere.status, 403);
   const keys = await user.request('GET', '/v2/api-keys');
-  assert.deepEqual(keys.body.data.map((k: any) => k.name), ['Default key'], 'nothing was created');
+  assert.deepEqual(
+    keys.body.data.map((k: any) => k.name),
+    ['Default key'],
+    'nothing was created',
+  );
   const sameOrigin = await user.request('POST', '/v2/api-keys', { name: 'x' }, { origin: app.url });
   assert.equal(sameOrigin.status, 201);
 });
@@ -267,7 +357,7 @@ test('a session never works as an API key, and an API key never opens a session'
   assert.equal((await call('GET', '/v2/api-keys', undefined, { cookie: user.cookie, authorization: `Bearer ${apiKey}` })).status, 200);
 });
 
-test('a member of workspace A never sees workspace B; switching works only between one\'s own workspaces', async () => {
+test("a member of workspace A never sees workspace B; switching works only between one's own workspaces", async () => {
   const a = await createWorkspace(app.running.ctx.db, { name: 'A corp', verified: true });
   const b = await createWorkspace(app.running.ctx.db, { name: 'B corp', verified: true });
   const bApi = (path: string, body: unknown) => call('POST', path, body, { authorization: `Bearer ${b.apiKey}` });
@@ -275,7 +365,10 @@ test('a member of workspace A never sees workspace B; switching works only betwe
   const member = await newUser('member-a@example.org', a.workspace.id);
 
   const session = await member.request('GET', '/auth/session');
-  assert.deepEqual(session.body.workspaces.map((w: any) => w.name), ['A corp']);
+  assert.deepEqual(
+    session.body.workspaces.map((w: any) => w.name),
+    ['A corp'],
+  );
   assert.deepEqual((await member.request('GET', '/v2/suppressions')).body.data, []);
   const sw = await member.request('POST', '/auth/workspace', { workspace_id: b.workspace.id });
   assert.equal(sw.status, 404);
@@ -293,10 +386,13 @@ test('a member of workspace A never sees workspace B; switching works only betwe
   const switched = await member.request('POST', '/auth/workspace', { workspace_id: b.workspace.id });
   assert.equal(switched.status, 200);
   assert.equal(switched.body.workspace.name, 'B corp');
-  assert.deepEqual((await member.request('GET', '/v2/suppressions')).body.data.map((s: any) => s.email), ['secret-of-b@example.org']);
+  assert.deepEqual(
+    (await member.request('GET', '/v2/suppressions')).body.data.map((s: any) => s.email),
+    ['secret-of-b@example.org'],
+  );
 });
 
-test('members cannot manage people; admins invite by email, delivered through Postlane\'s own mail path', async () => {
+test("members cannot manage people; admins invite by email, delivered through Postlane's own mail path", async () => {
   const { workspace } = await createWorkspace(app.running.ctx.db, { name: 'Invite Co', verified: true });
   const admin = await newUser('boss@example.org', workspace.id, 'admin');
   const member = await newUser('staff@example.org', workspace.id, 'member');
@@ -311,7 +407,10 @@ test('members cannot manage people; admins invite by email, delivered through Po
   const body = mail.raw.toString('utf8');
   assert.match(body, /Invite Co/);
   assert.ok(body.replace(/=\r\n/g, '').includes(invited.body.url.split('#')[1]), 'the mailed link carries the token');
-  assert.deepEqual((await admin.request('GET', '/v2/invitations')).body.data.map((i: any) => i.email), ['new@example.org']);
+  assert.deepEqual(
+    (await admin.request('GET', '/v2/invitations')).body.data.map((i: any) => i.email),
+    ['new@example.org'],
+  );
   assert.equal((await admin.request('POST', '/v2/invitations', { email: 'staff@example.org' })).status, 409);
 
   // The last admin stays an admin.
@@ -320,7 +419,13 @@ test('members cannot manage people; admins invite by email, delivered through Po
   assert.equal(demote.status, 400);
   assert.equal(demote.body.error, 'A workspace keeps at least one admin');
   const members = (await admin.request('GET', '/v2/members')).body.data;
-  assert.deepEqual(members.map((m: any) => [m.email, m.role]), [['boss@example.org', 'admin'], ['staff@example.org', 'member']]);
+  assert.deepEqual(
+    members.map((m: any) => [m.email, m.role]),
+    [
+      ['boss@example.org', 'admin'],
+      ['staff@example.org', 'member'],
+    ],
+  );
 });
 
 test('sign-out ends this session; sign-out everywhere ends them all', async () => {
@@ -369,7 +474,10 @@ test('/ leads to the dashboard, served with its security headers and compressed'
   assert.match(asset.headers.get('cache-control')!, /immutable/);
   assert.equal(asset.headers.get('content-encoding'), 'gzip');
   // The whole initial script, compressed as served, stays under 200 kB.
-  assert.ok(Number(asset.headers.get('content-length')) < 200 * 1024, `initial JavaScript is ${asset.headers.get('content-length')} bytes gzipped`);
+  assert.ok(
+    Number(asset.headers.get('content-length')) < 200 * 1024,
+    `initial JavaScript is ${asset.headers.get('content-length')} bytes gzipped`,
+  );
   assert.equal((await fetch(`${app.url}/dashboard/assets/nope.js`)).status, 404);
 });
 
@@ -378,7 +486,9 @@ test('`postlane user create` prints a link to set the password; the first start 
   const url = await databaseUrlOf({ config: app.running.ctx.config, running: app.running });
   const run = (args: string[]) =>
     new Promise<{ code: number; out: string; err: string }>((resolve) => {
-      const child = spawn(process.execPath, [join(root, 'src', 'main.ts'), ...args], { env: { ...process.env, DATABASE_URL: url, DATA_DIR: app.running.ctx.config.dataDir, PUBLIC_URL: app.url } });
+      const child = spawn(process.execPath, [join(root, 'src', 'main.ts'), ...args], {
+        env: { ...process.env, DATABASE_URL: url, DATA_DIR: app.running.ctx.config.dataDir, PUBLIC_URL: app.url },
+      });
       let out = '';
       let err = '';
       child.stdout.on('data', (d) => (out += d));
@@ -391,7 +501,9 @@ test('`postlane user create` prints a link to set the password; the first start 
   const printed = JSON.parse(made.out);
   assert.equal(printed.role, 'admin');
   assert.match(printed.password_link, new RegExp(`^${app.url}/dashboard/accept#`));
-  const accepted = await call('POST', `/auth/invitations/${printed.password_link.split('#')[1]}/accept`, { password: 'a long enough password' });
+  const accepted = await call('POST', `/auth/invitations/${printed.password_link.split('#')[1]}/accept`, {
+    password: 'a long enough password',
+  });
   assert.equal(accepted.status, 200);
   assert.equal(accepted.body.workspace.role, 'admin');
   const bad = await run(['user', 'create', '--email', 'x@example.org', '--workspace', 'wsp_nope']);

@@ -27,7 +27,13 @@ before(async () => {
   const domain = (await app.api.post('/v2/domains', { name: 'acme.test' })).body;
   publishRecords(app.dns, domain.dns_records);
   assert.equal((await app.api.post(`/v2/domains/${domain.id}/verify`)).status, 200);
-  const template = await app.api.post('/v2/templates', { name: 'Welcome', alias: 'welcome', from: 'Acme <hello@acme.test>', subject: 'Welcome aboard', html: '<p>Hello there</p>' });
+  const template = await app.api.post('/v2/templates', {
+    name: 'Welcome',
+    alias: 'welcome',
+    from: 'Acme <hello@acme.test>',
+    subject: 'Welcome aboard',
+    html: '<p>Hello there</p>',
+  });
   assert.equal(template.status, 201, template.text);
   await signInFirstAdmin(page, app);
 });
@@ -59,7 +65,12 @@ const workflow = (mail: Record<string, unknown>) =>
       settings: { on_step_failure: 'stop' },
       steps: [
         { key: 'start', type: 'trigger', trigger: 'system.manual' },
-        { key: 'mail', type: 'action', action: 'send_email', config: { type: 'template', template_id: 'welcome', to: '{{payload.to}}', ...mail } },
+        {
+          key: 'mail',
+          type: 'action',
+          action: 'send_email',
+          config: { type: 'template', template_id: 'welcome', to: '{{payload.to}}', ...mail },
+        },
         { key: 'done', type: 'action', action: 'end' },
       ],
       connections: [
@@ -71,7 +82,7 @@ const workflow = (mail: Record<string, unknown>) =>
     2,
   );
 
-test('an automation is created and its workflow edited: problems at their field paths while typing, the API\'s refusal at its paths, then saved', async () => {
+test("an automation is created and its workflow edited: problems at their field paths while typing, the API's refusal at its paths, then saved", async () => {
   await go('Automations');
   await page.getByText('No automations.').waitFor();
   await captureAtBothWidths(page, 'automations-empty');
@@ -89,7 +100,10 @@ test('an automation is created and its workflow edited: problems at their field 
   const editor = page.getByLabel('Workflow (JSON)');
   await page.getByText(/The structure is valid/).waitFor();
   // The starter is drawn: trigger → wait → end.
-  assert.match(await page.getByRole('list', { name: 'Workflow diagram' }).innerText(), /start\s+trigger: system\.manual[\s\S]*→ pause[\s\S]*pause\s+action: wait[\s\S]*done\s+action: end/);
+  assert.match(
+    await page.getByRole('list', { name: 'Workflow diagram' }).innerText(),
+    /start\s+trigger: system\.manual[\s\S]*→ pause[\s\S]*pause\s+action: wait[\s\S]*done\s+action: end/,
+  );
 
   // Broken JSON: said where; nothing can be saved.
   await editor.fill('{\n  "steps": []\n  "connections": []\n}');
@@ -97,7 +111,11 @@ test('an automation is created and its workflow edited: problems at their field 
   assert.ok(await page.getByRole('button', { name: 'Save workflow' }).isDisabled());
 
   // Structure problems while typing, at their paths, in the list and on the diagram's step.
-  await editor.fill(workflow({}).replace('"send_email"', '"teleport"').replace(/("from": "start",\s*"to": )"mail"/, '$1"nowhere"'));
+  await editor.fill(
+    workflow({})
+      .replace('"send_email"', '"teleport"')
+      .replace(/("from": "start",\s*"to": )"mail"/, '$1"nowhere"'),
+  );
   await page.locator('.warning [data-path="steps.1.action"]').filter({ hasText: 'The action "teleport" does not exist.' }).waitFor();
   assert.match(await page.locator('.warning [data-path="connections.0.to"]').innerText(), /The to must be the key of a step\./);
   assert.match(await page.locator('[data-step="mail"]').innerText(), /steps\.1\.action: The action "teleport" does not exist\./);
@@ -119,13 +137,19 @@ test('an automation is created and its workflow edited: problems at their field 
   await page.getByRole('button', { name: 'Save workflow' }).click();
   await page.getByText('Saved.').waitFor();
   const saved = (await app.api.get(`/v2/automations/${id}`)).body.data;
-  assert.deepEqual(saved.steps.map((s: any) => s.key), ['start', 'mail', 'done']);
+  assert.deepEqual(
+    saved.steps.map((s: any) => s.key),
+    ['start', 'mail', 'done'],
+  );
   assert.equal(saved.steps[1].config.from, 'hello@acme.test');
   assert.equal(saved.description, 'Greets whoever it is run for');
   assert.equal(await page.locator('.error [data-path]').count(), 0);
   // The picture: three boxes in three levels, two arrows.
   assert.equal(await page.locator('svg.picture [data-node]').count(), 3);
-  assert.deepEqual(await page.locator('svg.picture [data-edge]').evaluateAll((edges) => edges.map((e) => e.getAttribute('data-edge'))), ['start>mail', 'mail>done']);
+  assert.deepEqual(await page.locator('svg.picture [data-edge]').evaluateAll((edges) => edges.map((e) => e.getAttribute('data-edge'))), [
+    'start>mail',
+    'mail>done',
+  ]);
   assert.equal(await page.getByRole('img', { name: /3 steps in 3 levels, 2 connections/ }).count(), 1);
   await captureAtBothWidths(page, 'automation-editor');
 });

@@ -102,7 +102,10 @@ test('a campaign written in blocks: merge tag with fallback, previews, a test se
   await captureAtBothWidths(page, 'campaign-editor-mobile');
   await page.getByRole('button', { name: 'Plain text' }).click();
   const plain = await page.getByLabel('Plain-text preview').innerText();
-  assert.match(plain, /Spring news\n\nHi there, the sale starts now\.\n\nShop now: https:\/\/acme\.test\/shop\n\nYou receive this because you subscribed\.\nUnsubscribe: #unsubscribe/);
+  assert.match(
+    plain,
+    /Spring news\n\nHi there, the sale starts now\.\n\nShop now: https:\/\/acme\.test\/shop\n\nYou receive this because you subscribed\.\nUnsubscribe: #unsubscribe/,
+  );
   await page.getByRole('button', { name: 'Desktop' }).click();
   await captureAtBothWidths(page, 'campaign-editor');
 
@@ -113,7 +116,10 @@ test('a campaign written in blocks: merge tag with fallback, previews, a test se
   const stored = (await app.api.get(`/v2/campaigns/${id}/content`)).body;
   assert.equal(stored.content_type, 'mjml');
   assert.equal(stored.content.format, 'postlane-blocks');
-  assert.deepEqual(stored.content.blocks.map((b: { type: string }) => b.type), ['heading', 'text', 'button', 'footer']);
+  assert.deepEqual(
+    stored.content.blocks.map((b: { type: string }) => b.type),
+    ['heading', 'text', 'button', 'footer'],
+  );
   assert.match(stored.content.mjml, /<mjml>/);
   assert.match(stored.html, /Hi \{\{first_name\|"there"\}\}, the <strong>sale<\/strong>/);
   assert.match(stored.html, /href="\{\{unsubscribe_url\}\}"/);
@@ -193,7 +199,10 @@ test('an HTML template written with blocks: colour pickers, a variable with a de
   await picker.getByRole('button', { name: 'Insert variable' }).click();
   assert.equal(await block('Block 1: Heading').getByLabel('Heading text').inputValue(), 'Thanks {{customer.name|"friend"}}');
   await page.getByLabel('Background colour').fill('#fde68a');
-  await page.frameLocator('iframe[title="Preview of the template"]').getByRole('heading', { name: 'Thanks {{customer.name|"friend"}}' }).waitFor();
+  await page
+    .frameLocator('iframe[title="Preview of the template"]')
+    .getByRole('heading', { name: 'Thanks {{customer.name|"friend"}}' })
+    .waitFor();
   await captureAtBothWidths(page, 'template-blocks');
   await page.getByRole('button', { name: 'Save', exact: true }).click();
   await page.getByRole('status').filter({ hasText: /./ }).first().waitFor();

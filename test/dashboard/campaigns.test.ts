@@ -33,7 +33,12 @@ before(async () => {
   newsletter = (await app.api.post('/v2/audiences', { name: 'Newsletter' })).body.id;
   const vip = (await app.api.post('/v2/audiences', { name: 'Do not mail' })).body.id;
   // (The sink refuses bounce@ with a 550: that copy bounces.)
-  for (const [email, first_name] of [['ann@example.org', 'Ann'], ['bob@example.org', 'Bob'], ['cat@example.org', 'Cat'], ['bounce@example.org', 'Bo']]) {
+  for (const [email, first_name] of [
+    ['ann@example.org', 'Ann'],
+    ['bob@example.org', 'Bob'],
+    ['cat@example.org', 'Cat'],
+    ['bounce@example.org', 'Bo'],
+  ]) {
     assert.equal((await app.api.post('/v2/contacts', { email, first_name, audiences: [newsletter] })).status, 201);
   }
   assert.equal((await app.api.post('/v2/contacts', { email: 'dan@example.org', audiences: [vip] })).status, 201);
@@ -84,7 +89,7 @@ async function sendNow(): Promise<void> {
   await page.getByRole('dialog').getByRole('button', { name: 'Send now' }).click();
 }
 
-test('a campaign is composed with its preview, refused without a sender in the API\'s words, sent, and watched to delivery in the report', async () => {
+test("a campaign is composed with its preview, refused without a sender in the API's words, sent, and watched to delivery in the report", async () => {
   await go('Campaigns');
   await page.getByText('No campaigns.').waitFor();
   await captureAtBothWidths(page, 'campaigns-empty');
@@ -144,13 +149,29 @@ test('a campaign is composed with its preview, refused without a sender in the A
   assert.match(await bar('Sent'), /^4 \(100%\)/);
   assert.match(await bar('Delivered'), /^3 \(75%\)/);
   assert.match(await page.getByRole('status').filter({ hasText: 'recipients' }).innerText(), /4 of 4 recipients/);
-  const delivered = app.sink.messages.filter((m) => m.rcptTo[0].endsWith('@example.org')).map((m) => m.rcptTo[0]).sort();
-  assert.deepEqual(delivered, ['ann@example.org', 'bob@example.org', 'cat@example.org'], 'the excluded-only contact dan is not mailed (exclusions are stored; dan is in no included audience)');
+  const delivered = app.sink.messages
+    .filter((m) => m.rcptTo[0].endsWith('@example.org'))
+    .map((m) => m.rcptTo[0])
+    .sort();
+  assert.deepEqual(
+    delivered,
+    ['ann@example.org', 'bob@example.org', 'cat@example.org'],
+    'the excluded-only contact dan is not mailed (exclusions are stored; dan is in no included audience)',
+  );
 
   // A recipient unsubscribes through the link in their copy: the report shows it after a refresh.
   const raw = app.sink.messages.find((m) => m.rcptTo[0] === 'ann@example.org')!.raw.toString('utf8');
   const link = /<(http[^>]+\/unsubscribe\/[^>]+)>/.exec(raw.replace(/\r\n[ \t]+/g, ''))![1];
-  assert.equal((await fetch(link, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' })).status, 200);
+  assert.equal(
+    (
+      await fetch(link, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'List-Unsubscribe=One-Click',
+      })
+    ).status,
+    200,
+  );
   await page.getByRole('button', { name: 'Refresh' }).click();
   await until(async () => (await bar('Unsubscribed')).startsWith('1 '), 5000);
   const report = (await app.api.get(`/v2/campaigns/${id}/report`)).body;
@@ -183,7 +204,10 @@ test('a sending campaign is paused and resumed; a scheduled one deleted; a draft
     return f.delivered + f.bounced === f.recipients && f;
   }, 20_000);
   assert.ok(figures.recipients >= 8, JSON.stringify(figures));
-  await until(async () => (await bar('Delivered')).startsWith(`${figures.delivered} `) && (await bar('Bounced')).startsWith(`${figures.bounced} `), 20_000);
+  await until(
+    async () => (await bar('Delivered')).startsWith(`${figures.delivered} `) && (await bar('Bounced')).startsWith(`${figures.bounced} `),
+    20_000,
+  );
 
   // Scheduled for later: shown so, then deleted (a scheduled campaign is deleted to stop it).
   const later = await compose('Autumn', { from: 'news@acme.test', subject: 'Autumn', include: ['Newsletter'] });
@@ -233,7 +257,10 @@ test('a sending campaign is paused and resumed; a scheduled one deleted; a draft
   await until(async () => (await rows()).includes('Spring') && !(await rows()).includes('Summer'), 5000);
   await page.getByLabel('Search name or subject').fill('');
   await statusFilter().selectOption('sent');
-  await until(async () => (await rows()).includes('Spring') && (await rows()).includes('Summer') && !(await rows()).includes('Winter'), 5000);
+  await until(
+    async () => (await rows()).includes('Spring') && (await rows()).includes('Summer') && !(await rows()).includes('Winter'),
+    5000,
+  );
   await captureAtBothWidths(page, 'campaigns');
 });
 
@@ -245,17 +272,14 @@ test('a slow refetch never puts back an older state: the campaign stays paused a
   let asked!: () => void;
   const firstRead = new Promise<void>((resolve) => (asked = resolve));
   const campaignReads = (url: URL) => url.pathname === `/v2/campaigns/${id}`;
-  await page.route(
-    campaignReads,
-    async (route) => {
-      if (route.request().method() !== 'GET') return route.continue();
-      const response = await route.fetch();
-      asked();
-      const delivered = new Promise((resolve) => setTimeout(resolve, 4000)).then(() => route.fulfill({ response }).catch(() => undefined));
-      late = late.then(() => delivered);
-      await delivered;
-    },
-  );
+  await page.route(campaignReads, async (route) => {
+    if (route.request().method() !== 'GET') return route.continue();
+    const response = await route.fetch();
+    asked();
+    const delivered = new Promise((resolve) => setTimeout(resolve, 4000)).then(() => route.fulfill({ response }).catch(() => undefined));
+    late = late.then(() => delivered);
+    await delivered;
+  });
   await sendNow();
   // The report sees the campaign sending and the page reads the campaign again (answering late) …
   await firstRead;

@@ -29,7 +29,7 @@ after(async () => {
   await app?.close();
 });
 
-test('the overview\'s data is requested without waiting for the session, which is fetched once, from the HTML', async () => {
+test("the overview's data is requested without waiting for the session, which is fetched once, from the HTML", async () => {
   const context = await newContext(browser);
   await context.addCookies([{ name: 'postlane_session', value: cookie, url: app.url }]);
   const page = await context.newPage();
@@ -54,12 +54,16 @@ test('the overview\'s data is requested without waiting for the session, which i
     assert.ok(request, `${path} was requested`);
     assert.ok(request.at < sessionAnswered, `${path} went out before the session answered`);
   }
-  const initiator = await page.evaluate(() => (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).find((r) => r.name.endsWith('/auth/session'))?.initiatorType);
+  const initiator = await page.evaluate(
+    () =>
+      (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).find((r) => r.name.endsWith('/auth/session'))
+        ?.initiatorType,
+  );
   assert.equal(initiator, 'link', 'the HTML preloads the session');
   await context.close();
 });
 
-test('without a session the sign-in page shows, and none of the page\'s refused requests is shown', async () => {
+test("without a session the sign-in page shows, and none of the page's refused requests is shown", async () => {
   const context = await newContext(browser);
   const page = await context.newPage();
   await page.goto(`${app.url}/dashboard/contacts`);
@@ -88,8 +92,12 @@ test('assets are compressed and cached for good: a second load fetches only the 
   await page.getByRole('heading', { name: 'Overview' }).waitFor();
   await settled(page);
   const entries = await page.evaluate(() =>
-    (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).map((r) => ({ path: new URL(r.name).pathname, transfer: r.transferSize })),
+    (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).map((r) => ({
+      path: new URL(r.name).pathname,
+      transfer: r.transferSize,
+    })),
   );
-  for (const entry of entries.filter((e) => e.path.startsWith('/dashboard/assets/'))) assert.equal(entry.transfer, 0, `${entry.path} came from the cache`);
+  for (const entry of entries.filter((e) => e.path.startsWith('/dashboard/assets/')))
+    assert.equal(entry.transfer, 0, `${entry.path} came from the cache`);
   await context.close();
 });

@@ -35,7 +35,11 @@ after(async () => {
 const preview = () => page.locator('[data-form-preview]');
 /** The labels of the preview's fields, in order (read inside its shadow root). */
 const previewLabels = () =>
-  preview().evaluate((host) => [...host.shadowRoot!.querySelectorAll('form label:not(.ch), form legend')].map((l) => (l.textContent ?? '').trim()).filter((t) => t && t !== 'Leave this field empty'));
+  preview().evaluate((host) =>
+    [...host.shadowRoot!.querySelectorAll('form label:not(.ch), form legend')]
+      .map((l) => (l.textContent ?? '').trim())
+      .filter((t) => t && t !== 'Leave this field empty'),
+  );
 const block = (id: string) => page.locator(`[data-block="${id}"]`);
 
 test('a form is built with the builder and its live preview, published, embedded on a site from the copied snippet, submitted there and the submission listed', async () => {
@@ -74,14 +78,18 @@ test('a form is built with the builder and its live preview, published, embedded
   await page.getByLabel('New block in Sign up').selectOption('phone');
   await page.getByRole('button', { name: 'Add block to Sign up' }).click();
   await preview().getByLabel('Phone number').waitFor();
-  await block('phone').getByRole('button', { name: /^Remove/ }).focus();
+  await block('phone')
+    .getByRole('button', { name: /^Remove/ })
+    .focus();
   await page.keyboard.press('Enter');
   await eventually(async () => (await previewLabels()).length === 3, 5000);
   assert.equal(await block('phone').count(), 0);
   assert.ok(await page.evaluate(() => Boolean(document.activeElement?.closest('[data-block]'))), 'the focus stays in the builder');
 
   // Reordered with the keyboard: the focus stays on the moved field's button.
-  await block('text-input').getByRole('button', { name: /^Move up/ }).focus();
+  await block('text-input')
+    .getByRole('button', { name: /^Move up/ })
+    .focus();
   await page.keyboard.press('Enter');
   await eventually(async () => (await previewLabels())[0] === 'First name', 5000);
   assert.deepEqual(await previewLabels(), ['First name', 'Email address *', 'Topic']);
@@ -101,7 +109,10 @@ test('a form is built with the builder and its live preview, published, embedded
     await page.getByLabel('Form type').selectOption(type);
     await page.locator(`[data-form-preview="${type}"]`).waitFor();
     await preview().locator(`[role="region"][aria-label="${name}"]`).waitFor();
-    await (setting === 'Position' ? page.getByRole('combobox', { name: /^Position/ }) : page.getByLabel(setting, { exact: true })).waitFor();
+    await (setting === 'Position'
+      ? page.getByRole('combobox', { name: /^Position/ })
+      : page.getByLabel(setting, { exact: true })
+    ).waitFor();
     assert.equal((await page.getByLabel('Delay (seconds)').count()) > 0, type !== 'embed', `targeting for ${type}`);
     if (type !== 'embed') await captureAtBothWidths(page, `form-preview-${type}`);
   }
@@ -117,7 +128,10 @@ test('a form is built with the builder and its live preview, published, embedded
   assert.equal(form.type, 'embed');
   assert.equal(form.definition.styles.button_color, '#166534');
   const blocks = form.definition.steps[0].blocks;
-  assert.deepEqual(blocks.map((b: any) => b.name ?? b.type), ['text', 'first_name', 'email', 'topic', 'button']);
+  assert.deepEqual(
+    blocks.map((b: any) => b.name ?? b.type),
+    ['text', 'first_name', 'email', 'topic', 'button'],
+  );
   assert.equal(blocks[1].required, true);
   assert.deepEqual(blocks[3].options, ['News', 'Offers']);
 

@@ -55,7 +55,8 @@ async function expectTicked(count: number): Promise<void> {
     throw new Error(`${error}: ticked ${JSON.stringify(await ticked())}`);
   });
   assert.deepEqual(await ticked(), STEPS.slice(0, count));
-  if (count < STEPS.length) assert.match(await page.locator('.getting-started summary').innerText(), new RegExp(`${count} of 6 steps done`));
+  if (count < STEPS.length)
+    assert.match(await page.locator('.getting-started summary').innerText(), new RegExp(`${count} of 6 steps done`));
 }
 
 test('a new user follows the checklist to a delivered test email and a first API call, and each step ticks', async () => {
@@ -196,7 +197,12 @@ test('local names: a banner on every page saying what to set, and a note on the 
     });
     const session = await accepted.json();
     assert.equal(accepted.status, 200);
-    assert.deepEqual(session.server, { public_url: 'https://mail.example.com', mail_hostname: 'mail.example.com', local_settings: [], local_record_hosts: [] });
+    assert.deepEqual(session.server, {
+      public_url: 'https://mail.example.com',
+      mail_hostname: 'mail.example.com',
+      local_settings: [],
+      local_record_hosts: [],
+    });
   } finally {
     await ok.close();
   }
@@ -204,7 +210,15 @@ test('local names: a banner on every page saying what to set, and a note on the 
 
 async function startupWarnings(env: Record<string, string>): Promise<Array<{ level: number; msg: string }>> {
   const lines: Array<{ level: number; msg: string }> = [];
-  const logger = pino({ level: 'warn' }, new Writable({ write(chunk, _encoding, done) { lines.push(JSON.parse(String(chunk))); done(); } }));
+  const logger = pino(
+    { level: 'warn' },
+    new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(JSON.parse(String(chunk)));
+        done();
+      },
+    }),
+  );
   const started = await startTestApp({ env, logger, roles: ['api'] });
   await started.close();
   return lines.filter((line) => /PUBLIC_URL|MAIL_HOSTNAME/.test(line.msg));

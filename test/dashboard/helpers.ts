@@ -104,8 +104,13 @@ export async function assertAccessible(page: Page, name: string): Promise<void> 
   const violations = await page.evaluate(async (source) => {
     if (!(window as any).axe) (0, eval)(source);
     const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
-    return result.violations
-      .map((v: any) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n: any) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+    return result.violations.map(
+      (v: any) =>
+        `${v.id} (${v.impact}): ${v.help} — ${v.nodes
+          .map((n: any) => n.target.join(' '))
+          .slice(0, 3)
+          .join(', ')}`,
+    );
   }, axeSource);
   assert.deepEqual(violations, [], `axe on ${name}`);
 }

@@ -30,7 +30,11 @@ before(async () => {
   const domain = (await app.api.post('/v2/domains', { name: 'acme.test' })).body;
   publishRecords(app.dns, domain.dns_records);
   assert.equal((await app.api.post(`/v2/domains/${domain.id}/verify`)).status, 200);
-  const hook = await app.api.post('/v2/webhooks', { name: 'Problems and clicks', url: `${receiver.url}/hook`, events: ['email.bounced', 'email.clicked'] });
+  const hook = await app.api.post('/v2/webhooks', {
+    name: 'Problems and clicks',
+    url: `${receiver.url}/hook`,
+    events: ['email.bounced', 'email.clicked'],
+  });
   assert.equal(hook.status, 201, hook.text);
   hookId = hook.body.id;
   seeded = await seedMail(app);
@@ -129,16 +133,29 @@ test('every id of the event stream links to its page', async () => {
   await page.getByRole('button', { name: 'Live: on' }).click(); // still while it is read
   const rows = page.locator('table tbody tr');
   await rows.first().waitFor();
-  const cells = await page.locator('table tbody tr td:nth-child(2)').evaluateAll((tds) =>
-    tds.map((td) => ({ links: [...td.querySelectorAll('a')].map((a) => a.getAttribute('href')), plain: [...td.querySelectorAll('code')].map((c) => c.textContent) })),
-  );
+  const cells = await page
+    .locator('table tbody tr td:nth-child(2)')
+    .evaluateAll((tds) =>
+      tds.map((td) => ({
+        links: [...td.querySelectorAll('a')].map((a) => a.getAttribute('href')),
+        plain: [...td.querySelectorAll('code')].map((c) => c.textContent),
+      })),
+    );
   assert.ok(cells.length > 5);
   const knownPrefix = /^(em|con|cmp|aud|dom|wh|tem|aut|frm|evl)_/;
-  for (const cell of cells) assert.deepEqual(cell.plain.filter((id) => knownPrefix.test(id ?? '')), [], 'ids with a page are links');
+  for (const cell of cells)
+    assert.deepEqual(
+      cell.plain.filter((id) => knownPrefix.test(id ?? '')),
+      [],
+      'ids with a page are links',
+    );
   const hrefs = cells.flatMap((c) => c.links);
   assert.ok(hrefs.includes(`/dashboard/emails/${seeded.bounced}`), hrefs.join(' '));
   assert.ok(hrefs.includes(`/dashboard/campaigns/${seeded.campaign}`), hrefs.join(' '));
-  assert.ok(hrefs.some((h) => h?.startsWith('/dashboard/contacts/con_')), 'contact events link to the contact');
+  assert.ok(
+    hrefs.some((h) => h?.startsWith('/dashboard/contacts/con_')),
+    'contact events link to the contact',
+  );
   await settled(page);
   await captureAtBothWidths(page, 'insight-events');
   await page.locator(`table tbody a[href="/dashboard/emails/${seeded.gmail}"]`).first().click();

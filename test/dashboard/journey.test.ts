@@ -89,9 +89,11 @@ test('a domain is added, its records copied, and verified against the loopback D
   // The user publishes the records at their DNS host, then verifies.
   publishRecords(app.dns, domain.dns_records);
   await page.getByRole('button', { name: 'Verify now' }).click();
-  await eventually(async () => /Verification\s+verified/.test(await page.locator('.facts').first().innerText()), 10_000).catch(async (error) => {
-    throw new Error(`${error}: ${await page.locator('main').innerText()}`);
-  });
+  await eventually(async () => /Verification\s+verified/.test(await page.locator('.facts').first().innerText()), 10_000).catch(
+    async (error) => {
+      throw new Error(`${error}: ${await page.locator('main').innerText()}`);
+    },
+  );
   await settled(page);
   assert.equal((await app.api.get(`/v2/domains/${domainId}`)).body.verification_status, 'verified');
   await captureAtBothWidths(page, 'domain-verified');
@@ -150,7 +152,14 @@ async function sendFromScript(to: string, subject: string, extra: Record<string,
     response = await fetch(`${app.url}/v2/emails`, {
       method: 'POST',
       headers: { authorization: `Bearer ${scriptKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ from: 'Acme <hello@acme.test>', to, subject, html: '<h1>Hello</h1><p>From a script.</p>', text: 'Hello from a script.', ...extra }),
+      body: JSON.stringify({
+        from: 'Acme <hello@acme.test>',
+        to,
+        subject,
+        html: '<h1>Hello</h1><p>From a script.</p>',
+        text: 'Hello from a script.',
+        ...extra,
+      }),
     });
     body = await response.json();
     if (response.status !== 429 || attempt >= 5) break;
@@ -163,10 +172,14 @@ async function sendFromScript(to: string, subject: string, extra: Record<string,
 test('an email sent by a script is seen delivered, with its timeline, HTML, headers and raw message', async () => {
   await sendFromScript('jane@example.org', 'Welcome aboard');
   await eventually(() => Promise.resolve(app.sink.messages.length > 0), 15_000);
-  await eventually(async () => {
-    await go('Emails');
-    return (await page.locator('tbody').innerText()).includes('delivered');
-  }, 15_000, 500);
+  await eventually(
+    async () => {
+      await go('Emails');
+      return (await page.locator('tbody').innerText()).includes('delivered');
+    },
+    15_000,
+    500,
+  );
   await captureAtBothWidths(page, 'emails');
   await page.getByRole('link', { name: 'Welcome aboard' }).click();
   await page.getByRole('heading', { name: 'Welcome aboard' }).waitFor();
@@ -217,12 +230,16 @@ test('a scheduled email is rescheduled and canceled from its page', async () => 
 
 test('a bounced email shows the reason the receiving server gave', async () => {
   await sendFromScript('bounce@example.org', 'Will bounce');
-  await eventually(async () => {
-    await go('Emails');
-    await page.getByLabel('Status').selectOption('bounced');
-    await settled(page);
-    return (await page.locator('tbody').innerText()).includes('Will bounce');
-  }, 15_000, 500);
+  await eventually(
+    async () => {
+      await go('Emails');
+      await page.getByLabel('Status').selectOption('bounced');
+      await settled(page);
+      return (await page.locator('tbody').innerText()).includes('Will bounce');
+    },
+    15_000,
+    500,
+  );
   await page.getByRole('link', { name: 'Will bounce' }).click();
   await page.getByRole('heading', { name: 'Will bounce' }).waitFor();
   await settled(page);
@@ -252,11 +269,15 @@ test('a failed webhook request is read with its body and answer, and resent', as
 
   await sendFromScript('sam@example.org', 'Triggers a webhook');
   await eventually(() => Promise.resolve(receiver.requests.length > 0), 15_000);
-  await eventually(async () => {
-    await page.getByRole('button', { name: 'Refresh' }).click();
-    await settled(page);
-    return (await page.getByRole('region', { name: 'Webhook requests' }).innerText()).includes('retrying');
-  }, 15_000, 300);
+  await eventually(
+    async () => {
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      await settled(page);
+      return (await page.getByRole('region', { name: 'Webhook requests' }).innerText()).includes('retrying');
+    },
+    15_000,
+    300,
+  );
   await captureAtBothWidths(page, 'webhook-detail');
   const first = page.getByRole('region', { name: 'Webhook requests' }).getByRole('button').first();
   const requestId = (await first.innerText()).trim();
@@ -268,21 +289,27 @@ test('a failed webhook request is read with its body and answer, and resent', as
 
   receiver.setDefault({ status: 200, body: 'thanks' });
   await dialog.getByRole('button', { name: 'Resend' }).click();
-  await eventually(async () => {
-    await settled(page);
-    const text = await dialog.innerText();
-    if (!text.includes('thanks')) {
-      await dialog.getByRole('button', { name: 'Close' }).click();
-      await page.getByRole('button', { name: 'Refresh' }).click();
+  await eventually(
+    async () => {
       await settled(page);
-      await page.getByRole('region', { name: 'Webhook requests' }).getByRole('button', { name: requestId }).click();
-      return false;
-    }
-    return true;
-  }, 15_000, 500).catch(async (error) => {
+      const text = await dialog.innerText();
+      if (!text.includes('thanks')) {
+        await dialog.getByRole('button', { name: 'Close' }).click();
+        await page.getByRole('button', { name: 'Refresh' }).click();
+        await settled(page);
+        await page.getByRole('region', { name: 'Webhook requests' }).getByRole('button', { name: requestId }).click();
+        return false;
+      }
+      return true;
+    },
+    15_000,
+    500,
+  ).catch(async (error) => {
     const hooks = (await app.api.get('/v2/webhooks')).body.data;
     const requests = (await app.api.get(`/v2/webhooks/${hooks[0].id}/requests`)).body.data;
-    throw new Error(`${error}\n${await dialog.innerText()}\n${JSON.stringify(requests, null, 1)}\n${receiver.requests.map((r) => r.path).join(',')}`);
+    throw new Error(
+      `${error}\n${await dialog.innerText()}\n${JSON.stringify(requests, null, 1)}\n${receiver.requests.map((r) => r.path).join(',')}`,
+    );
   });
   assert.match(await dialog.innerText(), /delivered/);
   await dialog.getByRole('button', { name: 'Close' }).click();
@@ -300,11 +327,15 @@ test('a failed webhook request is read with its body and answer, and resent', as
 
 test('the other pages: suppressions, templates, events, members; each scanned at both widths', async () => {
   // The bounce's suppression is written by the delivery worker: the page is opened again until it shows.
-  await eventually(async () => {
-    await go('Suppressions');
-    await settled(page);
-    return page.getByRole('cell', { name: 'bounce@example.org', exact: true }).isVisible();
-  }, 30_000, 500);
+  await eventually(
+    async () => {
+      await go('Suppressions');
+      await settled(page);
+      return page.getByRole('cell', { name: 'bounce@example.org', exact: true }).isVisible();
+    },
+    30_000,
+    500,
+  );
   await page.getByRole('button', { name: 'Add suppression' }).click();
   await page.getByLabel('Email address').fill('nobody@example.org');
   await page.getByRole('dialog').getByRole('button', { name: 'Add suppression' }).click();
@@ -321,7 +352,10 @@ test('the other pages: suppressions, templates, events, members; each scanned at
   await page.frameLocator('iframe[title="Preview of the template"]').getByRole('heading', { name: 'Hi {{name}}' }).waitFor();
   await page.getByRole('button', { name: 'Save' }).click();
   await page.getByRole('button', { name: 'Publish' }).click();
-  await page.getByText(/published/i).first().waitFor();
+  await page
+    .getByText(/published/i)
+    .first()
+    .waitFor();
   await captureAtBothWidths(page, 'template-editor');
   await go('Templates');
   await page.getByRole('link', { name: 'Welcome' }).waitFor();
@@ -340,7 +374,9 @@ test('the other pages: suppressions, templates, events, members; each scanned at
   // The first MJML compile of a process starts the compiler threads (up to the pool's 60 s job
   // timeout when CI runs two browser suites at once).
   await page.frameLocator('iframe[title="Preview of the template"]').getByText('Hello {{name}}').waitFor({ timeout: 60_000 });
-  await page.getByLabel('MJML source').fill('<mjml><mj-body><mj-section><mj-column><mj-text colour="red">Hi</mj-text></mj-column></mj-section></mj-body></mjml>');
+  await page
+    .getByLabel('MJML source')
+    .fill('<mjml><mj-body><mj-section><mj-column><mj-text colour="red">Hi</mj-text></mj-column></mj-section></mj-body></mjml>');
   await page.locator('section[aria-labelledby="diagnostics-title"] li').filter({ hasText: 'colour' }).waitFor();
   await captureAtBothWidths(page, 'template-mjml');
 

@@ -81,11 +81,18 @@ test('contacts: created, edited, found by search and filter, imported from a CSV
   await dialog.getByLabel('Email address').fill('ada@example.org');
   await dialog.getByRole('button', { name: 'Create contact' }).click();
   const conflict = (await app.api.post('/v2/contacts', { email: 'ada@example.org' })).body;
-  await dialog.getByRole('alert').filter({ hasText: conflict.message ?? conflict.error }).waitFor();
+  await dialog
+    .getByRole('alert')
+    .filter({ hasText: conflict.message ?? conflict.error })
+    .waitFor();
   await dialog.getByRole('button', { name: 'Close' }).click();
 
   // Import: 200 rows and one bad one, with the summary; the list shows them without a reload.
-  const csv = ['email,first_name,last_name', ...Array.from({ length: 200 }, (_, i) => `person${i}@example.org,Person,${i}`), 'not-an-address,Bad,Row'].join('\n');
+  const csv = [
+    'email,first_name,last_name',
+    ...Array.from({ length: 200 }, (_, i) => `person${i}@example.org,Person,${i}`),
+    'not-an-address,Bad,Row',
+  ].join('\n');
   const path = join(files, 'people.csv');
   writeFileSync(path, csv);
   await page.getByRole('button', { name: 'Import' }).click();
@@ -103,7 +110,10 @@ test('contacts: created, edited, found by search and filter, imported from a CSV
 
   // Search and filter.
   await page.getByLabel('Search email or name').fill('person17@');
-  await eventually(async () => (await rowsText()).includes('person17@example.org') && !(await rowsText()).includes('ada@example.org'), 5000);
+  await eventually(
+    async () => (await rowsText()).includes('person17@example.org') && !(await rowsText()).includes('ada@example.org'),
+    5000,
+  );
   await page.getByLabel('Search email or name').fill('');
   await app.api.post('/v2/contacts/person3@example.org', { unsubscribed: true });
   await page.getByLabel('Subscription').selectOption('true');
@@ -121,7 +131,7 @@ test('contacts: created, edited, found by search and filter, imported from a CSV
   assert.equal(exported.trim().split('\n').length, 2);
 });
 
-test('audiences: created, subscribers added one and many, unsubscribed, filtered, removed; settings saved or refused in the API\'s words', async () => {
+test("audiences: created, subscribers added one and many, unsubscribed, filtered, removed; settings saved or refused in the API's words", async () => {
   await go('Audiences');
   await page.getByText('No audiences yet.').waitFor();
   await page.getByRole('button', { name: 'New audience' }).click();
@@ -175,9 +185,14 @@ test('audiences: created, subscribers added one and many, unsubscribed, filtered
   await page.getByLabel('Confirm new subscribers by email').check();
   await page.getByLabel('Confirmation sender').fill('news@unverified.example');
   await page.getByRole('button', { name: 'Save settings' }).click();
-  const refused = await app.api.post(`/v2/audiences/${audienceId}`, { double_opt_in: { enabled: true, email: { from: 'news@unverified.example' } } });
+  const refused = await app.api.post(`/v2/audiences/${audienceId}`, {
+    double_opt_in: { enabled: true, email: { from: 'news@unverified.example' } },
+  });
   assert.ok(refused.status >= 400);
-  await page.getByRole('alert').filter({ hasText: refused.body.error ?? refused.body.message }).waitFor();
+  await page
+    .getByRole('alert')
+    .filter({ hasText: refused.body.error ?? refused.body.message })
+    .waitFor();
   await captureAtBothWidths(page, 'audience-settings');
 
   // The list, and the contacts page filtered by the audience.
@@ -247,7 +262,12 @@ test('forms: created, the JSON definition checked while typing, refused and then
   await captureAtBothWidths(page, 'form-embed');
 
   // A visitor's submission shows in the list.
-  const submitted = await submitForm(apiClient(app.url, null), form.token, { email: 'visitor@example.org' }, { page_url: 'https://acme.test/spring' });
+  const submitted = await submitForm(
+    apiClient(app.url, null),
+    form.token,
+    { email: 'visitor@example.org' },
+    { page_url: 'https://acme.test/spring' },
+  );
   assert.equal(submitted.status, 201, submitted.text);
   await page.getByRole('tab', { name: 'Submissions' }).click();
   await settled(page);
@@ -303,11 +323,20 @@ test('verification: one address checked with its checks; a list verified with it
   assert.equal(list.status, 'completed');
   const legend = await page.locator('.legend').innerText();
   const results = list.stats.results;
-  for (const [key, label] of [['safe', 'Safe'], ['role', 'Role'], ['unknown', 'Unknown'], ['invalid', 'Invalid']]) assert.match(legend, new RegExp(`${label}:\\s*${results[key]}\\b`));
+  for (const [key, label] of [
+    ['safe', 'Safe'],
+    ['role', 'Role'],
+    ['unknown', 'Unknown'],
+    ['invalid', 'Invalid'],
+  ])
+    assert.match(legend, new RegExp(`${label}:\\s*${results[key]}\\b`));
   assert.equal(results.role, 1);
   // The bar splits every address once; catch-all (which overlaps the others) is said apart.
   const label = (await page.getByRole('img', { name: /Addresses by result/ }).getAttribute('aria-label'))!;
-  assert.equal([...label.matchAll(/ (\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0), 4);
+  assert.equal(
+    [...label.matchAll(/ (\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0),
+    4,
+  );
   await page.getByText(`Of them on catch-all domains (the server accepts any address): ${results.catch_all}`).waitFor();
   assert.match(await page.getByRole('region', { name: 'Addresses and results' }).innerText(), /bounce@example\.org[\s\S]*User unknown/);
   await captureAtBothWidths(page, 'verification-list');
@@ -324,10 +353,23 @@ test('verification: a list whose mail servers answer slowly shows its progress a
   // Two mail servers on other loopback addresses, on the port Postlane's checks connect to: one
   // takes a second over each RCPT, the other six.
   const mailboxes = { mailboxes: { user1: 'exists', user2: 'exists' } as const };
-  const slow = await startMailboxServer({ host: '127.0.0.5', port: app.sink.port, rcptDelayMs: 1000, domains: { 'slow.example': mailboxes } });
-  const slower = await startMailboxServer({ host: '127.0.0.6', port: app.sink.port, rcptDelayMs: 6000, domains: { 'slower.example': mailboxes } });
+  const slow = await startMailboxServer({
+    host: '127.0.0.5',
+    port: app.sink.port,
+    rcptDelayMs: 1000,
+    domains: { 'slow.example': mailboxes },
+  });
+  const slower = await startMailboxServer({
+    host: '127.0.0.6',
+    port: app.sink.port,
+    rcptDelayMs: 6000,
+    domains: { 'slower.example': mailboxes },
+  });
   try {
-    for (const [name, ip] of [['slow.example', '127.0.0.5'], ['slower.example', '127.0.0.6']]) {
+    for (const [name, ip] of [
+      ['slow.example', '127.0.0.5'],
+      ['slower.example', '127.0.0.6'],
+    ]) {
       app.dns.set(name, 'MX', [{ exchange: `mx.${name}`, priority: 10 }]);
       app.dns.set(`mx.${name}`, 'A', [ip]);
     }
@@ -335,7 +377,9 @@ test('verification: a list whose mail servers answer slowly shows its progress a
     await page.getByRole('button', { name: 'New list' }).click();
     const dialog = page.getByRole('dialog');
     await dialog.getByLabel('Name').fill('Slow list');
-    await dialog.getByLabel('Addresses').fill(['a@example.org', 'user1@slow.example', 'user2@slow.example', 'user1@slower.example'].join('\n'));
+    await dialog
+      .getByLabel('Addresses')
+      .fill(['a@example.org', 'user1@slow.example', 'user2@slow.example', 'user1@slower.example'].join('\n'));
     await dialog.getByRole('button', { name: 'Verify the list' }).click();
     await page.getByRole('heading', { name: 'List: Slow list' }).waitFor();
     // Part of the way: the page says how many are done, the bar between its ends.
@@ -388,14 +432,18 @@ test('DMARC: collection off is said as the API says it; a report uploaded, its r
   const sources = (await app.api.get(`/v2/domains/${created.body.id}/dmarc/stats/sources`)).body.data;
   assert.ok(sources.length >= 2);
   for (const source of sources) {
-    const bar = page.getByRole('img', { name: new RegExp(`^${source.source_ip.replace(/\./g, '\\.')} .*: Pass ${source.dmarc.pass}, Fail ${source.dmarc.fail}$`) });
+    const bar = page.getByRole('img', {
+      name: new RegExp(`^${source.source_ip.replace(/\./g, '\\.')} .*: Pass ${source.dmarc.pass}, Fail ${source.dmarc.fail}$`),
+    });
     await bar.waitFor();
   }
   assert.ok(sources.some((s: any) => s.dmarc.fail > 0));
   // By country and network: the fixture's sources are documentation addresses, placed nowhere.
   const [country] = (await app.api.get(`/v2/domains/${created.body.id}/dmarc/stats/countries`)).body.data;
   assert.equal(country.country, null);
-  await page.getByRole('img', { name: `Unknown country (${sources.length} sources): Pass ${country.dmarc.pass}, Fail ${country.dmarc.fail}` }).waitFor();
+  await page
+    .getByRole('img', { name: `Unknown country (${sources.length} sources): Pass ${country.dmarc.pass}, Fail ${country.dmarc.fail}` })
+    .waitFor();
   await page.getByRole('img', { name: `Unknown network: Pass ${country.dmarc.pass}, Fail ${country.dmarc.fail}` }).waitFor();
   const summary = (await app.api.get(`/v2/domains/${created.body.id}/dmarc/stats/results`)).body.summary;
   assert.match(await page.locator('.facts').first().innerText(), new RegExp(`Messages\\s+${summary.message_count}`));

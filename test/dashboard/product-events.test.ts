@@ -24,9 +24,13 @@ after(async () => {
   await app?.close();
 });
 
-test('the events page filters by scope; the contact page shows the contact\'s activity', async () => {
+test("the events page filters by scope; the contact page shows the contact's activity", async () => {
   const contact = (await app.api.post('/v2/contacts', { email: 'jane@example.org' })).body;
-  const sent = await app.api.post('/v2/events', { type: 'c:order.completed', email: 'jane@example.org', properties: { order_id: 'A1', total: 42 } });
+  const sent = await app.api.post('/v2/events', {
+    type: 'c:order.completed',
+    email: 'jane@example.org',
+    properties: { order_id: 'A1', total: 42 },
+  });
   assert.equal(sent.status, 200, sent.text);
 
   await page.goto(`${app.url}/dashboard/events`);
@@ -55,7 +59,13 @@ test('the event tracking page defines a workspace event and makes a tracking key
   await page.getByRole('button', { name: 'Create', exact: true }).click();
   await page.getByRole('row').filter({ hasText: 'w:plan.changed' }).waitFor();
   const defined = (await app.api.get('/v2/workspace/events/plan.changed')).body;
-  assert.deepEqual(defined.properties.map((p: any) => [p.name, p.type, p.required]), [['plan', 'string', true], ['seats', 'number', false]]);
+  assert.deepEqual(
+    defined.properties.map((p: any) => [p.name, p.type, p.required]),
+    [
+      ['plan', 'string', true],
+      ['seats', 'number', false],
+    ],
+  );
 
   await page.getByRole('button', { name: 'Create tracking key' }).click();
   await page.getByLabel('Name', { exact: true }).fill('Online shop');

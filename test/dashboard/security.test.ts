@@ -65,7 +65,7 @@ async function signInAs(email: string, password: string): Promise<void> {
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
-test('sign-in refuses a wrong password with the API\'s words; after too many, the browser proves work and the right password still gets in', async () => {
+test("sign-in refuses a wrong password with the API's words; after too many, the browser proves work and the right password still gets in", async () => {
   const { workspace } = await createWorkspace(app.running.ctx.db, { name: 'Limited', verified: true });
   await userIn('limited@example.org', workspace.id, 'member');
   await page.goto(`${app.url}/dashboard/`);
@@ -86,7 +86,10 @@ test('sign-in refuses a wrong password with the API\'s words; after too many, th
   await page.getByRole('alert').filter({ hasText: 'Wrong email or password' }).waitFor();
   // The right password gets through after the browser's work: never a 15-minute lockout.
   await page.getByLabel('Password').fill(PASSWORD);
-  const statusShown = page.getByRole('status').filter({ hasText: /checking this browser/ }).waitFor();
+  const statusShown = page
+    .getByRole('status')
+    .filter({ hasText: /checking this browser/ })
+    .waitFor();
   await page.getByRole('button', { name: 'Sign in' }).click();
   await statusShown;
   await page.getByRole('heading', { name: 'Overview' }).waitFor();
@@ -96,7 +99,7 @@ test('sign-in refuses a wrong password with the API\'s words; after too many, th
   await page.getByRole('heading', { name: 'Sign in to Postlane' }).waitFor();
 });
 
-test('a page on another origin cannot change anything with the signed-in user\'s cookie', async () => {
+test("a page on another origin cannot change anything with the signed-in user's cookie", async () => {
   const a = await createWorkspace(app.running.ctx.db, { name: 'Target', verified: true });
   await userIn('target@example.org', a.workspace.id, 'admin');
   await page.goto(`${app.url}/dashboard/`);
@@ -104,7 +107,9 @@ test('a page on another origin cannot change anything with the signed-in user\'s
   await page.getByRole('heading', { name: 'Overview' }).waitFor();
 
   const attack = await context.newPage();
-  const answer = attack.waitForResponse((r) => r.url() === `${app.url}/v2/api-keys` && r.request().method() === 'POST' && r.request().resourceType() === 'document');
+  const answer = attack.waitForResponse(
+    (r) => r.url() === `${app.url}/v2/api-keys` && r.request().method() === 'POST' && r.request().resourceType() === 'document',
+  );
   await attack.goto(evilUrl);
   const refused = await answer;
   assert.equal(refused.status(), 403);
@@ -112,7 +117,11 @@ test('a page on another origin cannot change anything with the signed-in user\'s
   await attack.close();
 
   const keys = await (await fetch(`${app.url}/v2/api-keys`, { headers: { authorization: `Bearer ${a.apiKey}` } })).json();
-  assert.deepEqual((keys as any).data.map((k: any) => k.name), ['Default key'], 'nothing was planted');
+  assert.deepEqual(
+    (keys as any).data.map((k: any) => k.name),
+    ['Default key'],
+    'nothing was planted',
+  );
   // The user's own page still works.
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).click();
   await page.getByRole('button', { name: 'Create API key' }).click();
@@ -128,10 +137,18 @@ test('a member of workspace A never sees workspace B, and switches only between 
   const a = await createWorkspace(app.running.ctx.db, { name: 'Alpha', verified: true });
   const b = await createWorkspace(app.running.ctx.db, { name: 'Beta', verified: true });
   const bPost = (path: string, body: unknown) =>
-    fetch(`${app.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${b.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
+    fetch(`${app.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${b.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }).then((r) => r.json() as Promise<any>);
   await bPost('/v2/suppressions', { email: 'beta-secret@example.org' });
   const bDomain = await bPost('/v2/domains', { name: 'beta.test' });
-  await fetch(`${app.url}/v2/suppressions`, { method: 'POST', headers: { authorization: `Bearer ${a.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ email: 'alpha-only@example.org' }) });
+  await fetch(`${app.url}/v2/suppressions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${a.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'alpha-only@example.org' }),
+  });
   await userIn('alpha-member@example.org', a.workspace.id, 'member');
   await userIn('both@example.org', a.workspace.id, 'member');
   await userIn('both@example.org', b.workspace.id, 'admin');

@@ -18,5 +18,8 @@ test('dashboard/src/api/schema.d.ts matches the running /openapi.json', async ()
   const document = await (await fetch(`${app.url}/openapi.json`)).json();
   const expected = await typesFromDocument(document as Record<string, unknown>);
   const committed = readFileSync(TYPES_FILE, 'utf8');
-  assert.ok(committed === expected, 'The dashboard\'s API types are stale: run `npm run dashboard:types` and commit dashboard/src/api/schema.d.ts');
+  assert.ok(
+    committed === expected,
+    "The dashboard's API types are stale: run `npm run dashboard:types` and commit dashboard/src/api/schema.d.ts",
+  );
 });

@@ -17,7 +17,10 @@ before(async () => {
 after(() => drop());
 
 function postlane(...args: string[]) {
-  const result = spawnSync(process.execPath, [join(root, 'bin', 'postlane.js'), ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, encoding: 'utf8' });
+  const result = spawnSync(process.execPath, [join(root, 'bin', 'postlane.js'), ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    encoding: 'utf8',
+  });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -33,8 +36,14 @@ test('delivery destinations, hold, holds and release', () => {
   const hold = postlane('delivery', 'hold', '--destination', 'Gmail', '--reason', 'warm-up', '--json');
   assert.equal(hold.code, 0, hold.stderr);
   const created = JSON.parse(hold.stdout);
-  assert.deepEqual([created.object, created.workspace_id, created.destination, created.reason], ['delivery_hold', null, 'gmail', 'warm-up']);
-  assert.deepEqual(JSON.parse(postlane('delivery', 'holds', '--json').stdout).data.map((h: { id: string }) => h.id), [created.id]);
+  assert.deepEqual(
+    [created.object, created.workspace_id, created.destination, created.reason],
+    ['delivery_hold', null, 'gmail', 'warm-up'],
+  );
+  assert.deepEqual(
+    JSON.parse(postlane('delivery', 'holds', '--json').stdout).data.map((h: { id: string }) => h.id),
+    [created.id],
+  );
 
   const released = postlane('delivery', 'release', created.id);
   assert.equal(released.code, 0, released.stderr);

@@ -24,7 +24,9 @@ function verify(text: string): { status: number | null; output: string } {
   }
 }
 
-test('systemd-analyze verify accepts deploy/postlane.service without a warning', { skip: analyze ? false : 'systemd-analyze is not installed here' }, () => {
+test('systemd-analyze verify accepts deploy/postlane.service without a warning', {
+  skip: analyze ? false : 'systemd-analyze is not installed here',
+}, () => {
   const result = verify(unit);
   assert.equal(result.status, 0, result.output);
   assert.equal(result.output, '', 'no warnings');

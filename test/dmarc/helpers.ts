@@ -35,7 +35,14 @@ export interface Delivery {
 
 /** Delivers a raw message to `to` at the inbound MX, as a remote MTA would (no AUTH, no TLS). */
 export async function deliver(port: number, to: string, raw: Buffer | string, from = 'reports@reporter.example'): Promise<Delivery> {
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true, connectionTimeout: 5000, greetingTimeout: 5000 });
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port,
+    secure: false,
+    ignoreTLS: true,
+    connectionTimeout: 5000,
+    greetingTimeout: 5000,
+  });
   try {
     const info = await transport.sendMail({ envelope: { from, to: [to] }, raw });
     return { ok: true, code: Number(String(info.response).slice(0, 3)), response: String(info.response) };

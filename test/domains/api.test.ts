@@ -22,13 +22,18 @@ async function workspace(plan: 'payg' | 'pro' | 'business' | 'custom' = 'pro') {
 
 async function events(workspaceId: string, type: string) {
   const rows = await app.running.ctx.db
-    .selectFrom('events').selectAll().where('workspace_id', '=', workspaceId).where('type', '=', type).orderBy('seq').execute();
+    .selectFrom('events')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('type', '=', type)
+    .orderBy('seq')
+    .execute();
   return rows.map((row) => JSON.parse(row.data));
 }
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
-test('POST /domains answers 201 with the full domain object and the spec\'s six DNS records', async () => {
+test("POST /domains answers 201 with the full domain object and the spec's six DNS records", async () => {
   const { api, workspace: ws } = await workspace('pro');
   const response = await api.post('/v2/domains', { name: 'acme-mail.com' });
   assert.equal(response.status, 201);
@@ -74,8 +79,22 @@ test('POST /domains answers 201 with the full domain object and the spec\'s six 
     updated_at: body.created_at,
     dns_records: [
       { type: 'MX', name: 'postlane.acme-mail.com', value: HOSTS.RETURN_PATH_HOST, priority: 10, required: true, ...pending },
-      { type: 'TXT', name: 'postlane.acme-mail.com', value: `v=spf1 include:${HOSTS.SPF_INCLUDE_HOST} ~all`, priority: null, required: true, ...pending },
-      { type: 'TXT', name: 'postlane._domainkey.acme-mail.com', value: `v=DKIM1; t=s; h=sha256; p=${p}`, priority: null, required: true, ...pending },
+      {
+        type: 'TXT',
+        name: 'postlane.acme-mail.com',
+        value: `v=spf1 include:${HOSTS.SPF_INCLUDE_HOST} ~all`,
+        priority: null,
+        required: true,
+        ...pending,
+      },
+      {
+        type: 'TXT',
+        name: 'postlane._domainkey.acme-mail.com',
+        value: `v=DKIM1; t=s; h=sha256; p=${p}`,
+        priority: null,
+        required: true,
+        ...pending,
+      },
       { type: 'TXT', name: '_dmarc.acme-mail.com', value: 'v=DMARC1; p=none;', priority: null, required: false, ...pending },
       { type: 'CNAME', name: 'go.acme-mail.com', value: HOSTS.TRACKING_CNAME_TARGET, priority: null, required: false, ...pending },
       { type: 'MX', name: 'inbound.acme-mail.com', value: HOSTS.INBOUND_MX_HOST, priority: 10, required: false, ...pending },
@@ -83,17 +102,19 @@ test('POST /domains answers 201 with the full domain object and the spec\'s six 
   });
 
   // domain.created carries its documented payload, in the same transaction as the domain.
-  assert.deepEqual(await events(ws.id, 'domain.created'), [{
-    id: body.id,
-    object: 'domain',
-    name: 'acme-mail.com',
-    tracking_key: null,
-    inbound_key: null,
-    track_loads: false,
-    track_clicks: false,
-    created_at: body.created_at,
-    dns_records: body.dns_records,
-  }]);
+  assert.deepEqual(await events(ws.id, 'domain.created'), [
+    {
+      id: body.id,
+      object: 'domain',
+      name: 'acme-mail.com',
+      tracking_key: null,
+      inbound_key: null,
+      track_loads: false,
+      track_clicks: false,
+      created_at: body.created_at,
+      dns_records: body.dns_records,
+    },
+  ]);
 });
 
 test('the DKIM p= is a 2048-bit RSA public key matching the private key, which is sealed and never shown', async () => {
@@ -167,14 +188,29 @@ test('tracking_key and inbound_key name the tracking and inbound records; bad la
   assert.equal(created.status, 201);
   assert.equal(created.body.tracking_key, 'links');
   assert.equal(created.body.inbound_key, 'replies');
-  assert.deepEqual(created.body.dns_records.slice(4).map((r: any) => r.name), ['links.labels-example.com', 'replies.labels-example.com']);
+  assert.deepEqual(
+    created.body.dns_records.slice(4).map((r: any) => r.name),
+    ['links.labels-example.com', 'replies.labels-example.com'],
+  );
 
   const bad = await api.post('/v2/domains', { name: 'labels2-example.com', tracking_key: 'no.dots' });
-  assert.deepEqual([bad.status, bad.body], [400, { error: 'tracking_key must be one DNS label of letters, digits and hyphens (at most 63, not starting or ending with a hyphen)' }]);
+  assert.deepEqual(
+    [bad.status, bad.body],
+    [
+      400,
+      { error: 'tracking_key must be one DNS label of letters, digits and hyphens (at most 63, not starting or ending with a hyphen)' },
+    ],
+  );
   const clash = await api.post('/v2/domains', { name: 'labels2-example.com', tracking_key: 'mail', inbound_key: 'mail' });
-  assert.deepEqual([clash.status, clash.body], [400, { error: 'tracking_key and inbound_key must differ (a CNAME and an MX record cannot share a name)' }]);
+  assert.deepEqual(
+    [clash.status, clash.body],
+    [400, { error: 'tracking_key and inbound_key must differ (a CNAME and an MX record cannot share a name)' }],
+  );
   const selector = await api.post('/v2/domains', { name: 'labels2-example.com', inbound_key: 'postlane' });
-  assert.deepEqual([selector.status, selector.body], [400, { error: 'inbound_key must differ from the DKIM selector label "postlane" used by the return path' }]);
+  assert.deepEqual(
+    [selector.status, selector.body],
+    [400, { error: 'inbound_key must differ from the DKIM selector label "postlane" used by the return path' }],
+  );
   const nullKeys = await api.post('/v2/domains', { name: 'labels2-example.com', tracking_key: null, inbound_key: null });
   assert.equal(nullKeys.status, 201);
   assert.equal(nullKeys.body.dns_records[4].name, 'go.labels2-example.com');
@@ -199,10 +235,18 @@ test('track_loads and track_clicks must be false at creation (422); legacy flags
   const { api } = await workspace('pro');
   for (const body of [{ track_loads: true }, { track_clicks: true }, { track_loads: 1 }]) {
     const response = await api.post('/v2/domains', { name: 'track-example.com', ...body });
-    assert.deepEqual([response.status, response.body], [422, { error: 'Tracking can only be turned on once the tracking CNAME record is verified' }]);
+    assert.deepEqual(
+      [response.status, response.body],
+      [422, { error: 'Tracking can only be turned on once the tracking CNAME record is verified' }],
+    );
   }
   const created = await api.post('/v2/domains', {
-    name: 'track-example.com', track_loads: false, track_clicks: 0, outgoing: true, incoming: false, use_for_any: 'yes',
+    name: 'track-example.com',
+    track_loads: false,
+    track_clicks: 0,
+    outgoing: true,
+    incoming: false,
+    use_for_any: 'yes',
   });
   assert.equal(created.status, 201);
   assert.deepEqual([created.body.track_loads, created.body.track_clicks], [0, 0]);
@@ -213,7 +257,10 @@ test('a duplicate name is 409 with `existing`; another workspace may add the sam
   const { api } = await workspace('pro');
   const first = (await api.post('/v2/domains', { name: 'dup-example.com' })).body;
   const again = await api.post('/v2/domains', { name: 'DUP-example.com' });
-  assert.deepEqual([again.status, again.body], [409, { error: 'Domain already exists', existing: { object: 'domain', id: first.id, name: 'dup-example.com' } }]);
+  assert.deepEqual(
+    [again.status, again.body],
+    [409, { error: 'Domain already exists', existing: { object: 'domain', id: first.id, name: 'dup-example.com' } }],
+  );
   const other = await workspace('pro');
   assert.equal((await other.api.post('/v2/domains', { name: 'dup-example.com' })).status, 201);
 });
@@ -251,7 +298,10 @@ test('plan domain limits: 3 on Pay as you go, 100 on Pro, 1,000 on Business, non
   const business = await workspace('business');
   await fillDomains(business.workspace.id, 1000);
   const overBusiness = await business.api.post('/v2/domains', { name: 'over-example.com' });
-  assert.deepEqual([overBusiness.status, overBusiness.body], [422, { error: 'Domain limit reached: the Business plan allows 1000 domains' }]);
+  assert.deepEqual(
+    [overBusiness.status, overBusiness.body],
+    [422, { error: 'Domain limit reached: the Business plan allows 1000 domains' }],
+  );
   const list = await business.api.get('/v2/domains?limit=1');
   assert.deepEqual([list.body.domain_limit, list.body.domain_count, list.body.plan_name], [1000, 1000, 'Business']);
 
@@ -302,15 +352,16 @@ test('concurrent creates of one name: one 201, the others 409 with that domain a
   const created = responses.filter((r) => r.status === 201);
   assert.equal(created.length, 1);
   for (const conflict of responses.filter((r) => r.status !== 201)) {
-    assert.deepEqual([conflict.status, conflict.body], [409, { error: 'Domain already exists', existing: { object: 'domain', id: created[0].body.id, name: 'same-example.com' } }]);
+    assert.deepEqual(
+      [conflict.status, conflict.body],
+      [409, { error: 'Domain already exists', existing: { object: 'domain', id: created[0].body.id, name: 'same-example.com' } }],
+    );
   }
 });
 
 test('concurrent creates cannot exceed the plan limit', async () => {
   const payg = await workspace('payg');
-  const responses = await Promise.all(
-    Array.from({ length: 6 }, (_, i) => payg.api.post('/v2/domains', { name: `race-${i}-example.com` })),
-  );
+  const responses = await Promise.all(Array.from({ length: 6 }, (_, i) => payg.api.post('/v2/domains', { name: `race-${i}-example.com` })));
   assert.equal(responses.filter((r) => r.status === 201).length, 3);
   assert.equal(responses.filter((r) => r.status === 422).length, 3);
   assert.equal((await payg.api.get('/v2/domains')).body.domain_count, 3);
@@ -327,8 +378,14 @@ test('GET /domains/{id} by dom_ id, by name, by an older sd_/sed_ id; 404 otherw
   // Domains imported from the older generation keep their sd_ / sed_ ids.
   const db = app.running.ctx.db;
   const row = await db.selectFrom('domains').selectAll().where('id', '=', created.id).executeTakeFirstOrThrow();
-  for (const [id, name] of [['sd_2AbCdEfGhIjKlMnOpQrStUvWxYz', 'old-example.com'], ['sed_2AbCdEfGhIjKlMnOpQrStUvWxY', 'older-example.com']]) {
-    await db.insertInto('domains').values({ ...row, id, name }).execute();
+  for (const [id, name] of [
+    ['sd_2AbCdEfGhIjKlMnOpQrStUvWxYz', 'old-example.com'],
+    ['sed_2AbCdEfGhIjKlMnOpQrStUvWxY', 'older-example.com'],
+  ]) {
+    await db
+      .insertInto('domains')
+      .values({ ...row, id, name })
+      .execute();
     const response = await api.get(`/v2/domains/${id}`);
     assert.deepEqual([response.status, response.body.id, response.body.name], [200, id, name]);
     assert.equal(await findWorkspaceDomainId(db, ws.id, id), id);
@@ -360,10 +417,16 @@ test('GET /domains lists newest first with domain_limit, domain_count, plan_name
   });
 
   const page1 = await api.get('/v2/domains?limit=3');
-  assert.deepEqual(page1.body.data.map((d: any) => d.name), ['delta-example.net', 'charlie-example.com', 'bravo-example.com']);
+  assert.deepEqual(
+    page1.body.data.map((d: any) => d.name),
+    ['delta-example.net', 'charlie-example.com', 'bravo-example.com'],
+  );
   assert.equal(page1.body.next_page_url, '/v2/domains?limit=3&page=2');
   const page2 = await api.get(page1.body.next_page_url);
-  assert.deepEqual(page2.body.data.map((d: any) => d.name), ['alpha-example.com']);
+  assert.deepEqual(
+    page2.body.data.map((d: any) => d.name),
+    ['alpha-example.com'],
+  );
   assert.deepEqual([page2.body.next_page_url, page2.body.previous_page_url], [null, '/v2/domains?limit=3&page=1']);
   assert.equal(page2.body.domain_count, 4, 'the count is the workspace total, not the page');
 
@@ -387,7 +450,14 @@ test('GET /domains lists newest first with domain_limit, domain_count, plan_name
   assert.equal(tooMany.body.error, 'Bad Request');
 
   const empty = await (await workspace('payg')).api.get('/v2/domains');
-  assert.deepEqual(empty.body, { data: [], next_page_url: null, previous_page_url: null, domain_limit: 3, domain_count: 0, plan_name: 'Pay as you go' });
+  assert.deepEqual(empty.body, {
+    data: [],
+    next_page_url: null,
+    previous_page_url: null,
+    domain_limit: 3,
+    domain_count: 0,
+    plan_name: 'Pay as you go',
+  });
 });
 
 test('PATCH /domains/{id}: tracking needs a verified CNAME (422), dmarc_reports is plan-gated, keys move their records', async () => {
@@ -395,7 +465,10 @@ test('PATCH /domains/{id}: tracking needs a verified CNAME (422), dmarc_reports 
   const created = (await api.post('/v2/domains', { name: 'patch-example.com' })).body;
   for (const body of [{ track_loads: true }, { track_clicks: true }, { track_clicks: 1, track_loads: false }]) {
     const response = await api.patch(`/v2/domains/${created.id}`, body);
-    assert.deepEqual([response.status, response.body], [422, { error: 'Tracking can only be turned on once the tracking CNAME record is verified' }]);
+    assert.deepEqual(
+      [response.status, response.body],
+      [422, { error: 'Tracking can only be turned on once the tracking CNAME record is verified' }],
+    );
   }
   // Turning tracking off, or leaving it off, is always allowed; legacy flags are ignored.
   const off = await api.patch(`/v2/domains/${created.id}`, { track_loads: false, track_clicks: false, outgoing: true, use_for_any: false });
@@ -408,16 +481,40 @@ test('PATCH /domains/{id}: tracking needs a verified CNAME (422), dmarc_reports 
   assert.equal(moved.body.tracking_key, 'links');
   assert.equal(moved.body.inbound_key, 'mail-in');
   assert.equal(moved.body.dmarc_reports, true);
-  assert.equal(moved.body.dns_records[3].value, `v=DMARC1; p=none; rua=mailto:${moved.body.dmarc_address}; ruf=mailto:${moved.body.dmarc_address};`);
-  assert.deepEqual(moved.body.dns_records.slice(4).map((r: any) => r.name), ['links.patch-example.com', 'mail-in.patch-example.com']);
+  assert.equal(
+    moved.body.dns_records[3].value,
+    `v=DMARC1; p=none; rua=mailto:${moved.body.dmarc_address}; ruf=mailto:${moved.body.dmarc_address};`,
+  );
+  assert.deepEqual(
+    moved.body.dns_records.slice(4).map((r: any) => r.name),
+    ['links.patch-example.com', 'mail-in.patch-example.com'],
+  );
   assert.ok(moved.body.updated_at > created.updated_at);
   assert.deepEqual((await api.get(`/v2/domains/${created.id}`)).body, moved.body);
 
   const updated = await events(ws.id, 'domain.updated');
   assert.equal(updated.length, 1);
   assert.deepEqual(
-    { id: updated[0].id, object: updated[0].object, tracking_key: updated[0].tracking_key, inbound_key: updated[0].inbound_key, track_loads: updated[0].track_loads, verification_status: updated[0].verification_status, dmarc_reports: updated[0].dmarc_reports, updated_at: updated[0].updated_at },
-    { id: created.id, object: 'domain', tracking_key: 'links', inbound_key: 'mail-in', track_loads: false, verification_status: 'pending', dmarc_reports: true, updated_at: moved.body.updated_at },
+    {
+      id: updated[0].id,
+      object: updated[0].object,
+      tracking_key: updated[0].tracking_key,
+      inbound_key: updated[0].inbound_key,
+      track_loads: updated[0].track_loads,
+      verification_status: updated[0].verification_status,
+      dmarc_reports: updated[0].dmarc_reports,
+      updated_at: updated[0].updated_at,
+    },
+    {
+      id: created.id,
+      object: 'domain',
+      tracking_key: 'links',
+      inbound_key: 'mail-in',
+      track_loads: false,
+      verification_status: 'pending',
+      dmarc_reports: true,
+      updated_at: moved.body.updated_at,
+    },
   );
 
   const reset = await api.patch(`/v2/domains/${created.id}`, { tracking_key: null, dmarc_reports: false });
@@ -469,7 +566,14 @@ test('domains need a full key: a sending key gets 403, no key 401', async () => 
   const { api } = await workspace('pro');
   const sendingKey = (await api.post('/v2/api-keys', { name: 'sender', scope: 'sending' })).body.key;
   const sending: ApiClient = app.as(sendingKey);
-  for (const [method, path] of [['GET', '/v2/domains'], ['POST', '/v2/domains'], ['GET', '/v2/domains/x.com'], ['PATCH', '/v2/domains/x.com'], ['DELETE', '/v2/domains/x.com'], ['POST', '/v2/domains/x.com/verify']]) {
+  for (const [method, path] of [
+    ['GET', '/v2/domains'],
+    ['POST', '/v2/domains'],
+    ['GET', '/v2/domains/x.com'],
+    ['PATCH', '/v2/domains/x.com'],
+    ['DELETE', '/v2/domains/x.com'],
+    ['POST', '/v2/domains/x.com/verify'],
+  ]) {
     const response = await sending.request(method, path, method === 'POST' || method === 'PATCH' ? {} : undefined);
     assert.equal(response.status, 403, `${method} ${path}`);
     assert.equal(response.body.error, 'Forbidden');
@@ -503,23 +607,26 @@ test('sending helpers: a domain by exact from-domain or id, and the domain a hos
   const { db, secrets } = app.running.ctx;
   const found = await findSendingDomain(db, secrets, ws.id, 'Helpers-Example.com');
   assert.ok(found);
-  assert.deepEqual({ ...found, dkimPrivateKeyPem: found.dkimPrivateKeyPem.split('\n')[0] }, {
-    id: domain.id,
-    workspaceId: ws.id,
-    name: 'helpers-example.com',
-    verificationStatus: 'pending',
-    verified: false,
-    dkimSelector: 'postlane',
-    dkimPrivateKeyPem: '-----BEGIN PRIVATE KEY-----',
-    returnPathDomain: 'postlane.helpers-example.com',
-    returnPathVerified: false,
-    trackingHost: 'links.helpers-example.com',
-    trackingVerified: false,
-    trackLoads: false,
-    trackClicks: false,
-    inboundHost: 'inbound.helpers-example.com',
-    inboundVerified: false,
-  });
+  assert.deepEqual(
+    { ...found, dkimPrivateKeyPem: found.dkimPrivateKeyPem.split('\n')[0] },
+    {
+      id: domain.id,
+      workspaceId: ws.id,
+      name: 'helpers-example.com',
+      verificationStatus: 'pending',
+      verified: false,
+      dkimSelector: 'postlane',
+      dkimPrivateKeyPem: '-----BEGIN PRIVATE KEY-----',
+      returnPathDomain: 'postlane.helpers-example.com',
+      returnPathVerified: false,
+      trackingHost: 'links.helpers-example.com',
+      trackingVerified: false,
+      trackLoads: false,
+      trackClicks: false,
+      inboundHost: 'inbound.helpers-example.com',
+      inboundVerified: false,
+    },
+  );
   assert.equal(await findSendingDomain(db, secrets, ws.id, 'sub.helpers-example.com'), null, 'a subdomain is its own domain');
   assert.equal((await findSendingDomainById(db, secrets, ws.id, domain.id))?.name, 'helpers-example.com');
   assert.equal(await findSendingDomainById(db, secrets, 'wsp_other', domain.id), null);

@@ -20,7 +20,12 @@ after(async () => {
 });
 
 async function pendingChainJobs() {
-  return app.running.ctx.db.selectFrom('jobs').select(['id', 'run_at', 'locked_by']).where('type', '=', RECHECK_JOB).where('dead_at', 'is', null).execute();
+  return app.running.ctx.db
+    .selectFrom('jobs')
+    .select(['id', 'run_at', 'locked_by'])
+    .where('type', '=', RECHECK_JOB)
+    .where('dead_at', 'is', null)
+    .execute();
 }
 
 /** The re-check's jobs once no run holds it (a second instance would show here). */
@@ -33,7 +38,10 @@ async function settledChainJobs() {
 
 /** Starts and stops `n` more job runners with the re-check, as worker processes starting would. */
 async function startWorkers(n: number): Promise<void> {
-  const runners = Array.from({ length: n }, () => new JobRunner(app.running.ctx.db, { handlers: [recheckJob({ db: app.running.ctx.db, config: app.config })] }));
+  const runners = Array.from(
+    { length: n },
+    () => new JobRunner(app.running.ctx.db, { handlers: [recheckJob({ db: app.running.ctx.db, config: app.config })] }),
+  );
   await Promise.all(runners.map((runner) => runner.start()));
   await Promise.all(runners.map((runner) => runner.stop()));
 }
@@ -75,8 +83,17 @@ test('the daily check un-verifies a verified domain whose required record was re
     ['pending', null, 'missing', 'No DKIM record found at postlane._domainkey.daily-example.com'],
   );
   assert.deepEqual([after.spf_status, after.return_path_status], ['ok', 'ok']);
-  const events = await app.running.ctx.db.selectFrom('events').select('data').where('workspace_id', '=', ws.id).where('type', '=', 'domain.updated').orderBy('seq').execute();
-  assert.deepEqual(events.map((e) => JSON.parse(e.data).verification_status), ['verified', 'pending']);
+  const events = await app.running.ctx.db
+    .selectFrom('events')
+    .select('data')
+    .where('workspace_id', '=', ws.id)
+    .where('type', '=', 'domain.updated')
+    .orderBy('seq')
+    .execute();
+  assert.deepEqual(
+    events.map((e) => JSON.parse(e.data).verification_status),
+    ['verified', 'pending'],
+  );
   assert.equal((await settledChainJobs()).length, 1, 'one instance, made due again');
 });
 

@@ -50,7 +50,15 @@ async function verify(api: DomainTestApp['api'], id: string) {
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const databaseUrl = await databaseUrlOf(app);
   const child = spawn(process.execPath, [join(import.meta.dirname, '..', '..', 'src', 'main.ts'), 'domain', ...args], {
-    env: { ...process.env, ...HOSTS, DATABASE_URL: databaseUrl, DATA_DIR: app.config.dataDir, DNS_SERVERS: app.dns.address, RDAP_URL: rdap.url, LOG_LEVEL: 'silent' },
+    env: {
+      ...process.env,
+      ...HOSTS,
+      DATABASE_URL: databaseUrl,
+      DATA_DIR: app.config.dataDir,
+      DNS_SERVERS: app.dns.address,
+      RDAP_URL: rdap.url,
+      LOG_LEVEL: 'silent',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -102,7 +110,10 @@ test('a Pay as you go domain registered under 30 days ago waits for manual revie
   assert.equal(approved.code, 0, approved.stderr);
   const printed = JSON.parse(approved.stdout);
   try {
-    await eventually(async () => received.some((body) => body.includes('domain.updated') && body.includes(printed.manually_verified_at)), 15_000);
+    await eventually(
+      async () => received.some((body) => body.includes('domain.updated') && body.includes(printed.manually_verified_at)),
+      15_000,
+    );
   } finally {
     receiver.close();
   }
@@ -117,8 +128,17 @@ test('a Pay as you go domain registered under 30 days ago waits for manual revie
     ['verified', false, printed.manually_verified_at, true],
   );
   assert.equal((await verify(api, domain.id)).verification_status, 'verified', 'an approved domain stays out of review');
-  const updates = await app.running.ctx.db.selectFrom('events').select('data').where('workspace_id', '=', ws.id).where('type', '=', 'domain.updated').orderBy('seq').execute();
-  assert.deepEqual(updates.map((e) => JSON.parse(e.data).verification_status), ['pending_review', 'verified']);
+  const updates = await app.running.ctx.db
+    .selectFrom('events')
+    .select('data')
+    .where('workspace_id', '=', ws.id)
+    .where('type', '=', 'domain.updated')
+    .orderBy('seq')
+    .execute();
+  assert.deepEqual(
+    updates.map((e) => JSON.parse(e.data).verification_status),
+    ['pending_review', 'verified'],
+  );
 });
 
 test('approval of a domain whose records do not pass leaves it pending, saying which records fail', async () => {
@@ -138,7 +158,10 @@ test('`domain approve` errors: unknown domain or workspace (exit 1), bad usage (
   const deps = { db: app.running.ctx.db, config: app.config };
   await assert.rejects(approveDomain(deps, 'wsp_missing', 'nope-example.com'), { message: 'no workspace with id wsp_missing' });
   // Usage errors are UsageError, which the CLI turns into exit code 2.
-  await assert.rejects(domainCommand(['approve', ws.id]), (e: Error) => e instanceof UsageError && /takes a workspace id and a domain/.test(e.message));
+  await assert.rejects(
+    domainCommand(['approve', ws.id]),
+    (e: Error) => e instanceof UsageError && /takes a workspace id and a domain/.test(e.message),
+  );
   await assert.rejects(domainCommand(['frobnicate']), UsageError);
 });
 

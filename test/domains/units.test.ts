@@ -5,8 +5,15 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { checkApexName, checkLabel } from '../../src/resources/domains/names.ts';
 import {
-  judgeDkim, judgeDmarc, judgeInbound, judgeReturnPath, judgeSpf, judgeTracking, describeLookupFailure,
-  type CheckResults, type RecordCheck,
+  judgeDkim,
+  judgeDmarc,
+  judgeInbound,
+  judgeReturnPath,
+  judgeSpf,
+  judgeTracking,
+  describeLookupFailure,
+  type CheckResults,
+  type RecordCheck,
 } from '../../src/resources/domains/checks.ts';
 import { dkimRecordValue, generateDkimKey, sameRsaKey, parseTags } from '../../src/resources/domains/dkim.ts';
 import { applyCheck, CHECK_INTERVAL_MS, RETRY_INTERVAL_MS, stateChanged } from '../../src/resources/domains/verification.ts';
@@ -20,7 +27,10 @@ test('domain names: only a registrable apex under an ICANN suffix, lowercase ASC
   assert.deepEqual(checkApexName('example.co.uk'), { ok: true, name: 'example.co.uk' });
   assert.deepEqual(checkApexName('münchen.de'), { ok: true, name: 'xn--mnchen-3ya.de' });
   // A huge name is quoted by its start in the reason, not whole.
-  assert.deepEqual(checkApexName('x'.repeat(300_000)), { ok: false, error: `"${'x'.repeat(100)}… (300,000 characters)" is not a valid domain name` });
+  assert.deepEqual(checkApexName('x'.repeat(300_000)), {
+    ok: false,
+    error: `"${'x'.repeat(100)}… (300,000 characters)" is not a valid domain name`,
+  });
   // The reserved testing names (RFC 2606 / 6761) work like a public suffix, for labs and demos.
   assert.deepEqual(checkApexName('acme.test'), { ok: true, name: 'acme.test' });
   assert.deepEqual(checkApexName('Docs.Example'), { ok: true, name: 'docs.example' });
@@ -69,7 +79,10 @@ const failed = { kind: 'failed' as const, message: 'DNS lookup of TXT x timed ou
 test('SPF: exactly one v=spf1 record that includes the SPF host', () => {
   const judge = (r: Parameters<typeof judgeSpf>[0]) => judgeSpf(r, 'postlane.example.com', '_spf.postlane.test');
   assert.deepEqual(judge(found('v=spf1 include:_spf.postlane.test ~all')), { outcome: 'ok', error: null });
-  assert.deepEqual(judge(found('v=spf1 a mx +include:_SPF.postlane.test. -all', 'google-site-verification=x')), { outcome: 'ok', error: null });
+  assert.deepEqual(judge(found('v=spf1 a mx +include:_SPF.postlane.test. -all', 'google-site-verification=x')), {
+    outcome: 'ok',
+    error: null,
+  });
   assert.deepEqual(judge(none), { outcome: 'missing', error: 'No SPF record (TXT starting with v=spf1) found at postlane.example.com' });
   assert.equal(judge(found('some-other-token')).outcome, 'missing');
   assert.deepEqual(judge(found('v=spf1 include:_spf.other.test ~all')), {
@@ -81,7 +94,7 @@ test('SPF: exactly one v=spf1 record that includes the SPF host', () => {
   assert.deepEqual(judge(failed), { outcome: 'unknown', error: failed.message });
 });
 
-test('DKIM: the published p= must be this domain\'s key, compared as a key', async () => {
+test("DKIM: the published p= must be this domain's key, compared as a key", async () => {
   const ours = await generateDkimKey();
   const other = await generateDkimKey();
   const judge = (r: Parameters<typeof judgeDkim>[0]) => judgeDkim(r, 'postlane._domainkey.example.com', ours.publicKeyBase64);
@@ -90,8 +103,10 @@ test('DKIM: the published p= must be this domain\'s key, compared as a key', asy
   const wrapped = ours.publicKeyBase64.replace(/(.{64})/g, '$1 ');
   assert.equal(judge(found(`k=rsa; p=${wrapped}`)).outcome, 'ok');
   // The same key as a bare PKCS#1 RSAPublicKey is the same key.
-  const pkcs1 = (await import('node:crypto')).createPublicKey({ key: Buffer.from(ours.publicKeyBase64, 'base64'), format: 'der', type: 'spki' })
-    .export({ format: 'der', type: 'pkcs1' }).toString('base64');
+  const pkcs1 = (await import('node:crypto'))
+    .createPublicKey({ key: Buffer.from(ours.publicKeyBase64, 'base64'), format: 'der', type: 'spki' })
+    .export({ format: 'der', type: 'pkcs1' })
+    .toString('base64');
   assert.equal(judge(found(`v=DKIM1; p=${pkcs1}`)).outcome, 'ok');
   assert.deepEqual(judge(found(dkimRecordValue(other.publicKeyBase64))), {
     outcome: 'invalid',
@@ -108,7 +123,15 @@ test('DKIM: the published p= must be this domain\'s key, compared as a key', asy
   assert.equal(sameRsaKey(other.publicKeyBase64, ours.publicKeyBase64), false);
   const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
   assert.equal(sameRsaKey(ec, ours.publicKeyBase64), false);
-  assert.deepEqual([...parseTags('v=DKIM1; t=s; h=sha256; p=abc')], [['v', 'DKIM1'], ['t', 's'], ['h', 'sha256'], ['p', 'abc']]);
+  assert.deepEqual(
+    [...parseTags('v=DKIM1; t=s; h=sha256; p=abc')],
+    [
+      ['v', 'DKIM1'],
+      ['t', 's'],
+      ['h', 'sha256'],
+      ['p', 'abc'],
+    ],
+  );
 });
 
 test('return path: exactly one MX, pointing to the return-path host', () => {
@@ -149,7 +172,10 @@ test('tracking CNAME and inbound MX', () => {
   assert.equal(judgeTracking(none, 'go.example.com', 'track.postlane.test').outcome, 'missing');
   const mx = (exchange: string) => ({ exchange, priority: 10 });
   assert.equal(judgeInbound(found(mx('inbound.postlane.test')), 'inbound.example.com', 'inbound.postlane.test').outcome, 'ok');
-  assert.equal(judgeInbound(found(mx('inbound.postlane.test'), mx('mx.other.test')), 'inbound.example.com', 'inbound.postlane.test').outcome, 'invalid');
+  assert.equal(
+    judgeInbound(found(mx('inbound.postlane.test'), mx('mx.other.test')), 'inbound.example.com', 'inbound.postlane.test').outcome,
+    'invalid',
+  );
   assert.equal(judgeInbound(none, 'inbound.example.com', 'inbound.postlane.test').outcome, 'missing');
 });
 
@@ -164,13 +190,41 @@ test('lookup failures read as sentences', () => {
 
 function row(overrides: Partial<DomainRow> = {}): DomainRow {
   return {
-    id: 'dom_x', workspace_id: 'wsp_x', name: 'example.com', verification_status: 'pending', verified_at: null,
-    manual_review_required: 0, manually_verified_at: null, dns_checked_at: null, next_check_at: 0, registered_at: null,
-    spf_status: 'pending', spf_error: null, dkim_status: 'pending', dkim_error: null, return_path_status: 'pending',
-    return_path_error: null, dmarc_status: 'pending', dmarc_error: null, tracking_status: 'pending', tracking_error: null,
-    inbound_status: 'pending', inbound_error: null, tracking_key: null, inbound_key: null, track_loads: 0, track_clicks: 0,
-    dmarc_reports: 0, dmarc_address: 'd@x', verification_token: 't', dkim_selector: 'postlane', dkim_public_key: 'k',
-    dkim_private_key: 's', created_at: 'c', updated_at: 'u', ...overrides,
+    id: 'dom_x',
+    workspace_id: 'wsp_x',
+    name: 'example.com',
+    verification_status: 'pending',
+    verified_at: null,
+    manual_review_required: 0,
+    manually_verified_at: null,
+    dns_checked_at: null,
+    next_check_at: 0,
+    registered_at: null,
+    spf_status: 'pending',
+    spf_error: null,
+    dkim_status: 'pending',
+    dkim_error: null,
+    return_path_status: 'pending',
+    return_path_error: null,
+    dmarc_status: 'pending',
+    dmarc_error: null,
+    tracking_status: 'pending',
+    tracking_error: null,
+    inbound_status: 'pending',
+    inbound_error: null,
+    tracking_key: null,
+    inbound_key: null,
+    track_loads: 0,
+    track_clicks: 0,
+    dmarc_reports: 0,
+    dmarc_address: 'd@x',
+    verification_token: 't',
+    dkim_selector: 'postlane',
+    dkim_public_key: 'k',
+    dkim_private_key: 's',
+    created_at: 'c',
+    updated_at: 'u',
+    ...overrides,
   };
 }
 
@@ -193,7 +247,12 @@ test('verification: the three required records pass → verified at this check',
 test('verification: a failing required record clears verified_at', () => {
   for (const key of ['spf', 'dkim', 'return_path'] as const) {
     for (const outcome of ['missing', 'invalid'] as const) {
-      const changes = applyCheck(row({ verification_status: 'verified', verified_at: 'earlier' }), results({ [key]: { outcome, error: 'x' } }), 'not_needed', AT);
+      const changes = applyCheck(
+        row({ verification_status: 'verified', verified_at: 'earlier' }),
+        results({ [key]: { outcome, error: 'x' } }),
+        'not_needed',
+        AT,
+      );
       assert.equal(changes.verification_status, 'pending', `${key} ${outcome}`);
       assert.equal(changes.verified_at, null);
       assert.equal(changes[`${key}_status`], outcome);
@@ -203,7 +262,14 @@ test('verification: a failing required record clears verified_at', () => {
 
 test('verification: a failed lookup keeps the last result and verification, reports the error, retries sooner', () => {
   const unknown: RecordCheck = { outcome: 'unknown', error: 'timed out' };
-  const verified = row({ verification_status: 'verified', verified_at: 'earlier', spf_status: 'ok', dkim_status: 'ok', return_path_status: 'ok', dmarc_status: 'ok' });
+  const verified = row({
+    verification_status: 'verified',
+    verified_at: 'earlier',
+    spf_status: 'ok',
+    dkim_status: 'ok',
+    return_path_status: 'ok',
+    dmarc_status: 'ok',
+  });
   const changes = applyCheck(verified, results({ dkim: unknown, dmarc: unknown }), 'not_needed', AT);
   assert.equal(changes.verification_status, 'verified');
   assert.equal(changes.verified_at, 'earlier');
@@ -230,7 +296,16 @@ test('verification: review holds a passing domain in pending_review until approv
 });
 
 test('a check that changes nothing but times is not a change', () => {
-  const before = row({ verification_status: 'verified', verified_at: 'a', spf_status: 'ok', dkim_status: 'ok', return_path_status: 'ok', dmarc_status: 'ok', tracking_status: 'ok', inbound_status: 'ok' });
+  const before = row({
+    verification_status: 'verified',
+    verified_at: 'a',
+    spf_status: 'ok',
+    dkim_status: 'ok',
+    return_path_status: 'ok',
+    dmarc_status: 'ok',
+    tracking_status: 'ok',
+    inbound_status: 'ok',
+  });
   const after = { ...before, ...applyCheck(before, results(), 'not_needed', AT) };
   assert.equal(stateChanged(before, after), false);
   const broken = { ...before, ...applyCheck(before, results({ spf: { outcome: 'missing', error: 'x' } }), 'not_needed', AT) };
@@ -239,7 +314,12 @@ test('a check that changes nothing but times is not a change', () => {
 
 test('RDAP: the registration event date', () => {
   assert.deepEqual(
-    registrationFrom({ events: [{ eventAction: 'last changed', eventDate: '2020-01-01T00:00:00Z' }, { eventAction: 'registration', eventDate: '1997-09-15T04:00:00Z' }] }),
+    registrationFrom({
+      events: [
+        { eventAction: 'last changed', eventDate: '2020-01-01T00:00:00Z' },
+        { eventAction: 'registration', eventDate: '1997-09-15T04:00:00Z' },
+      ],
+    }),
     { kind: 'registered', registeredAt: '1997-09-15T04:00:00.000Z' },
   );
   assert.equal(registrationFrom({ events: [{ eventAction: 'expiration', eventDate: '2030-01-01T00:00:00Z' }] }).kind, 'unknown');

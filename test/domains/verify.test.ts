@@ -21,7 +21,12 @@ async function newDomain(body: Record<string, unknown> = {}, plan: 'pro' | 'payg
 }
 
 async function domainEvents(workspaceId: string) {
-  const rows = await app.running.ctx.db.selectFrom('events').select(['type', 'data']).where('workspace_id', '=', workspaceId).orderBy('seq').execute();
+  const rows = await app.running.ctx.db
+    .selectFrom('events')
+    .select(['type', 'data'])
+    .where('workspace_id', '=', workspaceId)
+    .orderBy('seq')
+    .execute();
   return rows.map((row) => ({ type: row.type, data: JSON.parse(row.data) }));
 }
 
@@ -48,10 +53,16 @@ test('nothing published: every record is missing, with its reason; the domain st
     assert.equal(body[`${key}_error`], error, key);
   }
   assert.deepEqual([body.mx_status, body.mx_error], ['missing', errors.return_path]);
-  assert.deepEqual(body.dns_records.map((r: any) => [r.status, r.error]), Object.values(errors).map((e) => ['missing', e]));
+  assert.deepEqual(
+    body.dns_records.map((r: any) => [r.status, r.error]),
+    Object.values(errors).map((e) => ['missing', e]),
+  );
 
   const retrieved = (await api.get(`/v2/domains/${domain.id}`)).body;
-  assert.deepEqual({ ...retrieved, dmarc_reports: undefined, dmarc_address: undefined }, { ...body, dmarc_reports: undefined, dmarc_address: undefined });
+  assert.deepEqual(
+    { ...retrieved, dmarc_reports: undefined, dmarc_address: undefined },
+    { ...body, dmarc_reports: undefined, dmarc_address: undefined },
+  );
   assert.equal(retrieved.dmarc_reports, false);
 });
 
@@ -62,12 +73,24 @@ test('the three required records verify the domain; DMARC, tracking and inbound 
   assert.equal(response.status, 200);
   const body = response.body;
   assert.deepEqual(
-    [body.verification_status, body.spf_status, body.dkim_status, body.return_path_status, body.mx_status, body.dmarc_status, body.tracking_status, body.inbound_status],
+    [
+      body.verification_status,
+      body.spf_status,
+      body.dkim_status,
+      body.return_path_status,
+      body.mx_status,
+      body.dmarc_status,
+      body.tracking_status,
+      body.inbound_status,
+    ],
     ['verified', 'ok', 'ok', 'ok', 'ok', 'missing', 'missing', 'missing'],
   );
   assert.deepEqual([body.spf_error, body.dkim_error, body.return_path_error, body.mx_error], [null, null, null, null]);
   assert.equal(body.verified_at, body.dns_checked_at);
-  assert.deepEqual(body.dns_records.map((r: any) => r.status), ['ok', 'ok', 'ok', 'missing', 'missing', 'missing']);
+  assert.deepEqual(
+    body.dns_records.map((r: any) => r.status),
+    ['ok', 'ok', 'ok', 'missing', 'missing', 'missing'],
+  );
 
   // The state change is an event; a re-check that changes nothing is not.
   const updates = (await domainEvents(ws.id)).filter((e) => e.type === 'domain.updated');
@@ -86,7 +109,10 @@ test('all six records published: every status ok', async () => {
   const { api, domain } = await newDomain();
   publish(app.dns, domain);
   const body = (await api.post(`/v2/domains/${domain.id}/verify`)).body;
-  assert.deepEqual(body.dns_records.map((r: any) => [r.status, r.error]), Array(6).fill(['ok', null]));
+  assert.deepEqual(
+    body.dns_records.map((r: any) => [r.status, r.error]),
+    Array(6).fill(['ok', null]),
+  );
   assert.equal(body.verification_status, 'verified');
 });
 
@@ -96,7 +122,10 @@ test('a DKIM record carrying another key is invalid and the domain is not verifi
   const other = await generateDkimKey();
   app.dns.set(`postlane._domainkey.${name}`, 'TXT', [dkimRecordValue(other.publicKeyBase64)]);
   const body = (await api.post(`/v2/domains/${domain.id}/verify`)).body;
-  assert.deepEqual([body.dkim_status, body.dkim_error], ['invalid', `The public key (p=) of the DKIM record at postlane._domainkey.${name} does not match this domain's DKIM key`]);
+  assert.deepEqual(
+    [body.dkim_status, body.dkim_error],
+    ['invalid', `The public key (p=) of the DKIM record at postlane._domainkey.${name} does not match this domain's DKIM key`],
+  );
   assert.equal(body.verification_status, 'pending');
   assert.equal(body.verified_at, null);
   assert.deepEqual([body.spf_status, body.return_path_status], ['ok', 'ok']);
@@ -120,15 +149,27 @@ test('SPF without the include, a wrong or second return-path MX: invalid, with t
   app.dns.set(`postlane.${name}`, 'TXT', ['v=spf1 include:_spf.elsewhere.test ~all']);
   app.dns.set(`postlane.${name}`, 'MX', [{ exchange: 'mx.elsewhere.test', priority: 10 }]);
   let body = (await api.post(`/v2/domains/${domain.id}/verify`)).body;
-  assert.deepEqual([body.spf_status, body.spf_error], ['invalid', `The SPF record at postlane.${name} does not include include:${HOSTS.SPF_INCLUDE_HOST}`]);
-  assert.deepEqual([body.return_path_status, body.return_path_error], ['invalid', `The MX record at postlane.${name} points to mx.elsewhere.test instead of ${HOSTS.RETURN_PATH_HOST}`]);
+  assert.deepEqual(
+    [body.spf_status, body.spf_error],
+    ['invalid', `The SPF record at postlane.${name} does not include include:${HOSTS.SPF_INCLUDE_HOST}`],
+  );
+  assert.deepEqual(
+    [body.return_path_status, body.return_path_error],
+    ['invalid', `The MX record at postlane.${name} points to mx.elsewhere.test instead of ${HOSTS.RETURN_PATH_HOST}`],
+  );
   assert.equal(body.verification_status, 'pending');
 
   app.dns.set(`postlane.${name}`, 'TXT', [domain.dns_records[1].value]);
-  app.dns.set(`postlane.${name}`, 'MX', [{ exchange: HOSTS.RETURN_PATH_HOST, priority: 10 }, { exchange: 'mx.elsewhere.test', priority: 20 }]);
+  app.dns.set(`postlane.${name}`, 'MX', [
+    { exchange: HOSTS.RETURN_PATH_HOST, priority: 10 },
+    { exchange: 'mx.elsewhere.test', priority: 20 },
+  ]);
   body = (await api.post(`/v2/domains/${domain.id}/verify`)).body;
   assert.equal(body.spf_status, 'ok');
-  assert.deepEqual([body.mx_status, body.mx_error], ['invalid', `Found 2 MX records at postlane.${name}; exactly one, pointing to ${HOSTS.RETURN_PATH_HOST}, is required`]);
+  assert.deepEqual(
+    [body.mx_status, body.mx_error],
+    ['invalid', `Found 2 MX records at postlane.${name}; exactly one, pointing to ${HOSTS.RETURN_PATH_HOST}, is required`],
+  );
   assert.equal(body.verification_status, 'pending');
 });
 
@@ -142,10 +183,16 @@ test('a DNS timeout is an error on the record, never a 500, and never un-verifie
   const response = await api.post(`/v2/domains/${domain.id}/verify`);
   assert.equal(response.status, 200);
   const body = response.body;
-  assert.equal(body.dkim_error, `DNS lookup of TXT postlane._domainkey.${name} timed out; the record could not be checked, try again later`);
+  assert.equal(
+    body.dkim_error,
+    `DNS lookup of TXT postlane._domainkey.${name} timed out; the record could not be checked, try again later`,
+  );
   assert.equal(body.dkim_status, 'ok', 'the last known result is kept');
   assert.equal(body.verification_status, 'verified', 'a timeout neither verifies nor un-verifies');
-  assert.deepEqual([body.dmarc_status, body.dmarc_error], ['error', `DNS lookup of TXT _dmarc.${name} timed out; the record could not be checked, try again later`]);
+  assert.deepEqual(
+    [body.dmarc_status, body.dmarc_error],
+    ['error', `DNS lookup of TXT _dmarc.${name} timed out; the record could not be checked, try again later`],
+  );
 
   // A domain never seen passing stays pending while its DKIM cannot be read.
   const fresh = await newDomain();
@@ -165,7 +212,10 @@ test('a required record removed: the next verify clears verified_at', async () =
   const body = (await api.post(`/v2/domains/${domain.id}/verify`)).body;
   assert.deepEqual([body.verification_status, body.verified_at, body.return_path_status], ['pending', null, 'missing']);
   const updates = (await domainEvents(ws.id)).filter((e) => e.type === 'domain.updated');
-  assert.deepEqual(updates.map((e) => e.data.verification_status), ['verified', 'pending']);
+  assert.deepEqual(
+    updates.map((e) => e.data.verification_status),
+    ['verified', 'pending'],
+  );
 });
 
 test('tracking can be turned on once its CNAME verifies; a moved tracking key must verify again', async () => {
@@ -173,7 +223,10 @@ test('tracking can be turned on once its CNAME verifies; a moved tracking key mu
   publish(app.dns, domain);
   app.dns.set(`go.${name}`, 'CNAME', ['elsewhere.test']);
   let body = (await api.post(`/v2/domains/${domain.id}/verify`)).body;
-  assert.deepEqual([body.tracking_status, body.tracking_error], ['invalid', `The CNAME record at go.${name} points to elsewhere.test instead of ${HOSTS.TRACKING_CNAME_TARGET}`]);
+  assert.deepEqual(
+    [body.tracking_status, body.tracking_error],
+    ['invalid', `The CNAME record at go.${name} points to elsewhere.test instead of ${HOSTS.TRACKING_CNAME_TARGET}`],
+  );
   assert.equal((await api.patch(`/v2/domains/${domain.id}`, { track_loads: true })).status, 422);
 
   app.dns.set(`go.${name}`, 'CNAME', [HOSTS.TRACKING_CNAME_TARGET]);
@@ -184,13 +237,19 @@ test('tracking can be turned on once its CNAME verifies; a moved tracking key mu
   assert.deepEqual([on.body.track_loads, on.body.track_clicks], [1, 1]);
 
   const moved = await api.patch(`/v2/domains/${domain.id}`, { tracking_key: 'links' });
-  assert.deepEqual([moved.status, moved.body], [422, { error: 'Tracking can only be turned on once the tracking CNAME record is verified' }]);
+  assert.deepEqual(
+    [moved.status, moved.body],
+    [422, { error: 'Tracking can only be turned on once the tracking CNAME record is verified' }],
+  );
   const movedOff = await api.patch(`/v2/domains/${domain.id}`, { tracking_key: 'links', track_loads: false, track_clicks: false });
   assert.equal(movedOff.status, 200);
-  assert.deepEqual([movedOff.body.tracking_status, movedOff.body.tracking_error, movedOff.body.dns_records[4].status], ['pending', null, 'pending']);
+  assert.deepEqual(
+    [movedOff.body.tracking_status, movedOff.body.tracking_error, movedOff.body.dns_records[4].status],
+    ['pending', null, 'pending'],
+  );
 });
 
-test('DMARC with reports on must send reports to the domain\'s address', async () => {
+test("DMARC with reports on must send reports to the domain's address", async () => {
   const { api, domain, name } = await newDomain({ dmarc_reports: true });
   publish(app.dns, domain, REQUIRED);
   app.dns.set(`_dmarc.${name}`, 'TXT', ['v=DMARC1; p=quarantine;']);
@@ -208,7 +267,10 @@ test('inbound MX pointing elsewhere is invalid; verify of an unknown domain is 4
   publish(app.dns, domain);
   app.dns.add(`replies.${name}`, 'MX', { exchange: 'mx.other.test', priority: 20 });
   const body = (await api.post(`/v2/domains/${domain.id}/verify`)).body;
-  assert.deepEqual([body.inbound_status, body.inbound_error], ['invalid', `The MX records at replies.${name} point to mx.other.test; the only MX host must be ${HOSTS.INBOUND_MX_HOST}`]);
+  assert.deepEqual(
+    [body.inbound_status, body.inbound_error],
+    ['invalid', `The MX records at replies.${name} point to mx.other.test; the only MX host must be ${HOSTS.INBOUND_MX_HOST}`],
+  );
   const missing = await api.post('/v2/domains/nope-example.com/verify');
   assert.deepEqual([missing.status, missing.body], [404, { error: 'Domain not found' }]);
 });
@@ -217,8 +279,16 @@ test('every lookup went to the configured DNS server', async () => {
   const { api, domain, name } = await newDomain();
   const before = app.dns.queries.length;
   await api.post(`/v2/domains/${domain.id}/verify`);
-  const asked = app.dns.queries.slice(before).map((q) => `${q.type} ${q.name}`).sort();
+  const asked = app.dns.queries
+    .slice(before)
+    .map((q) => `${q.type} ${q.name}`)
+    .sort();
   assert.deepEqual(asked, [
-    `CNAME go.${name}`, `MX inbound.${name}`, `MX postlane.${name}`, `TXT _dmarc.${name}`, `TXT postlane._domainkey.${name}`, `TXT postlane.${name}`,
+    `CNAME go.${name}`,
+    `MX inbound.${name}`,
+    `MX postlane.${name}`,
+    `TXT _dmarc.${name}`,
+    `TXT postlane._domainkey.${name}`,
+    `TXT postlane.${name}`,
   ]);
 });

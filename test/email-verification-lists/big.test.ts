@@ -52,7 +52,13 @@ before(async () => {
   }
   app = await startTestApp({
     workspace: { credits: 50_000 },
-    env: { DNS_SERVERS: dns.address, MX_PORT: String(farm.port), MAIL_HOSTNAME: 'mail.postlane.test', VERIFY_SMTP_TIMEOUT_MS: '5000', ALLOW_PRIVATE_URLS: 'true' },
+    env: {
+      DNS_SERVERS: dns.address,
+      MX_PORT: String(farm.port),
+      MAIL_HOSTNAME: 'mail.postlane.test',
+      VERIFY_SMTP_TIMEOUT_MS: '5000',
+      ALLOW_PRIVATE_URLS: 'true',
+    },
   });
 });
 after(async () => {
@@ -79,14 +85,28 @@ test('10,000 addresses over 100 domains: completed, every result right, XLSX and
   assert.equal(created.body.dispatched_jobs, 10_000);
   assert.equal(created.body.stats.pending_emails, 10_000);
 
-  const done = await eventually(async () => {
-    const res = await app.api.get(`/v2/email-verification-lists/${created.body.id}`);
-    return res.body.status === 'completed' && res.body;
-  }, 400_000, 500);
-  const tally = { safe: 0, role: 0, catch_all: 0, unknown: 0, inbox_full: 0, disabled: 0, disposable: 0, invalid: 0 } as Record<string, number>;
+  const done = await eventually(
+    async () => {
+      const res = await app.api.get(`/v2/email-verification-lists/${created.body.id}`);
+      return res.body.status === 'completed' && res.body;
+    },
+    400_000,
+    500,
+  );
+  const tally = { safe: 0, role: 0, catch_all: 0, unknown: 0, inbox_full: 0, disabled: 0, disposable: 0, invalid: 0 } as Record<
+    string,
+    number
+  >;
   for (const result of expected.values()) tally[result]++;
   tally.catch_all = (DOMAINS / 10) * PER_DOMAIN;
-  assert.deepEqual(done.stats, { total_emails: 10_000, processed_emails: 10_000, successful_verifications: 10_000, failed_verifications: 0, pending_emails: 0, results: tally });
+  assert.deepEqual(done.stats, {
+    total_emails: 10_000,
+    processed_emails: 10_000,
+    successful_verifications: 10_000,
+    failed_verifications: 0,
+    pending_emails: 0,
+    results: tally,
+  });
 
   for (const server of farm.servers) {
     assert.ok(server.maxOpenConnections <= 3, `${server.host} saw ${server.maxOpenConnections} connections at once`);
@@ -100,7 +120,9 @@ test('10,000 addresses over 100 domains: completed, every result right, XLSX and
   assert.ok(connections <= 1_000, `${connections} connections for 10,000 addresses`);
 
   const column = (name: string) => EXPORT_COLUMNS.indexOf(name as never) + 1;
-  const xlsx = await fetch(`${app.url}/v2/email-verification-lists/${created.body.id}/export`, { headers: { authorization: `Bearer ${app.key}` } });
+  const xlsx = await fetch(`${app.url}/v2/email-verification-lists/${created.body.id}/export`, {
+    headers: { authorization: `Bearer ${app.key}` },
+  });
   assert.equal(xlsx.status, 200);
   const workbook = new ExcelJS.Workbook();
   await workbook.xlsx.load(await xlsx.arrayBuffer());
@@ -114,7 +136,9 @@ test('10,000 addresses over 100 domains: completed, every result right, XLSX and
     assert.equal(row.getCell(column('status')).value, 'completed');
   }
 
-  const csv = await fetch(`${app.url}/v2/email-verification-lists/${created.body.id}/export?format=csv`, { headers: { authorization: `Bearer ${app.key}` } });
+  const csv = await fetch(`${app.url}/v2/email-verification-lists/${created.body.id}/export?format=csv`, {
+    headers: { authorization: `Bearer ${app.key}` },
+  });
   assert.equal(csv.status, 200);
   const csvSheet = await new ExcelJS.Workbook().csv.read(Readable.from(Buffer.from(await csv.arrayBuffer())), CSV_AS_TEXT);
   assert.equal(csvSheet.rowCount, 10_001);

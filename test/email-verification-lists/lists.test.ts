@@ -31,11 +31,15 @@ async function createList(api: ApiClient, name: string, emails: string[]) {
 }
 
 async function completed(api: ApiClient, id: string, timeoutMs = 60_000) {
-  return eventually(async () => {
-    const res = await api.get(`/v2/email-verification-lists/${id}`);
-    assert.equal(res.status, 200, res.text);
-    return res.body.status === 'completed' && res.body;
-  }, timeoutMs, 100);
+  return eventually(
+    async () => {
+      const res = await api.get(`/v2/email-verification-lists/${id}`);
+      assert.equal(res.status, 200, res.text);
+      return res.body.status === 'completed' && res.body;
+    },
+    timeoutMs,
+    100,
+  );
 }
 
 async function allResults(api: ApiClient, id: string, limit = 100) {
@@ -49,7 +53,13 @@ async function allResults(api: ApiClient, id: string, limit = 100) {
 }
 
 async function listEvents(workspaceId: string) {
-  const rows = await app.running.ctx.db.selectFrom('events').selectAll().where('workspace_id', '=', workspaceId).where('type', 'like', 'email_verification%').orderBy('seq').execute();
+  const rows = await app.running.ctx.db
+    .selectFrom('events')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('type', 'like', 'email_verification%')
+    .orderBy('seq')
+    .execute();
   return rows.map((row) => ({ type: row.type, object: JSON.parse(row.data) }));
 }
 
@@ -67,8 +77,19 @@ const EXPECTED: Record<string, { result: string; deliverable: boolean | null; ca
   'jane@nomx.test': { result: 'invalid', deliverable: false, catch_all: null, outcome: 'no_mx' },
 };
 const MIXED_INPUT = [
-  ' Jane@Acme.TEST ', 'jane@acme.test', 'not an address', 'full@acme.test', 'disabled@acme.test', 'paul.smith@acme.test', 'info@acme.test',
-  'someone@catchall.test', 'JANE@grey.test', 'jane@silent.test', 'jane@mailinator.com', 'jane@nomx.test', 'also@@bad',
+  ' Jane@Acme.TEST ',
+  'jane@acme.test',
+  'not an address',
+  'full@acme.test',
+  'disabled@acme.test',
+  'paul.smith@acme.test',
+  'info@acme.test',
+  'someone@catchall.test',
+  'JANE@grey.test',
+  'jane@silent.test',
+  'jane@mailinator.com',
+  'jane@nomx.test',
+  'also@@bad',
 ];
 
 test('a mixed list: counts, credits up front, processing → completed with stats, results in order, events', async () => {
@@ -81,7 +102,14 @@ test('a mixed list: counts, credits up front, processing → completed with stat
     id: created.id,
     name: 'Newsletter import',
     status: 'processing',
-    stats: { total_emails: total, processed_emails: 0, successful_verifications: 0, failed_verifications: 0, pending_emails: total, results: ZERO_RESULTS },
+    stats: {
+      total_emails: total,
+      processed_emails: 0,
+      successful_verifications: 0,
+      failed_verifications: 0,
+      pending_emails: total,
+      results: ZERO_RESULTS,
+    },
     created_at: created.created_at,
     updated_at: created.updated_at,
     valid_emails_count: total + 1,
@@ -101,7 +129,10 @@ test('a mixed list: counts, credits up front, processing → completed with stat
   });
 
   const results = await allResults(api, created.id, 3);
-  assert.deepEqual(results.map((r) => r.email), Object.keys(EXPECTED));
+  assert.deepEqual(
+    results.map((r) => r.email),
+    Object.keys(EXPECTED),
+  );
   for (const item of results) {
     const expected = EXPECTED[item.email];
     assert.equal(item.object, 'email_verification');
@@ -115,7 +146,10 @@ test('a mixed list: counts, credits up front, processing → completed with stat
   }
 
   const events = await listEvents(workspace.id);
-  assert.deepEqual(events.map((e) => e.type), ['email_verification_list.created', 'email_verification_list.updated']);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['email_verification_list.created', 'email_verification_list.updated'],
+  );
   for (const event of events) assert.deepEqual(checkEventPayload(event.type, event.object), []);
   assert.equal(events[0].object.status, 'processing');
   assert.deepEqual(events[1].object, done);
@@ -133,15 +167,36 @@ test('results: default limit 50, page URLs, pending rows while processing; the l
   for (const item of first.body.data) assert.ok(['pending', 'completed'].includes(item.status));
   await completed(api, created.id);
   const third = await api.get(`/v2/email-verification-lists/${created.id}/results?page=3`);
-  assert.deepEqual(third.body.data.map((r: any) => r.email), emails.slice(100));
+  assert.deepEqual(
+    third.body.data.map((r: any) => r.email),
+    emails.slice(100),
+  );
   assert.equal(third.body.next_page_url, null);
   const searched = await api.get(`/v2/email-verification-lists/${created.id}/results?search=person11`);
-  assert.deepEqual(searched.body.data.map((r: any) => r.email), ['person11@catchall.test', 'person110@catchall.test', 'person111@catchall.test', 'person112@catchall.test', 'person113@catchall.test', 'person114@catchall.test', 'person115@catchall.test', 'person116@catchall.test', 'person117@catchall.test', 'person118@catchall.test', 'person119@catchall.test']);
+  assert.deepEqual(
+    searched.body.data.map((r: any) => r.email),
+    [
+      'person11@catchall.test',
+      'person110@catchall.test',
+      'person111@catchall.test',
+      'person112@catchall.test',
+      'person113@catchall.test',
+      'person114@catchall.test',
+      'person115@catchall.test',
+      'person116@catchall.test',
+      'person117@catchall.test',
+      'person118@catchall.test',
+      'person119@catchall.test',
+    ],
+  );
 
   const second = await createList(api, 'Second', ['jane@acme.test']);
   const all = await api.get('/v2/email-verification-lists');
   assert.equal(all.status, 200);
-  assert.deepEqual(all.body.data.map((l: any) => l.id), [second.id, created.id]);
+  assert.deepEqual(
+    all.body.data.map((l: any) => l.id),
+    [second.id, created.id],
+  );
   await completed(api, second.id);
   const done = await api.get('/v2/email-verification-lists?status=completed&limit=1');
   assert.equal(done.body.data.length, 1);
@@ -205,9 +260,16 @@ test('export: an address a spreadsheet would run as a formula comes out neutrali
   const text = csv.body.toString('utf8');
   const csvSheet = await new ExcelJS.Workbook().csv.read(Readable.from(csv.body), CSV_AS_TEXT);
   const emails = stored.map((_, i) => rowValues(csvSheet, i + 2)[0]);
-  assert.deepEqual(emails, stored.map((email) => (/^[=+\-@]/.test(email) ? `'${email}` : email)));
-  for (const email of stored.filter((e) => /^[=+\-@]/.test(e))) assert.ok(text.includes(`"'${email}"`), `${email} quoted with its quote prefix`);
-  assert.ok(stored.some((e) => e.startsWith('=')), 'the list kept the address as given');
+  assert.deepEqual(
+    emails,
+    stored.map((email) => (/^[=+\-@]/.test(email) ? `'${email}` : email)),
+  );
+  for (const email of stored.filter((e) => /^[=+\-@]/.test(e)))
+    assert.ok(text.includes(`"'${email}"`), `${email} quoted with its quote prefix`);
+  assert.ok(
+    stored.some((e) => e.startsWith('=')),
+    'the list kept the address as given',
+  );
 
   const xlsx = await download(key, created.id);
   const book = new ExcelJS.Workbook();
@@ -221,9 +283,16 @@ test('export: an address a spreadsheet would run as a formula comes out neutrali
 
 /** The export as bytes (apiClient reads bodies as text). */
 async function download(key: string, id: string, format?: string) {
-  const response = await fetch(`${app.url}/v2/email-verification-lists/${id}/export${format ? `?format=${format}` : ''}`, { headers: { authorization: `Bearer ${key}` } });
+  const response = await fetch(`${app.url}/v2/email-verification-lists/${id}/export${format ? `?format=${format}` : ''}`, {
+    headers: { authorization: `Bearer ${key}` },
+  });
   const body = Buffer.from(await response.arrayBuffer());
-  return { status: response.status, contentType: response.headers.get('content-type'), disposition: response.headers.get('content-disposition'), body };
+  return {
+    status: response.status,
+    contentType: response.headers.get('content-type'),
+    disposition: response.headers.get('content-disposition'),
+    body,
+  };
 }
 
 function rowValues(sheet: ExcelJS.Worksheet, n: number): unknown[] {
@@ -251,9 +320,15 @@ test('never more than MAX_CONNECTIONS_PER_MX connections to one mail server at o
 
 test('402 when the credits do not cover every unique address: nothing created, nothing charged', async () => {
   const { workspace, api } = await app.newWorkspace({ credits: 14 });
-  const res = await api.post('/v2/email-verification-lists', { name: 'Too big', emails: ['a@acme.test', 'b@acme.test', 'c@acme.test', 'A@acme.test'] });
+  const res = await api.post('/v2/email-verification-lists', {
+    name: 'Too big',
+    emails: ['a@acme.test', 'b@acme.test', 'c@acme.test', 'A@acme.test'],
+  });
   assert.equal(res.status, 402);
-  assert.deepEqual(res.body, { error: 'Insufficient credits', message: 'This request needs 15 credits but the workspace has 14 available.' });
+  assert.deepEqual(res.body, {
+    error: 'Insufficient credits',
+    message: 'This request needs 15 credits but the workspace has 14 available.',
+  });
   assert.equal(await getCredits(app.running.ctx.db, workspace.id), 14);
   const db = app.running.ctx.db;
   assert.equal((await db.selectFrom('email_verification_lists').select('id').where('workspace_id', '=', workspace.id).execute()).length, 0);
@@ -287,7 +362,7 @@ test('400: no name, no addresses, more than 10,000, none valid', async () => {
   assert.equal(await getCredits(app.running.ctx.db, workspace.id), 1_000_000);
 });
 
-test('404 for an unknown id and for another workspace\'s list; lists are per workspace', async () => {
+test("404 for an unknown id and for another workspace's list; lists are per workspace", async () => {
   const mine = await app.newWorkspace({ credits: 100 });
   const theirs = await app.newWorkspace({ credits: 100 });
   const created = await createList(mine.api, 'Private', ['jane@acme.test']);

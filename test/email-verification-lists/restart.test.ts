@@ -36,7 +36,12 @@ async function workerEnv(): Promise<Record<string, string>> {
 }
 
 const rows = (listId: string) =>
-  app.running.ctx.db.selectFrom('email_verifications').select(['email', 'status', 'result', 'updated_at']).where('list_id', '=', listId).orderBy('position').execute();
+  app.running.ctx.db
+    .selectFrom('email_verifications')
+    .select(['email', 'status', 'result', 'updated_at'])
+    .where('list_id', '=', listId)
+    .orderBy('position')
+    .execute();
 
 test('SIGKILL mid-list, restart: the list resumes and completes; each recorded address verified once', async () => {
   const emails = [
@@ -61,15 +66,22 @@ test('SIGKILL mid-list, restart: the list resumes and completes; each recorded a
   const askedBefore = app.mx.rcpts.length;
 
   child = await startChildApp(await workerEnv());
-  const done = await eventually(async () => {
-    const res = await app.api.get(`/v2/email-verification-lists/${id}`);
-    return res.body.status === 'completed' && res.body;
-  }, JOB_LEASE_MS + 60_000, 200);
+  const done = await eventually(
+    async () => {
+      const res = await app.api.get(`/v2/email-verification-lists/${id}`);
+      return res.body.status === 'completed' && res.body;
+    },
+    JOB_LEASE_MS + 60_000,
+    200,
+  );
   assert.equal(done.stats.processed_emails, emails.length);
   assert.equal(done.stats.pending_emails, 0);
 
   const final = await rows(id);
-  assert.deepEqual(final.map((r) => r.email), emails);
+  assert.deepEqual(
+    final.map((r) => r.email),
+    emails,
+  );
   assert.ok(final.every((r) => r.status === 'completed' && r.result !== null));
   // A result recorded before the kill was kept as it was, and its address never asked again.
   const after = new Map(final.map((r) => [r.email, r]));
@@ -79,6 +91,11 @@ test('SIGKILL mid-list, restart: the list resumes and completes; each recorded a
     assert.ok(!askedAfter.includes(row.email), `${row.email} was verified again`);
   }
   for (const email of emails) assert.ok(app.mx.rcpts.includes(email), `${email} was never asked`);
-  const events = await app.running.ctx.db.selectFrom('events').select('type').where('workspace_id', '=', app.workspace.id).where('type', 'like', 'email_verification_list.%').execute();
+  const events = await app.running.ctx.db
+    .selectFrom('events')
+    .select('type')
+    .where('workspace_id', '=', app.workspace.id)
+    .where('type', 'like', 'email_verification_list.%')
+    .execute();
   assert.deepEqual(events.map((e) => e.type).sort(), ['email_verification_list.created', 'email_verification_list.updated']);
 });

@@ -34,7 +34,16 @@ async function startServers(rcptDelayMs?: number): Promise<{ mx: MailboxServer; 
         port,
         rcptDelayMs,
         domains: {
-          'acme.test': { mailboxes: { jane: 'exists', info: 'exists', full: 'full', fullhard: 'full-permanent', disabled: 'disabled', 'xkqzvbwpt': 'exists' } },
+          'acme.test': {
+            mailboxes: {
+              jane: 'exists',
+              info: 'exists',
+              full: 'full',
+              fullhard: 'full-permanent',
+              disabled: 'disabled',
+              xkqzvbwpt: 'exists',
+            },
+          },
           'fresh.test': { mailboxes: { jane: 'exists' } },
           'catchall.test': { catchAll: true },
           'grey.test': { greylist: true, mailboxes: { jane: 'exists' } },

@@ -82,8 +82,15 @@ test('a list is held to the same rule', async () => {
   app.mx.reset();
   const created = await app.api.post('/v2/email-verification-lists', { name: 'private mx', emails: ['a@loopback.test', 'jane@acme.test'] });
   assert.equal(created.status, 201, created.text);
-  await eventually(async () => (await app.api.get(`/v2/email-verification-lists/${created.body.id}`)).body.status === 'completed', 60_000, 100);
+  await eventually(
+    async () => (await app.api.get(`/v2/email-verification-lists/${created.body.id}`)).body.status === 'completed',
+    60_000,
+    100,
+  );
   const results = (await app.api.get(`/v2/email-verification-lists/${created.body.id}/results`)).body.data;
-  assert.deepEqual(results.map((r: any) => [r.email, r.mailbox_check?.outcome]).sort(), [['a@loopback.test', 'not_checked'], ['jane@acme.test', 'not_checked']]);
+  assert.deepEqual(results.map((r: any) => [r.email, r.mailbox_check?.outcome]).sort(), [
+    ['a@loopback.test', 'not_checked'],
+    ['jane@acme.test', 'not_checked'],
+  ]);
   assert.equal(sink.connections + app.mx.connections, 0, 'neither loopback mail server was asked');
 });

@@ -65,7 +65,13 @@ test('full mode: an existing mailbox; EHLO with MAIL_HOSTNAME, MAIL FROM a servi
   assert.equal(ev.score, 100);
   assert.equal(ev.risk, 'low');
   assert.deepEqual({ ...ev.checks, domain_age: 0 }, { ...PLAIN, domain_age: 0, ...MAILBOX_OK });
-  assert.deepEqual(ev.mailbox_check, { outcome: 'accepted', mx_host: 'mx.acme.test', code: 250, enhanced_code: null, message: ev.mailbox_check.message });
+  assert.deepEqual(ev.mailbox_check, {
+    outcome: 'accepted',
+    mx_host: 'mx.acme.test',
+    code: 250,
+    enhanced_code: null,
+    message: ev.mailbox_check.message,
+  });
   assert.equal(app.mx.connections, 1);
   assert.deepEqual(app.mx.helloNames, ['mail.postlane.test']);
   assert.deepEqual(app.mx.mailFroms, ['verify@mail.postlane.test']);
@@ -78,7 +84,10 @@ test('full mode: an existing mailbox; EHLO with MAIL_HOSTNAME, MAIL FROM a servi
 
 test('full mode: a mailbox that does not exist (550 5.1.1) is not deliverable: score 0, unknown, high risk', async () => {
   const ev = await verify('paul.smith@acme.test', 'full');
-  assert.deepEqual({ ...ev.checks, domain_age: 0 }, { ...PLAIN, domain_age: 0, smtp_connect: true, deliverable: false, inbox_full: false, disabled: false, catch_all: false });
+  assert.deepEqual(
+    { ...ev.checks, domain_age: 0 },
+    { ...PLAIN, domain_age: 0, smtp_connect: true, deliverable: false, inbox_full: false, disabled: false, catch_all: false },
+  );
   assert.equal(ev.score, 0);
   assert.equal(ev.result, 'unknown');
   assert.equal(ev.risk, 'high');
@@ -89,9 +98,16 @@ test('full mode: a mailbox that does not exist (550 5.1.1) is not deliverable: s
 });
 
 test('full mode: a full mailbox (452 4.2.2 and 552 5.2.2) is inbox_full', async () => {
-  for (const [local, code, enhanced] of [['full', 452, '4.2.2'], ['fullhard', 552, '5.2.2']] as const) {
+  for (const [local, code, enhanced] of [
+    ['full', 452, '4.2.2'],
+    ['fullhard', 552, '5.2.2'],
+  ] as const) {
     const ev = await verify(`${local}@acme.test`, 'full');
-    assert.deepEqual({ ...ev.checks, domain_age: 0 }, { ...PLAIN, domain_age: 0, smtp_connect: true, deliverable: false, inbox_full: true, disabled: false, catch_all: false }, local);
+    assert.deepEqual(
+      { ...ev.checks, domain_age: 0 },
+      { ...PLAIN, domain_age: 0, smtp_connect: true, deliverable: false, inbox_full: true, disabled: false, catch_all: false },
+      local,
+    );
     assert.equal(ev.result, 'inbox_full');
     assert.equal(ev.score, 50);
     assert.equal(ev.risk, 'medium');
@@ -101,7 +117,10 @@ test('full mode: a full mailbox (452 4.2.2 and 552 5.2.2) is inbox_full', async 
 
 test('full mode: a disabled mailbox (550 5.2.1) is disabled, high risk', async () => {
   const ev = await verify('disabled@acme.test', 'full');
-  assert.deepEqual({ ...ev.checks, domain_age: 0 }, { ...PLAIN, domain_age: 0, smtp_connect: true, deliverable: false, inbox_full: false, disabled: true, catch_all: false });
+  assert.deepEqual(
+    { ...ev.checks, domain_age: 0 },
+    { ...PLAIN, domain_age: 0, smtp_connect: true, deliverable: false, inbox_full: false, disabled: true, catch_all: false },
+  );
   assert.equal(ev.result, 'disabled');
   assert.equal(ev.score, 0);
   assert.equal(ev.risk, 'high');
@@ -110,7 +129,15 @@ test('full mode: a disabled mailbox (550 5.2.1) is disabled, high risk', async (
 
 test('full mode: a catch-all domain accepts the random address too: catch_all, not confirmed, unknown', async () => {
   const ev = await verify('someone@catchall.test', 'full');
-  assert.deepEqual(ev.checks, { ...PLAIN, domain_age: null, smtp_connect: true, deliverable: true, inbox_full: false, disabled: false, catch_all: true });
+  assert.deepEqual(ev.checks, {
+    ...PLAIN,
+    domain_age: null,
+    smtp_connect: true,
+    deliverable: true,
+    inbox_full: false,
+    disabled: false,
+    catch_all: true,
+  });
   assert.equal(ev.score, 65);
   assert.equal(ev.result, 'unknown');
   assert.equal(ev.risk, 'medium');
@@ -119,7 +146,15 @@ test('full mode: a catch-all domain accepts the random address too: catch_all, n
 
 test('full mode: greylisting (451 4.7.1) is reported as such, nothing about the mailbox guessed', async () => {
   const ev = await verify('jane@grey.test', 'full');
-  assert.deepEqual(ev.checks, { ...PLAIN, domain_age: null, smtp_connect: true, deliverable: null, inbox_full: null, disabled: null, catch_all: null });
+  assert.deepEqual(ev.checks, {
+    ...PLAIN,
+    domain_age: null,
+    smtp_connect: true,
+    deliverable: null,
+    inbox_full: null,
+    disabled: null,
+    catch_all: null,
+  });
   assert.deepEqual([ev.mailbox_check.outcome, ev.mailbox_check.code, ev.mailbox_check.enhanced_code], ['greylisted', 451, '4.7.1']);
   assert.equal(ev.score, 65);
   assert.equal(ev.result, 'unknown');
@@ -128,7 +163,15 @@ test('full mode: greylisting (451 4.7.1) is reported as such, nothing about the 
 
 test('full mode: a server that never greets and one that stops answering at RCPT are timeouts', async () => {
   const silent = await verify('jane@silent.test', 'full');
-  assert.deepEqual(silent.checks, { ...PLAIN, domain_age: null, smtp_connect: false, deliverable: null, inbox_full: null, disabled: null, catch_all: null });
+  assert.deepEqual(silent.checks, {
+    ...PLAIN,
+    domain_age: null,
+    smtp_connect: false,
+    deliverable: null,
+    inbox_full: null,
+    disabled: null,
+    catch_all: null,
+  });
   assert.equal(silent.mailbox_check.outcome, 'timeout');
   assert.equal(silent.mailbox_check.mx_host, 'mx.silent.test');
   assert.equal(silent.mailbox_check.code, null);
@@ -137,7 +180,15 @@ test('full mode: a server that never greets and one that stops answering at RCPT
   assert.ok(app.silent.connections >= 1);
 
   const stalled = await verify('jane@stall.test', 'full');
-  assert.deepEqual(stalled.checks, { ...PLAIN, domain_age: null, smtp_connect: true, deliverable: null, inbox_full: null, disabled: null, catch_all: null });
+  assert.deepEqual(stalled.checks, {
+    ...PLAIN,
+    domain_age: null,
+    smtp_connect: true,
+    deliverable: null,
+    inbox_full: null,
+    disabled: null,
+    catch_all: null,
+  });
   assert.equal(stalled.mailbox_check.outcome, 'timeout');
   assert.equal(stalled.result, 'unknown');
 });
@@ -149,8 +200,18 @@ test('invalid: bad syntax, no MX (A record only), a null MX and a domain that do
   assert.equal(bad.score, 0);
   assert.equal(bad.risk, 'high');
   assert.deepEqual(bad.checks, {
-    valid_syntax: false, disposable: false, role_account: false, free_email: false, gibberish: false, has_mx_records: false, domain_age: null,
-    smtp_connect: false, deliverable: false, inbox_full: null, disabled: null, catch_all: null,
+    valid_syntax: false,
+    disposable: false,
+    role_account: false,
+    free_email: false,
+    gibberish: false,
+    has_mx_records: false,
+    domain_age: null,
+    smtp_connect: false,
+    deliverable: false,
+    inbox_full: null,
+    disabled: null,
+    catch_all: null,
   });
   assert.deepEqual(bad.address, { mailbox: null, domain: null, suffix: null, root: null });
   assert.deepEqual(bad.mx_records, []);
@@ -257,7 +318,10 @@ test('5 credits charged before the check; 402 with nothing checked, stored or em
   const rows = await app.running.ctx.db.selectFrom('email_verifications').select('id').where('workspace_id', '=', workspace.id).execute();
   assert.equal(rows.length, 1);
   const events = await app.running.ctx.db.selectFrom('events').select('type').where('workspace_id', '=', workspace.id).execute();
-  assert.deepEqual(events.map((e) => e.type), ['email_verification.created']);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['email_verification.created'],
+  );
 });
 
 test('400 for a missing email or a mode other than fast and full; nothing charged', async () => {
@@ -293,4 +357,3 @@ test('email_verification.created carries the verification object as returned', a
   assert.equal(listed.status, 200, listed.text);
   assert.equal(listed.body.data.length, 1);
 });
-

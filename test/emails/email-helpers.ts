@@ -39,11 +39,19 @@ export async function eventsFor(app: TestApp, id: string) {
 }
 
 export async function deliverJobs(app: TestApp, id: string) {
-  return app.running.ctx.db.selectFrom('jobs').selectAll().where('type', '=', 'email.deliver').where('payload', '=', `{"email_id":"${id}"}`).execute();
+  return app.running.ctx.db
+    .selectFrom('jobs')
+    .selectAll()
+    .where('type', '=', 'email.deliver')
+    .where('payload', '=', `{"email_id":"${id}"}`)
+    .execute();
 }
 
 /** An inbound email as the inbound listener stores it: raw MIME kept, status received. */
-export async function insertInbound(app: TestApp, values: { to: string; from: string; subject: string; raw: string; workspaceId?: string }) {
+export async function insertInbound(
+  app: TestApp,
+  values: { to: string; from: string; subject: string; raw: string; workspaceId?: string },
+) {
   const db = app.running.ctx.db;
   const now = nowIso();
   const contentId = newId('emc');
@@ -59,16 +67,50 @@ export async function insertInbound(app: TestApp, values: { to: string; from: st
     headers: {},
     attachments: [],
   };
-  await db.insertInto('email_contents').values({ id: contentId, workspace_id: values.workspaceId ?? app.workspace.id, message: JSON.stringify(message), raw: values.raw, size: values.raw.length, created_at: now, purged_at: null }).execute();
+  await db
+    .insertInto('email_contents')
+    .values({
+      id: contentId,
+      workspace_id: values.workspaceId ?? app.workspace.id,
+      message: JSON.stringify(message),
+      raw: values.raw,
+      size: values.raw.length,
+      created_at: now,
+      purged_at: null,
+    })
+    .execute();
   const token = randomAlphanumeric(32);
   const id = newId('em');
   await db
     .insertInto('emails')
     .values({
-      id, workspace_id: values.workspaceId ?? app.workspace.id, type: 'inbound', source: 'inbound', token, message_id: `<${token}@inbound.acme.test>`,
-      content_id: contentId, from: values.from, from_address: values.from, to: values.to, recipient_kind: 'to', subject: values.subject,
-      status: 'received', scheduled_at: null, api_key_id: null, sending_domain_id: null, tag: null, spam_score: 1.5, size: values.raw.length,
-      meta: null, track_loads: 0, track_clicks: 0, original_id: null, status_detail: null, delivered_at: null, created_at: now, updated_at: now,
+      id,
+      workspace_id: values.workspaceId ?? app.workspace.id,
+      type: 'inbound',
+      source: 'inbound',
+      token,
+      message_id: `<${token}@inbound.acme.test>`,
+      content_id: contentId,
+      from: values.from,
+      from_address: values.from,
+      to: values.to,
+      recipient_kind: 'to',
+      subject: values.subject,
+      status: 'received',
+      scheduled_at: null,
+      api_key_id: null,
+      sending_domain_id: null,
+      tag: null,
+      spam_score: 1.5,
+      size: values.raw.length,
+      meta: null,
+      track_loads: 0,
+      track_clicks: 0,
+      original_id: null,
+      status_detail: null,
+      delivered_at: null,
+      created_at: now,
+      updated_at: now,
     })
     .execute();
   return id;

@@ -47,11 +47,33 @@ test('forward with the forwarded-message block: Fwd: subject, note, original con
   const { api, workspace: ws } = await workspace('fwd.test');
   const sent = await original(api, 'Shop <shop@fwd.test>');
   const before = await credits(app, ws.id);
-  const res = await api.post(`/v2/emails/${sent.id}/forward`, { to: ['boss@example.org', 'Ops <ops@example.org>'], include_headers: true, comment: 'Please check <this>\nthanks' });
+  const res = await api.post(`/v2/emails/${sent.id}/forward`, {
+    to: ['boss@example.org', 'Ops <ops@example.org>'],
+    include_headers: true,
+    comment: 'Please check <this>\nthanks',
+  });
   assert.equal(res.status, 200, res.text);
   const body = res.body;
   const ids = body.ids as Record<string, string>;
-  assert.deepEqual(Object.keys(body).sort(), ['object', 'id', 'ids', 'token', 'message_id', 'from', 'to', 'subject', 'status', 'scheduled_at', 'created_at', 'tracking', 'original_id', 'message'].sort());
+  assert.deepEqual(
+    Object.keys(body).sort(),
+    [
+      'object',
+      'id',
+      'ids',
+      'token',
+      'message_id',
+      'from',
+      'to',
+      'subject',
+      'status',
+      'scheduled_at',
+      'created_at',
+      'tracking',
+      'original_id',
+      'message',
+    ].sort(),
+  );
   assert.deepEqual(Object.keys(ids).sort(), ['boss@example.org', 'ops@example.org']);
   assert.equal(body.from, 'Shop <shop@fwd.test>');
   assert.deepEqual(body.to, ['boss@example.org', 'ops@example.org']);
@@ -62,7 +84,14 @@ test('forward with the forwarded-message block: Fwd: subject, note, original con
   assert.equal(body.original_id, sent.id);
   assert.equal(body.message, `Email ${sent.id} was forwarded to boss@example.org, ops@example.org.`);
   assert.equal(body.message_id, `<${body.token}@fwd.test>`);
-  for (const header of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-daily-limit', 'ratelimit-daily-remaining', 'ratelimit-daily-reset']) {
+  for (const header of [
+    'ratelimit-limit',
+    'ratelimit-remaining',
+    'ratelimit-reset',
+    'ratelimit-daily-limit',
+    'ratelimit-daily-remaining',
+    'ratelimit-daily-reset',
+  ]) {
     assert.ok(res.headers.get(header), header);
   }
   assert.equal(await credits(app, ws.id), before - 2, 'one credit per recipient');
@@ -71,7 +100,10 @@ test('forward with the forwarded-message block: Fwd: subject, note, original con
   assert.equal(row.source, 'forward');
   assert.equal(row.original_id, sent.id);
   assert.equal((await deliverJobs(app, body.id)).length, 1);
-  assert.deepEqual((await eventsFor(app, body.id)).map((e) => e.type), ['email.accepted']);
+  assert.deepEqual(
+    (await eventsFor(app, body.id)).map((e) => e.type),
+    ['email.accepted'],
+  );
   assert.equal((await emailRow(app, sent.id)).status, 'accepted', 'the original is unchanged');
 
   const read = (await api.get(`/v2/emails/${body.id}`)).body;
@@ -85,7 +117,9 @@ test('forward with the forwarded-message block: Fwd: subject, note, original con
     read.text,
     `Please check <this>\nthanks\n\n---------- Forwarded message ---------\nFrom: Shop <shop@fwd.test>\nDate: ${date}\nSubject: Order <7>\nTo: jane@example.org\n\nYour order`,
   );
-  assert.deepEqual(read.attachments, [{ filename: 'order.pdf', content_type: 'application/pdf', content_id: null, size: Buffer.from(PDF, 'base64').length }]);
+  assert.deepEqual(read.attachments, [
+    { filename: 'order.pdf', content_type: 'application/pdf', content_id: null, size: Buffer.from(PDF, 'base64').length },
+  ]);
   assert.deepEqual(read.reply_to, ['support@fwd.test']);
   assert.equal(read.headers['X-Order'], undefined, "a forwarded message does not carry the original's own headers");
 });
@@ -146,7 +180,10 @@ test('forward validation errors use the send shape', async () => {
     // A huge bad value is quoted by its start, not sent back whole.
     [{ to: 'a'.repeat(300_000) }, [`The to field contains an invalid email address: ${'a'.repeat(100)}… (300,000 characters)`]],
     [{ to: Array.from({ length: 51 }, (_, i) => `r${i}@example.org`) }, ['The to field may not have more than 50 recipients.']],
-    [{ to: 'a@example.org', include_headers: 'yes', comment: 5 }, ['The include_headers field must be a boolean.', 'The comment field must be a string.']],
+    [
+      { to: 'a@example.org', include_headers: 'yes', comment: 5 },
+      ['The include_headers field must be a boolean.', 'The comment field must be a string.'],
+    ],
     [{ to: 'a@example.org', from: 'a@x.test, b@x.test' }, ['The from field must be a single valid email address.']],
     [{ to: 42 }, ['The to field must be a string or an array of strings.']],
   ];
@@ -155,17 +192,28 @@ test('forward validation errors use the send shape', async () => {
     assert.equal(res.status, 400, JSON.stringify(body));
     assert.deepEqual(res.body, { error: 'Validation failed', validation_errors: errors });
   }
-  const fifty = await app.api.post(`/v2/emails/${sent.id}/forward`, { to: Array.from({ length: 50 }, (_, i) => `r${i}@example.org`).join(',') });
+  const fifty = await app.api.post(`/v2/emails/${sent.id}/forward`, {
+    to: Array.from({ length: 50 }, (_, i) => `r${i}@example.org`).join(','),
+  });
   assert.equal(fifty.status, 200, 'fifty in a comma string is fine');
 });
 
 test('404, inbound and purged emails, sending rules', async () => {
   const { api, workspace: ws } = await workspace('rules.test');
   const unknown = await api.post('/v2/emails/em_2a9WxbGjK2c5r2bmTzK4oWcO1Xp/forward', { to: 'a@example.org' });
-  assert.deepEqual([unknown.status, unknown.body], [404, { error: 'Email not found', message: 'No email with id em_2a9WxbGjK2c5r2bmTzK4oWcO1Xp exists in this workspace.' }]);
+  assert.deepEqual(
+    [unknown.status, unknown.body],
+    [404, { error: 'Email not found', message: 'No email with id em_2a9WxbGjK2c5r2bmTzK4oWcO1Xp exists in this workspace.' }],
+  );
 
   const raw = 'From: someone@example.org\r\nSubject: Hi\r\n\r\nhi\r\n';
-  const inbound = await insertInbound(app, { to: 'in@inbound.rules.test', from: 'someone@example.org', subject: 'Hi', raw, workspaceId: ws.id });
+  const inbound = await insertInbound(app, {
+    to: 'in@inbound.rules.test',
+    from: 'someone@example.org',
+    subject: 'Hi',
+    raw,
+    workspaceId: ws.id,
+  });
   const refused = await api.post(`/v2/emails/${inbound}/forward`, { to: 'a@example.org' });
   assert.equal(refused.status, 422);
   assert.deepEqual(refused.body, { error: 'Cannot forward email', message: 'Inbound emails cannot be forwarded.' });
@@ -175,7 +223,10 @@ test('404, inbound and purged emails, sending rules', async () => {
   await app.running.ctx.db.updateTable('email_contents').set({ purged_at: nowIso() }).where('id', '=', content.id).execute();
   const purged = await api.post(`/v2/emails/${sent.id}/forward`, { to: 'a@example.org' });
   assert.equal(purged.status, 422);
-  assert.deepEqual(purged.body, { error: 'Cannot forward email', message: 'The content of this email was purged after the retention period; it cannot be forwarded.' });
+  assert.deepEqual(purged.body, {
+    error: 'Cannot forward email',
+    message: 'The content of this email was purged after the retention period; it cannot be forwarded.',
+  });
 
   // The main workspace's original: sending rules of the forwarding workspace apply.
   await resetForwardLimit(app.workspace.id);
@@ -186,7 +237,13 @@ test('404, inbound and purged emails, sending rules', async () => {
   assert.equal(otherDomain.status, 200, otherDomain.text);
 
   const domains = (await app.api.get('/v2/domains')).body.data as Array<{ id: string; name: string }>;
-  const restricted = (await app.api.post('/v2/api-keys', { name: 'fwd-other-only', scope: 'sending', sending_domain_id: domains.find((d) => d.name === 'other.test')!.id })).body;
+  const restricted = (
+    await app.api.post('/v2/api-keys', {
+      name: 'fwd-other-only',
+      scope: 'sending',
+      sending_domain_id: domains.find((d) => d.name === 'other.test')!.id,
+    })
+  ).body;
   const denied = await app.as(restricted.key).post(`/v2/emails/${mine.id}/forward`, { to: 'a@example.org' });
   assert.equal(denied.status, 403);
   assert.equal(denied.body.error, 'Domain not authorized');
@@ -199,11 +256,18 @@ test('404, inbound and purged emails, sending rules', async () => {
   const stored = await contentOf(app, withExe.id);
   const message = JSON.parse(stored.message);
   message.attachments.push({ filename: 'tool.exe', content_type: 'application/octet-stream', content_id: null, content: 'TVo=', size: 2 });
-  await app.running.ctx.db.updateTable('email_contents').set({ message: JSON.stringify(message) }).where('id', '=', stored.id).execute();
+  await app.running.ctx.db
+    .updateTable('email_contents')
+    .set({ message: JSON.stringify(message) })
+    .where('id', '=', stored.id)
+    .execute();
   const filtered = await app.api.post(`/v2/emails/${withExe.id}/forward`, { to: 'a@example.org' });
   assert.equal(filtered.status, 200, filtered.text);
   const read = (await app.api.get(`/v2/emails/${filtered.body.id}`)).body;
-  assert.deepEqual(read.attachments.map((a: { filename: string }) => a.filename), ['order.pdf']);
+  assert.deepEqual(
+    read.attachments.map((a: { filename: string }) => a.filename),
+    ['order.pdf'],
+  );
 });
 
 test('credits and the daily sending limit apply', async () => {

@@ -18,7 +18,8 @@ const inMinutes = (n: number) => isoFromMs(nowMs() + n * MINUTE);
 const notFound = (id: string) => ({ error: 'Email not found', message: `No email with id ${id} exists in this workspace.` });
 const cannotReschedule = (message: string) => ({ error: 'Cannot reschedule email', message });
 const cannotCancel = (message: string) => ({ error: 'Cannot cancel email', message });
-const BAD_TIME = 'scheduled_at must be at least 3 minutes in the future: an ISO 8601 date-time with a time zone, or English such as "tomorrow at 9am" (UTC).';
+const BAD_TIME =
+  'scheduled_at must be at least 3 minutes in the future: an ISO 8601 date-time with a time zone, or English such as "tomorrow at 9am" (UTC).';
 
 test('reschedule moves the email and its deliver job; ISO 8601 or English', async () => {
   const sent = await send(app.api, { to: ['a@example.org', 'b@example.org'], scheduled_at: inMinutes(60) });
@@ -93,23 +94,50 @@ test('cancel a scheduled email: status canceled, email.canceled, deliver job rem
   const row = await emailRow(app, sent.id);
   assert.equal(row.status, 'canceled');
   assert.deepEqual(res.body, {
-    object: 'email', id: sent.id, type: 'outbound', token: sent.token, message_id: sent.message_id, from: sent.from,
-    to: 'cancel-me@example.org', subject: 'Hello', status: 'canceled', scheduled_at: sent.scheduled_at, created_at: sent.created_at,
-    updated_at: row.updated_at, delivered_at: null, size: Number(row.size), tracking: { loads: false, clicks: false },
-    meta: { a: 'b' }, original_id: null, message: 'Email canceled.',
+    object: 'email',
+    id: sent.id,
+    type: 'outbound',
+    token: sent.token,
+    message_id: sent.message_id,
+    from: sent.from,
+    to: 'cancel-me@example.org',
+    subject: 'Hello',
+    status: 'canceled',
+    scheduled_at: sent.scheduled_at,
+    created_at: sent.created_at,
+    updated_at: row.updated_at,
+    delivered_at: null,
+    size: Number(row.size),
+    tracking: { loads: false, clicks: false },
+    meta: { a: 'b' },
+    original_id: null,
+    message: 'Email canceled.',
   });
   assert.deepEqual(await deliverJobs(app, sent.id), []);
   const events = await eventsFor(app, sent.id);
-  assert.deepEqual(events.map((e) => e.type), ['email.scheduled', 'email.canceled']);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['email.scheduled', 'email.canceled'],
+  );
   assert.deepEqual(events[1].object, {
-    id: sent.id, object: 'email', from: sent.from, to: 'cancel-me@example.org', subject: 'Hello', status: 'canceled',
-    meta: { a: 'b' }, updated_at: row.updated_at, created_at: sent.created_at,
+    id: sent.id,
+    object: 'email',
+    from: sent.from,
+    to: 'cancel-me@example.org',
+    subject: 'Hello',
+    status: 'canceled',
+    meta: { a: 'b' },
+    updated_at: row.updated_at,
+    created_at: sent.created_at,
   });
   assert.deepEqual((await app.api.get(`/v2/email/${sent.id}`)).body, { status: 'canceled' });
 
   const again = await app.api.post(`/v2/emails/${sent.id}/cancel`);
   assert.equal(again.status, 422);
-  assert.deepEqual(again.body, cannotCancel('Only scheduled, accepted or attempted emails that are not yet delivered can be canceled; this email is canceled.'));
+  assert.deepEqual(
+    again.body,
+    cannotCancel('Only scheduled, accepted or attempted emails that are not yet delivered can be canceled; this email is canceled.'),
+  );
 });
 
 test('cancel works for accepted and attempted emails, not once delivered, started, or due within 3 minutes', async () => {
@@ -130,7 +158,10 @@ test('cancel works for accepted and attempted emails, not once delivered, starte
     await setEmail(app, sent.id, { status });
     const r = await app.api.post(`/v2/emails/${sent.id}/cancel`);
     assert.equal(r.status, 422, status);
-    assert.deepEqual(r.body, cannotCancel(`Only scheduled, accepted or attempted emails that are not yet delivered can be canceled; this email is ${status}.`));
+    assert.deepEqual(
+      r.body,
+      cannotCancel(`Only scheduled, accepted or attempted emails that are not yet delivered can be canceled; this email is ${status}.`),
+    );
   }
 
   const soon = await send(app.api, { to: 'due-soon@example.org', scheduled_at: inMinutes(2) });
@@ -140,14 +171,21 @@ test('cancel works for accepted and attempted emails, not once delivered, starte
 
   // A worker holds the deliver job's lease: delivery has started.
   const busy = await send(app.api, { to: 'in-flight@example.org' });
-  await app.running.ctx.db.updateTable('jobs').set({ locked_until: Math.floor(nowMs() + MINUTE), locked_by: 'worker-1' })
-    .where('type', '=', 'email.deliver').where('payload', '=', `{"email_id":"${busy.id}"}`).execute();
+  await app.running.ctx.db
+    .updateTable('jobs')
+    .set({ locked_until: Math.floor(nowMs() + MINUTE), locked_by: 'worker-1' })
+    .where('type', '=', 'email.deliver')
+    .where('payload', '=', `{"email_id":"${busy.id}"}`)
+    .execute();
   const started = await app.api.post(`/v2/emails/${busy.id}/cancel`);
   assert.equal(started.status, 422);
   assert.deepEqual(started.body, cannotCancel('Delivery of this email has already started; it can no longer be canceled.'));
   assert.equal((await emailRow(app, busy.id)).status, 'accepted');
   assert.equal((await deliverJobs(app, busy.id)).length, 1);
-  assert.deepEqual((await eventsFor(app, busy.id)).map((e) => e.type), ['email.accepted']);
+  assert.deepEqual(
+    (await eventsFor(app, busy.id)).map((e) => e.type),
+    ['email.accepted'],
+  );
 
   const unknown = await app.api.post('/v2/emails/em_2a9WxbGjK2c5r2bmTzK4oWcO1Xp/cancel');
   assert.deepEqual([unknown.status, unknown.body], [404, notFound('em_2a9WxbGjK2c5r2bmTzK4oWcO1Xp')]);

@@ -53,7 +53,13 @@ test('GET /emails lists one item per recipient, newest first, with the list item
     bounce_type: null,
   });
   assert.ok(Number.isInteger(item.size) && item.size > 0);
-  assert.deepEqual(res.body.data.slice(0, 2).map((e: { id: string }) => e.id).sort(), Object.values(second.ids).sort());
+  assert.deepEqual(
+    res.body.data
+      .slice(0, 2)
+      .map((e: { id: string }) => e.id)
+      .sort(),
+    Object.values(second.ids).sort(),
+  );
   assert.equal(res.body.next_page_url, null);
   assert.equal(res.body.previous_page_url, null);
 
@@ -61,7 +67,10 @@ test('GET /emails lists one item per recipient, newest first, with the list item
   assert.equal(page1.body.data.length, 2);
   assert.equal(page1.body.next_page_url, '/v2/emails?limit=2&page=2');
   const page2 = await api.get(page1.body.next_page_url);
-  assert.deepEqual(page2.body.data.map((e: { id: string }) => e.id), [first.id]);
+  assert.deepEqual(
+    page2.body.data.map((e: { id: string }) => e.id),
+    [first.id],
+  );
   assert.equal(page2.body.previous_page_url, '/v2/emails?limit=2&page=1');
   assert.equal(page2.body.next_page_url, null);
 });
@@ -108,12 +117,28 @@ test('type=inbound lists received mail; outbound is the default', async () => {
   await app.verifiedDomain('in.test', api);
   await updateWorkspace(app.running.ctx.db, workspace.id, { sendRate: 1000 });
   const out = await send(api, { from: 'a@in.test', to: 'x@example.org' });
-  const raw = 'From: sender@example.org\r\nTo: support@inbound.in.test\r\nSubject: Help\r\nMessage-ID: <abc@example.org>\r\n\r\ninbound body\r\n';
-  const inbound = await insertInbound(app, { to: 'support@inbound.in.test', from: 'sender@example.org', subject: 'Help', raw, workspaceId: workspace.id });
-  assert.deepEqual((await api.get('/v2/emails')).body.data.map((e: { id: string }) => e.id), [out.id]);
-  assert.deepEqual((await api.get('/v2/emails?type=outbound')).body.data.map((e: { id: string }) => e.id), [out.id]);
+  const raw =
+    'From: sender@example.org\r\nTo: support@inbound.in.test\r\nSubject: Help\r\nMessage-ID: <abc@example.org>\r\n\r\ninbound body\r\n';
+  const inbound = await insertInbound(app, {
+    to: 'support@inbound.in.test',
+    from: 'sender@example.org',
+    subject: 'Help',
+    raw,
+    workspaceId: workspace.id,
+  });
+  assert.deepEqual(
+    (await api.get('/v2/emails')).body.data.map((e: { id: string }) => e.id),
+    [out.id],
+  );
+  assert.deepEqual(
+    (await api.get('/v2/emails?type=outbound')).body.data.map((e: { id: string }) => e.id),
+    [out.id],
+  );
   const listed = (await api.get('/v2/emails?type=inbound')).body.data;
-  assert.deepEqual(listed.map((e: { id: string; type: string; status: string }) => [e.id, e.type, e.status]), [[inbound, 'inbound', 'received']]);
+  assert.deepEqual(
+    listed.map((e: { id: string; type: string; status: string }) => [e.id, e.type, e.status]),
+    [[inbound, 'inbound', 'received']],
+  );
 
   // Its reads give the raw message as received.
   const rawRes = await api.get(`/v2/emails/${inbound}/raw`);
@@ -148,7 +173,9 @@ test('search matches recipient, sender or subject; filters of the spec table; ma
   assert.deepEqual(await ids('to.ends_with=.net'), [b.id]);
   assert.deepEqual(await ids('to.exact=Carol@Example.org'), [c.id]);
   assert.deepEqual(await ids('from.contains=news'), sorted(b.id, c.id));
-  assert.deepEqual(await ids('from.exact=Billing <billing@filters.test>'.replace(/ /g, '%20').replace('<', '%3C').replace('>', '%3E')), [a.id]);
+  assert.deepEqual(await ids('from.exact=Billing <billing@filters.test>'.replace(/ /g, '%20').replace('<', '%3C').replace('>', '%3E')), [
+    a.id,
+  ]);
   assert.deepEqual(await ids('subject.starts_with=invoice'), [a.id]);
   assert.deepEqual(await ids('status.exact=scheduled'), [c.id]);
   assert.deepEqual(await ids('status.in=accepted,scheduled'), sorted(a.id, b.id, c.id));
@@ -173,8 +200,16 @@ test('search matches recipient, sender or subject; filters of the spec table; ma
   const order = async (query: string) => (await api.get(`/v2/emails?${query}`)).body.data.map((e: { to: string }) => e.to);
   assert.deepEqual(await order('order=to&direction=asc'), ['alice@example.org', 'bob@example.net', 'carol@example.org']);
   assert.deepEqual(await order('order=to&direction=desc'), ['carol@example.org', 'bob@example.net', 'alice@example.org']);
-  assert.deepEqual(await order('order=to'), ['alice@example.org', 'bob@example.net', 'carol@example.org'], 'order without direction is ascending');
-  assert.deepEqual(await order('order=spam_score&direction=desc'), ['bob@example.net', 'alice@example.org', 'carol@example.org'], 'NULLs last');
+  assert.deepEqual(
+    await order('order=to'),
+    ['alice@example.org', 'bob@example.net', 'carol@example.org'],
+    'order without direction is ascending',
+  );
+  assert.deepEqual(
+    await order('order=spam_score&direction=desc'),
+    ['bob@example.net', 'alice@example.org', 'carol@example.org'],
+    'NULLs last',
+  );
   assert.deepEqual(await order(''), ['carol@example.org', 'bob@example.net', 'alice@example.org'], 'newest first');
 });
 
@@ -196,19 +231,61 @@ test('GET /emails/{id}: the retrieved email with headers, bodies, attachment inf
     ],
   });
   const db = app.running.ctx.db;
-  await db.insertInto('email_attempts').values([
-    { email_id: sent.id, attempted_at: '2030-01-01T00:00:01.000000Z', outcome: 'temporary', mx_host: 'mx.example.org', smtp_code: 451, enhanced_code: '4.7.1', response: '451 4.7.1 Try again later' },
-    { email_id: sent.id, attempted_at: '2030-01-01T00:05:00.000000Z', outcome: 'delivered', mx_host: 'mx.example.org', smtp_code: 250, enhanced_code: '2.0.0', response: '250 2.0.0 OK' },
-  ]).execute();
+  await db
+    .insertInto('email_attempts')
+    .values([
+      {
+        email_id: sent.id,
+        attempted_at: '2030-01-01T00:00:01.000000Z',
+        outcome: 'temporary',
+        mx_host: 'mx.example.org',
+        smtp_code: 451,
+        enhanced_code: '4.7.1',
+        response: '451 4.7.1 Try again later',
+      },
+      {
+        email_id: sent.id,
+        attempted_at: '2030-01-01T00:05:00.000000Z',
+        outcome: 'delivered',
+        mx_host: 'mx.example.org',
+        smtp_code: 250,
+        enhanced_code: '2.0.0',
+        response: '250 2.0.0 OK',
+      },
+    ])
+    .execute();
   await setEmail(app, sent.id, { status: 'delivered', delivered_at: '2030-01-01T00:05:00.000000Z' });
 
   const res = await app.api.get(`/v2/emails/${sent.id}`);
   assert.equal(res.status, 200, res.text);
   const email = res.body;
   assert.deepEqual(Object.keys(email), [
-    'object', 'id', 'type', 'token', 'message_id', 'from', 'to', 'cc', 'reply_to', 'subject', 'status', 'scheduled_at',
-    'created_at', 'updated_at', 'delivered_at', 'bounce', 'tracking', 'meta', 'headers', 'html', 'text', 'attachments', 'size',
-    'original_id', 'purged_at', 'attempts',
+    'object',
+    'id',
+    'type',
+    'token',
+    'message_id',
+    'from',
+    'to',
+    'cc',
+    'reply_to',
+    'subject',
+    'status',
+    'scheduled_at',
+    'created_at',
+    'updated_at',
+    'delivered_at',
+    'bounce',
+    'tracking',
+    'meta',
+    'headers',
+    'html',
+    'text',
+    'attachments',
+    'size',
+    'original_id',
+    'purged_at',
+    'attempts',
   ]);
   assert.equal(email.object, 'email');
   assert.equal(email.type, 'outbound');
@@ -243,8 +320,28 @@ test('GET /emails/{id}: the retrieved email with headers, bodies, attachment inf
   });
   assert.ok(!('Bcc' in email.headers), 'bcc never shows in headers');
   assert.deepEqual(email.attempts, [
-    { attempted_at: '2030-01-01T00:00:01.000000Z', outcome: 'temporary', mx_host: 'mx.example.org', smtp_code: 451, enhanced_code: '4.7.1', response: '451 4.7.1 Try again later', reason: null, tls: null, source_address: null },
-    { attempted_at: '2030-01-01T00:05:00.000000Z', outcome: 'delivered', mx_host: 'mx.example.org', smtp_code: 250, enhanced_code: '2.0.0', response: '250 2.0.0 OK', reason: null, tls: null, source_address: null },
+    {
+      attempted_at: '2030-01-01T00:00:01.000000Z',
+      outcome: 'temporary',
+      mx_host: 'mx.example.org',
+      smtp_code: 451,
+      enhanced_code: '4.7.1',
+      response: '451 4.7.1 Try again later',
+      reason: null,
+      tls: null,
+      source_address: null,
+    },
+    {
+      attempted_at: '2030-01-01T00:05:00.000000Z',
+      outcome: 'delivered',
+      mx_host: 'mx.example.org',
+      smtp_code: 250,
+      enhanced_code: '2.0.0',
+      response: '250 2.0.0 OK',
+      reason: null,
+      tls: null,
+      source_address: null,
+    },
   ]);
   assert.equal(email.bounce, null);
 
@@ -282,7 +379,10 @@ test('GET /emails/{id}: the retrieved email with headers, bodies, attachment inf
   assert.equal(parsed.text?.trim(), 'Thanks');
   assert.equal(parsed.headers.get('x-order'), '42');
   assert.equal(parsed.headers.get('bcc'), undefined);
-  assert.deepEqual(parsed.attachments.map((a) => [a.filename, a.content.toString('base64')]).sort(), [['invoice.pdf', PDF], ['logo.png', Buffer.from('png').toString('base64')]]);
+  assert.deepEqual(parsed.attachments.map((a) => [a.filename, a.content.toString('base64')]).sort(), [
+    ['invoice.pdf', PDF],
+    ['logo.png', Buffer.from('png').toString('base64')],
+  ]);
 
   const status = await app.api.get(`/v2/email/${sent.id}`);
   assert.deepEqual(status.body, { status: 'delivered' });

@@ -41,10 +41,15 @@ async function storedEmail(to: string, days: number, status = 'delivered') {
   const ids = Object.values(sent.ids as Record<string, string>);
   for (const copy of ids) {
     await setEmail(app, copy, { status, scheduled_at: null });
-    if (status !== 'scheduled') await app.running.ctx.db.deleteFrom('jobs').where('type', '=', 'email.deliver').where('key', '=', copy).execute();
+    if (status !== 'scheduled')
+      await app.running.ctx.db.deleteFrom('jobs').where('type', '=', 'email.deliver').where('key', '=', copy).execute();
   }
   const content = await contentOf(app, id);
-  await app.running.ctx.db.updateTable('email_contents').set({ created_at: isoFromMs(nowMs() - days * DAY_MS) }).where('id', '=', content.id).execute();
+  await app.running.ctx.db
+    .updateTable('email_contents')
+    .set({ created_at: isoFromMs(nowMs() - days * DAY_MS) })
+    .where('id', '=', content.id)
+    .execute();
   return id;
 }
 
@@ -61,7 +66,10 @@ test('one purge job exists, however many workers start', async () => {
   assert.equal(started[0].key, PURGE_JOB);
   await startWorkers(8);
   const after = await chainJobs();
-  assert.deepEqual(after.map((j) => j.id), started.map((j) => j.id));
+  assert.deepEqual(
+    after.map((j) => j.id),
+    started.map((j) => j.id),
+  );
 });
 
 test('the daily job purges content past CONTENT_RETENTION_DAYS and is due again a day later', async () => {
@@ -119,9 +127,24 @@ test('the daily job purges content past CONTENT_RETENTION_DAYS and is due again 
   // Retry and forward answer 422.
   await setEmail(app, old, { status: 'bounced' });
   const retry = await app.api.post(`/v2/emails/${old}/retry`);
-  assert.deepEqual([retry.status, retry.body], [422, { error: 'Cannot retry email', message: 'The content of this email was purged after the retention period; it cannot be sent again.' }]);
+  assert.deepEqual(
+    [retry.status, retry.body],
+    [
+      422,
+      { error: 'Cannot retry email', message: 'The content of this email was purged after the retention period; it cannot be sent again.' },
+    ],
+  );
   const forward = await app.api.post(`/v2/emails/${old}/forward`, { to: 'boss@example.org' });
-  assert.deepEqual([forward.status, forward.body], [422, { error: 'Cannot forward email', message: 'The content of this email was purged after the retention period; it cannot be forwarded.' }]);
+  assert.deepEqual(
+    [forward.status, forward.body],
+    [
+      422,
+      {
+        error: 'Cannot forward email',
+        message: 'The content of this email was purged after the retention period; it cannot be forwarded.',
+      },
+    ],
+  );
 });
 
 test('the retention period is a parameter; purging is idempotent', async () => {
@@ -130,7 +153,7 @@ test('the retention period is a parameter; purging is idempotent', async () => {
   assert.equal((await purgeExpiredContent(db, 30)).purged, 0);
   assert.equal((await contentOf(app, id)).purged_at, null);
   const first = await purgeExpiredContent(db, 5);
-  assert.ok(first.purged >= 1, 'this one (and the previous test\'s younger ones)');
+  assert.ok(first.purged >= 1, "this one (and the previous test's younger ones)");
   assert.equal(first.more, false);
   const purgedAt = (await contentOf(app, id)).purged_at;
   assert.ok(purgedAt);

@@ -4,7 +4,18 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { SendingApp } from '../helpers/sending.ts';
 import { isoFromMs, nowMs } from '../../src/platform/clock.ts';
-import { send, setEmail, emailRow, contentOf, credits, eventsFor, deliverJobs, DAY_MS, ISO_MICROS, startEmailsApp } from './email-helpers.ts';
+import {
+  send,
+  setEmail,
+  emailRow,
+  contentOf,
+  credits,
+  eventsFor,
+  deliverJobs,
+  DAY_MS,
+  ISO_MICROS,
+  startEmailsApp,
+} from './email-helpers.ts';
 
 let app: SendingApp;
 
@@ -58,7 +69,11 @@ test('a bounced email is sent again as a new accepted email with original_id', a
   assert.deepEqual(await eventsFor(app, retried.id), [], 'retries emit no email.accepted');
   assert.equal((await emailRow(app, id)).status, 'bounced', 'the original is unchanged');
   const copies = await app.running.ctx.db.selectFrom('emails').select('to').where('original_id', '=', id).execute();
-  assert.deepEqual(copies.map((c) => c.to), ['jane@example.org'], 'only the failed recipient');
+  assert.deepEqual(
+    copies.map((c) => c.to),
+    ['jane@example.org'],
+    'only the failed recipient',
+  );
 
   const read = (await app.api.get(`/v2/emails/${retried.id}`)).body;
   assert.equal(read.original_id, id);
@@ -68,7 +83,10 @@ test('a bounced email is sent again as a new accepted email with original_id', a
   assert.equal(read.headers['X-Kind'], 'receipt');
   assert.equal(read.headers.To, 'Jane <jane@example.org>');
   assert.deepEqual(read.cc, []);
-  assert.deepEqual(read.attachments.map((a: { filename: string }) => a.filename), ['r.pdf']);
+  assert.deepEqual(
+    read.attachments.map((a: { filename: string }) => a.filename),
+    ['r.pdf'],
+  );
 
   // A cc copy is retried to that address alone.
   const ccId = sent.ids['copy@example.org'];
@@ -86,7 +104,18 @@ test('failed, suppressed and held may be retried; other statuses answer 422', as
     assert.equal(res.status, 200, `${status}: ${res.text}`);
     assert.equal(res.body.status, 'accepted');
   }
-  for (const status of ['accepted', 'scheduled', 'delivered', 'loaded', 'clicked', 'attempted', 'rejected', 'received', 'complained', 'canceled']) {
+  for (const status of [
+    'accepted',
+    'scheduled',
+    'delivered',
+    'loaded',
+    'clicked',
+    'attempted',
+    'rejected',
+    'received',
+    'complained',
+    'canceled',
+  ]) {
     const sent = await send(app.api, { to: `${status}-no@example.org` });
     await setEmail(app, sent.id, { status });
     const res = await app.api.post(`/v2/emails/${sent.id}/retry`);
@@ -105,11 +134,14 @@ test('emails older than 30 days and purged content are refused', async () => {
   const purged = await send(app.api, { to: 'purged@example.org' });
   await setEmail(app, purged.id, { status: 'failed' });
   const content = await contentOf(app, purged.id);
-  await app.running.ctx.db.updateTable('email_contents').set({ purged_at: isoFromMs(nowMs()) }).where('id', '=', content.id).execute();
+  await app.running.ctx.db
+    .updateTable('email_contents')
+    .set({ purged_at: isoFromMs(nowMs()) })
+    .where('id', '=', content.id)
+    .execute();
   const gone = await app.api.post(`/v2/emails/${purged.id}/retry`);
   assert.equal(gone.status, 422);
   assert.deepEqual(gone.body, cannotRetry('The content of this email was purged after the retention period; it cannot be sent again.'));
-
 });
 
 test('a suppressed email is retried despite its suppression, which stays for every other send', async () => {
@@ -154,7 +186,10 @@ test('402 with required and available credits, nothing stored; 404; full key onl
 
   const unknown = await app.api.post('/v2/emails/em_2a9WxbGjK2c5r2bmTzK4oWcO1Xp/retry');
   assert.equal(unknown.status, 404);
-  assert.deepEqual(unknown.body, { error: 'Email not found', message: 'No email with id em_2a9WxbGjK2c5r2bmTzK4oWcO1Xp exists in this workspace.' });
+  assert.deepEqual(unknown.body, {
+    error: 'Email not found',
+    message: 'No email with id em_2a9WxbGjK2c5r2bmTzK4oWcO1Xp exists in this workspace.',
+  });
   const theirs = await app.api.post(`/v2/emails/${sent.id}/retry`);
   assert.equal(theirs.status, 404, "another workspace's email");
 

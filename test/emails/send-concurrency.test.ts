@@ -49,7 +49,11 @@ test('20 concurrent senders with credits for exactly 1,000 recipients: 1,000 acc
   assert.equal(new Set(accepted).size, 1000);
   assert.equal(statuses.get(402), 40);
   assert.equal(await credits(app), 0);
-  const stored = await app.running.ctx.db.selectFrom('emails').select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', app.workspace.id).executeTakeFirstOrThrow();
+  const stored = await app.running.ctx.db
+    .selectFrom('emails')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('workspace_id', '=', app.workspace.id)
+    .executeTakeFirstOrThrow();
   assert.equal(Number(stored.n), 1000);
 });
 
@@ -65,7 +69,8 @@ test('two server processes on one database share the per-second and daily limits
   };
   const children: ChildApp[] = [];
   try {
-    for (let n = 0; n < 2; n++) children.push(await startChildApp({ ...env, HTTP_PORT: String(await freePort()) }, ['serve', '--role', 'api']));
+    for (let n = 0; n < 2; n++)
+      children.push(await startChildApp({ ...env, HTTP_PORT: String(await freePort()) }, ['serve', '--role', 'api']));
     const [a, b] = children;
     // Within one second: A and B take the two sends of the window, then both refuse. A round
     // that a slow machine stretches past the second is repeated in a fresh one.
@@ -74,7 +79,8 @@ test('two server processes on one database share the per-second and daily limits
       await new Promise((resolve) => setTimeout(resolve, 1100));
       const started = Date.now();
       round = [];
-      for (const [i, url] of [a.url, b.url, a.url, b.url].entries()) round.push((await post(url, `limit-${attempt}-${i}@example.org`)).status);
+      for (const [i, url] of [a.url, b.url, a.url, b.url].entries())
+        round.push((await post(url, `limit-${attempt}-${i}@example.org`)).status);
       if (Date.now() - started < 900) break;
     }
     assert.deepEqual(round, [200, 200, 429, 429]);

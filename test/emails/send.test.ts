@@ -60,7 +60,19 @@ test('a single-recipient send returns the email object and queues delivery', asy
   });
   assert.equal(res.status, 200, res.text);
   const email = res.body;
-  assert.deepEqual(Object.keys(email).sort(), ['created_at', 'from', 'id', 'message_id', 'object', 'scheduled_at', 'status', 'subject', 'to', 'token', 'tracking']);
+  assert.deepEqual(Object.keys(email).sort(), [
+    'created_at',
+    'from',
+    'id',
+    'message_id',
+    'object',
+    'scheduled_at',
+    'status',
+    'subject',
+    'to',
+    'token',
+    'tracking',
+  ]);
   assert.equal(email.object, 'email');
   assert.match(email.id, /^em_[A-Za-z0-9]{27}$/);
   assert.equal(email.from, 'Acme <hello@acme.test>');
@@ -74,11 +86,32 @@ test('a single-recipient send returns the email object and queues delivery', asy
   assert.equal(await credits(), before - 1, 'one credit per recipient');
 
   const events = await eventsFor(email.id);
-  assert.deepEqual(events.map((e) => e.type), ['email.accepted']);
-  assert.deepEqual(events[0].object, { id: email.id, object: 'email', from: 'Acme <hello@acme.test>', to: 'jane@example.org', subject: 'Hello', meta: { order: '42' }, timestamp: email.created_at });
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['email.accepted'],
+  );
+  assert.deepEqual(events[0].object, {
+    id: email.id,
+    object: 'email',
+    from: 'Acme <hello@acme.test>',
+    to: 'jane@example.org',
+    subject: 'Hello',
+    meta: { order: '42' },
+    timestamp: email.created_at,
+  });
   const jobs = await app.running.ctx.db.selectFrom('jobs').selectAll().where('type', '=', 'email.deliver').execute();
-  assert.ok(jobs.some((job) => JSON.parse(job.payload).email_id === email.id), 'a deliver job exists');
-  for (const header of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-daily-limit', 'ratelimit-daily-remaining', 'ratelimit-daily-reset']) {
+  assert.ok(
+    jobs.some((job) => JSON.parse(job.payload).email_id === email.id),
+    'a deliver job exists',
+  );
+  for (const header of [
+    'ratelimit-limit',
+    'ratelimit-remaining',
+    'ratelimit-reset',
+    'ratelimit-daily-limit',
+    'ratelimit-daily-remaining',
+    'ratelimit-daily-reset',
+  ]) {
     assert.match(res.headers.get(header) ?? '', /^\d+$/, header);
   }
 });
@@ -112,14 +145,28 @@ test('send validation errors use the send shape', async () => {
   assert.deepEqual(Object.keys(res.body), ['error', 'validation_errors']);
   assert.equal(res.body.error, 'Validation failed');
   const text = res.body.validation_errors.join('\n');
-  for (const needle of ['from field is required', 'to field contains an invalid email address', 'subject field is required', 'html or the text', 'cc field must be', 'meta.n value must be a string']) {
+  for (const needle of [
+    'from field is required',
+    'to field contains an invalid email address',
+    'subject field is required',
+    'html or the text',
+    'cc field must be',
+    'meta.n value must be a string',
+  ]) {
     assert.ok(text.includes(needle), `${needle} in ${text}`);
   }
   // A huge bad value is quoted by its start, not sent back whole.
   const huge = await app.api.post('/v2/emails', { from: 'hello@acme.test', to: 'b'.repeat(300_000), subject: 's', text: 't' });
   assert.equal(huge.status, 400);
-  assert.deepEqual(huge.body.validation_errors, [`The to field contains an invalid email address: ${'b'.repeat(100)}… (300,000 characters)`]);
-  const many = await app.api.post('/v2/emails', { from: 'hello@acme.test', to: Array.from({ length: 51 }, (_, i) => `r${i}@example.org`), subject: 's', text: 't' });
+  assert.deepEqual(huge.body.validation_errors, [
+    `The to field contains an invalid email address: ${'b'.repeat(100)}… (300,000 characters)`,
+  ]);
+  const many = await app.api.post('/v2/emails', {
+    from: 'hello@acme.test',
+    to: Array.from({ length: 51 }, (_, i) => `r${i}@example.org`),
+    subject: 's',
+    text: 't',
+  });
   assert.equal(many.status, 400);
   assert.deepEqual(many.body.validation_errors, ['The to field may not have more than 50 recipients.']);
   const badJson = await app.api.post('/v2/emails', '{"from":');
@@ -161,7 +208,13 @@ test('unverified workspaces may send only to members', async () => {
   await app.verifiedDomain('unverified-ws.test', ws.api);
   const ok = await ws.api.post('/v2/emails', { from: 'a@unverified-ws.test', to: 'Owner@example.org', subject: 's', text: 't' });
   assert.equal(ok.status, 200, ok.text);
-  const denied = await ws.api.post('/v2/emails', { from: 'a@unverified-ws.test', to: ['owner@example.org', 'stranger@example.org'], bcc: 'x@example.org', subject: 's', text: 't' });
+  const denied = await ws.api.post('/v2/emails', {
+    from: 'a@unverified-ws.test',
+    to: ['owner@example.org', 'stranger@example.org'],
+    bcc: 'x@example.org',
+    subject: 's',
+    text: 't',
+  });
   assert.equal(denied.status, 403);
   assert.equal(denied.body.code, 'unverified_workspace_recipient');
   assert.deepEqual(denied.body.blocked_recipients, ['stranger@example.org', 'x@example.org']);
@@ -172,14 +225,24 @@ test('unverified workspaces may send only to members', async () => {
 test('insufficient credits: 402 and nothing stored', async () => {
   const ws = await app.newWorkspace({ credits: 2 });
   await app.verifiedDomain('poor.test', ws.api);
-  const res = await ws.api.post('/v2/emails', { from: 'a@poor.test', to: ['1@example.org', '2@example.org', '3@example.org'], subject: 's', text: 't' });
+  const res = await ws.api.post('/v2/emails', {
+    from: 'a@poor.test',
+    to: ['1@example.org', '2@example.org', '3@example.org'],
+    subject: 's',
+    text: 't',
+  });
   assert.equal(res.status, 402);
   assert.equal(res.body.error, 'Insufficient credits');
   assert.match(res.body.message, /3 credits.*2 available/);
   assert.equal(await credits(ws.workspace.id), 2);
   const stored = await app.running.ctx.db.selectFrom('emails').select('id').where('workspace_id', '=', ws.workspace.id).execute();
   assert.deepEqual(stored, []);
-  const events = await app.running.ctx.db.selectFrom('events').select('id').where('workspace_id', '=', ws.workspace.id).where('type', 'like', 'email.%').execute();
+  const events = await app.running.ctx.db
+    .selectFrom('events')
+    .select('id')
+    .where('workspace_id', '=', ws.workspace.id)
+    .where('type', 'like', 'email.%')
+    .execute();
   assert.deepEqual(events, []);
 });
 
@@ -209,34 +272,65 @@ test('an actively suppressed recipient is stored as suppressed, not sent and not
   await app.api.post('/v2/suppressions', { email: 'blocked@example.org' });
   await app.api.post('/v2/suppressions', { email: 'expired@example.org', keep_until: '2020-01-01T00:00:00Z' });
   const before = await credits();
-  const res = await app.api.post('/v2/emails', { from: 'a@acme.test', to: ['Blocked@example.org', 'expired@example.org'], subject: 's', text: 't' });
+  const res = await app.api.post('/v2/emails', {
+    from: 'a@acme.test',
+    to: ['Blocked@example.org', 'expired@example.org'],
+    subject: 's',
+    text: 't',
+  });
   assert.equal(res.status, 200, res.text);
   assert.equal(res.body.status, 'suppressed');
   const rows = await emailRows(Object.values(res.body.ids));
   const byAddress = Object.fromEntries(rows.map((r) => [r.to.toLowerCase(), r.status]));
   assert.deepEqual(byAddress, { 'blocked@example.org': 'suppressed', 'expired@example.org': 'accepted' });
   assert.equal(await credits(), before - 1);
-  assert.deepEqual((await eventsFor(res.body.ids['Blocked@example.org'] ?? res.body.id)).map((e) => e.type), ['email.suppressed']);
+  assert.deepEqual(
+    (await eventsFor(res.body.ids['Blocked@example.org'] ?? res.body.id)).map((e) => e.type),
+    ['email.suppressed'],
+  );
   const jobs = await app.running.ctx.db.selectFrom('jobs').selectAll().where('type', '=', 'email.deliver').execute();
   assert.ok(!jobs.some((job) => JSON.parse(job.payload).email_id === res.body.id), 'no delivery for the suppressed copy');
 });
 
 test('scheduled_at: English and ISO forms schedule; past, Unix and unreadable values send now', async () => {
-  const res = await app.api.post('/v2/emails', { from: 'a@acme.test', to: 'x@example.org', subject: 's', text: 't', scheduled_at: 'tomorrow at 9am' });
+  const res = await app.api.post('/v2/emails', {
+    from: 'a@acme.test',
+    to: 'x@example.org',
+    subject: 's',
+    text: 't',
+    scheduled_at: 'tomorrow at 9am',
+  });
   assert.equal(res.status, 200);
   assert.equal(res.body.status, 'scheduled');
   const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
   assert.equal(res.body.scheduled_at, `${tomorrow}T09:00:00.000000Z`);
   const events = await eventsFor(res.body.id);
-  assert.deepEqual(events.map((e) => e.type), ['email.scheduled']);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['email.scheduled'],
+  );
   assert.equal(events[0].object.scheduled_at, res.body.scheduled_at);
-  const job = (await app.running.ctx.db.selectFrom('jobs').selectAll().where('type', '=', 'email.deliver').execute()).find((j) => JSON.parse(j.payload).email_id === res.body.id)!;
+  const job = (await app.running.ctx.db.selectFrom('jobs').selectAll().where('type', '=', 'email.deliver').execute()).find(
+    (j) => JSON.parse(j.payload).email_id === res.body.id,
+  )!;
   assert.equal(job.run_at, Date.parse(res.body.scheduled_at));
 
-  const iso = await app.api.post('/v2/emails', { from: 'a@acme.test', to: 'x@example.org', subject: 's', text: 't', scheduled_at: '2099-05-01T10:00:00+02:00' });
+  const iso = await app.api.post('/v2/emails', {
+    from: 'a@acme.test',
+    to: 'x@example.org',
+    subject: 's',
+    text: 't',
+    scheduled_at: '2099-05-01T10:00:00+02:00',
+  });
   assert.equal(iso.body.scheduled_at, '2099-05-01T08:00:00.000000Z');
   for (const value of ['2001-01-01T00:00:00Z', '1893456000', 'whenever you like']) {
-    const now = await app.api.post('/v2/emails', { from: 'a@acme.test', to: 'x@example.org', subject: 's', text: 't', scheduled_at: value });
+    const now = await app.api.post('/v2/emails', {
+      from: 'a@acme.test',
+      to: 'x@example.org',
+      subject: 's',
+      text: 't',
+      scheduled_at: value,
+    });
     assert.equal(now.status, 200);
     assert.equal(now.body.status, 'accepted', value);
     assert.equal(now.body.scheduled_at, null);
@@ -245,36 +339,66 @@ test('scheduled_at: English and ISO forms schedule; past, Unix and unreadable va
 
 test('attachments: content in base64 or hex, fetched by URL, and refused when the URL redirects', async () => {
   const res = await app.api.post('/v2/emails', {
-    from: 'a@acme.test', to: 'x@example.org', subject: 's', html: '<img src="cid:logo">',
+    from: 'a@acme.test',
+    to: 'x@example.org',
+    subject: 's',
+    html: '<img src="cid:logo">',
     attachments: [
       { filename: 'notes.txt', content: Buffer.from('hello').toString('base64'), content_type: 'text/plain' },
-      { filename: 'logo.png', content: Buffer.from('png!').toString('hex'), encoding: 'hex', content_type: 'image/png', content_id: 'logo' },
+      {
+        filename: 'logo.png',
+        content: Buffer.from('png!').toString('hex'),
+        encoding: 'hex',
+        content_type: 'image/png',
+        content_id: 'logo',
+      },
       { filename: 'report.pdf', url: `${filesUrl}/report.pdf` },
     ],
   });
   assert.equal(res.status, 200, res.text);
   const [row] = await emailRows([res.body.id]);
-  const content = await app.running.ctx.db.selectFrom('email_contents').selectAll().where('id', '=', row.content_id).executeTakeFirstOrThrow();
+  const content = await app.running.ctx.db
+    .selectFrom('email_contents')
+    .selectAll()
+    .where('id', '=', row.content_id)
+    .executeTakeFirstOrThrow();
   const stored = JSON.parse(content.message).attachments;
-  assert.deepEqual(stored.map((a: { filename: string; content_type: string; content_id: string | null }) => [a.filename, a.content_type, a.content_id]), [
-    ['notes.txt', 'text/plain', null], ['logo.png', 'image/png', 'logo'], ['report.pdf', 'application/pdf', null],
-  ]);
+  assert.deepEqual(
+    stored.map((a: { filename: string; content_type: string; content_id: string | null }) => [a.filename, a.content_type, a.content_id]),
+    [
+      ['notes.txt', 'text/plain', null],
+      ['logo.png', 'image/png', 'logo'],
+      ['report.pdf', 'application/pdf', null],
+    ],
+  );
   assert.equal(Buffer.from(stored[1].content, 'base64').toString(), 'png!');
   assert.equal(Buffer.from(stored[2].content, 'base64').toString(), '%PDF-1.4 fake pdf');
 
   const before = await credits();
-  const redirect = await app.api.post('/v2/emails', { from: 'a@acme.test', to: 'x@example.org', subject: 's', text: 't', attachments: [{ filename: 'moved.pdf', url: `${filesUrl}/moved.pdf` }] });
+  const redirect = await app.api.post('/v2/emails', {
+    from: 'a@acme.test',
+    to: 'x@example.org',
+    subject: 's',
+    text: 't',
+    attachments: [{ filename: 'moved.pdf', url: `${filesUrl}/moved.pdf` }],
+  });
   assert.equal(redirect.status, 400);
   assert.equal(redirect.body.error, 'Validation failed');
   assert.match(redirect.body.validation_errors[0], /redirects are not followed/);
   assert.equal(await credits(), before, 'nothing charged');
 
-  const bad = await app.api.post('/v2/emails', { from: 'a@acme.test', to: 'x@example.org', subject: 's', text: 't', attachments: [
-    { filename: 'run.exe', content: 'AAAA', content_type: 'application/octet-stream' },
-    { filename: 'both.txt', content: 'AAAA', url: `${filesUrl}/report.pdf`, content_type: 'text/plain' },
-    { filename: 'none.txt' },
-    { filename: 'notype.txt', content: 'AAAA' },
-  ] });
+  const bad = await app.api.post('/v2/emails', {
+    from: 'a@acme.test',
+    to: 'x@example.org',
+    subject: 's',
+    text: 't',
+    attachments: [
+      { filename: 'run.exe', content: 'AAAA', content_type: 'application/octet-stream' },
+      { filename: 'both.txt', content: 'AAAA', url: `${filesUrl}/report.pdf`, content_type: 'text/plain' },
+      { filename: 'none.txt' },
+      { filename: 'notype.txt', content: 'AAAA' },
+    ],
+  });
   assert.equal(bad.status, 400);
   assert.deepEqual(bad.body.validation_errors, [
     'attachments[0].filename "run.exe" does not have an allowed extension',
@@ -290,9 +414,18 @@ test('attachment URLs that resolve to private addresses are refused unless allow
     await strict.verifiedDomain('strict.test');
     strict.dns.set('files.strict.test', 'A', ['127.0.0.1']);
     const port = new URL(filesUrl).port;
-    const res = await strict.api.post('/v2/emails', { from: 'a@strict.test', to: 'x@example.org', subject: 's', text: 't', attachments: [{ filename: 'r.pdf', url: `http://files.strict.test:${port}/report.pdf` }] });
+    const res = await strict.api.post('/v2/emails', {
+      from: 'a@strict.test',
+      to: 'x@example.org',
+      subject: 's',
+      text: 't',
+      attachments: [{ filename: 'r.pdf', url: `http://files.strict.test:${port}/report.pdf` }],
+    });
     assert.equal(res.status, 400);
-    assert.match(res.body.validation_errors[0], /^attachments\[0\]\.url http:\/\/files\.strict\.test:\d+\/report\.pdf: .*127\.0\.0\.1.*not a public address/);
+    assert.match(
+      res.body.validation_errors[0],
+      /^attachments\[0\]\.url http:\/\/files\.strict\.test:\d+\/report\.pdf: .*127\.0\.0\.1.*not a public address/,
+    );
   } finally {
     await strict.close();
   }
@@ -302,44 +435,86 @@ test('a message over 40 MB (as encoded) gets 413 and nothing is stored', async (
   const before = await credits();
   // 31 MB of file is about 42 MB once base64-encoded in the message (and 41 MB of JSON).
   const big = Buffer.alloc(31 * 1024 * 1024, 7).toString('base64');
-  const res = await app.api.post('/v2/emails', { from: 'a@acme.test', to: 'x@example.org', subject: 's', text: 't', attachments: [{ filename: 'big.zip', content: big, content_type: 'application/zip' }] });
+  const res = await app.api.post('/v2/emails', {
+    from: 'a@acme.test',
+    to: 'x@example.org',
+    subject: 's',
+    text: 't',
+    attachments: [{ filename: 'big.zip', content: big, content_type: 'application/zip' }],
+  });
   assert.equal(res.status, 413);
   assert.equal(res.body.error, 'Message too large');
   assert.equal(typeof res.body.message, 'string');
   assert.equal(await credits(), before);
   const small = Buffer.alloc(20 * 1024 * 1024, 7).toString('base64');
-  const ok = await app.api.post('/v2/emails', { from: 'a@acme.test', to: 'x@example.org', subject: 's', text: 't', attachments: [{ filename: 'ok.zip', content: small, content_type: 'application/zip' }] });
+  const ok = await app.api.post('/v2/emails', {
+    from: 'a@acme.test',
+    to: 'x@example.org',
+    subject: 's',
+    text: 't',
+    attachments: [{ filename: 'ok.zip', content: small, content_type: 'application/zip' }],
+  });
   assert.equal(ok.status, 200);
 });
 
 test('variables render in subject, html (escaped) and text', async () => {
   const res = await app.api.post('/v2/emails', {
-    from: 'a@acme.test', to: 'x@example.org',
-    subject: 'Hi {{name|"there"}}', html: '<p>{{name}} {{#if vip}}VIP{{else}}regular{{/if}}</p>', text: 'Order {{order.id}}',
+    from: 'a@acme.test',
+    to: 'x@example.org',
+    subject: 'Hi {{name|"there"}}',
+    html: '<p>{{name}} {{#if vip}}VIP{{else}}regular{{/if}}</p>',
+    text: 'Order {{order.id}}',
     variables: { name: '<Jane & co>', vip: true, order: { id: 7 } },
   });
   assert.equal(res.status, 200, res.text);
   assert.equal(res.body.subject, 'Hi <Jane & co>');
   const [row] = await emailRows([res.body.id]);
-  const content = JSON.parse((await app.running.ctx.db.selectFrom('email_contents').select('message').where('id', '=', row.content_id).executeTakeFirstOrThrow()).message);
+  const content = JSON.parse(
+    (await app.running.ctx.db.selectFrom('email_contents').select('message').where('id', '=', row.content_id).executeTakeFirstOrThrow())
+      .message,
+  );
   assert.equal(content.html, '<p>&lt;Jane &amp; co&gt; VIP</p>');
   assert.equal(content.text, 'Order 7');
 
-  const broken = await app.api.post('/v2/emails', { from: 'a@acme.test', to: 'x@example.org', subject: 'Hi {{name', text: 't', variables: {} });
+  const broken = await app.api.post('/v2/emails', {
+    from: 'a@acme.test',
+    to: 'x@example.org',
+    subject: 'Hi {{name',
+    text: 't',
+    variables: {},
+  });
   assert.equal(broken.status, 400);
   assert.match(broken.body.validation_errors[0], /subject has invalid variable syntax at line 1, column \d+/);
 });
 
 test('tracking applies only with a verified tracking CNAME; it defaults to the domain', async () => {
   // acme.test has its tracking CNAME published and verified; its own default is off.
-  const on = await app.api.post('/v2/emails', { from: 'a@acme.test', to: 'x@example.org', subject: 's', html: '<a href="https://example.org">x</a>', tracking: true });
+  const on = await app.api.post('/v2/emails', {
+    from: 'a@acme.test',
+    to: 'x@example.org',
+    subject: 's',
+    html: '<a href="https://example.org">x</a>',
+    tracking: true,
+  });
   assert.equal(on.status, 200);
   assert.deepEqual(on.body.tracking, { loads: true, clicks: true });
-  const partial = await app.api.post('/v2/emails', { from: 'a@acme.test', to: 'x@example.org', subject: 's', text: 't', tracking: { clicks: true } });
+  const partial = await app.api.post('/v2/emails', {
+    from: 'a@acme.test',
+    to: 'x@example.org',
+    subject: 's',
+    text: 't',
+    tracking: { clicks: true },
+  });
   assert.deepEqual(partial.body.tracking, { loads: false, clicks: true });
 
   await app.verifiedDomain('notrack.test', app.api, ['tracking']);
-  const off = await app.api.post('/v2/emails', { from: 'a@notrack.test', to: 'x@example.org', subject: 's', html: '<a href="https://example.org">x</a>', tracking: true });
+  const off = await app.api.post('/v2/emails', {
+    from: 'a@notrack.test',
+    to: 'x@example.org',
+    subject: 's',
+    html: '<a href="https://example.org">x</a>',
+    tracking: true,
+  });
   assert.equal(off.status, 200);
   assert.deepEqual(off.body.tracking, { loads: false, clicks: false }, 'forced off without the CNAME');
   const bad = await app.api.post('/v2/emails', { from: 'a@acme.test', to: 'x@example.org', subject: 's', text: 't', tracking: 'yes' });
@@ -373,7 +548,10 @@ test('concurrent requests with one Idempotency-Key create exactly one email', as
   const body = { from: 'a@acme.test', to: 'concurrent@example.org', subject: 'race', text: 't' };
   const results = await Promise.all(Array.from({ length: 8 }, () => app.api.post('/v2/emails', body, { 'idempotency-key': 'race-key' })));
   const statuses = results.map((r) => r.status).sort();
-  assert.ok(statuses.every((s) => s === 200 || s === 409), statuses.join(','));
+  assert.ok(
+    statuses.every((s) => s === 200 || s === 409),
+    statuses.join(','),
+  );
   const ids = new Set(results.filter((r) => r.status === 200).map((r) => r.body.id));
   assert.equal(ids.size, 1, 'every success answers with the same email');
   for (const conflict of results.filter((r) => r.status === 409)) {
@@ -393,9 +571,22 @@ test('sending keys may send; other keys of the workspace too; a missing key gets
 });
 
 test('templates: an alias sends its published version, a tem_ id that exact version; request fields override', async () => {
-  const v1 = await app.api.post('/v2/templates', { name: 'Welcome', alias: 'welcome', from: 'Acme <hello@acme.test>', subject: 'Welcome {{name|"friend"}}', html: '<h1>Hi {{name}}</h1>', text: 'Hi {{name}}', reply_to: ['support@acme.test'] });
+  const v1 = await app.api.post('/v2/templates', {
+    name: 'Welcome',
+    alias: 'welcome',
+    from: 'Acme <hello@acme.test>',
+    subject: 'Welcome {{name|"friend"}}',
+    html: '<h1>Hi {{name}}</h1>',
+    text: 'Hi {{name}}',
+    reply_to: ['support@acme.test'],
+  });
   assert.equal(v1.status, 201, v1.text);
-  const v2 = await app.api.post('/v2/templates', { name: 'Welcome v2', alias: 'welcome', subject: 'Draft {{name}}', html: '<h1>Draft</h1>' });
+  const v2 = await app.api.post('/v2/templates', {
+    name: 'Welcome v2',
+    alias: 'welcome',
+    subject: 'Draft {{name}}',
+    html: '<h1>Draft</h1>',
+  });
   assert.equal(v2.status, 201, v2.text);
   assert.equal(v2.body.data.published_at, null, 'the second version is a draft');
 
@@ -404,16 +595,32 @@ test('templates: an alias sends its published version, a tem_ id that exact vers
   assert.equal(byAlias.body.subject, 'Welcome Ann <3');
   assert.equal(byAlias.body.from, 'Acme <hello@acme.test>', "the template's from is used when the request has none");
   const [row] = await emailRows([byAlias.body.id]);
-  const content = JSON.parse((await app.running.ctx.db.selectFrom('email_contents').select('message').where('id', '=', row.content_id).executeTakeFirstOrThrow()).message);
+  const content = JSON.parse(
+    (await app.running.ctx.db.selectFrom('email_contents').select('message').where('id', '=', row.content_id).executeTakeFirstOrThrow())
+      .message,
+  );
   assert.equal(content.html, '<h1>Hi Ann &lt;3</h1>');
   assert.equal(content.text, 'Hi Ann <3');
-  assert.deepEqual(content.reply_to.map((r: { address: string }) => r.address), ['support@acme.test']);
+  assert.deepEqual(
+    content.reply_to.map((r: { address: string }) => r.address),
+    ['support@acme.test'],
+  );
 
-  const byId = await app.api.post('/v2/emails', { template: v2.body.data.id, from: 'a@acme.test', to: 'x@example.org', variables: { name: 'Bo' } });
+  const byId = await app.api.post('/v2/emails', {
+    template: v2.body.data.id,
+    from: 'a@acme.test',
+    to: 'x@example.org',
+    variables: { name: 'Bo' },
+  });
   assert.equal(byId.status, 200, byId.text);
   assert.equal(byId.body.subject, 'Draft Bo', 'a tem_ id sends that exact version, published or not');
 
-  const overridden = await app.api.post('/v2/emails', { template: 'welcome', to: 'x@example.org', subject: 'Custom {{name}}', variables: { name: 'Cy' } });
+  const overridden = await app.api.post('/v2/emails', {
+    template: 'welcome',
+    to: 'x@example.org',
+    subject: 'Custom {{name}}',
+    variables: { name: 'Cy' },
+  });
   assert.equal(overridden.body.subject, 'Custom Cy');
 
   const missing = await app.api.post('/v2/emails', { template: 'no-such-template', from: 'a@acme.test', to: 'x@example.org' });

@@ -29,7 +29,14 @@ test('create without a definition: a draft with the starter definition, a token,
   assert.equal(definition.type, 'popup');
   const [form, success] = definition.steps;
   assert.deepEqual([form.kind, success.kind], ['form', 'success']);
-  assert.deepEqual(form.blocks.map((b: any) => [b.type, b.level ?? b.name ?? b.action]), [['text', 'heading'], ['email', 'email'], ['button', 'submit']]);
+  assert.deepEqual(
+    form.blocks.map((b: any) => [b.type, b.level ?? b.name ?? b.action]),
+    [
+      ['text', 'heading'],
+      ['email', 'email'],
+      ['button', 'submit'],
+    ],
+  );
   assert.equal(form.blocks[1].required, true);
   assert.equal(form.blocks[2].label, 'Subscribe');
 
@@ -69,8 +76,19 @@ test('retrieve: 404 {error:"Form not found"} for an unknown id and for another w
   const theirs = await other.api.post('/v2/forms', { name: 'Theirs' });
   const peek = await app.api.get(`/v2/forms/${theirs.body.id}`);
   assert.deepEqual([peek.status, peek.body], [404, { error: 'Form not found' }]);
-  for (const [method, path] of [['POST', ''], ['DELETE', ''], ['POST', '/publish'], ['POST', '/unpublish'], ['POST', '/rotate-token'], ['GET', '/submissions']]) {
-    const response = await app.api.request(method, `/v2/forms/${theirs.body.id}${path}`, method === 'POST' && path === '' ? { name: 'Mine now' } : undefined);
+  for (const [method, path] of [
+    ['POST', ''],
+    ['DELETE', ''],
+    ['POST', '/publish'],
+    ['POST', '/unpublish'],
+    ['POST', '/rotate-token'],
+    ['GET', '/submissions'],
+  ]) {
+    const response = await app.api.request(
+      method,
+      `/v2/forms/${theirs.body.id}${path}`,
+      method === 'POST' && path === '' ? { name: 'Mine now' } : undefined,
+    );
     assert.deepEqual([response.status, response.body], [404, { error: 'Form not found' }], `${method} ${path}`);
   }
   assert.equal((await other.api.get(`/v2/forms/${theirs.body.id}`)).body.name, 'Theirs');
@@ -122,7 +140,10 @@ test('update: an empty name is 400 {error:"Invalid name"}; type updates definiti
 });
 
 test('publish: 422 with a clear message without a form and a success step, or with words outside the vocabulary; then live with published_at', async () => {
-  const created = await app.api.post('/v2/forms', { name: 'Incomplete', definition: { version: 1, steps: [{ id: 'a', kind: 'form', blocks: [] }] } });
+  const created = await app.api.post('/v2/forms', {
+    name: 'Incomplete',
+    definition: { version: 1, steps: [{ id: 'a', kind: 'form', blocks: [] }] },
+  });
   const incomplete = await app.api.post(`/v2/forms/${created.body.id}/publish`);
   assert.deepEqual([incomplete.status, incomplete.body], [422, { error: MISSING_STEPS }]);
 
@@ -182,7 +203,10 @@ test('unpublish: back to draft, the public load and submit stop at once; publish
   assert.equal(relive.status, 200);
   const fresh = await visitor().get(`/v2/forms/${form.token}`);
   await app.api.post(`/v2/forms/${form.id}/unpublish`);
-  const refused = await visitor().post(`/v2/forms/${form.token}/submit`, { fields: { email: 'x@example.com' }, proof: await solveProof(fresh.body.challenge) });
+  const refused = await visitor().post(`/v2/forms/${form.token}/submit`, {
+    fields: { email: 'x@example.com' },
+    proof: await solveProof(fresh.body.challenge),
+  });
   assert.deepEqual([refused.status, refused.body], [404, { error: 'Form not found' }]);
   // Unpublishing a draft changes nothing.
   const twice = await app.api.post(`/v2/forms/${form.id}/unpublish`);
@@ -226,8 +250,21 @@ test('list: items without definition and settings, total_records, search, filter
   const all = await api.get('/v2/forms');
   assert.equal(all.status, 200);
   assert.equal(all.body.total_records, 4);
-  assert.deepEqual(all.body.data.map((f: any) => f.name), [...names].reverse()); // newest first
-  assert.deepEqual(Object.keys(all.body.data[0]).sort(), ['created_at', 'id', 'name', 'object', 'published_at', 'status', 'token', 'type', 'updated_at']);
+  assert.deepEqual(
+    all.body.data.map((f: any) => f.name),
+    [...names].reverse(),
+  ); // newest first
+  assert.deepEqual(Object.keys(all.body.data[0]).sort(), [
+    'created_at',
+    'id',
+    'name',
+    'object',
+    'published_at',
+    'status',
+    'token',
+    'type',
+    'updated_at',
+  ]);
   assert.deepEqual([all.body.next_page_url, all.body.previous_page_url], [null, null]);
 
   const names_ = async (query: string) => (await api.get(`/v2/forms?${query}`)).body.data.map((f: any) => f.name);
@@ -240,14 +277,24 @@ test('list: items without definition and settings, total_records, search, filter
   assert.deepEqual(await names_('order=status&direction=desc&limit=1'), ['Beta banner']);
   assert.deepEqual(await names_(`created_at.after=2000-01-01&order=created_at`), names);
   assert.deepEqual(await names_('created_at.before=2000-01-01'), []);
-  assert.deepEqual(await names_('type.exact=popup&name.exact=Beta banner&match=or&order=name'), ['Alpha popup', 'Beta banner', 'Gamma popup']);
+  assert.deepEqual(await names_('type.exact=popup&name.exact=Beta banner&match=or&order=name'), [
+    'Alpha popup',
+    'Beta banner',
+    'Gamma popup',
+  ]);
 
   const page = await api.get('/v2/forms?limit=3&order=name');
   assert.equal(page.body.total_records, 4);
-  assert.deepEqual(page.body.data.map((f: any) => f.name), ['Alpha popup', 'Beta banner', 'Delta embed']);
+  assert.deepEqual(
+    page.body.data.map((f: any) => f.name),
+    ['Alpha popup', 'Beta banner', 'Delta embed'],
+  );
   assert.equal(page.body.next_page_url, '/v2/forms?limit=3&order=name&page=2');
   const second = await api.get(page.body.next_page_url);
-  assert.deepEqual(second.body.data.map((f: any) => f.name), ['Gamma popup']);
+  assert.deepEqual(
+    second.body.data.map((f: any) => f.name),
+    ['Gamma popup'],
+  );
   assert.equal(second.body.next_page_url, null);
   assert.equal(second.body.previous_page_url, '/v2/forms?limit=3&order=name&page=1');
   const filtered = await api.get('/v2/forms?type.exact=popup&limit=1');
@@ -257,7 +304,7 @@ test('list: items without definition and settings, total_records, search, filter
   assert.deepEqual(await names_('order=token'), [...names].reverse());
 });
 
-test('submissions: a paged list of the form\'s fsub_ submissions with their fields, time and page; search and filters', async () => {
+test("submissions: a paged list of the form's fsub_ submissions with their fields, time and page; search and filters", async () => {
   const form = await createLiveForm(app.api, { name: 'Collecting' });
   for (const [i, email] of ['one@example.com', 'two@example.com', 'three@example.com'].entries()) {
     const sent = await submitForm(visitor(), form.token, { email }, { page_url: `https://shop.example/page-${i}` });
@@ -270,18 +317,22 @@ test('submissions: a paged list of the form\'s fsub_ submissions with their fiel
   const [latest] = list.body.data;
   assert.match(latest.id, /^fsub_[A-Za-z0-9]{27}$/);
   assert.match(latest.created_at, ISO);
-  assert.deepEqual({ ...latest, id: undefined, created_at: undefined }, {
-    object: 'form_submission',
-    id: undefined,
-    form_id: form.id,
-    fields: { email: 'three@example.com' },
-    page_url: 'https://shop.example/page-2',
-    experiment_id: null,
-    variant_id: null,
-    created_at: undefined,
-  });
+  assert.deepEqual(
+    { ...latest, id: undefined, created_at: undefined },
+    {
+      object: 'form_submission',
+      id: undefined,
+      form_id: form.id,
+      fields: { email: 'three@example.com' },
+      page_url: 'https://shop.example/page-2',
+      experiment_id: null,
+      variant_id: null,
+      created_at: undefined,
+    },
+  );
   assert.equal(list.body.next_page_url, `/v2/forms/${form.id}/submissions?limit=2&page=2`);
-  const emails = async (query: string) => (await app.api.get(`/v2/forms/${form.id}/submissions?${query}`)).body.data.map((s: any) => s.fields.email);
+  const emails = async (query: string) =>
+    (await app.api.get(`/v2/forms/${form.id}/submissions?${query}`)).body.data.map((s: any) => s.fields.email);
   assert.deepEqual(await emails('search=two@'), ['two@example.com']);
   assert.deepEqual(await emails('page_url.ends_with=page-0'), ['one@example.com']);
   assert.deepEqual(await emails('order=created_at'), ['one@example.com', 'two@example.com', 'three@example.com']);

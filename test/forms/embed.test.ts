@@ -39,7 +39,10 @@ interface Visit {
 }
 
 /** A fresh visitor (own storage and cache) on a page of a site that embeds `api`'s workspace script. */
-async function visit(api: ApiClient, options: { path?: string; content?: string; context?: BrowserContext; site?: SitePage } = {}): Promise<Visit> {
+async function visit(
+  api: ApiClient,
+  options: { path?: string; content?: string; context?: BrowserContext; site?: SitePage } = {},
+): Promise<Visit> {
   const site = options.site ?? (await siteFor(api, options.content));
   const context = options.context ?? (await browser.newContext({ viewport: { width: 1024, height: 700 } }));
   const page = await context.newPage();
@@ -82,7 +85,11 @@ function focused(page: Page): Promise<string | null> {
     const active = document.activeElement;
     const inner = active?.shadowRoot?.activeElement ?? null;
     if (!inner) return active && active !== document.body ? `page:${active.id}` : null;
-    return inner.getAttribute('name') ?? inner.getAttribute('aria-label') ?? (inner.tagName === 'BUTTON' ? inner.textContent!.trim() : inner.className);
+    return (
+      inner.getAttribute('name') ??
+      inner.getAttribute('aria-label') ??
+      (inner.tagName === 'BUTTON' ? inner.textContent!.trim() : inner.className)
+    );
   });
 }
 
@@ -120,7 +127,14 @@ test('the live popup appears after its delay; a visitor fills and submits it; th
 
   const dialog = page.getByRole('dialog', { name: 'Subscribe to our newsletter' });
   await dialog.waitFor();
-  const [loadedAt, shownAt] = await page.evaluate((token) => [(performance.getEntriesByType("resource") as PerformanceResourceTiming[]).find((e) => e.name.endsWith(`/v2/forms/${token}`))!.responseEnd, (window as any).shownAt], form.token);
+  const [loadedAt, shownAt] = await page.evaluate(
+    (token) => [
+      (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).find((e) => e.name.endsWith(`/v2/forms/${token}`))!
+        .responseEnd,
+      (window as any).shownAt,
+    ],
+    form.token,
+  );
   assert.ok(shownAt - loadedAt >= 1990, `shown ${Math.round(shownAt - loadedAt)} ms after its definition arrived, delay 2 s`);
   assert.equal(await dialog.getAttribute('aria-modal'), 'true');
 
@@ -163,7 +177,11 @@ test('a draft form never appears, inline or as a popup; published, it does', asy
 
 test('keyboard only: focus moves in and is trapped, errors are announced, Enter submits, Escape closes and focus returns', async () => {
   const { api } = await app.newWorkspace();
-  const form = await createLiveForm(api, { name: 'Keys', type: 'popup', definition: { ...starterDefinition('popup'), targeting: { delay_seconds: 1 } } });
+  const form = await createLiveForm(api, {
+    name: 'Keys',
+    type: 'popup',
+    definition: { ...starterDefinition('popup'), targeting: { delay_seconds: 1 } },
+  });
   const { page, errors, close } = await visit(api);
   await page.focus('#outside');
   await page.getByRole('dialog').waitFor();
@@ -243,15 +261,47 @@ test('every block type and the steps: next, submit, close and go_to_url; styles 
           { id: 'd', type: 'date', name: 'birthday', label: 'Birthday' },
           { id: 'r', type: 'radio', name: 'size', label: 'Shirt size', required: true, options: ['S', { label: 'Medium', value: 'M' }] },
           { id: 'c', type: 'checkbox', name: 'consent', label: 'I agree to receive emails', required: true },
-          { id: 'cg', type: 'checkbox', name: 'topics', label: 'Topics', options: [{ label: 'News', value: 'news' }, { label: 'Deals', value: 'deals' }] },
-          { id: 'dd', type: 'dropdown', name: 'country', label: 'Country', options: [{ label: 'France', value: 'FR' }, { label: 'Germany', value: 'DE' }] },
+          {
+            id: 'cg',
+            type: 'checkbox',
+            name: 'topics',
+            label: 'Topics',
+            options: [
+              { label: 'News', value: 'news' },
+              { label: 'Deals', value: 'deals' },
+            ],
+          },
+          {
+            id: 'dd',
+            type: 'dropdown',
+            name: 'country',
+            label: 'Country',
+            options: [
+              { label: 'France', value: 'FR' },
+              { label: 'Germany', value: 'DE' },
+            ],
+          },
           { id: 's', type: 'button', label: 'Join', action: 'submit' },
           { id: 'x', type: 'button', label: 'No thanks', action: 'close' },
         ],
       },
-      { id: 'done', kind: 'success', blocks: [{ id: 't', type: 'text', level: 'heading', content: 'Welcome aboard' }, { id: 'go', type: 'button', label: 'Visit the shop', action: 'go_to_url', url: 'https://shop.example/new' }] },
+      {
+        id: 'done',
+        kind: 'success',
+        blocks: [
+          { id: 't', type: 'text', level: 'heading', content: 'Welcome aboard' },
+          { id: 'go', type: 'button', label: 'Visit the shop', action: 'go_to_url', url: 'https://shop.example/new' },
+        ],
+      },
     ],
-    styles: { background_color: '#fffbeb', text_color: '#1c1917', button_color: 'rgb(21, 128, 61)', button_text_color: '#ffffff', border_radius: 4, width: 520 },
+    styles: {
+      background_color: '#fffbeb',
+      text_color: '#1c1917',
+      button_color: 'rgb(21, 128, 61)',
+      button_text_color: '#ffffff',
+      border_radius: 4,
+      width: 520,
+    },
   };
   const form = await createLiveForm(api, { name: 'Club', type: 'popup', definition });
   const { page, errors, close } = await visit(api, { site });
@@ -261,7 +311,10 @@ test('every block type and the steps: next, submit, close and go_to_url; styles 
   assert.equal(await page.getByRole('img', { name: 'Club logo' }).getAttribute('src'), image);
   const continueButton = page.getByRole('button', { name: 'Continue' });
   assert.equal(await continueButton.evaluate((b) => getComputedStyle(b).backgroundColor), 'rgb(21, 128, 61)');
-  assert.equal(await page.locator('.p').evaluate((p) => [getComputedStyle(p).backgroundColor, getComputedStyle(p).borderTopLeftRadius].join(' ')), 'rgb(255, 251, 235) 4px');
+  assert.equal(
+    await page.locator('.p').evaluate((p) => [getComputedStyle(p).backgroundColor, getComputedStyle(p).borderTopLeftRadius].join(' ')),
+    'rgb(255, 251, 235) 4px',
+  );
 
   // `next` checks its own step first.
   await continueButton.click();
@@ -284,7 +337,16 @@ test('every block type and the steps: next, submit, close and go_to_url; styles 
   assert.equal(await page.getByRole('link', { name: 'Visit the shop' }).getAttribute('href'), 'https://shop.example/new');
 
   const [submission] = (await api.get(`/v2/forms/${form.id}/submissions`)).body.data;
-  assert.deepEqual(submission.fields, { email: 'club@example.com', first_name: 'Ada', phone: '+33 1 23 45 67 89', birthday: '1990-05-17', size: 'M', consent: true, topics: ['deals'], country: 'DE' });
+  assert.deepEqual(submission.fields, {
+    email: 'club@example.com',
+    first_name: 'Ada',
+    phone: '+33 1 23 45 67 89',
+    birthday: '1990-05-17',
+    size: 'M',
+    consent: true,
+    topics: ['deals'],
+    country: 'DE',
+  });
   assert.deepEqual(errors, []);
   await close();
 
@@ -304,7 +366,10 @@ test('each form type renders, passes an axe-core scan (no serious or critical vi
     const form = await createLiveForm(api, { name: type, type });
     const content = type === 'embed' ? `<section aria-label="Newsletter"><div data-postlane-form="${form.token}"></div></section>` : '';
     const { page, errors, close } = await visit(api, { content });
-    const frame = type === 'banner' || type === 'embed' ? page.getByRole('region', { name: 'Subscribe to our newsletter' }) : page.getByRole('dialog', { name: 'Subscribe to our newsletter' });
+    const frame =
+      type === 'banner' || type === 'embed'
+        ? page.getByRole('region', { name: 'Subscribe to our newsletter' })
+        : page.getByRole('dialog', { name: 'Subscribe to our newsletter' });
     await frame.waitFor();
     await page.getByLabel('Email address').waitFor();
     assert.deepEqual(await axeViolations(page), [], `${type}: form`);
@@ -331,7 +396,11 @@ test('targeting: pages, scroll depth, exit intent, frequency, and never again af
   const { api } = await app.newWorkspace();
   const blogOnly = { ...starterDefinition('flyout'), targeting: { pages: { include: ['/blog/*'], exclude: ['/blog/private'] } } };
   await createLiveForm(api, { name: 'Blog', type: 'flyout', definition: blogOnly });
-  for (const [path, shown] of [['/', 0], ['/blog/private', 0], ['/blog/post', 1]] as const) {
+  for (const [path, shown] of [
+    ['/', 0],
+    ['/blog/private', 0],
+    ['/blog/post', 1],
+  ] as const) {
     const v = await visit(api, { path });
     if (shown) await v.page.getByRole('dialog').waitFor();
     await settled(v.page);
@@ -340,7 +409,11 @@ test('targeting: pages, scroll depth, exit intent, frequency, and never again af
   }
 
   const scroll = await app.newWorkspace();
-  await createLiveForm(scroll.api, { name: 'Scroll', type: 'flyout', definition: { ...starterDefinition('flyout'), targeting: { scroll_percent: 60 } } });
+  await createLiveForm(scroll.api, {
+    name: 'Scroll',
+    type: 'flyout',
+    definition: { ...starterDefinition('flyout'), targeting: { scroll_percent: 60 } },
+  });
   const scrolled = await visit(scroll.api);
   await settled(scrolled.page);
   assert.equal(await hosts(scrolled.page), 0, 'not before the scroll depth');
@@ -349,20 +422,30 @@ test('targeting: pages, scroll depth, exit intent, frequency, and never again af
   await scrolled.close();
 
   const exit = await app.newWorkspace();
-  await createLiveForm(exit.api, { name: 'Exit', type: 'popup', definition: { ...starterDefinition('popup'), targeting: { exit_intent: true } } });
+  await createLiveForm(exit.api, {
+    name: 'Exit',
+    type: 'popup',
+    definition: { ...starterDefinition('popup'), targeting: { exit_intent: true } },
+  });
   const leaving = await visit(exit.api);
   await settled(leaving.page);
   await leaving.page.mouse.move(500, 300);
   await leaving.page.mouse.move(500, 5);
   assert.equal(await hosts(leaving.page), 0, 'not while the pointer stays in the page');
   // The pointer leaves through the top edge (towards the tabs): the browser's mouseout.
-  await leaving.page.evaluate(() => document.documentElement.dispatchEvent(new MouseEvent('mouseout', { bubbles: true, clientX: 500, clientY: -1, relatedTarget: null })));
+  await leaving.page.evaluate(() =>
+    document.documentElement.dispatchEvent(new MouseEvent('mouseout', { bubbles: true, clientX: 500, clientY: -1, relatedTarget: null })),
+  );
   await leaving.page.getByRole('dialog').waitFor();
   await leaving.close();
 
   // Once per visitor: shown, closed, not shown on the next page.
   const once = await app.newWorkspace();
-  await createLiveForm(once.api, { name: 'Once', type: 'popup', definition: { ...starterDefinition('popup'), targeting: { frequency: { mode: 'once' } } } });
+  await createLiveForm(once.api, {
+    name: 'Once',
+    type: 'popup',
+    definition: { ...starterDefinition('popup'), targeting: { frequency: { mode: 'once' } } },
+  });
   const context = await browser.newContext();
   const onceSite = await siteFor(once.api);
   const firstVisit = await visit(once.api, { context, site: onceSite });
@@ -403,11 +486,22 @@ test('an experiment: the variant drawn by weight is what the visitor sees, and t
   const definition: any = structuredClone(starterDefinition('popup'));
   const bSteps = structuredClone(definition.steps);
   bSteps[0].blocks[0].content = 'Get 10% off your first order';
-  definition.experiments = [{ id: 'headline', variants: [{ id: 'a', weight: 0 }, { id: 'b', weight: 5, steps: bSteps, styles: { button_color: '#7c3aed' } }] }];
+  definition.experiments = [
+    {
+      id: 'headline',
+      variants: [
+        { id: 'a', weight: 0 },
+        { id: 'b', weight: 5, steps: bSteps, styles: { button_color: '#7c3aed' } },
+      ],
+    },
+  ];
   const form = await createLiveForm(api, { name: 'Experiment', definition });
   const { page, close } = await visit(api);
   await page.getByRole('dialog', { name: 'Get 10% off your first order' }).waitFor();
-  assert.equal(await page.getByRole('button', { name: 'Subscribe' }).evaluate((b) => getComputedStyle(b).backgroundColor), 'rgb(124, 58, 237)');
+  assert.equal(
+    await page.getByRole('button', { name: 'Subscribe' }).evaluate((b) => getComputedStyle(b).backgroundColor),
+    'rgb(124, 58, 237)',
+  );
   await page.getByLabel('Email address').fill('variant@example.com');
   await page.getByRole('button', { name: 'Subscribe' }).click();
   await page.getByRole('heading', { name: 'Thanks for subscribing!' }).waitFor();
@@ -432,17 +526,27 @@ test('an embed form fills its placeholder; a bot posting from the page without t
   await settled(page);
   assert.equal(await hosts(page), 1, 'only the embed form');
 
-  const refused = await page.evaluate(async ({ url }) => {
-    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ fields: { email: 'bot@example.com' } }) });
-    return [response.status, (await response.json()).error];
-  }, { url: `${app.url}/v2/forms/${inline.token}/submit` });
+  const refused = await page.evaluate(
+    async ({ url }) => {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ fields: { email: 'bot@example.com' } }),
+      });
+      return [response.status, (await response.json()).error];
+    },
+    { url: `${app.url}/v2/forms/${inline.token}/submit` },
+  );
   assert.deepEqual(refused, [403, 'Proof of work required']);
 
   await region.getByLabel('Email address').fill('inline@example.com');
   await region.getByRole('button', { name: 'Subscribe' }).click();
   await page.getByRole('heading', { name: 'Thanks for subscribing!' }).waitFor();
   const listed = (await api.get(`/v2/forms/${inline.id}/submissions`)).body.data;
-  assert.deepEqual(listed.map((s: any) => s.fields.email), ['inline@example.com']);
+  assert.deepEqual(
+    listed.map((s: any) => s.fields.email),
+    ['inline@example.com'],
+  );
   assert.deepEqual(errors, []);
   await close();
 });

@@ -24,7 +24,12 @@ export async function solveProof(challenge: { parameters: Record<string, unknown
 }
 
 /** Loads the live form (no key) and submits `fields` with a solved proof. */
-export async function submitForm(publicApi: ApiClient, token: string, fields: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+export async function submitForm(
+  publicApi: ApiClient,
+  token: string,
+  fields: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+) {
   const loaded = await publicApi.get(`/v2/forms/${token}`);
   assert.equal(loaded.status, 200, loaded.text);
   return publicApi.post(`/v2/forms/${token}/submit`, { fields, proof: await solveProof(loaded.body.challenge), ...extra });

@@ -20,7 +20,7 @@ after(() => app.close());
 const visitor = () => app.as(null);
 const submissionsOf = async (formId: string) => (await app.api.get(`/v2/forms/${formId}/submissions?limit=100`)).body.data;
 
-test('the public load: a live form\'s definition with a proof-of-work challenge, for any origin; 404 for drafts and unknown tokens', async () => {
+test("the public load: a live form's definition with a proof-of-work challenge, for any origin; 404 for drafts and unknown tokens", async () => {
   const form = await createLiveForm(app.api, { name: 'Public', type: 'flyout', settings: { secret_note: 'not for visitors' } });
   const loaded = await visitor().get(`/v2/forms/${form.token}`, { origin: 'https://shop.example' });
   assert.equal(loaded.status, 200, loaded.text);
@@ -64,10 +64,18 @@ test('submit: stored with the form (fsub_), answered with the success step, crea
   const referred = await submitForm(visitor(), form.token, { email: 'ref@example.com' });
   assert.equal(referred.status, 201);
   const loaded = await visitor().get(`/v2/forms/${form.token}`);
-  const withReferer = await visitor().post(`/v2/forms/${form.token}/submit`, { fields: { email: 'r2@example.com' }, proof: await solveProof(loaded.body.challenge) }, { referer: 'https://shop.example/landing' });
+  const withReferer = await visitor().post(
+    `/v2/forms/${form.token}/submit`,
+    { fields: { email: 'r2@example.com' }, proof: await solveProof(loaded.body.challenge) },
+    { referer: 'https://shop.example/landing' },
+  );
   assert.equal(withReferer.status, 201);
   const pages = (await submissionsOf(form.id)).map((s: any) => [s.fields.email, s.page_url]);
-  assert.deepEqual(pages, [['r2@example.com', 'https://shop.example/landing'], ['ref@example.com', null], ['reader@example.com', 'https://shop.example/blog/1']]);
+  assert.deepEqual(pages, [
+    ['r2@example.com', 'https://shop.example/landing'],
+    ['ref@example.com', null],
+    ['reader@example.com', 'https://shop.example/blog/1'],
+  ]);
 });
 
 test('submit checks the fields against the definition: required inputs, email syntax, option values; each refused field named', async () => {
@@ -95,7 +103,10 @@ test('submit checks the fields against the definition: required inputs, email sy
   const form = await createLiveForm(app.api, { name: 'Fields', type: 'embed', definition });
   const loaded = await visitor().get(`/v2/forms/${form.token}`);
   const proof = await solveProof(loaded.body.challenge);
-  const refused = await visitor().post(`/v2/forms/${form.token}/submit`, { fields: { email: 'nope', size: 'XL', country: 'US', consent: false, topics: ['news', 'spam'], birthday: '2025-13-01', phone: 'abc' }, proof });
+  const refused = await visitor().post(`/v2/forms/${form.token}/submit`, {
+    fields: { email: 'nope', size: 'XL', country: 'US', consent: false, topics: ['news', 'spam'], birthday: '2025-13-01', phone: 'abc' },
+    proof,
+  });
   assert.equal(refused.status, 400);
   assert.deepEqual(refused.body, {
     message: 'Validation failed',
@@ -115,11 +126,30 @@ test('submit checks the fields against the definition: required inputs, email sy
 
   // The same proof is still good: refused fields use it up no more than they store anything.
   const accepted = await visitor().post(`/v2/forms/${form.token}/submit`, {
-    fields: { email: 'ok@example.com', first_name: 'Ada', size: 'M', country: 'FR', consent: true, topics: ['deals'], birthday: '1990-05-17', phone: '+44 20 7946 0958', unknown: 'dropped' },
+    fields: {
+      email: 'ok@example.com',
+      first_name: 'Ada',
+      size: 'M',
+      country: 'FR',
+      consent: true,
+      topics: ['deals'],
+      birthday: '1990-05-17',
+      phone: '+44 20 7946 0958',
+      unknown: 'dropped',
+    },
     proof,
   });
   assert.equal(accepted.status, 201, accepted.text);
-  assert.deepEqual((await submissionsOf(form.id))[0].fields, { email: 'ok@example.com', first_name: 'Ada', size: 'M', country: 'FR', consent: true, topics: ['deals'], birthday: '1990-05-17', phone: '+44 20 7946 0958' });
+  assert.deepEqual((await submissionsOf(form.id))[0].fields, {
+    email: 'ok@example.com',
+    first_name: 'Ada',
+    size: 'M',
+    country: 'FR',
+    consent: true,
+    topics: ['deals'],
+    birthday: '1990-05-17',
+    phone: '+44 20 7946 0958',
+  });
 
   for (const body of [{}, { fields: 'email=x' }, { fields: {}, proof: { challenge: {}, solution: {} } }]) {
     const bad = await visitor().post(`/v2/forms/${form.token}/submit`, body);
@@ -131,7 +161,8 @@ test('submit checks the fields against the definition: required inputs, email sy
 test('abuse: a bot posting without solving the challenge is refused; forged, foreign, expired and reused proofs too', async () => {
   const form = await createLiveForm(app.api, { name: 'Guarded' });
   const other = await createLiveForm(app.api, { name: 'Other' });
-  const post = (proof: unknown) => visitor().post(`/v2/forms/${form.token}/submit`, { fields: { email: 'bot@example.com' }, ...(proof ? { proof } : {}) });
+  const post = (proof: unknown) =>
+    visitor().post(`/v2/forms/${form.token}/submit`, { fields: { email: 'bot@example.com' }, ...(proof ? { proof } : {}) });
 
   const none = await post(undefined);
   assert.deepEqual([none.status, none.body.error], [403, 'Proof of work required']);
@@ -174,7 +205,7 @@ test('abuse: a filled honeypot is answered like a success and stores nothing', a
   assert.equal((await submissionsOf(form.id)).length, 1);
 });
 
-test('CORS: the submit\'s preflight allows any site', async () => {
+test("CORS: the submit's preflight allows any site", async () => {
   const form = await createLiveForm(app.api, { name: 'Cors' });
   const preflight = await fetch(`${app.url}/v2/forms/${form.token}/submit`, {
     method: 'OPTIONS',
@@ -190,25 +221,55 @@ test('experiments: the variant a submission came from is recorded, and its own s
   const definition = structuredClone(starterDefinition('popup')) as any;
   const variantSteps = structuredClone(definition.steps);
   variantSteps[0].blocks.splice(2, 0, { id: 'name', type: 'text_input', name: 'first_name', label: 'First name', required: true });
-  definition.experiments = [{ id: 'ask-name', variants: [{ id: 'control', weight: 1 }, { id: 'with-name', weight: 1, steps: variantSteps }] }];
+  definition.experiments = [
+    {
+      id: 'ask-name',
+      variants: [
+        { id: 'control', weight: 1 },
+        { id: 'with-name', weight: 1, steps: variantSteps },
+      ],
+    },
+  ];
   const form = await createLiveForm(app.api, { name: 'Experiment', definition });
 
   const control = await submitForm(visitor(), form.token, { email: 'a@example.com' }, { experiment_id: 'ask-name', variant_id: 'control' });
   assert.equal(control.status, 201);
-  const needsName = await submitForm(visitor(), form.token, { email: 'b@example.com' }, { experiment_id: 'ask-name', variant_id: 'with-name' });
+  const needsName = await submitForm(
+    visitor(),
+    form.token,
+    { email: 'b@example.com' },
+    { experiment_id: 'ask-name', variant_id: 'with-name' },
+  );
   assert.deepEqual([needsName.status, needsName.body.errors], [400, { first_name: ['This field is required'] }]);
-  const named = await submitForm(visitor(), form.token, { email: 'b@example.com', first_name: 'Bea' }, { experiment_id: 'ask-name', variant_id: 'with-name' });
+  const named = await submitForm(
+    visitor(),
+    form.token,
+    { email: 'b@example.com', first_name: 'Bea' },
+    { experiment_id: 'ask-name', variant_id: 'with-name' },
+  );
   assert.equal(named.status, 201);
   const unknown = await submitForm(visitor(), form.token, { email: 'c@example.com' }, { experiment_id: 'ask-name', variant_id: 'nope' });
   assert.equal(unknown.status, 201);
   const recorded = (await submissionsOf(form.id)).map((s: any) => [s.fields.email, s.experiment_id, s.variant_id]);
-  assert.deepEqual(recorded, [['c@example.com', null, null], ['b@example.com', 'ask-name', 'with-name'], ['a@example.com', 'ask-name', 'control']]);
+  assert.deepEqual(recorded, [
+    ['c@example.com', null, null],
+    ['b@example.com', 'ask-name', 'with-name'],
+    ['a@example.com', 'ask-name', 'control'],
+  ]);
   const filtered = await app.api.get(`/v2/forms/${form.id}/submissions?variant_id.exact=with-name`);
-  assert.deepEqual(filtered.body.data.map((s: any) => s.fields.first_name), ['Bea']);
+  assert.deepEqual(
+    filtered.body.data.map((s: any) => s.fields.first_name),
+    ['Bea'],
+  );
 });
 
 /** A request from another loopback address (the limits are per IP), checked against the contract. */
-function fromAddress(localAddress: string, method: string, path: string, body?: unknown): Promise<{ status: number; headers: Record<string, unknown>; body: any }> {
+function fromAddress(
+  localAddress: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; headers: Record<string, unknown>; body: any }> {
   return new Promise((resolve, reject) => {
     const url = new URL(path, app.url);
     const payload = body === undefined ? undefined : JSON.stringify(body);
@@ -232,7 +293,8 @@ function fromAddress(localAddress: string, method: string, path: string, body?: 
 
 test('limits per IP: 60 public loads and 30 submits a minute, then 429 with retry-after; other addresses are not held back', async () => {
   const form = await createLiveForm(app.api, { name: 'Limited' });
-  for (let i = 0; i < 60; i++) assert.equal((await fromAddress('127.0.0.2', 'GET', `/v2/forms/${form.token}`)).status, 200, `load ${i + 1}`);
+  for (let i = 0; i < 60; i++)
+    assert.equal((await fromAddress('127.0.0.2', 'GET', `/v2/forms/${form.token}`)).status, 200, `load ${i + 1}`);
   const refused = await fromAddress('127.0.0.2', 'GET', `/v2/forms/${form.token}`);
   assert.equal(refused.status, 429);
   assert.equal(refused.body.error, 'Rate limit exceeded');
@@ -244,12 +306,19 @@ test('limits per IP: 60 public loads and 30 submits a minute, then 429 with retr
   const elsewhere = await fromAddress('127.0.0.3', 'GET', `/v2/forms/${form.token}`);
   assert.equal(elsewhere.status, 200);
 
-  for (let i = 0; i < 30; i++) assert.equal((await fromAddress('127.0.0.4', 'POST', `/v2/forms/${form.token}/submit`, { fields: {} })).status, 403, `submit ${i + 1}`);
-  const tooMany = await fromAddress('127.0.0.4', 'POST', `/v2/forms/${form.token}/submit`, { fields: { email: 'late@example.com' }, proof: await solveProof(elsewhere.body.challenge) });
+  for (let i = 0; i < 30; i++)
+    assert.equal((await fromAddress('127.0.0.4', 'POST', `/v2/forms/${form.token}/submit`, { fields: {} })).status, 403, `submit ${i + 1}`);
+  const tooMany = await fromAddress('127.0.0.4', 'POST', `/v2/forms/${form.token}/submit`, {
+    fields: { email: 'late@example.com' },
+    proof: await solveProof(elsewhere.body.challenge),
+  });
   assert.equal(tooMany.status, 429);
   assert.equal(tooMany.body.limit, 30);
   assert.deepEqual(await submissionsOf(form.id), [], 'a refused submit stores nothing');
-  const stillOpen = await fromAddress('127.0.0.3', 'POST', `/v2/forms/${form.token}/submit`, { fields: { email: 'other@example.com' }, proof: await solveProof(elsewhere.body.challenge) });
+  const stillOpen = await fromAddress('127.0.0.3', 'POST', `/v2/forms/${form.token}/submit`, {
+    fields: { email: 'other@example.com' },
+    proof: await solveProof(elsewhere.body.challenge),
+  });
   assert.equal(stillOpen.status, 201);
 });
 
@@ -278,7 +347,9 @@ test('the embed script: one per workspace, under 10 kB gzipped, naming only live
       const chunks: Buffer[] = [];
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => resolve(Buffer.concat(chunks)));
-    }).on('error', reject).end();
+    })
+      .on('error', reject)
+      .end();
   });
   assert.ok(gzipped.length < 10 * 1024, `${gzipped.length} bytes gzipped`);
   assert.equal(gunzipSync(gzipped).toString(), code);

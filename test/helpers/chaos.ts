@@ -162,7 +162,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
             }
             // 409: the key is held by a request that died with its process, until its lease ends.
             if (res.status === 409) stats.conflicts++;
-            else if (![429, 503].includes(res.status) && !(options.restartDatabase && res.status === 500)) throw new Error(`${key}: ${res.status} ${JSON.stringify(body)}`);
+            else if (![429, 503].includes(res.status) && !(options.restartDatabase && res.status === 500))
+              throw new Error(`${key}: ${res.status} ${JSON.stringify(body)}`);
           } catch (error) {
             if (error instanceof Error && error.message.startsWith(key)) throw error;
             assertServerAlive();
@@ -189,7 +190,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           }
           const sent = await submit(
             { port: smtpPort, key: app.key },
-            { from: 'hello@acme.test', to: `s${c}-n${i}@example.org`, subject: `Chaos ${key}`, text: 'Hello', messageId: `<${key}@client.test>` },
+            {
+              from: 'hello@acme.test',
+              to: `s${c}-n${i}@example.org`,
+              subject: `Chaos ${key}`,
+              text: 'Hello',
+              messageId: `<${key}@client.test>`,
+            },
           );
           if (sent.ok && sent.id) {
             results.push({ key, id: sent.id });
@@ -247,13 +254,25 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     mta.release(); // from now on the MTA answers
 
     const db = app.running.ctx.db;
-    const rows = await db.selectFrom('emails').select(['id', 'message_id']).where('workspace_id', '=', app.workspace.id).where('source', '<>', 'campaign').execute();
+    const rows = await db
+      .selectFrom('emails')
+      .select(['id', 'message_id'])
+      .where('workspace_id', '=', app.workspace.id)
+      .where('source', '<>', 'campaign')
+      .execute();
     const stored = new Set(rows.map((r) => r.id));
-    const stuck = await db.selectFrom('idempotency_keys').select('key').where('workspace_id', '=', app.workspace.id).where('state', '=', 'pending').execute();
+    const stuck = await db
+      .selectFrom('idempotency_keys')
+      .select('key')
+      .where('workspace_id', '=', app.workspace.id)
+      .where('state', '=', 'pending')
+      .execute();
     const notDelivered = async () =>
-      (await db.selectFrom('emails').select('id').where('workspace_id', '=', app.workspace.id).where('status', '<>', 'delivered').execute()).length;
+      (await db.selectFrom('emails').select('id').where('workspace_id', '=', app.workspace.id).where('status', '<>', 'delivered').execute())
+        .length;
     // Deliveries a killed worker held resume when their lease ends.
-    const campaignSent = async () => !campaignId || (await db.selectFrom('campaigns').select('status').where('id', '=', campaignId).executeTakeFirst())?.status === 'sent';
+    const campaignSent = async () =>
+      !campaignId || (await db.selectFrom('campaigns').select('status').where('id', '=', campaignId).executeTakeFirst())?.status === 'sent';
     await eventually(async () => (await campaignSent()) && (await notDelivered()) === 0, DELIVER_LEASE_MS + 60_000, 200).catch(() => null);
     const deliveredWithinMs = Date.now() - restartedAt;
     const backlog = await db
@@ -265,7 +284,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const backlogDeliveredMs = backlog?.last ? Math.max(0, Date.parse(String(backlog.last)) - lastStartAt) : 0;
     mark('all delivered');
     const campaignEmails = async () =>
-      Number((await db.selectFrom('emails').select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', app.workspace.id).where('source', '=', 'campaign').executeTakeFirst())?.n ?? 0);
+      Number(
+        (
+          await db
+            .selectFrom('emails')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('workspace_id', '=', app.workspace.id)
+            .where('source', '=', 'campaign')
+            .executeTakeFirst()
+        )?.n ?? 0,
+      );
 
     const seen = new Map<string, number>();
     const messageIds = new Map<string, number>();
@@ -275,7 +303,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       messageIds.set(messageId, (messageIds.get(messageId) ?? 0) + 1);
     }
     if (process.env.CHAOS_DEBUG) {
-      console.error('seen twice:', [...seen].filter(([, n]) => n > 1).map(([key]) => key));
+      console.error(
+        'seen twice:',
+        [...seen].filter(([, n]) => n > 1).map(([key]) => key),
+      );
       console.error(`output of the killed servers:\n${outputs.join('\n----\n').slice(-20000)}`);
     }
     return {

@@ -50,7 +50,14 @@ function pointer(...parts: string[]): string {
 
 /** Asserts that `status` and `body` are what /openapi.json documents for `method path`.
  *  Requests to paths the document does not describe (unknown routes, hidden pages) pass. */
-export async function checkAgainstContract(baseUrl: string, method: string, url: string, status: number, contentType: string | null, body: unknown): Promise<void> {
+export async function checkAgainstContract(
+  baseUrl: string,
+  method: string,
+  url: string,
+  status: number,
+  contentType: string | null,
+  body: unknown,
+): Promise<void> {
   let contract = contracts.get(baseUrl);
   if (!contract) {
     contract = loadContract(baseUrl);
@@ -61,9 +68,17 @@ export async function checkAgainstContract(baseUrl: string, method: string, url:
   const path = new URL(url, 'http://x').pathname.replace(/\/+$/, '') || '/';
   const operation = loaded.operations.find((op) => op.method === method && op.pattern.test(path));
   if (!operation) return;
-  const key = String(status) in operation.responses ? String(status) : `${String(status)[0]}XX` in operation.responses ? `${String(status)[0]}XX` : 'default';
+  const key =
+    String(status) in operation.responses
+      ? String(status)
+      : `${String(status)[0]}XX` in operation.responses
+        ? `${String(status)[0]}XX`
+        : 'default';
   const documented = operation.responses[key];
-  assert.ok(documented, `${method} ${operation.path} answered ${status}, which /openapi.json does not document (documented: ${Object.keys(operation.responses).join(', ')})`);
+  assert.ok(
+    documented,
+    `${method} ${operation.path} answered ${status}, which /openapi.json does not document (documented: ${Object.keys(operation.responses).join(', ')})`,
+  );
   const media = Object.keys(documented.content ?? {});
   if (media.length === 0 || !contentType?.includes('json')) return;
   const type = media.includes('application/json') ? 'application/json' : media[0];
@@ -74,7 +89,12 @@ export async function checkAgainstContract(baseUrl: string, method: string, url:
     loaded.validators.set(ref, validate);
   }
   if (!validate(body)) {
-    const problems = (validate.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || '(body)'} ${e.message}`).join('; ');
-    assert.fail(`${method} ${operation.path} ${status}: the body does not match its documented schema: ${problems}\nbody: ${JSON.stringify(body).slice(0, 500)}`);
+    const problems = (validate.errors ?? [])
+      .slice(0, 5)
+      .map((e) => `${e.instancePath || '(body)'} ${e.message}`)
+      .join('; ');
+    assert.fail(
+      `${method} ${operation.path} ${status}: the body does not match its documented schema: ${problems}\nbody: ${JSON.stringify(body).slice(0, 500)}`,
+    );
   }
 }

@@ -25,7 +25,11 @@ export interface FuzzRequest {
 /** The operations of an OpenAPI document. */
 export function operationsOf(document: { paths: Record<string, Record<string, unknown>> }): FuzzOperation[] {
   return Object.entries(document.paths).flatMap(([path, methods]) =>
-    Object.keys(methods).map((method) => ({ method: method.toUpperCase(), path, hasBody: method === 'post' || method === 'patch' || method === 'put' })),
+    Object.keys(methods).map((method) => ({
+      method: method.toUpperCase(),
+      path,
+      hasBody: method === 'post' || method === 'patch' || method === 'put',
+    })),
   );
 }
 
@@ -62,8 +66,46 @@ function deeplyNested(depth: number): string {
 
 export const hostileBody: fc.Arbitrary<string> = fc.oneof(
   // Objects with the right shape's keys guessed and wrong values, or prototype keys.
-  fc.dictionary(fc.constantFrom('to', 'from', 'subject', 'html', 'text', 'name', 'email', 'url', 'events', 'type', 'scope', 'scheduled_at', 'keep_until', 'filter', 'source', 'alias', 'tracking_key', ...PROTO_KEYS), hostileValue, { maxKeys: 6 }).map((o) => JSON.stringify(o)),
-  fc.constantFrom('{"__proto__":{"polluted":true}}', '{"constructor":{"prototype":{"polluted":true}}}', '{', '{"a":', 'nul', '\u0000', '[1,2', '"just a string"', '42', 'null', '[]', ''),
+  fc
+    .dictionary(
+      fc.constantFrom(
+        'to',
+        'from',
+        'subject',
+        'html',
+        'text',
+        'name',
+        'email',
+        'url',
+        'events',
+        'type',
+        'scope',
+        'scheduled_at',
+        'keep_until',
+        'filter',
+        'source',
+        'alias',
+        'tracking_key',
+        ...PROTO_KEYS,
+      ),
+      hostileValue,
+      { maxKeys: 6 },
+    )
+    .map((o) => JSON.stringify(o)),
+  fc.constantFrom(
+    '{"__proto__":{"polluted":true}}',
+    '{"constructor":{"prototype":{"polluted":true}}}',
+    '{',
+    '{"a":',
+    'nul',
+    '\u0000',
+    '[1,2',
+    '"just a string"',
+    '42',
+    'null',
+    '[]',
+    '',
+  ),
   fc.integer({ min: 1_000, max: 20_000 }).map(deeplyNested),
   // Written out rather than JSON.stringify'd: the same text, without scanning a megabyte per request.
   fc.integer({ min: 100_000, max: 600_000 }).map((n) => `{"name":"${'x'.repeat(n)}","to":"${'a'.repeat(n)}"}`),
@@ -80,8 +122,27 @@ export function encode(text: string): string {
 }
 
 const queryKey = fc.oneof(
-  fc.constantFrom('page', 'limit', 'per_page', 'order', 'direction', 'sort', 'search', 'q', 'match', 'type', 'include_data', 'date_from', 'date_to'),
-  fc.tuple(fc.constantFrom(...PROTO_KEYS, 'name', 'email', 'status', 'created_at', ...SQLISH), fc.constantFrom('exact', 'contains', 'between', 'in', 'not_in', 'is_empty', ...SQLISH)).map(([k, c]) => `${k}.${c}`),
+  fc.constantFrom(
+    'page',
+    'limit',
+    'per_page',
+    'order',
+    'direction',
+    'sort',
+    'search',
+    'q',
+    'match',
+    'type',
+    'include_data',
+    'date_from',
+    'date_to',
+  ),
+  fc
+    .tuple(
+      fc.constantFrom(...PROTO_KEYS, 'name', 'email', 'status', 'created_at', ...SQLISH),
+      fc.constantFrom('exact', 'contains', 'between', 'in', 'not_in', 'is_empty', ...SQLISH),
+    )
+    .map(([k, c]) => `${k}.${c}`),
   fc.constantFrom('filter[type]', 'filter[name]', 'filter[__proto__]', 'filter[', ']'),
 );
 
@@ -90,20 +151,25 @@ export const hostileQuery = fc
   .map((pairs) => (pairs.length ? `?${pairs.map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&')}` : ''));
 
 /** Path parameters: hostile text, encoded as a client would (or not quite). */
-export const pathParameter = fc.oneof(hostileText.map((t) => encode(t) || '%20'), fc.constantFrom('%2e%2e', '..%252f', '%25', 'a%00b'));
+export const pathParameter = fc.oneof(
+  hostileText.map((t) => encode(t) || '%20'),
+  fc.constantFrom('%2e%2e', '..%252f', '%25', 'a%00b'),
+);
 
 /** One hostile request for `operation`. */
 export function requestFor(operation: FuzzOperation): fc.Arbitrary<FuzzRequest> {
   const names = operation.path.match(/\{[^}]+\}/g) ?? [];
-  return fc.record({
-    params: fc.array(pathParameter, { minLength: names.length, maxLength: names.length }),
-    query: hostileQuery,
-    body: operation.hasBody ? fc.option(hostileBody, { nil: undefined }) : fc.constant(undefined),
-  }).map(({ params, query: search, body }) => {
-    let i = 0;
-    const url = operation.path.replace(/\{[^}]+\}/g, () => params[i++]) + search;
-    return { operation: operation.path, method: operation.method, url, ...(body !== undefined ? { body } : {}) };
-  });
+  return fc
+    .record({
+      params: fc.array(pathParameter, { minLength: names.length, maxLength: names.length }),
+      query: hostileQuery,
+      body: operation.hasBody ? fc.option(hostileBody, { nil: undefined }) : fc.constant(undefined),
+    })
+    .map(({ params, query: search, body }) => {
+      let i = 0;
+      const url = operation.path.replace(/\{[^}]+\}/g, () => params[i++]) + search;
+      return { operation: operation.path, method: operation.method, url, ...(body !== undefined ? { body } : {}) };
+    });
 }
 
 /** `count` hostile requests for each operation, reproducible from `seed`. */
@@ -112,7 +178,8 @@ export function hostileRequests(operations: FuzzOperation[], count: number, seed
 }
 
 /** What a 4xx body must never contain: a stack trace, SQL or a driver's words. */
-export const LEAK = /(\n\s+at |node_modules|\.ts:\d+|SQLITE_|sqlite3|syntax error at|relation "|violates|select .* from|insert into|Kysely|TypeError|ReferenceError)/i;
+export const LEAK =
+  /(\n\s+at |node_modules|\.ts:\d+|SQLITE_|sqlite3|syntax error at|relation "|violates|select .* from|insert into|Kysely|TypeError|ReferenceError)/i;
 
 export type FuzzOutcome =
   | { kind: 'answer'; status: number; contentType: string | null; text: string }
@@ -124,22 +191,46 @@ export type FuzzOutcome =
 /** Sends `request` through node:http with its request line exactly as generated: fetch's URL
  *  parser would turn path tricks such as %2e%2e or .. into plain dot segments before sending.
  *  `agent` (keep-alive, one socket) makes a worker's requests share one connection. */
-export function sendAsIs(port: number, agent: http.Agent, headers: Record<string, string>, request: FuzzRequest, timeoutMs: number): Promise<FuzzOutcome> {
+export function sendAsIs(
+  port: number,
+  agent: http.Agent,
+  headers: Record<string, string>,
+  request: FuzzRequest,
+  timeoutMs: number,
+): Promise<FuzzOutcome> {
   return new Promise((resolve) => {
     let outgoing: http.ClientRequest;
     try {
       const length = request.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(request.body)) };
-      outgoing = http.request({ host: '127.0.0.1', port, method: request.method, path: request.url, agent, headers: { ...headers, ...length } });
+      outgoing = http.request({
+        host: '127.0.0.1',
+        port,
+        method: request.method,
+        path: request.url,
+        agent,
+        headers: { ...headers, ...length },
+      });
     } catch (error) {
       return resolve({ kind: 'not sent', cause: (error as NodeJS.ErrnoException).code ?? (error as Error).message });
     }
-    outgoing.setTimeout(timeoutMs, () => outgoing.destroy(Object.assign(new Error('timeout'), { code: `no answer in ${timeoutMs / 1000} s` })));
+    outgoing.setTimeout(timeoutMs, () =>
+      outgoing.destroy(Object.assign(new Error('timeout'), { code: `no answer in ${timeoutMs / 1000} s` })),
+    );
     outgoing.on('error', (error: NodeJS.ErrnoException) => resolve({ kind: 'no answer', cause: error.code ?? error.message }));
     outgoing.on('response', (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('error', (error: NodeJS.ErrnoException) => resolve({ kind: 'no answer', cause: `body cut: ${error.code ?? error.message}` }));
-      response.on('end', () => resolve({ kind: 'answer', status: response.statusCode ?? 0, contentType: response.headers['content-type'] ?? null, text: Buffer.concat(chunks).toString('utf8') }));
+      response.on('error', (error: NodeJS.ErrnoException) =>
+        resolve({ kind: 'no answer', cause: `body cut: ${error.code ?? error.message}` }),
+      );
+      response.on('end', () =>
+        resolve({
+          kind: 'answer',
+          status: response.statusCode ?? 0,
+          contentType: response.headers['content-type'] ?? null,
+          text: Buffer.concat(chunks).toString('utf8'),
+        }),
+      );
     });
     outgoing.end(request.body);
   });

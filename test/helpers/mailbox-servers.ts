@@ -92,7 +92,8 @@ export async function startMailboxServer(options: MailboxServerOptions = {}): Pr
       const key = `${client}|${sender}|${address.toLowerCase()}`;
       const seen = firstSeen.get(key);
       if (seen === undefined) firstSeen.set(key, Date.now());
-      if (seen === undefined || Date.now() - seen < greylistMs) return reply(451, '4.7.1 <' + address + '>: Recipient address rejected: Greylisted, please try again later');
+      if (seen === undefined || Date.now() - seen < greylistMs)
+        return reply(451, '4.7.1 <' + address + '>: Recipient address rejected: Greylisted, please try again later');
     }
     const mailbox = domain.mailboxes?.[local];
     if (mailbox === 'full') return reply(452, '4.2.2 <' + address + '>: Mailbox full, over quota');
@@ -120,7 +121,8 @@ export async function startMailboxServer(options: MailboxServerOptions = {}): Pr
       if (domain?.stallAtRcpt) return; // never answers
       const asked = (rcptsBySession.get(session.id) ?? 0) + 1;
       rcptsBySession.set(session.id, asked);
-      if (domain?.closeAfterRcpts !== undefined && asked > domain.closeAfterRcpts) return callback(reply(421, '4.7.0 Too many recipients in this session, closing'));
+      if (domain?.closeAfterRcpts !== undefined && asked > domain.closeAfterRcpts)
+        return callback(reply(421, '4.7.0 Too many recipients in this session, closing'));
       const error = answer(address.address, session.remoteAddress, session.envelope.mailFrom ? session.envelope.mailFrom.address : '');
       const done = () => callback(error ?? undefined);
       if (state.rcptDelayMs > 0) setTimeout(done, state.rcptDelayMs);
@@ -193,13 +195,24 @@ export async function startSilentServer(options: { host?: string; port?: number 
  * `count` mail servers on one port at 127.0.0.<firstOctet>, 127.0.0.<firstOctet + 1>, … (an
  * MX_PORT shared by all, as on the internet), each serving the domains `domainsOf(i)` gives.
  */
-export async function startMailboxFarm(count: number, domainsOf: (i: number) => Record<string, MailDomain>, options: { firstOctet?: number; rcptDelayMs?: number } = {}): Promise<{ port: number; servers: MailboxServer[]; close(): Promise<void> }> {
+export async function startMailboxFarm(
+  count: number,
+  domainsOf: (i: number) => Record<string, MailDomain>,
+  options: { firstOctet?: number; rcptDelayMs?: number } = {},
+): Promise<{ port: number; servers: MailboxServer[]; close(): Promise<void> }> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const servers: MailboxServer[] = [];
     try {
       for (let i = 0; i < count; i++) {
-        servers.push(await startMailboxServer({ host: `127.0.0.${(options.firstOctet ?? 10) + i}`, port, domains: domainsOf(i), rcptDelayMs: options.rcptDelayMs }));
+        servers.push(
+          await startMailboxServer({
+            host: `127.0.0.${(options.firstOctet ?? 10) + i}`,
+            port,
+            domains: domainsOf(i),
+            rcptDelayMs: options.rcptDelayMs,
+          }),
+        );
       }
       return { port, servers, close: async () => void (await Promise.all(servers.map((server) => server.close()))) };
     } catch (error) {

@@ -36,7 +36,8 @@ function valueOf(any: Record<string, any> | undefined): unknown {
   return undefined;
 }
 
-const attributesOf = (list: Array<{ key: string; value: Record<string, any> }> = []) => Object.fromEntries(list.map((a) => [a.key, valueOf(a.value)]));
+const attributesOf = (list: Array<{ key: string; value: Record<string, any> }> = []) =>
+  Object.fromEntries(list.map((a) => [a.key, valueOf(a.value)]));
 
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
@@ -66,7 +67,10 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
               kind: span.kind,
               service,
               attributes: attributesOf(span.attributes),
-              links: (span.links ?? []).map((link: { traceId: string; spanId: string }) => ({ traceId: link.traceId, spanId: link.spanId })),
+              links: (span.links ?? []).map((link: { traceId: string; spanId: string }) => ({
+                traceId: link.traceId,
+                spanId: link.spanId,
+              })),
               startNs: BigInt(span.startTimeUnixNano),
               endNs: BigInt(span.endTimeUnixNano),
             });
@@ -82,9 +86,10 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     url: `http://127.0.0.1:${port}`,
     spans,
     refused,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

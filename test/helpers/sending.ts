@@ -49,7 +49,10 @@ export async function startSendingApp(options: TestAppOptions = {}): Promise<Sen
         inbound: (r) => r.type === 'MX' && r.name.startsWith('inbound.'),
         dmarc: (r) => r.name.startsWith('_dmarc.'),
       };
-      publishRecords(dns, created.body.dns_records.filter((r: DnsRecord) => !skip.some((kind) => kinds[kind]?.(r))));
+      publishRecords(
+        dns,
+        created.body.dns_records.filter((r: DnsRecord) => !skip.some((kind) => kinds[kind]?.(r))),
+      );
       const verified = await api.post(`/v2/domains/${created.body.id}/verify`);
       assert.equal(verified.status, 200, verified.text);
       const domain = (await api.get(`/v2/domains/${created.body.id}`)).body;

@@ -18,7 +18,14 @@ export interface SignedInUser {
   request<T = any>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse<T>>;
 }
 
-export async function call<T = any>(url: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}, timeoutMs = 15_000): Promise<ApiResponse<T>> {
+export async function call<T = any>(
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+  timeoutMs = 15_000,
+): Promise<ApiResponse<T>> {
   const response = await fetch(`${url}${path}`, {
     method,
     headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
@@ -39,7 +46,12 @@ export async function call<T = any>(url: string, method: string, path: string, b
 
 /** A user of `workspaceId` with `role`, signed in (a new user sets the password; one who has
  *  an account already joins with it). */
-export async function signedInUser(app: { url: string; running: RunningPostlane }, email: string, workspaceId: string, role: 'admin' | 'member'): Promise<SignedInUser> {
+export async function signedInUser(
+  app: { url: string; running: RunningPostlane },
+  email: string,
+  workspaceId: string,
+  role: 'admin' | 'member',
+): Promise<SignedInUser> {
   const created = await createUser(app.running.ctx.db, { email, workspaceId, role }, app.url);
   const accepted = created.url
     ? await call(app.url, 'POST', `/auth/invitations/${created.url.split('#')[1]}/accept`, { password: PASSWORD })
@@ -56,6 +68,7 @@ export async function signedInUser(app: { url: string; running: RunningPostlane 
     email,
     cookie,
     csrf,
-    request: (method, path, body, headers = {}) => call(app.url, method, path, body, { cookie, ...(method === 'GET' || method === 'HEAD' ? {} : { 'x-csrf-token': csrf }), ...headers }),
+    request: (method, path, body, headers = {}) =>
+      call(app.url, method, path, body, { cookie, ...(method === 'GET' || method === 'HEAD' ? {} : { 'x-csrf-token': csrf }), ...headers }),
   };
 }

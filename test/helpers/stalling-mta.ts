@@ -99,4 +99,3 @@ export async function startStallingMta(options: { stalling?: boolean } = {}) {
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
-

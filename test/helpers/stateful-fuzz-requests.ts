@@ -85,7 +85,12 @@ export class HostileSamples {
 
 export function operationsOf(document: OpenApiDocument): Operation[] {
   return Object.entries(document.paths).flatMap(([path, methods]) =>
-    Object.entries(methods).map(([method, spec]) => ({ method: method.toUpperCase(), path, spec, documented: new Set(Object.keys(spec.responses).map(Number)) })),
+    Object.entries(methods).map(([method, spec]) => ({
+      method: method.toUpperCase(),
+      path,
+      spec,
+      documented: new Set(Object.keys(spec.responses).map(Number)),
+    })),
   );
 }
 
@@ -128,12 +133,26 @@ const EXAMPLES: Record<string, (rng: Rng, world: World) => unknown> = {
   key: (rng) => `k_${Math.floor(rng() * 1e6)}`,
   alias: (rng) => `alias-${Math.floor(rng() * 1e6)}`,
   name: (rng) => `Fuzz ${Math.floor(rng() * 1e6)}`,
-  content: (_rng, world) => (recipes(world, 0).find((r) => r.kind === 'reports')!.body() as { content: string }).content,
+  content: (_rng, world) =>
+    (
+      recipes(world, 0)
+        .find((r) => r.kind === 'reports')!
+        .body() as { content: string }
+    ).content,
 };
 
 const ID_FIELDS: Record<string, string> = {
-  audience_id: 'audiences', template_id: 'templates', contact_id: 'contacts', domain_id: 'domains', sending_domain_id: 'domains',
-  campaign_id: 'campaigns', form_id: 'forms', webhook_id: 'webhooks', workspace_id: 'workspaces', email_id: 'emails', automation_id: 'automations',
+  audience_id: 'audiences',
+  template_id: 'templates',
+  contact_id: 'contacts',
+  domain_id: 'domains',
+  sending_domain_id: 'domains',
+  campaign_id: 'campaigns',
+  form_id: 'forms',
+  webhook_id: 'webhooks',
+  workspace_id: 'workspaces',
+  email_id: 'emails',
+  automation_id: 'automations',
 };
 
 function idOf(rng: Rng, world: World, kind: string): string {
@@ -201,12 +220,48 @@ function mutant(rng: Rng, samples: HostileSamples, schema: Schema | undefined): 
   if (kind === 'wrongType') return pick(rng, [42, -1, 1.5, true, false, null, [], {}, ['a'], { a: 1 }, '', '42', 'true']);
   if (kind === 'boundary') {
     const max = schema?.maxLength ?? 255;
-    return pick(rng, ['x'.repeat(max), 'x'.repeat(max + 1), '', ' ', 0, -1, 2 ** 31, 2 ** 53 + 1, -(2 ** 63), 1e308, Number.MIN_VALUE, '9'.repeat(40), '1970-01-01T00:00:00Z', '9999-12-31T23:59:59Z', '0000-00-00']);
+    return pick(rng, [
+      'x'.repeat(max),
+      'x'.repeat(max + 1),
+      '',
+      ' ',
+      0,
+      -1,
+      2 ** 31,
+      2 ** 53 + 1,
+      -(2 ** 63),
+      1e308,
+      Number.MIN_VALUE,
+      '9'.repeat(40),
+      '1970-01-01T00:00:00Z',
+      '9999-12-31T23:59:59Z',
+      '0000-00-00',
+    ]);
   }
   if (kind === 'huge') return pick(rng, ['a'.repeat(100_000), 'é'.repeat(70_000), Array.from({ length: 5000 }, (_, i) => `v${i}`)]);
-  if (kind === 'unicode') return pick(rng, ['😀👩‍👩‍👧‍👦', '\u202egnp.exe', 'e\u0301\u0301\u0301', '\ud800', '\udfff\ud800', '\ufeff\u200b', 'ＡＢＣ＠ｅｘａｍｐｌｅ．ｏｒｇ', 'Ω≈ç√∫', '𝕳𝖊𝖑𝖑𝖔', ...CONTROL, 'user@exämple.org', 'тест@пример.рф']);
+  if (kind === 'unicode')
+    return pick(rng, [
+      '😀👩‍👩‍👧‍👦',
+      '\u202egnp.exe',
+      'e\u0301\u0301\u0301',
+      '\ud800',
+      '\udfff\ud800',
+      '\ufeff\u200b',
+      'ＡＢＣ＠ｅｘａｍｐｌｅ．ｏｒｇ',
+      'Ω≈ç√∫',
+      '𝕳𝖊𝖑𝖑𝖔',
+      ...CONTROL,
+      'user@exämple.org',
+      'тест@пример.рф',
+    ]);
   if (kind === 'hostile') return pick(rng, samples.values);
-  return pick(rng, [{ __proto__: null, constructor: { prototype: { polluted: true } } }, JSON.parse('{"__proto__":{"polluted":1}}'), [[[[[[[[[[]]]]]]]]]], { $gt: '' }, { toString: 'x' }]);
+  return pick(rng, [
+    { __proto__: null, constructor: { prototype: { polluted: true } } },
+    JSON.parse('{"__proto__":{"polluted":1}}'),
+    [[[[[[[[[[]]]]]]]]]],
+    { $gt: '' },
+    { toString: 'x' },
+  ]);
 }
 
 function mutate(rng: Rng, samples: HostileSamples, body: unknown, schema: Schema | undefined, world: World): unknown {
@@ -220,7 +275,8 @@ function mutate(rng: Rng, samples: HostileSamples, body: unknown, schema: Schema
     const key = keys.length ? pick(rng, keys) : 'name';
     if (action === 'replace') out[key] = mutant(rng, samples, schema?.properties?.[key]);
     else if (action === 'remove') delete out[key];
-    else if (action === 'extra') out[pick(rng, ['unknown', 'id', 'workspace_id', 'object', 'created_at', 'status', 'key', 'token'])] = mutant(rng, samples, undefined);
+    else if (action === 'extra')
+      out[pick(rng, ['unknown', 'id', 'workspace_id', 'object', 'created_at', 'status', 'key', 'token'])] = mutant(rng, samples, undefined);
     else if (action === 'proto') out[pick(rng, PROTO_KEYS)] = { polluted: true };
     else {
       const ids = [...world.live.values(), ...world.deleted.values()].flat();
@@ -233,35 +289,80 @@ function mutate(rng: Rng, samples: HostileSamples, body: unknown, schema: Schema
 /** Serialises a JSON object as something other than a JSON body. */
 function otherContentType(rng: Rng, body: unknown): { headers: Record<string, string>; body: Buffer } {
   const json = JSON.stringify(body ?? {}) ?? '{}';
-  const fields = body && typeof body === 'object' && !Array.isArray(body) ? Object.entries(body as Record<string, unknown>) : [['value', body]];
-  const flat = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value) ?? '');
+  const fields =
+    body && typeof body === 'object' && !Array.isArray(body) ? Object.entries(body as Record<string, unknown>) : [['value', body]];
+  const flat = (value: unknown) => (typeof value === 'string' ? value : (JSON.stringify(value) ?? ''));
   const boundary = `----fuzz${Math.floor(rng() * 1e9)}`;
   const parts = fields.map(([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${flat(v)}\r\n`).join('');
-  const form = (end: string, type = `multipart/form-data; boundary=${boundary}`) => ({ headers: { 'content-type': type }, body: Buffer.from(parts + end) });
-  const variant = weighted(rng, { multipart: 3, multipartFile: 2, multipartUnclosed: 1, multipartNoBoundary: 1, urlencoded: 3, text: 2, none: 1, charset: 1, xml: 1, badUtf8: 1, gzip: 1, emptyJson: 1 });
+  const form = (end: string, type = `multipart/form-data; boundary=${boundary}`) => ({
+    headers: { 'content-type': type },
+    body: Buffer.from(parts + end),
+  });
+  const variant = weighted(rng, {
+    multipart: 3,
+    multipartFile: 2,
+    multipartUnclosed: 1,
+    multipartNoBoundary: 1,
+    urlencoded: 3,
+    text: 2,
+    none: 1,
+    charset: 1,
+    xml: 1,
+    badUtf8: 1,
+    gzip: 1,
+    emptyJson: 1,
+  });
   switch (variant) {
     case 'multipart':
       return form(`--${boundary}--\r\n`);
     case 'multipartFile':
-      return { headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body: Buffer.from(`${parts}--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x.csv"\r\nContent-Type: text/csv\r\n\r\nemail,first_name\r\nmulti${Math.floor(rng() * 1e6)}@example.org,Ann\r\n--${boundary}--\r\n`) };
+      return {
+        headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+        body: Buffer.from(
+          `${parts}--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x.csv"\r\nContent-Type: text/csv\r\n\r\nemail,first_name\r\nmulti${Math.floor(rng() * 1e6)}@example.org,Ann\r\n--${boundary}--\r\n`,
+        ),
+      };
     case 'multipartUnclosed':
       return form('');
     case 'multipartNoBoundary':
       return form(`--${boundary}--\r\n`, 'multipart/form-data');
     case 'urlencoded':
-      return { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: Buffer.from(new URLSearchParams(fields.map(([k, v]) => [String(k), flat(v)])).toString()) };
+      return {
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: Buffer.from(new URLSearchParams(fields.map(([k, v]) => [String(k), flat(v)])).toString()),
+      };
     case 'text':
       return { headers: { 'content-type': 'text/plain' }, body: Buffer.from(json) };
     case 'none':
       return { headers: {}, body: Buffer.from(json) };
     case 'charset':
-      return { headers: { 'content-type': pick(rng, ['application/json; charset=utf-16', 'application/json; charset=latin1', 'application/json;;;', 'APPLICATION/JSON', 'application/vnd.api+json']) }, body: Buffer.from(json) };
+      return {
+        headers: {
+          'content-type': pick(rng, [
+            'application/json; charset=utf-16',
+            'application/json; charset=latin1',
+            'application/json;;;',
+            'APPLICATION/JSON',
+            'application/vnd.api+json',
+          ]),
+        },
+        body: Buffer.from(json),
+      };
     case 'xml':
-      return { headers: { 'content-type': 'application/xml' }, body: Buffer.from(`<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><x>&e;</x>`) };
+      return {
+        headers: { 'content-type': 'application/xml' },
+        body: Buffer.from(`<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><x>&e;</x>`),
+      };
     case 'badUtf8':
-      return { headers: { 'content-type': 'application/json' }, body: Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xc3, 0x28, 0xff, 0xfe, 0xed, 0xa0, 0x80]), Buffer.from('"}')]) };
+      return {
+        headers: { 'content-type': 'application/json' },
+        body: Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xc3, 0x28, 0xff, 0xfe, 0xed, 0xa0, 0x80]), Buffer.from('"}')]),
+      };
     case 'gzip':
-      return { headers: { 'content-type': 'application/json', 'content-encoding': pick(rng, ['gzip', 'br', 'deflate', 'identity, gzip']) }, body: Buffer.from(json) };
+      return {
+        headers: { 'content-type': 'application/json', 'content-encoding': pick(rng, ['gzip', 'br', 'deflate', 'identity, gzip']) },
+        body: Buffer.from(json),
+      };
     default:
       return { headers: { 'content-type': 'application/json' }, body: Buffer.alloc(0) };
   }
@@ -288,7 +389,17 @@ function authHeaders(rng: Rng, world: World, kind: string): Record<string, strin
     case 'none':
       return {};
     default:
-      return { authorization: pick(rng, ['Bearer ', 'Bearer secret_' + 'x'.repeat(32), `Basic ${Buffer.from(`x:${fullKey}`).toString('base64')}`, `bearer ${fullKey}`, `Bearer ${fullKey} extra`, 'Bearer \u00ff', `Bearer ${fullKey.slice(0, -1)}`]) };
+      return {
+        authorization: pick(rng, [
+          'Bearer ',
+          'Bearer secret_' + 'x'.repeat(32),
+          `Basic ${Buffer.from(`x:${fullKey}`).toString('base64')}`,
+          `bearer ${fullKey}`,
+          `Bearer ${fullKey} extra`,
+          'Bearer \u00ff',
+          `Bearer ${fullKey.slice(0, -1)}`,
+        ]),
+      };
   }
 }
 
@@ -304,13 +415,25 @@ export interface Generator {
 export function generator(seed: number, document: OpenApiDocument, world: World): Generator {
   const samples = new HostileSamples(seed);
   const operations = operationsOf(document);
-  const kinds = new Set(operations.flatMap((op) => (op.path.match(/\{[^}]+\}/g) ?? []).map((p) => kindOfParameter(op.path, p.slice(1, -1)))));
+  const kinds = new Set(
+    operations.flatMap((op) => (op.path.match(/\{[^}]+\}/g) ?? []).map((p) => kindOfParameter(op.path, p.slice(1, -1)))),
+  );
   const recipeByCollection = new Map(recipes(world, 0).map((r) => [r.kind, r]));
   const jsonSchemaOf = (op: Operation) => op.spec.requestBody?.content?.['application/json']?.schema;
 
   function apiRequest(rng: Rng, index: number, mode: string): StatefulRequest {
     const op = pick(rng, operations);
-    let auth = weighted(rng, { full: 50, admin: 14, member: 8, sending: 9, 'no-csrf': 4, 'cross-site': 2, 'extra-key': 5, none: 4, garbage: 4 });
+    let auth = weighted(rng, {
+      full: 50,
+      admin: 14,
+      member: 8,
+      sending: 9,
+      'no-csrf': 4,
+      'cross-site': 2,
+      'extra-key': 5,
+      none: 4,
+      garbage: 4,
+    });
     // The dashboard sign-in routes take no key: a session or nothing.
     if (op.path.startsWith('/auth/')) auth = pick(rng, ['admin', 'member', 'none', 'no-csrf']);
     const url =
@@ -356,11 +479,18 @@ export function generator(seed: number, document: OpenApiDocument, world: World)
     const parameters = (op.spec.parameters ?? []).filter((p) => p.in === 'query');
     if (mode === 'hostile' || (mode === 'mutated' && chance(rng, 0.4))) return pick(rng, samples.queries);
     if (!parameters.length || chance(rng, 0.5)) return '';
-    const pairs = parameters.filter(() => chance(rng, 0.4)).map((p) => {
-      let value = p.name === 'page' ? 1 + Math.floor(rng() * 3) : p.name === 'limit' || p.name === 'per_page' ? 1 + Math.floor(rng() * 100) : valueFor(p.schema, rng, world, document, p.name);
-      if (mode === 'mutated' && chance(rng, 0.5)) value = mutant(rng, samples, p.schema);
-      return `${encode(p.name)}=${encode(typeof value === 'string' ? value : JSON.stringify(value) ?? '')}`;
-    });
+    const pairs = parameters
+      .filter(() => chance(rng, 0.4))
+      .map((p) => {
+        let value =
+          p.name === 'page'
+            ? 1 + Math.floor(rng() * 3)
+            : p.name === 'limit' || p.name === 'per_page'
+              ? 1 + Math.floor(rng() * 100)
+              : valueFor(p.schema, rng, world, document, p.name);
+        if (mode === 'mutated' && chance(rng, 0.5)) value = mutant(rng, samples, p.schema);
+        return `${encode(p.name)}=${encode(typeof value === 'string' ? value : (JSON.stringify(value) ?? ''))}`;
+      });
     return pairs.length ? `?${pairs.join('&')}` : '';
   }
 
@@ -368,7 +498,12 @@ export function generator(seed: number, document: OpenApiDocument, world: World)
     const rows = `email,first_name,last_name\nimport${index}@example.org,Imp,Ort\n${pick(rng, ['bad-address,x,y', '=HYPERLINK("http://evil.example"),x,y', 'dup@example.org,a,b\ndup@example.org,c,d', ''])}\n`;
     if (chance(rng, 0.5)) return { headers: { 'content-type': 'text/csv' }, body: Buffer.from(rows) };
     const boundary = `----fuzz${index}`;
-    return { headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body: Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="c.csv"\r\nContent-Type: text/csv\r\n\r\n${rows}\r\n--${boundary}--\r\n`) };
+    return {
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body: Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="c.csv"\r\nContent-Type: text/csv\r\n\r\n${rows}\r\n--${boundary}--\r\n`,
+      ),
+    };
   }
 
   // What any page may answer: the framework's refusals (an over-long parameter, a body too large or of a type it does not take) and the per-IP limit.
@@ -379,25 +514,66 @@ export function generator(seed: number, document: OpenApiDocument, world: World)
       if (list.length && chance(rng, 0.8)) {
         const real = pick(rng, list);
         // A real token, or one altered in a way a careless mail client or an attacker would.
-        return chance(rng, 0.8) ? real : pick(rng, [real.slice(0, -1), `${real}x`, real.toUpperCase(), `${real}%00`, `${real}/..`, real.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'))]);
+        return chance(rng, 0.8)
+          ? real
+          : pick(rng, [
+              real.slice(0, -1),
+              `${real}x`,
+              real.toUpperCase(),
+              `${real}%00`,
+              `${real}/..`,
+              real.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')),
+            ]);
       }
       return pick(rng, [...samples.params.slice(0, 50), 'x', 'a'.repeat(3000)]);
     };
     const page = weighted(rng, {
-      subscribeGet: 3, subscribePost: 4, confirmGet: 2, confirmPost: 2, leaveGet: 2, leavePost: 2, unsubscribeGet: 3, unsubscribePost: 3,
-      open: 4, click: 4, embed: 2, formLoad: 3, formSubmit: 4, formOptions: 1, v1Subscribe: 2, dashboard: 2,
+      subscribeGet: 3,
+      subscribePost: 4,
+      confirmGet: 2,
+      confirmPost: 2,
+      leaveGet: 2,
+      leavePost: 2,
+      unsubscribeGet: 3,
+      unsubscribePost: 3,
+      open: 4,
+      click: 4,
+      embed: 2,
+      formLoad: 3,
+      formSubmit: 4,
+      formOptions: 1,
+      v1Subscribe: 2,
+      dashboard: 2,
     });
     const localAddress = loopbackAddress(rng);
     const form = () => {
       const variant = rng();
       if (variant < 0.5) {
         const email = chance(rng, 0.6) ? `visitor${Math.floor(rng() * 1e6)}@example.org` : String(pick(rng, samples.texts));
-        return { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: Buffer.from(new URLSearchParams({ email, first_name: String(pick(rng, samples.texts)).slice(0, 200) }).toString()) };
+        return {
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: Buffer.from(new URLSearchParams({ email, first_name: String(pick(rng, samples.texts)).slice(0, 200) }).toString()),
+        };
       }
       return otherContentType(rng, { email: pick(rng, samples.values), first_name: pick(rng, samples.texts) });
     };
-    const make = (operation: string, method: string, url: string, documented: number[], extra: { headers?: Record<string, string>; body?: Buffer } = {}): StatefulRequest => ({
-      index, mode: 'public', auth: 'public', operation, method, url, headers: extra.headers ?? {}, body: extra.body, localAddress, documented: new Set([...PAGE, ...documented]),
+    const make = (
+      operation: string,
+      method: string,
+      url: string,
+      documented: number[],
+      extra: { headers?: Record<string, string>; body?: Buffer } = {},
+    ): StatefulRequest => ({
+      index,
+      mode: 'public',
+      auth: 'public',
+      operation,
+      method,
+      url,
+      headers: extra.headers ?? {},
+      body: extra.body,
+      localAddress,
+      documented: new Set([...PAGE, ...documented]),
     });
     switch (page) {
       case 'subscribeGet':
@@ -407,7 +583,13 @@ export function generator(seed: number, document: OpenApiDocument, world: World)
       case 'confirmGet':
         return make('/subscribe/confirm/{token}', 'GET', `/subscribe/confirm/${token('confirm')}`, []);
       case 'confirmPost':
-        return make('/subscribe/confirm/{token}', 'POST', `/subscribe/confirm/${token('confirm')}`, [303, 422], chance(rng, 0.5) ? form() : {});
+        return make(
+          '/subscribe/confirm/{token}',
+          'POST',
+          `/subscribe/confirm/${token('confirm')}`,
+          [303, 422],
+          chance(rng, 0.5) ? form() : {},
+        );
       case 'leaveGet':
         return make('/subscribe/leave/{token}', 'GET', `/subscribe/leave/${token('leave')}`, []);
       case 'leavePost':
@@ -415,36 +597,82 @@ export function generator(seed: number, document: OpenApiDocument, world: World)
       case 'unsubscribeGet':
         return make('/unsubscribe/{token}', 'GET', `/unsubscribe/${token('unsubscribe')}`, []);
       case 'unsubscribePost':
-        return make('/unsubscribe/{token}', 'POST', `/unsubscribe/${token('unsubscribe')}`, [], chance(rng, 0.6) ? { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: Buffer.from('List-Unsubscribe=One-Click') } : form());
+        return make(
+          '/unsubscribe/{token}',
+          'POST',
+          `/unsubscribe/${token('unsubscribe')}`,
+          [],
+          chance(rng, 0.6)
+            ? { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: Buffer.from('List-Unsubscribe=One-Click') }
+            : form(),
+        );
       case 'open':
         return make('/o/{file}', pick(rng, ['GET', 'GET', 'HEAD']), `/o/${token('open')}`, []);
       case 'click':
         return make('/c/{token}', pick(rng, ['GET', 'GET', 'HEAD']), `/c/${token('click')}`, [302]);
       case 'embed': {
         const headers: Record<string, string> = chance(rng, 0.5) ? { 'accept-encoding': 'gzip' } : {};
-        if (chance(rng, 0.3)) headers['if-none-match'] = pick(rng, ['"x"', '*', String(pick(rng, samples.texts)).replace(/[^\x20-\x7e]/g, '')]);
+        if (chance(rng, 0.3))
+          headers['if-none-match'] = pick(rng, ['"x"', '*', String(pick(rng, samples.texts)).replace(/[^\x20-\x7e]/g, '')]);
         return make('/js/{key}/postlane.js', 'GET', `/js/${token('embed')}/postlane.js`, [304, 503], { headers });
       }
       case 'formLoad':
-        return make('/v2/forms/{id}', 'GET', `/v2/forms/${token('forms:token')}`, [...(document.paths['/v2/forms/{id}']?.get ? Object.keys(document.paths['/v2/forms/{id}'].get.responses).map(Number) : [])]);
+        return make('/v2/forms/{id}', 'GET', `/v2/forms/${token('forms:token')}`, [
+          ...(document.paths['/v2/forms/{id}']?.get ? Object.keys(document.paths['/v2/forms/{id}'].get.responses).map(Number) : []),
+        ]);
       case 'formSubmit': {
         const submit = document.paths['/v2/forms/{token}/submit']?.post;
         const value = chance(rng, 0.5)
-          ? { fields: { email: `visitor${index}@example.org` }, proof: chance(rng, 0.5) ? { challenge: { parameters: {} }, solution: { counter: 1, derivedKey: 'x' } } : undefined }
+          ? {
+              fields: { email: `visitor${index}@example.org` },
+              proof: chance(rng, 0.5) ? { challenge: { parameters: {} }, solution: { counter: 1, derivedKey: 'x' } } : undefined,
+            }
           : mutate(rng, samples, { fields: { email: 'a@example.org' } }, submit?.requestBody?.content?.['application/json']?.schema, world);
-        const body = chance(rng, 0.8) ? { headers: { 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify(value)) } : otherContentType(rng, value);
-        return make('/v2/forms/{token}/submit', 'POST', `/v2/forms/${token('forms:token')}/submit`, submit ? Object.keys(submit.responses).map(Number) : [], body);
+        const body = chance(rng, 0.8)
+          ? { headers: { 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify(value)) }
+          : otherContentType(rng, value);
+        return make(
+          '/v2/forms/{token}/submit',
+          'POST',
+          `/v2/forms/${token('forms:token')}/submit`,
+          submit ? Object.keys(submit.responses).map(Number) : [],
+          body,
+        );
       }
       case 'formOptions':
         return make('/v2/forms/{token}/submit', 'OPTIONS', `/v2/forms/${token('forms:token')}/submit`, [204]);
       case 'v1Subscribe': {
         const op = document.paths['/v1/audiences/subscribe/{token}']?.post;
-        const value = chance(rng, 0.6) ? { email: `v1-${index}@example.org`, first_name: 'V' } : mutate(rng, samples, { email: 'x@example.org' }, undefined, world);
-        const body = chance(rng, 0.8) ? { headers: { 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify(value)) } : otherContentType(rng, value);
-        return make('/v1/audiences/subscribe/{token}', 'POST', `/v1/audiences/subscribe/${token('audiences:token')}`, op ? Object.keys(op.responses).map(Number) : [], body);
+        const value = chance(rng, 0.6)
+          ? { email: `v1-${index}@example.org`, first_name: 'V' }
+          : mutate(rng, samples, { email: 'x@example.org' }, undefined, world);
+        const body = chance(rng, 0.8)
+          ? { headers: { 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify(value)) }
+          : otherContentType(rng, value);
+        return make(
+          '/v1/audiences/subscribe/{token}',
+          'POST',
+          `/v1/audiences/subscribe/${token('audiences:token')}`,
+          op ? Object.keys(op.responses).map(Number) : [],
+          body,
+        );
       }
       default:
-        return make('/dashboard/*', 'GET', pick(rng, ['/', '/dashboard', '/dashboard/', '/dashboard/contacts', '/dashboard/../../etc/passwd', '/dashboard/%2e%2e/%2e%2e/package.json', '/dashboard/assets/none.js', `/dashboard/${encode(String(pick(rng, samples.texts)))}`]), [301, 302, 304]);
+        return make(
+          '/dashboard/*',
+          'GET',
+          pick(rng, [
+            '/',
+            '/dashboard',
+            '/dashboard/',
+            '/dashboard/contacts',
+            '/dashboard/../../etc/passwd',
+            '/dashboard/%2e%2e/%2e%2e/package.json',
+            '/dashboard/assets/none.js',
+            `/dashboard/${encode(String(pick(rng, samples.texts)))}`,
+          ]),
+          [301, 302, 304],
+        );
     }
   }
 
@@ -454,7 +682,15 @@ export function generator(seed: number, document: OpenApiDocument, world: World)
     const op = (path: string, method: string) => document.paths[path]?.[method.toLowerCase()];
     const documented = (path: string, method: string) => new Set(Object.keys(op(path, method)?.responses ?? {}).map(Number));
     const json = (value: unknown) => ({ 'content-type': 'application/json' });
-    const choice = weighted(rng, { signInWrong: 3, signInRight: 1, signInHostile: 2, session: 2, switchWorkspace: 2, invitationGet: 2, invitationAccept: 2 });
+    const choice = weighted(rng, {
+      signInWrong: 3,
+      signInRight: 1,
+      signInHostile: 2,
+      session: 2,
+      switchWorkspace: 2,
+      invitationGet: 2,
+      invitationAccept: 2,
+    });
     const base = { index, mode: 'auth', localAddress };
     const who = chance(rng, 0.5) ? admin : member;
     switch (choice) {
@@ -464,29 +700,101 @@ export function generator(seed: number, document: OpenApiDocument, world: World)
         // the bystanders' accounts are what a lockout protects.
         const email = chance(rng, 0.5) ? 'nobody@example.org' : `colleague${Math.floor(rng() * 2)}@example.org`;
         const password = choice === 'signInRight' ? 'Fuzz-password-long-enough' : String(pick(rng, samples.texts));
-        return { ...base, auth: 'none', operation: '/auth/sign-in', method: 'POST', url: '/auth/sign-in', headers: json(null), body: Buffer.from(JSON.stringify({ email, password })), documented: documented('/auth/sign-in', 'post') };
+        return {
+          ...base,
+          auth: 'none',
+          operation: '/auth/sign-in',
+          method: 'POST',
+          url: '/auth/sign-in',
+          headers: json(null),
+          body: Buffer.from(JSON.stringify({ email, password })),
+          documented: documented('/auth/sign-in', 'post'),
+        };
       }
       case 'signInHostile': {
-        const value = mutate(rng, samples, { email: 'a@example.org', password: 'x' }, op('/auth/sign-in', 'post')?.requestBody?.content?.['application/json']?.schema, world);
+        const value = mutate(
+          rng,
+          samples,
+          { email: 'a@example.org', password: 'x' },
+          op('/auth/sign-in', 'post')?.requestBody?.content?.['application/json']?.schema,
+          world,
+        );
         const other = chance(rng, 0.6) ? { headers: json(null), body: Buffer.from(JSON.stringify(value)) } : otherContentType(rng, value);
-        return { ...base, auth: 'none', operation: '/auth/sign-in', method: 'POST', url: '/auth/sign-in', headers: other.headers, body: other.body, documented: documented('/auth/sign-in', 'post') };
+        return {
+          ...base,
+          auth: 'none',
+          operation: '/auth/sign-in',
+          method: 'POST',
+          url: '/auth/sign-in',
+          headers: other.headers,
+          body: other.body,
+          documented: documented('/auth/sign-in', 'post'),
+        };
       }
       case 'session':
-        return { ...base, auth: 'admin', operation: '/auth/session', method: 'GET', url: '/auth/session', headers: { cookie: chance(rng, 0.6) ? who.cookie : pick(rng, ['postlane_session=x', 'postlane_session=', `${who.cookie}; ${who.cookie}x`, 'a=b; c', String(pick(rng, samples.texts)).replace(/[^\x20-\x7e]/g, '')]) }, documented: documented('/auth/session', 'get') };
+        return {
+          ...base,
+          auth: 'admin',
+          operation: '/auth/session',
+          method: 'GET',
+          url: '/auth/session',
+          headers: {
+            cookie: chance(rng, 0.6)
+              ? who.cookie
+              : pick(rng, [
+                  'postlane_session=x',
+                  'postlane_session=',
+                  `${who.cookie}; ${who.cookie}x`,
+                  'a=b; c',
+                  String(pick(rng, samples.texts)).replace(/[^\x20-\x7e]/g, ''),
+                ]),
+          },
+          documented: documented('/auth/session', 'get'),
+        };
       case 'switchWorkspace': {
-        const value = chance(rng, 0.5) ? { workspace_id: idOf(rng, world, 'workspaces') } : mutate(rng, samples, { workspace_id: 'wsp_x' }, undefined, world);
-        return { ...base, auth: 'admin', operation: '/auth/workspace', method: 'POST', url: '/auth/workspace', headers: { cookie: who.cookie, 'x-csrf-token': who.csrf, ...json(null) }, body: Buffer.from(JSON.stringify(value)), documented: documented('/auth/workspace', 'post') };
+        const value = chance(rng, 0.5)
+          ? { workspace_id: idOf(rng, world, 'workspaces') }
+          : mutate(rng, samples, { workspace_id: 'wsp_x' }, undefined, world);
+        return {
+          ...base,
+          auth: 'admin',
+          operation: '/auth/workspace',
+          method: 'POST',
+          url: '/auth/workspace',
+          headers: { cookie: who.cookie, 'x-csrf-token': who.csrf, ...json(null) },
+          body: Buffer.from(JSON.stringify(value)),
+          documented: documented('/auth/workspace', 'post'),
+        };
       }
       case 'invitationGet': {
         const tokens = world.tokens.get('invitations:token') ?? [];
         const token = tokens.length && chance(rng, 0.8) ? pick(rng, tokens) : pick(rng, samples.params);
-        return { ...base, auth: 'none', operation: '/auth/invitations/{token}', method: 'GET', url: `/auth/invitations/${token}`, headers: {}, documented: documented('/auth/invitations/{token}', 'get') };
+        return {
+          ...base,
+          auth: 'none',
+          operation: '/auth/invitations/{token}',
+          method: 'GET',
+          url: `/auth/invitations/${token}`,
+          headers: {},
+          documented: documented('/auth/invitations/{token}', 'get'),
+        };
       }
       default: {
         const tokens = world.tokens.get('invitations:token') ?? [];
         const token = tokens.length && chance(rng, 0.8) ? pick(rng, tokens) : pick(rng, samples.params);
-        const value = chance(rng, 0.5) ? { password: 'Fuzz-password-long-enough' } : mutate(rng, samples, { password: 'Fuzz-password-long-enough' }, undefined, world);
-        return { ...base, auth: 'none', operation: '/auth/invitations/{token}/accept', method: 'POST', url: `/auth/invitations/${token}/accept`, headers: json(null), body: Buffer.from(JSON.stringify(value)), documented: documented('/auth/invitations/{token}/accept', 'post') };
+        const value = chance(rng, 0.5)
+          ? { password: 'Fuzz-password-long-enough' }
+          : mutate(rng, samples, { password: 'Fuzz-password-long-enough' }, undefined, world);
+        return {
+          ...base,
+          auth: 'none',
+          operation: '/auth/invitations/{token}/accept',
+          method: 'POST',
+          url: `/auth/invitations/${token}/accept`,
+          headers: json(null),
+          body: Buffer.from(JSON.stringify(value)),
+          documented: documented('/auth/invitations/{token}/accept', 'post'),
+        };
       }
     }
   }

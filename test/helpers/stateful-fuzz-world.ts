@@ -107,11 +107,17 @@ export class World {
     let found = 0;
     for (const message of messages) {
       // Quoted-printable soft breaks and escaped equals signs, so links come out whole.
-      const text = message.raw.toString('utf8').replace(/=\r?\n/g, '').replace(/=3D/gi, '=').replace(/&amp;/g, '&');
+      const text = message.raw
+        .toString('utf8')
+        .replace(/=\r?\n/g, '')
+        .replace(/=3D/gi, '=')
+        .replace(/&amp;/g, '&');
       for (const [, path] of text.matchAll(link)) {
         const match = /^\/(o|c|unsubscribe|subscribe\/confirm|subscribe\/leave)\/([^/?#\s"'<>]+)/.exec(path);
         if (!match) continue;
-        const kind = { o: 'open', c: 'click', unsubscribe: 'unsubscribe', 'subscribe/confirm': 'confirm', 'subscribe/leave': 'leave' }[match[1]]!;
+        const kind = { o: 'open', c: 'click', unsubscribe: 'unsubscribe', 'subscribe/confirm': 'confirm', 'subscribe/leave': 'leave' }[
+          match[1]
+        ]!;
         this.addToken(kind, match[2]);
         found++;
       }
@@ -130,7 +136,14 @@ type Json = any;
 export const FUZZ_PASSWORD = 'Fuzz-password-long-enough';
 
 /** A JSON call for setting the world up; throws on a status it did not expect. */
-export async function call(target: FuzzTarget, method: string, path: string, body?: unknown, headers: Record<string, string> = {}, expect: number[] = [200, 201]): Promise<{ status: number; body: Json; headers: Headers }> {
+export async function call(
+  target: FuzzTarget,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+  expect: number[] = [200, 201],
+): Promise<{ status: number; body: Json; headers: Headers }> {
   if (process.env.FUZZ_DEBUG) console.log('set-up:', method, path);
   const response = await fetch(`${target.url}${path}`, {
     method,
@@ -149,14 +162,23 @@ export async function call(target: FuzzTarget, method: string, path: string, bod
 }
 
 function sessionFrom(response: { body: Json; headers: Headers }, email: string, password: string): Session {
-  const cookie = response.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const cookie = response.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
   return { cookie, csrf: response.body.csrf_token, userId: response.body.user.id, email, password };
 }
 
 /** Accepts an invitation token with a password; the new member's session. */
 async function acceptInvitation(target: FuzzTarget, token: string, email: string): Promise<Session> {
   const password = FUZZ_PASSWORD;
-  const accepted = await call(target, 'POST', `/auth/invitations/${token}/accept`, { email, password }, { authorization: '', origin: target.url });
+  const accepted = await call(
+    target,
+    'POST',
+    `/auth/invitations/${token}/accept`,
+    { email, password },
+    { authorization: '', origin: target.url },
+  );
   return sessionFrom(accepted, accepted.body.user.email, password);
 }
 
@@ -174,23 +196,81 @@ export function recipes(world: World, n: number): Array<{ kind: string; path: ()
   const domain = world.sendingDomain;
   return [
     { kind: 'domains', path: () => '/v2/domains', body: () => ({ name: `fuzz-extra-${n}.test`, dmarc_reports: true }) },
-    { kind: 'templates', path: () => '/v2/templates', body: () => ({ name: `Template ${n}`, alias: `tpl-${n}`, from: `Fuzz <hello@${domain}>`, subject: 'Hello {{first_name|"there"}}', html: `<p>Hi {{first_name}} <a href="https://example.org/p/${n}">read</a></p>`, text: 'Hi' }) },
-    { kind: 'webhooks', path: () => '/v2/webhooks', body: () => ({ name: `Hook ${n}`, url: `http://127.0.0.1:9/hook/${n}`, all_events: n % 2 === 0, events: n % 2 ? ['email.delivered', 'email.bounced'] : undefined }) },
-    { kind: 'custom-fields', path: () => '/v2/custom-fields', body: () => ({ key: `field_${n}`, label: `Field ${n}`, type: ['text', 'number', 'date', 'boolean'][n % 4] }) },
+    {
+      kind: 'templates',
+      path: () => '/v2/templates',
+      body: () => ({
+        name: `Template ${n}`,
+        alias: `tpl-${n}`,
+        from: `Fuzz <hello@${domain}>`,
+        subject: 'Hello {{first_name|"there"}}',
+        html: `<p>Hi {{first_name}} <a href="https://example.org/p/${n}">read</a></p>`,
+        text: 'Hi',
+      }),
+    },
+    {
+      kind: 'webhooks',
+      path: () => '/v2/webhooks',
+      body: () => ({
+        name: `Hook ${n}`,
+        url: `http://127.0.0.1:9/hook/${n}`,
+        all_events: n % 2 === 0,
+        events: n % 2 ? ['email.delivered', 'email.bounced'] : undefined,
+      }),
+    },
+    {
+      kind: 'custom-fields',
+      path: () => '/v2/custom-fields',
+      body: () => ({ key: `field_${n}`, label: `Field ${n}`, type: ['text', 'number', 'date', 'boolean'][n % 4] }),
+    },
     {
       kind: 'audiences',
       path: () => '/v2/audiences',
-      body: () => ({ name: `Audience ${n}`, visibility: n % 3 === 2 ? 'private' : 'public', public_name: `List ${n}`, public_description: 'News', double_opt_in: n % 2 === 0 ? { enabled: true, email: { from: `lists@${domain}`, subject: 'Confirm' } } : false }),
+      body: () => ({
+        name: `Audience ${n}`,
+        visibility: n % 3 === 2 ? 'private' : 'public',
+        public_name: `List ${n}`,
+        public_description: 'News',
+        double_opt_in: n % 2 === 0 ? { enabled: true, email: { from: `lists@${domain}`, subject: 'Confirm' } } : false,
+      }),
     },
-    { kind: 'contacts', path: () => '/v2/contacts', body: () => ({ email: `contact${n}@example.org`, first_name: `Ann ${n}`, last_name: 'Fuzz', audiences: pick('audiences') ? [pick('audiences')] : [] }) },
-    { kind: 'subscribers', path: () => (pick('audiences') ? `/v2/audiences/${pick('audiences')}/subscribers` : null), body: () => ({ email: `sub${n}@example.org`, first_name: 'Sub' }) },
-    { kind: 'suppressions', path: () => '/v2/suppressions', body: () => ({ email: `suppressed${n}@example.org`, type: 'recipient', reason: 'fuzz' }) },
+    {
+      kind: 'contacts',
+      path: () => '/v2/contacts',
+      body: () => ({
+        email: `contact${n}@example.org`,
+        first_name: `Ann ${n}`,
+        last_name: 'Fuzz',
+        audiences: pick('audiences') ? [pick('audiences')] : [],
+      }),
+    },
+    {
+      kind: 'subscribers',
+      path: () => (pick('audiences') ? `/v2/audiences/${pick('audiences')}/subscribers` : null),
+      body: () => ({ email: `sub${n}@example.org`, first_name: 'Sub' }),
+    },
+    {
+      kind: 'suppressions',
+      path: () => '/v2/suppressions',
+      body: () => ({ email: `suppressed${n}@example.org`, type: 'recipient', reason: 'fuzz' }),
+    },
     {
       kind: 'campaigns',
       path: () => '/v2/campaigns',
-      body: () => ({ name: `Campaign ${n}`, subject: 'News {{first_name}}', from_email: `news@${domain}`, from_name: 'Fuzz', html: `<p>Hello <a href="https://example.org/c/${n}">link</a> <a href="{{unsubscribe_url}}">unsubscribe</a></p>`, text: 'Hello {{unsubscribe_url}}' }),
+      body: () => ({
+        name: `Campaign ${n}`,
+        subject: 'News {{first_name}}',
+        from_email: `news@${domain}`,
+        from_name: 'Fuzz',
+        html: `<p>Hello <a href="https://example.org/c/${n}">link</a> <a href="{{unsubscribe_url}}">unsubscribe</a></p>`,
+        text: 'Hello {{unsubscribe_url}}',
+      }),
     },
-    { kind: 'forms', path: () => '/v2/forms', body: () => ({ name: `Form ${n}`, type: ['popup', 'full_page', 'flyout', 'embed', 'banner'][n % 5] }) },
+    {
+      kind: 'forms',
+      path: () => '/v2/forms',
+      body: () => ({ name: `Form ${n}`, type: ['popup', 'full_page', 'flyout', 'embed', 'banner'][n % 5] }),
+    },
     {
       kind: 'automations',
       path: () => '/v2/automations',
@@ -201,8 +281,18 @@ export function recipes(world: World, n: number): Array<{ kind: string; path: ()
         settings: { allow_reentry: n % 2 === 0 },
         steps: [
           { key: 'joined', type: 'trigger', trigger: 'contact.added_to_audience', config: { audience_id: pick('audiences') ?? 'aud_x' } },
-          { key: 'check', type: 'action', action: 'condition', config: { filter: { match: 'all', rules: [{ field: 'first_name', operator: 'is_set' }] } } },
-          { key: 'mail', type: 'action', action: 'send_email', config: { type: 'template', template_id: `tpl-${n % 3}`, from: `hello@${domain}` } },
+          {
+            key: 'check',
+            type: 'action',
+            action: 'condition',
+            config: { filter: { match: 'all', rules: [{ field: 'first_name', operator: 'is_set' }] } },
+          },
+          {
+            key: 'mail',
+            type: 'action',
+            action: 'send_email',
+            config: { type: 'template', template_id: `tpl-${n % 3}`, from: `hello@${domain}` },
+          },
           { key: 'pause', type: 'action', action: 'wait', config: { seconds: 1 } },
           { key: 'done', type: 'action', action: 'end' },
         ],
@@ -215,14 +305,29 @@ export function recipes(world: World, n: number): Array<{ kind: string; path: ()
         ],
       }),
     },
-    { kind: 'email-verification-lists', path: () => '/v2/email-verification-lists', body: () => ({ name: `List ${n}`, emails: [`a${n}@example.org`, `b${n}@example.org`, 'nobody@nowhere.invalid'] }) },
+    {
+      kind: 'email-verification-lists',
+      path: () => '/v2/email-verification-lists',
+      body: () => ({ name: `List ${n}`, emails: [`a${n}@example.org`, `b${n}@example.org`, 'nobody@nowhere.invalid'] }),
+    },
     { kind: 'api-keys', path: () => '/v2/api-keys', body: () => ({ name: `Extra key ${n}`, scope: n % 2 ? 'sending' : 'full' }) },
-    { kind: 'invitations', path: () => '/v2/invitations', body: () => ({ email: `invitee${n}@example.org`, role: n % 2 ? 'member' : 'admin' }) },
+    {
+      kind: 'invitations',
+      path: () => '/v2/invitations',
+      body: () => ({ email: `invitee${n}@example.org`, role: n % 2 ? 'member' : 'admin' }),
+    },
     { kind: 'holds', path: () => '/v2/delivery/holds', body: () => ({ domain: `held${n}.example.net`, reason: 'fuzz' }) },
     {
       kind: 'emails',
       path: () => '/v2/emails',
-      body: () => ({ from: `Fuzz <hello@${domain}>`, to: `reader${n}@example.org`, subject: `Tracked ${n}`, html: `<p>Hello <a href="https://example.org/read/${n}">read</a></p>`, text: 'Hello', tracking: { loads: true, clicks: true } }),
+      body: () => ({
+        from: `Fuzz <hello@${domain}>`,
+        to: `reader${n}@example.org`,
+        subject: `Tracked ${n}`,
+        html: `<p>Hello <a href="https://example.org/read/${n}">read</a></p>`,
+        text: 'Hello',
+        tracking: { loads: true, clicks: true },
+      }),
     },
     {
       kind: 'reports',
@@ -245,7 +350,8 @@ export async function make(world: World, n: number, only?: string): Promise<numb
     if (!path) continue;
     const response = await call(world.target, 'POST', path, recipe.body(), {}, [200, 201, 202, 409, 422, 400, 404]).catch(() => null);
     if (!response || response.status >= 300) {
-      if (process.env.FUZZ_DEBUG) console.log(`could not make ${recipe.kind}: ${response?.status} ${JSON.stringify(response?.body).slice(0, 300)}`);
+      if (process.env.FUZZ_DEBUG)
+        console.log(`could not make ${recipe.kind}: ${response?.status} ${JSON.stringify(response?.body).slice(0, 300)}`);
       continue;
     }
     made++;
@@ -254,7 +360,9 @@ export async function make(world: World, n: number, only?: string): Promise<numb
     if (recipe.kind === 'api-keys' && response.body.key) world.extraKeys.push(response.body.key);
     if (recipe.kind === 'invitations' && response.body.url) world.addToken('invitations:token', tokenOfInvitation(response.body.url));
     if (recipe.kind === 'forms') {
-      const published = await call(world.target, 'POST', `/v2/forms/${response.body.id}/publish`, undefined, {}, [200, 422]).catch(() => null);
+      const published = await call(world.target, 'POST', `/v2/forms/${response.body.id}/publish`, undefined, {}, [200, 422]).catch(
+        () => null,
+      );
       if (published?.status === 200 && published.body.token) world.addToken('forms:token', published.body.token);
     }
     if (recipe.kind === 'emails' && Array.isArray(response.body.data)) world.learn('emails', response.body);
@@ -312,7 +420,11 @@ export async function buildWorld(target: FuzzTarget, perKind = 3): Promise<World
   }
   // Subscribing to a double opt-in list mails a confirmation link; confirmed members get leave links.
   for (const token of world.tokens.get('audiences:token') ?? []) {
-    await fetch(`${target.url}/subscribe/${token}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `email=visitor-${token.slice(0, 4)}%40example.org&first_name=Vi` });
+    await fetch(`${target.url}/subscribe/${token}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `email=visitor-${token.slice(0, 4)}%40example.org&first_name=Vi`,
+    });
   }
   const [automation] = world.live.get('automations') ?? [];
   if (automation) {
@@ -327,11 +439,13 @@ export async function buildWorld(target: FuzzTarget, perKind = 3): Promise<World
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   // What lists show (events, webhook requests, automation runs) fills the kinds nobody creates directly.
-  for (const path of ['/v2/events', '/v2/emails', '/v2/members', '/v2/invitations']) world.learn(path.slice(path.lastIndexOf('/') + 1), (await call(target, 'GET', path)).body);
+  for (const path of ['/v2/events', '/v2/emails', '/v2/members', '/v2/invitations'])
+    world.learn(path.slice(path.lastIndexOf('/') + 1), (await call(target, 'GET', path)).body);
   for (const hook of world.live.get('webhooks') ?? []) {
     await call(target, 'POST', `/v2/webhooks/${hook}/test`, {}, {}, [200, 422, 429]).catch(() => null);
     world.learn('requests', (await call(target, 'GET', `/v2/webhooks/${hook}/requests`)).body);
   }
-  for (const automation of world.live.get('automations') ?? []) world.learn('runs', (await call(target, 'GET', `/v2/automations/${automation}/runs`)).body);
+  for (const automation of world.live.get('automations') ?? [])
+    world.learn('runs', (await call(target, 'GET', `/v2/automations/${automation}/runs`)).body);
   return world;
 }

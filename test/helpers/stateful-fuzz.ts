@@ -13,7 +13,14 @@ import { LEAK } from './fuzz.ts';
 import { buildWorld, make, recipes, type World } from './stateful-fuzz-world.ts';
 
 export { buildWorld } from './stateful-fuzz-world.ts';
-import { collectionOf, generator, kindOfParameter, operationsOf, type OpenApiDocument, type StatefulRequest } from './stateful-fuzz-requests.ts';
+import {
+  collectionOf,
+  generator,
+  kindOfParameter,
+  operationsOf,
+  type OpenApiDocument,
+  type StatefulRequest,
+} from './stateful-fuzz-requests.ts';
 import type { FuzzTarget } from './stateful-fuzz-target.ts';
 import type { KnownFinding } from './stateful-fuzz-known.ts';
 
@@ -83,11 +90,21 @@ export function send(port: number, agent: http.Agent | false, request: StatefulR
     let outgoing: http.ClientRequest;
     try {
       const length = request.body === undefined ? {} : { 'content-length': String(request.body.length) };
-      outgoing = http.request({ host: '127.0.0.1', port, method: request.method, path: request.url, agent, localAddress: request.localAddress, headers: { ...request.headers, ...length } });
+      outgoing = http.request({
+        host: '127.0.0.1',
+        port,
+        method: request.method,
+        path: request.url,
+        agent,
+        localAddress: request.localAddress,
+        headers: { ...request.headers, ...length },
+      });
     } catch (error) {
       return resolve({ kind: 'not sent', cause: (error as NodeJS.ErrnoException).code ?? (error as Error).message });
     }
-    outgoing.setTimeout(timeoutMs, () => outgoing.destroy(Object.assign(new Error('timeout'), { code: `no answer in ${timeoutMs / 1000} s` })));
+    outgoing.setTimeout(timeoutMs, () =>
+      outgoing.destroy(Object.assign(new Error('timeout'), { code: `no answer in ${timeoutMs / 1000} s` })),
+    );
     outgoing.on('error', (error: NodeJS.ErrnoException) => resolve({ kind: 'no answer', cause: error.code ?? error.message }));
     outgoing.on('response', (response) => {
       const chunks: Buffer[] = [];
@@ -97,9 +114,18 @@ export function send(port: number, agent: http.Agent | false, request: StatefulR
         if (size < 2_000_000) chunks.push(chunk);
         size += chunk.length;
       });
-      response.on('error', (error: NodeJS.ErrnoException) => resolve({ kind: 'no answer', cause: `body cut: ${error.code ?? error.message}` }));
+      response.on('error', (error: NodeJS.ErrnoException) =>
+        resolve({ kind: 'no answer', cause: `body cut: ${error.code ?? error.message}` }),
+      );
       response.on('close', () => resolve({ kind: 'no answer', cause: 'connection closed before the end of the answer' }));
-      response.on('end', () => resolve({ kind: 'answer', status: response.statusCode ?? 0, contentType: response.headers['content-type'] ?? null, text: Buffer.concat(chunks).toString('utf8') }));
+      response.on('end', () =>
+        resolve({
+          kind: 'answer',
+          status: response.statusCode ?? 0,
+          contentType: response.headers['content-type'] ?? null,
+          text: Buffer.concat(chunks).toString('utf8'),
+        }),
+      );
     });
     outgoing.end(request.body);
   });
@@ -108,14 +134,18 @@ export function send(port: number, agent: http.Agent | false, request: StatefulR
 /** One line that says what was sent: enough to send it again by hand. */
 export function describe(request: StatefulRequest): string {
   const type = request.headers['content-type'] ?? '(none)';
-  const body = request.body === undefined ? '' : ` body[${request.body.length.toLocaleString('en')} B]=${JSON.stringify(request.body.subarray(0, 160).toString('utf8'))}`;
+  const body =
+    request.body === undefined
+      ? ''
+      : ` body[${request.body.length.toLocaleString('en')} B]=${JSON.stringify(request.body.subarray(0, 160).toString('utf8'))}`;
   return `#${request.index} ${request.mode}/${request.auth} ${request.method} ${request.url.slice(0, 160)} content-type=${type}${request.localAddress ? ` from ${request.localAddress}` : ''}${body}`;
 }
 
 function contentKind(request: StatefulRequest): string {
   const type = request.headers['content-type'];
   if (!type) return request.body ? 'no type' : 'no body';
-  if (type.startsWith('multipart/form-data')) return request.body && !request.body.includes(Buffer.from(`--\r\n`)) ? 'multipart (unclosed)' : 'multipart';
+  if (type.startsWith('multipart/form-data'))
+    return request.body && !request.body.includes(Buffer.from(`--\r\n`)) ? 'multipart (unclosed)' : 'multipart';
   return type.split(';')[0].toLowerCase();
 }
 
@@ -129,13 +159,29 @@ export async function runStatefulFuzz(target: FuzzTarget, options: FuzzOptions):
   const timeoutMs = options.answerTimeoutMs ?? 30_000;
   const document = (await (await fetch(`${target.url}/openapi.json`)).json()) as OpenApiDocument;
   const world = options.world ?? (await buildWorld(target, options.perKind));
-  if (process.env.FUZZ_DEBUG) console.log("world built", JSON.stringify(Object.fromEntries(world.live)), JSON.stringify(Object.fromEntries(world.tokens)));
+  if (process.env.FUZZ_DEBUG)
+    console.log('world built', JSON.stringify(Object.fromEntries(world.live)), JSON.stringify(Object.fromEntries(world.tokens)));
   const generate = generator(options.seed, document, world);
   const operations = operationsOf(document);
-  const kinds = new Set(operations.flatMap((op) => (op.path.match(/\{[^}]+\}/g) ?? []).map((p) => kindOfParameter(op.path, p.slice(1, -1)))));
+  const kinds = new Set(
+    operations.flatMap((op) => (op.path.match(/\{[^}]+\}/g) ?? []).map((p) => kindOfParameter(op.path, p.slice(1, -1)))),
+  );
   const report: FuzzReport = {
-    seed: options.seed, sent: 0, notSent: 0, seconds: 0, operations: operations.length, operationsReached: 0, statuses: new Map(), byMode: new Map(),
-    findings: new Map(), rss: [], setupRequests: 0, withheld: new Map(), frozeAfter: null, pools: {}, up: false,
+    seed: options.seed,
+    sent: 0,
+    notSent: 0,
+    seconds: 0,
+    operations: operations.length,
+    operationsReached: 0,
+    statuses: new Map(),
+    byMode: new Map(),
+    findings: new Map(),
+    rss: [],
+    setupRequests: 0,
+    withheld: new Map(),
+    frozeAfter: null,
+    pools: {},
+    up: false,
   };
   const reached = new Set<string>();
   const count = <K>(map: Map<K, number>, key: K) => map.set(key, (map.get(key) ?? 0) + 1);
@@ -172,8 +218,16 @@ export async function runStatefulFuzz(target: FuzzTarget, options: FuzzOptions):
       const campaign = world.live.get('campaigns')?.at(-1);
       const audience = world.live.get('audiences')?.[0];
       if (campaigns && campaign && audience) {
-        await fetch(`${target.url}/v2/campaigns/${campaign}`, { method: 'POST', headers: { authorization: `Bearer ${target.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ recipients: [{ audience_id: audience }] }) }).catch(() => null);
-        await fetch(`${target.url}/v2/campaigns/${campaign}/send`, { method: 'POST', headers: { authorization: `Bearer ${target.key}`, 'content-type': 'application/json' }, body: '{}' }).catch(() => null);
+        await fetch(`${target.url}/v2/campaigns/${campaign}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${target.key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ recipients: [{ audience_id: audience }] }),
+        }).catch(() => null);
+        await fetch(`${target.url}/v2/campaigns/${campaign}/send`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${target.key}`, 'content-type': 'application/json' },
+          body: '{}',
+        }).catch(() => null);
         report.setupRequests += 3;
       }
     }
@@ -186,7 +240,10 @@ export async function runStatefulFuzz(target: FuzzTarget, options: FuzzOptions):
     try {
       while (next < options.requests && !report.frozeAfter && elapsed() < (options.maxSeconds ?? Infinity)) {
         const index = next++;
-        if (index > 0 && index % 250 === 0 && !maintaining) maintaining = maintain().catch(() => {}).finally(() => (maintaining = null));
+        if (index > 0 && index % 250 === 0 && !maintaining)
+          maintaining = maintain()
+            .catch(() => {})
+            .finally(() => (maintaining = null));
         const request = generate.next(index);
         const withheld = options.known?.find((known) => known.withhold && known.matches(request));
         if (withheld) {
@@ -198,18 +255,29 @@ export async function runStatefulFuzz(target: FuzzTarget, options: FuzzOptions):
         // so the next request is not written onto a socket the server is closing.
         const ownConnection = request.localAddress !== undefined || request.url.length > 8000;
         const outcome = await send(target.port, ownConnection ? false : agent, request, timeoutMs);
-        if (process.env.FUZZ_DEBUG) console.log(`${(performance.now() - sentAt).toFixed(0)} ms ${outcome.kind === 'answer' ? outcome.status : outcome.kind} ${describe(request).slice(0, 300)}`);
+        if (process.env.FUZZ_DEBUG)
+          console.log(
+            `${(performance.now() - sentAt).toFixed(0)} ms ${outcome.kind === 'answer' ? outcome.status : outcome.kind} ${describe(request).slice(0, 300)}`,
+          );
         if (outcome.kind === 'not sent') {
           report.notSent++;
           continue;
         }
         report.sent++;
         count(report.byMode, request.mode);
-        if (report.sent % 10_000 === 0) options.progress?.(`… ${report.sent.toLocaleString('en')} sent in ${elapsed().toFixed(0)} s, RSS ${target.rssMb().toFixed(0)} MB`);
+        if (report.sent % 10_000 === 0)
+          options.progress?.(
+            `… ${report.sent.toLocaleString('en')} sent in ${elapsed().toFixed(0)} s, RSS ${target.rssMb().toFixed(0)} MB`,
+          );
         const knownAs = options.known?.find((known) => !known.withhold && known.matches(request, outcome))?.name;
         const kind = (k: string) => (knownAs ? `known (${knownAs}) ${k}` : k);
         if (outcome.kind === 'no answer') {
-          find(kind('no answer'), `${request.method} ${request.operation} ${contentKind(request)}: ${outcome.cause}`, request, `no answer (${outcome.cause}); before it on that connection: ${previous && !request.localAddress ? describe(previous) : 'nothing'}`);
+          find(
+            kind('no answer'),
+            `${request.method} ${request.operation} ${contentKind(request)}: ${outcome.cause}`,
+            request,
+            `no answer (${outcome.cause}); before it on that connection: ${previous && !request.localAddress ? describe(previous) : 'nothing'}`,
+          );
           if (!target.alive()) break;
           // Silence: is it this request, or has the server stopped answering anything?
           if (/no answer in/.test(outcome.cause) && !(await healthy(target))) {
@@ -225,8 +293,10 @@ export async function runStatefulFuzz(target: FuzzTarget, options: FuzzOptions):
         reached.add(`${request.method} ${request.operation}`);
         const excerpt = `${status} ${text.slice(0, 300)}`;
         if (status >= 500) find(kind('5xx'), `${status} ${request.method} ${request.operation} ${contentKind(request)}`, request, excerpt);
-        else if (!request.documented.has(status)) find(kind('undocumented'), `${status} ${request.method} ${request.operation}`, request, excerpt);
-        if ((status >= 400 || contentType?.includes('html')) && LEAK.test(text)) find(kind('leak'), `${request.method} ${request.operation} ${status}`, request, excerpt);
+        else if (!request.documented.has(status))
+          find(kind('undocumented'), `${status} ${request.method} ${request.operation}`, request, excerpt);
+        if ((status >= 400 || contentType?.includes('html')) && LEAK.test(text))
+          find(kind('leak'), `${request.method} ${request.operation} ${status}`, request, excerpt);
         if (status < 500 && request.mode !== 'public') {
           let body: unknown = text;
           try {
@@ -237,7 +307,8 @@ export async function runStatefulFuzz(target: FuzzTarget, options: FuzzOptions):
           try {
             await checkAgainstContract(target.url, request.method, request.operation.replace(/\{[^}]+\}/g, 'x'), status, contentType, body);
           } catch (error) {
-            if (request.documented.has(status)) find('contract', `${status} ${request.method} ${request.operation}`, request, `${(error as Error).message.slice(0, 400)}`);
+            if (request.documented.has(status))
+              find('contract', `${status} ${request.method} ${request.operation}`, request, `${(error as Error).message.slice(0, 400)}`);
           }
           if (status < 300 && contentType?.includes('json')) learn(request, body);
         }
@@ -256,8 +327,10 @@ export async function runStatefulFuzz(target: FuzzTarget, options: FuzzOptions):
     }
     world.learn(request.operation.endsWith('}') ? null : collection, body);
     if (!body || typeof body !== 'object') return;
-    if (typeof body.token === 'string' && /^\/v2\/(audiences|forms)/.test(request.operation)) world.addToken(request.operation.startsWith('/v2/forms') ? 'forms:token' : 'audiences:token', body.token);
-    if (request.operation === '/v2/invitations' && typeof body.url === 'string') world.addToken('invitations:token', body.url.slice(body.url.lastIndexOf('#') + 1));
+    if (typeof body.token === 'string' && /^\/v2\/(audiences|forms)/.test(request.operation))
+      world.addToken(request.operation.startsWith('/v2/forms') ? 'forms:token' : 'audiences:token', body.token);
+    if (request.operation === '/v2/invitations' && typeof body.url === 'string')
+      world.addToken('invitations:token', body.url.slice(body.url.lastIndexOf('#') + 1));
     if (request.operation === '/v2/api-keys' && typeof body.key === 'string') world.extraKeys.push(body.key);
     if (request.operation === '/v2/forms/embed' && typeof body.public_key === 'string') world.addToken('embed', body.public_key);
     if (request.operation === '/auth/invitations/{token}/accept' && typeof body.user?.id === 'string') world.add('members', body.user.id);
@@ -270,7 +343,9 @@ export async function runStatefulFuzz(target: FuzzTarget, options: FuzzOptions):
   await sampler;
   report.rss.push({ seconds: report.seconds, requests: report.sent, mb: target.rssMb() });
   report.operationsReached = [...reached].filter((key) => operations.some((op) => `${op.method} ${op.path}` === key)).length;
-  report.pools = Object.fromEntries([...world.live].map(([kind, ids]) => [kind, ids.length]).concat([...world.tokens].map(([kind, list]) => [kind, list.length])));
+  report.pools = Object.fromEntries(
+    [...world.live].map(([kind, ids]) => [kind, ids.length]).concat([...world.tokens].map(([kind, list]) => [kind, list.length])),
+  );
   report.up = target.alive() && (await fetch(`${target.url}/healthz`).catch(() => null))?.status === 200;
   return report;
 }
@@ -282,16 +357,28 @@ export function rssSummary(samples: RssSample[]): { warmedMb: number; lastMb: nu
   const n = after.length;
   const mx = after.reduce((a, s) => a + s.requests, 0) / n;
   const my = after.reduce((a, s) => a + s.mb, 0) / n;
-  const slope = after.reduce((a, s) => a + (s.requests - mx) * (s.mb - my), 0) / Math.max(1, after.reduce((a, s) => a + (s.requests - mx) ** 2, 0));
+  const slope =
+    after.reduce((a, s) => a + (s.requests - mx) * (s.mb - my), 0) /
+    Math.max(
+      1,
+      after.reduce((a, s) => a + (s.requests - mx) ** 2, 0),
+    );
   return { warmedMb: after[0].mb, lastMb: after.at(-1)!.mb, peakMb: Math.max(...after.map((s) => s.mb)), growthPer10k: slope * 10_000 };
 }
 
 /** The report as lines for a person. */
 export function reportLines(report: FuzzReport, target: FuzzTarget): string[] {
-  const list = (map: Map<string | number, number>) => [...map].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, c]) => `${k}: ${c}`).join(', ') || 'none';
+  const list = (map: Map<string | number, number>) =>
+    [...map]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([k, c]) => `${k}: ${c}`)
+      .join(', ') || 'none';
   const total = (kind: string) => [...report.findings.values()].filter((f) => f.kind === kind).reduce((n, f) => n + f.count, 0);
   const rss = rssSummary(report.rss);
-  const unhandled = target.child.output().split('\n').filter((line) => /unhandled|uncaught/i.test(line)).length;
+  const unhandled = target.child
+    .output()
+    .split('\n')
+    .filter((line) => /unhandled|uncaught/i.test(line)).length;
   const lines = [
     `seed ${report.seed}: ${report.sent.toLocaleString('en')} requests sent in ${report.seconds.toFixed(1)} s (${Math.round(report.sent / report.seconds)} req/s); ${report.notSent} refused by the client itself; ${report.setupRequests} more to make resources again`,
     `operations reached: ${report.operationsReached} of ${report.operations}; by mode: ${list(report.byMode)}`,
@@ -302,22 +389,36 @@ export function reportLines(report: FuzzReport, target: FuzzTarget): string[] {
     `server stopped answering (health check included) after: ${report.frozeAfter ?? 'never (aim)'}`,
     `withheld (known findings being fixed elsewhere, see stateful-fuzz-known.ts): ${list(report.withheld)}`,
     `server up afterwards: ${report.up ? 'yes' : 'NO'}; "unhandled"/"uncaught" lines in its log: ${unhandled}`,
-    `pools at the end: ${Object.entries(report.pools).map(([k, n]) => `${k} ${n}`).join(', ')}`,
+    `pools at the end: ${Object.entries(report.pools)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ')}`,
   ];
   const order = ['5xx', 'no answer', 'leak', 'undocumented', 'contract'];
-  const findings = [...report.findings.values()].sort((a, b) => order.indexOf(a.kind.replace(/^known \([^)]*\) /, '')) - order.indexOf(b.kind.replace(/^known \([^)]*\) /, '')) || b.count - a.count);
+  const findings = [...report.findings.values()].sort(
+    (a, b) =>
+      order.indexOf(a.kind.replace(/^known \([^)]*\) /, '')) - order.indexOf(b.kind.replace(/^known \([^)]*\) /, '')) || b.count - a.count,
+  );
   // Every 5xx, silence and leak with its example; of the undocumented statuses and schema
   // mismatches, a count per status and the most frequent few (they are many, and alike).
   const serious = findings.filter((f) => !/undocumented|contract/.test(f.kind));
   const minor = findings.filter((f) => /undocumented|contract/.test(f.kind));
-  for (const finding of serious) lines.push(`  [${finding.kind}] ×${finding.count} ${finding.signature}\n      e.g. ${finding.example.slice(0, 900)}`);
+  for (const finding of serious)
+    lines.push(`  [${finding.kind}] ×${finding.count} ${finding.signature}\n      e.g. ${finding.example.slice(0, 900)}`);
   // What the server said of its 5xx: the first few error lines of its log, for the cause.
-  const errors = target.child.output().split('\n').filter((line) => /"level":50|unhandled error/.test(line));
+  const errors = target.child
+    .output()
+    .split('\n')
+    .filter((line) => /"level":50|unhandled error/.test(line));
   for (const line of errors.slice(0, 10)) lines.push(`  [server log] ${serverErrorSummary(line)}`);
   const byStatus = new Map<string, number>();
-  for (const finding of minor) byStatus.set(`${finding.kind} ${finding.signature.split(' ')[0]}`, (byStatus.get(`${finding.kind} ${finding.signature.split(' ')[0]}`) ?? 0) + finding.count);
+  for (const finding of minor)
+    byStatus.set(
+      `${finding.kind} ${finding.signature.split(' ')[0]}`,
+      (byStatus.get(`${finding.kind} ${finding.signature.split(' ')[0]}`) ?? 0) + finding.count,
+    );
   if (minor.length) lines.push(`  undocumented statuses and schema mismatches by status: ${list(byStatus)} (${minor.length} operations)`);
-  for (const finding of minor.slice(0, Number(process.env.FUZZ_SHOW_MINOR ?? 8))) lines.push(`  [${finding.kind}] ×${finding.count} ${finding.signature}\n      e.g. ${finding.example.slice(0, 400)}`);
+  for (const finding of minor.slice(0, Number(process.env.FUZZ_SHOW_MINOR ?? 8)))
+    lines.push(`  [${finding.kind}] ×${finding.count} ${finding.signature}\n      e.g. ${finding.example.slice(0, 400)}`);
   return lines;
 }
 
@@ -325,7 +426,15 @@ export function reportLines(report: FuzzReport, target: FuzzTarget): string[] {
 function serverErrorSummary(line: string): string {
   try {
     const entry = JSON.parse(line) as { msg?: string; url?: string; err?: { message?: string; code?: string; stack?: string } };
-    const frames = (entry.err?.stack ?? '').split('\n').filter((frame) => frame.includes('/src/')).map((frame) => frame.trim().replace(/^at /, '').replace(/file:\/\/\S*?\/src\//, 'src/'));
+    const frames = (entry.err?.stack ?? '')
+      .split('\n')
+      .filter((frame) => frame.includes('/src/'))
+      .map((frame) =>
+        frame
+          .trim()
+          .replace(/^at /, '')
+          .replace(/file:\/\/\S*?\/src\//, 'src/'),
+      );
     return [entry.url ?? entry.msg, entry.err?.code, entry.err?.message, ...frames.slice(0, 8)].filter(Boolean).join(' | ');
   } catch {
     return line.slice(0, 1500);

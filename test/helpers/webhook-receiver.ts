@@ -62,7 +62,14 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       } catch {
         json = undefined;
       }
-      requests.push({ method: request.method ?? '', path: request.url ?? '', headers: request.headers, body, json, receivedAt: Date.now() });
+      requests.push({
+        method: request.method ?? '',
+        path: request.url ?? '',
+        headers: request.headers,
+        body,
+        json,
+        receivedAt: Date.now(),
+      });
       const answer = queued.shift() ?? fallback;
       const send = () => {
         open--;

@@ -7,13 +7,38 @@ import { verificationResult, verificationRisk, verificationScore, type Verificat
 import { classifyRcptReply, ConnectionLimiter } from '../../src/mail/mailbox-probe.ts';
 
 test('parseAddress: valid addresses in parts, with a +suffix; invalid ones are null', () => {
-  assert.deepEqual(parseAddress('Jane.Doe+News@Example.COM'), { mailbox: 'jane.doe', domain: 'example.com', suffix: 'news', root: 'jane.doe@example.com' });
-  assert.deepEqual(parseAddress('jane@mail.example.co.uk'), { mailbox: 'jane', domain: 'mail.example.co.uk', suffix: null, root: 'jane@mail.example.co.uk' });
+  assert.deepEqual(parseAddress('Jane.Doe+News@Example.COM'), {
+    mailbox: 'jane.doe',
+    domain: 'example.com',
+    suffix: 'news',
+    root: 'jane.doe@example.com',
+  });
+  assert.deepEqual(parseAddress('jane@mail.example.co.uk'), {
+    mailbox: 'jane',
+    domain: 'mail.example.co.uk',
+    suffix: null,
+    root: 'jane@mail.example.co.uk',
+  });
   assert.deepEqual(parseAddress("o'brien@example.org")?.mailbox, "o'brien");
   assert.deepEqual(parseAddress('jöns@exämple.de')?.domain, 'exämple.de');
-  for (const bad of ['', 'jane', '@example.com', 'jane@', 'jane@example', 'jane..doe@example.com', '.jane@example.com', 'jane.@example.com',
-    'ja ne@example.com', 'jane@exa_mple.com', 'jane@-example.com', 'jane@example.123', `${'a'.repeat(65)}@example.com`, `jane@${'a'.repeat(64)}.com`,
-    '"jane"@example.com', 'jane@@example.com']) {
+  for (const bad of [
+    '',
+    'jane',
+    '@example.com',
+    'jane@',
+    'jane@example',
+    'jane..doe@example.com',
+    '.jane@example.com',
+    'jane.@example.com',
+    'ja ne@example.com',
+    'jane@exa_mple.com',
+    'jane@-example.com',
+    'jane@example.123',
+    `${'a'.repeat(65)}@example.com`,
+    `jane@${'a'.repeat(64)}.com`,
+    '"jane"@example.com',
+    'jane@@example.com',
+  ]) {
     assert.equal(parseAddress(bad), null, bad);
   }
 });
@@ -31,7 +56,20 @@ test('lists: disposable domains (and their subdomains), role mailboxes, free pro
 });
 
 test('gibberish: random and keyboard-typed mailboxes, not short or foreign names', () => {
-  for (const name of ['jane', 'mike', 'jo', 'nguyen', 'maria.garcia', 'zhang.wei', 'schwarzenegger', 'hirschmann', 'user123', 'john1990', 'j.smith', 'liberty']) {
+  for (const name of [
+    'jane',
+    'mike',
+    'jo',
+    'nguyen',
+    'maria.garcia',
+    'zhang.wei',
+    'schwarzenegger',
+    'hirschmann',
+    'user123',
+    'john1990',
+    'j.smith',
+    'liberty',
+  ]) {
     assert.equal(isGibberish(name), false, name);
   }
   for (const name of ['xkqzvbwpt', 'asdfghjkl', 'qwrtpsdf', 'a1b2c3d4e5', 'k8s9x7q2', 'qwerty.jane', 'zxcvb', 'bcdfgh.jane']) {
@@ -46,12 +84,23 @@ test('didYouMean: misspelt big providers only', () => {
   assert.equal(suggest('jane@hotnail.com'), 'jane@hotmail.com');
   assert.equal(suggest('jane@outlok.com'), 'jane@outlook.com');
   assert.equal(suggest('jane+x@yahooo.com'), 'jane+x@yahoo.com');
-  for (const fine of ['jane@gmail.com', 'jane@gmx.at', 'jane@acme.test', 'jane@example.org', 'jane@mail.ru']) assert.equal(suggest(fine), null, fine);
+  for (const fine of ['jane@gmail.com', 'jane@gmx.at', 'jane@acme.test', 'jane@example.org', 'jane@mail.ru'])
+    assert.equal(suggest(fine), null, fine);
 });
 
 const GOOD: VerificationChecks = {
-  valid_syntax: true, disposable: false, role_account: false, free_email: false, gibberish: false, has_mx_records: true, domain_age: 4000,
-  smtp_connect: null, deliverable: null, inbox_full: null, disabled: null, catch_all: null,
+  valid_syntax: true,
+  disposable: false,
+  role_account: false,
+  free_email: false,
+  gibberish: false,
+  has_mx_records: true,
+  domain_age: 4000,
+  smtp_connect: null,
+  deliverable: null,
+  inbox_full: null,
+  disabled: null,
+  catch_all: null,
 };
 const FULL_OK = { ...GOOD, smtp_connect: true, deliverable: true, inbox_full: false, disabled: false, catch_all: false };
 
@@ -82,7 +131,10 @@ test('score, result and risk: the documented order of results; deductions add up
   assert.deepEqual(rate({ ...GOOD, has_mx_records: null }, 'full'), [65, 'unknown', 'medium']);
   // Mailbox checks do not count in fast mode (they are null there anyway).
   assert.equal(verificationScore({ ...GOOD, deliverable: false }, 'fast'), 100);
-  assert.equal(verificationScore({ ...GOOD, disposable: true, role_account: true, free_email: true, gibberish: true, domain_age: 1 }, 'fast'), 0);
+  assert.equal(
+    verificationScore({ ...GOOD, disposable: true, role_account: true, free_email: true, gibberish: true, domain_age: 1 }, 'fast'),
+    0,
+  );
 });
 
 test('classifyRcptReply: what real servers answer at RCPT', () => {
@@ -90,10 +142,10 @@ test('classifyRcptReply: what real servers answer at RCPT', () => {
     [250, '2.1.5 Ok', 'accepted'],
     [251, 'User not local; will forward', 'accepted'],
     [550, '5.1.1 <x@y>: Recipient address rejected: User unknown in virtual mailbox table', 'rejected'],
-    [550, "5.1.1 The email account that you tried to reach does not exist.", 'rejected'],
+    [550, '5.1.1 The email account that you tried to reach does not exist.', 'rejected'],
     [550, 'Requested action not taken: mailbox unavailable', 'rejected'],
     [550, '', 'rejected'],
-    [553, 'sorry, that domain isn\'t in my list of allowed rcpthosts', 'rejected'],
+    [553, "sorry, that domain isn't in my list of allowed rcpthosts", 'rejected'],
     [550, '5.2.1 The email account that you tried to reach is disabled.', 'disabled'],
     [452, '4.2.2 The email account that you tried to reach is over quota.', 'inbox_full'],
     [552, '5.2.2 Mailbox full', 'inbox_full'],

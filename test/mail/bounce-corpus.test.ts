@@ -33,13 +33,18 @@ test('the bounce reader classifies the real-world corpus (reason of the failed r
     const first = sample.expected.recipients[0];
     const want = first.reason === 'delivered' ? 'delivered' : fromSisimaiReason(first.reason);
     const got = want === 'delivered' ? (report.kind === 'delivered' ? 'delivered' : report.kind) : report.reason;
-    if (got !== want) misses.push(`${sample.file}: want ${want} (${first.reason} ${first.status} ${first.reply}), got ${got} [${report.kind}/${report.source}] ${report.status ?? ''} ${(report.diagnostic ?? '').slice(0, 140)}`);
+    if (got !== want)
+      misses.push(
+        `${sample.file}: want ${want} (${first.reason} ${first.status} ${first.reply}), got ${got} [${report.kind}/${report.source}] ${report.status ?? ''} ${(report.diagnostic ?? '').slice(0, 140)}`,
+      );
     // Bounces and complaints must name the recipient (or be tied back through VERP/headers).
     if ((report.kind === 'bounce' || report.kind === 'complaint') && !report.recipient && !report.originalMessageId) recipientMisses++;
   }
   const rate = 1 - misses.length / samples.length;
   if (process.env.BOUNCE_CORPUS_VERBOSE) console.log(misses.join('\n'));
-  console.log(`bounce corpus: ${samples.length - misses.length}/${samples.length} classified correctly (${(rate * 100).toFixed(1)}%), ${recipientMisses} reports with neither recipient nor original Message-ID`);
+  console.log(
+    `bounce corpus: ${samples.length - misses.length}/${samples.length} classified correctly (${(rate * 100).toFixed(1)}%), ${recipientMisses} reports with neither recipient nor original Message-ID`,
+  );
   assert.ok(rate >= MIN_RATE, `recognition rate ${(rate * 100).toFixed(1)}% below ${MIN_RATE * 100}%:\n${misses.slice(0, 40).join('\n')}`);
 });
 
@@ -74,20 +79,27 @@ test('the bounce reader recognises every bounce and complaint of the corpora wit
       const report = await parseBounce(readFileSync(`${root}${corpus.dir}${file}`));
       const want = wanted[file].recipients.map(plain);
       // A report that names nobody (a redacted ARF, a malformed address) is recognised when it names the returned message.
-      const ok = want.length === 0
-        ? (report.kind === 'complaint' || report.kind === 'bounce') && Boolean(report.originalMessageId)
-        : (report.reason !== null || report.kind === 'delivered') && report.recipient !== null && want.includes(plain(report.recipient));
+      const ok =
+        want.length === 0
+          ? (report.kind === 'complaint' || report.kind === 'bounce') && Boolean(report.originalMessageId)
+          : (report.reason !== null || report.kind === 'delivered') && report.recipient !== null && want.includes(plain(report.recipient));
       if (ok) counts[report.kind in counts ? (report.kind as keyof typeof counts) : 'other']++;
       else {
         missed++;
-        misses.push(`${corpus.name}/${file}: want ${want.join(', ') || '(none, by Message-ID)'}, got ${report.kind}/${report.source}/${report.reason} ${report.recipient}`);
+        misses.push(
+          `${corpus.name}/${file}: want ${want.join(', ') || '(none, by Message-ID)'}, got ${report.kind}/${report.source}/${report.reason} ${report.recipient}`,
+        );
       }
     }
     total += files.length;
-    lines.push(`${corpus.name}: ${files.length - missed}/${files.length} (${(100 - (missed / files.length) * 100).toFixed(1)}%; ${JSON.stringify(counts)})`);
+    lines.push(
+      `${corpus.name}: ${files.length - missed}/${files.length} (${(100 - (missed / files.length) * 100).toFixed(1)}%; ${JSON.stringify(counts)})`,
+    );
   }
   const rate = 1 - misses.length / total;
   if (process.env.BOUNCE_CORPUS_VERBOSE) console.log(misses.join('\n'));
-  console.log(`bounce corpora recipients: ${total - misses.length}/${total} recognised with the failed recipient (${(rate * 100).toFixed(1)}%)\n  ${lines.join('\n  ')}`);
+  console.log(
+    `bounce corpora recipients: ${total - misses.length}/${total} recognised with the failed recipient (${(rate * 100).toFixed(1)}%)\n  ${lines.join('\n  ')}`,
+  );
   assert.ok(rate >= MIN_RATE, `recognition rate ${(rate * 100).toFixed(1)}% below ${MIN_RATE * 100}%:\n${misses.slice(0, 40).join('\n')}`);
 });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { classifyReason, isAutoReply, suppressesRecipient } from '../../src/mail/bounce-reasons.ts';
 
 const cases: [string, string, string, boolean][] = [
-  ['5.1.1', "550 5.1.1 The email account that you tried to reach does not exist.", 'user_unknown', true],
+  ['5.1.1', '550 5.1.1 The email account that you tried to reach does not exist.', 'user_unknown', true],
   ['550', '550 Requested action not taken: mailbox unavailable', 'user_unknown', true],
   ['5.7.1', '550 5.7.1 Service unavailable; Client host [1.2.3.4] blocked using Spamhaus', 'reputation_block', false],
   ['550', '550 Your IP has very low reputation, try later', 'reputation_block', false],
@@ -39,20 +39,38 @@ test('auto-replies are recognised and are not bounces', () => {
 test('a 550 reputation block from a receiver is temporary (retried), a 550 unknown user permanent', async () => {
   const { classifySmtpError } = await import('../../src/mail/smtp-delivery.ts');
   const err = (fields: object) => Object.assign(new Error('x'), fields);
-  assert.equal(classifySmtpError(err({ responseCode: 550, response: '550 5.7.1 Your IP has very low reputation', command: 'RCPT TO' })).kind, 'temporary');
+  assert.equal(
+    classifySmtpError(err({ responseCode: 550, response: '550 5.7.1 Your IP has very low reputation', command: 'RCPT TO' })).kind,
+    'temporary',
+  );
   assert.equal(classifySmtpError(err({ responseCode: 550, response: '550 5.1.1 User unknown', command: 'RCPT TO' })).kind, 'permanent');
 });
 
 test('"user unknown" without a 5.1.1 status is the recipient only when RCPT TO was answered (after DATA: its filter)', () => {
-  assert.equal(classifyReason({ status: '550', diagnostic: '550 Unknown user kijitora@example.jp', command: 'RCPT TO' }).reason, 'user_unknown');
-  const afterData = classifyReason({ status: '5.0.0', diagnostic: '550 Unknown user kijitora@example.jp (in reply to end of DATA command)' });
+  assert.equal(
+    classifyReason({ status: '550', diagnostic: '550 Unknown user kijitora@example.jp', command: 'RCPT TO' }).reason,
+    'user_unknown',
+  );
+  const afterData = classifyReason({
+    status: '5.0.0',
+    diagnostic: '550 Unknown user kijitora@example.jp (in reply to end of DATA command)',
+  });
   assert.deepEqual([afterData.reason, suppressesRecipient(afterData)], ['filtered', false]);
   // A 5.1.1 status or a directory lookup says "no such recipient" whatever the command.
   assert.equal(classifyReason({ status: '5.1.1', diagnostic: '550 5.1.1 User unknown', command: 'DATA' }).reason, 'user_unknown');
-  assert.equal(classifyReason({ status: '5.1.10', diagnostic: '550 5.1.10 RESOLVER.ADR.RecipientNotFound; Recipient not found by SMTP address lookup' }).reason, 'user_unknown');
+  assert.equal(
+    classifyReason({
+      status: '5.1.10',
+      diagnostic: '550 5.1.10 RESOLVER.ADR.RecipientNotFound; Recipient not found by SMTP address lookup',
+    }).reason,
+    'user_unknown',
+  );
 });
 
 test('greylisting is no throttle; a 421 rate limit is', () => {
-  assert.equal(classifyReason({ status: '451', diagnostic: '451 4.7.1 Greylisted, please try again later' }).reason === 'rate_limited', false);
+  assert.equal(
+    classifyReason({ status: '451', diagnostic: '451 4.7.1 Greylisted, please try again later' }).reason === 'rate_limited',
+    false,
+  );
   assert.equal(classifyReason({ status: '421', diagnostic: '421 4.7.0 Rate limited, try again later' }).reason, 'rate_limited');
 });

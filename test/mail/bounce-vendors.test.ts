@@ -12,10 +12,20 @@ const sample = (name: string) => parseBounce(readFileSync(new URL(`../fixtures/b
 test('"user unknown" in a report is the recipient only when RCPT TO was answered; unstated, it is the filter', () => {
   const unstated = classifyReason({ status: '5.0.0', diagnostic: '550 Unknown user kijitora@example.jp', report: true });
   assert.deepEqual([unstated.reason, suppressesRecipient(unstated)], ['filtered', false]);
-  const atRcpt = classifyReason({ status: '5.0.0', diagnostic: '550 Unknown user kijitora@example.jp', context: '>>> RCPT To:<kijitora@example.jp>\n<<< 550 Unknown user', report: true });
+  const atRcpt = classifyReason({
+    status: '5.0.0',
+    diagnostic: '550 Unknown user kijitora@example.jp',
+    context: '>>> RCPT To:<kijitora@example.jp>\n<<< 550 Unknown user',
+    report: true,
+  });
   assert.deepEqual([atRcpt.reason, suppressesRecipient(atRcpt)], ['user_unknown', true]);
   // Answered at MAIL FROM, "user unknown" is about our sender, not the recipient.
-  assert.equal(suppressesRecipient(classifyReason({ status: '550', diagnostic: '550 5.0.0 <bounce@acme.test>... User unknown', command: 'MAIL FROM' })), false);
+  assert.equal(
+    suppressesRecipient(
+      classifyReason({ status: '550', diagnostic: '550 5.0.0 <bounce@acme.test>... User unknown', command: 'MAIL FROM' }),
+    ),
+    false,
+  );
   // Our own deliveries know the command; a synchronous answer without one is taken as RCPT's.
   assert.equal(classifyReason({ status: '550', diagnostic: '550 Unknown user kijitora@example.jp' }).reason, 'user_unknown');
   // A local delivery agent has no SMTP stage: its "unknown user" is the mailbox's.
@@ -35,7 +45,11 @@ test("receivers' own codes and wordings: La Poste/Orange, Cox, QQ, au", () => {
 });
 
 test('blocks stay blocks: a blocklist named beside an unknown-recipient status never suppresses', () => {
-  const result = classifyReason({ status: '5.1.1', diagnostic: '550 5.1.1 Service unavailable; client [192.0.2.1] blocked using zen.spamhaus.org', report: true });
+  const result = classifyReason({
+    status: '5.1.1',
+    diagnostic: '550 5.1.1 Service unavailable; client [192.0.2.1] blocked using zen.spamhaus.org',
+    report: true,
+  });
   assert.equal(result.reason, 'reputation_block');
   assert.equal(suppressesRecipient(result), false);
 });
@@ -53,10 +67,16 @@ test("reporting products' own formats: Facebook codes, au/KDDI without a daemon 
 
 test('reports with broken MIME are still read: mismatched boundaries, no boundaries at all, ISO-2022-JP fields', async () => {
   const mismatched = await sample('rhost-franceptt-07');
-  assert.deepEqual([mismatched.kind, mismatched.source, mismatched.recipient, mismatched.reason], ['bounce', 'dsn', 'xxxx@wanadoo.fr', 'reputation_block']);
+  assert.deepEqual(
+    [mismatched.kind, mismatched.source, mismatched.recipient, mismatched.reason],
+    ['bounce', 'dsn', 'xxxx@wanadoo.fr', 'reputation_block'],
+  );
   // Delivery-status fields in ISO-2022-JP (Domino in Japanese) are decoded.
   const domino = await sample('lhost-domino-02');
-  assert.deepEqual([domino.diagnostic, domino.reason], ['ユーザーNeko (kijitora@example.co.jp) は Domino ディレクトリには見つかりません。', 'user_unknown']);
+  assert.deepEqual(
+    [domino.diagnostic, domino.reason],
+    ['ユーザーNeko (kijitora@example.co.jp) は Domino ディレクトリには見つかりません。', 'user_unknown'],
+  );
   const bare = await sample('rfc3464-06');
   assert.deepEqual([bare.kind, bare.recipient, bare.reason], ['bounce', 'kijitora@example.net', 'user_unknown']);
 });

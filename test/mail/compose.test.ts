@@ -36,8 +36,13 @@ test('html + text become multipart/alternative with our Message-ID and no Bcc he
   assert.equal(mail.text?.trim(), 'Thanks!');
   assert.equal(mail.html, '<p>Thanks!</p>');
   // The standard headers lead, custom headers follow them.
-  assert.deepEqual(headerBlock(raw).split('\r\n').filter((l) => /^\S/.test(l)).map((l) => l.split(':')[0]),
-    ['From', 'To', 'Cc', 'Reply-To', 'Subject', 'Message-ID', 'Date', 'X-Campaign', 'MIME-Version', 'Content-Type']);
+  assert.deepEqual(
+    headerBlock(raw)
+      .split('\r\n')
+      .filter((l) => /^\S/.test(l))
+      .map((l) => l.split(':')[0]),
+    ['From', 'To', 'Cc', 'Reply-To', 'Subject', 'Message-ID', 'Date', 'X-Campaign', 'MIME-Version', 'Content-Type'],
+  );
 });
 
 test('attachments: regular parts in multipart/mixed, content_id parts inline beside the html', async () => {
@@ -74,9 +79,13 @@ test('attachments: regular parts in multipart/mixed, content_id parts inline bes
 });
 
 test('a single body, a text-only message, and no body at all', async () => {
-  const htmlOnly = await simpleParser(await composeMessage({ from: 'a@acme.test', to: ['b@example.com'], subject: 's', html: '<b>x</b>', messageId: 'h@acme.test' }));
+  const htmlOnly = await simpleParser(
+    await composeMessage({ from: 'a@acme.test', to: ['b@example.com'], subject: 's', html: '<b>x</b>', messageId: 'h@acme.test' }),
+  );
   assert.match(String((htmlOnly.headers.get('content-type') as any).value), /^text\/html$/);
-  const textOnly = await simpleParser(await composeMessage({ from: 'a@acme.test', to: ['b@example.com'], subject: 's', text: 'plain', messageId: 't@acme.test' }));
+  const textOnly = await simpleParser(
+    await composeMessage({ from: 'a@acme.test', to: ['b@example.com'], subject: 's', text: 'plain', messageId: 't@acme.test' }),
+  );
   assert.match(String((textOnly.headers.get('content-type') as any).value), /^text\/plain$/);
   assert.equal(textOnly.text?.trim(), 'plain');
   const empty = await composeMessage({ from: 'a@acme.test', subject: 's', messageId: 'e@acme.test' });
@@ -86,11 +95,26 @@ test('a single body, a text-only message, and no body at all', async () => {
 
 test('custom headers: structural ones ignored, injection folded, invalid names dropped; List-Unsubscribe slot', async () => {
   assert.deepEqual(
-    customHeaders({ 'X-Ok': 'a\r\nBcc: evil@x.test', 'Content-Type': 'text/evil', 'Bad Name': 'x', 'X-Ünï': 'x', 'X-Num': 3, 'X-Null': null, 'Return-Path': '<x@y>' }),
-    [{ key: 'X-Ok', value: 'a Bcc: evil@x.test' }, { key: 'X-Num', value: '3' }],
+    customHeaders({
+      'X-Ok': 'a\r\nBcc: evil@x.test',
+      'Content-Type': 'text/evil',
+      'Bad Name': 'x',
+      'X-Ünï': 'x',
+      'X-Num': 3,
+      'X-Null': null,
+      'Return-Path': '<x@y>',
+    }),
+    [
+      { key: 'X-Ok', value: 'a Bcc: evil@x.test' },
+      { key: 'X-Num', value: '3' },
+    ],
   );
   const raw = await composeMessage({
-    from: 'a@acme.test', to: ['b@example.com'], subject: 's', text: 'x', messageId: 'l@acme.test',
+    from: 'a@acme.test',
+    to: ['b@example.com'],
+    subject: 's',
+    text: 'x',
+    messageId: 'l@acme.test',
     headers: { 'List-Unsubscribe': '<mailto:user-chosen@acme.test>', 'X-Entity-Ref-ID': '42' },
     listUnsubscribe: { url: 'https://acme.test/u/abc', mailto: 'unsubscribe@acme.test', oneClick: true },
   });
@@ -100,9 +124,27 @@ test('custom headers: structural ones ignored, injection folded, invalid names d
   assert.doesNotMatch(headers, /user-chosen/);
   assert.match(headers, /^X-Entity-Ref-ID: 42$/m);
   // Without our slot, a user's own List-Unsubscribe passes through; one-click needs https.
-  const own = headerBlock(await composeMessage({ from: 'a@acme.test', to: ['b@example.com'], subject: 's', text: 'x', messageId: 'o@acme.test', headers: { 'List-Unsubscribe': '<mailto:u@acme.test>' } }));
+  const own = headerBlock(
+    await composeMessage({
+      from: 'a@acme.test',
+      to: ['b@example.com'],
+      subject: 's',
+      text: 'x',
+      messageId: 'o@acme.test',
+      headers: { 'List-Unsubscribe': '<mailto:u@acme.test>' },
+    }),
+  );
   assert.match(own, /^List-Unsubscribe: <mailto:u@acme\.test>$/m);
-  const http = headerBlock(await composeMessage({ from: 'a@acme.test', to: ['b@example.com'], subject: 's', text: 'x', messageId: 'p@acme.test', listUnsubscribe: { url: 'http://acme.test/u', oneClick: true } }));
+  const http = headerBlock(
+    await composeMessage({
+      from: 'a@acme.test',
+      to: ['b@example.com'],
+      subject: 's',
+      text: 'x',
+      messageId: 'p@acme.test',
+      listUnsubscribe: { url: 'http://acme.test/u', oneClick: true },
+    }),
+  );
   assert.doesNotMatch(http, /List-Unsubscribe-Post/);
 });
 
@@ -142,18 +184,55 @@ test('copies sharing a body get their own headers and the same bytes as a fresh 
 test('without attachments the message is written directly, byte for byte as MailComposer writes it', async () => {
   const date = new Date('2024-05-14T09:00:00Z');
   const cases = [
-    { from: 'Acme Shop <orders@acme.test>', to: ['Bob <bob@example.com>', 'carol@example.com'], cc: ['dave@example.com'], replyTo: ['help@acme.test'], subject: 'Your order ✓', html: '<p>Thanks!</p>', text: 'Thanks!' },
-    { from: 'a@acme.test', to: ['"Doe, J." <j@x.test>', 'Ünïcode Nåme <u@x.test>'], subject: 'x'.repeat(200), text: 'line\nbare lf\r\nand . dot\n.leading dot' },
-    { from: 'Ĳssel <a@acme.test>', to: ['b@bücher.example'], subject: 'Привет мир, это тест длинной темы письма, которая будет закодирована', html: '<p>Привет мир</p>'.repeat(20) },
+    {
+      from: 'Acme Shop <orders@acme.test>',
+      to: ['Bob <bob@example.com>', 'carol@example.com'],
+      cc: ['dave@example.com'],
+      replyTo: ['help@acme.test'],
+      subject: 'Your order ✓',
+      html: '<p>Thanks!</p>',
+      text: 'Thanks!',
+    },
+    {
+      from: 'a@acme.test',
+      to: ['"Doe, J." <j@x.test>', 'Ünïcode Nåme <u@x.test>'],
+      subject: 'x'.repeat(200),
+      text: 'line\nbare lf\r\nand . dot\n.leading dot',
+    },
+    {
+      from: 'Ĳssel <a@acme.test>',
+      to: ['b@bücher.example'],
+      subject: 'Привет мир, это тест длинной темы письма, которая будет закодирована',
+      html: '<p>Привет мир</p>'.repeat(20),
+    },
     { from: 'a@acme.test', subject: 'no body at all' },
-    { from: 'a@acme.test', to: Array.from({ length: 30 }, (_, i) => `User ${i} <user${i}@example.com>`), subject: 'many', html: `<b>${'y'.repeat(300)}</b>`, headers: { 'X-Long': 'v '.repeat(80), 'x-lower-case': 'k' } },
-    { from: 'a@acme.test', to: ['b@example.com'], subject: 'tab\there  spaces ', text: 'trailing space \nx\t\n', html: '<p>trailing </p>\n' },
+    {
+      from: 'a@acme.test',
+      to: Array.from({ length: 30 }, (_, i) => `User ${i} <user${i}@example.com>`),
+      subject: 'many',
+      html: `<b>${'y'.repeat(300)}</b>`,
+      headers: { 'X-Long': 'v '.repeat(80), 'x-lower-case': 'k' },
+    },
+    {
+      from: 'a@acme.test',
+      to: ['b@example.com'],
+      subject: 'tab\there  spaces ',
+      text: 'trailing space \nx\t\n',
+      html: '<p>trailing </p>\n',
+    },
   ];
   for (const [i, c] of cases.entries()) {
     const input = { ...c, messageId: `<m${i}@acme.test>`, date };
     forgetEncodedBodies();
     const ours = (await composeMessage(input)).toString('latin1');
-    const node = new MailComposer({ ...c, headers: undefined, messageId: input.messageId, date, text: c.text || (c.html ? undefined : ''), baseBoundary: 'b'.repeat(32) }).compile();
+    const node = new MailComposer({
+      ...c,
+      headers: undefined,
+      messageId: input.messageId,
+      date,
+      text: c.text || (c.html ? undefined : ''),
+      baseBoundary: 'b'.repeat(32),
+    }).compile();
     for (const header of customHeaders(c.headers)) node.addHeader(header.key, header.value);
     const theirs = (await node.build()).toString('latin1').replace(/\r?\n/g, '\r\n');
     // Only the boundaries differ (ours follow from the body).

@@ -27,7 +27,15 @@ test('DANE: matching TLSA → delivered over verified TLS; mismatch, no STARTTLS
   const badSink = await startSmtpSink({ rules: [], host: '127.0.0.2', port, tls: { key: other.key, cert: other.cert } });
   const plainSink = await startSmtpSink({ rules: [], host: '127.0.0.3', port, starttls: false });
   const resolver = createResolver([dns.address], { timeoutMs: 500, tries: 1 });
-  const delivery = new SmtpDelivery({ resolver, heloName: 'mta.postlane.test', mxPort: port, connectionTimeoutMs: 5000, greetingTimeoutMs: 5000, socketTimeoutMs: 5000, dnsCacheMs: 0 });
+  const delivery = new SmtpDelivery({
+    resolver,
+    heloName: 'mta.postlane.test',
+    mxPort: port,
+    connectionTimeoutMs: 5000,
+    greetingTimeoutMs: 5000,
+    socketTimeoutMs: 5000,
+    dnsCacheMs: 0,
+  });
   t.after(async () => {
     await delivery.close();
     await goodSink.close();
@@ -37,7 +45,13 @@ test('DANE: matching TLSA → delivered over verified TLS; mismatch, no STARTTLS
   });
   // What the operator of mx.good.test publishes: DANE-EE, public key, SHA2-256 ("3 1 1").
   const record = tlsaFor(new X509Certificate(published.cert), 3, 1, 1);
-  const addresses: Record<string, string> = { good: '127.0.0.1', bad: '127.0.0.2', plain: '127.0.0.3', servfail: '127.0.0.1', unsigned: '127.0.0.2' };
+  const addresses: Record<string, string> = {
+    good: '127.0.0.1',
+    bad: '127.0.0.2',
+    plain: '127.0.0.3',
+    servfail: '127.0.0.1',
+    unsigned: '127.0.0.2',
+  };
   for (const [name, address] of Object.entries(addresses)) {
     dns.set(`${name}.test`, 'MX', [{ exchange: `mx.${name}.test`, priority: 10 }]);
     dns.set(`mx.${name}.test`, 'A', [address]);
@@ -46,20 +60,32 @@ test('DANE: matching TLSA → delivered over verified TLS; mismatch, no STARTTLS
   }
   dns.fail(`_${port}._tcp.mx.servfail.test`);
   // Only a PKIX-EE record (unusable for SMTP): TLS is still required, the certificate not checked.
-  for (const [name, address] of [['pkix', '127.0.0.2'], ['pkixplain', '127.0.0.3']]) {
+  for (const [name, address] of [
+    ['pkix', '127.0.0.2'],
+    ['pkixplain', '127.0.0.3'],
+  ]) {
     dns.set(`${name}.test`, 'MX', [{ exchange: `mx.${name}.test`, priority: 10 }]);
     dns.set(`mx.${name}.test`, 'A', [address]);
     dns.set(`_${port}._tcp.mx.${name}.test`, 'TLSA', [{ ...record, usage: 1 }]);
     dns.sign(`${name}.test`);
   }
-  const raw = await composeMessage({ from: 'Acme <news@acme.test>', to: ['x@good.test'], subject: 'Hello', text: 'Hi', messageId: 'dane@acme.test' });
+  const raw = await composeMessage({
+    from: 'Acme <news@acme.test>',
+    to: ['x@good.test'],
+    subject: 'Hello',
+    text: 'Hi',
+    messageId: 'dane@acme.test',
+  });
 
   const delivered = await delivery.deliver({ from: 'b@acme.test', to: 'x@good.test', raw });
   assert.equal(delivered.kind, 'delivered', delivered.response);
   assert.equal(delivered.tls, 'dane');
   assert.equal(goodSink.messages.length, 1);
   assert.equal(goodSink.messages[0].secure, true);
-  assert.ok(dns.queries.some((q) => q.name === `_${port}._tcp.mx.good.test` && q.type === 'TLSA'), 'the TLSA record was asked through DNS_SERVERS');
+  assert.ok(
+    dns.queries.some((q) => q.name === `_${port}._tcp.mx.good.test` && q.type === 'TLSA'),
+    'the TLSA record was asked through DNS_SERVERS',
+  );
 
   // The receiver's certificate is not the one its TLSA record names: nothing sent, retried later.
   for (let i = 0; i < 2; i++) {
@@ -68,7 +94,11 @@ test('DANE: matching TLSA → delivered over verified TLS; mismatch, no STARTTLS
     assert.equal(refused.reason, 'policy_block');
     assert.equal(refused.enhancedCode, '4.7.5');
     assert.match(refused.response, /DANE: the TLS certificate of mx\.bad\.test fails its TLSA records/);
-    assert.deepEqual(refused.attempts.map((a) => a.tls), ['dane'], 'one try, no clear-text retry');
+    assert.deepEqual(
+      refused.attempts.map((a) => a.tls),
+      ['dane'],
+      'one try, no clear-text retry',
+    );
   }
   assert.equal(badSink.accepted, 0);
 
@@ -76,7 +106,10 @@ test('DANE: matching TLSA → delivered over verified TLS; mismatch, no STARTTLS
   const plain = await delivery.deliver({ from: 'b@acme.test', to: 'x@plain.test', raw });
   assert.equal(plain.kind, 'temporary', plain.response);
   assert.match(plain.response, /mx\.plain\.test offers no STARTTLS/);
-  assert.deepEqual(plain.attempts.map((a) => a.tls), ['dane']);
+  assert.deepEqual(
+    plain.attempts.map((a) => a.tls),
+    ['dane'],
+  );
   assert.equal(plainSink.accepted, 0);
   assert.equal(plainSink.messages.length, 0);
 
@@ -113,7 +146,16 @@ test('DANE takes precedence over MTA-STS: an MX host with matching TLSA records 
   const sink = await startSmtpSink({ rules: [], tls: { key: mxCert.key, cert: mxCert.cert } });
   const resolver = createResolver([dns.address], { timeoutMs: 500, tries: 1 });
   const mtaSts = new MtaSts({ resolver, port: (https.address() as AddressInfo).port, ca: [policyCert.cert] });
-  const delivery = new SmtpDelivery({ resolver, heloName: 'mta.postlane.test', mxPort: sink.port, connectionTimeoutMs: 5000, greetingTimeoutMs: 5000, socketTimeoutMs: 5000, dnsCacheMs: 0, mtaSts });
+  const delivery = new SmtpDelivery({
+    resolver,
+    heloName: 'mta.postlane.test',
+    mxPort: sink.port,
+    connectionTimeoutMs: 5000,
+    greetingTimeoutMs: 5000,
+    socketTimeoutMs: 5000,
+    dnsCacheMs: 0,
+    mtaSts,
+  });
   t.after(async () => {
     await delivery.close();
     await sink.close();
@@ -125,7 +167,13 @@ test('DANE takes precedence over MTA-STS: an MX host with matching TLSA records 
   dns.set('_mta-sts.both.test', 'TXT', ['v=STSv1; id=1']);
   dns.set('mta-sts.both.test', 'A', ['127.0.0.1']);
   dns.set(`_${sink.port}._tcp.mx.both.test`, 'TLSA', [tlsaFor(new X509Certificate(mxCert.cert), 3, 1, 1)]);
-  const raw = await composeMessage({ from: 'Acme <news@acme.test>', to: ['x@both.test'], subject: 'Hello', text: 'Hi', messageId: 'both@acme.test' });
+  const raw = await composeMessage({
+    from: 'Acme <news@acme.test>',
+    to: ['x@both.test'],
+    subject: 'Hello',
+    text: 'Hi',
+    messageId: 'both@acme.test',
+  });
 
   // Unsigned: MTA-STS alone decides, and its policy names none of the MX hosts.
   const refused = await delivery.deliver({ from: 'b@acme.test', to: 'x@both.test', raw });

@@ -41,7 +41,10 @@ test('DANE-EE: every selector and matching type matches the leaf; another key do
     }
   }
   assert.equal(tlsaFor(selfSigned, 3, 1, 0).data.equals(selfSigned.publicKey.export({ type: 'spki', format: 'der' })), true);
-  assert.deepEqual(verifyDane([tlsaFor(stranger, 3, 1, 1)], [selfSigned], ['mx.example.test']), { ok: false, reason: 'certificate matches none of the TLSA records' });
+  assert.deepEqual(verifyDane([tlsaFor(stranger, 3, 1, 1)], [selfSigned], ['mx.example.test']), {
+    ok: false,
+    reason: 'certificate matches none of the TLSA records',
+  });
 });
 
 test('DANE-EE ignores names and expiry (RFC 7672 §3.1.1)', () => {
@@ -57,11 +60,20 @@ test('DANE-TA: the leaf chains to the matched anchor and names the MX host (or t
   // The anchor's key only matches when the certificate carrying it is in the chain.
   assert.equal(verifyDane([anchor], [leaf], ['mx.ta.test']).ok, false);
   // Name checks apply to DANE-TA.
-  assert.deepEqual(verifyDane([anchor], [leaf, root], ['mx.elsewhere.test', 'elsewhere.test']), { ok: false, reason: 'certificate is not valid for mx.elsewhere.test or elsewhere.test' });
+  assert.deepEqual(verifyDane([anchor], [leaf, root], ['mx.elsewhere.test', 'elsewhere.test']), {
+    ok: false,
+    reason: 'certificate is not valid for mx.elsewhere.test or elsewhere.test',
+  });
   // A leaf the anchor did not sign, presented along with the anchor, does not pass.
-  assert.deepEqual(verifyDane([anchor], [selfSigned, root], ['mx.example.test']), { ok: false, reason: 'certificate chain does not lead to the DANE-TA trust anchor' });
+  assert.deepEqual(verifyDane([anchor], [selfSigned, root], ['mx.example.test']), {
+    ok: false,
+    reason: 'certificate chain does not lead to the DANE-TA trust anchor',
+  });
   // An expired leaf does not pass.
-  assert.deepEqual(verifyDane([anchor], [leaf, root], ['mx.ta.test'], in2200), { ok: false, reason: 'certificate is expired or not yet valid' });
+  assert.deepEqual(verifyDane([anchor], [leaf, root], ['mx.ta.test'], in2200), {
+    ok: false,
+    reason: 'certificate is expired or not yet valid',
+  });
   // A DANE-EE record for the leaf passes the same chain whatever the names.
   assert.deepEqual(verifyDane([anchor, tlsaFor(leaf, 3, 0, 1)], [leaf, root], ['mx.elsewhere.test']), { ok: true, usage: 'DANE-EE' });
 });

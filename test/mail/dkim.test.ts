@@ -14,7 +14,8 @@ async function publishedKey(t: TestContext) {
   const resolver = createResolver([dns.address], { timeoutMs: 1000, tries: 1 });
   const keys = generateDkimKeyPair();
   dns.set('postlane._domainkey.acme.test', 'TXT', [dkimRecordValue(keys.publicKey)]);
-  const verify = (message: Buffer) => dkimVerify(message, { strict: true, resolver: (name, type) => resolver.resolve(name, type) as Promise<string[][]> });
+  const verify = (message: Buffer) =>
+    dkimVerify(message, { strict: true, resolver: (name, type) => resolver.resolve(name, type) as Promise<string[][]> });
   return { dns, keys, verify };
 }
 
@@ -22,8 +23,13 @@ test('a signed message passes an independent DKIM verifier that reads the key fr
   const { dns, keys, verify } = await publishedKey(t);
 
   const raw = await composeMessage({
-    from: 'Acme <news@acme.test>', to: ['bob@example.com'], subject: 'Grüße', html: '<p>Hello<br>\nworld</p>', text: 'Hello\nworld',
-    messageId: 'dkim1@acme.test', attachments: [{ filename: 'a.txt', content: Buffer.from('x'.repeat(2000)) }],
+    from: 'Acme <news@acme.test>',
+    to: ['bob@example.com'],
+    subject: 'Grüße',
+    html: '<p>Hello<br>\nworld</p>',
+    text: 'Hello\nworld',
+    messageId: 'dkim1@acme.test',
+    attachments: [{ filename: 'a.txt', content: Buffer.from('x'.repeat(2000)) }],
     headers: { 'X-Campaign': 'spring' },
   });
   const signed = await signMessage(raw, { domain: 'Acme.Test', selector: 'postlane', privateKey: keys.privateKey });
@@ -54,7 +60,10 @@ test('a signed message passes an independent DKIM verifier that reads the key fr
 
 test('a bad private key is an error, not an unsigned message', async () => {
   const raw = await composeMessage({ from: 'a@acme.test', to: ['b@example.com'], subject: 's', text: 'x', messageId: 'k@acme.test' });
-  await assert.rejects(signMessage(raw, { domain: 'acme.test', selector: 'postlane', privateKey: 'not a key' }), /DKIM signing for acme\.test failed/);
+  await assert.rejects(
+    signMessage(raw, { domain: 'acme.test', selector: 'postlane', privateKey: 'not a key' }),
+    /DKIM signing for acme\.test failed/,
+  );
 });
 
 test('relaxed canonicalization matches the example of RFC 6376 §3.4.5', () => {
@@ -86,9 +95,16 @@ test('signatures verify for bodies with trailing blanks, long headers and repeat
     ].join('\r\n'),
     'latin1',
   );
-  const signed = await signMessage(raw, { domain: 'acme.test', selector: 'postlane', privateKey: keys.privateKey }, { signTime: new Date('2026-01-01T00:00:00Z') });
+  const signed = await signMessage(
+    raw,
+    { domain: 'acme.test', selector: 'postlane', privateKey: keys.privateKey },
+    { signTime: new Date('2026-01-01T00:00:00Z') },
+  );
   const header = signed.toString('latin1').split(/\r\n(?=\S)/)[0];
-  assert.ok(header.split('\r\n').every((line) => line.length <= 78), header);
+  assert.ok(
+    header.split('\r\n').every((line) => line.length <= 78),
+    header,
+  );
   assert.match(header, /t=1767225600;/);
   const result = await verify(signed);
   assert.equal(result.results[0].status.result, 'pass', JSON.stringify(result.results[0].status));

@@ -6,7 +6,13 @@ import assert from 'node:assert/strict';
 import { crc32, deflateRawSync, gzipSync } from 'node:zlib';
 import { decodeXml, parseAggregateXml } from '../../src/mail/dmarc/aggregate.ts';
 import { DmarcReportError } from '../../src/mail/dmarc/errors.ts';
-import { MAX_REPORT_FILE_BYTES, MAX_REPORT_XML_BYTES, parseReportFilename, reportFileFormat, reportXmlBytes } from '../../src/mail/dmarc/files.ts';
+import {
+  MAX_REPORT_FILE_BYTES,
+  MAX_REPORT_XML_BYTES,
+  parseReportFilename,
+  reportFileFormat,
+  reportXmlBytes,
+} from '../../src/mail/dmarc/files.ts';
 import { parseForensicReport } from '../../src/mail/dmarc/forensic.ts';
 import { looksLikeMessage, reportsInMessage } from '../../src/mail/dmarc/message.ts';
 import { fixture } from '../dmarc/helpers.ts';
@@ -111,7 +117,13 @@ test('Microsoft and Yahoo shapes: envelope identifiers, scopes, several DKIM res
   assert.equal(yahoo.records[1].headerFrom, 'news.acme.test');
   const forwarded = yahoo.records[2];
   assert.deepEqual(forwarded.reasons, [{ type: 'mailing_list', comment: 'arc=pass as[1].d=lists.forwarder.example' }]);
-  assert.deepEqual(forwarded.dkimResults.map((r) => [r.domain, r.result]), [['acme.test', 'fail'], ['lists.forwarder.example', 'pass']]);
+  assert.deepEqual(
+    forwarded.dkimResults.map((r) => [r.domain, r.result]),
+    [
+      ['acme.test', 'fail'],
+      ['lists.forwarder.example', 'pass'],
+    ],
+  );
 });
 
 test('report files: plain, gzip and zip give the same XML; the format comes from the bytes, not the name', async () => {
@@ -120,7 +132,15 @@ test('report files: plain, gzip and zip give the same XML; the format comes from
   assert.deepEqual([reportFileFormat(GOOGLE_XML), reportFileFormat(gz), reportFileFormat(zipped)], ['xml', 'gzip', 'zip']);
   for (const bytes of [GOOGLE_XML, gz, zipped]) assert.deepEqual(await reportXmlBytes(bytes), GOOGLE_XML);
   // A lone entry without the .xml suffix is read too; a directory entry is passed over.
-  assert.deepEqual(await reportXmlBytes(zip([{ name: 'reports/', data: Buffer.alloc(0) }, { name: 'report', data: GOOGLE_XML }])), GOOGLE_XML);
+  assert.deepEqual(
+    await reportXmlBytes(
+      zip([
+        { name: 'reports/', data: Buffer.alloc(0) },
+        { name: 'report', data: GOOGLE_XML },
+      ]),
+    ),
+    GOOGLE_XML,
+  );
 });
 
 test('a gzip bomb stops at the decompressed limit', async () => {
@@ -141,8 +161,21 @@ test('unreadable files: empty, over 16 MB, a broken zip, a zip without XML, bad 
   assert.match(await reason(reportXmlBytes(Buffer.alloc(MAX_REPORT_FILE_BYTES + 1, 0x20))), /larger than 16 MB/);
   const good = zip([{ name: 'r.xml', data: GOOGLE_XML }]);
   assert.match(await reason(reportXmlBytes(good.subarray(0, good.length - 30))), /^The zip file could not be read/);
-  assert.equal(await reason(reportXmlBytes(zip([{ name: 'a.txt', data: Buffer.from('a') }, { name: 'b.txt', data: Buffer.from('b') }]))), 'The zip file holds no XML report');
-  assert.match(await reason(reportXmlBytes(Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3]))), /^The gzip file could not be decompressed/);
+  assert.equal(
+    await reason(
+      reportXmlBytes(
+        zip([
+          { name: 'a.txt', data: Buffer.from('a') },
+          { name: 'b.txt', data: Buffer.from('b') },
+        ]),
+      ),
+    ),
+    'The zip file holds no XML report',
+  );
+  assert.match(
+    await reason(reportXmlBytes(Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3]))),
+    /^The gzip file could not be decompressed/,
+  );
 });
 
 test('XML with a DOCTYPE is refused before parsing: entity expansion and external entities', async () => {
@@ -152,7 +185,10 @@ test('XML with a DOCTYPE is refused before parsing: entity expansion and externa
   const external = `<?xml version="1.0"?><!DOCTYPE feedback [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><feedback>&xxe;</feedback>`;
   assert.match(await reason(() => parseAggregateXml(external)), /DOCTYPE or entity declarations/);
   // Deep nesting is bounded too.
-  assert.match(await reason(() => parseAggregateXml(`<feedback>${'<a>'.repeat(5000)}${'</a>'.repeat(5000)}</feedback>`)), /Maximum nested tags exceeded/);
+  assert.match(
+    await reason(() => parseAggregateXml(`<feedback>${'<a>'.repeat(5000)}${'</a>'.repeat(5000)}</feedback>`)),
+    /Maximum nested tags exceeded/,
+  );
   // The five predefined entities still read as text.
   const amp = GOOGLE_XML.toString().replace('<org_name>google.com</org_name>', '<org_name>Mail &amp; Co &lt;x&gt;</org_name>');
   assert.equal(parseAggregateXml(amp).orgName, 'Mail & Co <x>');
@@ -166,9 +202,15 @@ test('broken reports say what is wrong', async () => {
     ['<report/>', /no <feedback> root element/],
     [xml.replace(/<report_id>.*<\/report_id>/, ''), /^report_metadata\.report_id is missing$/],
     [xml.replace('<begin>1767225600</begin>', '<begin>yesterday</begin>'), /date_range\.begin is not a Unix time/],
-    [xml.replace('<source_ip>203.0.113.10</source_ip>', '<source_ip>mail.example</source_ip>'), /^record 1: source_ip "mail\.example" is not an IP address$/],
+    [
+      xml.replace('<source_ip>203.0.113.10</source_ip>', '<source_ip>mail.example</source_ip>'),
+      /^record 1: source_ip "mail\.example" is not an IP address$/,
+    ],
     [xml.replace('<count>3</count>', '<count>-3</count>'), /^record 2: count "-3" is not a whole number$/],
-    [xml.replace('<disposition>none</disposition>', '<disposition>drop</disposition>'), /^record 1: disposition must be none, quarantine or reject/],
+    [
+      xml.replace('<disposition>none</disposition>', '<disposition>drop</disposition>'),
+      /^record 1: disposition must be none, quarantine or reject/,
+    ],
     [xml.replace(/<header_from>acme.test<\/header_from>/, ''), /^record 1: identifiers\.header_from is missing$/],
   ];
   for (const [input, expected] of cases) assert.match(await reason(() => parseAggregateXml(input)), expected);
@@ -179,12 +221,20 @@ test('DMARCbis reports with a namespace, a byte-order mark and another declared 
   assert.equal(parseAggregateXml(namespaced).records.length, 3);
   const bom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), GOOGLE_XML]);
   assert.equal(parseAggregateXml(decodeXml(bom)).orgName, 'google.com');
-  const latin1 = Buffer.from(GOOGLE_XML.toString().replace('encoding="UTF-8"', 'encoding="ISO-8859-1"').replace('google.com</org_name>', 'Gérant</org_name>'), 'latin1');
+  const latin1 = Buffer.from(
+    GOOGLE_XML.toString().replace('encoding="UTF-8"', 'encoding="ISO-8859-1"').replace('google.com</org_name>', 'Gérant</org_name>'),
+    'latin1',
+  );
   assert.equal(parseAggregateXml(decodeXml(latin1)).orgName, 'Gérant');
 });
 
 test('RFC 7489 file names still name the reporter and period of a report that cannot be read', () => {
-  assert.deepEqual(parseReportFilename('google.com!acme.test!1767225600!1767311999.zip'), { receiver: 'google.com', domain: 'acme.test', begin: 1767225600, end: 1767311999 });
+  assert.deepEqual(parseReportFilename('google.com!acme.test!1767225600!1767311999.zip'), {
+    receiver: 'google.com',
+    domain: 'acme.test',
+    begin: 1767225600,
+    end: 1767311999,
+  });
   assert.deepEqual(parseReportFilename('Mail.Example!acme.test!1767225600!1767311999!u1.xml.gz')?.receiver, 'mail.example');
   assert.equal(parseReportFilename('report.xml'), null);
   assert.equal(parseReportFilename(null), null);
@@ -209,7 +259,10 @@ test('forensic reports (RFC 6591): the feedback fields and the original headers,
   const withBody = fixture('forensic-auth-failure.eml')
     .toString()
     .replace('Content-Type: text/rfc822-headers', 'Content-Type: message/rfc822')
-    .replace('Message-ID: <8842.spoof@mail.spoofer.example>\r\n', 'Message-ID: <8842.spoof@mail.spoofer.example>\r\n\r\nSecret body text of the customer\r\n');
+    .replace(
+      'Message-ID: <8842.spoof@mail.spoofer.example>\r\n',
+      'Message-ID: <8842.spoof@mail.spoofer.example>\r\n\r\nSecret body text of the customer\r\n',
+    );
   const full = await parseForensicReport(Buffer.from(withBody));
   assert.equal(full.original.messageId, '<8842.spoof@mail.spoofer.example>');
   assert.doesNotMatch(JSON.stringify(full), /Secret body text/);
@@ -225,11 +278,16 @@ test('forensic reports (RFC 6591): the feedback fields and the original headers,
 test('the reports in a mail: zip, gzip and plain XML attachments, a failure report, or none', async () => {
   const names = async (file: string) => (await reportsInMessage(fixture(file))).reports.map((r) => [r.type, r.filename]);
   assert.deepEqual(await names('google-aggregate.eml'), [['aggregate', 'google.com!acme.test!1767225600!1767311999.zip']]);
-  assert.deepEqual(await names('microsoft-aggregate.eml'), [['aggregate', 'enterprise.protection.outlook.com!acme.test!1767225600!1767312000.xml.gz']]);
+  assert.deepEqual(await names('microsoft-aggregate.eml'), [
+    ['aggregate', 'enterprise.protection.outlook.com!acme.test!1767225600!1767312000.xml.gz'],
+  ]);
   assert.deepEqual(await names('yahoo-aggregate.eml'), [['aggregate', 'yahoo.com!acme.test!1767225600!1767311999.xml']]);
   assert.deepEqual(await names('forensic-auth-failure.eml'), [['forensic', null]]);
   const plain = await reportsInMessage(Buffer.from('From: a@b.example\r\nSubject: hello\r\n\r\nJust text\r\n'));
-  assert.deepEqual(plain, { reports: [], problem: 'The message carries no DMARC report (no XML, gzip or zip attachment, no feedback report)' });
+  assert.deepEqual(plain, {
+    reports: [],
+    problem: 'The message carries no DMARC report (no XML, gzip or zip attachment, no feedback report)',
+  });
   assert.equal(looksLikeMessage(fixture('google-aggregate.eml')), true);
   assert.equal(looksLikeMessage(GOOGLE_XML), false);
   assert.equal(looksLikeMessage(gzipSync(GOOGLE_XML)), false);

@@ -14,11 +14,18 @@ let options: MailboxProbeOptions;
 
 before(async () => {
   dns = await startDnsServer();
-  farm = await startMailboxFarm(1, () => ({
-    'probe.test': { mailboxes: { a0: 'exists', a1: 'full', a2: 'disabled', a3: 'exists', a4: 'exists' } },
-    'limited.test': { mailboxes: Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`u${i}`, 'exists' as const])), closeAfterRcpts: 4 },
-    'any.test': { catchAll: true },
-  }), { firstOctet: 40 });
+  farm = await startMailboxFarm(
+    1,
+    () => ({
+      'probe.test': { mailboxes: { a0: 'exists', a1: 'full', a2: 'disabled', a3: 'exists', a4: 'exists' } },
+      'limited.test': {
+        mailboxes: Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`u${i}`, 'exists' as const])),
+        closeAfterRcpts: 4,
+      },
+      'any.test': { catchAll: true },
+    }),
+    { firstOctet: 40 },
+  );
   silent = await startSilentServer({ host: '127.0.0.41', port: farm.port });
   dns.set('mx.probe.test', 'A', [farm.servers[0].host]);
   dns.set('dead.probe.test', 'A', ['127.0.0.41']);
@@ -43,10 +50,19 @@ const host = (exchange: string, priority = 10) => ({ exchange, priority });
 test('25 addresses of a domain: two sessions, every answer in order, one catch-all RCPT per session', async () => {
   const server = farm.servers[0];
   server.reset();
-  const addresses = ['a0', 'a1', 'a2', 'a3', 'a4', ...Array.from({ length: 20 }, (_, i) => `other${i}`)].map((local) => `${local}@probe.test`);
+  const addresses = ['a0', 'a1', 'a2', 'a3', 'a4', ...Array.from({ length: 20 }, (_, i) => `other${i}`)].map(
+    (local) => `${local}@probe.test`,
+  );
   const results = await probeMailboxes(addresses, 'probe.test', [host('mx.probe.test')], options);
   assert.equal(results.length, 25);
-  const expected = (address: string) => ({ 'a0@probe.test': 'accepted', 'a1@probe.test': 'inbox_full', 'a2@probe.test': 'disabled', 'a3@probe.test': 'accepted', 'a4@probe.test': 'accepted' })[address] ?? 'rejected';
+  const expected = (address: string) =>
+    ({
+      'a0@probe.test': 'accepted',
+      'a1@probe.test': 'inbox_full',
+      'a2@probe.test': 'disabled',
+      'a3@probe.test': 'accepted',
+      'a4@probe.test': 'accepted',
+    })[address] ?? 'rejected';
   results.forEach((r, i) => {
     assert.equal(r.outcome, expected(addresses[i]), addresses[i]);
     assert.equal(r.connected, true);
@@ -61,7 +77,13 @@ test('25 addresses of a domain: two sessions, every answer in order, one catch-a
 
 test('a catch-all domain: accepted addresses are catch_all', async () => {
   const results = await probeMailboxes(['x@any.test', 'y@any.test'], 'any.test', [host('mx.probe.test')], options);
-  assert.deepEqual(results.map((r) => [r.outcome, r.catchAll]), [['accepted', true], ['accepted', true]]);
+  assert.deepEqual(
+    results.map((r) => [r.outcome, r.catchAll]),
+    [
+      ['accepted', true],
+      ['accepted', true],
+    ],
+  );
 });
 
 test('a server that ends sessions after 4 recipients (421): new sessions for the rest, nothing lost', async () => {
@@ -69,7 +91,10 @@ test('a server that ends sessions after 4 recipients (421): new sessions for the
   server.reset();
   const addresses = Array.from({ length: 10 }, (_, i) => `u${i}@limited.test`);
   const results = await probeMailboxes(addresses, 'limited.test', [host('mx.probe.test')], options);
-  assert.deepEqual(results.map((r) => r.outcome), Array(10).fill('accepted'));
+  assert.deepEqual(
+    results.map((r) => r.outcome),
+    Array(10).fill('accepted'),
+  );
   assert.ok(server.connections >= 3, `${server.connections} sessions`);
 });
 
@@ -93,7 +118,9 @@ test('the limiter caps connections to one MX address however many probes run', a
   server.rcptDelayMs = 30;
   try {
     const limited = { ...options, limiter: new ConnectionLimiter(2) };
-    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => probeMailboxes([`p${i}@any.test`], 'any.test', [host('mx.probe.test')], limited)));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => probeMailboxes([`p${i}@any.test`], 'any.test', [host('mx.probe.test')], limited)),
+    );
     assert.ok(results.every(([r]) => r.outcome === 'accepted'));
     assert.equal(server.connections, 8);
     assert.ok(server.maxOpenConnections <= 2, `${server.maxOpenConnections} at once`);

@@ -45,8 +45,14 @@ test('MTA-STS enforce: invalid certificate → not delivered (no clear-text fall
   dns.set('mx.testing.test', 'A', ['127.0.0.1']);
   const ca = [policyCert.cert, mxCert.cert];
   const delivery = new SmtpDelivery({
-    resolver, heloName: 'mta.postlane.test', mxPort: badSink.port, connectionTimeoutMs: 5000, greetingTimeoutMs: 5000, socketTimeoutMs: 5000,
-    tlsCa: ca, mtaSts: new MtaSts({ resolver, port: (https.address() as AddressInfo).port, ca }),
+    resolver,
+    heloName: 'mta.postlane.test',
+    mxPort: badSink.port,
+    connectionTimeoutMs: 5000,
+    greetingTimeoutMs: 5000,
+    socketTimeoutMs: 5000,
+    tlsCa: ca,
+    mtaSts: new MtaSts({ resolver, port: (https.address() as AddressInfo).port, ca }),
   });
   t.after(async () => {
     await delivery.close();
@@ -55,12 +61,22 @@ test('MTA-STS enforce: invalid certificate → not delivered (no clear-text fall
     https.close();
     await dns.close();
   });
-  const raw = await composeMessage({ from: 'Acme <news@acme.test>', to: ['x@bad.test'], subject: 'Hello', text: 'Hi', messageId: 'sts@acme.test' });
+  const raw = await composeMessage({
+    from: 'Acme <news@acme.test>',
+    to: ['x@bad.test'],
+    subject: 'Hello',
+    text: 'Hi',
+    messageId: 'sts@acme.test',
+  });
 
   const refused = await delivery.deliver({ from: 'b@acme.test', to: 'x@bad.test', raw });
   assert.equal(refused.kind, 'temporary', refused.response);
   assert.equal(refused.reason, 'policy_block');
-  assert.deepEqual(refused.attempts.map((a) => a.tls), ['mta-sts'], 'one verified-TLS try, no clear-text retry');
+  assert.deepEqual(
+    refused.attempts.map((a) => a.tls),
+    ['mta-sts'],
+    'one verified-TLS try, no clear-text retry',
+  );
   assert.equal(badSink.accepted, 0, 'nothing was delivered in the clear');
 
   const delivered = await delivery.deliver({ from: 'b@acme.test', to: 'x@good.test', raw });

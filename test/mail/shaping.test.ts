@@ -18,7 +18,16 @@ async function setup(t: import('node:test').TestContext, sinkOptions: Parameters
   const resolver = createResolver([dns.address], { timeoutMs: 300, tries: 1 });
   dns.set('rcpt.test', 'MX', [{ exchange: 'mx.rcpt.test', priority: 10 }]);
   dns.set('mx.rcpt.test', 'A', [sink.host]);
-  const delivery = new SmtpDelivery({ resolver, heloName: 'mta.postlane.test', mxPort: sink.port, connectionTimeoutMs: 5000, greetingTimeoutMs: 5000, socketTimeoutMs: 5000, shaper, throttleRetries: 20 });
+  const delivery = new SmtpDelivery({
+    resolver,
+    heloName: 'mta.postlane.test',
+    mxPort: sink.port,
+    connectionTimeoutMs: 5000,
+    greetingTimeoutMs: 5000,
+    socketTimeoutMs: 5000,
+    shaper,
+    throttleRetries: 20,
+  });
   t.after(async () => {
     shaper.close();
     await delivery.close();
@@ -28,7 +37,14 @@ async function setup(t: import('node:test').TestContext, sinkOptions: Parameters
   return { sink, delivery };
 }
 
-const raw = () => composeMessage({ from: 'Acme <news@acme.test>', to: ['bob@rcpt.test'], subject: 'Hello', text: 'Hi', messageId: `${Math.random()}@acme.test` });
+const raw = () =>
+  composeMessage({
+    from: 'Acme <news@acme.test>',
+    to: ['bob@rcpt.test'],
+    subject: 'Hello',
+    text: 'Hi',
+    messageId: `${Math.random()}@acme.test`,
+  });
 
 /** Messages per second the sink accepted between two instants. */
 function rateSeen(acceptedAt: number[], from: number, to: number): number {
@@ -39,13 +55,22 @@ test('a receiver throttling with 421 above 20/s: nothing fails, the pace falls t
   const shaper = new TrafficShaper({ recoveryStepMs: 300 });
   const { sink, delivery } = await setup(t, { throttle: { perSecond: 20 } }, shaper);
   const message = await raw();
-  const outcomes = await Promise.all(Array.from({ length: 120 }, (_, i) => delivery.deliver({ from: 'b@acme.test', to: `u${i}@rcpt.test`, raw: message })));
-  assert.deepEqual([...new Set(outcomes.map((o) => o.kind))], ['delivered'], 'every message delivered (throttled answers retried at the new pace)');
+  const outcomes = await Promise.all(
+    Array.from({ length: 120 }, (_, i) => delivery.deliver({ from: 'b@acme.test', to: `u${i}@rcpt.test`, raw: message })),
+  );
+  assert.deepEqual(
+    [...new Set(outcomes.map((o) => o.kind))],
+    ['delivered'],
+    'every message delivered (throttled answers retried at the new pace)',
+  );
   assert.equal(sink.accepted, 120);
   const [state] = shaper.states();
   assert.equal(state.destination, 'mx.rcpt.test');
   assert.ok(state.throttled > 0, 'the receiver did throttle');
-  assert.ok(state.current_per_minute !== null && state.current_per_minute <= 20 * 60 * 1.5, `pace fell to about the limit (a probe may be just above it): ${state.current_per_minute}/min`);
+  assert.ok(
+    state.current_per_minute !== null && state.current_per_minute <= 20 * 60 * 1.5,
+    `pace fell to about the limit (a probe may be just above it): ${state.current_per_minute}/min`,
+  );
   // After the first throttles, the sink saw about its limit and never much more.
   const first = sink.acceptedAt[0];
   const last = sink.acceptedAt[sink.acceptedAt.length - 1];
@@ -117,7 +142,8 @@ test('pace: starts are spaced, lateness is made up in part, and no second ever h
     pace.started(now);
     starts.push(now);
   }
-  for (const from of starts) assert.ok(starts.filter((at) => at >= from && at < from + 1000).length <= 10, `at most 10 starts in the second from ${from}`);
+  for (const from of starts)
+    assert.ok(starts.filter((at) => at >= from && at < from + 1000).length <= 10, `at most 10 starts in the second from ${from}`);
   const perSecond = (starts.length - 1) / ((starts[starts.length - 1] - starts[0]) / 1000);
   // Without a catch-up each lateness would be lost (7 starts in 800 ms: 8.75/s); with it, it is made up.
   assert.ok(perSecond > 9.5 && perSecond <= 10, `pace kept despite lateness: ${perSecond.toFixed(2)}/s`);

@@ -17,7 +17,14 @@ async function setup(t: import('node:test').TestContext, sinkOptions: Parameters
   // rcpt.test → mx.rcpt.test → the sink's address; the sink's port stands in for MX_PORT 25.
   dns.set('rcpt.test', 'MX', [{ exchange: 'mx.rcpt.test', priority: 10 }]);
   dns.set('mx.rcpt.test', 'A', [sink.host]);
-  const delivery = new SmtpDelivery({ resolver, heloName: 'mta.postlane.test', mxPort: sink.port, connectionTimeoutMs: 5000, greetingTimeoutMs: 5000, socketTimeoutMs: 5000 });
+  const delivery = new SmtpDelivery({
+    resolver,
+    heloName: 'mta.postlane.test',
+    mxPort: sink.port,
+    connectionTimeoutMs: 5000,
+    greetingTimeoutMs: 5000,
+    socketTimeoutMs: 5000,
+  });
   t.after(async () => {
     await delivery.close();
     await sink.close();
@@ -27,7 +34,14 @@ async function setup(t: import('node:test').TestContext, sinkOptions: Parameters
 }
 
 const message = (id = 'm1') =>
-  composeMessage({ from: 'Acme <news@acme.test>', to: ['bob@rcpt.test'], subject: 'Hello', text: 'Hi Bob', html: '<p>Hi Bob</p>', messageId: `${id}@acme.test` });
+  composeMessage({
+    from: 'Acme <news@acme.test>',
+    to: ['bob@rcpt.test'],
+    subject: 'Hello',
+    text: 'Hi Bob',
+    html: '<p>Hi Bob</p>',
+    messageId: `${id}@acme.test`,
+  });
 
 test('a signed message reaches the MX over STARTTLS unchanged, with a VERP sender and a DKIM signature that verifies', async (t) => {
   const { dns, sink, resolver, delivery } = await setup(t);
@@ -37,7 +51,13 @@ test('a signed message reaches the MX over STARTTLS unchanged, with a VERP sende
   const sender = verpAddress('em_2gG6QwWJ0hR1x1wJbYq8sVZ3nQp', returnPathDomain('acme.test', 'postlane'), secret);
 
   // One email per recipient: the bcc copy carries the same headers (no Bcc) and its own envelope.
-  const raw = await composeMessage({ from: 'Acme <news@acme.test>', to: ['bob@rcpt.test'], subject: 'Hello', text: 'Hi', messageId: 'abc@acme.test' });
+  const raw = await composeMessage({
+    from: 'Acme <news@acme.test>',
+    to: ['bob@rcpt.test'],
+    subject: 'Hello',
+    text: 'Hi',
+    messageId: 'abc@acme.test',
+  });
   const signed = await signMessage(raw, { domain: 'acme.test', selector: 'postlane', privateKey: keys.privateKey });
   const outcome = await delivery.deliver({ from: sender, to: 'hidden@rcpt.test', raw: signed });
 
@@ -59,7 +79,10 @@ test('a signed message reaches the MX over STARTTLS unchanged, with a VERP sende
   const parsed = await simpleParser(received.raw);
   assert.equal(parsed.messageId, '<abc@acme.test>');
   assert.equal(parsed.headers.has('bcc'), false);
-  const verified = await dkimVerify(received.raw, { strict: true, resolver: (name, type) => resolver.resolve(name, type) as Promise<string[][]> });
+  const verified = await dkimVerify(received.raw, {
+    strict: true,
+    resolver: (name, type) => resolver.resolve(name, type) as Promise<string[][]>,
+  });
   assert.equal(verified.results[0].status.result, 'pass');
   assert.equal(verified.results[0].signingDomain, 'acme.test');
 });
@@ -87,7 +110,13 @@ test('550 → permanent, 451 → temporary and then delivered, 5xx after DATA �
   const bounced = await delivery.deliver({ from: 'b@acme.test', to: 'bounce@rcpt.test', raw });
   assert.deepEqual(
     { kind: bounced.kind, code: bounced.code, enhancedCode: bounced.enhancedCode, response: bounced.response, mxHost: bounced.mxHost },
-    { kind: 'permanent', code: 550, enhancedCode: '5.1.1', response: '550 5.1.1 <bounce>: Recipient address rejected: User unknown', mxHost: 'mx.rcpt.test' },
+    {
+      kind: 'permanent',
+      code: 550,
+      enhancedCode: '5.1.1',
+      response: '550 5.1.1 <bounce>: Recipient address rejected: User unknown',
+      mxHost: 'mx.rcpt.test',
+    },
   );
 
   sink.addRule({ match: 'greylisted@rcpt.test', reply: { code: 451, message: '4.7.1 Try again later' }, times: 1 });
@@ -103,7 +132,10 @@ test('550 → permanent, 451 → temporary and then delivered, 5xx after DATA �
   const rejected = await delivery.deliver({ from: 'b@acme.test', to: 'spam@rcpt.test', raw });
   assert.deepEqual([rejected.kind, rejected.code, rejected.enhancedCode], ['permanent', 554, '5.7.1']);
 
-  assert.deepEqual(sink.messages.map((m) => m.rcptTo[0]), ['greylisted@rcpt.test']);
+  assert.deepEqual(
+    sink.messages.map((m) => m.rcptTo[0]),
+    ['greylisted@rcpt.test'],
+  );
 
   // The null sender (for messages that must never bounce back) goes out as MAIL FROM:<>.
   assert.equal((await delivery.deliver({ from: '', to: 'notify@rcpt.test', raw })).kind, 'delivered');
@@ -124,24 +156,43 @@ test('MX hosts are tried in preference order: refused, unresolvable and 4xx host
   const outcome = await delivery.deliver({ from: 'b@acme.test', to: 'user@multi.test', raw });
   assert.equal(outcome.kind, 'delivered');
   assert.equal(outcome.mxHost, 'mx3.multi.test');
-  assert.deepEqual(outcome.attempts.map((a) => [a.mxHost, a.kind, a.code, a.enhancedCode]), [
-    ['dead.multi.test', 'temporary', null, '4.4.1'],
-    ['noaddress.multi.test', 'temporary', null, '4.4.4'],
-    ['mx3.multi.test', 'delivered', 250, '2.0.0'],
-  ]);
+  assert.deepEqual(
+    outcome.attempts.map((a) => [a.mxHost, a.kind, a.code, a.enhancedCode]),
+    [
+      ['dead.multi.test', 'temporary', null, '4.4.1'],
+      ['noaddress.multi.test', 'temporary', null, '4.4.4'],
+      ['mx3.multi.test', 'delivered', 250, '2.0.0'],
+    ],
+  );
   assert.match(outcome.attempts[0].response, /ECONNREFUSED 127\.0\.0\.2/);
 
   // A greylisting primary (its own sink on 127.0.0.3, same port) gives way to the backup.
-  const primary = await startSmtpSink({ host: '127.0.0.3', port: sink.port, rules: [{ match: 'user', reply: { code: 421, message: '4.7.0 Too busy' } }] });
+  const primary = await startSmtpSink({
+    host: '127.0.0.3',
+    port: sink.port,
+    rules: [{ match: 'user', reply: { code: 421, message: '4.7.0 Too busy' } }],
+  });
   t.after(() => primary.close());
-  dns.set('grey.test', 'MX', [{ exchange: 'primary.grey.test', priority: 5 }, { exchange: 'backup.grey.test', priority: 10 }]);
+  dns.set('grey.test', 'MX', [
+    { exchange: 'primary.grey.test', priority: 5 },
+    { exchange: 'backup.grey.test', priority: 10 },
+  ]);
   dns.set('primary.grey.test', 'A', ['127.0.0.3']);
   dns.set('backup.grey.test', 'A', ['127.0.0.1']);
   const viaBackup = await delivery.deliver({ from: 'b@acme.test', to: 'user@grey.test', raw });
-  assert.deepEqual(viaBackup.attempts.map((a) => [a.mxHost, a.kind, a.code]), [['primary.grey.test', 'temporary', 421], ['backup.grey.test', 'delivered', 250]]);
+  assert.deepEqual(
+    viaBackup.attempts.map((a) => [a.mxHost, a.kind, a.code]),
+    [
+      ['primary.grey.test', 'temporary', 421],
+      ['backup.grey.test', 'delivered', 250],
+    ],
+  );
 
   // Every host down: temporary, and the most telling answer (an SMTP reply) is the outcome.
-  dns.set('down.test', 'MX', [{ exchange: 'primary.grey.test', priority: 5 }, { exchange: 'dead.multi.test', priority: 10 }]);
+  dns.set('down.test', 'MX', [
+    { exchange: 'primary.grey.test', priority: 5 },
+    { exchange: 'dead.multi.test', priority: 10 },
+  ]);
   const down = await delivery.deliver({ from: 'b@acme.test', to: 'user@down.test', raw });
   assert.deepEqual([down.kind, down.code, down.mxHost, down.attempts.length], ['temporary', 421, 'primary.grey.test', 2]);
 });
@@ -149,13 +200,26 @@ test('MX hosts are tried in preference order: refused, unresolvable and 4xx host
 test('a 5xx greeting makes the next MX try; DNS answers decide before any connection', async (t) => {
   const { dns, sink, delivery } = await setup(t);
   const raw = await message();
-  const closed = await startSmtpSink({ host: '127.0.0.4', port: sink.port, rejectConnections: { code: 554, message: '5.7.1 No service for you' } });
+  const closed = await startSmtpSink({
+    host: '127.0.0.4',
+    port: sink.port,
+    rejectConnections: { code: 554, message: '5.7.1 No service for you' },
+  });
   t.after(() => closed.close());
-  dns.set('greet.test', 'MX', [{ exchange: 'closed.greet.test', priority: 1 }, { exchange: 'open.greet.test', priority: 2 }]);
+  dns.set('greet.test', 'MX', [
+    { exchange: 'closed.greet.test', priority: 1 },
+    { exchange: 'open.greet.test', priority: 2 },
+  ]);
   dns.set('closed.greet.test', 'A', ['127.0.0.4']);
   dns.set('open.greet.test', 'A', ['127.0.0.1']);
   const outcome = await delivery.deliver({ from: 'b@acme.test', to: 'x@greet.test', raw });
-  assert.deepEqual(outcome.attempts.map((a) => [a.mxHost, a.kind, a.code]), [['closed.greet.test', 'temporary', 554], ['open.greet.test', 'delivered', 250]]);
+  assert.deepEqual(
+    outcome.attempts.map((a) => [a.mxHost, a.kind, a.code]),
+    [
+      ['closed.greet.test', 'temporary', 554],
+      ['open.greet.test', 'delivered', 250],
+    ],
+  );
   // When it is the only MX, its 554 is the verdict: 5.7.1 refuses us (a block), not the recipient,
   // so it is retried later (docs/delivery.md).
   dns.set('onlyclosed.test', 'MX', [{ exchange: 'closed.greet.test', priority: 1 }]);
@@ -170,9 +234,19 @@ test('a 5xx greeting makes the next MX try; DNS answers decide before any connec
   const before = sink.connections + closed.connections;
   dns.set('nullmx.test', 'MX', [{ exchange: '.', priority: 0 }]);
   const nullMx = await delivery.deliver({ from: 'b@acme.test', to: 'x@nullmx.test', raw });
-  assert.deepEqual({ ...nullMx, attempts: nullMx.attempts.length }, {
-    kind: 'permanent', code: null, enhancedCode: '5.1.10', response: 'Domain nullmx.test does not accept mail (null MX)', mxHost: null, address: null, reason: 'host_unknown', attempts: 1,
-  });
+  assert.deepEqual(
+    { ...nullMx, attempts: nullMx.attempts.length },
+    {
+      kind: 'permanent',
+      code: null,
+      enhancedCode: '5.1.10',
+      response: 'Domain nullmx.test does not accept mail (null MX)',
+      mxHost: null,
+      address: null,
+      reason: 'host_unknown',
+      attempts: 1,
+    },
+  );
   const nx = await delivery.deliver({ from: 'b@acme.test', to: 'x@no-such-domain.test', raw });
   assert.deepEqual([nx.kind, nx.enhancedCode], ['permanent', '5.1.2']);
   dns.hang('timeout.test');
@@ -193,7 +267,13 @@ test('without STARTTLS on offer, or when the TLS handshake fails, the message st
   const broken = await setup(t, { tls: { ciphers: 'NULL-SHA256', maxVersion: 'TLSv1.2' } });
   const retried = await broken.delivery.deliver({ from: 'b@acme.test', to: 'x@rcpt.test', raw: await message() });
   assert.equal(retried.kind, 'delivered', JSON.stringify(retried));
-  assert.deepEqual(retried.attempts.map((a) => [a.kind, a.enhancedCode]), [['temporary', '4.7.5'], ['delivered', '2.0.0']]);
+  assert.deepEqual(
+    retried.attempts.map((a) => [a.kind, a.enhancedCode]),
+    [
+      ['temporary', '4.7.5'],
+      ['delivered', '2.0.0'],
+    ],
+  );
   assert.equal(broken.sink.messages.length, 1);
   assert.equal(broken.sink.messages[0].secure, false);
 });
@@ -207,8 +287,16 @@ test('connections are reused per destination and capped', async (t) => {
   }
   assert.equal(sink.connections, 1, 'one connection for five messages');
   assert.equal(new Set(sink.messages.map((m) => m.connectionId)).size, 1);
-  assert.equal(dns.queries.filter((q) => q.name === 'rcpt.test' && q.type === 'MX' && !q.authenticated).length, 1, 'the MX answer is reused');
-  assert.equal(dns.queries.filter((q) => q.name === 'rcpt.test' && q.type === 'MX' && q.authenticated).length, 1, "DANE's authenticated MX check is reused too");
+  assert.equal(
+    dns.queries.filter((q) => q.name === 'rcpt.test' && q.type === 'MX' && !q.authenticated).length,
+    1,
+    'the MX answer is reused',
+  );
+  assert.equal(
+    dns.queries.filter((q) => q.name === 'rcpt.test' && q.type === 'MX' && q.authenticated).length,
+    1,
+    "DANE's authenticated MX check is reused too",
+  );
   assert.equal(dns.queries.filter((q) => q.name === 'mx.rcpt.test' && q.type === 'A').length, 1, 'the address answer is reused');
   // A refused recipient does not cost the connection: it is reset (RSET), not closed. (The next
   // message may open a second one while the RSET is under way.)
@@ -228,9 +316,16 @@ test('connections are reused per destination and capped', async (t) => {
   t.after(() => busy.close());
   dns.set('busy.test', 'MX', [{ exchange: 'mx.busy.test', priority: 10 }]);
   dns.set('mx.busy.test', 'A', ['127.0.0.5']);
-  const capped = new SmtpDelivery({ resolver: delivery.options.resolver, heloName: 'mta.postlane.test', mxPort: sink.port, maxConnectionsPerDestination: 3 });
+  const capped = new SmtpDelivery({
+    resolver: delivery.options.resolver,
+    heloName: 'mta.postlane.test',
+    mxPort: sink.port,
+    maxConnectionsPerDestination: 3,
+  });
   t.after(() => capped.close());
-  const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => capped.deliver({ from: 'b@acme.test', to: `p${i}@busy.test`, raw })));
+  const outcomes = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => capped.deliver({ from: 'b@acme.test', to: `p${i}@busy.test`, raw })),
+  );
   assert.ok(outcomes.every((o) => o.kind === 'delivered'));
   assert.equal(busy.accepted, 20);
   assert.ok(busy.maxOpenConnections <= 3, `at most 3 connections at once, saw ${busy.maxOpenConnections}`);
@@ -242,14 +337,32 @@ test('lines that are a lone dot or start with dots arrive byte for byte, message
   // stuffing or terminator out of place would cut a message at its lone-dot line or run two together.
   const raw = (i: number) =>
     Buffer.from(
-      [`From: a@acme.test`, `To: x@rcpt.test`, `Subject: dots ${i}`, `Message-ID: <dots${i}@acme.test>`, '', 'before', '.', '..two', '.leading', `end ${i}`, ''].join('\r\n'),
+      [
+        `From: a@acme.test`,
+        `To: x@rcpt.test`,
+        `Subject: dots ${i}`,
+        `Message-ID: <dots${i}@acme.test>`,
+        '',
+        'before',
+        '.',
+        '..two',
+        '.leading',
+        `end ${i}`,
+        '',
+      ].join('\r\n'),
     );
   for (const starttls of [true, false]) {
     const { sink, delivery } = await setup(t, { starttls });
-    for (let i = 0; i < 3; i++) assert.equal((await delivery.deliver({ from: 'b@acme.test', to: `u${i}@rcpt.test`, raw: raw(i) })).kind, 'delivered');
+    for (let i = 0; i < 3; i++)
+      assert.equal((await delivery.deliver({ from: 'b@acme.test', to: `u${i}@rcpt.test`, raw: raw(i) })).kind, 'delivered');
     assert.equal(sink.connections, 1);
-    assert.deepEqual(sink.messages.map((m) => m.secure), [starttls, starttls, starttls]);
-    sink.messages.forEach((m, i) => assert.ok(m.raw.equals(raw(i)), `message ${i} (${starttls ? 'TLS' : 'clear'}) arrived as sent:\n${m.raw.toString()}`));
+    assert.deepEqual(
+      sink.messages.map((m) => m.secure),
+      [starttls, starttls, starttls],
+    );
+    sink.messages.forEach((m, i) =>
+      assert.ok(m.raw.equals(raw(i)), `message ${i} (${starttls ? 'TLS' : 'clear'}) arrived as sent:\n${m.raw.toString()}`),
+    );
   }
 });
 
@@ -265,20 +378,34 @@ test('SMARTHOST_URL: every message goes through the relay with AUTH, whatever th
   const raw = await message();
 
   const delivery = createSmtpDelivery(
-    { mailHostname: 'mta.postlane.test', mxPort: 25, smarthostUrl: `smtp://relay-user:p%40ss%20word@relay.test:${relay.port}?tls.rejectUnauthorized=false` },
+    {
+      mailHostname: 'mta.postlane.test',
+      mxPort: 25,
+      smarthostUrl: `smtp://relay-user:p%40ss%20word@relay.test:${relay.port}?tls.rejectUnauthorized=false`,
+    },
     resolver,
   );
   t.after(() => delivery.close());
   const outcome = await delivery.deliver({ from: 'b@acme.test', to: 'anyone@domain-without-dns.test', raw });
   assert.deepEqual([outcome.kind, outcome.code, outcome.mxHost, outcome.address], ['delivered', 250, 'relay.test', '127.0.0.1']);
-  assert.deepEqual(relay.messages.map((m) => [m.user, m.rcptTo[0], m.secure, m.heloName]), [['relay-user', 'anyone@domain-without-dns.test', true, 'mta.postlane.test']]);
+  assert.deepEqual(
+    relay.messages.map((m) => [m.user, m.rcptTo[0], m.secure, m.heloName]),
+    [['relay-user', 'anyone@domain-without-dns.test', true, 'mta.postlane.test']],
+  );
   assert.ok(!dns.queries.some((q) => q.type === 'MX'), 'no MX lookups with a smarthost');
   // The relay's verdicts come through as they are.
   const refused = await delivery.deliver({ from: 'b@acme.test', to: 'bounce@x.test', raw });
   assert.deepEqual([refused.kind, refused.code], ['permanent', 550]);
 
   // Wrong credentials are our configuration problem: temporary, not a bounce.
-  const badAuth = createSmtpDelivery({ mailHostname: 'mta.postlane.test', mxPort: 25, smarthostUrl: `smtp://relay-user:wrong@127.0.0.1:${relay.port}?tls.rejectUnauthorized=false` }, resolver);
+  const badAuth = createSmtpDelivery(
+    {
+      mailHostname: 'mta.postlane.test',
+      mxPort: 25,
+      smarthostUrl: `smtp://relay-user:wrong@127.0.0.1:${relay.port}?tls.rejectUnauthorized=false`,
+    },
+    resolver,
+  );
   t.after(() => badAuth.close());
   const denied = await badAuth.deliver({ from: 'b@acme.test', to: 'x@y.test', raw });
   assert.deepEqual([denied.kind, denied.code], ['temporary', 535]);
@@ -286,13 +413,19 @@ test('SMARTHOST_URL: every message goes through the relay with AUTH, whatever th
   // A relay that refuses us at the greeting: also ours to fix, so temporary.
   const closedRelay = await startSmtpSink({ rejectConnections: { code: 554, message: '5.7.1 Relay access denied' } });
   t.after(() => closedRelay.close());
-  const viaClosed = createSmtpDelivery({ mailHostname: 'mta.postlane.test', mxPort: 25, smarthostUrl: `smtp://127.0.0.1:${closedRelay.port}` }, resolver);
+  const viaClosed = createSmtpDelivery(
+    { mailHostname: 'mta.postlane.test', mxPort: 25, smarthostUrl: `smtp://127.0.0.1:${closedRelay.port}` },
+    resolver,
+  );
   t.after(() => viaClosed.close());
   const closedOutcome = await viaClosed.deliver({ from: 'b@acme.test', to: 'x@y.test', raw });
   assert.deepEqual([closedOutcome.kind, closedOutcome.code], ['temporary', 554]);
 
   // Certificates are verified by default: the sink's self-signed one is refused.
-  const strict = createSmtpDelivery({ mailHostname: 'mta.postlane.test', mxPort: 25, smarthostUrl: `smtp://relay-user:x@relay.test:${relay.port}` }, resolver);
+  const strict = createSmtpDelivery(
+    { mailHostname: 'mta.postlane.test', mxPort: 25, smarthostUrl: `smtp://relay-user:x@relay.test:${relay.port}` },
+    resolver,
+  );
   t.after(() => strict.close());
   const untrusted = await strict.deliver({ from: 'b@acme.test', to: 'x@y.test', raw });
   assert.deepEqual([untrusted.kind, untrusted.enhancedCode], ['temporary', '4.7.5']);
@@ -302,7 +435,11 @@ test('SMARTHOST_URL: every message goes through the relay with AUTH, whatever th
 test('smtps:// smarthost uses implicit TLS', async (t) => {
   const relay = await startSmtpSink({ secure: true });
   t.after(() => relay.close());
-  const delivery = new SmtpDelivery({ resolver: createResolver([]), heloName: 'mta.postlane.test', smarthostUrl: `smtps://localhost:${relay.port}?tls.rejectUnauthorized=false` });
+  const delivery = new SmtpDelivery({
+    resolver: createResolver([]),
+    heloName: 'mta.postlane.test',
+    smarthostUrl: `smtps://localhost:${relay.port}?tls.rejectUnauthorized=false`,
+  });
   t.after(() => delivery.close());
   const outcome = await delivery.deliver({ from: 'b@acme.test', to: 'x@y.test', raw: await message() });
   assert.deepEqual([outcome.kind, outcome.mxHost], ['delivered', 'localhost']);
@@ -311,18 +448,55 @@ test('smtps:// smarthost uses implicit TLS', async (t) => {
 
 test('SMTP error classification and smarthost URLs', () => {
   const err = (props: Record<string, unknown>) => Object.assign(new Error(String(props.message ?? 'x')), props);
-  assert.deepEqual(classifySmtpError(err({ responseCode: 552, response: '552 5.3.4 Message too big', command: 'DATA', code: 'EMESSAGE' })),
-    { kind: 'permanent', code: 552, enhancedCode: '5.3.4', response: '552 5.3.4 Message too big', hostLevel: false, reason: 'message_too_large', command: 'DATA' });
+  assert.deepEqual(
+    classifySmtpError(err({ responseCode: 552, response: '552 5.3.4 Message too big', command: 'DATA', code: 'EMESSAGE' })),
+    {
+      kind: 'permanent',
+      code: 552,
+      enhancedCode: '5.3.4',
+      response: '552 5.3.4 Message too big',
+      hostLevel: false,
+      reason: 'message_too_large',
+      command: 'DATA',
+    },
+  );
   assert.equal(classifySmtpError(err({ responseCode: 503, response: '503 bad sequence', command: 'RCPT TO' })).kind, 'temporary');
   assert.deepEqual(classifySmtpError(err({ responseCode: 550, response: '550 Access denied', command: 'RCPT TO' })).enhancedCode, '5.0.0');
-  assert.deepEqual(classifySmtpError(err({ responseCode: 421, response: '421 4.7.0 closing', command: 'CONN' })),
-    { kind: 'temporary', code: 421, enhancedCode: '4.7.0', response: '421 4.7.0 closing', hostLevel: true, reason: 'policy_block', command: 'CONN' });
-  assert.deepEqual(classifySmtpError(err({ message: 'Greeting never received', code: 'ETIMEDOUT', command: 'CONN' })),
-    { kind: 'temporary', code: null, enhancedCode: '4.4.1', response: 'Greeting never received', hostLevel: true, reason: 'network_error' });
-  assert.equal(classifySmtpError(err({ message: 'Connection closed unexpectedly', code: 'ECONNECTION', command: 'DATA' })).enhancedCode, '4.4.2');
+  assert.deepEqual(classifySmtpError(err({ responseCode: 421, response: '421 4.7.0 closing', command: 'CONN' })), {
+    kind: 'temporary',
+    code: 421,
+    enhancedCode: '4.7.0',
+    response: '421 4.7.0 closing',
+    hostLevel: true,
+    reason: 'policy_block',
+    command: 'CONN',
+  });
+  assert.deepEqual(classifySmtpError(err({ message: 'Greeting never received', code: 'ETIMEDOUT', command: 'CONN' })), {
+    kind: 'temporary',
+    code: null,
+    enhancedCode: '4.4.1',
+    response: 'Greeting never received',
+    hostLevel: true,
+    reason: 'network_error',
+  });
+  assert.equal(
+    classifySmtpError(err({ message: 'Connection closed unexpectedly', code: 'ECONNECTION', command: 'DATA' })).enhancedCode,
+    '4.4.2',
+  );
 
-  assert.deepEqual(parseSmarthostUrl('smtp://user:p%40ss@relay.example.com:2525'), { host: 'relay.example.com', port: 2525, secure: false, auth: { user: 'user', pass: 'p@ss' }, verifyCertificate: true });
-  assert.deepEqual(parseSmarthostUrl('smtps://relay.example.com?tls.rejectUnauthorized=false'), { host: 'relay.example.com', port: 465, secure: true, verifyCertificate: false });
+  assert.deepEqual(parseSmarthostUrl('smtp://user:p%40ss@relay.example.com:2525'), {
+    host: 'relay.example.com',
+    port: 2525,
+    secure: false,
+    auth: { user: 'user', pass: 'p@ss' },
+    verifyCertificate: true,
+  });
+  assert.deepEqual(parseSmarthostUrl('smtps://relay.example.com?tls.rejectUnauthorized=false'), {
+    host: 'relay.example.com',
+    port: 465,
+    secure: true,
+    verifyCertificate: false,
+  });
   assert.equal(parseSmarthostUrl('smtp://[::1]').host, '::1');
   assert.throws(() => parseSmarthostUrl('http://relay.example.com'), /smtp:\/\/ or smtps:\/\//);
 });

@@ -15,7 +15,10 @@ test('a VERP address encodes the email id on the return-path host and parses bac
   // Brackets, an upper-cased host and MAC, and a trailing dot are tolerated; the id keeps its case.
   const [local, domain] = address.split('@');
   const [prefix, mac] = local.split('.');
-  assert.deepEqual(parseVerpAddress(`<B${prefix.slice(1)}.${mac.toUpperCase()}@${domain.toUpperCase()}.>`, secret), { id, host: 'postlane.acme.test' });
+  assert.deepEqual(parseVerpAddress(`<B${prefix.slice(1)}.${mac.toUpperCase()}@${domain.toUpperCase()}.>`, secret), {
+    id,
+    host: 'postlane.acme.test',
+  });
 });
 
 test('forged, altered or foreign addresses are refused', () => {

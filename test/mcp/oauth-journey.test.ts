@@ -28,7 +28,13 @@ class TestOAuthProvider implements OAuthClientProvider {
     this.redirectUrl = redirectUrl;
   }
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'Test Assistant', redirect_uris: [this.redirectUrl], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    return {
+      client_name: 'Test Assistant',
+      redirect_uris: [this.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
   }
   clientInformation() {
     return this.client;
@@ -97,7 +103,11 @@ const connect = async (provider: TestOAuthProvider) => {
 
 test('an MCP client signs in with OAuth, sends an email through a tool, refreshes, and is shut out once revoked', async () => {
   // Unauthenticated, the server says where its protected resource metadata is.
-  const bare = await fetch(`${app.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+  const bare = await fetch(`${app.url}/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+  });
   assert.equal(bare.status, 401);
   assert.equal(bare.headers.get('www-authenticate'), `Bearer resource_metadata="${app.url}/.well-known/oauth-protected-resource/mcp"`);
 
@@ -134,18 +144,36 @@ test('an MCP client signs in with OAuth, sends an email through a tool, refreshe
   const { client } = await connect(provider);
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name);
-  for (const name of ['send-email', 'list-emails', 'get-email', 'list-workspaces', 'switch-workspace', 'create-workspace', 'get-current-workspace']) assert.ok(names.includes(name), name);
+  for (const name of [
+    'send-email',
+    'list-emails',
+    'get-email',
+    'list-workspaces',
+    'switch-workspace',
+    'create-workspace',
+    'get-current-workspace',
+  ])
+    assert.ok(names.includes(name), name);
   assert.ok(tools.find((t) => t.name === 'list-emails')!.inputSchema.properties!.workspace, 'OAuth tools take a workspace argument');
 
   const current = await client.callTool({ name: 'get-current-workspace', arguments: {} });
   assert.equal((current.structuredContent as any).role, 'admin');
   assert.equal((current.structuredContent as any).scope, 'full');
 
-  const sent = await client.callTool({ name: 'send-email', arguments: { from: 'hello@acme.test', to: 'jane@example.org', subject: 'Sent by an assistant', text: 'Hello from MCP.' } });
+  const sent = await client.callTool({
+    name: 'send-email',
+    arguments: { from: 'hello@acme.test', to: 'jane@example.org', subject: 'Sent by an assistant', text: 'Hello from MCP.' },
+  });
   assert.equal(sent.isError, undefined, JSON.stringify(sent));
   const emailId = (sent.structuredContent as any).id ?? (sent.structuredContent as any).ids?.[0];
   assert.ok(emailId, JSON.stringify(sent.structuredContent));
-  await eventually(() => Promise.resolve(app.sink.messages.some((m) => m.rcptTo.includes('jane@example.org') && m.raw.toString().includes('Sent by an assistant'))), 15_000);
+  await eventually(
+    () =>
+      Promise.resolve(
+        app.sink.messages.some((m) => m.rcptTo.includes('jane@example.org') && m.raw.toString().includes('Sent by an assistant')),
+      ),
+    15_000,
+  );
 
   // The tool result is the REST answer itself.
   const viaTool = await client.callTool({ name: 'get-email', arguments: { id: emailId } });
@@ -173,9 +201,21 @@ test('an MCP client signs in with OAuth, sends an email through a tool, refreshe
   await page.goto(`${app.url}/dashboard/api-keys`);
   await page.getByRole('button', { name: 'Revoke Test Assistant' }).waitFor();
   assert.match(await page.locator('section[aria-labelledby="authorized-apps"]').innerText(), /Test Assistant\s+full \(MCP\)/);
-  const revoked = await fetch(`${app.url}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: provider.saved!.refresh_token!, client_id: provider.client!.client_id }) });
+  const revoked = await fetch(`${app.url}/oauth/revoke`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: provider.saved!.refresh_token!, client_id: provider.client!.client_id }),
+  });
   assert.equal(revoked.status, 200);
-  const after = await fetch(`${app.url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${provider.saved!.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' });
+  const after = await fetch(`${app.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${provider.saved!.access_token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: '{"jsonrpc":"2.0","id":2,"method":"tools/list"}',
+  });
   assert.equal(after.status, 401);
   await assert.rejects(client.callTool({ name: 'get-current-workspace', arguments: {} }));
   await page.reload();

@@ -17,7 +17,14 @@ const WORKSPACE_TOOLS = ['get-current-workspace', 'list-workspaces', 'switch-wor
 const list = async (bearer: string, headers: Record<string, string> = {}, query = '') => {
   const response = await mcp(app, bearer, 'tools/list', {}, headers, query);
   assert.equal(response.status, 200, JSON.stringify(response.body));
-  return response.body.result.tools as Array<{ name: string; description: string; annotations: Record<string, unknown>; inputSchema: any; outputSchema?: any; _meta: any }>;
+  return response.body.result.tools as Array<{
+    name: string;
+    description: string;
+    annotations: Record<string, unknown>;
+    inputSchema: any;
+    outputSchema?: any;
+    _meta: any;
+  }>;
 };
 
 test('every operation of /openapi.json is one tool, with annotations from its method', async () => {
@@ -46,15 +53,26 @@ test('every operation of /openapi.json is one tool, with annotations from its me
   assert.ok(send.inputSchema.properties.from && send.inputSchema.properties.to && send.inputSchema.properties.subject);
   assert.equal(send.annotations.openWorldHint, true);
   assert.ok(tools.find((t) => t.name === 'get-email')!.inputSchema.required.includes('id'));
-  assert.equal(tools.find((t) => t.name === 'list-emails')!.inputSchema.properties.workspace, undefined, 'API keys take no workspace argument');
+  assert.equal(
+    tools.find((t) => t.name === 'list-emails')!.inputSchema.properties.workspace,
+    undefined,
+    'API keys take no workspace argument',
+  );
 });
 
 test('toolsets and read-only mode, from headers or the query, headers winning', async () => {
   const readOnly = await list(app.key, {}, '?read_only=true');
   assert.ok(readOnly.length > 10);
-  assert.deepEqual(readOnly.filter((t) => !t.annotations.readOnlyHint).map((t) => t.name), []);
-  for (const value of ['1', 'yes', 'on', 'TRUE']) assert.equal((await list(app.key, { 'x-mcp-readonly': value })).length, readOnly.length, value);
-  assert.ok((await list(app.key, { 'x-mcp-readonly': 'false' }, '?read_only=true')).some((t) => !t.annotations.readOnlyHint), 'the header wins');
+  assert.deepEqual(
+    readOnly.filter((t) => !t.annotations.readOnlyHint).map((t) => t.name),
+    [],
+  );
+  for (const value of ['1', 'yes', 'on', 'TRUE'])
+    assert.equal((await list(app.key, { 'x-mcp-readonly': value })).length, readOnly.length, value);
+  assert.ok(
+    (await list(app.key, { 'x-mcp-readonly': 'false' }, '?read_only=true')).some((t) => !t.annotations.readOnlyHint),
+    'the header wins',
+  );
 
   const some = await list(app.key, {}, '?toolsets=emails,domains');
   assert.deepEqual([...new Set(some.map((t) => t._meta?.toolset ?? 'workspace'))].sort(), ['domains', 'emails']);
@@ -63,12 +81,18 @@ test('toolsets and read-only mode, from headers or the query, headers winning', 
   assert.equal((await list(app.key, {}, '?toolsets=all')).length, (await list(app.key)).length);
 
   // A hidden tool does not exist for the connection: nothing runs.
-  const hidden = await mcp(app, app.key, 'tools/call', { name: 'create-webhook', arguments: { name: 'x', url: 'https://example.com/h' } }, { 'x-mcp-readonly': 'true' });
+  const hidden = await mcp(
+    app,
+    app.key,
+    'tools/call',
+    { name: 'create-webhook', arguments: { name: 'x', url: 'https://example.com/h' } },
+    { 'x-mcp-readonly': 'true' },
+  );
   assert.equal(hidden.body.error.code, -32602);
   assert.equal((await app.api.get('/v2/webhooks')).body.data.length, 0);
 });
 
-test('a sending key sees only the sending tools, and a full tool called anyway is the API\'s own 403', async () => {
+test("a sending key sees only the sending tools, and a full tool called anyway is the API's own 403", async () => {
   const key = await app.api.post('/v2/api-keys', { name: 'sender', scope: 'sending' });
   const names = (await list(key.body.key)).map((t) => t.name).sort();
   assert.deepEqual(names, ['forward-email', 'get-current-workspace', 'send-email']);
@@ -80,15 +104,24 @@ test('a sending key sees only the sending tools, and a full tool called anyway i
 });
 
 test('protocol: version negotiation, notifications, batches and GET refused, unknown methods', async () => {
-  const init = await mcp(app, app.key, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } });
+  const init = await mcp(app, app.key, 'initialize', {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 't', version: '1' },
+  });
   assert.equal(init.body.result.protocolVersion, '2025-06-18');
   assert.deepEqual(init.body.result.capabilities, { tools: { listChanged: false } });
-  const future = await mcp(app, app.key, 'initialize', { protocolVersion: '2099-01-01', capabilities: {}, clientInfo: { name: 't', version: '1' } });
+  const future = await mcp(app, app.key, 'initialize', {
+    protocolVersion: '2099-01-01',
+    capabilities: {},
+    clientInfo: { name: 't', version: '1' },
+  });
   assert.equal(future.body.result.protocolVersion, '2025-11-25');
   const badHeader = await mcp(app, app.key, 'ping', {}, { 'mcp-protocol-version': '1999-01-01' });
   assert.equal(badHeader.status, 400);
 
-  const post = (body: string) => fetch(`${app.url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${app.key}`, 'content-type': 'application/json' }, body });
+  const post = (body: string) =>
+    fetch(`${app.url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${app.key}`, 'content-type': 'application/json' }, body });
   const notification = await post('{"jsonrpc":"2.0","method":"notifications/initialized"}');
   assert.equal(notification.status, 202);
   const batch = await post('[{"jsonrpc":"2.0","id":1,"method":"ping"}]');
@@ -102,15 +135,28 @@ test('protocol: version negotiation, notifications, batches and GET refused, unk
   assert.equal(get.headers.get('allow'), 'POST');
 });
 
-test('with OAuth: list, switch and create workspaces; another workspace\'s ids are 404; members are refused admin tools', async () => {
+test("with OAuth: list, switch and create workspaces; another workspace's ids are 404; members are refused admin tools", async () => {
   const second = await app.newWorkspace({ name: 'second-space' });
   const outsider = await app.newWorkspace({ name: 'not-granted' });
-  const person = await signedInPerson(app, [{ id: app.workspace.id, role: 'admin' }, { id: second.workspace.id, role: 'member' }, { id: outsider.workspace.id, role: 'admin' }]);
-  const token = (await tokensFor(app, person, { resource: `${app.config.publicUrl}/mcp`, workspaceIds: [app.workspace.id, second.workspace.id] })).access_token;
-  const call = async (name: string, args: Record<string, unknown> = {}) => (await mcp(app, token, 'tools/call', { name, arguments: args })).body.result;
+  const person = await signedInPerson(app, [
+    { id: app.workspace.id, role: 'admin' },
+    { id: second.workspace.id, role: 'member' },
+    { id: outsider.workspace.id, role: 'admin' },
+  ]);
+  const token = (
+    await tokensFor(app, person, { resource: `${app.config.publicUrl}/mcp`, workspaceIds: [app.workspace.id, second.workspace.id] })
+  ).access_token;
+  const call = async (name: string, args: Record<string, unknown> = {}) =>
+    (await mcp(app, token, 'tools/call', { name, arguments: args })).body.result;
 
   const workspaces = (await call('list-workspaces')).structuredContent.data;
-  assert.deepEqual(workspaces.map((w: any) => [w.id, w.role, w.current]), [[app.workspace.id, 'admin', true], [second.workspace.id, 'member', false]].sort((a, b) => workspaces.findIndex((w: any) => w.id === a[0]) - workspaces.findIndex((w: any) => w.id === b[0])));
+  assert.deepEqual(
+    workspaces.map((w: any) => [w.id, w.role, w.current]),
+    [
+      [app.workspace.id, 'admin', true],
+      [second.workspace.id, 'member', false],
+    ].sort((a, b) => workspaces.findIndex((w: any) => w.id === a[0]) - workspaces.findIndex((w: any) => w.id === b[0])),
+  );
 
   // The outsider's template is not reachable: its id is a 404, and its workspace is not granted.
   const template = await outsider.api.post('/v2/templates', { name: 'secret', alias: 'secret', subject: 'x', html: '<p>x</p>' });

@@ -20,7 +20,8 @@ function findings(source: unknown, severities = ['error']): Brief[] {
     });
 }
 
-const wrap = (body: string, head = '<mj-head><mj-title>T</mj-title><mj-preview>P</mj-preview></mj-head>') => `<mjml>${head}<mj-body>${body}</mj-body></mjml>`;
+const wrap = (body: string, head = '<mj-head><mj-title>T</mj-title><mj-preview>P</mj-preview></mj-head>') =>
+  `<mjml>${head}<mj-body>${body}</mj-body></mjml>`;
 
 /** 1-based line and column of the nth occurrence of `needle`, counted independently of the parser. */
 function at(source: string, needle: string, nth = 0): [number, number] {
@@ -33,8 +34,12 @@ function at(source: string, needle: string, nth = 0): [number, number] {
 }
 
 test('XML syntax errors have codes, 1-based lines and columns, and element paths', () => {
-  assert.deepEqual(findings('<mjml>\n  <mj-body>\n    <mj-section>\n  </mj-body>\n</mjml>'), [['xml.unclosed-tag', 3, 5, '0.0', 'mj-section']]);
-  assert.deepEqual(findings('<mjml>\n<mj-body>\n</mj-section>\n</mj-body>\n</mjml>'), [['xml.unexpected-closing-tag', 3, 1, null, 'mj-section']]);
+  assert.deepEqual(findings('<mjml>\n  <mj-body>\n    <mj-section>\n  </mj-body>\n</mjml>'), [
+    ['xml.unclosed-tag', 3, 5, '0.0', 'mj-section'],
+  ]);
+  assert.deepEqual(findings('<mjml>\n<mj-body>\n</mj-section>\n</mj-body>\n</mjml>'), [
+    ['xml.unexpected-closing-tag', 3, 1, null, 'mj-section'],
+  ]);
   assert.deepEqual(findings('<mjml><mj-body><!-- never closed </mj-body></mjml>'), [
     ['xml.unclosed-tag', 1, 1, '', 'mjml'],
     ['xml.unclosed-tag', 1, 7, '0', 'mj-body'],
@@ -51,11 +56,15 @@ test('XML syntax errors have codes, 1-based lines and columns, and element paths
   assert.deepEqual(findings('<mjml><mj-body></mj-body></mjml>\ntrailing'), [['xml.text-outside-root', 2, 1, null]]);
   assert.deepEqual(findings('<mjml><mj-body>\n  < 3</mj-body></mjml>'), [['xml.malformed', 2, 3, null]]);
   // CRLF line ends and tabs: a column counts characters on its line.
-  assert.deepEqual(findings('<mjml>\r\n\t<mj-body>\r\n\t\t<mj-column></mj-column>\r\n\t</mj-body>\r\n</mjml>'), [['mjml.invalid-child', 3, 3, '0.0', 'mj-column']]);
+  assert.deepEqual(findings('<mjml>\r\n\t<mj-body>\r\n\t\t<mj-column></mj-column>\r\n\t</mj-body>\r\n</mjml>'), [
+    ['mjml.invalid-child', 3, 3, '0.0', 'mj-column'],
+  ]);
 });
 
 test('content of ending tags is HTML, not MJML; tag names are case-insensitive like mjml', () => {
-  const html = wrap('<mj-section><mj-column><mj-text><p>open <br> <b>bold</mj-text><MJ-BUTTON href="#">Go</MJ-BUTTON></mj-column></mj-section>');
+  const html = wrap(
+    '<mj-section><mj-column><mj-text><p>open <br> <b>bold</mj-text><MJ-BUTTON href="#">Go</MJ-BUTTON></mj-column></mj-section>',
+  );
   const analysis = analyzeMjml(html);
   assert.deepEqual(analysis.diagnostics, []);
   assert.equal(analysis.valid, true);
@@ -70,14 +79,25 @@ test('MJML structure: unknown tags, invalid children, unknown attributes and val
   const include = wrap('<mj-include path="header.mjml" />');
   assert.deepEqual(findings(include), [['mjml.include-unsupported', ...at(include, '<mj-include'), '1.0', 'mj-include']]);
   const misplaced = wrap('<mj-class name="x" />');
-  assert.deepEqual(findings(misplaced), [['mjml.invalid-child', ...at(misplaced, '<mj-class'), '1.0', 'mj-class']], 'mj-class belongs in mj-attributes');
-  const image = wrap('<mj-section><mj-column><mj-image src="a.png" width="50%" fluid-on-mobile="maybe" href="{{link}}" /></mj-column></mj-section>');
+  assert.deepEqual(
+    findings(misplaced),
+    [['mjml.invalid-child', ...at(misplaced, '<mj-class'), '1.0', 'mj-class']],
+    'mj-class belongs in mj-attributes',
+  );
+  const image = wrap(
+    '<mj-section><mj-column><mj-image src="a.png" width="50%" fluid-on-mobile="maybe" href="{{link}}" /></mj-column></mj-section>',
+  );
   assert.deepEqual(findings(image), [
     ['mjml.invalid-attribute-value', ...at(image, 'width='), '1.0.0.0', 'width'],
     ['mjml.invalid-attribute-value', ...at(image, 'fluid-on-mobile='), '1.0.0.0', 'fluid-on-mobile'],
   ]);
-  assert.deepEqual(findings(wrap('<mj-section css-class="a" mj-class="b" text-align="{{align}}"></mj-section>')), [], 'global attributes; variables are not type-checked');
-  const defaults = '<mjml lang="en" dir="sideways"><mj-head><mj-attributes><mj-text colour="red" /><mj-widget /><mj-all anything="1" /><mj-class name="c" whatever="x" /></mj-attributes></mj-head><mj-body></mj-body></mjml>';
+  assert.deepEqual(
+    findings(wrap('<mj-section css-class="a" mj-class="b" text-align="{{align}}"></mj-section>')),
+    [],
+    'global attributes; variables are not type-checked',
+  );
+  const defaults =
+    '<mjml lang="en" dir="sideways"><mj-head><mj-attributes><mj-text colour="red" /><mj-widget /><mj-all anything="1" /><mj-class name="c" whatever="x" /></mj-attributes></mj-head><mj-body></mj-body></mjml>';
   assert.deepEqual(findings(defaults), [
     ['mjml.invalid-attribute-value', ...at(defaults, 'dir='), '', 'dir'],
     ['mjml.unknown-attribute', ...at(defaults, 'colour='), '0.0.0', 'colour'],
@@ -93,7 +113,9 @@ test('warnings and infos: missing or empty title, missing preview, text MJML wou
     ['mjml.missing-preview', 1, 7, '0', 'mj-head'],
     ['mjml.missing-title', 1, 16, '0.0', 'mj-title'],
   ]);
-  assert.deepEqual(findings(wrap('<mj-section>\n  {{#if vip}}<mj-column></mj-column>{{/if}}</mj-section>'), all), [['mjml.ignored-text', 2, 3, '1.0', 'mj-section']]);
+  assert.deepEqual(findings(wrap('<mj-section>\n  {{#if vip}}<mj-column></mj-column>{{/if}}</mj-section>'), all), [
+    ['mjml.ignored-text', 2, 3, '1.0', 'mj-section'],
+  ]);
   assert.equal(analyzeMjml(wrap('<mj-section>stray</mj-section>')).valid, true, 'warnings do not invalidate');
 });
 
@@ -131,7 +153,11 @@ test('hostile input neither crashes nor hangs, and answers a bounded list', asyn
   assert.equal(deepResult.valid, false);
   assert.ok(deepResult.diagnostics.length <= 201);
   const tooDeep = analyzeMjml(`<mjml><mj-body>${'<mj-wrapper>'.repeat(150)}${'</mj-wrapper>'.repeat(150)}</mj-body></mjml>`);
-  assert.deepEqual(tooDeep.diagnostics.filter((d) => d.code === 'xml.too-deep').map((d) => [d.line, d.column, d.path?.length]), [[1, 16 + 12 * 99, undefined]], 'the element at depth 101 (root = 1)');
+  assert.deepEqual(
+    tooDeep.diagnostics.filter((d) => d.code === 'xml.too-deep').map((d) => [d.line, d.column, d.path?.length]),
+    [[1, 16 + 12 * 99, undefined]],
+    'the element at depth 101 (root = 1)',
+  );
 
   const lessThans = analyzeMjml('<'.repeat(1_000_000));
   assert.equal(lessThans.valid, false);
@@ -167,7 +193,15 @@ test('the worker pool checks and compiles concurrently and renders variables', a
     processMjml({ source: '<mjml>', compile: true }),
     processMjml({ source: good, compile: true }),
   ]);
-  assert.deepEqual(results.map((r) => [r.valid, r.html === null]), [[true, false], [true, true], [false, true], [true, false]]);
+  assert.deepEqual(
+    results.map((r) => [r.valid, r.html === null]),
+    [
+      [true, false],
+      [true, true],
+      [false, true],
+      [true, false],
+    ],
+  );
   assert.ok(results[0].rendered_html!.includes('Hi &lt;Bo&gt;'));
   assert.equal(results[3].rendered_html, null);
 });

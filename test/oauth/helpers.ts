@@ -20,9 +20,17 @@ export async function signedInPerson(app: TestApp, workspaces: Array<{ id: strin
   const email = `p-${randomBytes(4).toString('hex')}@people.test`;
   const userId = newId('usr');
   const now = new Date().toISOString();
-  await db.insertInto('users').values({ id: userId, email, password_hash: await hashPassword('correct horse battery'), created_at: now, updated_at: now }).execute();
-  for (const w of workspaces) await db.insertInto('memberships').values({ user_id: userId, workspace_id: w.id, role: w.role, created_at: now }).execute();
-  const response = await fetch(`${app.url}/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: 'correct horse battery' }) });
+  await db
+    .insertInto('users')
+    .values({ id: userId, email, password_hash: await hashPassword('correct horse battery'), created_at: now, updated_at: now })
+    .execute();
+  for (const w of workspaces)
+    await db.insertInto('memberships').values({ user_id: userId, workspace_id: w.id, role: w.role, created_at: now }).execute();
+  const response = await fetch(`${app.url}/auth/sign-in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password: 'correct horse battery' }),
+  });
   assert.equal(response.status, 200);
   const cookie = response.headers.get('set-cookie')!.split(';')[0];
   return { cookie, csrf: (await response.json()).csrf_token, userId };
@@ -46,7 +54,11 @@ export interface Authorization {
 }
 
 /** Approves a request as `person` and returns the code from the redirect. */
-export async function authorize(app: TestApp, person: Person, options: { clientId?: string; resource?: string; scope?: string; granted?: 'sending' | 'full'; workspaceIds?: string[] } = {}): Promise<Authorization> {
+export async function authorize(
+  app: TestApp,
+  person: Person,
+  options: { clientId?: string; resource?: string; scope?: string; granted?: 'sending' | 'full'; workspaceIds?: string[] } = {},
+): Promise<Authorization> {
   const clientId = options.clientId ?? (await registerClient(app));
   const { verifier, challenge } = pkce();
   const response = await fetch(`${app.url}/oauth/authorize/decision`, {
@@ -74,22 +86,43 @@ export async function authorize(app: TestApp, person: Person, options: { clientI
 }
 
 export function tokenRequest(app: TestApp, fields: Record<string, string>) {
-  return app.as(null).request('POST', '/oauth/token', new URLSearchParams(fields).toString(), { 'content-type': 'application/x-www-form-urlencoded' });
+  return app
+    .as(null)
+    .request('POST', '/oauth/token', new URLSearchParams(fields).toString(), { 'content-type': 'application/x-www-form-urlencoded' });
 }
 
 /** Authorizes and exchanges the code: the token response. */
 export async function tokensFor(app: TestApp, person: Person, options: Parameters<typeof authorize>[2] = {}) {
   const auth = await authorize(app, person, options);
-  const response = await tokenRequest(app, { grant_type: 'authorization_code', code: auth.code, redirect_uri: REDIRECT, client_id: auth.clientId, code_verifier: auth.verifier, ...(options.resource ? { resource: options.resource } : {}) });
+  const response = await tokenRequest(app, {
+    grant_type: 'authorization_code',
+    code: auth.code,
+    redirect_uri: REDIRECT,
+    client_id: auth.clientId,
+    code_verifier: auth.verifier,
+    ...(options.resource ? { resource: options.resource } : {}),
+  });
   assert.equal(response.status, 200, response.text);
   return { ...response.body, clientId: auth.clientId } as { access_token: string; refresh_token: string; scope: string; clientId: string };
 }
 
 /** One JSON-RPC message to /mcp with `bearer`. */
-export async function mcp(app: TestApp, bearer: string, method: string, params: unknown = {}, headers: Record<string, string> = {}, query = '') {
+export async function mcp(
+  app: TestApp,
+  bearer: string,
+  method: string,
+  params: unknown = {},
+  headers: Record<string, string> = {},
+  query = '',
+) {
   const response = await fetch(`${app.url}/mcp${query}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    headers: {
+      authorization: `Bearer ${bearer}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
   });
   const text = await response.text();

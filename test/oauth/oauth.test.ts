@@ -33,7 +33,15 @@ after(async () => {
   await app?.close();
 });
 
-const tokenRows = async () => Number((await app.running.ctx.db.selectFrom('oauth_tokens').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+const tokenRows = async () =>
+  Number(
+    (
+      await app.running.ctx.db
+        .selectFrom('oauth_tokens')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 test('discovery documents name the endpoints, and a 401 names the resource metadata', async () => {
   const as = await app.as(null).get('/.well-known/oauth-authorization-server');
@@ -46,20 +54,33 @@ test('discovery documents name the endpoints, and a 401 names the resource metad
   assert.equal(mcpMeta.body.resource, `${app.config.publicUrl}/mcp`);
   const refused = await app.as(null).get('/v2/emails');
   assert.equal(refused.status, 401);
-  assert.equal(refused.headers.get('www-authenticate'), `Bearer resource_metadata="${app.config.publicUrl}/.well-known/oauth-protected-resource"`);
+  assert.equal(
+    refused.headers.get('www-authenticate'),
+    `Bearer resource_metadata="${app.config.publicUrl}/.well-known/oauth-protected-resource"`,
+  );
 });
 
 test('authorization requests: plain PKCE, a missing challenge, an unregistered redirect or client are refused without an open redirect', async () => {
   const clientId = await registerClient(app);
   const { challenge } = pkce();
-  const base = { response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', state: 's 1' };
+  const base = {
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    state: 's 1',
+  };
   const go = (params: Record<string, string>) => fetch(`${app.url}/oauth/authorize?${new URLSearchParams(params)}`, { redirect: 'manual' });
 
   const fine = await go(base);
   assert.equal(fine.status, 302);
   assert.match(fine.headers.get('location')!, /^\/dashboard\/oauth\/authorize\?/);
 
-  for (const [params, description] of [[{ ...base, code_challenge_method: 'plain' }, /S256/], [{ ...base, code_challenge: '' }, /code_challenge is required/]] as const) {
+  for (const [params, description] of [
+    [{ ...base, code_challenge_method: 'plain' }, /S256/],
+    [{ ...base, code_challenge: '' }, /code_challenge is required/],
+  ] as const) {
     const response = await go(params as Record<string, string>);
     assert.equal(response.status, 302);
     const location = new URL(response.headers.get('location')!);
@@ -87,7 +108,13 @@ test('authorization requests: plain PKCE, a missing challenge, an unregistered r
 
 test('the code exchange refuses a wrong or missing verifier, another redirect URI, and a reused code, writing nothing', async () => {
   const auth = await authorize(app, admin);
-  const fields = { grant_type: 'authorization_code', code: auth.code, redirect_uri: REDIRECT, client_id: auth.clientId, code_verifier: auth.verifier };
+  const fields = {
+    grant_type: 'authorization_code',
+    code: auth.code,
+    redirect_uri: REDIRECT,
+    client_id: auth.clientId,
+    code_verifier: auth.verifier,
+  };
   const before = await tokenRows();
   const wrong = await tokenRequest(app, { ...fields, code_verifier: pkce().verifier });
   assert.equal(wrong.status, 400);
@@ -136,7 +163,7 @@ test('refresh tokens rotate; a replayed one revokes the whole family', async () 
   assert.equal((await refresh(second.body.refresh_token)).body.error, 'invalid_grant');
 });
 
-test('a sending token has a sending key\'s reach; a member\'s token a member\'s', async () => {
+test("a sending token has a sending key's reach; a member's token a member's", async () => {
   const sending = await tokensFor(app, admin, { granted: 'sending' });
   assert.equal(sending.scope, 'sending');
   const list = await app.as(sending.access_token).get('/v2/emails');
@@ -153,7 +180,15 @@ test('a sending token has a sending key\'s reach; a member\'s token a member\'s'
   const response = await fetch(`${app.url}/oauth/authorize/decision`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', cookie: member.cookie, 'x-csrf-token': member.csrf },
-    body: JSON.stringify({ response_type: 'code', client_id: sending.clientId, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256', approve: true, workspace_ids: [other.workspace.id] }),
+    body: JSON.stringify({
+      response_type: 'code',
+      client_id: sending.clientId,
+      redirect_uri: REDIRECT,
+      code_challenge: pkce().challenge,
+      code_challenge_method: 'S256',
+      approve: true,
+      workspace_ids: [other.workspace.id],
+    }),
   });
   assert.equal(response.status, 400);
   assert.equal((await response.json()).error, 'invalid_request');
@@ -162,10 +197,21 @@ test('a sending token has a sending key\'s reach; a member\'s token a member\'s'
 test('a client ID metadata document names a client: fetched once, checked, size-bounded', async () => {
   const clientId = `${documentsUrl}/client.json`;
   served.set('/client.json', JSON.stringify({ client_id: clientId, client_name: 'Hosted Metadata App', redirect_uris: [REDIRECT] }));
-  served.set('/liar.json', JSON.stringify({ client_id: 'https://someone.else/client.json', client_name: 'Liar', redirect_uris: [REDIRECT] }));
-  served.set('/huge.json', JSON.stringify({ client_id: `${documentsUrl}/huge.json`, client_name: 'x'.repeat(20_000), redirect_uris: [REDIRECT] }));
+  served.set(
+    '/liar.json',
+    JSON.stringify({ client_id: 'https://someone.else/client.json', client_name: 'Liar', redirect_uris: [REDIRECT] }),
+  );
+  served.set(
+    '/huge.json',
+    JSON.stringify({ client_id: `${documentsUrl}/huge.json`, client_name: 'x'.repeat(20_000), redirect_uris: [REDIRECT] }),
+  );
   const { challenge } = pkce();
-  const info = (id: string) => app.as(null).get(`/oauth/authorize/request?${new URLSearchParams({ response_type: 'code', client_id: id, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256' })}`);
+  const info = (id: string) =>
+    app
+      .as(null)
+      .get(
+        `/oauth/authorize/request?${new URLSearchParams({ response_type: 'code', client_id: id, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256' })}`,
+      );
   const shown = await info(clientId);
   assert.equal(shown.status, 200, shown.text);
   assert.equal(shown.body.client_name, 'Hosted Metadata App');
@@ -189,10 +235,16 @@ test('a person lists the apps they authorised and revokes one: its tokens stop w
   const grant = listed.body.data.find((a: any) => a.client_id === tokens.clientId);
   assert.equal(grant.name, 'Refusal Tester');
   const someoneElse = await signedInPerson(app, [{ id: app.workspace.id, role: 'admin' }]);
-  assert.equal((await app.as(null).delete(`/auth/apps/${grant.id}`, { cookie: someoneElse.cookie, 'x-csrf-token': someoneElse.csrf })).status, 404);
+  assert.equal(
+    (await app.as(null).delete(`/auth/apps/${grant.id}`, { cookie: someoneElse.cookie, 'x-csrf-token': someoneElse.csrf })).status,
+    404,
+  );
   assert.equal((await app.as(tokens.access_token).get('/v2/emails')).status, 200);
   const revoked = await app.as(null).delete(`/auth/apps/${grant.id}`, session);
   assert.equal(revoked.status, 200);
   assert.equal((await app.as(tokens.access_token).get('/v2/emails')).status, 401);
-  assert.equal((await tokenRequest(app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: tokens.clientId })).body.error, 'invalid_grant');
+  assert.equal(
+    (await tokenRequest(app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: tokens.clientId })).body.error,
+    'invalid_grant',
+  );
 });

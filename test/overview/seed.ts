@@ -26,7 +26,10 @@ async function waitForStatus(api: ApiClient, id: string, status: string) {
   }, 20_000);
 }
 
-export async function seedMail(env: { api: ApiClient; url: string; dns: TestDnsServer; sink: SmtpSink }, from = 'hello@acme.test'): Promise<Seeded> {
+export async function seedMail(
+  env: { api: ApiClient; url: string; dns: TestDnsServer; sink: SmtpSink },
+  from = 'hello@acme.test',
+): Promise<Seeded> {
   const { api, url, dns, sink } = env;
   dns.set('gmail.com', 'MX', [{ exchange: 'mx.example.org', priority: 10 }]);
   const send = async (to: string) => {

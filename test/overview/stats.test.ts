@@ -28,7 +28,15 @@ test('volume and rates of the period count API and campaign mail by one rule, pe
     assert.equal(stats.data.length, period === '24h' ? 24 : Number.parseInt(period, 10));
     assert.equal(stats.to, new Date().toISOString().slice(0, 10));
     assert.deepEqual(
-      { sent: stats.totals.sent, delivered: stats.totals.delivered, bounced: stats.totals.bounced, hard_bounced: stats.totals.hard_bounced, complained: stats.totals.complained, opened: stats.totals.opened, clicked: stats.totals.clicked },
+      {
+        sent: stats.totals.sent,
+        delivered: stats.totals.delivered,
+        bounced: stats.totals.bounced,
+        hard_bounced: stats.totals.hard_bounced,
+        complained: stats.totals.complained,
+        opened: stats.totals.opened,
+        clicked: stats.totals.clicked,
+      },
       { sent: 5, delivered: 4, bounced: 1, hard_bounced: 1, complained: 0, opened: 2, clicked: 1 },
       period,
     );
@@ -45,12 +53,20 @@ test('volume and rates of the period count API and campaign mail by one rule, pe
     const last = stats.data.at(-1);
     assert.equal(last.sent, 5);
     assert.ok(Date.parse(last.start) <= Date.now() && Date.parse(stats.end) > Date.now());
-    assert.equal(stats.data.slice(0, -1).reduce((sum: number, b: { sent: number }) => sum + b.sent, 0), 0);
+    assert.equal(
+      stats.data.slice(0, -1).reduce((sum: number, b: { sent: number }) => sum + b.sent, 0),
+      0,
+    );
     assert.equal(stats.data[0].delivery_rate, null, 'no rate without mail');
 
-    const providers = Object.fromEntries(stats.providers.map((p: { provider: string; name: string; sent: number; delivered: number }) => [p.name, [p.sent, p.delivered]]));
+    const providers = Object.fromEntries(
+      stats.providers.map((p: { provider: string; name: string; sent: number; delivered: number }) => [p.name, [p.sent, p.delivered]]),
+    );
     assert.deepEqual(providers, { Gmail: [1, 1], Outlook: [0, 0], Yahoo: [0, 0], iCloud: [0, 0], Others: [4, 3] });
-    assert.deepEqual(stats.sending_domains.map((d: { name: string; sent: number; bounced: number }) => [d.name, d.sent, d.bounced]), [['acme.test', 5, 1]]);
+    assert.deepEqual(
+      stats.sending_domains.map((d: { name: string; sent: number; bounced: number }) => [d.name, d.sent, d.bounced]),
+      [['acme.test', 5, 1]],
+    );
   }
   // The former query (?days=) still answers, by the same rule.
   const days = await app.api.get('/v2/stats/emails?days=3');
@@ -68,7 +84,7 @@ test('"sent today" of the workspace is the chart\'s today: campaign mail counted
   assert.equal(workspace.daily_limit_used, 4, 'the four API sends (the suppressed one too), not the campaign');
 });
 
-test('a campaign\'s opens and clicks over time, and its clicks per link', async () => {
+test("a campaign's opens and clicks over time, and its clicks per link", async () => {
   const res = await app.api.get(`/v2/stats/campaigns/${seeded.campaign}`);
   assert.equal(res.status, 200, res.text);
   assert.equal(res.body.campaign_id, seeded.campaign);

@@ -17,8 +17,12 @@ const root = join(import.meta.dirname, '..', '..');
 
 function postlane(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [join(root, 'bin', 'postlane.js'), ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...env } }, (error, stdout, stderr) =>
-      resolve({ code: error ? Number(error.code) : 0, stdout, stderr }));
+    execFile(
+      process.execPath,
+      [join(root, 'bin', 'postlane.js'), ...args],
+      { env: { ...process.env, LOG_LEVEL: 'warn', ...env } },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+    );
   });
 }
 
@@ -34,7 +38,12 @@ test('a backup taken while sends are accepted restores with every email accepted
   let stop = false;
   const sender = async (n: number) => {
     for (let i = 0; !stop; i++) {
-      const response = await app.api.post('/v2/emails', { from: 'hello@acme.test', to: `r${n}-${i}@example.org`, subject: 'Backup', text: 'Hello' });
+      const response = await app.api.post('/v2/emails', {
+        from: 'hello@acme.test',
+        to: `r${n}-${i}@example.org`,
+        subject: 'Backup',
+        text: 'Hello',
+      });
       assert.equal(response.status, 200, response.text);
       accepted.push(response.body.id);
     }
@@ -62,10 +71,25 @@ test('a backup taken while sends are accepted restores with every email accepted
     const restored = new DatabaseSync(restoredPath, { readOnly: true });
     const ids = new Set((restored.prepare('select id from emails').all() as Array<{ id: string }>).map((row) => row.id));
     restored.close();
-    assert.deepEqual(before.filter((id) => !ids.has(id)), [], 'every email accepted before the backup is restored');
+    assert.deepEqual(
+      before.filter((id) => !ids.has(id)),
+      [],
+      'every email accepted before the backup is restored',
+    );
     // A server on the restored database serves them.
     const port = await freePort();
-    const server = await startChildApp({ ...env, DATABASE_URL: `sqlite:${restoredPath}`, HTTP_HOST: '127.0.0.1', HTTP_PORT: String(port), SMTP_SUBMISSION_PORT: '0', SMTP_INBOUND_PORT: '0', DOCTOR_AT_START: 'false' }, ['serve', '--role', 'api']);
+    const server = await startChildApp(
+      {
+        ...env,
+        DATABASE_URL: `sqlite:${restoredPath}`,
+        HTTP_HOST: '127.0.0.1',
+        HTTP_PORT: String(port),
+        SMTP_SUBMISSION_PORT: '0',
+        SMTP_INBOUND_PORT: '0',
+        DOCTOR_AT_START: 'false',
+      },
+      ['serve', '--role', 'api'],
+    );
     try {
       const response = await fetch(`${server.url}/v2/emails/${before[0]}`, { headers: { authorization: `Bearer ${app.key}` } });
       assert.equal(response.status, 200);
@@ -95,5 +119,9 @@ test('a backup taken while sends are accepted restores with every email accepted
   assert.equal(restore.code, 0, restore.stderr);
   const { rows } = await client.query(`select id from ${schema}.emails`);
   const ids = new Set(rows.map((row: { id: string }) => row.id));
-  assert.deepEqual(before.filter((id) => !ids.has(id)), [], 'every email accepted before the backup is restored');
+  assert.deepEqual(
+    before.filter((id) => !ids.has(id)),
+    [],
+    'every email accepted before the backup is restored',
+  );
 });

@@ -14,7 +14,10 @@ let app: DeliveryApp;
 const receivers: WebhookReceiver[] = [];
 
 before(async () => {
-  app = await startDeliveryApp({ env: { ALLOW_PRIVATE_URLS: 'true', WEBHOOK_POLL_MS: '50' }, workspace: { plan: 'business', credits: 1_000_000 } });
+  app = await startDeliveryApp({
+    env: { ALLOW_PRIVATE_URLS: 'true', WEBHOOK_POLL_MS: '50' },
+    workspace: { plan: 'business', credits: 1_000_000 },
+  });
   // Mail to "later@…" is deferred, so its email keeps the outcome the test's events give it.
   app.sink.addRule({ match: 'later', reply: { code: 451, message: '4.7.1 try again later' } });
 });
@@ -30,10 +33,23 @@ async function receiver(): Promise<WebhookReceiver> {
 }
 
 function emit(items: Array<Omit<EventToEmit, 'workspaceId'>>): Promise<EmittedEvent[]> {
-  return app.running.ctx.db.transaction().execute((tx) => emitEvents(tx, items.map((item) => ({ workspaceId: app.workspace.id, ...item }))));
+  return app.running.ctx.db.transaction().execute((tx) =>
+    emitEvents(
+      tx,
+      items.map((item) => ({ workspaceId: app.workspace.id, ...item })),
+    ),
+  );
 }
 
-const emailObject = (id: string, extra: Record<string, unknown> = {}) => ({ id, object: 'email', from: 'hello@acme.test', to: 'later@example.org', subject: 'Hi', meta: null, ...extra });
+const emailObject = (id: string, extra: Record<string, unknown> = {}) => ({
+  id,
+  object: 'email',
+  from: 'hello@acme.test',
+  to: 'later@example.org',
+  subject: 'Hi',
+  meta: null,
+  ...extra,
+});
 const fakeEmailId = (n: number) => `em_${String(n).padStart(27, '0')}`;
 const item = (event: EmittedEvent) => ({ event_id: event.id, type: event.type, object: event.object, data: { object: event.object } });
 
@@ -52,14 +68,21 @@ test('events emitted together are stored in order and reach each matching webhoo
     { type: 'email.delivered', object: emailObject(fakeEmailId(1), { status: 'delivered' }) },
     { type: 'email.delivered', object: emailObject(fakeEmailId(2), { status: 'delivered' }) },
   ]);
-  assert.deepEqual(events.map((e) => e.type), ['email.accepted', 'email.delivered', 'email.delivered']);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['email.accepted', 'email.delivered', 'email.delivered'],
+  );
   await eventually(async () => all.items().length >= 3 && delivered.items().length >= 2);
   assert.deepEqual(all.items(), events.map(item));
   assert.deepEqual(delivered.items(), events.slice(1).map(item));
 
   const listed = await app.api.get('/v2/events?limit=3');
   assert.equal(listed.status, 200, listed.text);
-  assert.deepEqual(listed.body.data.map((e: { id: string }) => e.id), events.map((e) => e.id).reverse(), 'newest first');
+  assert.deepEqual(
+    listed.body.data.map((e: { id: string }) => e.id),
+    events.map((e) => e.id).reverse(),
+    'newest first',
+  );
 
   // A transaction that fails after emitting leaves no event and sends nothing.
   await assert.rejects(
@@ -77,9 +100,21 @@ test('events emitted together are stored in order and reach each matching webhoo
 });
 
 test('events emitted together start the automations they trigger and move step outcomes as one by one', async () => {
-  const template = await app.api.post('/v2/templates', { name: 'Hi', alias: 'hi', from: 'Acme <hello@acme.test>', subject: 'Hi', text: 'x' });
+  const template = await app.api.post('/v2/templates', {
+    name: 'Hi',
+    alias: 'hi',
+    from: 'Acme <hello@acme.test>',
+    subject: 'Hi',
+    text: 'x',
+  });
   assert.equal(template.status, 201, template.text);
-  const sendMail = await startedAutomation(app.api, manualGraph([{ key: 'm', type: 'action', action: 'send_email', config: { type: 'template', template_id: 'hi', to: '{{payload.to}}' } }], []));
+  const sendMail = await startedAutomation(
+    app.api,
+    manualGraph(
+      [{ key: 'm', type: 'action', action: 'send_email', config: { type: 'template', template_id: 'hi', to: '{{payload.to}}' } }],
+      [],
+    ),
+  );
   for (const to of ['later1@example.org', 'later2@example.org']) {
     const triggered = await app.api.post(`/v2/automations/${sendMail.id}/trigger`, { payload: { to } });
     assert.equal(triggered.status, 201, triggered.text);

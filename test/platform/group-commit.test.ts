@@ -17,7 +17,22 @@ let db: Db;
 let close: () => Promise<void>;
 before(async () => {
   ({ db, close } = await freshMigratedDb());
-  await db.insertInto('workspaces').values({ id: 'w', name: 'w', plan: 'pro', credits: 5, verified: 1, members: '[]', features: '[]', send_rate: 2, daily_limit: 10, created_at: 'c', updated_at: 'u' }).execute();
+  await db
+    .insertInto('workspaces')
+    .values({
+      id: 'w',
+      name: 'w',
+      plan: 'pro',
+      credits: 5,
+      verified: 1,
+      members: '[]',
+      features: '[]',
+      send_rate: 2,
+      daily_limit: 10,
+      created_at: 'c',
+      updated_at: 'u',
+    })
+    .execute();
 });
 after(() => close());
 
@@ -45,15 +60,21 @@ test('concurrent units commit together; a failing unit rolls back alone', async 
 });
 
 test('on SQLite a unit sees the writes of the units before it in its group; on PostgreSQL those of its own group', async () => {
-  const seen = await Promise.all([1, 2, 3].map(() =>
-    groupCommit(db, async (tx) => {
-      await enqueueJob(tx, 'group.count', {});
-      const rows = await tx.selectFrom('jobs').select('id').where('type', '=', 'group.count').execute();
-      return rows.length;
-    }),
-  ));
+  const seen = await Promise.all(
+    [1, 2, 3].map(() =>
+      groupCommit(db, async (tx) => {
+        await enqueueJob(tx, 'group.count', {});
+        const rows = await tx.selectFrom('jobs').select('id').where('type', '=', 'group.count').execute();
+        return rows.length;
+      }),
+    ),
+  );
   if (dialectOf(db) === 'sqlite') assert.deepEqual(seen, [1, 2, 3]);
-  else assert.ok(seen.every((n) => n >= 1 && n <= 3), String(seen));
+  else
+    assert.ok(
+      seen.every((n) => n >= 1 && n <= 3),
+      String(seen),
+    );
   const total = await db.selectFrom('jobs').select('id').where('type', '=', 'group.count').execute();
   assert.equal(total.length, 3);
 });
@@ -61,17 +82,22 @@ test('on SQLite a unit sees the writes of the units before it in its group; on P
 test('credits taken at the commit: twelve units, credits for five; the units of a refused group run again alone', async () => {
   await db.updateTable('workspaces').set({ credits: 5 }).where('id', '=', 'w').execute();
   // Twelve units arriving at once: on PostgreSQL the first runs alone and the others share the next group.
-  const results = await Promise.allSettled(Array.from({ length: 12 }, (_, n) =>
-    groupCommit(db, async (tx) => {
-      await enqueueJob(tx, 'group.hot', { n });
-      await spendCreditsAtCommit(tx, 'w', 1);
-      return n;
-    }),
-  ));
+  const results = await Promise.allSettled(
+    Array.from({ length: 12 }, (_, n) =>
+      groupCommit(db, async (tx) => {
+        await enqueueJob(tx, 'group.hot', { n });
+        await spendCreditsAtCommit(tx, 'w', 1);
+        return n;
+      }),
+    ),
+  );
   const succeeded = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const failed = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
   assert.equal(succeeded.length, 5);
-  assert.deepEqual(failed.map((e) => [e.status, e.body?.error]), Array(7).fill([402, 'Insufficient credits']));
+  assert.deepEqual(
+    failed.map((e) => [e.status, e.body?.error]),
+    Array(7).fill([402, 'Insufficient credits']),
+  );
   const jobs = await db.selectFrom('jobs').select('payload').where('type', '=', 'group.hot').execute();
   assert.deepEqual(jobs.map((j) => JSON.parse(j.payload).n).sort(), succeeded.sort());
   const { credits } = await db.selectFrom('workspaces').select('credits').where('id', '=', 'w').executeTakeFirstOrThrow();
@@ -83,54 +109,91 @@ test('a limit check counts what the units before it in its transaction will writ
   // Twenty units behind three busy ones: on PostgreSQL they share transactions, whose counts
   // are written only at the commit; on SQLite all share one.
   const busy = Array.from({ length: 3 }, () => groupCommit(db, () => new Promise((r) => setTimeout(r, 50))));
-  const results = await Promise.all(Array.from({ length: 20 }, () =>
-    groupCommit(db, async (tx) => {
-      const check = await checkSendLimits(tx, workspace);
-      if (check.ok) await countSends(tx, 'w', 1);
-      return check.ok;
-    }),
-  ));
+  const results = await Promise.all(
+    Array.from({ length: 20 }, () =>
+      groupCommit(db, async (tx) => {
+        const check = await checkSendLimits(tx, workspace);
+        if (check.ok) await countSends(tx, 'w', 1);
+        return check.ok;
+      }),
+    ),
+  );
   await Promise.all(busy);
   assert.equal(results.filter(Boolean).length, 3, String(results));
 });
 
 test('in a shared transaction, a failing first unit rolls back alone too', async () => {
   const busy = Array.from({ length: 3 }, () => groupCommit(db, () => new Promise((r) => setTimeout(r, 50))));
-  const results = await Promise.allSettled([0, 1, 2].map((n) =>
-    groupCommit(db, async (tx) => {
-      await enqueueJob(tx, 'group.first', { n });
-      if (n === 0) throw new Error('unit 0 fails after its write');
-      return n;
-    }),
-  ));
+  const results = await Promise.allSettled(
+    [0, 1, 2].map((n) =>
+      groupCommit(db, async (tx) => {
+        await enqueueJob(tx, 'group.first', { n });
+        if (n === 0) throw new Error('unit 0 fails after its write');
+        return n;
+      }),
+    ),
+  );
   await Promise.all(busy);
-  assert.deepEqual(results.map((r) => r.status), ['rejected', 'fulfilled', 'fulfilled']);
+  assert.deepEqual(
+    results.map((r) => r.status),
+    ['rejected', 'fulfilled', 'fulfilled'],
+  );
   const jobs = await db.selectFrom('jobs').select('payload').where('type', '=', 'group.first').execute();
   assert.deepEqual(jobs.map((j) => JSON.parse(j.payload).n).sort(), [1, 2]);
 });
 
-test('a unit whose pipelined write fails gets its own error; the units that shared its transaction commit', { skip: !usingPostgres && 'PostgreSQL only' }, async () => {
+test('a unit whose pipelined write fails gets its own error; the units that shared its transaction commit', {
+  skip: !usingPostgres && 'PostgreSQL only',
+}, async () => {
   await sql`create table pipelined_units (n int primary key)`.execute(db);
   await sql`insert into pipelined_units values (2)`.execute(db);
   // Three busy groups, so the units below share the next transaction; unit 2's failing write
   // goes out with unit 3's first statement (or with the COMMIT).
   const busy = Array.from({ length: 3 }, () => groupCommit(db, () => new Promise((r) => setTimeout(r, 50))));
-  const results = await Promise.allSettled([0, 1, 2, 3, 4].map((n) =>
-    groupCommit(db, async (tx) => {
-      await tx.executeQuery(CompiledQuery.raw(pipelinedWrite('insert into pipelined_units values ($1)'), [n]));
-      return n;
-    }),
-  ));
+  const results = await Promise.allSettled(
+    [0, 1, 2, 3, 4].map((n) =>
+      groupCommit(db, async (tx) => {
+        await tx.executeQuery(CompiledQuery.raw(pipelinedWrite('insert into pipelined_units values ($1)'), [n]));
+        return n;
+      }),
+    ),
+  );
   await Promise.all(busy);
-  assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+  assert.deepEqual(
+    results.map((r) => r.status),
+    ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled'],
+  );
   assert.match(String((results[2] as PromiseRejectedResult).reason), /duplicate key/);
   const rows = await sql<{ n: number }>`select n from pipelined_units order by n`.execute(db);
-  assert.deepEqual(rows.rows.map((r) => r.n), [0, 1, 2, 3, 4]);
+  assert.deepEqual(
+    rows.rows.map((r) => r.n),
+    [0, 1, 2, 3, 4],
+  );
 });
 
-test('the units of a group fetch their reads in one statement at its start; each answers its own, and a failing hook only skips it', { skip: !usingPostgres && 'PostgreSQL only' }, async () => {
-  for (const [id, credits] of [['ga', 11], ['gb', 22]] as const) {
-    await db.insertInto('workspaces').values({ id, name: id, plan: 'pro', credits, verified: 1, members: '[]', features: '[]', send_rate: 2, daily_limit: 10, created_at: 'c', updated_at: 'u' }).execute();
+test('the units of a group fetch their reads in one statement at its start; each answers its own, and a failing hook only skips it', {
+  skip: !usingPostgres && 'PostgreSQL only',
+}, async () => {
+  for (const [id, credits] of [
+    ['ga', 11],
+    ['gb', 22],
+  ] as const) {
+    await db
+      .insertInto('workspaces')
+      .values({
+        id,
+        name: id,
+        plan: 'pro',
+        credits,
+        verified: 1,
+        members: '[]',
+        features: '[]',
+        send_rate: 2,
+        daily_limit: 10,
+        created_at: 'c',
+        updated_at: 'u',
+      })
+      .execute();
   }
   const busy = Array.from({ length: 3 }, () => groupCommit(db, () => new Promise((r) => setTimeout(r, 50))));
   const unit = (id: string, options: { raiseTo?: number; failingHook?: boolean } = {}) =>
@@ -156,23 +219,32 @@ test('the units of a group fetch their reads in one statement at its start; each
   assert.deepEqual(seen.map(Number), [11, 11, 22, 99]);
 });
 
-test('on SQLite a unit that fails before writing leaves the others to commit in the same pass', { skip: usingPostgres && 'SQLite only' }, async () => {
+test('on SQLite a unit that fails before writing leaves the others to commit in the same pass', {
+  skip: usingPostgres && 'SQLite only',
+}, async () => {
   const runs = [0, 0, 0];
-  const results = await Promise.allSettled([0, 1, 2].map((n) =>
-    groupCommit(db, async (tx) => {
-      runs[n]++;
-      if (n === 1) throw new Error('unit 1 fails before writing');
-      await enqueueJob(tx, 'group.early', { n });
-      return n;
-    }),
-  ));
-  assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+  const results = await Promise.allSettled(
+    [0, 1, 2].map((n) =>
+      groupCommit(db, async (tx) => {
+        runs[n]++;
+        if (n === 1) throw new Error('unit 1 fails before writing');
+        await enqueueJob(tx, 'group.early', { n });
+        return n;
+      }),
+    ),
+  );
+  assert.deepEqual(
+    results.map((r) => r.status),
+    ['fulfilled', 'rejected', 'fulfilled'],
+  );
   assert.deepEqual(runs, [1, 1, 1], 'nothing to undo, so no unit ran twice');
   const jobs = await db.selectFrom('jobs').select('payload').where('type', '=', 'group.early').execute();
   assert.deepEqual(jobs.map((j) => JSON.parse(j.payload).n).sort(), [0, 2]);
 });
 
-test('a stalled group lets the units that arrive meanwhile commit beside it, and credits are still taken exactly', { skip: !usingPostgres && 'PostgreSQL only' }, async () => {
+test('a stalled group lets the units that arrive meanwhile commit beside it, and credits are still taken exactly', {
+  skip: !usingPostgres && 'PostgreSQL only',
+}, async () => {
   await db.updateTable('workspaces').set({ credits: 3 }).where('id', '=', 'w').execute();
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));

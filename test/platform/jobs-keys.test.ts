@@ -5,7 +5,16 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { freshMigratedDb } from '../helpers/app.ts';
 import type { Db } from '../../src/platform/db/database.ts';
-import { cancelByKey, claimDueJobs, completeJobs, dueJobsExceed, enqueueJob, failJob, findByKey, rescheduleByKey } from '../../src/platform/jobs.ts';
+import {
+  cancelByKey,
+  claimDueJobs,
+  completeJobs,
+  dueJobsExceed,
+  enqueueJob,
+  failJob,
+  findByKey,
+  rescheduleByKey,
+} from '../../src/platform/jobs.ts';
 import { nowMs } from '../../src/platform/clock.ts';
 
 let db: Db;
@@ -36,7 +45,10 @@ test('a second keyed enqueue while the job waits changes nothing', async () => {
 test('findByKey finds the live job and says whether it is running', async () => {
   await enqueueJob(db, 'key.find', { email_id: 'em_1' }, { key: 'em_1' });
   const waiting = await findByKey(db, 'key.find', 'em_1');
-  assert.deepEqual({ ...waiting, id: 0, runAt: 0 }, { id: 0, type: 'key.find', key: 'em_1', payload: { email_id: 'em_1' }, runAt: 0, attempts: 0, running: false });
+  assert.deepEqual(
+    { ...waiting, id: 0, runAt: 0 },
+    { id: 0, type: 'key.find', key: 'em_1', payload: { email_id: 'em_1' }, runAt: 0, attempts: 0, running: false },
+  );
   const [claimed] = await claimDueJobs(db, 'key.find', 1, 60_000, 'w');
   assert.equal(claimed.key, 'em_1');
   assert.equal((await findByKey(db, 'key.find', 'em_1'))!.running, true);
@@ -89,7 +101,11 @@ test('cancelByKey removes a waiting job, leaves a running one, and says which', 
   assert.equal(await cancelByKey(db, 'key.cancel', 'running'), 'running');
   assert.ok(await findByKey(db, 'key.cancel', 'running'), 'still there');
   // A lease that ran out (its worker died) no longer protects it.
-  await db.updateTable('jobs').set({ locked_until: Math.floor(nowMs()) - 1 }).where('id', '=', running.id).execute();
+  await db
+    .updateTable('jobs')
+    .set({ locked_until: Math.floor(nowMs()) - 1 })
+    .where('id', '=', running.id)
+    .execute();
   assert.equal(await cancelByKey(db, 'key.cancel', 'running'), 'canceled');
 });
 
@@ -137,7 +153,10 @@ test('migration 0029 keys the jobs of an older database: deliveries by email, re
     const migration = await import('../../src/platform/db/migrations/0029_job_keys.ts');
     await migration.down(old);
     const job = (type: string, payload: string, extra: { dead_at?: string } = {}) =>
-      old.insertInto('jobs').values({ type, payload, run_at: 0, attempts: 0, max_attempts: 5, created_at: new Date().toISOString(), ...extra } as never).execute();
+      old
+        .insertInto('jobs')
+        .values({ type, payload, run_at: 0, attempts: 0, max_attempts: 5, created_at: new Date().toISOString(), ...extra } as never)
+        .execute();
     await job('email.deliver', '{"email_id":"em_a"}');
     await job('email.deliver', '{"email_id":"em_a","traceparent":"00-x"}'); // a second one for the same email
     await job('email.deliver', '{"email_id":"em_b","traceparent":"00-y"}');

@@ -53,7 +53,7 @@ test('runners starting together make one instance, keyed by its name', async () 
   assert.equal(Number(rows[0].run_at), nextDailyAt('00:00', nowMs()), 'due at the next midnight');
 });
 
-test('a run makes the same row due again: every, or the run\'s own next time', async () => {
+test("a run makes the same row due again: every, or the run's own next time", async () => {
   const runs: number[] = [];
   let override: number | undefined;
   const job = recurringJob({
@@ -133,7 +133,9 @@ async function runAndDie(name: string, marks: string): Promise<NodeJS.Signals | 
   });
   let errors = '';
   child.stderr.on('data', (d) => (errors += d));
-  return new Promise((resolve, reject) => child.once('exit', (code, signal) => (signal ? resolve(signal) : reject(new Error(`exited ${code}: ${errors}`)))));
+  return new Promise((resolve, reject) =>
+    child.once('exit', (code, signal) => (signal ? resolve(signal) : reject(new Error(`exited ${code}: ${errors}`)))),
+  );
 }
 
 test('a process killed between a run and its re-scheduling leaves one instance, which runs again', async () => {

@@ -4,7 +4,17 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { freshMigratedDb, eventually } from '../helpers/app.ts';
 import type { Db } from '../../src/platform/db/database.ts';
-import { backoffMs, claimDueJobs, completeJob, enqueueJob, failJob, jobHandler, JobRunner, RetryJobAt, type Job } from '../../src/platform/jobs.ts';
+import {
+  backoffMs,
+  claimDueJobs,
+  completeJob,
+  enqueueJob,
+  failJob,
+  jobHandler,
+  JobRunner,
+  RetryJobAt,
+  type Job,
+} from '../../src/platform/jobs.ts';
 import { nowMs } from '../../src/platform/clock.ts';
 
 let db: Db;
@@ -31,7 +41,11 @@ test('a job enqueued in a rolled-back transaction does not exist', async () => {
 test('delayed jobs are not claimed before their time', async () => {
   const id = await enqueueJob(db, 'delayed.test', { n: 1 }, { runAt: nowMs() + 60_000 });
   assert.deepEqual(await claimDueJobs(db, 'delayed.test', 10, 1000, 'w'), []);
-  await db.updateTable('jobs').set({ run_at: Math.floor(nowMs()) - 1 }).where('id', '=', id).execute();
+  await db
+    .updateTable('jobs')
+    .set({ run_at: Math.floor(nowMs()) - 1 })
+    .where('id', '=', id)
+    .execute();
   const [job] = await claimDueJobs(db, 'delayed.test', 10, 1000, 'w');
   assert.equal(job.id, id);
   assert.deepEqual(job.payload, { n: 1 });
@@ -45,7 +59,11 @@ test('a leased job is invisible to other workers until its lease expires (crash 
   assert.deepEqual(await claimDueJobs(db, 'lease.test', 10, 60_000, 'worker-b'), [], 'still leased');
 
   // worker-a "crashes": it never completes. Once the lease has run out, worker-b gets it.
-  await db.updateTable('jobs').set({ locked_until: Math.floor(nowMs()) - 1 }).where('id', '=', id).execute();
+  await db
+    .updateTable('jobs')
+    .set({ locked_until: Math.floor(nowMs()) - 1 })
+    .where('id', '=', id)
+    .execute();
   const [again] = await claimDueJobs(db, 'lease.test', 10, 60_000, 'worker-b');
   assert.equal(again.id, id);
   assert.equal(again.attempts, 2);
@@ -100,14 +118,18 @@ test('concurrent claimers never get the same job', async () => {
 test('the runner runs handlers, retries failures, honours RetryJobAt and recovers leased jobs', async () => {
   const seen: number[] = [];
   let failOnce = true;
-  const handler = jobHandler('runner.test', async (job: Job) => {
-    if (job.payload.n === 2 && failOnce) {
-      failOnce = false;
-      throw new Error('transient');
-    }
-    if (job.payload.n === 3 && job.attempts === 1) throw new RetryJobAt(nowMs() + 10, 'later, please');
-    seen.push(job.payload.n);
-  }, { concurrency: 2, leaseMs: 30_000 });
+  const handler = jobHandler(
+    'runner.test',
+    async (job: Job) => {
+      if (job.payload.n === 2 && failOnce) {
+        failOnce = false;
+        throw new Error('transient');
+      }
+      if (job.payload.n === 3 && job.attempts === 1) throw new RetryJobAt(nowMs() + 10, 'later, please');
+      seen.push(job.payload.n);
+    },
+    { concurrency: 2, leaseMs: 30_000 },
+  );
 
   // A job a crashed worker had leased (lease already run out) is picked up too.
   const orphan = await enqueueJob(db, 'runner.test', { n: 4 });
@@ -123,21 +145,28 @@ test('the runner runs handlers, retries failures, honours RetryJobAt and recover
     await eventually(async () => seen.length === 4, 10_000);
     assert.deepEqual([...seen].sort(), [1, 2, 3, 4]);
     // A job is removed right after its handler returns.
-    await eventually(async () => (await db.selectFrom('jobs').select('id').where('type', '=', 'runner.test').execute()).length === 0, 5_000);
+    await eventually(
+      async () => (await db.selectFrom('jobs').select('id').where('type', '=', 'runner.test').execute()).length === 0,
+      5_000,
+    );
   } finally {
     await runner.stop();
   }
 });
 
-test('a running job\'s lease is renewed, so a second worker never takes over a live worker\'s long job', async () => {
+test("a running job's lease is renewed, so a second worker never takes over a live worker's long job", async () => {
   const runs: string[] = [];
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
-  const handler = jobHandler('renew.test', async (job: Job) => {
-    runs.push(`start ${job.attempts}`);
-    await released; // a long SMTP exchange, many times the lease
-    runs.push('end');
-  }, { concurrency: 1, leaseMs: 300 });
+  const handler = jobHandler(
+    'renew.test',
+    async (job: Job) => {
+      runs.push(`start ${job.attempts}`);
+      await released; // a long SMTP exchange, many times the lease
+      runs.push('end');
+    },
+    { concurrency: 1, leaseMs: 300 },
+  );
   const id = await enqueueJob(db, 'renew.test', {});
   const live = new JobRunner(db, { pollMs: 20, handlers: [handler] });
   await live.start();
@@ -157,7 +186,7 @@ test('a running job\'s lease is renewed, so a second worker never takes over a l
   }
 });
 
-test('a dead worker\'s job runs again as soon as its lease runs out', async () => {
+test("a dead worker's job runs again as soon as its lease runs out", async () => {
   const id = await enqueueJob(db, 'takeover.test', { n: 1 });
   // The dead worker claimed it with a short lease and never renews it.
   const [claimed] = await claimDueJobs(db, 'takeover.test', 1, 200, 'dead-worker');
@@ -176,7 +205,17 @@ test('an idle runner takes a job another process enqueued within about one poll 
   try {
     await new Promise((r) => setTimeout(r, 300)); // idle: its loop waits for the due check
     // Written straight to the table, as another process's enqueue: no signal in this one.
-    await db.insertInto('jobs').values({ type: 'due.test', payload: '{"n":1}', run_at: Math.floor(nowMs()), attempts: 0, max_attempts: 3, created_at: new Date().toISOString() }).execute();
+    await db
+      .insertInto('jobs')
+      .values({
+        type: 'due.test',
+        payload: '{"n":1}',
+        run_at: Math.floor(nowMs()),
+        attempts: 0,
+        max_attempts: 3,
+        created_at: new Date().toISOString(),
+      })
+      .execute();
     const started = Date.now();
     await eventually(async () => seen.length === 1, 5_000);
     // The loop's own fallback poll is 20 intervals (4 s); the shared due check finds it first.

@@ -58,7 +58,12 @@ test('SIGTERM under send load: exit 0 within the bound, every accepted email kep
   const sender = async (n: number) => {
     for (let i = 0; !stop; i++) {
       try {
-        const response = await api.post('/v2/emails', { from: 'hello@acme.test', to: `r${n}-${i}@example.org`, subject: 'Load', text: 'Hello' });
+        const response = await api.post('/v2/emails', {
+          from: 'hello@acme.test',
+          to: `r${n}-${i}@example.org`,
+          subject: 'Load',
+          text: 'Hello',
+        });
         if (response.status === 200) accepted.push(response.body.id);
       } catch {
         return; // the server closed: no answer, so nothing was acknowledged
@@ -88,10 +93,14 @@ test('SIGTERM under send load: exit 0 within the bound, every accepted email kep
   mta.release();
   const next = await startChildApp(await env());
   t.after(() => next.kill());
-  await eventually(async () => {
-    const pending = await db.selectFrom('emails').select('id').where('id', 'in', accepted).where('status', '!=', 'delivered').execute();
-    return pending.length === 0;
-  }, 60_000, 200);
+  await eventually(
+    async () => {
+      const pending = await db.selectFrom('emails').select('id').where('id', 'in', accepted).where('status', '!=', 'delivered').execute();
+      return pending.length === 0;
+    },
+    60_000,
+    200,
+  );
   const delivered = new Set(mta.accepted.flatMap((message) => message.rcptTo));
   assert.ok(delivered.size >= accepted.length, `the MTA has every accepted recipient (${delivered.size} of ${accepted.length})`);
 });

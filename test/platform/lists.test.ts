@@ -127,8 +127,18 @@ test('sorting: order+direction and sort+order conventions; unknown sort keys fal
 
 test('page envelopes', async () => {
   const query = { limit: '3', 'status.in': 'sent,draft,failed' };
-  const first = await pageLimitList(applyListQuery(db.selectFrom('items').selectAll(), query, spec), query, '/v2/items?limit=3&status.in=sent,draft,failed', 10, (r) => String(r.id));
-  assert.deepEqual(first, { data: ['r4', 'r3', 'r2'], next_page_url: '/v2/items?limit=3&status.in=sent%2Cdraft%2Cfailed&page=2', previous_page_url: null });
+  const first = await pageLimitList(
+    applyListQuery(db.selectFrom('items').selectAll(), query, spec),
+    query,
+    '/v2/items?limit=3&status.in=sent,draft,failed',
+    10,
+    (r) => String(r.id),
+  );
+  assert.deepEqual(first, {
+    data: ['r4', 'r3', 'r2'],
+    next_page_url: '/v2/items?limit=3&status.in=sent%2Cdraft%2Cfailed&page=2',
+    previous_page_url: null,
+  });
 
   const perPageQuery = { page: '2', per_page: '3' };
   const base = applyListQuery(db.selectFrom('items').selectAll(), perPageQuery, spec);

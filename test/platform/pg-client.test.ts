@@ -14,7 +14,9 @@ before(async () => {
 });
 after(() => close());
 
-test('a deferred BEGIN opens the transaction of the next query, and a rollback undoes it', { skip: !usingPostgres && 'PostgreSQL only' }, async () => {
+test('a deferred BEGIN opens the transaction of the next query, and a rollback undoes it', {
+  skip: !usingPostgres && 'PostgreSQL only',
+}, async () => {
   await db.connection().execute(async (connection) => {
     await sql.raw(deferred('begin')).execute(connection);
     const { rows } = await sql<{ open: boolean }>`select now() = statement_timestamp() as open`.execute(connection);
@@ -26,7 +28,9 @@ test('a deferred BEGIN opens the transaction of the next query, and a rollback u
   });
 });
 
-test('the next query fails with the deferred statement\'s error, and the connection stays usable', { skip: !usingPostgres && 'PostgreSQL only' }, async () => {
+test("the next query fails with the deferred statement's error, and the connection stays usable", {
+  skip: !usingPostgres && 'PostgreSQL only',
+}, async () => {
   await db.connection().execute(async (connection) => {
     await sql.raw(deferred('savepoint outside_any_transaction')).execute(connection);
     await assert.rejects(sql`select 1 as one`.execute(connection), /SAVEPOINT can only be used in transaction blocks/);
@@ -35,7 +39,9 @@ test('the next query fails with the deferred statement\'s error, and the connect
   });
 });
 
-test('a deferred statement with no query after it goes out with the next one on the connection', { skip: !usingPostgres && 'PostgreSQL only' }, async () => {
+test('a deferred statement with no query after it goes out with the next one on the connection', {
+  skip: !usingPostgres && 'PostgreSQL only',
+}, async () => {
   await db.connection().execute(async (connection) => {
     await sql.raw(deferred('begin')).execute(connection);
     await sql.raw(deferred('savepoint unit_0')).execute(connection);
@@ -44,7 +50,9 @@ test('a deferred statement with no query after it goes out with the next one on 
   });
 });
 
-test('a pipelined write goes out with the next query, which fails with its error, marked', { skip: !usingPostgres && 'PostgreSQL only' }, async () => {
+test('a pipelined write goes out with the next query, which fails with its error, marked', {
+  skip: !usingPostgres && 'PostgreSQL only',
+}, async () => {
   await db.connection().execute(async (connection) => {
     await sql`create temporary table pipelined_probe (n int primary key)`.execute(connection);
     await sql.raw(deferred('begin')).execute(connection);
@@ -52,10 +60,17 @@ test('a pipelined write goes out with the next query, which fails with its error
     const { rows } = await sql<{ n: number }>`select n from pipelined_probe`.execute(connection);
     assert.deepEqual(rows, [{ n: 1 }], 'the write ran before the query it went out with');
     await connection.executeQuery(CompiledQuery.raw(pipelinedWrite('insert into pipelined_probe values ($1)'), [1]));
-    const failure = await sql`commit`.execute(connection).then(() => null, (error: unknown) => error);
+    const failure = await sql`commit`.execute(connection).then(
+      () => null,
+      (error: unknown) => error,
+    );
     assert.match(String(failure), /duplicate key/);
     assert.equal(isPipelinedWriteFailure(failure), true);
-    assert.equal(isPipelinedWriteFailure(await sql`select nope`.execute(connection).catch((error: unknown) => error)), false, 'a query\'s own error is not marked');
+    assert.equal(
+      isPipelinedWriteFailure(await sql`select nope`.execute(connection).catch((error: unknown) => error)),
+      false,
+      "a query's own error is not marked",
+    );
     await sql`rollback`.execute(connection);
     const after = await sql<{ n: number }>`select count(*)::int as n from pipelined_probe`.execute(connection);
     assert.equal(after.rows[0].n, 0, 'the failed COMMIT committed nothing');

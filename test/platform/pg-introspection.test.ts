@@ -20,7 +20,7 @@ async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-test('introspection sees the connection\'s own schema only', { skip }, async (t) => {
+test("introspection sees the connection's own schema only", { skip }, async (t) => {
   const ours = await freshDatabase();
   const other = await freshDatabase();
   const handle = openDatabase(ours.url, { schema: ours.schema });
@@ -30,10 +30,23 @@ test('introspection sees the connection\'s own schema only', { skip }, async (t)
     await other.drop();
   });
   await admin((c) => c.query(`create table ${other.schema}.elsewhere (id serial primary key)`));
-  await handle.db.schema.createTable('here').addColumn('id', 'serial', (c) => c.primaryKey()).addColumn('name', 'text').execute();
+  await handle.db.schema
+    .createTable('here')
+    .addColumn('id', 'serial', (c) => c.primaryKey())
+    .addColumn('name', 'text')
+    .execute();
   const tables = await handle.db.introspection.getTables();
-  assert.deepEqual(tables.map((table) => [table.schema, table.name]), [[ours.schema, 'here']]);
-  assert.deepEqual(tables[0].columns.map((c) => [c.name, c.dataType, c.isAutoIncrementing, c.isNullable]), [['id', 'int4', true, false], ['name', 'text', false, true]]);
+  assert.deepEqual(
+    tables.map((table) => [table.schema, table.name]),
+    [[ours.schema, 'here']],
+  );
+  assert.deepEqual(
+    tables[0].columns.map((c) => [c.name, c.dataType, c.isAutoIncrementing, c.isNullable]),
+    [
+      ['id', 'int4', true, false],
+      ['name', 'text', false, true],
+    ],
+  );
 });
 
 test('migrations succeed while other schemas are being created and dropped', { skip }, async (t) => {

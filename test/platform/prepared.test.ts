@@ -13,11 +13,34 @@ before(async () => {
 after(() => close());
 
 const insertWorkspace = preparedQuery((d, p: { id: string; name: string; credits: number }) =>
-  d.insertInto('workspaces').values({ id: p.id, name: p.name, plan: 'pro', credits: p.credits, verified: 1, members: '[]', features: '[]', send_rate: 2, daily_limit: 10, created_at: 'c', updated_at: 'u' }));
+  d
+    .insertInto('workspaces')
+    .values({
+      id: p.id,
+      name: p.name,
+      plan: 'pro',
+      credits: p.credits,
+      verified: 1,
+      members: '[]',
+      features: '[]',
+      send_rate: 2,
+      daily_limit: 10,
+      created_at: 'c',
+      updated_at: 'u',
+    }),
+);
 const spend = preparedQuery((d, p: { id: string; n: number }) =>
-  d.updateTable('workspaces').set((eb) => ({ credits: eb('credits', '-', p.n) })).where('id', '=', p.id).where('credits', '>=', p.n).returning('credits'));
+  d
+    .updateTable('workspaces')
+    .set((eb) => ({ credits: eb('credits', '-', p.n) }))
+    .where('id', '=', p.id)
+    .where('credits', '>=', p.n)
+    .returning('credits'),
+);
 const plain = <T extends object>(rows: T[]) => rows.map((row) => ({ ...row }));
-const byNameQuery = preparedQuery((d, p: { name: string }) => d.selectFrom('workspaces').select(['id', 'credits']).where('name', '=', p.name).where('plan', '=', 'pro'));
+const byNameQuery = preparedQuery((d, p: { name: string }) =>
+  d.selectFrom('workspaces').select(['id', 'credits']).where('name', '=', p.name).where('plan', '=', 'pro'),
+);
 const byName = async (d: Db, p: { name: string }) => plain(await byNameQuery(d, p));
 
 test('prepared queries bind fresh values on every call and keep literal values', async () => {
@@ -32,10 +55,12 @@ test('prepared queries bind fresh values on every call and keep literal values',
 });
 
 test('prepared queries run inside transactions and roll back with them', async () => {
-  await assert.rejects(db.transaction().execute(async (tx) => {
-    await spend(tx, { id: 'w1', n: 1 });
-    throw new Error('abort');
-  }));
+  await assert.rejects(
+    db.transaction().execute(async (tx) => {
+      await spend(tx, { id: 'w1', n: 1 });
+      throw new Error('abort');
+    }),
+  );
   assert.deepEqual(await byName(db, { name: 'one' }), [{ id: 'w1', credits: 2 }]);
   const { rows } = await sql<{ n: number }>`select count(*) as n from workspaces`.execute(db);
   assert.equal(Number(rows[0].n), 2);
@@ -66,11 +91,20 @@ test('prefetched reads answer once with the rows a plain read returns, in one st
   await insertWorkspace(db, { id: 'w9', name: 'nine', credits: 2 ** 40 }); // bigint beyond int4
   await db.insertInto('send_daily_counts').values({ workspace_id: 'w9', day: '2026-11-27', units: 7 }).execute();
   const counters = preparedQuery((d, p: { id: string; day: string }) =>
-    d.selectNoFrom((eb) => [eb.selectFrom('send_daily_counts').select('units').where('workspace_id', '=', p.id).where('day', '=', p.day).as('day')]));
+    d.selectNoFrom((eb) => [
+      eb.selectFrom('send_daily_counts').select('units').where('workspace_id', '=', p.id).where('day', '=', p.day).as('day'),
+    ]),
+  );
   const workspace = preparedQuery((d, p: { id: string }) => d.selectFrom('workspaces').selectAll().where('id', '=', p.id));
-  const expected = { workspace: plain(await workspace(db, { id: 'w9' })), counters: plain(await counters(db, { id: 'w9', day: '2026-11-27' })) };
+  const expected = {
+    workspace: plain(await workspace(db, { id: 'w9' })),
+    counters: plain(await counters(db, { id: 'w9', day: '2026-11-27' })),
+  };
   await db.transaction().execute(async (tx) => {
-    await prefetch(tx, [{ query: workspace, params: { id: 'w9' } }, { query: counters, params: { id: 'w9', day: '2026-11-27' } }]);
+    await prefetch(tx, [
+      { query: workspace, params: { id: 'w9' } },
+      { query: counters, params: { id: 'w9', day: '2026-11-27' } },
+    ]);
     // A write after the prefetch: on PostgreSQL the next read still answers from the prefetch
     // (SQLite prefetches nothing); asked again, or for other values, it reads afresh.
     await tx.updateTable('workspaces').set({ name: 'nine!' }).where('id', '=', 'w9').execute();

@@ -16,7 +16,12 @@ let dir: string;
 let handle: DatabaseHandle;
 let other: DatabaseSync; // stands in for a second process (the CLI, a worker process)
 
-const nameOf = preparedQuery((db, p: { id: string }) => db.selectFrom('sr_items' as never).select('name' as never).where('id' as never, '=', p.id as never));
+const nameOf = preparedQuery((db, p: { id: string }) =>
+  db
+    .selectFrom('sr_items' as never)
+    .select('name' as never)
+    .where('id' as never, '=', p.id as never),
+);
 async function readName(id: string): Promise<string | undefined> {
   const rows = (await nameOf(handle.db, { id })) as Array<{ name: string }>;
   return rows[0]?.name;
@@ -26,7 +31,11 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'postlane-shared-read-'));
   const path = join(dir, 'db.sqlite');
   handle = openDatabase(`sqlite:${path}`);
-  await handle.db.schema.createTable('sr_items').addColumn('id', 'text', (c) => c.primaryKey()).addColumn('name', 'text').execute();
+  await handle.db.schema
+    .createTable('sr_items')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('name', 'text')
+    .execute();
   other = new DatabaseSync(path);
   other.exec('PRAGMA busy_timeout = 5000');
 });
@@ -39,9 +48,16 @@ after(async () => {
 
 test('a write of this process is seen by the next read in the same turn', async () => {
   assert.equal(await readName('a'), undefined);
-  await handle.db.insertInto('sr_items' as never).values({ id: 'a', name: 'first' } as never).execute();
+  await handle.db
+    .insertInto('sr_items' as never)
+    .values({ id: 'a', name: 'first' } as never)
+    .execute();
   assert.equal(await readName('a'), 'first');
-  await handle.db.updateTable('sr_items' as never).set({ name: 'second' } as never).where('id' as never, '=', 'a' as never).execute();
+  await handle.db
+    .updateTable('sr_items' as never)
+    .set({ name: 'second' } as never)
+    .where('id' as never, '=', 'a' as never)
+    .execute();
   assert.equal(await readName('a'), 'second');
 });
 
@@ -65,7 +81,10 @@ test("another connection's commit is seen within a millisecond, even in one long
 test("a transaction's reads see its own writes, and a rolled-back write is never seen", async () => {
   await assert.rejects(
     handle.db.transaction().execute(async (tx) => {
-      await tx.insertInto('sr_items' as never).values({ id: 'd', name: 'uncommitted' } as never).execute();
+      await tx
+        .insertInto('sr_items' as never)
+        .values({ id: 'd', name: 'uncommitted' } as never)
+        .execute();
       const rows = (await nameOf(tx, { id: 'd' })) as Array<{ name: string }>;
       assert.equal(rows[0]?.name, 'uncommitted');
       throw new Error('roll back');

@@ -24,7 +24,9 @@ async function subscribe(app: SmtpApp, webhooks: WebhookReceiver): Promise<void>
 async function deliveredAndTold(app: SmtpApp, webhooks: WebhookReceiver, id: string) {
   await app.waitForStatus(id, 'delivered');
   await app.sink.waitForMessages(1, 20_000);
-  return eventually(async () => webhooks.requests.find((request) => request.json?.some?.((item: any) => item.type === 'email.delivered' && item.object.id === id)));
+  return eventually(async () =>
+    webhooks.requests.find((request) => request.json?.some?.((item: any) => item.type === 'email.delivered' && item.object.id === id)),
+  );
 }
 
 /** The spans of one trace, checked: one trace id, the email id on every span, parents inside the trace. */
@@ -73,7 +75,11 @@ test('an API send is one trace: request, acceptance, job, build, SMTP delivery, 
   // The caller's own trace continues through Postlane.
   const callerTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
   const callerSpan = '00f067aa0ba902b7';
-  const sent = await app.api.post('/v2/emails', { from: 'hello@acme.test', to: 'someone@example.org', subject: 'Traced', text: 'Hi' }, { traceparent: `00-${callerTrace}-${callerSpan}-01` });
+  const sent = await app.api.post(
+    '/v2/emails',
+    { from: 'hello@acme.test', to: 'someone@example.org', subject: 'Traced', text: 'Hi' },
+    { traceparent: `00-${callerTrace}-${callerSpan}-01` },
+  );
   assert.equal(sent.status, 200, sent.text);
   const id = sent.body.id;
   const told = await deliveredAndTold(app, webhooks, id);
@@ -101,7 +107,10 @@ test('an API send is one trace: request, acceptance, job, build, SMTP delivery, 
   const header = String(told.headers.traceparent);
   const [, headerTrace, headerSpan] = header.split('-');
   assert.equal(headerTrace, callerTrace);
-  assert.ok(posts.some((post) => post.spanId === headerSpan), `the header ${header} names a webhook.send span`);
+  assert.ok(
+    posts.some((post) => post.spanId === headerSpan),
+    `the header ${header} names a webhook.send span`,
+  );
 });
 
 test('an SMTP submission is one trace: submission, acceptance, job, build, SMTP delivery, webhook', async (t) => {
@@ -115,7 +124,10 @@ test('an SMTP submission is one trace: submission, acceptance, job, build, SMTP 
     await collector.close();
   });
   await subscribe(app, webhooks);
-  const submitted = await submit({ port: app.ports.submission, key: app.key }, { from: 'hello@acme.test', to: 'someone@example.org', subject: 'Traced by SMTP', text: 'Hi' });
+  const submitted = await submit(
+    { port: app.ports.submission, key: app.key },
+    { from: 'hello@acme.test', to: 'someone@example.org', subject: 'Traced by SMTP', text: 'Hi' },
+  );
   assert.ok(submitted.ok && submitted.id, submitted.response);
   const id = submitted.id!;
   const told = await deliveredAndTold(app, webhooks, id);

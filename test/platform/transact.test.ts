@@ -42,13 +42,20 @@ test('two transactions that lock two rows in opposite orders both commit: the de
     const meet = barrier();
     await Promise.all([transact(db, crossing(meet, 1, 2)), transact(db, crossing(meet, 2, 1))]);
     const rows = await sql<{ id: number; hits: number }>`select id, hits from lock_pair order by id`.execute(db);
-    assert.deepEqual(rows.rows, [{ id: 1, hits: 2 }, { id: 2, hits: 2 }], 'each transaction applied once');
+    assert.deepEqual(
+      rows.rows,
+      [
+        { id: 1, hits: 2 },
+        { id: 2, hits: 2 },
+      ],
+      'each transaction applied once',
+    );
   } finally {
     await close();
   }
 });
 
-test('two requests that both find no row and insert it: the second runs again and finds the first one\'s', { skip }, async () => {
+test("two requests that both find no row and insert it: the second runs again and finds the first one's", { skip }, async () => {
   const { db, close } = await freshMigratedDb();
   try {
     await sql`create table named_once (id serial primary key, name text unique not null)`.execute(db);

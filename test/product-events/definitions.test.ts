@@ -15,7 +15,10 @@ test('define, read, change and delete a workspace event', async () => {
     name: 'customer.type',
     title: 'Customer type',
     description: 'Set when a customer changes plan',
-    properties: [{ name: 'plan', type: 'string', required: true, title: 'Plan' }, { name: 'seats', type: 'number' }],
+    properties: [
+      { name: 'plan', type: 'string', required: true, title: 'Plan' },
+      { name: 'seats', type: 'number' },
+    ],
   });
   assert.equal(created.status, 201, created.text);
   assert.match(created.body.id, /^wev_[A-Za-z0-9]{27}$/);
@@ -36,11 +39,22 @@ test('define, read, change and delete a workspace event', async () => {
   }
   assert.equal((await app.api.get('/v2/workspace/events/nothing.here')).status, 404);
   const list = await app.api.get('/v2/workspace/events');
-  assert.deepEqual(list.body.data.map((d: any) => d.id), [created.body.id]);
+  assert.deepEqual(
+    list.body.data.map((d: any) => d.id),
+    [created.body.id],
+  );
 
-  const updated = await app.api.post(`/v2/workspace/events/${created.body.id}`, { properties: [{ name: 'plan', type: 'string', required: true }, { name: 'trial', type: 'boolean' }] });
+  const updated = await app.api.post(`/v2/workspace/events/${created.body.id}`, {
+    properties: [
+      { name: 'plan', type: 'string', required: true },
+      { name: 'trial', type: 'boolean' },
+    ],
+  });
   assert.equal(updated.status, 200);
-  assert.deepEqual(updated.body.properties.map((p: any) => p.name), ['plan', 'trial']);
+  assert.deepEqual(
+    updated.body.properties.map((p: any) => p.name),
+    ['plan', 'trial'],
+  );
   assert.equal(updated.body.title, 'Customer type', 'untouched fields stay');
   // Events are checked against the definition as it is now.
   assert.equal((await app.api.post('/v2/events', { type: 'w:customer.type', properties: { plan: 'pro', trial: true } })).status, 200);
@@ -55,11 +69,19 @@ test('define, read, change and delete a workspace event', async () => {
 test('refused definitions name each problem', async () => {
   const bad = await app.api.post('/v2/workspace/events', {
     name: '.starts.with.dot',
-    properties: [{ name: 'a.b', type: 'string' }, { name: 'x', type: 'money' }, { name: 'x', type: 'string' }],
+    properties: [
+      { name: 'a.b', type: 'string' },
+      { name: 'x', type: 'money' },
+      { name: 'x', type: 'string' },
+    ],
   });
   assert.equal(bad.status, 400);
   assert.deepEqual(Object.keys(bad.body.errors).sort(), ['name', 'properties.0.name', 'properties.1.type', 'properties.2.name']);
   assert.equal((await app.api.get('/v2/workspace/events')).body.data.length, 0, 'nothing stored');
   const events = (await app.api.post('/v2/api-keys', { name: 'events only', scope: 'events' })).body.key;
-  assert.equal((await app.as(events).post('/v2/workspace/events', { name: 'nope' })).status, 403, 'an Events Only key manages no definitions');
+  assert.equal(
+    (await app.as(events).post('/v2/workspace/events', { name: 'nope' })).status,
+    403,
+    'an Events Only key manages no definitions',
+  );
 });

@@ -19,9 +19,15 @@ test('create, list by scope, regenerate: an Events Only key is a key like the ot
   await app.api.post('/v2/api-keys', { name: 'a sender', scope: 'sending' });
 
   const listed = await app.api.get('/v2/api-keys?scope.exact=events');
-  assert.deepEqual(listed.body.data.map((k: any) => k.name), ['backend events']);
+  assert.deepEqual(
+    listed.body.data.map((k: any) => k.name),
+    ['backend events'],
+  );
   const byType = await app.api.get('/v2/api-keys?type.exact=api&limit=100');
-  assert.ok(byType.body.data.some((k: any) => k.scope === 'events'), 'an Events Only key is an api credential');
+  assert.ok(
+    byType.body.data.some((k: any) => k.scope === 'events'),
+    'an Events Only key is an api credential',
+  );
 
   assert.equal((await app.as(created.body.key).post('/v2/events', { type: 'c:signed.up' })).status, 200);
   const regenerated = await app.api.post(`/v2/api-keys/${created.body.id}/regenerate`);

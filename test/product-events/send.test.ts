@@ -27,22 +27,44 @@ after(() => app?.close());
 
 async function storedCounts() {
   const db = app.running.ctx.db;
-  const events = await db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', app.workspace.id).where('type', 'like', '%:%').executeTakeFirstOrThrow();
-  const tied = await db.selectFrom('contact_events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const events = await db
+    .selectFrom('events')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('workspace_id', '=', app.workspace.id)
+    .where('type', 'like', '%:%')
+    .executeTakeFirstOrThrow();
+  const tied = await db
+    .selectFrom('contact_events')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return { events: Number(events.n), tied: Number(tied.n) };
 }
 
-test('a custom event is recorded, tied to the contact of its address, listed by scope and in the contact\'s activity', async () => {
-  const sent = await app.api.post('/v2/events', { type: 'c:cart.updated', email: 'Jane@Example.com', properties: { items: [{ sku: 'A1', qty: 2 }], total: 59.9 }, occurred_at: '2026-10-19T11:30:00+02:00' });
+test("a custom event is recorded, tied to the contact of its address, listed by scope and in the contact's activity", async () => {
+  const sent = await app.api.post('/v2/events', {
+    type: 'c:cart.updated',
+    email: 'Jane@Example.com',
+    properties: { items: [{ sku: 'A1', qty: 2 }], total: 59.9 },
+    occurred_at: '2026-10-19T11:30:00+02:00',
+  });
   assert.equal(sent.status, 200, sent.text);
   assert.match(sent.body.id, /^evt_/);
   assert.equal(sent.body.type, 'c:cart.updated');
   assert.deepEqual(sent.body.data.object, {
-    type: 'c:cart.updated', scope: 'custom', properties: { items: [{ sku: 'A1', qty: 2 }], total: 59.9 }, email: 'jane@example.com', contact_id: contactId, occurred_at: '2026-10-19T09:30:00.000Z', source: 'api',
+    type: 'c:cart.updated',
+    scope: 'custom',
+    properties: { items: [{ sku: 'A1', qty: 2 }], total: 59.9 },
+    email: 'jane@example.com',
+    contact_id: contactId,
+    occurred_at: '2026-10-19T09:30:00.000Z',
+    source: 'api',
   });
 
   const custom = await app.api.get('/v2/events?scope=custom&include_data=true');
-  assert.deepEqual(custom.body.data.map((e: any) => e.id), [sent.body.id]);
+  assert.deepEqual(
+    custom.body.data.map((e: any) => e.id),
+    [sent.body.id],
+  );
   assert.deepEqual(custom.body.data[0].data, sent.body.data);
   const system = await app.api.get('/v2/events?scope=system');
   assert.ok(system.body.data.every((e: any) => !/^[wc]:/.test(e.type)) && system.body.data.some((e: any) => e.type === 'contact.created'));
@@ -50,24 +72,41 @@ test('a custom event is recorded, tied to the contact of its address, listed by 
 
   const activity = await app.api.get(`/v2/contacts/${contactId}/events`);
   assert.equal(activity.status, 200);
-  assert.deepEqual(activity.body.data.map((e: any) => e.id), [sent.body.id]);
+  assert.deepEqual(
+    activity.body.data.map((e: any) => e.id),
+    [sent.body.id],
+  );
   const byAddress = await app.api.get('/v2/contacts/jane@example.com/events');
-  assert.deepEqual(byAddress.body.data.map((e: any) => e.id), [sent.body.id]);
+  assert.deepEqual(
+    byAddress.body.data.map((e: any) => e.id),
+    [sent.body.id],
+  );
   assert.equal((await app.api.get('/v2/contacts/nobody@example.com/events')).status, 404);
 });
 
 test('a workspace event is checked against its definition; dates are stored in UTC', async () => {
-  const sent = await app.api.post('/v2/events', { type: 'w:order.completed', contact_id: contactId, properties: { order_id: '1001', total: 12.5, gift: null, shipped_on: '2026-10-20' } });
+  const sent = await app.api.post('/v2/events', {
+    type: 'w:order.completed',
+    contact_id: contactId,
+    properties: { order_id: '1001', total: 12.5, gift: null, shipped_on: '2026-10-20' },
+  });
   assert.equal(sent.status, 200, sent.text);
   assert.deepEqual(sent.body.data.object.properties, { order_id: '1001', total: 12.5, gift: null, shipped_on: '2026-10-20T00:00:00.000Z' });
-  assert.equal(sent.body.data.object.email, 'jane@example.com', 'the contact\'s address');
+  assert.equal(sent.body.data.object.email, 'jane@example.com', "the contact's address");
   const workspace = await app.api.get('/v2/events?scope=workspace');
-  assert.deepEqual(workspace.body.data.map((e: any) => e.id), [sent.body.id]);
+  assert.deepEqual(
+    workspace.body.data.map((e: any) => e.id),
+    [sent.body.id],
+  );
 });
 
 test('a w: event with a wrong property type, an unknown property or a missing one is refused and stored nowhere', async () => {
   const before = await storedCounts();
-  const wrongType = await app.api.post('/v2/events', { type: 'w:order.completed', email: 'jane@example.com', properties: { order_id: '1002', total: '12.50' } });
+  const wrongType = await app.api.post('/v2/events', {
+    type: 'w:order.completed',
+    email: 'jane@example.com',
+    properties: { order_id: '1002', total: '12.50' },
+  });
   assert.equal(wrongType.status, 400);
   assert.equal(wrongType.body.message, 'Validation failed');
   assert.deepEqual(Object.keys(wrongType.body.errors), ['properties.total']);
@@ -89,7 +128,9 @@ test('a w: event with a wrong property type, an unknown property or a missing on
   assert.match(system.body.errors.type[0], /System events can't be sent/);
 
   // One bad event refuses its whole batch.
-  const batch = await app.api.post('/v2/events/batch', { events: [{ type: 'c:fine' }, { type: 'w:order.completed', properties: { order_id: 7, total: 1 } }] });
+  const batch = await app.api.post('/v2/events/batch', {
+    events: [{ type: 'c:fine' }, { type: 'w:order.completed', properties: { order_id: 7, total: 1 } }],
+  });
   assert.equal(batch.status, 400);
   assert.deepEqual(Object.keys(batch.body.errors), ['events.1.properties.order_id']);
 
@@ -117,7 +158,10 @@ test('the batch endpoint records up to 100 events in order; 101 are refused', as
   const events = Array.from({ length: 100 }, (_, i) => ({ type: 'c:page.viewed', properties: { n: i } }));
   const ok = await app.api.post('/v2/events/batch', { events });
   assert.equal(ok.status, 200, ok.text);
-  assert.deepEqual(ok.body.data.map((e: any) => e.data.object.properties.n), events.map((_, i) => i));
+  assert.deepEqual(
+    ok.body.data.map((e: any) => e.data.object.properties.n),
+    events.map((_, i) => i),
+  );
   const tooMany = await app.api.post('/v2/events/batch', { events: [...events, { type: 'c:page.viewed' }] });
   assert.equal(tooMany.status, 400);
 });
@@ -142,10 +186,15 @@ test('Pay as you go: 403 plan_required, nothing stored', async () => {
   assert.equal((await payg.api.get('/v2/events?scope=custom')).body.data.length, 0);
 });
 
-test('a plan\'s event types: definitions and custom types together, 100 on Pro', async () => {
+test("a plan's event types: definitions and custom types together, 100 on Pro", async () => {
   const pro = await app.newWorkspace({ plan: 'pro' });
   const db = app.running.ctx.db;
-  await db.insertInto('custom_event_types').values(Array.from({ length: 98 }, (_, i) => ({ workspace_id: pro.workspace.id, name: `seen.${i}`, created_at: new Date().toISOString() }))).execute();
+  await db
+    .insertInto('custom_event_types')
+    .values(
+      Array.from({ length: 98 }, (_, i) => ({ workspace_id: pro.workspace.id, name: `seen.${i}`, created_at: new Date().toISOString() })),
+    )
+    .execute();
   assert.equal((await pro.api.post('/v2/workspace/events', { name: 'ninety.nine' })).status, 201);
   assert.equal((await pro.api.post('/v2/events', { type: 'c:the.hundredth' })).status, 200);
   assert.equal((await pro.api.post('/v2/events', { type: 'c:the.hundredth' })).status, 200, 'a type already used is no new type');

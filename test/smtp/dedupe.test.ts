@@ -58,7 +58,13 @@ test('another envelope or another Message-ID is another message', async () => {
 });
 
 test('while the first submission is still being accepted, the same message gets 451 and is not stored; then it goes through', async () => {
-  const mail = { from: 'hello@acme.test', to: 'busy@example.org', subject: 'In progress', text: 'x', messageId: '<order-4@client.example>' };
+  const mail = {
+    from: 'hello@acme.test',
+    to: 'busy@example.org',
+    subject: 'In progress',
+    text: 'x',
+    messageId: '<order-4@client.example>',
+  };
   // Another connection (or process) holds the message: its claim, taken as the relay takes it.
   const key = submissionKey('<order-4@client.example>', 'hello@acme.test', ['busy@example.org'])!;
   const held = await beginIdempotent(db(), app.workspace.id, key);
@@ -76,7 +82,13 @@ test('while the first submission is still being accepted, the same message gets 
 });
 
 test('a refused message is not remembered: sent again once the cause is gone, it is accepted', async () => {
-  const mail = { from: 'hello@unverified-dedupe.test', to: 'x@example.org', subject: 'Refused first', text: 'x', messageId: '<order-5@client.example>' };
+  const mail = {
+    from: 'hello@unverified-dedupe.test',
+    to: 'x@example.org',
+    subject: 'Refused first',
+    text: 'x',
+    messageId: '<order-5@client.example>',
+  };
   const refused = await submit(relay(), mail);
   assert.equal(refused.code, 530, refused.response);
   await app.verifiedDomain('unverified-dedupe.test');

@@ -32,7 +32,10 @@ test('postlane demo delivers an API and an SMTP email DKIM-signed, prints header
   const report = JSON.parse(stdout);
   assert.equal(report.domain.name, 'demo.test');
   assert.ok(report.domain.verified_at);
-  assert.deepEqual(report.emails.map((e: any) => e.status), ['delivered', 'delivered']);
+  assert.deepEqual(
+    report.emails.map((e: any) => e.status),
+    ['delivered', 'delivered'],
+  );
   assert.equal(report.messages.length, 2);
   for (const message of report.messages) {
     assert.match(message.headers, /^DKIM-Signature: v=1; a=rsa-sha256; c=relaxed\/relaxed; d=demo\.test;/m);
@@ -41,7 +44,11 @@ test('postlane demo delivers an API and an SMTP email DKIM-signed, prints header
   }
   const subjects = report.messages.map((m: any) => /^Subject: (.*)$/m.exec(m.headers)?.[1]).sort();
   assert.deepEqual(subjects, ['Hello from the Postlane API', 'Hello from the Postlane SMTP relay']);
-  assert.match(report.messages.find((m: any) => /API/.test(m.headers)).headers, /Content-Type: multipart\/mixed/, 'the API email carries its attachment');
+  assert.match(
+    report.messages.find((m: any) => /API/.test(m.headers)).headers,
+    /Content-Type: multipart\/mixed/,
+    'the API email carries its attachment',
+  );
   const types = report.events.map((e: any) => e.type);
   assert.deepEqual(types.filter((t: string) => t.startsWith('email.')).sort(), ['email.accepted', 'email.delivered', 'email.delivered']);
   assert.ok(types.includes('domain.created'));

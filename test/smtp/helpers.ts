@@ -45,10 +45,11 @@ export async function startSmtpApp(env: Record<string, string> = {}): Promise<Sm
       const rows = await db.selectFrom('events').selectAll().orderBy('created_at').orderBy('id').execute();
       return rows.map((row) => ({ type: row.type, object: JSON.parse(row.data) })).filter((event) => event.object.id === id);
     },
-    waitForStatus: (id, status) => eventually(async () => {
-      const row = await email(id);
-      return row?.status === status && row;
-    }),
+    waitForStatus: (id, status) =>
+      eventually(async () => {
+        const row = await email(id);
+        return row?.status === status && row;
+      }),
     async close() {
       await app.close();
       await sink.close();
@@ -97,7 +98,13 @@ export async function submit(options: SubmitOptions, mail: Mail.Options): Promis
   try {
     const info = await transport.sendMail(mail);
     const response = String(info.response);
-    return { ok: true, response, code: Number(response.slice(0, 3)), id: /queued as (em_\w+)/.exec(response)?.[1], rejected: (info.rejected as string[]) ?? [] };
+    return {
+      ok: true,
+      response,
+      code: Number(response.slice(0, 3)),
+      id: /queued as (em_\w+)/.exec(response)?.[1],
+      rejected: (info.rejected as string[]) ?? [],
+    };
   } catch (error) {
     const e = error as { response?: string; responseCode?: number; command?: string; message: string; rejected?: string[] };
     return { ok: false, response: e.response ?? e.message, code: e.responseCode ?? 0, command: e.command, rejected: e.rejected ?? [] };

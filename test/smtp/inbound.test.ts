@@ -114,7 +114,10 @@ function arf(verp: string, recipient: string, messageId: string): string {
 test('an asynchronous DSN to the VERP address bounces that email, suppresses the address and emits email.bounced', async () => {
   const other = await deliveredEmail('bystander@example.org');
   const email = await deliveredEmail('leaves-later@example.org');
-  const sent = await submit(mx(), { envelope: { from: '', to: [email.verp] }, raw: dsn(email.verp, 'leaves-later@example.org', email.messageId) });
+  const sent = await submit(mx(), {
+    envelope: { from: '', to: [email.verp] },
+    raw: dsn(email.verp, 'leaves-later@example.org', email.messageId),
+  });
   assert.equal(sent.response, '250 2.0.0 OK');
   const row = await app.waitForStatus(email.id, 'bounced');
   assert.match(row.status_detail, /5\.1\.1/);
@@ -122,7 +125,10 @@ test('an asynchronous DSN to the VERP address bounces that email, suppresses the
   const suppression = await db().selectFrom('suppressions').selectAll().where('email', '=', 'leaves-later@example.org').executeTakeFirst();
   assert.equal(suppression?.type, 'bounce');
   const events = await app.eventsOf(email.id);
-  assert.deepEqual(events.map((e) => e.type), ['email.accepted', 'email.delivered', 'email.bounced']);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['email.accepted', 'email.delivered', 'email.bounced'],
+  );
   assert.equal(events[2].object.status, 'bounced');
 
   // The same report again changes nothing (the email is bounced already).
@@ -132,25 +138,37 @@ test('an asynchronous DSN to the VERP address bounces that email, suppresses the
 
 test('an ARF report to the VERP address marks the email complained with a complaint suppression', async () => {
   const email = await deliveredEmail('grumpy@example.org');
-  const sent = await submit(mx(), { envelope: { from: '', to: [email.verp] }, raw: arf(email.verp, 'grumpy@example.org', email.messageId) });
+  const sent = await submit(mx(), {
+    envelope: { from: '', to: [email.verp] },
+    raw: arf(email.verp, 'grumpy@example.org', email.messageId),
+  });
   assert.equal(sent.response, '250 2.0.0 OK');
   const row = await app.waitForStatus(email.id, 'complained');
   assert.match(row.status_detail, /abuse/);
   const suppression = await db().selectFrom('suppressions').selectAll().where('email', '=', 'grumpy@example.org').executeTakeFirst();
   assert.equal(suppression?.type, 'complaint');
-  assert.deepEqual((await app.eventsOf(email.id)).map((e) => e.type), ['email.accepted', 'email.delivered', 'email.complained']);
+  assert.deepEqual(
+    (await app.eventsOf(email.id)).map((e) => e.type),
+    ['email.accepted', 'email.delivered', 'email.complained'],
+  );
 });
 
 test('a report to another address at the return-path host is tied to its email by the returned Message-ID', async () => {
   const email = await deliveredEmail('gone-loose@example.org');
   const host = email.verp.slice(email.verp.lastIndexOf('@') + 1);
   // Some MTAs report to postmaster@ of the return-path host instead of the VERP sender.
-  const sent = await submit(mx(), { envelope: { from: '', to: [`postmaster@${host}`] }, raw: dsn(`postmaster@${host}`, 'gone-loose@example.org', email.messageId) });
+  const sent = await submit(mx(), {
+    envelope: { from: '', to: [`postmaster@${host}`] },
+    raw: dsn(`postmaster@${host}`, 'gone-loose@example.org', email.messageId),
+  });
   assert.equal(sent.response, '250 2.0.0 OK');
   const row = await app.waitForStatus(email.id, 'bounced');
   assert.deepEqual([row.bounce_reason, row.bounce_type], ['user_unknown', 'hard']);
   // An unknown Message-ID changes nothing (and is still accepted: no backscatter).
-  const stray = await submit(mx(), { envelope: { from: '', to: [`postmaster@${host}`] }, raw: dsn(`postmaster@${host}`, 'x@example.org', '<nobody@acme.test>') });
+  const stray = await submit(mx(), {
+    envelope: { from: '', to: [`postmaster@${host}`] },
+    raw: dsn(`postmaster@${host}`, 'x@example.org', '<nobody@acme.test>'),
+  });
   assert.equal(stray.response, '250 2.0.0 OK');
 });
 
@@ -225,15 +243,24 @@ test('feedback-loop complaints sent to the registered address (Microsoft JMRP, Y
   const host = first.verp.slice(first.verp.lastIndexOf('@') + 1);
   const fbl = `fbl@${host}`;
   // JMRP: tied by the attached message (its VERP Return-Path and Message-ID).
-  const jmrpSent = await submit(mx(), { envelope: { from: '', to: [fbl] }, raw: jmrp(fbl, first.verp, 'jmrp-reader@example.org', first.messageId) });
+  const jmrpSent = await submit(mx(), {
+    envelope: { from: '', to: [fbl] },
+    raw: jmrp(fbl, first.verp, 'jmrp-reader@example.org', first.messageId),
+  });
   assert.equal(jmrpSent.response, '250 2.0.0 OK');
   // CFL: tied by the VERP Original-Mail-From alone.
   const cflSent = await submit(mx(), { envelope: { from: '', to: [fbl] }, raw: yahooCfl(fbl, second.verp) });
   assert.equal(cflSent.response, '250 2.0.0 OK');
-  for (const [email, address] of [[first, 'jmrp-reader@example.org'], [second, 'cfl-reader@example.org']] as const) {
+  for (const [email, address] of [
+    [first, 'jmrp-reader@example.org'],
+    [second, 'cfl-reader@example.org'],
+  ] as const) {
     const row = await app.waitForStatus(email.id, 'complained');
     assert.match(row.status_detail, /abuse/);
-    assert.deepEqual((await app.eventsOf(email.id)).map((e) => e.type), ['email.accepted', 'email.delivered', 'email.complained']);
+    assert.deepEqual(
+      (await app.eventsOf(email.id)).map((e) => e.type),
+      ['email.accepted', 'email.delivered', 'email.complained'],
+    );
     const suppression = await db().selectFrom('suppressions').selectAll().where('email', '=', address).executeTakeFirst();
     assert.equal(suppression?.type, 'complaint', address);
   }
@@ -255,7 +282,12 @@ test('forged or unknown VERP addresses and random recipients get 550 5.1.1 at RC
   // The inbound host of a domain that is not verified is refused too.
   const pending = await app.api.post('/v2/domains', { name: 'pending.test' });
   assert.equal(pending.status, 201);
-  const replies = await converse(app.ports.inbound, ['EHLO remote.example', 'MAIL FROM:<a@example.net>', 'RCPT TO:<x@inbound.pending.test>', 'QUIT']);
+  const replies = await converse(app.ports.inbound, [
+    'EHLO remote.example',
+    'MAIL FROM:<a@example.net>',
+    'RCPT TO:<x@inbound.pending.test>',
+    'QUIT',
+  ]);
   assert.equal(replies[3], '550 5.1.1 Recipient address rejected: no such user here');
 });
 
@@ -276,8 +308,20 @@ test('mail for anything@<inbound_key>.<domain> is stored as a received inbound e
   );
   assert.equal(sent.ok, true, sent.response);
   assert.match(sent.response, /^250 2\.0\.0 OK: queued as em_[A-Za-z0-9]{27}$/);
-  const rows = await db().selectFrom('emails').selectAll().where('type', '=', 'inbound').where('subject', '=', 'A question').orderBy('to').execute();
-  assert.deepEqual(rows.map((r) => [r.to, r.recipient_kind]), [['reply+4821@inbound.acme.test', 'cc'], ['support@inbound.acme.test', 'to']]);
+  const rows = await db()
+    .selectFrom('emails')
+    .selectAll()
+    .where('type', '=', 'inbound')
+    .where('subject', '=', 'A question')
+    .orderBy('to')
+    .execute();
+  assert.deepEqual(
+    rows.map((r) => [r.to, r.recipient_kind]),
+    [
+      ['reply+4821@inbound.acme.test', 'cc'],
+      ['support@inbound.acme.test', 'to'],
+    ],
+  );
   for (const row of rows) {
     assert.equal(row.status, 'received');
     assert.equal(row.source, 'inbound');
@@ -290,20 +334,35 @@ test('mail for anything@<inbound_key>.<domain> is stored as a received inbound e
   const message = JSON.parse(content.message);
   assert.equal(message.text, 'Hello support');
   assert.equal(message.html, '<p>Hello support</p>');
-  assert.deepEqual(message.attachments.map((a: any) => [a.filename, Buffer.from(a.content, 'base64').toString()]), [['note.txt', 'a note']]);
+  assert.deepEqual(
+    message.attachments.map((a: any) => [a.filename, Buffer.from(a.content, 'base64').toString()]),
+    [['note.txt', 'a note']],
+  );
   const results = message.headers['Authentication-Results'];
   assert.match(results, /^mail\.postlane\.test;/);
   assert.match(results, /dkim=pass header\.i=@example\.net/);
   assert.match(results, /spf=pass/);
   assert.match(results, /dmarc=pass/);
-  assert.match(content.raw!, /^Received: from \[127\.0\.0\.1\] \(\[127\.0\.0\.1\]\)\r\n\tby mail\.postlane\.test \(Postlane\) with ESMTP id \w+;\r\n\t\w{3}, \d/);
+  assert.match(
+    content.raw!,
+    /^Received: from \[127\.0\.0\.1\] \(\[127\.0\.0\.1\]\)\r\n\tby mail\.postlane\.test \(Postlane\) with ESMTP id \w+;\r\n\t\w{3}, \d/,
+  );
   assert.match(content.raw!, /\r\nAuthentication-Results: mail\.postlane\.test;/);
 
   const events = await app.eventsOf(rows[1].id);
-  assert.deepEqual(events, [{
-    type: 'email.received',
-    object: { id: rows[1].id, object: 'email', from: 'Sender <sender@example.net>', to: 'support@inbound.acme.test', subject: 'A question', created_at: rows[1].created_at },
-  }]);
+  assert.deepEqual(events, [
+    {
+      type: 'email.received',
+      object: {
+        id: rows[1].id,
+        object: 'email',
+        from: 'Sender <sender@example.net>',
+        to: 'support@inbound.acme.test',
+        subject: 'A question',
+        created_at: rows[1].created_at,
+      },
+    },
+  ]);
 
   const listed = await app.api.get('/v2/emails?type=inbound');
   assert.equal(listed.status, 200, listed.text);
@@ -315,14 +374,36 @@ test('mail for anything@<inbound_key>.<domain> is stored as a received inbound e
 });
 
 test('a forged sender fails SPF and DKIM but is still stored, with the failures recorded', async () => {
-  const sent = await submit(mx(), { from: 'ceo@example.net', to: 'billing@inbound.acme.test', subject: 'Forged', text: 'pay now', dkim: { domainName: 'example.net', keySelector: 'nope', privateKey: senderKey } });
+  const sent = await submit(mx(), {
+    from: 'ceo@example.net',
+    to: 'billing@inbound.acme.test',
+    subject: 'Forged',
+    text: 'pay now',
+    dkim: { domainName: 'example.net', keySelector: 'nope', privateKey: senderKey },
+  });
   assert.equal(sent.ok, true, sent.response);
   // SPF allows 127.0.0.1, so break it through the envelope: a sender domain that allows nothing.
   app.dns.set('spoofed.example', 'TXT', ['v=spf1 -all']);
-  const spoofed = await submit(mx(), { envelope: { from: 'x@spoofed.example', to: ['billing@inbound.acme.test'] }, raw: 'From: x@spoofed.example\r\nSubject: Spoofed\r\n\r\nhi\r\n' });
+  const spoofed = await submit(mx(), {
+    envelope: { from: 'x@spoofed.example', to: ['billing@inbound.acme.test'] },
+    raw: 'From: x@spoofed.example\r\nSubject: Spoofed\r\n\r\nhi\r\n',
+  });
   assert.equal(spoofed.ok, true, spoofed.response);
-  const rows = await db().selectFrom('emails').select(['subject', 'content_id']).where('type', '=', 'inbound').where('subject', 'in', ['Forged', 'Spoofed']).orderBy('subject').execute();
-  const results = await Promise.all(rows.map(async (r) => JSON.parse((await db().selectFrom('email_contents').select('message').where('id', '=', r.content_id).executeTakeFirstOrThrow()).message).headers['Authentication-Results'] as string));
+  const rows = await db()
+    .selectFrom('emails')
+    .select(['subject', 'content_id'])
+    .where('type', '=', 'inbound')
+    .where('subject', 'in', ['Forged', 'Spoofed'])
+    .orderBy('subject')
+    .execute();
+  const results = await Promise.all(
+    rows.map(
+      async (r) =>
+        JSON.parse(
+          (await db().selectFrom('email_contents').select('message').where('id', '=', r.content_id).executeTakeFirstOrThrow()).message,
+        ).headers['Authentication-Results'] as string,
+    ),
+  );
   assert.match(results[0], /dkim=(fail|neutral|temperror|permerror)/, 'Forged: the signature does not verify');
   assert.match(results[1], /spf=fail/, 'Spoofed: SPF fails');
 });
@@ -336,6 +417,11 @@ test('inbound limits: over 40 MB gets 552 5.3.4, an empty balance a temporary 45
 
   const broke = await app.newWorkspace({ credits: 0 });
   await app.verifiedDomain('broke-inbound.test', broke.api);
-  const replies = await converse(app.ports.inbound, ['EHLO remote.example', 'MAIL FROM:<a@example.net>', 'RCPT TO:<x@inbound.broke-inbound.test>', 'QUIT']);
+  const replies = await converse(app.ports.inbound, [
+    'EHLO remote.example',
+    'MAIL FROM:<a@example.net>',
+    'RCPT TO:<x@inbound.broke-inbound.test>',
+    'QUIT',
+  ]);
   assert.equal(replies[3], '452 4.3.1 Insufficient system storage, try again later');
 });

@@ -41,7 +41,12 @@ test('the listeners report their ports', () => {
 
 test('a good key over STARTTLS: 250 2.0.0 OK: queued as em_…, stored as an smtp send without email.accepted', async () => {
   const before = await credits();
-  const sent = await submit(relay(), { from: 'Acme <hello@acme.test>', to: 'jane@example.org', subject: 'Over SMTP', text: 'Hello over SMTP' });
+  const sent = await submit(relay(), {
+    from: 'Acme <hello@acme.test>',
+    to: 'jane@example.org',
+    subject: 'Over SMTP',
+    text: 'Hello over SMTP',
+  });
   assert.equal(sent.ok, true, sent.response);
   assert.match(sent.response, /^250 2\.0\.0 OK: queued as em_[A-Za-z0-9]{27}$/);
   const row = await app.email(sent.id!);
@@ -56,15 +61,27 @@ test('a good key over STARTTLS: 250 2.0.0 OK: queued as em_…, stored as an smt
   assert.match(content.raw!, /Subject: Over SMTP/, 'the raw message is kept');
   const delivered = await app.waitForStatus(sent.id!, 'delivered');
   assert.ok(delivered.delivered_at);
-  assert.deepEqual((await app.eventsOf(sent.id!)).map((e) => e.type), ['email.delivered'], 'SMTP sends emit no email.accepted');
+  assert.deepEqual(
+    (await app.eventsOf(sent.id!)).map((e) => e.type),
+    ['email.delivered'],
+    'SMTP sends emit no email.accepted',
+  );
 });
 
 test('a bad key gets 535 5.7.8 Authentication failed (PLAIN and LOGIN) and nothing is stored', async () => {
-  const sent = await submit(relay('secret_not-a-real-key'), { from: 'hello@acme.test', to: 'nobody@example.org', subject: 'No', text: 'x' });
+  const sent = await submit(relay('secret_not-a-real-key'), {
+    from: 'hello@acme.test',
+    to: 'nobody@example.org',
+    subject: 'No',
+    text: 'x',
+  });
   assert.equal(sent.ok, false);
   assert.equal(sent.code, 535);
   assert.equal(sent.response, '535 5.7.8 Authentication failed');
-  const login = await submit({ ...relay('not even a key'), authMethod: 'LOGIN' }, { from: 'hello@acme.test', to: 'nobody@example.org', subject: 'No', text: 'x' });
+  const login = await submit(
+    { ...relay('not even a key'), authMethod: 'LOGIN' },
+    { from: 'hello@acme.test', to: 'nobody@example.org', subject: 'No', text: 'x' },
+  );
   assert.equal(login.response, '535 5.7.8 Authentication failed');
   assert.deepEqual(await db().selectFrom('emails').select('id').where('to', '=', 'nobody@example.org').execute(), []);
 });
@@ -94,14 +111,25 @@ test('implicit TLS on SMTP_SUBMISSION_TLS_PORT with AUTH LOGIN; the certificate 
   const pem = readFileSync(join(app.config.dataDir, 'smtp-tls.pem'), 'utf8');
   const cert = pem.slice(pem.indexOf('-----BEGIN CERTIFICATE-----'));
   const sent = await submit(
-    { port: app.ports.submissionTls, secure: true, key: app.key, authMethod: 'LOGIN', tls: { rejectUnauthorized: true, ca: cert, servername: 'mail.postlane.test' } },
+    {
+      port: app.ports.submissionTls,
+      secure: true,
+      key: app.key,
+      authMethod: 'LOGIN',
+      tls: { rejectUnauthorized: true, ca: cert, servername: 'mail.postlane.test' },
+    },
     { from: 'hello@acme.test', to: 'tls@example.org', subject: 'Implicit TLS', text: 'x' },
   );
   assert.equal(sent.ok, true, sent.response);
   assert.match(sent.response, /^250 2\.0\.0 OK: queued as em_/);
   // STARTTLS verified against the same certificate, with AUTH PLAIN.
   const login = await submit(
-    { port: app.ports.submission, key: app.key, authMethod: 'PLAIN', tls: { rejectUnauthorized: true, ca: cert, servername: 'mail.postlane.test' } },
+    {
+      port: app.ports.submission,
+      key: app.key,
+      authMethod: 'PLAIN',
+      tls: { rejectUnauthorized: true, ca: cert, servername: 'mail.postlane.test' },
+    },
     { from: 'hello@acme.test', to: 'starttls@example.org', subject: 'STARTTLS', text: 'x' },
   );
   assert.equal(login.ok, true, login.response);
@@ -123,7 +151,11 @@ test('over the per-second limit: 452 4.4.5 at MAIL FROM; over the daily limit: 4
   // One transaction counts one unit, however many recipients it has.
   const first = await submit(relay(daily.key), { from: 'a@daily.test', to: ['x@example.org', 'y@example.org'], subject: 'x', text: 'x' });
   assert.equal(first.ok, true, first.response);
-  const counted = await db().selectFrom('send_daily_counts').select('units').where('workspace_id', '=', daily.workspace.id).executeTakeFirstOrThrow();
+  const counted = await db()
+    .selectFrom('send_daily_counts')
+    .select('units')
+    .where('workspace_id', '=', daily.workspace.id)
+    .executeTakeFirstOrThrow();
   assert.equal(Number(counted.units), 1);
   const second = await submit(relay(daily.key), { from: 'a@daily.test', to: 'x@example.org', subject: 'x', text: 'x' });
   assert.equal(second.response, '452 4.5.3 Daily message limit exceeded');
@@ -161,7 +193,11 @@ test('recipients come from the envelope: To and Cc headers give the kind, the re
   });
   assert.equal(sent.ok, true, sent.response);
   const rows = await db().selectFrom('emails').selectAll().where('subject', '=', 'Kinds').execute();
-  assert.deepEqual(rows.map((r) => [r.to, r.recipient_kind]).sort(), [['ann@example.org', 'to'], ['bob@example.org', 'cc'], ['carl@example.org', 'bcc']]);
+  assert.deepEqual(rows.map((r) => [r.to, r.recipient_kind]).sort(), [
+    ['ann@example.org', 'to'],
+    ['bob@example.org', 'cc'],
+    ['carl@example.org', 'bcc'],
+  ]);
   assert.equal(new Set(rows.map((r) => r.content_id)).size, 1, 'one stored content');
   const content = await db().selectFrom('email_contents').select('message').where('id', '=', rows[0].content_id).executeTakeFirstOrThrow();
   const message = JSON.parse(content.message);
@@ -175,8 +211,12 @@ test('recipients come from the envelope: To and Cc headers give the kind, the re
   for (const copy of copies) {
     const parsed = await simpleParser(copy.raw);
     assert.equal(parsed.headers.has('bcc'), false);
-    assert.deepEqual(parsed.to && !Array.isArray(parsed.to) ? parsed.to.value.map((a) => [a.name, a.address]) : null, [['Ann', 'ann@example.org']]);
-    assert.deepEqual(parsed.cc && !Array.isArray(parsed.cc) ? parsed.cc.value.map((a) => [a.name, a.address]) : null, [['Bob', 'bob@example.org']]);
+    assert.deepEqual(parsed.to && !Array.isArray(parsed.to) ? parsed.to.value.map((a) => [a.name, a.address]) : null, [
+      ['Ann', 'ann@example.org'],
+    ]);
+    assert.deepEqual(parsed.cc && !Array.isArray(parsed.cc) ? parsed.cc.value.map((a) => [a.name, a.address]) : null, [
+      ['Bob', 'bob@example.org'],
+    ]);
   }
   assert.deepEqual(copies.map((c) => c.rcptTo[0]).sort(), ['ann@example.org', 'bob@example.org', 'carl@example.org']);
 });
@@ -208,7 +248,13 @@ test('the send rules of POST /emails apply: unverified workspace recipients, sup
   assert.match(poor.response, /^452 4\.3\.1 Insufficient credits: This request needs 1 credit but the workspace has 0 available\.$/);
 
   // A named attachment with an extension the API refuses.
-  const exe = await submit(relay(), { from: 'hello@acme.test', to: 'x@example.org', subject: 'x', text: 'x', attachments: [{ filename: 'tool.exe', content: 'MZ' }] });
+  const exe = await submit(relay(), {
+    from: 'hello@acme.test',
+    to: 'x@example.org',
+    subject: 'x',
+    text: 'x',
+    attachments: [{ filename: 'tool.exe', content: 'MZ' }],
+  });
   assert.equal(exe.response, '554 5.6.1 Attachment type not allowed: tool.exe');
 
   // Over 40 MB: 552 5.3.4 after DATA.
@@ -238,20 +284,27 @@ test('a relayed email looks like an API email: same rows, same reads, same signe
 
   const [a, s] = [await app.email(api.body.id), await app.email(smtp.id!)];
   const comparable = (row: any) => {
-    const { id, token, message_id, content_id, source, to, size, created_at, updated_at, delivered_at, status, status_detail, ...rest } = row;
+    const { id, token, message_id, content_id, source, to, size, created_at, updated_at, delivered_at, status, status_detail, ...rest } =
+      row;
     return rest;
   };
   assert.deepEqual(comparable(s), comparable(a));
   assert.equal(a.source, 'api');
   assert.equal(s.source, 'smtp');
-  const stored = async (row: any) => JSON.parse((await db().selectFrom('email_contents').select('message').where('id', '=', row.content_id).executeTakeFirstOrThrow()).message);
+  const stored = async (row: any) =>
+    JSON.parse(
+      (await db().selectFrom('email_contents').select('message').where('id', '=', row.content_id).executeTakeFirstOrThrow()).message,
+    );
   const [am, sm] = [await stored(a), await stored(s)];
   assert.equal(sm.subject, am.subject);
   assert.equal(sm.html, am.html);
   assert.equal(sm.text, am.text);
   assert.equal(s.size, a.size, 'the same size, counted the same way');
   assert.deepEqual(sm.from, am.from);
-  assert.deepEqual(sm.attachments.map((x: any) => ({ ...x })), am.attachments);
+  assert.deepEqual(
+    sm.attachments.map((x: any) => ({ ...x })),
+    am.attachments,
+  );
 
   const [da, ds] = [await app.waitForStatus(a.id, 'delivered'), await app.waitForStatus(s.id, 'delivered')];
   assert.ok(da && ds);
@@ -269,9 +322,14 @@ test('a relayed email looks like an API email: same rows, same reads, same signe
     const parsed = await simpleParser(received.raw);
     assert.equal(parsed.messageId, row.message_id, 'Message-ID is the email message_id');
     assert.equal(parsed.subject, 'Twins');
-    assert.deepEqual(parsed.attachments.map((x) => [x.filename, x.contentType, x.content.equals(pdf)]), [['doc.pdf', 'application/pdf', true]]);
+    assert.deepEqual(
+      parsed.attachments.map((x) => [x.filename, x.contentType, x.content.equals(pdf)]),
+      [['doc.pdf', 'application/pdf', true]],
+    );
     assert.match(received.mailFrom, /^b\+em_/, 'VERP envelope sender');
-    const verified = await dkimVerify(received.raw, { resolver: (name: string, type: string) => resolver.resolve(name, type) as Promise<string[][]> });
+    const verified = await dkimVerify(received.raw, {
+      resolver: (name: string, type: string) => resolver.resolve(name, type) as Promise<string[][]>,
+    });
     assert.equal(verified.results[0]?.status.result, 'pass', `${row.source}: DKIM passes`);
     assert.equal(verified.results[0]?.signingDomain, 'acme.test');
   }
@@ -285,15 +343,23 @@ test('inline images keep their cid: reference and part; custom headers travel, t
     subject: 'Inline',
     html: '<p><img src="cid:logo@acme"></p>',
     attachments: [{ filename: 'logo.png', content: png, cid: 'logo@acme' }],
-    headers: { 'X-Campaign': 'spring', 'Received': 'from somewhere' },
+    headers: { 'X-Campaign': 'spring', Received: 'from somewhere' },
   });
   assert.equal(sent.ok, true, sent.response);
   const row = await app.email(sent.id!);
-  const message = JSON.parse((await db().selectFrom('email_contents').select('message').where('id', '=', row.content_id).executeTakeFirstOrThrow()).message);
+  const message = JSON.parse(
+    (await db().selectFrom('email_contents').select('message').where('id', '=', row.content_id).executeTakeFirstOrThrow()).message,
+  );
   assert.equal(message.html, '<p><img src="cid:logo@acme"></p>');
-  assert.deepEqual(message.attachments.map((a: any) => [a.filename, a.content_type, a.content_id, Buffer.from(a.content, 'base64').equals(png)]), [['logo.png', 'image/png', 'logo@acme', true]]);
+  assert.deepEqual(
+    message.attachments.map((a: any) => [a.filename, a.content_type, a.content_id, Buffer.from(a.content, 'base64').equals(png)]),
+    [['logo.png', 'image/png', 'logo@acme', true]],
+  );
   assert.equal(message.headers['X-Campaign'], 'spring');
-  assert.equal(Object.keys(message.headers).some((name) => /^(received|message-id|date|mime-version|content-type)$/i.test(name)), false);
+  assert.equal(
+    Object.keys(message.headers).some((name) => /^(received|message-id|date|mime-version|content-type)$/i.test(name)),
+    false,
+  );
   await app.waitForStatus(row.id, 'delivered');
   const copy = app.sink.messages.find((m) => m.rcptTo.includes('inline@example.org'))!;
   const parsed = await simpleParser(copy.raw);

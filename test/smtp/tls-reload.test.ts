@@ -88,12 +88,15 @@ const serialOf = (cert: string) => new X509Certificate(cert).serialNumber;
 
 function capturedLogger() {
   const lines: any[] = [];
-  const logger = pino({ level: 'info' }, new Writable({
-    write(chunk, _encoding, callback) {
-      lines.push(JSON.parse(String(chunk)));
-      callback();
-    },
-  }));
+  const logger = pino(
+    { level: 'info' },
+    new Writable({
+      write(chunk, _encoding, callback) {
+        lines.push(JSON.parse(String(chunk)));
+        callback();
+      },
+    }),
+  );
   return { logger, lines, raw: () => lines.map((line) => JSON.stringify(line)).join('\n') };
 }
 
@@ -141,7 +144,9 @@ test('renewed certificate files reach new SMTP sessions on every listener; open 
   replace(keyFile, b.key);
   replace(certFile, b.cert);
   for (const [name, open] of Object.entries(sessions)) {
-    await eventually(async () => (await serialOn(open())) === serialOf(b.cert), 10_000, 100).catch(() => assert.fail(`${name} still presents certificate A`));
+    await eventually(async () => (await serialOn(open())) === serialOf(b.cert), 10_000, 100).catch(() =>
+      assert.fail(`${name} still presents certificate A`),
+    );
   }
   // The session opened before the renewal still works, on the certificate it started with.
   assert.match(await command(old, 'EHLO client.test'), /^250/);
@@ -184,8 +189,13 @@ test('without fs.watch, the periodic check follows a certbot-style symlink switc
   link('privkey.pem', '../archive/privkey1.pem');
   const applied: string[] = [];
   const log = capturedLogger();
-  const watcher = watchTlsFiles({ cert: join(dir, 'live', 'fullchain.pem'), key: join(dir, 'live', 'privkey.pem') }, pairs[0], log.logger,
-    (pair) => applied.push(pair.x509.subject), { useFsWatch: false, pollMs: 50, debounceMs: 20, settleMs: 50 });
+  const watcher = watchTlsFiles(
+    { cert: join(dir, 'live', 'fullchain.pem'), key: join(dir, 'live', 'privkey.pem') },
+    pairs[0],
+    log.logger,
+    (pair) => applied.push(pair.x509.subject),
+    { useFsWatch: false, pollMs: 50, debounceMs: 20, settleMs: 50 },
+  );
   t.after(() => watcher.close());
 
   link('fullchain.pem', '../archive/fullchain2.pem');

@@ -39,38 +39,61 @@ test('a generated certificate is a valid self-signed v3 server certificate that 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
   const reply = await new Promise<string>((resolve, reject) => {
-    const socket = connect({ port, host: '127.0.0.1', servername: 'mx.example.test', ca: cert }, () => socket.once('data', (d) => resolve(String(d))));
+    const socket = connect({ port, host: '127.0.0.1', servername: 'mx.example.test', ca: cert }, () =>
+      socket.once('data', (d) => resolve(String(d))),
+    );
     socket.on('error', reject);
   });
   server.close();
   assert.equal(reply, 'ok');
 });
 
-test('first start writes DATA_DIR/smtp-tls.pem (mode 0600); later starts reuse it; a new MAIL_HOSTNAME remakes it', withDir((dir) => {
-  const first = loadTlsMaterial(config(dir));
-  assert.equal(first.source, 'generated');
-  assert.equal(statSync(join(dir, GENERATED_FILE)).mode & 0o777, 0o600);
-  const again = loadTlsMaterial(config(dir));
-  assert.equal(again.cert, first.cert);
-  assert.equal(again.key.trim(), first.key.trim());
-  const renamed = loadTlsMaterial(config(dir, { mailHostname: 'smtp.other.test' }));
-  assert.notEqual(renamed.cert, first.cert);
-  assert.ok(new X509Certificate(renamed.cert).checkHost('smtp.other.test'));
-}));
+test(
+  'first start writes DATA_DIR/smtp-tls.pem (mode 0600); later starts reuse it; a new MAIL_HOSTNAME remakes it',
+  withDir((dir) => {
+    const first = loadTlsMaterial(config(dir));
+    assert.equal(first.source, 'generated');
+    assert.equal(statSync(join(dir, GENERATED_FILE)).mode & 0o777, 0o600);
+    const again = loadTlsMaterial(config(dir));
+    assert.equal(again.cert, first.cert);
+    assert.equal(again.key.trim(), first.key.trim());
+    const renamed = loadTlsMaterial(config(dir, { mailHostname: 'smtp.other.test' }));
+    assert.notEqual(renamed.cert, first.cert);
+    assert.ok(new X509Certificate(renamed.cert).checkHost('smtp.other.test'));
+  }),
+);
 
-test('SMTP_TLS_CERT and SMTP_TLS_KEY: files or PEM text, both or neither, and usable', withDir((dir) => {
-  const made = createSelfSignedCertificate(['given.example.test']);
-  writeFileSync(join(dir, 'cert.pem'), made.cert);
-  writeFileSync(join(dir, 'key.pem'), made.key);
-  const fromFiles = loadTlsMaterial(config(dir, { smtpTlsCert: join(dir, 'cert.pem'), smtpTlsKey: join(dir, 'key.pem') }));
-  assert.deepEqual(fromFiles, { key: made.key, cert: made.cert, source: 'configured', files: { cert: join(dir, 'cert.pem'), key: join(dir, 'key.pem') } });
-  const fromText = loadTlsMaterial(config(dir, { smtpTlsCert: made.cert, smtpTlsKey: made.key }));
-  assert.equal(fromText.cert, made.cert);
-  assert.equal(fromText.files, null, 'PEM text has no files to watch');
-  assert.throws(() => loadTlsMaterial(config(dir, { smtpTlsCert: join(dir, 'cert.pem') })), { message: 'SMTP_TLS_CERT and SMTP_TLS_KEY must be set together' });
-  assert.throws(() => loadTlsMaterial(config(dir, { smtpTlsCert: join(dir, 'missing.pem'), smtpTlsKey: join(dir, 'key.pem') })), (error: Error) => error instanceof TlsConfigError && /SMTP_TLS_CERT: cannot read/.test(error.message));
-  assert.throws(() => loadTlsMaterial(config(dir, { smtpTlsCert: join(dir, 'key.pem'), smtpTlsKey: join(dir, 'key.pem') })), /not a usable PEM key and certificate/);
-  writeFileSync(join(dir, 'other-key.pem'), createSelfSignedCertificate(['other.example.test']).key);
-  assert.throws(() => loadTlsMaterial(config(dir, { smtpTlsCert: join(dir, 'cert.pem'), smtpTlsKey: join(dir, 'other-key.pem') })),
-    (error: Error) => error instanceof TlsConfigError && error.message === 'SMTP_TLS_KEY does not match the certificate in SMTP_TLS_CERT');
-}));
+test(
+  'SMTP_TLS_CERT and SMTP_TLS_KEY: files or PEM text, both or neither, and usable',
+  withDir((dir) => {
+    const made = createSelfSignedCertificate(['given.example.test']);
+    writeFileSync(join(dir, 'cert.pem'), made.cert);
+    writeFileSync(join(dir, 'key.pem'), made.key);
+    const fromFiles = loadTlsMaterial(config(dir, { smtpTlsCert: join(dir, 'cert.pem'), smtpTlsKey: join(dir, 'key.pem') }));
+    assert.deepEqual(fromFiles, {
+      key: made.key,
+      cert: made.cert,
+      source: 'configured',
+      files: { cert: join(dir, 'cert.pem'), key: join(dir, 'key.pem') },
+    });
+    const fromText = loadTlsMaterial(config(dir, { smtpTlsCert: made.cert, smtpTlsKey: made.key }));
+    assert.equal(fromText.cert, made.cert);
+    assert.equal(fromText.files, null, 'PEM text has no files to watch');
+    assert.throws(() => loadTlsMaterial(config(dir, { smtpTlsCert: join(dir, 'cert.pem') })), {
+      message: 'SMTP_TLS_CERT and SMTP_TLS_KEY must be set together',
+    });
+    assert.throws(
+      () => loadTlsMaterial(config(dir, { smtpTlsCert: join(dir, 'missing.pem'), smtpTlsKey: join(dir, 'key.pem') })),
+      (error: Error) => error instanceof TlsConfigError && /SMTP_TLS_CERT: cannot read/.test(error.message),
+    );
+    assert.throws(
+      () => loadTlsMaterial(config(dir, { smtpTlsCert: join(dir, 'key.pem'), smtpTlsKey: join(dir, 'key.pem') })),
+      /not a usable PEM key and certificate/,
+    );
+    writeFileSync(join(dir, 'other-key.pem'), createSelfSignedCertificate(['other.example.test']).key);
+    assert.throws(
+      () => loadTlsMaterial(config(dir, { smtpTlsCert: join(dir, 'cert.pem'), smtpTlsKey: join(dir, 'other-key.pem') })),
+      (error: Error) => error instanceof TlsConfigError && error.message === 'SMTP_TLS_KEY does not match the certificate in SMTP_TLS_CERT',
+    );
+  }),
+);

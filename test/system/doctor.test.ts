@@ -70,8 +70,22 @@ test('a correct setup passes every check; the report is served at /v2/system/hea
   const notPassing = report.checks.filter((c) => c.status !== 'pass' && c.status !== 'skip');
   assert.deepEqual(notPassing, [], 'nothing fails or warns');
   assert.equal(report.status, 'pass');
-  for (const id of ['mail_hostname', 'public_url', 'forward_dns', `reverse_dns:${ADDRESS}`, 'outbound_port_25', 'smtp_certificate', `blocklist:${ADDRESS}`,
-    'spf:example.com', 'dkim:example.com', 'dmarc:example.com', 'bulk_sender_rules:example.com', 'domain_blocklist:example.com', 'disk_space', 'database']) {
+  for (const id of [
+    'mail_hostname',
+    'public_url',
+    'forward_dns',
+    `reverse_dns:${ADDRESS}`,
+    'outbound_port_25',
+    'smtp_certificate',
+    `blocklist:${ADDRESS}`,
+    'spf:example.com',
+    'dkim:example.com',
+    'dmarc:example.com',
+    'bulk_sender_rules:example.com',
+    'domain_blocklist:example.com',
+    'disk_space',
+    'database',
+  ]) {
     assert.equal(byId(report, id).status, 'pass', id);
   }
   assert.match(byId(report, 'outbound_port_25').found, /220/);
@@ -92,7 +106,11 @@ test('a correct setup passes every check; the report is served at /v2/system/hea
   const other = await app.newWorkspace();
   const theirs = await other.api.get('/v2/system/health');
   assert.equal(theirs.status, 200);
-  assert.equal(theirs.body.checks.some((c: { id: string }) => c.id.endsWith(':example.com')), false, 'no other workspace\'s domain');
+  assert.equal(
+    theirs.body.checks.some((c: { id: string }) => c.id.endsWith(':example.com')),
+    false,
+    "no other workspace's domain",
+  );
 });
 
 test('each mistake is a blocker or a warning with its fix', async (t) => {
@@ -233,10 +251,15 @@ test('postlane doctor --json exits 1 on a blocker and 0 when there is none', asy
     SMTP_TLS_KEY: app.config.smtpTlsKey!,
   };
   // Not spawnSync: the DNS server answering the child runs in this process.
-  const run = (extra: Record<string, string> = {}, args = ['--json']) => new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, [join(root, 'bin', 'postlane.js'), 'doctor', ...args], { env: { ...env, ...extra } }, (error, stdout, stderr) =>
-      resolve({ status: error ? Number(error.code) : 0, stdout, stderr }));
-  });
+  const run = (extra: Record<string, string> = {}, args = ['--json']) =>
+    new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        [join(root, 'bin', 'postlane.js'), 'doctor', ...args],
+        { env: { ...env, ...extra } },
+        (error, stdout, stderr) => resolve({ status: error ? Number(error.code) : 0, stdout, stderr }),
+      );
+    });
   const clean = await run();
   assert.equal(clean.status, 0, clean.stdout + clean.stderr);
   assert.equal(JSON.parse(clean.stdout).status, 'pass');
@@ -253,8 +276,16 @@ test('postlane serve prints one line per blocker at start', async (t) => {
   t.after(() => database.drop());
   const port = await freePort();
   const server = await startChildApp({
-    DATABASE_URL: urlWithSchema(database.url, database.schema), DATA_DIR: database.dataDir, HTTP_HOST: '127.0.0.1', HTTP_PORT: String(port),
-    SMTP_SUBMISSION_PORT: '0', SMTP_INBOUND_PORT: '0', MAIL_HOSTNAME: 'localhost', DNS_SERVERS: '127.0.0.1:1', DNS_TIMEOUT_MS: '100', DOCTOR_TIME_URL: 'off',
+    DATABASE_URL: urlWithSchema(database.url, database.schema),
+    DATA_DIR: database.dataDir,
+    HTTP_HOST: '127.0.0.1',
+    HTTP_PORT: String(port),
+    SMTP_SUBMISSION_PORT: '0',
+    SMTP_INBOUND_PORT: '0',
+    MAIL_HOSTNAME: 'localhost',
+    DNS_SERVERS: '127.0.0.1:1',
+    DNS_TIMEOUT_MS: '100',
+    DOCTOR_TIME_URL: 'off',
   });
   try {
     await eventually(async () => /doctor: BLOCKER mail_hostname: .*Fix: Set MAIL_HOSTNAME/.test(server.output()), 30_000);

@@ -9,7 +9,15 @@ test('entries: an origin, a host or a wildcard; anything else is refused', () =>
   assert.equal(normalizeAllowedOrigin('http://127.0.0.1:8080'), 'http://127.0.0.1:8080');
   assert.equal(normalizeAllowedOrigin('shop.example.com'), 'shop.example.com');
   assert.equal(normalizeAllowedOrigin('*.example.com'), '*.example.com');
-  for (const bad of ['https://shop.example.com/path', 'ftp://shop.example.com', '*.com', '*', 'https://user:pw@x.com', 'shop example', 'https://x.com?q=1']) {
+  for (const bad of [
+    'https://shop.example.com/path',
+    'ftp://shop.example.com',
+    '*.com',
+    '*',
+    'https://user:pw@x.com',
+    'shop example',
+    'https://x.com?q=1',
+  ]) {
     assert.equal(normalizeAllowedOrigin(bad), null, bad);
   }
 });

@@ -38,7 +38,18 @@ before(async () => {
   app = await startDeliveryApp({ workspace: { credits: 1000 } });
   hooks = await startWebhookReceiver();
   browser = await launchBrowser();
-  assert.equal((await app.api.post('/v2/templates', { name: 'Viewed', alias: 'viewed', from: 'Acme <hello@acme.test>', subject: 'Still thinking about {{payload.object.properties.sku}}?', text: 'Come back' })).status, 201);
+  assert.equal(
+    (
+      await app.api.post('/v2/templates', {
+        name: 'Viewed',
+        alias: 'viewed',
+        from: 'Acme <hello@acme.test>',
+        subject: 'Still thinking about {{payload.object.properties.sku}}?',
+        text: 'Come back',
+      })
+    ).status,
+    201,
+  );
 });
 after(async () => {
   await browser?.close();
@@ -54,8 +65,18 @@ test('identify and track from a page of an allowed origin: activity, signed webh
     context: 'event',
     name: 'Viewed, not bought',
     steps: [
-      { key: 'viewed', type: 'trigger', trigger: 'event.c:product.viewed', config: { filter: { rules: [{ field: 'properties.sku', operator: 'equals', value: 'A1' }] } } },
-      { key: 'nudge', type: 'action', action: 'send_email', config: { type: 'template', template_id: 'viewed', to: '{{payload.object.email}}' } },
+      {
+        key: 'viewed',
+        type: 'trigger',
+        trigger: 'event.c:product.viewed',
+        config: { filter: { rules: [{ field: 'properties.sku', operator: 'equals', value: 'A1' }] } },
+      },
+      {
+        key: 'nudge',
+        type: 'action',
+        action: 'send_email',
+        config: { type: 'template', template_id: 'viewed', to: '{{payload.object.email}}' },
+      },
     ],
     connections: [{ from: 'viewed', to: 'nudge' }],
   });
@@ -66,7 +87,10 @@ test('identify and track from a page of an allowed origin: activity, signed webh
   const key = created.body;
   assert.match(key.key, /^pk_[A-Za-z0-9]{32}$/);
   assert.equal(key.script_url, `${app.config.publicUrl}/js/track/${key.key}.js`);
-  const origin = await site(`${app.url}/js/track/${key.key}.js`, "postlane('identify','Jane@Example.org');postlane('track','c:product.viewed',{sku:'A1',price:12});");
+  const origin = await site(
+    `${app.url}/js/track/${key.key}.js`,
+    "postlane('identify','Jane@Example.org');postlane('track','c:product.viewed',{sku:'A1',price:12});",
+  );
   const updated = await app.api.post(`/v2/tracking-keys/${key.id}`, { allowed_origins: [origin, 'https://shop.example.com'] });
   assert.deepEqual(updated.body.allowed_origins, [origin, 'https://shop.example.com']);
 
@@ -92,7 +116,12 @@ test('identify and track from a page of an allowed origin: activity, signed webh
   assert.deepEqual(await context.cookies(), [], 'no cookies, first or third party');
 
   const delivered = await eventually(async () => hooks.on('/customs').find((r) => r.body.includes(viewed.id)));
-  verifyLikeSdk(delivered.body, delivered.headers['x-emailit-signature'] as string, delivered.headers['x-emailit-timestamp'] as string, hook.secret);
+  verifyLikeSdk(
+    delivered.body,
+    delivered.headers['x-emailit-signature'] as string,
+    delivered.headers['x-emailit-timestamp'] as string,
+    hook.secret,
+  );
 
   const [run] = await settledRuns(app.api, automation.id, 1);
   assert.equal(run.status, 'completed', JSON.stringify(run));
@@ -116,26 +145,45 @@ test('a page of an origin the key does not allow records nothing and is not bloc
   assert.equal((await app.api.get('/v2/events?type=c:refused.view')).body.data.length, 0);
   await context.close();
 
-  const direct = await fetch(`${app.url}/v2/track/${key.key}`, { method: 'POST', headers: { origin: 'https://evil.test', 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'track', type: 'c:x', anonymous_id: 'abcdefgh12' }) });
+  const direct = await fetch(`${app.url}/v2/track/${key.key}`, {
+    method: 'POST',
+    headers: { origin: 'https://evil.test', 'content-type': 'application/json' },
+    body: JSON.stringify({ kind: 'track', type: 'c:x', anonymous_id: 'abcdefgh12' }),
+  });
   assert.equal(direct.status, 403);
   assert.equal((await direct.json()).error, 'origin_not_allowed');
   assert.equal(direct.headers.get('access-control-allow-origin'), null);
-  const preflight = await fetch(`${app.url}/v2/track/${key.key}`, { method: 'OPTIONS', headers: { origin: 'https://evil.test', 'access-control-request-method': 'POST' } });
+  const preflight = await fetch(`${app.url}/v2/track/${key.key}`, {
+    method: 'OPTIONS',
+    headers: { origin: 'https://evil.test', 'access-control-request-method': 'POST' },
+  });
   assert.equal(preflight.status, 403);
   assert.equal(preflight.headers.get('access-control-allow-origin'), null);
-  const allowed = await fetch(`${app.url}/v2/track/${key.key}`, { method: 'OPTIONS', headers: { origin: 'https://shop.example.com', 'access-control-request-method': 'POST' } });
+  const allowed = await fetch(`${app.url}/v2/track/${key.key}`, {
+    method: 'OPTIONS',
+    headers: { origin: 'https://shop.example.com', 'access-control-request-method': 'POST' },
+  });
   assert.equal(allowed.status, 204);
   assert.equal(allowed.headers.get('access-control-allow-origin'), 'https://shop.example.com');
 });
 
 test('a client over the limit of its key is refused with 429; Pay as you go is refused with 403', async () => {
   const key = (await app.api.post('/v2/tracking-keys', { name: 'Limited' })).body;
-  const send = () => fetch(`${app.url}/v2/track/${key.key}`, { method: 'POST', headers: { origin: 'https://any.example', 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'track', type: 'c:limited', anonymous_id: 'abcdefgh12' }) });
+  const send = () =>
+    fetch(`${app.url}/v2/track/${key.key}`, {
+      method: 'POST',
+      headers: { origin: 'https://any.example', 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'track', type: 'c:limited', anonymous_id: 'abcdefgh12' }),
+    });
   for (let i = 0; i < COLLECT_LIMIT; i++) assert.equal((await send()).status, 200);
   const over = await send();
   assert.equal(over.status, 429);
   assert.ok(Number(over.headers.get('retry-after')) >= 1);
-  assert.equal((await app.api.get('/v2/events?type=c:limited&limit=100&page=2')).body.data.length, COLLECT_LIMIT - 100, 'only the admitted ones were recorded');
+  assert.equal(
+    (await app.api.get('/v2/events?type=c:limited&limit=100&page=2')).body.data.length,
+    COLLECT_LIMIT - 100,
+    'only the admitted ones were recorded',
+  );
 
   const payg = await app.newWorkspace({ plan: 'payg' });
   const refused = await payg.api.post('/v2/tracking-keys', { name: 'No' });
@@ -145,7 +193,11 @@ test('a client over the limit of its key is refused with 429; Pay as you go is r
   const moved = await app.newWorkspace({ plan: 'pro' });
   const kept = (await moved.api.post('/v2/tracking-keys', { name: 'Kept' })).body;
   await app.running.ctx.db.updateTable('workspaces').set({ plan: 'payg' }).where('id', '=', moved.workspace.id).execute();
-  const after = await fetch(`${app.url}/v2/track/${kept.key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'track', type: 'c:x', anonymous_id: 'abcdefgh12' }) });
+  const after = await fetch(`${app.url}/v2/track/${kept.key}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ kind: 'track', type: 'c:x', anonymous_id: 'abcdefgh12' }),
+  });
   assert.equal(after.status, 403);
   assert.equal((await after.json()).error, 'plan_required');
 });

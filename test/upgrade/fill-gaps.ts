@@ -17,7 +17,11 @@ const fillers: Record<string, Filler> = {
   // webhook, as a server stopped between an event and its post would.
   async webhook_outbox(db, ids) {
     const [event] = await db.query('select id from events order by created_at desc, id desc limit 1');
-    await db.query('insert into webhook_outbox (webhook_id, event_id, created_at) values (?, ?, ?)', [ids.webhook, event.id, new Date().toISOString()]);
+    await db.query('insert into webhook_outbox (webhook_id, event_id, created_at) values (?, ?, ?)', [
+      ids.webhook,
+      event.id,
+      new Date().toISOString(),
+    ]);
   },
 };
 

@@ -46,7 +46,11 @@ function client(url: string, key: string | null): Call {
   return async (method, path, body, headers = {}) => {
     const response = await fetch(`${url}${path}`, {
       method,
-      headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      headers: {
+        ...(key ? { authorization: `Bearer ${key}` } : {}),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await response.text();
@@ -127,7 +131,13 @@ export async function seedThroughApi(target: SeedTarget, log: (line: string) => 
   });
 
   await step('template, published', async () => {
-    const template = await api('POST', '/v2/templates', { name: 'Welcome', alias: 'welcome', subject: 'Welcome {{name}}', html: '<p>Hello {{name}}</p>', text: 'Hello {{name}}' });
+    const template = await api('POST', '/v2/templates', {
+      name: 'Welcome',
+      alias: 'welcome',
+      subject: 'Welcome {{name}}',
+      html: '<p>Hello {{name}}</p>',
+      text: 'Hello {{name}}',
+    });
     ids.template = template.data?.id ?? template.id;
     await api('POST', `/v2/templates/${ids.template}/publish`).catch(() => {});
   });
@@ -143,11 +153,28 @@ export async function seedThroughApi(target: SeedTarget, log: (line: string) => 
   });
 
   const send = (body: Record<string, unknown>, headers: Record<string, string> = {}) =>
-    api('POST', '/v2/emails', { from: `Acme <hello@${DOMAIN}>`, subject: 'Fixture', html: '<p>Hello <a href="https://example.org/page">a link</a></p>', text: 'Hello', ...body }, headers);
+    api(
+      'POST',
+      '/v2/emails',
+      {
+        from: `Acme <hello@${DOMAIN}>`,
+        subject: 'Fixture',
+        html: '<p>Hello <a href="https://example.org/page">a link</a></p>',
+        text: 'Hello',
+        ...body,
+      },
+      headers,
+    );
 
   await step('email delivered (attachment, idempotency key, tracked)', async () => {
     const email = await send(
-      { to: `alice@${RECIPIENTS}`, subject: 'Delivered', attachments: [{ filename: 'hello.txt', content: Buffer.from('hello\n').toString('base64'), content_type: 'text/plain' }], tags: ['fixture'], meta: { order: '42' } },
+      {
+        to: `alice@${RECIPIENTS}`,
+        subject: 'Delivered',
+        attachments: [{ filename: 'hello.txt', content: Buffer.from('hello\n').toString('base64'), content_type: 'text/plain' }],
+        tags: ['fixture'],
+        meta: { order: '42' },
+      },
       { 'idempotency-key': 'fixture-delivered-1' },
     );
     ids.email = email.id;
@@ -158,7 +185,9 @@ export async function seedThroughApi(target: SeedTarget, log: (line: string) => 
     const message = target.sink.messages.find((m) => m.rcptTo.includes(`alice@${RECIPIENTS}`));
     if (!message) throw new Error('the delivered message did not reach the sink');
     const raw = message.raw.toString('utf8').replace(/=\r\n/g, '').replace(/=3D/g, '=');
-    const links = [...raw.matchAll(/https?:\/\/[^\s"'<>]+/g)].map((m) => m[0]).filter((u) => u.includes('/t/') || u.includes('track') || u.includes('/o/') || u.includes('/c/'));
+    const links = [...raw.matchAll(/https?:\/\/[^\s"'<>]+/g)]
+      .map((m) => m[0])
+      .filter((u) => u.includes('/t/') || u.includes('track') || u.includes('/o/') || u.includes('/c/'));
     if (links.length === 0) throw new Error('no tracking link in the message');
     for (const link of links) {
       const local = new URL(link);
@@ -194,7 +223,14 @@ export async function seedThroughApi(target: SeedTarget, log: (line: string) => 
   });
 
   await step('email from a template', async () => {
-    const email = await send({ to: `templated@${RECIPIENTS}`, template: 'welcome', variables: { name: 'Ann' }, html: undefined, text: undefined, subject: undefined });
+    const email = await send({
+      to: `templated@${RECIPIENTS}`,
+      template: 'welcome',
+      variables: { name: 'Ann' },
+      html: undefined,
+      text: undefined,
+      subject: undefined,
+    });
     ids.email_templated = email.id;
     await emailStatus(email.id, ['delivered']);
   });
@@ -207,7 +243,14 @@ export async function seedThroughApi(target: SeedTarget, log: (line: string) => 
   });
 
   await step('email over the SMTP relay (AUTH with the key)', async () => {
-    const transport = nodemailer.createTransport({ host: '127.0.0.1', port: target.submissionPort, secure: false, requireTLS: true, auth: { user: 'fixture', pass: target.key }, tls: { rejectUnauthorized: false } });
+    const transport = nodemailer.createTransport({
+      host: '127.0.0.1',
+      port: target.submissionPort,
+      secure: false,
+      requireTLS: true,
+      auth: { user: 'fixture', pass: target.key },
+      tls: { rejectUnauthorized: false },
+    });
     try {
       await transport.sendMail({ from: `hello@${DOMAIN}`, to: `relay@${RECIPIENTS}`, subject: 'Over SMTP', text: 'Relayed' });
     } finally {
@@ -233,7 +276,11 @@ export async function seedThroughApi(target: SeedTarget, log: (line: string) => 
   await step('email received by the inbound MX', async () => {
     const domain = await api('GET', `/v2/domains/${ids.domain}`);
     const to = `support@${domain.inbound_key ?? 'inbound'}.${DOMAIN}`;
-    await toInboundMx(`customer@${RECIPIENTS}`, to, `From: customer@${RECIPIENTS}\r\nTo: ${to}\r\nSubject: A question\r\nMessage-ID: <q1@${RECIPIENTS}>\r\n\r\nHello?\r\n`);
+    await toInboundMx(
+      `customer@${RECIPIENTS}`,
+      to,
+      `From: customer@${RECIPIENTS}\r\nTo: ${to}\r\nSubject: A question\r\nMessage-ID: <q1@${RECIPIENTS}>\r\n\r\nHello?\r\n`,
+    );
     // A 250 from the inbound MX means the email row (type inbound, status received) is stored.
   });
 
@@ -254,15 +301,26 @@ export async function seedThroughApi(target: SeedTarget, log: (line: string) => 
   });
 
   await step('contacts, an audience and its subscribers', async () => {
-    const contact = await api('POST', '/v2/contacts', { email: `carol@${RECIPIENTS}`, first_name: 'Carol', last_name: 'Jones', custom_fields: { plan: 'gold' } });
+    const contact = await api('POST', '/v2/contacts', {
+      email: `carol@${RECIPIENTS}`,
+      first_name: 'Carol',
+      last_name: 'Jones',
+      custom_fields: { plan: 'gold' },
+    });
     ids.contact = contact.data?.id ?? contact.id;
     await api('POST', '/v2/contacts', { email: `dave@${RECIPIENTS}`, first_name: 'Dave' });
     const audience = await api('POST', '/v2/audiences', { name: 'Newsletter' });
     ids.audience = audience.data?.id ?? audience.id;
     await api('POST', `/v2/audiences/${ids.audience}/subscribers`, { email: `carol@${RECIPIENTS}` });
     await api('POST', `/v2/audiences/${ids.audience}/subscribers`, { email: `dave@${RECIPIENTS}` });
-    const doubleOptIn = await api('POST', '/v2/audiences', { name: 'Confirmed list', double_opt_in: { enabled: true, email: { from: `news@${DOMAIN}` } } });
-    await api('POST', `/v2/audiences/${doubleOptIn.id ?? doubleOptIn.data?.id}/subscribers`, { email: `erin@${RECIPIENTS}`, double_opt_in: true });
+    const doubleOptIn = await api('POST', '/v2/audiences', {
+      name: 'Confirmed list',
+      double_opt_in: { enabled: true, email: { from: `news@${DOMAIN}` } },
+    });
+    await api('POST', `/v2/audiences/${doubleOptIn.id ?? doubleOptIn.data?.id}/subscribers`, {
+      email: `erin@${RECIPIENTS}`,
+      double_opt_in: true,
+    });
   });
 
   await step('automation on contact updates with a cooldown, run by an update', async () => {
@@ -270,14 +328,22 @@ export async function seedThroughApi(target: SeedTarget, log: (line: string) => 
       context: 'contact',
       name: 'On update',
       settings: { cooldown_seconds: 3600 },
-      steps: [{ key: 'updated', type: 'trigger', trigger: 'contact.updated' }, { key: 'end', type: 'action', action: 'end' }],
+      steps: [
+        { key: 'updated', type: 'trigger', trigger: 'contact.updated' },
+        { key: 'end', type: 'action', action: 'end' },
+      ],
       connections: [{ from: 'updated', to: 'end' }],
     });
     const automation = created.data ?? created;
     ids.automation_on_update = automation.id;
     await api('POST', `/v2/automations/${automation.id}/start`);
-    await api('POST', `/v2/contacts/${ids.contact}`, { last_name: 'Smith' }).catch(() => api('PATCH', `/v2/contacts/${ids.contact}`, { last_name: 'Smith' }));
-    await until('a run of the update automation', async () => ((await api('GET', `/v2/automations/${automation.id}/runs`)).data?.length ?? 0) > 0);
+    await api('POST', `/v2/contacts/${ids.contact}`, { last_name: 'Smith' }).catch(() =>
+      api('PATCH', `/v2/contacts/${ids.contact}`, { last_name: 'Smith' }),
+    );
+    await until(
+      'a run of the update automation',
+      async () => ((await api('GET', `/v2/automations/${automation.id}/runs`)).data?.length ?? 0) > 0,
+    );
   });
 
   await step('email forwarded', async () => {
@@ -285,11 +351,20 @@ export async function seedThroughApi(target: SeedTarget, log: (line: string) => 
   });
 
   await step('campaign sent to the audience, and a draft', async () => {
-    const campaign = await api('POST', '/v2/campaigns', { name: 'Spring news', subject: 'Hi {{first_name}}', from_email: `news@${DOMAIN}`, from_name: 'Acme News', html: '<p>Hello {{first_name}}</p><p><a href="{{unsubscribe_url}}">Unsubscribe</a></p>', text: 'Hello. {{unsubscribe_url}}' });
+    const campaign = await api('POST', '/v2/campaigns', {
+      name: 'Spring news',
+      subject: 'Hi {{first_name}}',
+      from_email: `news@${DOMAIN}`,
+      from_name: 'Acme News',
+      html: '<p>Hello {{first_name}}</p><p><a href="{{unsubscribe_url}}">Unsubscribe</a></p>',
+      text: 'Hello. {{unsubscribe_url}}',
+    });
     ids.campaign = campaign.id;
     await api('POST', `/v2/campaigns/${campaign.id}`, { recipients: [{ audience_id: ids.audience }] });
     await api('POST', `/v2/campaigns/${campaign.id}/send`);
-    await until('the campaign to be sent', async () => ['sent', 'completed'].includes((await api('GET', `/v2/campaigns/${campaign.id}`)).status));
+    await until('the campaign to be sent', async () =>
+      ['sent', 'completed'].includes((await api('GET', `/v2/campaigns/${campaign.id}`)).status),
+    );
     const draft = await api('POST', '/v2/campaigns', { name: 'Draft', subject: 'Later', html: '<p>Later</p>' });
     ids.campaign_draft = draft.id;
   });
@@ -312,7 +387,10 @@ export async function seedThroughApi(target: SeedTarget, log: (line: string) => 
     const created = await api('POST', '/v2/automations', {
       context: 'event',
       name: 'Follow-up',
-      steps: [{ key: 'start', type: 'trigger', trigger: 'system.manual' }, { key: 'wait', type: 'action', action: 'wait', config: { seconds: 3600 } }],
+      steps: [
+        { key: 'start', type: 'trigger', trigger: 'system.manual' },
+        { key: 'wait', type: 'action', action: 'wait', config: { seconds: 3600 } },
+      ],
       connections: [{ from: 'start', to: 'wait' }],
     });
     const automation = created.data ?? created;
@@ -324,13 +402,23 @@ export async function seedThroughApi(target: SeedTarget, log: (line: string) => 
 
   await step('email verification and a verification list', async () => {
     await api('POST', '/v2/email-verifications', { email: `alice@${RECIPIENTS}` });
-    const list = await api('POST', '/v2/email-verification-lists', { name: 'Fixture list', emails: [`alice@${RECIPIENTS}`, `bob@${RECIPIENTS}`] });
+    const list = await api('POST', '/v2/email-verification-lists', {
+      name: 'Fixture list',
+      emails: [`alice@${RECIPIENTS}`, `bob@${RECIPIENTS}`],
+    });
     ids.verification_list = list.id ?? list.data?.id;
-    await until('the verification list to finish', async () => (await api('GET', `/v2/email-verification-lists/${ids.verification_list}`)).status === 'completed', 60_000);
+    await until(
+      'the verification list to finish',
+      async () => (await api('GET', `/v2/email-verification-lists/${ids.verification_list}`)).status === 'completed',
+      60_000,
+    );
   });
 
   await step('DMARC aggregate report', async () => {
-    await api('POST', `/v2/domains/${DOMAIN}/dmarc/reports`, { content: gzipSync(DMARC_XML).toString('base64'), filename: 'google.com!acme.test!1767225600!1767311999.xml.gz' });
+    await api('POST', `/v2/domains/${DOMAIN}/dmarc/reports`, {
+      content: gzipSync(DMARC_XML).toString('base64'),
+      filename: 'google.com!acme.test!1767225600!1767311999.xml.gz',
+    });
   });
 
   await step('webhook deliveries settled', async () => {

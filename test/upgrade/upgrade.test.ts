@@ -20,7 +20,11 @@ import type { FixtureManifest } from './fixture.ts';
 
 async function tablesOf(db: Db): Promise<string[]> {
   const { rows } = usingPostgres
-    ? await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(db)
+    ? await sql<{
+        name: string;
+      }>`select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(
+        db,
+      )
     : await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%'`.execute(db);
   return rows.map((r) => r.name).sort();
 }
@@ -86,7 +90,10 @@ async function upgradeAndCheck(manifest: FixtureManifest) {
       // The release's full key authenticates and lists its second key.
       const keys = await api.get('/v2/api-keys');
       assert.equal(keys.status, 200, keys.text);
-      assert.ok(keys.body.data.some((k: { id: string }) => k.id === ids.api_key), 'the second key is listed');
+      assert.ok(
+        keys.body.data.some((k: { id: string }) => k.id === ids.api_key),
+        'the second key is listed',
+      );
 
       const email = await api.get(`/v2/emails/${ids.email}`);
       assert.equal(email.status, 200, email.text);
@@ -121,7 +128,12 @@ async function upgradeAndCheck(manifest: FixtureManifest) {
 
       // A new send with the release's sending key, DKIM-signed with the domain's sealed key.
       const sender = apiClient(url, fixture.seeded.sending_key!);
-      const sent = await sender.post('/v2/emails', { from: 'Acme <hello@acme.test>', to: 'after-upgrade@example.org', subject: 'After the upgrade', text: 'Still sending.' });
+      const sent = await sender.post('/v2/emails', {
+        from: 'Acme <hello@acme.test>',
+        to: 'after-upgrade@example.org',
+        subject: 'After the upgrade',
+        text: 'Still sending.',
+      });
       assert.equal(sent.status, 200, sent.text);
       await eventually(async () => (await api.get(`/v2/emails/${sent.body.id}`)).body.status === 'delivered', 20_000);
       const message = sink.messages.find((m) => m.rcptTo.includes('after-upgrade@example.org'));

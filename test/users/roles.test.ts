@@ -20,7 +20,12 @@ after(async () => {
 const unique = (name: string) => `${name}-${randomBytes(3).toString('hex')}@example.org`;
 
 async function rolesIn(workspaceId: string): Promise<Array<[string, string]>> {
-  const rows = await app.running.ctx.db.selectFrom('memberships').select(['user_id', 'role']).where('workspace_id', '=', workspaceId).orderBy('user_id').execute();
+  const rows = await app.running.ctx.db
+    .selectFrom('memberships')
+    .select(['user_id', 'role'])
+    .where('workspace_id', '=', workspaceId)
+    .orderBy('user_id')
+    .execute();
   return rows.map((r) => [r.user_id, r.role]);
 }
 
@@ -83,7 +88,11 @@ test('a member cannot take the workspace over, whatever the route', async () => 
   assert.deepEqual(keys.body.data.map((k: any) => k.name).sort(), ['Default key', 'admin key']);
   assert.ok(keys.body.data.every((k: any) => !('key' in k)));
   for (const secret of [adminKey.body.key, workspaceKey]) {
-    assert.equal((await call(app.url, 'GET', '/v2/api-keys', undefined, { authorization: `Bearer ${secret}` })).status, 200, 'the admins\' keys still work');
+    assert.equal(
+      (await call(app.url, 'GET', '/v2/api-keys', undefined, { authorization: `Bearer ${secret}` })).status,
+      200,
+      "the admins' keys still work",
+    );
   }
   // The member still does a member's work.
   assert.equal((await member.request('POST', '/v2/suppressions', { email: 'unwanted@example.org' })).status, 201);
@@ -92,7 +101,11 @@ test('a member cannot take the workspace over, whatever the route', async () => 
   // A full key speaks for the workspace (only an admin makes one); a sending key reaches no key route.
   assert.equal((await call(app.url, 'GET', '/v2/invitations', undefined, { authorization: `Bearer ${workspaceKey}` })).status, 200);
   const sending = await admin.request('POST', '/v2/api-keys', { name: 'sending', scope: 'sending' });
-  for (const [method, path, body] of [['POST', '/v2/api-keys', { name: 'escalated', scope: 'full' }], ['GET', '/v2/api-keys'], ['POST', '/v2/invitations', { email: 'x@elsewhere.example' }]] as const) {
+  for (const [method, path, body] of [
+    ['POST', '/v2/api-keys', { name: 'escalated', scope: 'full' }],
+    ['GET', '/v2/api-keys'],
+    ['POST', '/v2/invitations', { email: 'x@elsewhere.example' }],
+  ] as const) {
     const answer = await call(app.url, method, path, body, { authorization: `Bearer ${sending.body.key}` });
     assert.equal(answer.status, 403, `${method} ${path} with a sending key`);
     assert.match(answer.body.message, /"full" permission/);
@@ -109,12 +122,22 @@ test('two admins demoting each other at once leave one admin, as do two removing
     const [fromA, fromB] = await Promise.all(
       removal
         ? [a.request('DELETE', `/v2/members/${b.userId}`), b.request('DELETE', `/v2/members/${a.userId}`)]
-        : [a.request('POST', `/v2/members/${b.userId}`, { role: 'member' }), b.request('POST', `/v2/members/${a.userId}`, { role: 'member' })],
+        : [
+            a.request('POST', `/v2/members/${b.userId}`, { role: 'member' }),
+            b.request('POST', `/v2/members/${a.userId}`, { role: 'member' }),
+          ],
     );
     const statuses = [fromA.status, fromB.status];
-    assert.equal(statuses.filter((s) => s === 200).length, 1, `exactly one change went through (round ${round}: ${statuses}, ${fromA.text} ${fromB.text})`);
+    assert.equal(
+      statuses.filter((s) => s === 200).length,
+      1,
+      `exactly one change went through (round ${round}: ${statuses}, ${fromA.text} ${fromB.text})`,
+    );
     // The other is refused: the last admin (400), no longer an admin (403), or no longer in the workspace (401).
-    assert.ok(statuses.every((s) => [200, 400, 401, 403].includes(s)), String(statuses));
+    assert.ok(
+      statuses.every((s) => [200, 400, 401, 403].includes(s)),
+      String(statuses),
+    );
     const admins = (await rolesIn(workspace.id)).filter(([, role]) => role === 'admin');
     assert.equal(admins.length, 1, `round ${round}: ${JSON.stringify(await rolesIn(workspace.id))}`);
   }

@@ -5,7 +5,16 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { solveChallenge } from 'altcha-lib';
 import { deriveKey } from 'altcha-lib/algorithms/sha';
-import { EventWindow, MAX_TRACKED_KEYS, SIGN_IN_PER_ACCOUNT, SIGN_IN_PER_IP, SIGN_IN_WINDOW_MS, SignInGuard, SignInRefused, clientNetwork } from '../../src/resources/users/sign-in-guard.ts';
+import {
+  EventWindow,
+  MAX_TRACKED_KEYS,
+  SIGN_IN_PER_ACCOUNT,
+  SIGN_IN_PER_IP,
+  SIGN_IN_WINDOW_MS,
+  SignInGuard,
+  SignInRefused,
+  clientNetwork,
+} from '../../src/resources/users/sign-in-guard.ts';
 
 test('a flood of new keys keeps the window within its cap, and the counts at their limit survive it', () => {
   const window = new EventWindow({ windowMs: 60_000, keep: 8, maxKeys: 1000, protectAt: 8 });
@@ -21,7 +30,7 @@ test('a flood of new keys keeps the window within its cap, and the counts at the
   assert.equal(window.count('locked', now + 60_001), 0);
 });
 
-test('the guard\'s counts stay bounded when every attempt comes from a new address for a new account', async () => {
+test("the guard's counts stay bounded when every attempt comes from a new address for a new account", async () => {
   const guard = new SignInGuard(randomBytes(32));
   const now = Date.now();
   for (let i = 0; i < MAX_TRACKED_KEYS * 3; i++) {
@@ -38,8 +47,12 @@ test('IPv6 clients count by /64; IPv4-mapped addresses count as their IPv4 addre
   assert.equal(clientNetwork('::ffff:192.0.2.7'), '192.0.2.7');
   const guard = new SignInGuard(randomBytes(32));
   const now = Date.now();
-  for (let i = 0; i < SIGN_IN_PER_IP; i++) await guard.admit({ ip: `2001:db8:1:2::${(i + 1).toString(16)}`, email: `a${i}@example.org`, userId: null, device: null }, now);
-  await assert.rejects(guard.admit({ ip: '2001:db8:1:2:ffff::9', email: 'b@example.org', userId: null, device: null }, now), (error: SignInRefused) => error.body.error === 'too_many_attempts');
+  for (let i = 0; i < SIGN_IN_PER_IP; i++)
+    await guard.admit({ ip: `2001:db8:1:2::${(i + 1).toString(16)}`, email: `a${i}@example.org`, userId: null, device: null }, now);
+  await assert.rejects(
+    guard.admit({ ip: '2001:db8:1:2:ffff::9', email: 'b@example.org', userId: null, device: null }, now),
+    (error: SignInRefused) => error.body.error === 'too_many_attempts',
+  );
   await guard.admit({ ip: '2001:db8:1:3::1', email: 'b@example.org', userId: null, device: null }, now);
   // The window passes: the network may try again.
   await guard.admit({ ip: '2001:db8:1:2::1', email: 'c@example.org', userId: null, device: null }, now + SIGN_IN_WINDOW_MS + 1);

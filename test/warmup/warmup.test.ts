@@ -25,7 +25,8 @@ after(async () => {
 
 const at = (dayOffset: number, minutes: number) => (Math.floor(nowMs() / DAY) + dayOffset) * DAY + minutes * 60_000;
 const moveTo = (ms: number) => shiftClock(ms - nowMs());
-const send = (to: string, extra: Record<string, unknown> = {}) => app.api.post('/v2/emails', { from: 'Acme <hello@acme.test>', to, subject: `Hi ${to}`, text: 'Hi', ...extra });
+const send = (to: string, extra: Record<string, unknown> = {}) =>
+  app.api.post('/v2/emails', { from: 'Acme <hello@acme.test>', to, subject: `Hi ${to}`, text: 'Hi', ...extra });
 const warmups = async () => {
   const res = await app.api.get('/v2/delivery/warmup');
   assert.equal(res.status, 200, res.text);
@@ -33,18 +34,40 @@ const warmups = async () => {
 };
 const delivered = () => app.sink.messages.map((m) => m.rcptTo[0]);
 
-test('a warming domain delivers the day\'s cap, defers the rest, and sends it the next day transactional first', async () => {
+test("a warming domain delivers the day's cap, defers the rest, and sends it the next day transactional first", async () => {
   const started = await app.api.post('/v2/delivery/warmup', { domain: 'ACME.test', schedule: 'tiny' });
   assert.equal(started.status, 201, started.text);
-  assert.deepEqual([started.body.kind, started.body.subject, started.body.day, started.body.days, started.body.cap, started.body.next_day_cap, started.body.status], ['domain', 'acme.test', 1, 2, 2, 100, 'warming']);
+  assert.deepEqual(
+    [
+      started.body.kind,
+      started.body.subject,
+      started.body.day,
+      started.body.days,
+      started.body.cap,
+      started.body.next_day_cap,
+      started.body.status,
+    ],
+    ['domain', 'acme.test', 1, 2, 2, 100, 'warming'],
+  );
   assert.equal((await app.api.post('/v2/delivery/warmup', { domain: 'acme.test' })).status, 409);
   assert.equal((await app.api.post('/v2/delivery/warmup', { domain: 'acme.test', address: '192.0.2.1' })).status, 400);
   assert.equal((await app.api.post('/v2/delivery/warmup', { domain: 'other.test', schedule: 'nope' })).status, 400);
 
   // Bulk mail (a campaign's) due at 02:00; transactional mail now.
-  const bulk = [await send('b1@example.org', { scheduled_at: new Date(at(0, 120)).toISOString() }), await send('b2@example.org', { scheduled_at: new Date(at(0, 120)).toISOString() })];
+  const bulk = [
+    await send('b1@example.org', { scheduled_at: new Date(at(0, 120)).toISOString() }),
+    await send('b2@example.org', { scheduled_at: new Date(at(0, 120)).toISOString() }),
+  ];
   for (const r of bulk) assert.equal(r.status, 200, r.text);
-  await app.running.ctx.db.updateTable('emails').set({ source: 'campaign' }).where('id', 'in', bulk.map((r) => r.body.id)).execute();
+  await app.running.ctx.db
+    .updateTable('emails')
+    .set({ source: 'campaign' })
+    .where(
+      'id',
+      'in',
+      bulk.map((r) => r.body.id),
+    )
+    .execute();
   const transactional = [await send('t1@example.org'), await send('t2@example.org'), await send('t3@example.org')];
 
   // Day 1: two of the transactional messages go, the third waits for tomorrow (not failed).
@@ -75,7 +98,10 @@ test('a warming domain delivers the day\'s cap, defers the rest, and sends it th
   assert.deepEqual(delivered().slice(3).sort(), ['b1@example.org', 'b2@example.org']);
   for (const r of [...bulk, ...transactional]) await app.waitForStatus(r.body.id, 'delivered');
   const [day2] = await warmups();
-  assert.deepEqual([day2.day, day2.cap, day2.deferred, day2.destinations], [2, 100, 0, [{ destination: 'mx.example.org', cap: 100, sent: 3, next_day_cap: null, deferred: 0 }]]);
+  assert.deepEqual(
+    [day2.day, day2.cap, day2.deferred, day2.destinations],
+    [2, 100, 0, [{ destination: 'mx.example.org', cap: 100, sent: 3, next_day_cap: null, deferred: 0 }]],
+  );
 
   // Stopped: listed no more, nothing capped.
   const stopped = await app.api.delete('/v2/delivery/warmup/acme.test');

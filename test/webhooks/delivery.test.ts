@@ -22,7 +22,10 @@ const receivers: WebhookReceiver[] = [];
 before(async () => {
   dns = await startDnsServer();
   dns.set('receiver.test', 'A', ['127.0.0.1']);
-  app = await startTestApp({ env: { DNS_SERVERS: dns.address, ALLOW_PRIVATE_URLS: 'true', WEBHOOK_POLL_MS: '50' }, workspace: { plan: 'business' } });
+  app = await startTestApp({
+    env: { DNS_SERVERS: dns.address, ALLOW_PRIVATE_URLS: 'true', WEBHOOK_POLL_MS: '50' },
+    workspace: { plan: 'business' },
+  });
 });
 after(async () => {
   resetClock();
@@ -43,7 +46,16 @@ function emit(type: string, object: Record<string, unknown>, workspaceId = app.w
 }
 
 function emailObject(n: number, extra: Record<string, unknown> = {}) {
-  return { id: `em_${String(n).padStart(27, '0')}`, object: 'email', from: 'hello@acme.com', to: `user${n}@example.com`, subject: `Message ${n}`, status: 'delivered', meta: null, ...extra };
+  return {
+    id: `em_${String(n).padStart(27, '0')}`,
+    object: 'email',
+    from: 'hello@acme.com',
+    to: `user${n}@example.com`,
+    subject: `Message ${n}`,
+    status: 'delivered',
+    meta: null,
+    ...extra,
+  };
 }
 
 async function createHook(body: Record<string, unknown>, api = app.api) {
@@ -68,7 +80,15 @@ test('signed batches reach the endpoint through its hostname; the SDK check acce
   const events = [
     await emit('email.accepted', emailObject(1)),
     await emit('email.delivered', emailObject(1, { meta: { order: 'A-1' } })),
-    await emit('suppression.created', { id: 'sup_1', object: 'suppression', email: 'x@example.com', type: 'recipient', reason: null, created_at: '2026-01-01T00:00:00.000000Z', keep_until: null }),
+    await emit('suppression.created', {
+      id: 'sup_1',
+      object: 'suppression',
+      email: 'x@example.com',
+      type: 'recipient',
+      reason: null,
+      created_at: '2026-01-01T00:00:00.000000Z',
+      keep_until: null,
+    }),
   ];
   await eventually(async () => r.items().length >= 3);
   assert.deepEqual(r.items(), events.map(item));
@@ -82,7 +102,12 @@ test('signed batches reach the endpoint through its hostname; the SDK check acce
     assert.ok(Math.abs(Number(request.headers['x-emailit-timestamp']) - Date.now() / 1000) < 60);
     assert.match(String(request.headers['x-emailit-signature']), /^[0-9a-f]{64}$/);
     assert.equal(request.body, JSON.stringify(JSON.parse(request.body)), 'compact JSON');
-    const verified = verifyLikeSdk(request.body, request.headers['x-emailit-signature'] as string, request.headers['x-emailit-timestamp'] as string, hook.secret);
+    const verified = verifyLikeSdk(
+      request.body,
+      request.headers['x-emailit-signature'] as string,
+      request.headers['x-emailit-timestamp'] as string,
+      hook.secret,
+    );
     assert.deepEqual(verified, request.json);
   }
 
@@ -95,13 +120,47 @@ test('signed batches reach the endpoint through its hostname; the SDK check acce
   const first = delivered[delivered.length - 1];
   assert.match(first.id, /^whr_[A-Za-z0-9]{27}$/);
   assert.deepEqual(
-    { ...first, id: undefined, event_ids: undefined, event_count: undefined, duration_ms: undefined, last_attempt_at: undefined, delivered_at: undefined, created_at: undefined, updated_at: undefined },
-    { object: 'webhook_request', id: undefined, webhook_id: hook.id, status: 'delivered', attempts: 1, max_attempts: 11, event_ids: undefined, event_count: undefined, response_status: 200, response_body: 'ok', duration_ms: undefined, error: null, next_attempt_at: null, last_attempt_at: undefined, delivered_at: undefined, created_at: undefined, updated_at: undefined },
+    {
+      ...first,
+      id: undefined,
+      event_ids: undefined,
+      event_count: undefined,
+      duration_ms: undefined,
+      last_attempt_at: undefined,
+      delivered_at: undefined,
+      created_at: undefined,
+      updated_at: undefined,
+    },
+    {
+      object: 'webhook_request',
+      id: undefined,
+      webhook_id: hook.id,
+      status: 'delivered',
+      attempts: 1,
+      max_attempts: 11,
+      event_ids: undefined,
+      event_count: undefined,
+      response_status: 200,
+      response_body: 'ok',
+      duration_ms: undefined,
+      error: null,
+      next_attempt_at: null,
+      last_attempt_at: undefined,
+      delivered_at: undefined,
+      created_at: undefined,
+      updated_at: undefined,
+    },
   );
   const detail = (await app.api.get(`/v2/webhooks/${hook.id}/requests/${first.id}`)).body;
   assert.equal(detail.attempt_history.length, 1);
-  assert.deepEqual({ ...detail.attempt_history[0], duration_ms: 0, created_at: '' }, { attempt: 1, manual: false, response_status: 200, response_body: 'ok', duration_ms: 0, error: null, created_at: '' });
-  assert.deepEqual(detail.payload.map((i: any) => i.event_id), first.event_ids);
+  assert.deepEqual(
+    { ...detail.attempt_history[0], duration_ms: 0, created_at: '' },
+    { attempt: 1, manual: false, response_status: 200, response_body: 'ok', duration_ms: 0, error: null, created_at: '' },
+  );
+  assert.deepEqual(
+    detail.payload.map((i: any) => i.event_id),
+    first.event_ids,
+  );
 
   const webhook = (await app.api.get(`/v2/webhooks/${hook.id}`)).body;
   assert.ok(webhook.last_used_at && webhook.last_used_at >= first.created_at, 'last_used_at set on success');
@@ -118,8 +177,14 @@ test('batches of at most 100, oldest first, one request in flight per webhook', 
     return out;
   });
   await eventually(async () => r.items().length >= 250, 15_000);
-  assert.deepEqual(r.requests.map((q) => q.json.length), [100, 100, 50]);
-  assert.deepEqual(r.items().map((i) => i.event_id), emitted.map((e) => e.id));
+  assert.deepEqual(
+    r.requests.map((q) => q.json.length),
+    [100, 100, 50],
+  );
+  assert.deepEqual(
+    r.items().map((i) => i.event_id),
+    emitted.map((e) => e.id),
+  );
   assert.equal(r.maxConcurrent(), 1);
   // A second burst while the first is being sent still goes out one request at a time.
   for (let i = 0; i < 30; i++) await emit('email.delivered', emailObject(1000 + i));
@@ -146,15 +211,24 @@ test('a 500 then a 200: retried 5 minutes later with the same events, nothing lo
   // New events keep flowing (after a short pause) while the failed batch waits for its retry.
   const second = await emit('email.delivered', emailObject(2));
   await eventually(async () => r.requests.length >= 2);
-  assert.deepEqual(r.requests[1].json.map((i: any) => i.event_id), [second.id]);
+  assert.deepEqual(
+    r.requests[1].json.map((i: any) => i.event_id),
+    [second.id],
+  );
 
   shiftClock(5 * 60_000 + 1000);
   await eventually(async () => (await requestsOf(hook.id, '&status.exact=delivered')).length === 2);
   assert.equal(r.requests.length, 3);
   assert.equal(r.requests[2].body, r.requests[0].body, 'the retry carries the same batch, same event ids');
-  assert.deepEqual(r.requests[2].json.map((i: any) => i.event_id), [first.id]);
+  assert.deepEqual(
+    r.requests[2].json.map((i: any) => i.event_id),
+    [first.id],
+  );
   const detail = (await app.api.get(`/v2/webhooks/${hook.id}/requests/${failed.id}`)).body;
-  assert.deepEqual(detail.attempt_history.map((a: any) => a.response_status), [500, 200]);
+  assert.deepEqual(
+    detail.attempt_history.map((a: any) => a.response_status),
+    [500, 200],
+  );
   assert.deepEqual([detail.status, detail.attempts, detail.next_attempt_at, detail.error], ['delivered', 2, null, null]);
   const okItems = r.requests.filter((_, i) => i > 0).flatMap((q) => q.json.map((x: any) => x.event_id));
   assert.deepEqual(okItems.sort(), [first.id, second.id].sort());
@@ -200,7 +274,10 @@ test('a disabled webhook receives nothing, and events from while it was disabled
   assert.equal((await app.api.post(`/v2/webhooks/${off.id}`, { enabled: true })).status, 200);
   const after = await emit('email.delivered', emailObject(11));
   await eventually(async () => r.on('/off').length >= 1);
-  assert.deepEqual(r.on('/off').flatMap((q) => q.json.map((i: any) => i.event_id)), [after.id]);
+  assert.deepEqual(
+    r.on('/off').flatMap((q) => q.json.map((i: any) => i.event_id)),
+    [after.id],
+  );
   assert.ok(!r.on('/off').some((q) => q.body.includes(during.id)));
   await app.api.post(`/v2/webhooks/${on.id}`, { enabled: false });
 });
@@ -223,13 +300,24 @@ test('filters decide which events are sent; Pay as you go ignores existing filte
     name: 'filter all',
     url: `${r.url}/all`,
     events: ['email.delivered'],
-    filter: { rules: [{ field: 'payload.to', operator: 'ends_with', value: '@example.com' }, { field: 'meta.plan', operator: 'in', value: ['pro', 'business'] }] },
+    filter: {
+      rules: [
+        { field: 'payload.to', operator: 'ends_with', value: '@example.com' },
+        { field: 'meta.plan', operator: 'in', value: ['pro', 'business'] },
+      ],
+    },
   });
   const any = await createHook({
     name: 'filter any',
     url: `${r.url}/any`,
     all_events: true,
-    filter: { match: 'any', rules: [{ field: 'meta.seats', operator: 'greater_than', value: 10 }, { field: 'subject', operator: 'contains', value: 'urgent' }] },
+    filter: {
+      match: 'any',
+      rules: [
+        { field: 'meta.seats', operator: 'greater_than', value: 10 },
+        { field: 'subject', operator: 'contains', value: 'urgent' },
+      ],
+    },
   });
   const a = await emit('email.delivered', emailObject(20, { to: 'a@example.com', meta: { plan: 'pro', seats: 3 } }));
   const b = await emit('email.delivered', emailObject(21, { to: 'b@other.net', meta: { plan: 'pro', seats: 50 } }));
@@ -238,10 +326,19 @@ test('filters decide which events are sent; Pay as you go ignores existing filte
   const e = await emit('email.delivered', emailObject(24, { to: 'e@EXAMPLE.COM', meta: { plan: 'business' } }));
 
   await eventually(async () => r.on('/all').flatMap((q) => q.json).length >= 2 && r.on('/any').flatMap((q) => q.json).length >= 2);
-  assert.deepEqual(r.on('/all').flatMap((q) => q.json.map((i: any) => i.event_id)), [a.id, e.id]);
-  assert.deepEqual(r.on('/any').flatMap((q) => q.json.map((i: any) => i.event_id)), [b.id, c.id]);
+  assert.deepEqual(
+    r.on('/all').flatMap((q) => q.json.map((i: any) => i.event_id)),
+    [a.id, e.id],
+  );
+  assert.deepEqual(
+    r.on('/any').flatMap((q) => q.json.map((i: any) => i.event_id)),
+    [b.id, c.id],
+  );
   // Only those were ever queued for them.
-  for (const [hook, expected] of [[all, 2], [any, 2]] as const) {
+  for (const [hook, expected] of [
+    [all, 2],
+    [any, 2],
+  ] as const) {
     const requests = await requestsOf(hook.id);
     const outbox = await app.running.ctx.db.selectFrom('webhook_outbox').select('id').where('webhook_id', '=', hook.id).execute();
     assert.equal(requests.reduce((n, q) => n + q.event_count, 0) + outbox.length, expected);
@@ -251,11 +348,22 @@ test('filters decide which events are sent; Pay as you go ignores existing filte
 
   // A workspace that moves down to Pay as you go keeps its filter, but it no longer applies.
   const other = await app.newWorkspace({ plan: 'pro' });
-  await createHook({ name: 'was filtered', url: `${r.url}/downgraded`, all_events: true, filter: { rules: [{ field: 'to', operator: 'equals', value: 'vip@example.com' }] } }, other.api);
+  await createHook(
+    {
+      name: 'was filtered',
+      url: `${r.url}/downgraded`,
+      all_events: true,
+      filter: { rules: [{ field: 'to', operator: 'equals', value: 'vip@example.com' }] },
+    },
+    other.api,
+  );
   await updateWorkspace(app.running.ctx.db, other.workspace.id, { plan: 'payg' });
   const unfiltered = await emit('email.delivered', emailObject(25, { to: 'someone@example.com' }), other.workspace.id);
   await eventually(async () => r.on('/downgraded').length >= 1);
-  assert.deepEqual(r.on('/downgraded')[0].json.map((i: any) => i.event_id), [unfiltered.id]);
+  assert.deepEqual(
+    r.on('/downgraded')[0].json.map((i: any) => i.event_id),
+    [unfiltered.id],
+  );
 });
 
 test('11 attempts on the schedule, then failed; 3 days without success disable the webhook', async () => {
@@ -322,7 +430,11 @@ test('resend: a delivered request goes again; 7-day window; 404 and 409', async 
 
   // Held by another worker's lease: a queued request is not queued twice.
   const db = app.running.ctx.db;
-  await db.updateTable('webhooks').set({ lock_until: Date.now() + 3_600_000, lock_owner: 'elsewhere' }).where('id', '=', hook.id).execute();
+  await db
+    .updateTable('webhooks')
+    .set({ lock_until: Date.now() + 3_600_000, lock_owner: 'elsewhere' })
+    .where('id', '=', hook.id)
+    .execute();
   await app.api.post(`/v2/webhooks/${hook.id}/requests/${request.id}/resend`);
   const busy = await app.api.post(`/v2/webhooks/${hook.id}/requests/${request.id}/resend`);
   assert.deepEqual([busy.status, busy.body], [409, { error: 'The webhook request is already queued for delivery' }]);
@@ -348,11 +460,14 @@ test('deleting a webhook drops its pending deliveries', async () => {
     db.selectFrom('webhook_outbox').select('id').where('webhook_id', '=', hook.id).execute(),
     db.selectFrom('webhook_requests').select('id').where('webhook_id', '=', hook.id).execute(),
   ]);
-  assert.deepEqual(left.map((rows) => rows.length), [0, 0]);
+  assert.deepEqual(
+    left.map((rows) => rows.length),
+    [0, 0],
+  );
   assert.equal((await app.api.get(`/v2/webhooks/${hook.id}/requests`)).status, 404);
 });
 
-test('test delivery: a signed sample of the type, the endpoint\'s answer, 5 per minute per IP', async () => {
+test("test delivery: a signed sample of the type, the endpoint's answer, 5 per minute per IP", async () => {
   const r = await receiver();
   const hook = await createHook({ name: 'tested', url: `${r.url}/test`, events: [] });
 
@@ -360,9 +475,20 @@ test('test delivery: a signed sample of the type, the endpoint\'s answer, 5 per 
   assert.equal(ok.status, 200);
   assert.match(ok.body.event_id, /^evt_/);
   assert.equal(typeof ok.body.duration_ms, 'number');
-  assert.deepEqual({ ...ok.body, event_id: '', duration_ms: 0 }, {
-    object: 'webhook_test', webhook_id: hook.id, event_id: '', type: 'email.delivered', success: true, status_code: 200, response_body: 'ok', duration_ms: 0, error: null,
-  });
+  assert.deepEqual(
+    { ...ok.body, event_id: '', duration_ms: 0 },
+    {
+      object: 'webhook_test',
+      webhook_id: hook.id,
+      event_id: '',
+      type: 'email.delivered',
+      success: true,
+      status_code: 200,
+      response_body: 'ok',
+      duration_ms: 0,
+      error: null,
+    },
+  );
   const [sent] = r.requests;
   verifyLikeSdk(sent.body, sent.headers['x-emailit-signature'] as string, sent.headers['x-emailit-timestamp'] as string, hook.secret);
   assert.equal(sent.json.length, 1);
@@ -376,7 +502,10 @@ test('test delivery: a signed sample of the type, the endpoint\'s answer, 5 per 
 
   r.queue({ status: 500, body: 'nope' });
   const failing = await app.api.post(`/v2/webhooks/${hook.id}/test`, { type: 'contact.created' });
-  assert.deepEqual([failing.status, failing.body.success, failing.body.status_code, failing.body.response_body, failing.body.error], [200, false, 500, 'nope', 'HTTP 500']);
+  assert.deepEqual(
+    [failing.status, failing.body.success, failing.body.status_code, failing.body.response_body, failing.body.error],
+    [200, false, 500, 'nope', 'HTTP 500'],
+  );
 
   const unknown = await app.api.post(`/v2/webhooks/${hook.id}/test`, { type: 'email.nonsense' });
   assert.equal(unknown.status, 400);
@@ -388,7 +517,10 @@ test('test delivery: a signed sample of the type, the endpoint\'s answer, 5 per 
   const limited = await app.api.post(`/v2/webhooks/${hook.id}/test`, { type: 'email.delivered' });
   assert.equal(limited.status, 429);
   assert.ok(Number(limited.headers.get('retry-after')) >= 1);
-  assert.deepEqual({ ...limited.body, retry_after: 0 }, { error: 'Rate limit exceeded', message: 'Too many webhook tests: at most 5 per minute', limit: 5, current: 5, retry_after: 0 });
+  assert.deepEqual(
+    { ...limited.body, retry_after: 0 },
+    { error: 'Rate limit exceeded', message: 'Too many webhook tests: at most 5 per minute', limit: 5, current: 5, retry_after: 0 },
+  );
   assert.equal(r.requests.length, 4, 'the refused test sent nothing');
   assert.deepEqual(await requestsOf(hook.id), [], 'tests are not stored as webhook requests');
 });
@@ -400,14 +532,21 @@ test('several workers: still one request in flight per webhook and each event se
   const others = [new WebhookDispatcher(app.running.ctx, { pollMs: 5 }), new WebhookDispatcher(app.running.ctx, { pollMs: 5 })];
   for (const d of others) d.start();
   try {
-    const hooks = [await createHook({ name: 'shared 1', url: `${r.url}/s1`, all_events: true }), await createHook({ name: 'shared 2', url: `${r.url}/s2`, all_events: true })];
+    const hooks = [
+      await createHook({ name: 'shared 1', url: `${r.url}/s1`, all_events: true }),
+      await createHook({ name: 'shared 2', url: `${r.url}/s2`, all_events: true }),
+    ];
     const emitted: string[] = [];
     for (let round = 0; round < 6; round++) {
       await app.running.ctx.db.transaction().execute(async (tx) => {
-        for (let i = 0; i < 60; i++) emitted.push((await emitEvent(tx, app.workspace.id, 'email.delivered', emailObject(round * 100 + i))).id);
+        for (let i = 0; i < 60; i++)
+          emitted.push((await emitEvent(tx, app.workspace.id, 'email.delivered', emailObject(round * 100 + i))).id);
       });
     }
-    await eventually(async () => r.on('/s1').flatMap((q) => q.json).length >= 360 && r.on('/s2').flatMap((q) => q.json).length >= 360, 20_000);
+    await eventually(
+      async () => r.on('/s1').flatMap((q) => q.json).length >= 360 && r.on('/s2').flatMap((q) => q.json).length >= 360,
+      20_000,
+    );
     for (const path of ['/s1', '/s2']) {
       const ids = r.on(path).flatMap((q) => q.json.map((i: any) => i.event_id));
       assert.deepEqual(ids, emitted, `${path}: every event once, in order`);
@@ -423,10 +562,13 @@ test('several workers: still one request in flight per webhook and each event se
 test('maintenance drops queued rows of webhooks that are gone or disabled', async () => {
   const db = app.running.ctx.db;
   const hook = await createHook({ name: 'kept', url: 'http://127.0.0.1:9/never', all_events: true, enabled: false });
-  await db.insertInto('webhook_outbox').values([
-    { webhook_id: 'wh_000000000000000000000000000', event_id: 'evt_x', created_at: '2026-01-01T00:00:00.000000Z' },
-    { webhook_id: hook.id, event_id: 'evt_y', created_at: '2026-01-01T00:00:00.000000Z' },
-  ]).execute();
+  await db
+    .insertInto('webhook_outbox')
+    .values([
+      { webhook_id: 'wh_000000000000000000000000000', event_id: 'evt_x', created_at: '2026-01-01T00:00:00.000000Z' },
+      { webhook_id: hook.id, event_id: 'evt_y', created_at: '2026-01-01T00:00:00.000000Z' },
+    ])
+    .execute();
   await pruneWebhookRequests(db);
   const left = await db.selectFrom('webhook_outbox').select('webhook_id').where('event_id', 'in', ['evt_x', 'evt_y']).execute();
   assert.deepEqual(left, []);

@@ -29,7 +29,10 @@ const email = {
   subject: 'Your order #42',
   status: 'delivered',
   meta: { plan: 'pro', tier: 3, vip: 'true', score: '7' },
-  audiences: [{ id: 'aud_a', subscriber: { subscribed: true } }, { id: 'aud_b', subscriber: { subscribed: false } }],
+  audiences: [
+    { id: 'aud_a', subscriber: { subscribed: true } },
+    { id: 'aud_b', subscriber: { subscribed: false } },
+  ],
   tags: ['welcome', 'Onboarding'],
   empty: null,
 };
@@ -112,7 +115,10 @@ test('match all (default) and any; no rules match everything', () => {
   assert.equal(matchesFilter({ match: 'any', rules: [no, yes] }, email), true);
   assert.equal(matchesFilter({ match: 'any', rules: [no, no] }, email), false);
   assert.equal(matchesFilter({ match: 'all', rules: [] }, email), true);
-  assert.deepEqual(normalizeFilter({ rules: [{ field: ' to ', operator: 'is_set', value: 'ignored' }] }), { match: 'all', rules: [{ field: 'to', operator: 'is_set' }] });
+  assert.deepEqual(normalizeFilter({ rules: [{ field: ' to ', operator: 'is_set', value: 'ignored' }] }), {
+    match: 'all',
+    rules: [{ field: 'to', operator: 'is_set' }],
+  });
   assert.throws(() => normalizeFilter({ match: 'or', rules: [] }), FilterError);
 });
 
@@ -139,10 +145,15 @@ test('retry schedule: 11 attempts at 0, 5 min, 35 min, 2 h 35, 7 h 35, then ever
     [minutes(5), minutes(30), hours(2), hours(5), hours(12), hours(12), hours(12), hours(12), hours(12), hours(12), null],
   );
   assert.equal(retryDelayMs(0), null);
-  assert.deepEqual(
-    [1, 2, 3, 4, 5, 6, 11].map(offsetOfAttemptMs),
-    [0, minutes(5), minutes(35), hours(2) + minutes(35), hours(7) + minutes(35), hours(19) + minutes(35), hours(79) + minutes(35)],
-  );
+  assert.deepEqual([1, 2, 3, 4, 5, 6, 11].map(offsetOfAttemptMs), [
+    0,
+    minutes(5),
+    minutes(35),
+    hours(2) + minutes(35),
+    hours(7) + minutes(35),
+    hours(19) + minutes(35),
+    hours(79) + minutes(35),
+  ]);
   // Attempt 11 comes 3 d 7 h 35 min after the first: past the 3-day disabling rule.
   assert.ok(offsetOfAttemptMs(11) > DISABLE_AFTER_MS && offsetOfAttemptMs(10) < DISABLE_AFTER_MS);
 });
@@ -172,15 +183,28 @@ test('signature: hex HMAC-SHA256 of "{timestamp}.{body}" with the whole secret, 
   const fixedSecret = `whsec_${'0123456789abcdef'.repeat(4)}`;
   assert.equal(signPayload(fixedSecret, 1700000000, '[{"a":1}]'), '428a2234dc61a7d2b1db4339eb4c06f75406df5e8be393ac97155e9d745cb0fe');
   assert.deepEqual(verifyLikeSdk(body, headers['x-emailit-signature'], headers['x-emailit-timestamp'], secret), JSON.parse(body));
-  assert.throws(() => verifyLikeSdk(body, headers['x-emailit-signature'], headers['x-emailit-timestamp'], newWebhookSecret()), SignatureRejected);
+  assert.throws(
+    () => verifyLikeSdk(body, headers['x-emailit-signature'], headers['x-emailit-timestamp'], newWebhookSecret()),
+    SignatureRejected,
+  );
   assert.throws(() => verifyLikeSdk(body + ' ', headers['x-emailit-signature'], headers['x-emailit-timestamp'], secret), SignatureRejected);
-  assert.throws(() => verifyLikeSdk(body, signPayload(secret.slice(6), timestamp, body), String(timestamp), secret), SignatureRejected, 'the key includes the whsec_ prefix');
-  assert.throws(() => verifyLikeSdk(body, headers['x-emailit-signature'], headers['x-emailit-timestamp'], secret, 300, (timestamp + 301) * 1000), SignatureRejected);
+  assert.throws(
+    () => verifyLikeSdk(body, signPayload(secret.slice(6), timestamp, body), String(timestamp), secret),
+    SignatureRejected,
+    'the key includes the whsec_ prefix',
+  );
+  assert.throws(
+    () => verifyLikeSdk(body, headers['x-emailit-signature'], headers['x-emailit-timestamp'], secret, 300, (timestamp + 301) * 1000),
+    SignatureRejected,
+  );
 });
 
 test('batch items: compact JSON, object and data.object the same resource', () => {
   const object = { id: 'em_1', object: 'email', meta: { a: [1, 2] } };
-  const body = batchBody([batchItem('evt_1', 'email.accepted', JSON.stringify(object)), batchItem('evt_2', 'email.delivered', JSON.stringify(object))]);
+  const body = batchBody([
+    batchItem('evt_1', 'email.accepted', JSON.stringify(object)),
+    batchItem('evt_2', 'email.delivered', JSON.stringify(object)),
+  ]);
   const parsed = JSON.parse(body);
   assert.equal(body, JSON.stringify(parsed), 'no extra whitespace');
   assert.deepEqual(parsed, [

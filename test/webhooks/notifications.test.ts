@@ -29,7 +29,13 @@ test('owners are emailed when requests fail for the 3rd time and when the webhoo
   dns.set('owner.test', 'MX', [{ exchange: 'mx.owner.test', priority: 10 }]);
   dns.set('mx.owner.test', 'A', ['127.0.0.1']);
   const app = await startTestApp({
-    env: { DNS_SERVERS: dns.address, MX_PORT: String(sink.port), MAIL_HOSTNAME: 'mail.postlane.test', ALLOW_PRIVATE_URLS: 'true', WEBHOOK_POLL_MS: '50' },
+    env: {
+      DNS_SERVERS: dns.address,
+      MX_PORT: String(sink.port),
+      MAIL_HOSTNAME: 'mail.postlane.test',
+      ALLOW_PRIVATE_URLS: 'true',
+      WEBHOOK_POLL_MS: '50',
+    },
     workspace: { name: 'Acme', plan: 'business', members: ['owner@owner.test', 'ops@owner.test'] },
     jobPollMs: 50,
   });
@@ -39,7 +45,10 @@ test('owners are emailed when requests fail for the 3rd time and when the webhoo
   const created = await app.api.post('/v2/webhooks', { name: 'orders', url: `${receiver.url}/hook`, all_events: true });
   assert.equal(created.status, 201);
   const hookId = created.body.id;
-  const emit = (id: string) => app.running.ctx.db.transaction().execute((tx) => emitEvent(tx, app.workspace.id, 'email.delivered', { id, object: 'email', status: 'delivered' }));
+  const emit = (id: string) =>
+    app.running.ctx.db
+      .transaction()
+      .execute((tx) => emitEvent(tx, app.workspace.id, 'email.delivered', { id, object: 'email', status: 'delivered' }));
   const attempts = async () => ((await app.api.get(`/v2/webhooks/${hookId}/requests`)).body.data as any[]).map((r) => r.attempts);
   // Two requests fail side by side: one notice for the run of failures, not one per request.
   await emit('em_1');
@@ -47,7 +56,10 @@ test('owners are emailed when requests fail for the 3rd time and when the webhoo
   await emit('em_2');
   await eventually(async () => (await attempts()).join() === '1,1');
   // Notices are sent before the clock moves on: a jump of hours would expire their jobs' leases.
-  const noticesSent = () => eventually(async () => (await app.running.ctx.db.selectFrom('jobs').select('id').where('type', '=', NOTIFY_JOB).execute()).length === 0);
+  const noticesSent = () =>
+    eventually(
+      async () => (await app.running.ctx.db.selectFrom('jobs').select('id').where('type', '=', NOTIFY_JOB).execute()).length === 0,
+    );
   const reach = async (n: number) => {
     shiftClock(retryDelayMs(n - 1)! + 60_000);
     await eventually(async () => (await attempts()).includes(n));
@@ -61,7 +73,13 @@ test('owners are emailed when requests fail for the 3rd time and when the webhoo
   await reach(3);
 
   const failing = await sink.waitForMessages(2, 10_000);
-  assert.deepEqual(failing.map((m) => m.rcptTo).flat().sort(), ['ops@owner.test', 'owner@owner.test']);
+  assert.deepEqual(
+    failing
+      .map((m) => m.rcptTo)
+      .flat()
+      .sort(),
+    ['ops@owner.test', 'owner@owner.test'],
+  );
   for (const message of failing) {
     assert.equal(message.mailFrom, '', 'the null envelope sender: a notice never draws a bounce');
     const parsed = await simpleParser(message.raw);
@@ -80,7 +98,13 @@ test('owners are emailed when requests fail for the 3rd time and when the webhoo
   await eventually(async () => (await app.api.get(`/v2/webhooks/${hookId}`)).body.enabled === false);
   const all = await sink.waitForMessages(4, 10_000);
   const disabled = all.slice(2);
-  assert.deepEqual(disabled.map((m) => m.rcptTo).flat().sort(), ['ops@owner.test', 'owner@owner.test']);
+  assert.deepEqual(
+    disabled
+      .map((m) => m.rcptTo)
+      .flat()
+      .sort(),
+    ['ops@owner.test', 'owner@owner.test'],
+  );
   for (const message of disabled) {
     const parsed = await simpleParser(message.raw);
     assert.equal(parsed.subject, 'Webhook "orders" was disabled');

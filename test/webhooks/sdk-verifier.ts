@@ -22,9 +22,17 @@ export function expectedSignature(rawBody: string, timestamp: string, secret: st
   return mac.digest('hex');
 }
 
-export function verifyLikeSdk(rawBody: string, signature: string | undefined, timestamp: string | undefined, secret: string, toleranceSeconds: number | null = 300, atMs = Date.now()): unknown {
+export function verifyLikeSdk(
+  rawBody: string,
+  signature: string | undefined,
+  timestamp: string | undefined,
+  secret: string,
+  toleranceSeconds: number | null = 300,
+  atMs = Date.now(),
+): unknown {
   if (signature === undefined || timestamp === undefined) throw new SignatureRejected('missing signature headers', 401);
-  if (toleranceSeconds !== null && Math.floor(atMs / 1000) - Number(timestamp) > toleranceSeconds) throw new SignatureRejected('timestamp too old', 401);
+  if (toleranceSeconds !== null && Math.floor(atMs / 1000) - Number(timestamp) > toleranceSeconds)
+    throw new SignatureRejected('timestamp too old', 401);
   const given = Buffer.from(signature, 'utf8');
   const wanted = Buffer.from(expectedSignature(rawBody, timestamp, secret), 'utf8');
   if (given.length !== wanted.length || !timingSafeEqual(given, wanted)) throw new SignatureRejected('signature mismatch', 401);

@@ -7,7 +7,11 @@ import type { paths } from './schema';
 type Json<R> = R extends { content: { 'application/json': infer T } } ? T : never;
 /** The JSON body a route answers with on success (200 or 201). */
 export type Ok<P extends keyof paths, M extends 'get' | 'post' | 'patch' | 'delete'> = paths[P][M] extends { responses: infer R }
-  ? R extends { 200: infer A } ? Json<A> : R extends { 201: infer B } ? Json<B> : never
+  ? R extends { 200: infer A }
+    ? Json<A>
+    : R extends { 201: infer B }
+      ? Json<B>
+      : never
   : never;
 
 let csrfToken = '';
@@ -35,7 +39,9 @@ export function errorText(body: unknown, status?: number): string {
       return `${b.message ?? 'Validation failed'}: ${lines.join('; ')}`;
     }
     if (Array.isArray(b.details) && b.details.length > 0) {
-      const details = (b.details as Array<{ instancePath?: string; message?: string }>).map((d) => `${d.instancePath ? `${d.instancePath} ` : ''}${d.message}`);
+      const details = (b.details as Array<{ instancePath?: string; message?: string }>).map(
+        (d) => `${d.instancePath ? `${d.instancePath} ` : ''}${d.message}`,
+      );
       return `${b.message ?? b.error}: ${details.join('; ')}`;
     }
     if (typeof b.message === 'string') return b.message;

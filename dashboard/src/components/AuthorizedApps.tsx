@@ -21,7 +21,9 @@ export function AuthorizedApps() {
         row={(app) => (
           <tr>
             <td>{app.name}</td>
-            <td>{app.scope} ({app.resource === 'mcp' ? 'MCP' : 'API'})</td>
+            <td>
+              {app.scope} ({app.resource === 'mcp' ? 'MCP' : 'API'})
+            </td>
             <td>{app.workspace_ids.length}</td>
             <td>{formatDate(app.created_at)}</td>
             <td>{app.last_used_at ? formatDate(app.last_used_at) : 'never'}</td>

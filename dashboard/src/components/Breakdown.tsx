@@ -37,7 +37,19 @@ function Rate({ rate, level }: { rate: number | null; level?: Level }) {
   );
 }
 
-export function BreakdownTable({ id, title, label, rows, empty = 'No mail in this period.' }: { id: string; title: string; label: string; rows: BreakdownRow[]; empty?: string }) {
+export function BreakdownTable({
+  id,
+  title,
+  label,
+  rows,
+  empty = 'No mail in this period.',
+}: {
+  id: string;
+  title: string;
+  label: string;
+  rows: BreakdownRow[];
+  empty?: string;
+}) {
   return (
     <section class="breakdown" data-breakdown={id}>
       <h3 id={`${id}-title`}>{title}</h3>
@@ -72,12 +84,24 @@ export function BreakdownTable({ id, title, label, rows, empty = 'No mail in thi
                 <td>{r.complained.toLocaleString()}</td>
                 <td>{r.opened.toLocaleString()}</td>
                 <td>{r.clicked.toLocaleString()}</td>
-                <td><Rate rate={r.delivery_rate} /></td>
-                <td><Rate rate={r.bounce_rate} /></td>
-                <td><Rate rate={r.hard_bounce_rate} level={r.hard_bounce_level} /></td>
-                <td><Rate rate={r.complaint_rate} level={r.complaint_level} /></td>
-                <td><Rate rate={r.open_rate} /></td>
-                <td><Rate rate={r.click_rate} /></td>
+                <td>
+                  <Rate rate={r.delivery_rate} />
+                </td>
+                <td>
+                  <Rate rate={r.bounce_rate} />
+                </td>
+                <td>
+                  <Rate rate={r.hard_bounce_rate} level={r.hard_bounce_level} />
+                </td>
+                <td>
+                  <Rate rate={r.complaint_rate} level={r.complaint_level} />
+                </td>
+                <td>
+                  <Rate rate={r.open_rate} />
+                </td>
+                <td>
+                  <Rate rate={r.click_rate} />
+                </td>
               </tr>
             ))}
           </tbody>

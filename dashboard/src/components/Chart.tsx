@@ -41,7 +41,15 @@ export function TimeChart({ id, title, summary, times, interval, series, format 
   useEffect(() => {
     let stop: (() => void) | null = null;
     let gone = false;
-    const options: DrawOptions = { times, series, interval, format, height, integer: format === formatCount, label: (ms) => bucketLabel(ms, interval) };
+    const options: DrawOptions = {
+      times,
+      series,
+      interval,
+      format,
+      height,
+      integer: format === formatCount,
+      label: (ms) => bucketLabel(ms, interval),
+    };
     loadDrawing()
       .then((drawing) => {
         if (!gone && host.current) stop = drawing.drawChart(host.current, options);

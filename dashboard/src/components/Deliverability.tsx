@@ -12,18 +12,44 @@ export type Thresholds = Stats['thresholds']['complaint_rate'];
 const percent = (rate: number) => `${(rate * 100).toFixed(2)} %`;
 const LEVEL = { ok: 'fine', warning: 'above the recommended rate', over_limit: 'past the limit' } as const;
 
-export function Gauge({ rate, level, of, thresholds }: { rate: number | null; level: keyof typeof LEVEL; of: string; thresholds: Thresholds }) {
+export function Gauge({
+  rate,
+  level,
+  of,
+  thresholds,
+}: {
+  rate: number | null;
+  level: keyof typeof LEVEL;
+  of: string;
+  thresholds: Thresholds;
+}) {
   if (rate === null) return <span class="muted">no mail yet</span>;
   const max = thresholds.limit * 1.5;
   return (
     <span class={`gauge gauge-${level}`}>
-      <meter min={0} max={max} low={thresholds.recommended} high={thresholds.limit} optimum={0} value={Math.min(rate, max)} aria-label={`${percent(rate)} of ${of}, ${LEVEL[level]}`} />{' '}
+      <meter
+        min={0}
+        max={max}
+        low={thresholds.recommended}
+        high={thresholds.limit}
+        optimum={0}
+        value={Math.min(rate, max)}
+        aria-label={`${percent(rate)} of ${of}, ${LEVEL[level]}`}
+      />{' '}
       {percent(rate)}
     </span>
   );
 }
 
-function Row({ name, windows, thresholds }: { name: string; windows: { last_24h: Window; last_7d: Window }; thresholds: Stats['thresholds'] }) {
+function Row({
+  name,
+  windows,
+  thresholds,
+}: {
+  name: string;
+  windows: { last_24h: Window; last_7d: Window };
+  thresholds: Stats['thresholds'];
+}) {
   return (
     <tr>
       <th scope="row">{name}</th>
@@ -34,7 +60,12 @@ function Row({ name, windows, thresholds }: { name: string; windows: { last_24h:
       ))}
       {[windows.last_24h, windows.last_7d].map((w) => (
         <td>
-          <Gauge rate={w.hard_bounce_rate} level={w.hard_bounce_level} of={`${w.delivered + w.bounced} sent`} thresholds={thresholds.hard_bounce_rate} />
+          <Gauge
+            rate={w.hard_bounce_rate}
+            level={w.hard_bounce_level}
+            of={`${w.delivered + w.bounced} sent`}
+            thresholds={thresholds.hard_bounce_rate}
+          />
         </td>
       ))}
     </tr>
@@ -52,8 +83,9 @@ export function Deliverability() {
       {s ? (
         <>
           <p class="muted">
-            Spam complaints: keep below {percent(s.thresholds.complaint_rate.recommended)}; Gmail and Yahoo filter past {percent(s.thresholds.complaint_rate.limit)}. Hard bounces:
-            keep below {percent(s.thresholds.hard_bounce_rate.recommended)}, never past {percent(s.thresholds.hard_bounce_rate.limit)}. A campaign past a limit is paused.
+            Spam complaints: keep below {percent(s.thresholds.complaint_rate.recommended)}; Gmail and Yahoo filter past{' '}
+            {percent(s.thresholds.complaint_rate.limit)}. Hard bounces: keep below {percent(s.thresholds.hard_bounce_rate.recommended)},
+            never past {percent(s.thresholds.hard_bounce_rate.limit)}. A campaign past a limit is paused.
           </p>
           <TableScroll label="Complaint and hard-bounce rates">
             <thead>

@@ -3,7 +3,17 @@
 import { Link } from '../lib/router';
 import { ErrorBox, Loading } from './ui';
 
-export function DetailStatus({ back, backText, loading, error }: { back: string; backText: string; loading: boolean; error: string | null | undefined }) {
+export function DetailStatus({
+  back,
+  backText,
+  loading,
+  error,
+}: {
+  back: string;
+  backText: string;
+  loading: boolean;
+  error: string | null | undefined;
+}) {
   return (
     <>
       <p>

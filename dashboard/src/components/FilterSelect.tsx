@@ -9,6 +9,16 @@ export const DIRECTIONS: Array<[string, string]> = [
   ['asc', 'Ascending'],
 ];
 
-export function FilterSelect<F extends Record<string, string>>({ list, name, label, options }: { list: ListState<F>; name: keyof F & string; label: string; options: Array<[string, string]> }) {
+export function FilterSelect<F extends Record<string, string>>({
+  list,
+  name,
+  label,
+  options,
+}: {
+  list: ListState<F>;
+  name: keyof F & string;
+  label: string;
+  options: Array<[string, string]>;
+}) {
   return <Select label={label} value={list.filters[name]} onChange={(v) => list.setFilter(name, v)} options={options} />;
 }

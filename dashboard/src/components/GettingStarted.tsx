@@ -19,17 +19,42 @@ function stepText(key: StepKey, s: State): { title: string; hint: string; href: 
   const domainHref = domain ? `/domains/${domain.id}` : '/domains';
   switch (key) {
     case 'domain_added':
-      return { title: 'Add a domain', hint: 'The domain your mail is sent from, such as example.com.', href: '/domains', action: 'Go to domains' };
+      return {
+        title: 'Add a domain',
+        hint: 'The domain your mail is sent from, such as example.com.',
+        href: '/domains',
+        action: 'Go to domains',
+      };
     case 'dns_published':
-      return { title: 'Publish its DNS records', hint: `Add the SPF, DKIM and return-path records${domain ? ` of ${domain.name}` : ''} at your DNS host.`, href: domainHref, action: 'See the records' };
+      return {
+        title: 'Publish its DNS records',
+        hint: `Add the SPF, DKIM and return-path records${domain ? ` of ${domain.name}` : ''} at your DNS host.`,
+        href: domainHref,
+        action: 'See the records',
+      };
     case 'domain_verified':
-      return { title: 'Domain verified', hint: 'Once the records are published, verify the domain: it checks them and allows sending.', href: domainHref, action: 'Verify the domain' };
+      return {
+        title: 'Domain verified',
+        hint: 'Once the records are published, verify the domain: it checks them and allows sending.',
+        href: domainHref,
+        action: 'Verify the domain',
+      };
     case 'test_email_sent':
-      return { title: 'Send a test email', hint: 'From the domain\'s page, to your own address.', href: domainHref, action: 'Send a test' };
+      return { title: 'Send a test email', hint: "From the domain's page, to your own address.", href: domainHref, action: 'Send a test' };
     case 'api_key_created':
-      return { title: 'Create an API key', hint: 'Your application sends with it (over the API or the SMTP relay).', href: '/api-keys', action: 'Go to API keys' };
+      return {
+        title: 'Create an API key',
+        hint: 'Your application sends with it (over the API or the SMTP relay).',
+        href: '/api-keys',
+        action: 'Go to API keys',
+      };
     case 'api_call_made':
-      return { title: 'Make the first API call', hint: 'Call the API (or the SMTP relay) with your key, as in the examples; this step ticks when a key is used.', href: '/api-keys', action: 'Go to API keys' };
+      return {
+        title: 'Make the first API call',
+        hint: 'Call the API (or the SMTP relay) with your key, as in the examples; this step ticks when a key is used.',
+        href: '/api-keys',
+        action: 'Go to API keys',
+      };
   }
 }
 
@@ -73,7 +98,9 @@ export function GettingStarted() {
             const t = stepText(step.key, s);
             return (
               <li class={step.done ? 'done' : step.key === next ? 'next' : ''} data-step={step.key}>
-                <span class="tick" aria-hidden="true">{step.done ? '✓' : ''}</span>
+                <span class="tick" aria-hidden="true">
+                  {step.done ? '✓' : ''}
+                </span>
                 <div>
                   <strong>{t.title}</strong> <span class="visually-hidden">{step.done ? '(done)' : '(to do)'}</span>
                   {step.done ? null : (
@@ -81,7 +108,16 @@ export function GettingStarted() {
                       <p class="small-text">{t.hint}</p>
                       {step.key === next ? <Link href={t.href}>{t.action}</Link> : null}
                       {step.key === 'api_call_made' && step.key === next ? (
-                        <Snippets id="getting-started-snippets" target={{ baseUrl: s.api_base_url, domain: s.domain?.name ?? null, apiKey: null, to: session?.user.email ?? 'you@example.com', smtp: s.smtp }} />
+                        <Snippets
+                          id="getting-started-snippets"
+                          target={{
+                            baseUrl: s.api_base_url,
+                            domain: s.domain?.name ?? null,
+                            apiKey: null,
+                            to: session?.user.email ?? 'you@example.com',
+                            smtp: s.smtp,
+                          }}
+                        />
                       ) : null}
                     </>
                   )}

@@ -26,7 +26,11 @@ function Empty({ empty, searching }: { empty: string | EmptyState; searching?: b
       <p>
         {empty.title} {empty.text}
       </p>
-      {empty.action && empty.href ? <Link href={empty.href} class="button primary">{empty.action}</Link> : null}
+      {empty.action && empty.href ? (
+        <Link href={empty.href} class="button primary">
+          {empty.action}
+        </Link>
+      ) : null}
       {empty.action && empty.onAction ? (
         <button type="button" class="primary" onClick={empty.onAction}>
           {empty.action}
@@ -90,7 +94,9 @@ export function ListTable<T, R>(props: ListTableProps<T, R>) {
               ) : null}
             </tbody>
           </TableScroll>
-          {page !== undefined && onPage ? <Pager page={page} hasNext={Boolean(hasNext?.(loaded.data))} onPage={onPage} loading={loaded.loading} /> : null}
+          {page !== undefined && onPage ? (
+            <Pager page={page} hasNext={Boolean(hasNext?.(loaded.data))} onPage={onPage} loading={loaded.loading} />
+          ) : null}
         </>
       ) : null}
     </>

@@ -28,8 +28,9 @@ export function LocalRecordWarning({ value }: { value: string }) {
   if (!host) return null;
   return (
     <div class="record-warning small-text">
-      Warning: <code>{host}</code> is a local name, so receivers cannot use this record. Set <code>MAIL_HOSTNAME</code> to this server's public name (or the
-      record's own variable, such as <code>RETURN_PATH_HOST</code> or <code>SPF_INCLUDE_HOST</code>), restart, and publish the record again.
+      Warning: <code>{host}</code> is a local name, so receivers cannot use this record. Set <code>MAIL_HOSTNAME</code> to this server's
+      public name (or the record's own variable, such as <code>RETURN_PATH_HOST</code> or <code>SPF_INCLUDE_HOST</code>), restart, and
+      publish the record again.
     </div>
   );
 }

@@ -16,7 +16,8 @@ function SentTest({ id }: { id: string }) {
   usePolling(email.reload, 1000, status === undefined || !SETTLED.has(status));
   return (
     <p role="status" class="test-result">
-      Sent <Link href={`/emails/${id}`}>{email.data?.subject ?? id}</Link> to {email.data ? [email.data.to].flat().join(', ') : '…'}: <Badge value={status ?? 'accepted'} />
+      Sent <Link href={`/emails/${id}`}>{email.data?.subject ?? id}</Link> to {email.data ? [email.data.to].flat().join(', ') : '…'}:{' '}
+      <Badge value={status ?? 'accepted'} />
     </p>
   );
 }

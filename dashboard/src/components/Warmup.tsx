@@ -19,7 +19,10 @@ export function Warmup({ domain }: { domain: string }) {
       <ErrorBox error={list.error ?? change.error} />
       {list.data && !w ? (
         <>
-          <p class="muted">A new domain builds its reputation by sending a little more each day: 50 messages per receiving provider on day 1, no cap from day 31. The rest waits for the next day, transactional mail first.</p>
+          <p class="muted">
+            A new domain builds its reputation by sending a little more each day: 50 messages per receiving provider on day 1, no cap from
+            day 31. The rest waits for the next day, transactional mail first.
+          </p>
           <Button busy={change.busy} onClick={() => act(() => ok(api.POST('/v2/delivery/warmup', { body: { domain } })))}>
             Start warm-up
           </Button>
@@ -59,7 +62,11 @@ export function Warmup({ domain }: { domain: string }) {
               </tbody>
             </TableScroll>
           ) : null}
-          <Button kind="danger" busy={change.busy} onClick={() => act(() => ok(api.DELETE('/v2/delivery/warmup/{id}', { params: { path: { id: w.id } } })))}>
+          <Button
+            kind="danger"
+            busy={change.busy}
+            onClick={() => act(() => ok(api.DELETE('/v2/delivery/warmup/{id}', { params: { path: { id: w.id } } })))}
+          >
             Stop warm-up
           </Button>
         </>

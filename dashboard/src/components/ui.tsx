@@ -21,10 +21,51 @@ export function ErrorBox({ error }: { error: string | null | undefined }) {
 }
 
 const TONES: Record<string, string> = {
-  delivered: 'good', verified: 'good', ok: 'good', active: 'good', published: 'good', loaded: 'good', clicked: 'good', received: 'good', enabled: 'good',
-  accepted: 'info', scheduled: 'info', pending: 'info', retrying: 'warn', attempted: 'warn', held: 'warn', partially_verified: 'warn', draft: 'info',
-  bounced: 'bad', failed: 'bad', permanent: 'bad', temporary: 'warn', deferred: 'warn', error: 'bad', rejected: 'bad', complained: 'bad', suppressed: 'bad', canceled: 'muted', disabled: 'muted', missing: 'bad', invalid: 'bad',
-  subscribed: 'good', unsubscribed: 'muted', live: 'good', processing: 'info', completed: 'good', processed: 'good', duplicate: 'muted', safe: 'good', role: 'warn', catch_all: 'warn', unknown: 'muted', inbox_full: 'warn', disposable: 'bad', pass: 'good', fail: 'bad',
+  delivered: 'good',
+  verified: 'good',
+  ok: 'good',
+  active: 'good',
+  published: 'good',
+  loaded: 'good',
+  clicked: 'good',
+  received: 'good',
+  enabled: 'good',
+  accepted: 'info',
+  scheduled: 'info',
+  pending: 'info',
+  retrying: 'warn',
+  attempted: 'warn',
+  held: 'warn',
+  partially_verified: 'warn',
+  draft: 'info',
+  bounced: 'bad',
+  failed: 'bad',
+  permanent: 'bad',
+  temporary: 'warn',
+  deferred: 'warn',
+  error: 'bad',
+  rejected: 'bad',
+  complained: 'bad',
+  suppressed: 'bad',
+  canceled: 'muted',
+  disabled: 'muted',
+  missing: 'bad',
+  invalid: 'bad',
+  subscribed: 'good',
+  unsubscribed: 'muted',
+  live: 'good',
+  processing: 'info',
+  completed: 'good',
+  processed: 'good',
+  duplicate: 'muted',
+  safe: 'good',
+  role: 'warn',
+  catch_all: 'warn',
+  unknown: 'muted',
+  inbox_full: 'warn',
+  disposable: 'bad',
+  pass: 'good',
+  fail: 'bad',
 };
 
 export function Badge({ value }: { value: string | null | undefined }) {
@@ -89,7 +130,17 @@ export function TableScroll({ label, children }: { label: string; children: Comp
   );
 }
 
-export function Pager({ page, hasNext, onPage, loading }: { page: number; hasNext: boolean; onPage: (page: number) => void; loading?: boolean }) {
+export function Pager({
+  page,
+  hasNext,
+  onPage,
+  loading,
+}: {
+  page: number;
+  hasNext: boolean;
+  onPage: (page: number) => void;
+  loading?: boolean;
+}) {
   return (
     <nav class="pager" aria-label="Pages">
       <button type="button" disabled={page <= 1 || loading} onClick={() => onPage(page - 1)}>
@@ -125,7 +176,17 @@ export function Field({ label, hint, children }: { label: string; hint?: string;
   );
 }
 
-export function Select({ label, value, options, onChange }: { label: string; value: string; options: Array<[string, string]>; onChange: (value: string) => void }) {
+export function Select({
+  label,
+  value,
+  options,
+  onChange,
+}: {
+  label: string;
+  value: string;
+  options: Array<[string, string]>;
+  onChange: (value: string) => void;
+}) {
   return (
     <label class="field inline">
       <span class="label">{label}</span>
@@ -139,7 +200,17 @@ export function Select({ label, value, options, onChange }: { label: string; val
 }
 
 /** A modal dialog (the browser's own: focus stays inside, Escape closes it). */
-export function Dialog({ title, open, onClose, children }: { title: string; open: boolean; onClose: () => void; children: ComponentChildren }) {
+export function Dialog({
+  title,
+  open,
+  onClose,
+  children,
+}: {
+  title: string;
+  open: boolean;
+  onClose: () => void;
+  children: ComponentChildren;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   // A layout effect: the modal opens and closes in the same render as `open` changes. An effect
   // runs after the next frame, and until then a closed dialog's page stayed inert: what was
@@ -170,7 +241,13 @@ export function Dialog({ title, open, onClose, children }: { title: string; open
 export function Button(props: ButtonHTMLAttributes<HTMLButtonElement> & { busy?: boolean; kind?: 'primary' | 'danger' | 'plain' }) {
   const { busy, kind = 'plain', children, disabled, ...rest } = props;
   return (
-    <button type="button" {...rest} class={`${kind} ${(rest.class as string) ?? ''}`} disabled={Boolean(disabled) || busy} aria-busy={busy ? 'true' : undefined}>
+    <button
+      type="button"
+      {...rest}
+      class={`${kind} ${(rest.class as string) ?? ''}`}
+      disabled={Boolean(disabled) || busy}
+      aria-busy={busy ? 'true' : undefined}
+    >
       {busy ? <span class="spinner" aria-hidden="true" /> : null}
       {children}
     </button>

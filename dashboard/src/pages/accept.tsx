@@ -20,7 +20,12 @@ export function Accept({ onSignedIn }: { onSignedIn: (session: Session) => void 
         onSubmit={async (e) => {
           e.preventDefault();
           const session = await run(() =>
-            ok(api.POST('/auth/invitations/{token}/accept', { params: { path: { token } }, body: { password, ...(info?.email ? {} : { email }) } })),
+            ok(
+              api.POST('/auth/invitations/{token}/accept', {
+                params: { path: { token } },
+                body: { password, ...(info?.email ? {} : { email }) },
+              }),
+            ),
           );
           if (session) {
             setCsrfToken(session.csrf_token);
@@ -43,10 +48,20 @@ export function Accept({ onSignedIn }: { onSignedIn: (session: Session) => void 
               </p>
             ) : (
               <Field label="Your email">
-                <input type="email" name="email" autoComplete="username" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
+                <input
+                  type="email"
+                  name="email"
+                  autoComplete="username"
+                  required
+                  value={email}
+                  onInput={(e) => setEmail((e.target as HTMLInputElement).value)}
+                />
               </Field>
             )}
-            <Field label={info.has_password ? 'Your password' : 'Choose a password'} hint={info.has_password ? undefined : 'At least 10 characters'}>
+            <Field
+              label={info.has_password ? 'Your password' : 'Choose a password'}
+              hint={info.has_password ? undefined : 'At least 10 characters'}
+            >
               <input
                 type="password"
                 name="password"

@@ -69,7 +69,11 @@ export function ApiKeys() {
         {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Permission', 'Last used', 'Created', ...(isAdmin ? ['Actions'] : [])]}
-        empty={{ title: 'No API keys.', text: 'An API key lets an application send mail and use the API; its secret is shown once, when it is made.', ...(isAdmin ? { action: 'Make your first API key', onAction: () => setCreating(true) } : {}) }}
+        empty={{
+          title: 'No API keys.',
+          text: 'An API key lets an application send mail and use the API; its secret is shown once, when it is made.',
+          ...(isAdmin ? { action: 'Make your first API key', onAction: () => setCreating(true) } : {}),
+        }}
         hasNext={nextPageUrl}
         row={(k) => (
           <tr>
@@ -79,7 +83,14 @@ export function ApiKeys() {
             <td>{formatDate(k.created_at)}</td>
             {isAdmin ? (
               <td class="row-actions">
-                <Button class="small" aria-label={`Rename ${k.name}`} onClick={() => { setRenaming(k); setNewName(k.name); }}>
+                <Button
+                  class="small"
+                  aria-label={`Rename ${k.name}`}
+                  onClick={() => {
+                    setRenaming(k);
+                    setNewName(k.name);
+                  }}
+                >
                   Rename
                 </Button>
                 <Button
@@ -88,7 +99,9 @@ export function ApiKeys() {
                   busy={action.busy}
                   onClick={async () => {
                     if (!confirm(`Regenerate ${k.name}? Its current secret stops working at once.`)) return;
-                    const renewed = await action.run(() => ok(api.POST('/v2/api-keys/{id}/regenerate', { params: { path: { id: k.id } } })));
+                    const renewed = await action.run(() =>
+                      ok(api.POST('/v2/api-keys/{id}/regenerate', { params: { path: { id: k.id } } })),
+                    );
                     if (renewed) {
                       setSecret({ name: renewed.name, key: renewed.key });
                       await keys.reload();
@@ -97,7 +110,13 @@ export function ApiKeys() {
                 >
                   Regenerate
                 </Button>
-                <DeleteButton action={action} what={k.name} question={`Delete ${k.name}?`} remove={() => ok(api.DELETE('/v2/api-keys/{id}', { params: { path: { id: k.id } } }))} done={() => keys.reload()} />
+                <DeleteButton
+                  action={action}
+                  what={k.name}
+                  question={`Delete ${k.name}?`}
+                  remove={() => ok(api.DELETE('/v2/api-keys/{id}', { params: { path: { id: k.id } } }))}
+                  done={() => keys.reload()}
+                />
               </td>
             ) : null}
           </tr>
@@ -123,7 +142,16 @@ export function ApiKeys() {
         <Field label="Name">
           <input name="name" required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
         </Field>
-        <Select label="Permission" value={scope} onChange={(v) => setScope(v as 'full' | 'sending' | 'events')} options={[['full', 'Full access'], ['sending', 'Sending only'], ['events', 'Events only']]} />
+        <Select
+          label="Permission"
+          value={scope}
+          onChange={(v) => setScope(v as 'full' | 'sending' | 'events')}
+          options={[
+            ['full', 'Full access'],
+            ['sending', 'Sending only'],
+            ['events', 'Events only'],
+          ]}
+        />
       </FormDialog>
 
       <FormDialog
@@ -133,7 +161,9 @@ export function ApiKeys() {
         action={rename}
         submit="Rename"
         onSubmit={async () => {
-          const renamed = await rename.run(() => ok(api.POST('/v2/api-keys/{id}', { params: { path: { id: renaming!.id } }, body: { name: newName } })));
+          const renamed = await rename.run(() =>
+            ok(api.POST('/v2/api-keys/{id}', { params: { path: { id: renaming!.id } }, body: { name: newName } })),
+          );
           if (renamed) {
             setRenaming(null);
             await keys.reload();

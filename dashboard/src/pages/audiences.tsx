@@ -22,7 +22,9 @@ const input = (set: (value: string) => void) => (e: Event) => set((e.target as H
 const checked = (set: (value: boolean) => void) => (e: Event) => set((e.target as HTMLInputElement).checked);
 
 export function Audiences() {
-  const list = useListPage({ order: 'created_at', direction: 'desc' }, (query) => ok(api.GET('/v2/audiences', { params: { query: query as never } })));
+  const list = useListPage({ order: 'created_at', direction: 'desc' }, (query) =>
+    ok(api.GET('/v2/audiences', { params: { query: query as never } })),
+  );
   const [adding, setAdding] = useState(false);
   const [name, setName] = useState('');
   const add = useAction();
@@ -35,7 +37,16 @@ export function Audiences() {
       </PageHeader>
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search audiences" />
-        <FilterSelect list={list} name="order" label="Sort by" options={[['created_at', 'Added'], ['name', 'Name'], ['subscribers_count', 'Subscribers']]} />
+        <FilterSelect
+          list={list}
+          name="order"
+          label="Sort by"
+          options={[
+            ['created_at', 'Added'],
+            ['name', 'Name'],
+            ['subscribers_count', 'Subscribers'],
+          ]}
+        />
         <FilterSelect list={list} name="direction" label="Order" options={DIRECTIONS} />
       </div>
       <ListTable
@@ -43,7 +54,12 @@ export function Audiences() {
         {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Subscribers', 'Page', 'Double opt-in', 'Added']}
-        empty={{ title: 'No audiences yet.', text: 'An audience is a list people subscribe to, through a form or the API.', action: 'Add your first audience', onAction: () => setAdding(true) }}
+        empty={{
+          title: 'No audiences yet.',
+          text: 'An audience is a list people subscribe to, through a form or the API.',
+          action: 'Add your first audience',
+          onAction: () => setAdding(true),
+        }}
         hasNext={nextPageUrl}
         row={(a) => (
           <tr>
@@ -90,16 +106,44 @@ function AddSubscribers({ audience, onAdded }: { audience: Audience; onAdded: (m
       onSubmit={async (e) => {
         e.preventDefault();
         if (mode === 'one') {
-          const added = await save.run(() => ok(api.POST('/v2/audiences/{id}/subscribers', { ...id, body: { email, ...(firstName ? { first_name: firstName } : {}), ...(lastName ? { last_name: lastName } : {}), double_opt_in: doubleOptIn } })));
+          const added = await save.run(() =>
+            ok(
+              api.POST('/v2/audiences/{id}/subscribers', {
+                ...id,
+                body: {
+                  email,
+                  ...(firstName ? { first_name: firstName } : {}),
+                  ...(lastName ? { last_name: lastName } : {}),
+                  double_opt_in: doubleOptIn,
+                },
+              }),
+            ),
+          );
           if (added) onAdded(added.object === 'subscriber_confirmation' ? added.message : `${added.contact.email} subscribed.`);
         } else {
           const emails = many.split(/[\s,;]+/).filter(Boolean);
-          const result = await save.run(() => ok(api.POST('/v2/audiences/{id}/subscribers/bulk', { ...id, body: { subscribers: emails.map((address) => ({ email: address })) } })));
-          if (result) onAdded(`${result.created} added, ${result.resubscribed} resubscribed, ${result.already_subscribed} already subscribed.`);
+          const result = await save.run(() =>
+            ok(
+              api.POST('/v2/audiences/{id}/subscribers/bulk', {
+                ...id,
+                body: { subscribers: emails.map((address) => ({ email: address })) },
+              }),
+            ),
+          );
+          if (result)
+            onAdded(`${result.created} added, ${result.resubscribed} resubscribed, ${result.already_subscribed} already subscribed.`);
         }
       }}
     >
-      <Select label="How many" value={mode} onChange={(v) => setMode(v as 'one' | 'many')} options={[['one', 'One subscriber'], ['many', 'Many addresses']]} />
+      <Select
+        label="How many"
+        value={mode}
+        onChange={(v) => setMode(v as 'one' | 'many')}
+        options={[
+          ['one', 'One subscriber'],
+          ['many', 'Many addresses'],
+        ]}
+      />
       {mode === 'one' ? (
         <>
           <Field label="Email address">
@@ -131,7 +175,8 @@ function AddSubscribers({ audience, onAdded }: { audience: Audience; onAdded: (m
 function Subscribers({ audience, onChange }: { audience: Audience; onChange: () => void }) {
   const list = useListPage(
     { subscribed: '', order: 'created_at', direction: 'desc' },
-    (query): Promise<SubscriberList> => ok(api.GET('/v2/audiences/{id}/subscribers', { params: { path: { id: audience.id }, query: query as never } })),
+    (query): Promise<SubscriberList> =>
+      ok(api.GET('/v2/audiences/{id}/subscribers', { params: { path: { id: audience.id }, query: query as never } })),
     { deps: [audience.id] },
   );
   const subscribers = list.loaded;
@@ -153,7 +198,10 @@ function Subscribers({ audience, onChange }: { audience: Audience; onChange: () 
       </div>
       {usage ? (
         <p class="muted">
-          {usage.used.toLocaleString()} {usage.limit === null ? 'subscribers (no limit on this plan)' : `of ${usage.limit.toLocaleString()} subscribers allowed on the ${usage.plan} plan`}
+          {usage.used.toLocaleString()}{' '}
+          {usage.limit === null
+            ? 'subscribers (no limit on this plan)'
+            : `of ${usage.limit.toLocaleString()} subscribers allowed on the ${usage.plan} plan`}
         </p>
       ) : null}
       {notice ? (
@@ -163,8 +211,26 @@ function Subscribers({ audience, onChange }: { audience: Audience; onChange: () 
       ) : null}
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search subscribers" />
-        <FilterSelect list={list} name="subscribed" label="Status" options={[['', 'All'], ['true', 'Subscribed'], ['false', 'Unsubscribed']]} />
-        <FilterSelect list={list} name="order" label="Sort by" options={[['created_at', 'Added'], ['email', 'Email'], ['subscribed_at', 'Subscribed']]} />
+        <FilterSelect
+          list={list}
+          name="subscribed"
+          label="Status"
+          options={[
+            ['', 'All'],
+            ['true', 'Subscribed'],
+            ['false', 'Unsubscribed'],
+          ]}
+        />
+        <FilterSelect
+          list={list}
+          name="order"
+          label="Sort by"
+          options={[
+            ['created_at', 'Added'],
+            ['email', 'Email'],
+            ['subscribed_at', 'Subscribed'],
+          ]}
+        />
         <FilterSelect list={list} name="direction" label="Order" options={DIRECTIONS} />
       </div>
       <ErrorBox error={change.error} />
@@ -192,7 +258,14 @@ function Subscribers({ audience, onChange }: { audience: Audience; onChange: () 
                 busy={change.busy}
                 onClick={async () => {
                   const path = { id: audience.id, subscriber: s.id };
-                  if (await change.run(() => ok(api.POST('/v2/audiences/{id}/subscribers/{subscriber}', { params: { path }, body: { subscribed: !s.subscribed } })))) await changed();
+                  if (
+                    await change.run(() =>
+                      ok(
+                        api.POST('/v2/audiences/{id}/subscribers/{subscriber}', { params: { path }, body: { subscribed: !s.subscribed } }),
+                      ),
+                    )
+                  )
+                    await changed();
                 }}
               >
                 {s.subscribed ? 'Unsubscribe' : 'Resubscribe'}
@@ -205,7 +278,8 @@ function Subscribers({ audience, onChange }: { audience: Audience; onChange: () 
                 onClick={async () => {
                   if (!confirm(`Remove ${s.contact.email} from ${audience.name}?`)) return;
                   const path = { id: audience.id, subscriber: s.id };
-                  if (await change.run(() => ok(api.DELETE('/v2/audiences/{id}/subscribers/{subscriber}', { params: { path } })))) await changed();
+                  if (await change.run(() => ok(api.DELETE('/v2/audiences/{id}/subscribers/{subscriber}', { params: { path } }))))
+                    await changed();
                 }}
               >
                 Remove
@@ -271,7 +345,15 @@ function AudienceSettings({ audience, onSaved }: { audience: Audience; onSaved: 
       <Field label="Name">
         <input name="name" required value={name} onInput={input(setName)} />
       </Field>
-      <Select label="Subscribe page" value={visibility} onChange={(v) => setVisibility(v as Audience['visibility'])} options={[['private', 'Private: no public page'], ['public', 'Public: a hosted subscribe page']]} />
+      <Select
+        label="Subscribe page"
+        value={visibility}
+        onChange={(v) => setVisibility(v as Audience['visibility'])}
+        options={[
+          ['private', 'Private: no public page'],
+          ['public', 'Public: a hosted subscribe page'],
+        ]}
+      />
       {visibility === 'public' ? (
         <p class="small-text">
           Page: <a class="wrap" href={`/subscribe/${audience.token}`}>{`${location.origin}/subscribe/${audience.token}`}</a>
@@ -339,7 +421,12 @@ export function AudienceDetail({ params }: PageProps) {
     <>
       <PageHeader title={a ? `Audience: ${a.name}` : 'Audience'}>
         {a ? (
-          <DeleteButton action={remove} question={`Delete the audience ${a.name}? Its contacts stay.`} remove={() => ok(api.DELETE('/v2/audiences/{id}', { params: { path: { id: a.id } } }))} done="/audiences" />
+          <DeleteButton
+            action={remove}
+            question={`Delete the audience ${a.name}? Its contacts stay.`}
+            remove={() => ok(api.DELETE('/v2/audiences/{id}', { params: { path: { id: a.id } } }))}
+            done="/audiences"
+          />
         ) : null}
       </PageHeader>
       <DetailStatus back="/audiences" backText="All audiences" loading={audience.loading && !a} error={audience.error ?? remove.error} />
@@ -355,7 +442,11 @@ export function AudienceDetail({ params }: PageProps) {
             ]}
           />
           <Tabs label="Audience" tabs={TABS} selected={tab} onSelect={setTab} panelId="audience-panel" style="margin-top: 1rem">
-            {tab === 'subscribers' ? <Subscribers audience={a} onChange={() => void audience.reload()} /> : <AudienceSettings key={a.id} audience={a} onSaved={() => void audience.reload()} />}
+            {tab === 'subscribers' ? (
+              <Subscribers audience={a} onChange={() => void audience.reload()} />
+            ) : (
+              <AudienceSettings key={a.id} audience={a} onSaved={() => void audience.reload()} />
+            )}
           </Tabs>
         </>
       ) : null}

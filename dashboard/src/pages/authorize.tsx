@@ -9,7 +9,16 @@ import { useAction, useLoad } from '../lib/hooks';
 import { loadSession, type Session } from '../session';
 import { SignIn } from './sign-in';
 
-const FIELDS = ['response_type', 'client_id', 'redirect_uri', 'code_challenge', 'code_challenge_method', 'state', 'scope', 'resource'] as const;
+const FIELDS = [
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'code_challenge',
+  'code_challenge_method',
+  'state',
+  'scope',
+  'resource',
+] as const;
 
 function requestParams(): Record<string, string> {
   const query = new URLSearchParams(location.search);
@@ -36,10 +45,20 @@ export function Authorize() {
 function Consent({ session }: { session: Session }) {
   const params = requestParams();
   const info = useLoad(() => ok(api.GET('/oauth/authorize/request', { params: { query: params } })), []);
-  const [chosen, setChosen] = useState<string[]>(session.workspace ? [session.workspace.id] : session.workspaces.slice(0, 1).map((w) => w.id));
+  const [chosen, setChosen] = useState<string[]>(
+    session.workspace ? [session.workspace.id] : session.workspaces.slice(0, 1).map((w) => w.id),
+  );
   const [scope, setScope] = useState<'sending' | 'full' | null>(null);
   const decision = useAction();
-  if (info.error) return <main class="auth-page" id="main"><div class="card auth-card"><h1>This request cannot be approved</h1><ErrorBox error={info.error} /></div></main>;
+  if (info.error)
+    return (
+      <main class="auth-page" id="main">
+        <div class="card auth-card">
+          <h1>This request cannot be approved</h1>
+          <ErrorBox error={info.error} />
+        </div>
+      </main>
+    );
   if (!info.data) return <Loading />;
   const asked = info.data.scope as 'sending' | 'full';
   const granted = scope ?? asked;
@@ -49,20 +68,33 @@ function Consent({ session }: { session: Session }) {
     );
     if (result) location.assign(result.redirect_to);
   };
-  const toggle = (id: string, on: boolean) => setChosen((list) => (on ? [...list.filter((x) => x !== id), id] : list.filter((x) => x !== id)));
+  const toggle = (id: string, on: boolean) =>
+    setChosen((list) => (on ? [...list.filter((x) => x !== id), id] : list.filter((x) => x !== id)));
   return (
     <main class="auth-page" id="main">
-      <form class="card auth-card" onSubmit={(e) => { e.preventDefault(); void decide(true); }}>
+      <form
+        class="card auth-card"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void decide(true);
+        }}
+      >
         <h1>Authorize {info.data.client_name}</h1>
         <p>
-          <strong>{info.data.client_name}</strong> wants to use Postlane {info.data.resource === 'mcp' ? 'as an MCP server' : 'through its API'} on your behalf
-          ({session.user.email}). You will be sent back to <strong>{info.data.redirect_host}</strong>.
+          <strong>{info.data.client_name}</strong> wants to use Postlane{' '}
+          {info.data.resource === 'mcp' ? 'as an MCP server' : 'through its API'} on your behalf ({session.user.email}). You will be sent
+          back to <strong>{info.data.redirect_host}</strong>.
         </p>
         <fieldset>
           <legend>Workspaces it may use</legend>
           {session.workspaces.map((w) => (
             <label key={w.id} class="checkbox">
-              <input type="checkbox" name="workspace" checked={chosen.includes(w.id)} onChange={(e) => toggle(w.id, (e.target as HTMLInputElement).checked)} />
+              <input
+                type="checkbox"
+                name="workspace"
+                checked={chosen.includes(w.id)}
+                onChange={(e) => toggle(w.id, (e.target as HTMLInputElement).checked)}
+              />
               {w.name} ({w.role})
             </label>
           ))}
@@ -74,7 +106,13 @@ function Consent({ session }: { session: Session }) {
             Sending: send and forward email only
           </label>
           <label class="checkbox">
-            <input type="radio" name="scope" disabled={asked === 'sending'} checked={granted === 'full'} onChange={() => setScope('full')} />
+            <input
+              type="radio"
+              name="scope"
+              disabled={asked === 'sending'}
+              checked={granted === 'full'}
+              onChange={() => setScope('full')}
+            />
             Full: everything your role allows
           </label>
         </fieldset>

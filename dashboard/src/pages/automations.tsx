@@ -21,7 +21,14 @@ import { jsonError } from '../lib/json';
 import { formatDate, useAction, useLoad, usePolling } from '../lib/hooks';
 import { present, useListPage } from '../lib/list';
 import { Link, navigate } from '../lib/router';
-import { CONTEXTS, checkGraph, checkSettings, DEFAULT_SETTINGS, type AutomationContext, type Problems } from '../../../src/resources/automations/graph.ts';
+import {
+  CONTEXTS,
+  checkGraph,
+  checkSettings,
+  DEFAULT_SETTINGS,
+  type AutomationContext,
+  type Problems,
+} from '../../../src/resources/automations/graph.ts';
 import type { PageProps } from './index';
 
 type Automation = Ok<'/v2/automations/{id}', 'get'>['data'];
@@ -29,8 +36,20 @@ type Run = Ok<'/v2/automations/{id}/runs/{run_id}', 'get'>['data'];
 type Stats = Ok<'/v2/automations/{id}/stats', 'get'>['data'];
 
 const CONTEXT_NAMES: Record<AutomationContext, string> = { contact: 'Contact', email: 'Email', event: 'Event' };
-const STATUS_OPTIONS: Array<[string, string]> = [['', 'All'], ['draft', 'Draft'], ['running', 'Running'], ['paused', 'Paused'], ['stopped', 'Stopped']];
-const RUN_STATUS_OPTIONS: Array<[string, string]> = [['', 'All'], ['running', 'Running'], ['completed', 'Completed'], ['failed', 'Failed'], ['canceled', 'Canceled']];
+const STATUS_OPTIONS: Array<[string, string]> = [
+  ['', 'All'],
+  ['draft', 'Draft'],
+  ['running', 'Running'],
+  ['paused', 'Paused'],
+  ['stopped', 'Stopped'],
+];
+const RUN_STATUS_OPTIONS: Array<[string, string]> = [
+  ['', 'All'],
+  ['running', 'Running'],
+  ['completed', 'Completed'],
+  ['failed', 'Failed'],
+  ['canceled', 'Canceled'],
+];
 
 /** A graph that passes the structure checks, to start from. */
 function starter(context: AutomationContext) {
@@ -49,7 +68,9 @@ function starter(context: AutomationContext) {
 }
 
 export function Automations() {
-  const list = useListPage({ status: '' }, (_, { page, filters }) => ok(api.GET('/v2/automations', { params: { query: present({ page, per_page: 25, status: filters.status }) as never } })));
+  const list = useListPage({ status: '' }, (_, { page, filters }) =>
+    ok(api.GET('/v2/automations', { params: { query: present({ page, per_page: 25, status: filters.status }) as never } })),
+  );
   const automations = list.loaded;
   const [adding, setAdding] = useState(false);
   const [name, setName] = useState('');
@@ -72,7 +93,12 @@ export function Automations() {
         {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Context', 'Status', 'Steps', 'Last run started', 'Created']}
-        empty={{ title: 'No automations.', text: 'An automation sends emails by itself when something happens, such as a new subscriber.', action: 'Add your first automation', onAction: () => setAdding(true) }}
+        empty={{
+          title: 'No automations.',
+          text: 'An automation sends emails by itself when something happens, such as a new subscriber.',
+          action: 'Add your first automation',
+          onAction: () => setAdding(true),
+        }}
         hasNext={(data) => data.current_page < data.total_pages}
         row={(a) => (
           <tr>
@@ -93,7 +119,17 @@ export function Automations() {
         <form
           onSubmit={async (e) => {
             e.preventDefault();
-            const created = await add.run(() => ok(api.POST('/v2/automations', { body: { name, context, ...(start === 'trigger' ? { steps: starter(context).steps.slice(0, 1), connections: [] } : starter(context)) } })));
+            const created = await add.run(() =>
+              ok(
+                api.POST('/v2/automations', {
+                  body: {
+                    name,
+                    context,
+                    ...(start === 'trigger' ? { steps: starter(context).steps.slice(0, 1), connections: [] } : starter(context)),
+                  },
+                }),
+              ),
+            );
             if (created) navigate(`/automations/${created.data.id}`);
           }}
         >
@@ -104,7 +140,14 @@ export function Automations() {
             label="Runs for each"
             value={context}
             onChange={(v) => setContext(v as AutomationContext)}
-            options={CONTEXTS.map((c): [string, string] => [c, { contact: 'Contact (audience, contact and date triggers)', email: 'Email (delivery, bounce, open… triggers)', event: 'Event (your own events, or run by hand)' }[c]])}
+            options={CONTEXTS.map((c): [string, string] => [
+              c,
+              {
+                contact: 'Contact (audience, contact and date triggers)',
+                email: 'Email (delivery, bounce, open… triggers)',
+                event: 'Event (your own events, or run by hand)',
+              }[c],
+            ])}
           />
           <Select
             label="Start with"
@@ -138,7 +181,8 @@ function check(text: string, context: AutomationContext): Checked {
   } catch (error) {
     return { kind: 'json', message: jsonError(text, error as Error) };
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return { kind: 'json', message: 'The workflow must be a JSON object with steps and connections' };
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    return { kind: 'json', message: 'The workflow must be a JSON object with steps and connections' };
   const workflow = value as Workflow;
   const problems: Problems = {};
   checkGraph(context, { steps: workflow.steps, connections: workflow.connections }, problems);
@@ -151,7 +195,13 @@ const workflowText = (a: Automation) =>
     {
       description: a.description,
       settings: a.settings,
-      steps: a.steps.map(({ id: _id, key, type, trigger, action, config }) => ({ key, type, ...(trigger ? { trigger } : {}), ...(action ? { action } : {}), ...(Object.keys(config).length ? { config } : {}) })),
+      steps: a.steps.map(({ id: _id, key, type, trigger, action, config }) => ({
+        key,
+        type,
+        ...(trigger ? { trigger } : {}),
+        ...(action ? { action } : {}),
+        ...(Object.keys(config).length ? { config } : {}),
+      })),
       connections: a.connections,
     },
     null,
@@ -177,8 +227,15 @@ function ProblemList({ problems, title, tone }: { problems: Problems; title: str
 
 /** The save path's checks without saving, asked again a moment after each change (the builder's
  *  live validation). */
-function useLiveValidation(body: Record<string, unknown> | null, active: boolean): { problems: Problems; checking: boolean; checked: boolean } {
-  const [state, setState] = useState<{ problems: Problems; checking: boolean; checked: boolean }>({ problems: {}, checking: false, checked: false });
+function useLiveValidation(
+  body: Record<string, unknown> | null,
+  active: boolean,
+): { problems: Problems; checking: boolean; checked: boolean } {
+  const [state, setState] = useState<{ problems: Problems; checking: boolean; checked: boolean }>({
+    problems: {},
+    checking: false,
+    checked: false,
+  });
   const key = body && active ? JSON.stringify(body) : null;
   useEffect(() => {
     if (key === null) return;
@@ -200,7 +257,19 @@ function useLiveValidation(body: Record<string, unknown> | null, active: boolean
   return state;
 }
 
-function WorkflowEditor({ automation, stats, onSaved, mode, catalog }: { automation: Automation; stats: Stats | undefined; onSaved: (a: Automation) => void; mode: 'builder' | 'json'; catalog: Catalog | undefined }) {
+function WorkflowEditor({
+  automation,
+  stats,
+  onSaved,
+  mode,
+  catalog,
+}: {
+  automation: Automation;
+  stats: Stats | undefined;
+  onSaved: (a: Automation) => void;
+  mode: 'builder' | 'json';
+  catalog: Catalog | undefined;
+}) {
   const context = automation.context as AutomationContext;
   const [name, setName] = useState(automation.name);
   const [text, setText] = useState(workflowText(automation));
@@ -210,8 +279,12 @@ function WorkflowEditor({ automation, stats, onSaved, mode, catalog }: { automat
   const [saved, setSaved] = useState(false);
   const local = checked.kind === 'checked' ? checked.problems : {};
   const value = checked.kind === 'checked' ? checked.value : null;
-  const steps = value && Array.isArray(value.steps) ? (value.steps as Array<Record<string, any>>).filter((s) => s && typeof s === 'object') : [];
-  const connections = value && Array.isArray(value.connections) ? (value.connections as Array<Record<string, any>>).filter((c) => c && typeof c === 'object') : [];
+  const steps =
+    value && Array.isArray(value.steps) ? (value.steps as Array<Record<string, any>>).filter((s) => s && typeof s === 'object') : [];
+  const connections =
+    value && Array.isArray(value.connections)
+      ? (value.connections as Array<Record<string, any>>).filter((c) => c && typeof c === 'object')
+      : [];
   const live = useLiveValidation(value ? { name, context, ...value } : null, mode === 'builder');
   const setGraph = (graph: Graph) => {
     setText(JSON.stringify({ ...value, steps: graph.steps, connections: graph.connections }, null, 2));
@@ -227,7 +300,9 @@ function WorkflowEditor({ automation, stats, onSaved, mode, catalog }: { automat
         setApiProblems({});
         const updated = await save.run(async () => {
           try {
-            return await ok(api.POST('/v2/automations/{id}', { params: { path: { id: automation.id } }, body: { name, ...value } as never }));
+            return await ok(
+              api.POST('/v2/automations/{id}', { params: { path: { id: automation.id } }, body: { name, ...value } as never }),
+            );
           } catch (error) {
             const body = error instanceof ApiFailure ? (error.body as { errors?: Problems }) : null;
             if (body?.errors && typeof body.errors === 'object') setApiProblems(body.errors);
@@ -251,62 +326,96 @@ function WorkflowEditor({ automation, stats, onSaved, mode, catalog }: { automat
           ) : !catalog ? (
             <Loading label="Loading the catalogue…" />
           ) : (
-            <Builder context={context} graph={{ steps: steps as never, connections: connections as never }} onChange={setGraph} catalog={catalog} problems={shownProblems} stats={stats} />
+            <Builder
+              context={context}
+              graph={{ steps: steps as never, connections: connections as never }}
+              onChange={setGraph}
+              catalog={catalog}
+              problems={shownProblems}
+              stats={stats}
+            />
           )}
           <p id="builder-check" aria-live="polite" class="small-text">
-            {live.checking ? 'Checking…' : live.checked ? (Object.keys(live.problems).length === 0 ? <span class="ok-text">Valid: ready to save.</span> : `${Object.keys(live.problems).length === 1 ? 'One problem' : `${Object.keys(live.problems).length} problems`} to fix before it can start.`) : null}
+            {live.checking ? (
+              'Checking…'
+            ) : live.checked ? (
+              Object.keys(live.problems).length === 0 ? (
+                <span class="ok-text">Valid: ready to save.</span>
+              ) : (
+                `${Object.keys(live.problems).length === 1 ? 'One problem' : `${Object.keys(live.problems).length} problems`} to fix before it can start.`
+              )
+            ) : null}
           </p>
-          {Object.keys(apiProblems).length === 0 ? <ErrorBox error={save.error} /> : <ProblemList problems={apiProblems} title="The API refused the workflow:" tone="error" />}
+          {Object.keys(apiProblems).length === 0 ? (
+            <ErrorBox error={save.error} />
+          ) : (
+            <ProblemList problems={apiProblems} title="The API refused the workflow:" tone="error" />
+          )}
           <Button type="submit" kind="primary" busy={save.busy} disabled={!value}>
             Save workflow
           </Button>
           {saved ? <span role="status"> Saved.</span> : null}
         </section>
       ) : (
-      <div class="editor-grid">
-        <div>
-          <Field label="Workflow (JSON)" hint="description, settings, steps (key, type, trigger or action, config) and connections (from, to, branch)">
-            <textarea
-              class="code"
-              spellcheck={false}
-              aria-describedby="workflow-check"
-              value={text}
-              onInput={(e) => {
-                setText((e.target as HTMLTextAreaElement).value);
-                setSaved(false);
-              }}
-            />
-          </Field>
-          <div id="workflow-check" aria-live="polite">
-            {checked.kind === 'json' ? <p class="error">Not valid JSON: {checked.message}</p> : null}
-            <ProblemList problems={local} title="Problems in the workflow:" tone="warning" />
-            {checked.kind === 'checked' && Object.keys(local).length === 0 ? <p class="ok-text">The structure is valid. Each action's settings are checked when saving.</p> : null}
+        <div class="editor-grid">
+          <div>
+            <Field
+              label="Workflow (JSON)"
+              hint="description, settings, steps (key, type, trigger or action, config) and connections (from, to, branch)"
+            >
+              <textarea
+                class="code"
+                spellcheck={false}
+                aria-describedby="workflow-check"
+                value={text}
+                onInput={(e) => {
+                  setText((e.target as HTMLTextAreaElement).value);
+                  setSaved(false);
+                }}
+              />
+            </Field>
+            <div id="workflow-check" aria-live="polite">
+              {checked.kind === 'json' ? <p class="error">Not valid JSON: {checked.message}</p> : null}
+              <ProblemList problems={local} title="Problems in the workflow:" tone="warning" />
+              {checked.kind === 'checked' && Object.keys(local).length === 0 ? (
+                <p class="ok-text">The structure is valid. Each action's settings are checked when saving.</p>
+              ) : null}
+            </div>
+            <ProblemList problems={apiProblems} title="The API refused the workflow:" tone="error" />
+            {Object.keys(apiProblems).length === 0 ? <ErrorBox error={save.error} /> : null}
+            <Button type="submit" kind="primary" busy={save.busy} disabled={checked.kind === 'json'}>
+              Save workflow
+            </Button>
+            {saved ? <span role="status"> Saved.</span> : null}
           </div>
-          <ProblemList problems={apiProblems} title="The API refused the workflow:" tone="error" />
-          {Object.keys(apiProblems).length === 0 ? <ErrorBox error={save.error} /> : null}
-          <Button type="submit" kind="primary" busy={save.busy} disabled={checked.kind === 'json'}>
-            Save workflow
-          </Button>
-          {saved ? <span role="status"> Saved.</span> : null}
+          <section aria-labelledby="diagram-title">
+            <h2 id="diagram-title">Diagram</h2>
+            {checked.kind === 'json' ? (
+              <p class="muted">The diagram returns once the JSON is valid.</p>
+            ) : (
+              <>
+                <Picture steps={steps as never} connections={connections as never} stats={stats} />
+                <Diagram steps={steps as never} connections={connections as never} problems={{ ...local, ...apiProblems }} stats={stats} />
+              </>
+            )}
+          </section>
         </div>
-        <section aria-labelledby="diagram-title">
-          <h2 id="diagram-title">Diagram</h2>
-          {checked.kind === 'json' ? (
-            <p class="muted">The diagram returns once the JSON is valid.</p>
-          ) : (
-            <>
-              <Picture steps={steps as never} connections={connections as never} stats={stats} />
-              <Diagram steps={steps as never} connections={connections as never} problems={{ ...local, ...apiProblems }} stats={stats} />
-            </>
-          )}
-        </section>
-      </div>
       )}
     </form>
   );
 }
 
-function RunNow({ automation, open, onClose, onDone }: { automation: Automation; open: boolean; onClose: () => void; onDone: (run: Run) => void }) {
+function RunNow({
+  automation,
+  open,
+  onClose,
+  onDone,
+}: {
+  automation: Automation;
+  open: boolean;
+  onClose: () => void;
+  onDone: (run: Run) => void;
+}) {
   const example = automation.context === 'contact' ? '{\n  "contact_id": ""\n}' : '{\n  "to": "someone@example.org"\n}';
   const [text, setText] = useState(example);
   const run = useAction();
@@ -322,12 +431,27 @@ function RunNow({ automation, open, onClose, onDone }: { automation: Automation;
             run.setError(`The payload is not valid JSON: ${jsonError(text, error as Error)}`);
             return;
           }
-          const started = await run.run(() => ok(api.POST('/v2/automations/{id}/trigger', { params: { path: { id: automation.id } }, body: { payload } })));
+          const started = await run.run(() =>
+            ok(api.POST('/v2/automations/{id}/trigger', { params: { path: { id: automation.id } }, body: { payload } })),
+          );
           if (started) onDone(started.data);
         }}
       >
-        <Field label="Payload (JSON)" hint={automation.context === 'contact' ? 'contact_id names the run\'s contact (con_ id or email)' : 'Available to steps as {{payload.…}}'}>
-          <textarea class="code" rows={6} spellcheck={false} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+        <Field
+          label="Payload (JSON)"
+          hint={
+            automation.context === 'contact'
+              ? "contact_id names the run's contact (con_ id or email)"
+              : 'Available to steps as {{payload.…}}'
+          }
+        >
+          <textarea
+            class="code"
+            rows={6}
+            spellcheck={false}
+            value={text}
+            onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+          />
         </Field>
         <ErrorBox error={run.error} />
         <p>
@@ -343,7 +467,12 @@ function RunNow({ automation, open, onClose, onDone }: { automation: Automation;
 function Runs({ automation, refreshKey }: { automation: Automation; refreshKey: number }) {
   const list = useListPage(
     { status: '' },
-    (_, { page, filters }) => ok(api.GET('/v2/automations/{id}/runs', { params: { path: { id: automation.id }, query: present({ page, per_page: 25, status: filters.status }) as never } })),
+    (_, { page, filters }) =>
+      ok(
+        api.GET('/v2/automations/{id}/runs', {
+          params: { path: { id: automation.id }, query: present({ page, per_page: 25, status: filters.status }) as never },
+        }),
+      ),
     { deps: [automation.id, refreshKey] },
   );
   const runs = list.loaded;
@@ -385,13 +514,21 @@ function Runs({ automation, refreshKey }: { automation: Automation; refreshKey: 
 }
 
 /** The steps in flow order as a funnel (visits), and each send_email step's email funnel. */
-function StatsView({ automation, stats }: { automation: Automation; stats: { data: Stats | undefined; loading: boolean; error: string | null; reload: () => Promise<void> } }) {
+function StatsView({
+  automation,
+  stats,
+}: {
+  automation: Automation;
+  stats: { data: Stats | undefined; loading: boolean; error: string | null; reload: () => Promise<void> };
+}) {
   const s = stats.data;
   const order = flowOrder(automation.steps, automation.connections);
   const actions = order.map((i) => automation.steps[i]).filter((step) => step.type === 'action');
-  const first = s && actions.length ? s[actions[0].key]?.total ?? 0 : 0;
+  const first = s && actions.length ? (s[actions[0].key]?.total ?? 0) : 0;
   const colors = ['#2457c5', '#1f7a3a', '#5b3cc4', '#006d77', '#8a4b00', '#4a5568'];
-  const visits: Bar[] = s ? actions.map((step, i) => ({ label: step.key, value: s[step.key]?.total ?? 0, color: colors[i % colors.length] })) : [];
+  const visits: Bar[] = s
+    ? actions.map((step, i) => ({ label: step.key, value: s[step.key]?.total ?? 0, color: colors[i % colors.length] }))
+    : [];
   const mails = s ? actions.filter((step) => step.action === 'send_email') : [];
   return (
     <>
@@ -441,7 +578,10 @@ export function AutomationDetail({ params }: PageProps) {
   const loaded = useLoad(() => ok(api.GET('/v2/automations/{id}', { params: { path: { id: params.id } } })), [params.id]);
   const [current, setCurrent] = useState<Automation | null>(null);
   const a = current ?? loaded.data?.data;
-  const stats = useLoad(() => ok(api.GET('/v2/automations/{id}/stats', { params: { path: { id: params.id } } })).then((r) => r.data), [params.id]);
+  const stats = useLoad(
+    () => ok(api.GET('/v2/automations/{id}/stats', { params: { path: { id: params.id } } })).then((r) => r.data),
+    [params.id],
+  );
   const [tab, setTab] = useState<Tab>('builder');
   // The catalogue the builder draws its forms from (the same for every automation).
   const catalog = useLoad(() => ok(api.GET('/v2/automations/catalog')).then((r) => r.data as Catalog), []);
@@ -478,13 +618,19 @@ export function AutomationDetail({ params }: PageProps) {
               <Button
                 busy={action.busy}
                 onClick={() => {
-                  if (confirm(`Stop ${a.name}? Its running runs end canceled.`)) void act(() => ok(api.POST('/v2/automations/{id}/stop', path)));
+                  if (confirm(`Stop ${a.name}? Its running runs end canceled.`))
+                    void act(() => ok(api.POST('/v2/automations/{id}/stop', path)));
                 }}
               >
                 Stop
               </Button>
             ) : null}
-            <DeleteButton action={action} question={`Delete ${a.name} and its runs?`} remove={() => ok(api.DELETE('/v2/automations/{id}', path))} done="/automations" />
+            <DeleteButton
+              action={action}
+              question={`Delete ${a.name} and its runs?`}
+              remove={() => ok(api.DELETE('/v2/automations/{id}', path))}
+              done="/automations"
+            />
           </>
         ) : null}
       </PageHeader>
@@ -510,7 +656,16 @@ export function AutomationDetail({ params }: PageProps) {
             panelId="automation-panel"
             style="margin-top: 1rem"
           >
-            {tab === 'builder' || tab === 'workflow' ? <WorkflowEditor key={a.id} automation={a} stats={stats.data} onSaved={setCurrent} mode={tab === 'builder' ? 'builder' : 'json'} catalog={catalog.data} /> : null}
+            {tab === 'builder' || tab === 'workflow' ? (
+              <WorkflowEditor
+                key={a.id}
+                automation={a}
+                stats={stats.data}
+                onSaved={setCurrent}
+                mode={tab === 'builder' ? 'builder' : 'json'}
+                catalog={catalog.data}
+              />
+            ) : null}
             {tab === 'runs' ? <Runs automation={a} refreshKey={runsKey} /> : null}
             {tab === 'stats' ? <StatsView automation={a} stats={stats} /> : null}
           </Tabs>
@@ -531,7 +686,10 @@ export function AutomationDetail({ params }: PageProps) {
 }
 
 export function AutomationRun({ params }: PageProps) {
-  const run = useLoad(() => ok(api.GET('/v2/automations/{id}/runs/{run_id}', { params: { path: { id: params.id, run_id: params.run_id } } })), [params.id, params.run_id]);
+  const run = useLoad(
+    () => ok(api.GET('/v2/automations/{id}/runs/{run_id}', { params: { path: { id: params.id, run_id: params.run_id } } })),
+    [params.id, params.run_id],
+  );
   const [current, setCurrent] = useState<Run | null>(null);
   const r = current ?? run.data?.data;
   const cancel = useAction();
@@ -555,7 +713,9 @@ export function AutomationRun({ params }: PageProps) {
             busy={cancel.busy}
             onClick={async () => {
               const ticket = ++order.current.issued;
-              const next = await cancel.run(() => ok(api.POST('/v2/automations/{id}/runs/{run_id}/cancel', { params: { path: { id: params.id, run_id: params.run_id } } })));
+              const next = await cancel.run(() =>
+                ok(api.POST('/v2/automations/{id}/runs/{run_id}/cancel', { params: { path: { id: params.id, run_id: params.run_id } } })),
+              );
               if (next && ticket > order.current.shown) {
                 order.current.shown = ticket;
                 setCurrent(next.data);
@@ -589,7 +749,8 @@ export function AutomationRun({ params }: PageProps) {
             {r.run_steps.map((s) => (
               <li class="flow-step" data-run-step={s.step_key}>
                 <div>
-                  <strong>{s.step_key}</strong> <Badge value={s.status} /> <span class="muted small-text">{formatDate(s.started_at ?? s.created_at)}</span>
+                  <strong>{s.step_key}</strong> <Badge value={s.status} />{' '}
+                  <span class="muted small-text">{formatDate(s.started_at ?? s.created_at)}</span>
                 </div>
                 {typeof s.data.email_oid === 'string' ? (
                   <p class="small-text">

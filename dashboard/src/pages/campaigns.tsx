@@ -60,7 +60,17 @@ export function Campaigns() {
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search name or subject" />
         <FilterSelect list={list} name="status" label="Status" options={STATUS_OPTIONS} />
-        <FilterSelect list={list} name="order" label="Sort by" options={[['', 'Newest first'], ['name', 'Name'], ['status', 'Status'], ['sent_at', 'Sent']]} />
+        <FilterSelect
+          list={list}
+          name="order"
+          label="Sort by"
+          options={[
+            ['', 'Newest first'],
+            ['name', 'Name'],
+            ['status', 'Status'],
+            ['sent_at', 'Sent'],
+          ]}
+        />
       </div>
       {campaigns.data ? <p class="muted">{campaigns.data.total_records.toLocaleString()} campaigns</p> : null}
       <ListTable
@@ -68,7 +78,12 @@ export function Campaigns() {
         {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Status', 'Subject', 'Scheduled', 'Sent', 'Created']}
-        empty={{ title: 'No campaigns.', text: 'A campaign is one email sent to an audience, now or at a set time.', action: 'Write your first campaign', href: '/campaigns/new' }}
+        empty={{
+          title: 'No campaigns.',
+          text: 'A campaign is one email sent to an audience, now or at a set time.',
+          action: 'Write your first campaign',
+          href: '/campaigns/new',
+        }}
         hasNext={nextPageUrl}
         row={(c) => (
           <tr>
@@ -90,7 +105,15 @@ export function Campaigns() {
 }
 
 /** Which audiences are included and which excluded: one choice per audience. */
-function RecipientPicker({ audiences, value, onChange }: { audiences: Loaded<Audiences>; value: Recipient[]; onChange: (next: Recipient[]) => void }) {
+function RecipientPicker({
+  audiences,
+  value,
+  onChange,
+}: {
+  audiences: Loaded<Audiences>;
+  value: Recipient[];
+  onChange: (next: Recipient[]) => void;
+}) {
   const choice = (id: string) => {
     const found = value.find((r) => r.audience_id === id);
     return found ? (found.exclude ? 'exclude' : 'include') : '';
@@ -160,9 +183,18 @@ export function CampaignCompose() {
           const field = (key: string) => String(form.get(key) ?? '');
           const created = await save.run(async () => {
             const content = await editor.collect();
-            const body = { name: field('name'), from_name: field('from_name'), from_email: field('from_email'), subject: field('subject'), preview_text: field('preview_text') || null, ...content, ...(field('reply_to') ? { reply_to: field('reply_to') } : {}) };
+            const body = {
+              name: field('name'),
+              from_name: field('from_name'),
+              from_email: field('from_email'),
+              subject: field('subject'),
+              preview_text: field('preview_text') || null,
+              ...content,
+              ...(field('reply_to') ? { reply_to: field('reply_to') } : {}),
+            };
             const made = await ok(api.POST('/v2/campaigns', { body }));
-            if (recipients.length > 0) await ok(api.POST('/v2/campaigns/{id}', { params: { path: { id: made.id } }, body: { recipients } }));
+            if (recipients.length > 0)
+              await ok(api.POST('/v2/campaigns/{id}', { params: { path: { id: made.id } }, body: { recipients } }));
             return made;
           });
           if (created) navigate(`/campaigns/${created.id}`);
@@ -212,7 +244,13 @@ export function CampaignCompose() {
  * CampaignDetail). The fields keep what was typed when the campaign shown changes: this form is
  * keyed by the campaign's id only, so a refetch or a status change never remounts it.
  */
-function SettingsForm({ campaign, save: saveCampaign }: { campaign: Campaign; save: (call: () => Promise<Campaign>) => Promise<Campaign> }) {
+function SettingsForm({
+  campaign,
+  save: saveCampaign,
+}: {
+  campaign: Campaign;
+  save: (call: () => Promise<Campaign>) => Promise<Campaign>;
+}) {
   const audiences = useAudiences();
   const [name, setName] = useState(campaign.name);
   const [fromName, setFromName] = useState(campaign.from_name);
@@ -234,9 +272,19 @@ function SettingsForm({ campaign, save: saveCampaign }: { campaign: Campaign; sa
         const form = new FormData(e.currentTarget);
         const field = (key: string) => String(form.get(key) ?? '');
         const body = editable
-          ? { name: field('name'), from_name: field('from_name'), from_email: field('from_email'), reply_to: field('reply_to'), subject: field('subject'), preview_text: field('preview_text') || null, ...(recipients.length > 0 || campaign.recipients.length > 0 ? { recipients } : {}) }
+          ? {
+              name: field('name'),
+              from_name: field('from_name'),
+              from_email: field('from_email'),
+              reply_to: field('reply_to'),
+              subject: field('subject'),
+              preview_text: field('preview_text') || null,
+              ...(recipients.length > 0 || campaign.recipients.length > 0 ? { recipients } : {}),
+            }
           : { name: field('name') };
-        const updated = await save.run(() => saveCampaign(() => ok(api.POST('/v2/campaigns/{id}', { params: { path: { id: campaign.id } }, body }))));
+        const updated = await save.run(() =>
+          saveCampaign(() => ok(api.POST('/v2/campaigns/{id}', { params: { path: { id: campaign.id } }, body }))),
+        );
         if (updated) setSaved(true);
       }}
     >
@@ -264,7 +312,9 @@ function SettingsForm({ campaign, save: saveCampaign }: { campaign: Campaign; sa
         </div>
         <div>{editable ? <RecipientPicker audiences={audiences} value={recipients} onChange={setRecipients} /> : null}</div>
       </div>
-      <p class="muted">The content ({campaign.content_type}) is given when the campaign is created; the API does not change it afterwards.</p>
+      <p class="muted">
+        The content ({campaign.content_type}) is given when the campaign is created; the API does not change it afterwards.
+      </p>
       <ErrorBox error={save.error} />
       <Button type="submit" kind="primary" busy={save.busy}>
         Save settings
@@ -275,7 +325,19 @@ function SettingsForm({ campaign, save: saveCampaign }: { campaign: Campaign; sa
 }
 
 /** Send now, or schedule for later (ISO 8601 or English such as "tomorrow at 9am", UTC). */
-function SendDialog({ campaign, open, onClose, track, onSent }: { campaign: Campaign; open: boolean; onClose: () => void; track: (call: () => Promise<Campaign>) => Promise<Campaign>; onSent: () => void }) {
+function SendDialog({
+  campaign,
+  open,
+  onClose,
+  track,
+  onSent,
+}: {
+  campaign: Campaign;
+  open: boolean;
+  onClose: () => void;
+  track: (call: () => Promise<Campaign>) => Promise<Campaign>;
+  onSent: () => void;
+}) {
   const [when, setWhen] = useState<'now' | 'later'>('now');
   const [at, setAt] = useState('');
   const send = useAction();
@@ -285,11 +347,21 @@ function SendDialog({ campaign, open, onClose, track, onSent }: { campaign: Camp
         onSubmit={async (e) => {
           e.preventDefault();
           const body = when === 'later' ? { scheduled_at: at } : {};
-          const sent = await send.run(() => track(() => ok(api.POST('/v2/campaigns/{id}/send', { params: { path: { id: campaign.id } }, body }))));
+          const sent = await send.run(() =>
+            track(() => ok(api.POST('/v2/campaigns/{id}/send', { params: { path: { id: campaign.id } }, body }))),
+          );
           if (sent) onSent();
         }}
       >
-        <Select label="When" value={when} onChange={(v) => setWhen(v as 'now' | 'later')} options={[['now', 'Now'], ['later', 'At a later time']]} />
+        <Select
+          label="When"
+          value={when}
+          onChange={(v) => setWhen(v as 'now' | 'later')}
+          options={[
+            ['now', 'Now'],
+            ['later', 'At a later time'],
+          ]}
+        />
         {when === 'later' ? (
           <Field label="Send at" hint='UTC: 2026-12-01T09:00:00Z or "tomorrow at 9am"'>
             <input name="scheduled_at" required value={at} onInput={input(setAt)} />
@@ -314,9 +386,15 @@ function SendDialog({ campaign, open, onClose, track, onSent }: { campaign: Camp
  * meanwhile), and it polls one request at a time.
  */
 function ReportView({ campaign, onStatus }: { campaign: Campaign; onStatus: (status: Campaign['status']) => void }) {
-  const report = useLoad(() => ok(api.GET('/v2/campaigns/{id}/report', { params: { path: { id: campaign.id } } })), [campaign.id, campaign.status]);
+  const report = useLoad(
+    () => ok(api.GET('/v2/campaigns/{id}/report', { params: { path: { id: campaign.id } } })),
+    [campaign.id, campaign.status],
+  );
   const r = report.data;
-  const live = LIVE.includes(campaign.status) || LIVE.includes(r?.status ?? '') || (r !== undefined && r.status === 'sent' && r.delivered + r.bounced + r.failed < r.sent);
+  const live =
+    LIVE.includes(campaign.status) ||
+    LIVE.includes(r?.status ?? '') ||
+    (r !== undefined && r.status === 'sent' && r.delivered + r.bounced + r.failed < r.sent);
   usePolling(report.reload, 2000, live);
   useEffect(() => {
     if (r && r.status !== campaign.status) onStatus(r.status);
@@ -327,7 +405,12 @@ function ReportView({ campaign, onStatus }: { campaign: Campaign; onStatus: (sta
       { label: 'Sent', value: r.sent, color: '#2457c5' },
       { label: 'Delivered', value: r.delivered, color: '#1f7a3a' },
       { label: 'Opened', value: r.unique_loads, color: '#5b3cc4', note: r.loaded > r.unique_loads ? `· ${r.loaded} opens` : undefined },
-      { label: 'Clicked', value: r.unique_clicks, color: '#006d77', note: r.clicked > r.unique_clicks ? `· ${r.clicked} clicks` : undefined },
+      {
+        label: 'Clicked',
+        value: r.unique_clicks,
+        color: '#006d77',
+        note: r.clicked > r.unique_clicks ? `· ${r.clicked} clicks` : undefined,
+      },
       { label: 'Bounced', value: r.bounced, color: '#b3261e' },
       { label: 'Failed', value: r.failed, color: '#7a1712' },
       { label: 'Complained', value: r.complained, color: '#8a4b00' },
@@ -348,7 +431,11 @@ function ReportView({ campaign, onStatus }: { campaign: Campaign; onStatus: (sta
       {r ? (
         <>
           {r.recipients === 0 ? (
-            <p class="muted">{campaign.status === 'scheduled' ? `Sends ${formatDate(campaign.scheduled_at)}.` : 'The recipients are counted when sending starts.'}</p>
+            <p class="muted">
+              {campaign.status === 'scheduled'
+                ? `Sends ${formatDate(campaign.scheduled_at)}.`
+                : 'The recipients are counted when sending starts.'}
+            </p>
           ) : (
             <Progress
               label="Handed to delivery"
@@ -387,16 +474,28 @@ function ReplaceContent({ campaign }: { campaign: Campaign }) {
         const made = await save.run(async () => {
           const c = campaign;
           const content = await editor.collect();
-          const body = { name: c.name, from_name: c.from_name, from_email: c.from_email, subject: c.subject, preview_text: c.preview_text, ...content, ...(c.reply_to ? { reply_to: c.reply_to } : {}) };
+          const body = {
+            name: c.name,
+            from_name: c.from_name,
+            from_email: c.from_email,
+            subject: c.subject,
+            preview_text: c.preview_text,
+            ...content,
+            ...(c.reply_to ? { reply_to: c.reply_to } : {}),
+          };
           const next = await ok(api.POST('/v2/campaigns', { body }));
-          if (c.recipients.length > 0) await ok(api.POST('/v2/campaigns/{id}', { params: { path: { id: next.id } }, body: { recipients: c.recipients } }));
+          if (c.recipients.length > 0)
+            await ok(api.POST('/v2/campaigns/{id}', { params: { path: { id: next.id } }, body: { recipients: c.recipients } }));
           await ok(api.DELETE('/v2/campaigns/{id}', { params: { path: { id: c.id } } }));
           return next;
         });
         if (made) openOnContent(made.id, true);
       }}
     >
-      <p class="notice">A campaign keeps the content it was created with: saving makes a new draft with this content and this draft's settings and audiences, and deletes this draft.</p>
+      <p class="notice">
+        A campaign keeps the content it was created with: saving makes a new draft with this content and this draft's settings and
+        audiences, and deletes this draft.
+      </p>
       {stored.loading ? <Loading label="Loading the content…" /> : null}
       <ErrorBox error={stored.error} />
       {stored.data ? editor.render({ initial: stored.data, subject: campaign.subject, previewText: campaign.preview_text ?? '' }) : null}
@@ -433,7 +532,8 @@ export function CampaignDetail({ params }: PageProps) {
   // (a refetch while sending) never swaps the panel, and the form in it, from under the user.
   const first = loaded.data;
   const [openContent] = useState(() => contentFirst === params.id);
-  const shownTab: Tab = tab ?? (openContent ? 'content' : first && (first.sent_at || !['draft', 'scheduled'].includes(first.status)) ? 'report' : 'settings');
+  const shownTab: Tab =
+    tab ?? (openContent ? 'content' : first && (first.sent_at || !['draft', 'scheduled'].includes(first.status)) ? 'report' : 'settings');
   const [testing, setTesting] = useState(false);
   const path = c ? { params: { path: { id: c.id } } } : null;
   // Every call that answers with the campaign (actions, saves, refetches when the report's
@@ -476,7 +576,8 @@ export function CampaignDetail({ params }: PageProps) {
               <Button
                 busy={action.busy}
                 onClick={() => {
-                  if (confirm(`Cancel ${c.name}? Recipients not sent to yet are dropped.`)) void act(() => ok(api.POST('/v2/campaigns/{id}/cancel', path)));
+                  if (confirm(`Cancel ${c.name}? Recipients not sent to yet are dropped.`))
+                    void act(() => ok(api.POST('/v2/campaigns/{id}/cancel', path)));
                 }}
               >
                 Cancel campaign
@@ -490,7 +591,12 @@ export function CampaignDetail({ params }: PageProps) {
             <Button onClick={() => setTesting(true)}>Send a test</Button>
             <DuplicateButton campaign={c} onDuplicated={(id) => openOnContent(id)} />
             {!c.sent_at && status !== 'sending' && status !== 'sent' ? (
-              <DeleteButton action={action} question={`Delete ${c.name}? This cannot be undone.`} remove={() => ok(api.DELETE('/v2/campaigns/{id}', path))} done="/campaigns" />
+              <DeleteButton
+                action={action}
+                question={`Delete ${c.name}? This cannot be undone.`}
+                remove={() => ok(api.DELETE('/v2/campaigns/{id}', path))}
+                done="/campaigns"
+              />
             ) : null}
           </>
         ) : null}
@@ -501,10 +607,17 @@ export function CampaignDetail({ params }: PageProps) {
           <Facts
             items={[
               ['Status', <Badge value={c.status} />],
-              ...(c.status_reason ? ([['Why', c.status_reason === 'insufficient_credits' ? 'Waiting for credits (resumes by itself)' : c.status_reason]] as Array<[string, string]>) : []),
+              ...(c.status_reason
+                ? ([
+                    ['Why', c.status_reason === 'insufficient_credits' ? 'Waiting for credits (resumes by itself)' : c.status_reason],
+                  ] as Array<[string, string]>)
+                : []),
               ['From', c.from_email ? `${c.from_name ? `${c.from_name} ` : ''}<${c.from_email}>` : '—'],
               ['Subject', c.subject || '—'],
-              ['Audiences', `${c.recipients.filter((r) => !r.exclude).length} included, ${c.recipients.filter((r) => r.exclude).length} excluded`],
+              [
+                'Audiences',
+                `${c.recipients.filter((r) => !r.exclude).length} included, ${c.recipients.filter((r) => r.exclude).length} excluded`,
+              ],
               ['Scheduled', formatDate(c.scheduled_at)],
               ['Sending started', formatDate(c.sent_at)],
             ]}
@@ -519,7 +632,11 @@ export function CampaignDetail({ params }: PageProps) {
                 }}
               />
             ) : shownTab === 'content' ? (
-              c.status === 'draft' ? <ReplaceContent key={c.id} campaign={c} /> : <SentContent key={c.id} campaign={c} />
+              c.status === 'draft' ? (
+                <ReplaceContent key={c.id} campaign={c} />
+              ) : (
+                <SentContent key={c.id} campaign={c} />
+              )
             ) : (
               <SettingsForm key={c.id} campaign={c} save={track} />
             )}

@@ -22,9 +22,18 @@ function useAudiences() {
   return useLoad(() => ok(api.GET('/v2/audiences', { params: { query: { limit: 100, order: 'name', direction: 'asc' } as never } })), []);
 }
 
-const fullName = (c: { first_name: string | null; last_name: string | null }) => [c.first_name, c.last_name].filter(Boolean).join(' ') || '—';
+const fullName = (c: { first_name: string | null; last_name: string | null }) =>
+  [c.first_name, c.last_name].filter(Boolean).join(' ') || '—';
 
-function ContactForm({ initial, audiences, onSaved }: { initial: Contact | null; audiences: AudienceRef[]; onSaved: (contact: { id: string }) => void }) {
+function ContactForm({
+  initial,
+  audiences,
+  onSaved,
+}: {
+  initial: Contact | null;
+  audiences: AudienceRef[];
+  onSaved: (contact: { id: string }) => void;
+}) {
   const [email, setEmail] = useState(initial?.email ?? '');
   const [firstName, setFirstName] = useState(initial?.first_name ?? '');
   const [lastName, setLastName] = useState(initial?.last_name ?? '');
@@ -44,9 +53,18 @@ function ContactForm({ initial, audiences, onSaved }: { initial: Contact | null;
           save.setError(`Custom fields: not a JSON object (${(error as Error).message})`);
           return;
         }
-        const body = { email, first_name: firstName || null, last_name: lastName || null, custom_fields: customFields, audiences: memberOf, unsubscribed };
+        const body = {
+          email,
+          first_name: firstName || null,
+          last_name: lastName || null,
+          custom_fields: customFields,
+          audiences: memberOf,
+          unsubscribed,
+        };
         const saved = await save.run<{ id: string }>(() =>
-          initial ? ok(api.POST('/v2/contacts/{id}', { params: { path: { id: initial.id } }, body })) : ok(api.POST('/v2/contacts', { body })),
+          initial
+            ? ok(api.POST('/v2/contacts/{id}', { params: { path: { id: initial.id } }, body }))
+            : ok(api.POST('/v2/contacts', { body })),
         );
         if (saved) onSaved(saved);
       }}
@@ -61,7 +79,13 @@ function ContactForm({ initial, audiences, onSaved }: { initial: Contact | null;
         <input name="last_name" value={lastName} onInput={(e) => setLastName((e.target as HTMLInputElement).value)} />
       </Field>
       <Field label="Custom fields" hint='A JSON object, such as {"company": "Acme"}'>
-        <textarea class="code" rows={4} style="min-height: 5rem" value={fields} onInput={(e) => setFields((e.target as HTMLTextAreaElement).value)} />
+        <textarea
+          class="code"
+          rows={4}
+          style="min-height: 5rem"
+          value={fields}
+          onInput={(e) => setFields((e.target as HTMLTextAreaElement).value)}
+        />
       </Field>
       <fieldset class="group">
         <legend>Audiences</legend>
@@ -71,14 +95,17 @@ function ContactForm({ initial, audiences, onSaved }: { initial: Contact | null;
             <input
               type="checkbox"
               checked={memberOf.includes(a.id)}
-              onChange={(e) => setMemberOf((e.target as HTMLInputElement).checked ? [...memberOf, a.id] : memberOf.filter((id) => id !== a.id))}
+              onChange={(e) =>
+                setMemberOf((e.target as HTMLInputElement).checked ? [...memberOf, a.id] : memberOf.filter((id) => id !== a.id))
+              }
             />{' '}
             {a.name}
           </label>
         ))}
       </fieldset>
       <label class="check">
-        <input type="checkbox" checked={unsubscribed} onChange={(e) => setUnsubscribed((e.target as HTMLInputElement).checked)} /> Unsubscribed from all campaigns
+        <input type="checkbox" checked={unsubscribed} onChange={(e) => setUnsubscribed((e.target as HTMLInputElement).checked)} />{' '}
+        Unsubscribed from all campaigns
       </label>
       <ErrorBox error={save.error} />
       <Button type="submit" kind="primary" busy={save.busy}>
@@ -160,9 +187,20 @@ function ImportForm({ audiences, onDone }: { audiences: AudienceRef[]; onDone: (
       }}
     >
       <Field label="File" hint="CSV with a header row and an email column, or a JSON array of objects">
-        <input type="file" name="file" accept=".csv,.json,text/csv,application/json" required onChange={(e) => setFile((e.target as HTMLInputElement).files?.[0] ?? null)} />
+        <input
+          type="file"
+          name="file"
+          accept=".csv,.json,text/csv,application/json"
+          required
+          onChange={(e) => setFile((e.target as HTMLInputElement).files?.[0] ?? null)}
+        />
       </Field>
-      <Select label="Add every row to" value={audience} onChange={setAudience} options={[['', 'No audience'], ...audiences.map((a): [string, string] => [a.id, a.name])]} />
+      <Select
+        label="Add every row to"
+        value={audience}
+        onChange={setAudience}
+        options={[['', 'No audience'], ...audiences.map((a): [string, string] => [a.id, a.name])]}
+      />
       {sent !== null ? (
         <Progress
           label="Import progress"
@@ -182,7 +220,9 @@ function ImportForm({ audiences, onDone }: { audiences: AudienceRef[]; onDone: (
 }
 
 export function Contacts() {
-  const list = useListPage({ audience_id: '', unsubscribed: '', sort: 'created_at', order: 'desc' }, (query) => ok(api.GET('/v2/contacts', { params: { query: query as never } })));
+  const list = useListPage({ audience_id: '', unsubscribed: '', sort: 'created_at', order: 'desc' }, (query) =>
+    ok(api.GET('/v2/contacts', { params: { query: query as never } })),
+  );
   const contacts = list.loaded;
   const audiences = useAudiences();
   // The export takes the list's search and filters, not its page.
@@ -203,9 +243,33 @@ export function Contacts() {
       </PageHeader>
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search email or name" />
-        <FilterSelect list={list} name="audience_id" label="Audience" options={[['', 'All audiences'], ...audienceRefs.map((a): [string, string] => [a.id, a.name])]} />
-        <FilterSelect list={list} name="unsubscribed" label="Subscription" options={[['', 'All'], ['false', 'Subscribed'], ['true', 'Unsubscribed']]} />
-        <FilterSelect list={list} name="sort" label="Sort by" options={[['created_at', 'Added'], ['email', 'Email'], ['name', 'Name'], ['updated_at', 'Changed']]} />
+        <FilterSelect
+          list={list}
+          name="audience_id"
+          label="Audience"
+          options={[['', 'All audiences'], ...audienceRefs.map((a): [string, string] => [a.id, a.name])]}
+        />
+        <FilterSelect
+          list={list}
+          name="unsubscribed"
+          label="Subscription"
+          options={[
+            ['', 'All'],
+            ['false', 'Subscribed'],
+            ['true', 'Unsubscribed'],
+          ]}
+        />
+        <FilterSelect
+          list={list}
+          name="sort"
+          label="Sort by"
+          options={[
+            ['created_at', 'Added'],
+            ['email', 'Email'],
+            ['name', 'Name'],
+            ['updated_at', 'Changed'],
+          ]}
+        />
         <FilterSelect list={list} name="order" label="Order" options={DIRECTIONS} />
       </div>
       {contacts.data ? <p class="muted">{contacts.data.total_records.toLocaleString()} contacts</p> : null}
@@ -214,7 +278,12 @@ export function Contacts() {
         {...list.table}
         items={(data) => data.data}
         columns={['Email', 'Name', 'Audiences', 'Campaigns', 'Added']}
-        empty={{ title: 'No contacts.', text: 'Contacts are the people you send campaigns to, with their fields and subscriptions.', action: 'Add your first contact', onAction: () => setDialog('new') }}
+        empty={{
+          title: 'No contacts.',
+          text: 'Contacts are the people you send campaigns to, with their fields and subscriptions.',
+          action: 'Add your first contact',
+          onAction: () => setDialog('new'),
+        }}
         hasNext={nextPageUrl}
         row={(c) => (
           <tr>
@@ -252,7 +321,12 @@ export function ContactDetail({ params }: PageProps) {
             <Button kind="primary" onClick={() => setEditing(true)}>
               Edit
             </Button>
-            <DeleteButton action={remove} question={`Delete ${c.email}?`} remove={() => ok(api.DELETE('/v2/contacts/{id}', { params: { path: { id: c.id } } }))} done="/contacts" />
+            <DeleteButton
+              action={remove}
+              question={`Delete ${c.email}?`}
+              remove={() => ok(api.DELETE('/v2/contacts/{id}', { params: { path: { id: c.id } } }))}
+              done="/contacts"
+            />
           </>
         ) : null}
       </PageHeader>
@@ -267,7 +341,10 @@ export function ContactDetail({ params }: PageProps) {
                 ['Campaigns', <Badge value={c.unsubscribed ? 'unsubscribed' : 'subscribed'} />],
                 ['Added', formatDate(c.created_at)],
                 ['Changed', formatDate(c.updated_at)],
-                ...Object.entries(c.custom_fields).map(([key, value]): [string, string] => [key, typeof value === 'string' ? value : JSON.stringify(value)]),
+                ...Object.entries(c.custom_fields).map(([key, value]): [string, string] => [
+                  key,
+                  typeof value === 'string' ? value : JSON.stringify(value),
+                ]),
               ]}
             />
           </section>
@@ -324,7 +401,10 @@ export function ContactDetail({ params }: PageProps) {
 
 /** The contact's activity: its workspace and custom events and the tracking script's identifications. */
 function ContactActivity({ id }: { id: string }) {
-  const activity = useLoad(() => ok(api.GET('/v2/contacts/{id}/events', { params: { path: { id }, query: { limit: 25 } as never } })), [id]);
+  const activity = useLoad(
+    () => ok(api.GET('/v2/contacts/{id}/events', { params: { path: { id }, query: { limit: 25 } as never } })),
+    [id],
+  );
   const items = activity.data?.data ?? [];
   return (
     <section>

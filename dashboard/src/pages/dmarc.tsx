@@ -4,7 +4,20 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
 import { StackedBar } from '../components/Chart';
-import { Badge, Button, CopyButton, Dialog, ErrorBox, Facts, Field, Loading, PageHeader, Pager, Select, TableScroll } from '../components/ui';
+import {
+  Badge,
+  Button,
+  CopyButton,
+  Dialog,
+  ErrorBox,
+  Facts,
+  Field,
+  Loading,
+  PageHeader,
+  Pager,
+  Select,
+  TableScroll,
+} from '../components/ui';
 import { ListTable } from '../components/ListTable';
 import { formatDate, useAction, useLoad } from '../lib/hooks';
 import { present } from '../lib/list';
@@ -35,7 +48,12 @@ function Upload({ domainId, onDone }: { domainId: string; onDone: (report: Repor
         e.preventDefault();
         if (!file) return;
         const report = await send.run(async () =>
-          ok(api.POST('/v2/domains/{id}/dmarc/reports', { params: { path: { id: domainId } }, body: { content: await readBase64(file), filename: file.name } })),
+          ok(
+            api.POST('/v2/domains/{id}/dmarc/reports', {
+              params: { path: { id: domainId } },
+              body: { content: await readBase64(file), filename: file.name },
+            }),
+          ),
         );
         if (report) onDone(report);
       }}
@@ -122,12 +140,29 @@ function DomainReports({ domainId }: { domainId: string }) {
   const [generation, setGeneration] = useState(0);
   const period = present({ from, to });
   const path = { id: domainId };
-  const summary = useLoad(() => ok(api.GET('/v2/domains/{id}/dmarc/stats/results', { params: { path, query: { ...period, limit: 1 } } })), [domainId, from, to, generation]);
-  const sources = useLoad(() => ok(api.GET('/v2/domains/{id}/dmarc/stats/sources', { params: { path, query: { ...period, limit: 20 } } })), [domainId, from, to, generation]);
-  const countries = useLoad(() => ok(api.GET('/v2/domains/{id}/dmarc/stats/countries', { params: { path, query: { ...period, limit: 10 } } })), [domainId, from, to, generation]);
-  const networks = useLoad(() => ok(api.GET('/v2/domains/{id}/dmarc/stats/networks', { params: { path, query: { ...period, limit: 10 } } })), [domainId, from, to, generation]);
+  const summary = useLoad(
+    () => ok(api.GET('/v2/domains/{id}/dmarc/stats/results', { params: { path, query: { ...period, limit: 1 } } })),
+    [domainId, from, to, generation],
+  );
+  const sources = useLoad(
+    () => ok(api.GET('/v2/domains/{id}/dmarc/stats/sources', { params: { path, query: { ...period, limit: 20 } } })),
+    [domainId, from, to, generation],
+  );
+  const countries = useLoad(
+    () => ok(api.GET('/v2/domains/{id}/dmarc/stats/countries', { params: { path, query: { ...period, limit: 10 } } })),
+    [domainId, from, to, generation],
+  );
+  const networks = useLoad(
+    () => ok(api.GET('/v2/domains/{id}/dmarc/stats/networks', { params: { path, query: { ...period, limit: 10 } } })),
+    [domainId, from, to, generation],
+  );
   const reports = useLoad(
-    () => ok(api.GET('/v2/domains/{id}/dmarc/reports', { params: { path, query: present({ ...period, type, status, limit: PAGE, offset: (page - 1) * PAGE }) as never } })),
+    () =>
+      ok(
+        api.GET('/v2/domains/{id}/dmarc/reports', {
+          params: { path, query: present({ ...period, type, status, limit: PAGE, offset: (page - 1) * PAGE }) as never },
+        }),
+      ),
     [domainId, from, to, type, status, page, generation],
   );
   const detail = useAction();
@@ -136,10 +171,24 @@ function DomainReports({ domainId }: { domainId: string }) {
     <>
       <div class="toolbar">
         <Field label="From">
-          <input type="date" value={from} onInput={(e) => { setFrom((e.target as HTMLInputElement).value); setPage(1); }} />
+          <input
+            type="date"
+            value={from}
+            onInput={(e) => {
+              setFrom((e.target as HTMLInputElement).value);
+              setPage(1);
+            }}
+          />
         </Field>
         <Field label="To">
-          <input type="date" value={to} onInput={(e) => { setTo((e.target as HTMLInputElement).value); setPage(1); }} />
+          <input
+            type="date"
+            value={to}
+            onInput={(e) => {
+              setTo((e.target as HTMLInputElement).value);
+              setPage(1);
+            }}
+          />
         </Field>
         <Button onClick={() => setUploading(true)}>Upload a report</Button>
       </div>
@@ -202,8 +251,34 @@ function DomainReports({ domainId }: { domainId: string }) {
       <section aria-labelledby="reports-title">
         <h2 id="reports-title">Reports</h2>
         <div class="toolbar">
-          <Select label="Type" value={type} onChange={(v) => { setType(v); setPage(1); }} options={[['', 'All types'], ['aggregate', 'Aggregate'], ['forensic', 'Forensic']]} />
-          <Select label="Report status" value={status} onChange={(v) => { setStatus(v); setPage(1); }} options={[['', 'All'], ['processed', 'Processed'], ['pending', 'Pending'], ['failed', 'Failed'], ['duplicate', 'Duplicate']]} />
+          <Select
+            label="Type"
+            value={type}
+            onChange={(v) => {
+              setType(v);
+              setPage(1);
+            }}
+            options={[
+              ['', 'All types'],
+              ['aggregate', 'Aggregate'],
+              ['forensic', 'Forensic'],
+            ]}
+          />
+          <Select
+            label="Report status"
+            value={status}
+            onChange={(v) => {
+              setStatus(v);
+              setPage(1);
+            }}
+            options={[
+              ['', 'All'],
+              ['processed', 'Processed'],
+              ['pending', 'Pending'],
+              ['failed', 'Failed'],
+              ['duplicate', 'Duplicate'],
+            ]}
+          />
         </div>
         <ErrorBox error={detail.error} />
         <ListTable
@@ -211,7 +286,12 @@ function DomainReports({ domainId }: { domainId: string }) {
           loaded={reports}
           items={(data) => data.data}
           columns={['Reporter', 'Period', 'Type', 'Messages', 'Pass rate', 'Status', 'Arrived']}
-          empty={{ title: 'No reports in this period.', text: 'DMARC reports come from receivers and say who sends mail as your domains and whether it passes.', action: 'Upload your first report', onAction: () => setUploading(true) }}
+          empty={{
+            title: 'No reports in this period.',
+            text: 'DMARC reports come from receivers and say who sends mail as your domains and whether it passes.',
+            action: 'Upload your first report',
+            onAction: () => setUploading(true),
+          }}
           row={(r) => (
             <tr>
               <td>
@@ -219,7 +299,9 @@ function DomainReports({ domainId }: { domainId: string }) {
                   class="link"
                   aria-label={`Report ${r.report_id ?? r.id} from ${r.org_name ?? 'an unknown reporter'}`}
                   onClick={async () => {
-                    const full = await detail.run(() => ok(api.GET('/v2/domains/{id}/dmarc/reports/{report_id}', { params: { path: { id: domainId, report_id: r.id } } })));
+                    const full = await detail.run(() =>
+                      ok(api.GET('/v2/domains/{id}/dmarc/reports/{report_id}', { params: { path: { id: domainId, report_id: r.id } } })),
+                    );
                     if (full) setOpen(full);
                   }}
                 >
@@ -237,7 +319,9 @@ function DomainReports({ domainId }: { domainId: string }) {
             </tr>
           )}
         />
-        {reports.data ? <Pager page={page} hasNext={page * PAGE < reports.data.meta.total} onPage={setPage} loading={reports.loading} /> : null}
+        {reports.data ? (
+          <Pager page={page} hasNext={page * PAGE < reports.data.meta.total} onPage={setPage} loading={reports.loading} />
+        ) : null}
       </section>
       <Dialog title="Upload a DMARC report" open={uploading} onClose={() => setUploading(false)}>
         {uploading ? (
@@ -266,7 +350,9 @@ export function Dmarc() {
   return (
     <>
       <PageHeader title="DMARC reports">
-        {list.length > 0 && domain ? <Select label="Domain" value={domain.id} onChange={setChosen} options={list.map((d): [string, string] => [d.id, d.name])} /> : null}
+        {list.length > 0 && domain ? (
+          <Select label="Domain" value={domain.id} onChange={setChosen} options={list.map((d): [string, string] => [d.id, d.name])} />
+        ) : null}
       </PageHeader>
       {domains.loading ? <Loading /> : null}
       <ErrorBox error={domains.error} />
@@ -280,10 +366,21 @@ export function Dmarc() {
           <p class="muted">
             {domain.dmarc_reports ? (
               <>
-                Reports arrive at the address in the domain's DMARC record{domain.dmarc_address ? <>: <code class="record">{domain.dmarc_address}</code> <CopyButton text={domain.dmarc_address} what="the report address" /></> : '.'}{' '}
+                Reports arrive at the address in the domain's DMARC record
+                {domain.dmarc_address ? (
+                  <>
+                    : <code class="record">{domain.dmarc_address}</code>{' '}
+                    <CopyButton text={domain.dmarc_address} what="the report address" />
+                  </>
+                ) : (
+                  '.'
+                )}{' '}
               </>
             ) : (
-              <>Collection is off for {domain.name}: turn on "Receive DMARC reports" in <Link href={`/domains/${domain.id}`}>its settings</Link>. </>
+              <>
+                Collection is off for {domain.name}: turn on "Receive DMARC reports" in{' '}
+                <Link href={`/domains/${domain.id}`}>its settings</Link>.{' '}
+              </>
             )}
           </p>
           <DomainReports key={domain.id} domainId={domain.id} />

@@ -21,11 +21,15 @@ type Domain = Ok<'/v2/domains/{id}', 'get'>;
 const plural = (n: number, one: string, many: string) => `${n.toLocaleString()} ${n === 1 ? one : many}`;
 /** "1 domain (no limit)", "2 of 5 domains", "1 of 1 domain". */
 export function domainCount(count: number, limit: number | null): string {
-  return limit === null ? `${plural(count, 'domain', 'domains')} (no limit)` : `${count.toLocaleString()} of ${plural(limit, 'domain', 'domains')}`;
+  return limit === null
+    ? `${plural(count, 'domain', 'domains')} (no limit)`
+    : `${count.toLocaleString()} of ${plural(limit, 'domain', 'domains')}`;
 }
 
 export function Domains() {
-  const list = useListPage({ order: 'created_at', direction: 'desc' }, (query) => ok(api.GET('/v2/domains', { params: { query: query as never } })));
+  const list = useListPage({ order: 'created_at', direction: 'desc' }, (query) =>
+    ok(api.GET('/v2/domains', { params: { query: query as never } })),
+  );
   const domains = list.loaded;
   const [adding, setAdding] = useState(false);
   const [name, setName] = useState('');
@@ -39,7 +43,15 @@ export function Domains() {
       </PageHeader>
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search domains" />
-        <FilterSelect list={list} name="order" label="Sort by" options={[['created_at', 'Added'], ['name', 'Name']]} />
+        <FilterSelect
+          list={list}
+          name="order"
+          label="Sort by"
+          options={[
+            ['created_at', 'Added'],
+            ['name', 'Name'],
+          ]}
+        />
         <FilterSelect list={list} name="direction" label="Order" options={DIRECTIONS} />
       </div>
       {domains.data ? (
@@ -52,7 +64,12 @@ export function Domains() {
         {...list.table}
         items={(data) => data.data}
         columns={['Domain', 'Status', 'SPF', 'DKIM', 'Return path', 'Checked']}
-        empty={{ title: 'No domains yet.', text: 'A domain is what your mail is sent from: add one, publish its DNS records and verify it.', action: 'Add your first domain', onAction: () => setAdding(true) }}
+        empty={{
+          title: 'No domains yet.',
+          text: 'A domain is what your mail is sent from: add one, publish its DNS records and verify it.',
+          action: 'Add your first domain',
+          onAction: () => setAdding(true),
+        }}
         hasNext={nextPageUrl}
         row={(d) => (
           <tr>
@@ -148,7 +165,13 @@ function DomainSettings({ domain, onSaved }: { domain: Domain; onSaved: () => vo
       onSubmit={async (e) => {
         e.preventDefault();
         setSaved(false);
-        const body = { tracking_key: trackingKey || null, inbound_key: inboundKey || null, track_loads: trackLoads, track_clicks: trackClicks, dmarc_reports: dmarc };
+        const body = {
+          tracking_key: trackingKey || null,
+          inbound_key: inboundKey || null,
+          track_loads: trackLoads,
+          track_clicks: trackClicks,
+          dmarc_reports: dmarc,
+        };
         const updated = await save.run(() => ok(api.PATCH('/v2/domains/{id}', { params: { path: { id: domain.id } }, body })));
         if (updated) {
           setSaved(true);
@@ -167,7 +190,8 @@ function DomainSettings({ domain, onSaved }: { domain: Domain; onSaved: () => vo
         <input type="checkbox" checked={trackLoads} onChange={(e) => setTrackLoads((e.target as HTMLInputElement).checked)} /> Track opens
       </label>
       <label class="check">
-        <input type="checkbox" checked={trackClicks} onChange={(e) => setTrackClicks((e.target as HTMLInputElement).checked)} /> Track clicks
+        <input type="checkbox" checked={trackClicks} onChange={(e) => setTrackClicks((e.target as HTMLInputElement).checked)} /> Track
+        clicks
       </label>
       <label class="check">
         <input type="checkbox" checked={dmarc} onChange={(e) => setDmarc((e.target as HTMLInputElement).checked)} /> Receive DMARC reports
@@ -201,7 +225,12 @@ export function DomainDetail({ params }: PageProps) {
             >
               Verify now
             </Button>
-            <DeleteButton action={remove} question={`Delete ${d.name}?`} remove={() => ok(api.DELETE('/v2/domains/{id}', { params: { path: { id: d.id } } }))} done="/domains" />
+            <DeleteButton
+              action={remove}
+              question={`Delete ${d.name}?`}
+              remove={() => ok(api.DELETE('/v2/domains/{id}', { params: { path: { id: d.id } } }))}
+              done="/domains"
+            />
           </>
         ) : null}
       </PageHeader>

@@ -16,7 +16,22 @@ import { formatSeconds } from '../lib/time';
 
 type Email = Ok<'/v2/emails/{id}', 'get'>;
 const FINAL = ['bounced', 'failed', 'rejected', 'suppressed', 'complained', 'canceled'];
-const STATUSES = ['accepted', 'scheduled', 'delivered', 'loaded', 'clicked', 'attempted', 'bounced', 'failed', 'rejected', 'suppressed', 'complained', 'canceled', 'held', 'received'];
+const STATUSES = [
+  'accepted',
+  'scheduled',
+  'delivered',
+  'loaded',
+  'clicked',
+  'attempted',
+  'bounced',
+  'failed',
+  'rejected',
+  'suppressed',
+  'complained',
+  'canceled',
+  'held',
+  'received',
+];
 
 export function Emails() {
   const list = useListPage({ type: 'outbound', status: '', date_from: '', date_to: '' }, ({ status, ...query }) =>
@@ -28,15 +43,36 @@ export function Emails() {
       <PageHeader title="Emails" />
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search to, from, subject" />
-        <FilterSelect list={list} name="type" label="Direction" options={[['outbound', 'Sent'], ['inbound', 'Received']]} />
-        <FilterSelect list={list} name="status" label="Status" options={[['', 'Any status'], ...STATUSES.map((s): [string, string] => [s, s])]} />
+        <FilterSelect
+          list={list}
+          name="type"
+          label="Direction"
+          options={[
+            ['outbound', 'Sent'],
+            ['inbound', 'Received'],
+          ]}
+        />
+        <FilterSelect
+          list={list}
+          name="status"
+          label="Status"
+          options={[['', 'Any status'], ...STATUSES.map((s): [string, string] => [s, s])]}
+        />
         <label class="field inline">
           <span class="label">From date</span>
-          <input type="date" value={list.filters.date_from} onChange={(e) => list.setFilter('date_from', (e.target as HTMLInputElement).value)} />
+          <input
+            type="date"
+            value={list.filters.date_from}
+            onChange={(e) => list.setFilter('date_from', (e.target as HTMLInputElement).value)}
+          />
         </label>
         <label class="field inline">
           <span class="label">To date</span>
-          <input type="date" value={list.filters.date_to} onChange={(e) => list.setFilter('date_to', (e.target as HTMLInputElement).value)} />
+          <input
+            type="date"
+            value={list.filters.date_to}
+            onChange={(e) => list.setFilter('date_to', (e.target as HTMLInputElement).value)}
+          />
         </label>
       </div>
       <ListTable
@@ -44,7 +80,12 @@ export function Emails() {
         {...list.table}
         items={(data) => data.data}
         columns={['Subject', 'To', 'From', 'Status', 'Created']}
-        empty={{ title: 'No emails yet.', text: 'Emails are every message this workspace sends, through the API, the SMTP relay, campaigns and automations.', action: 'Send a test from a domain', href: '/domains' }}
+        empty={{
+          title: 'No emails yet.',
+          text: 'Emails are every message this workspace sends, through the API, the SMTP relay, campaigns and automations.',
+          action: 'Send a test from a domain',
+          href: '/domains',
+        }}
         hasNext={nextPageUrl}
         row={(e) => (
           <tr>
@@ -65,18 +106,24 @@ export function Emails() {
 }
 
 function Timeline({ email }: { email: Email }) {
-  const steps: Array<{ at: string; what: string; detail?: string; status?: string }> = [{ at: email.created_at, what: 'Accepted', status: 'accepted' }];
+  const steps: Array<{ at: string; what: string; detail?: string; status?: string }> = [
+    { at: email.created_at, what: 'Accepted', status: 'accepted' },
+  ];
   if (email.scheduled_at) steps.push({ at: email.scheduled_at, what: 'Scheduled for', status: 'scheduled' });
   for (const attempt of email.attempts) {
     const code = [attempt.smtp_code, attempt.enhanced_code].filter(Boolean).join(' ');
     steps.push({
       at: attempt.attempted_at,
       what: `Delivery attempt: ${attempt.outcome}${attempt.mx_host ? ` at ${attempt.mx_host}` : ''}`,
-      detail: attempt.response && code && attempt.response.startsWith(code) ? attempt.response : [code, attempt.response].filter(Boolean).join(' — '),
+      detail:
+        attempt.response && code && attempt.response.startsWith(code)
+          ? attempt.response
+          : [code, attempt.response].filter(Boolean).join(' — '),
       status: attempt.outcome,
     });
   }
-  if (email.delivered_at && !email.attempts.some((a) => a.outcome === 'delivered')) steps.push({ at: email.delivered_at, what: 'Delivered', status: 'delivered' });
+  if (email.delivered_at && !email.attempts.some((a) => a.outcome === 'delivered'))
+    steps.push({ at: email.delivered_at, what: 'Delivered', status: 'delivered' });
   if (FINAL.includes(email.status)) steps.push({ at: email.updated_at, what: `Final status: ${email.status}`, status: email.status });
   steps.sort((a, b) => a.at.localeCompare(b.at));
   return (
@@ -107,25 +154,45 @@ function DeliveryProblem({ email }: { email: Email }) {
   const refusal = [...email.attempts].reverse().find((a) => a.outcome !== 'delivered' && (a.smtp_code !== null || a.response));
   if (!email.bounce && !refusal) return null;
   const code = refusal ? [refusal.smtp_code, refusal.enhanced_code].filter(Boolean).join(' ') : '';
-  const text = refusal?.response && code && refusal.response.startsWith(code) ? refusal.response.slice(code.length).trim() : refusal?.response;
+  const text =
+    refusal?.response && code && refusal.response.startsWith(code) ? refusal.response.slice(code.length).trim() : refusal?.response;
   const items: Array<[string, preact.ComponentChildren]> = [
     ...(email.bounce
       ? ([
-          ['Bounce reason', <span data-fact="bounce-reason"><code>{email.bounce.reason}</code>{email.bounce.description ? ` — ${email.bounce.description}` : ''}</span>],
+          [
+            'Bounce reason',
+            <span data-fact="bounce-reason">
+              <code>{email.bounce.reason}</code>
+              {email.bounce.description ? ` — ${email.bounce.description}` : ''}
+            </span>,
+          ],
           ['Category', <span data-fact="bounce-category">{categoryOf(email.bounce)}</span>],
         ] as Array<[string, preact.ComponentChildren]>)
       : []),
     ...(refusal
       ? ([
-          ['SMTP reply', <p class="reply" data-fact="smtp-reply"><strong>{code || 'No code'}</strong>{text ? ` ${text}` : ''}</p>],
+          [
+            'SMTP reply',
+            <p class="reply" data-fact="smtp-reply">
+              <strong>{code || 'No code'}</strong>
+              {text ? ` ${text}` : ''}
+            </p>,
+          ],
           ['Receiving server', refusal.mx_host ? <code class="wrap">{refusal.mx_host}</code> : '—'],
-          ['Attempt', <span><time dateTime={refusal.attempted_at}>{formatSeconds(refusal.attempted_at)}</time> ({refusal.outcome})</span>],
+          [
+            'Attempt',
+            <span>
+              <time dateTime={refusal.attempted_at}>{formatSeconds(refusal.attempted_at)}</time> ({refusal.outcome})
+            </span>,
+          ],
         ] as Array<[string, preact.ComponentChildren]>)
       : []),
   ];
   return (
     <section aria-labelledby="problem-title" class="card problem">
-      <h2 id="problem-title">{email.status === 'bounced' ? 'Why it bounced' : email.status === 'complained' ? 'Complaint' : 'Delivery problem'}</h2>
+      <h2 id="problem-title">
+        {email.status === 'bounced' ? 'Why it bounced' : email.status === 'complained' ? 'Complaint' : 'Delivery problem'}
+      </h2>
       <dl class="problem-facts">
         {items.map(([label, value]) => (
           <div>
@@ -144,7 +211,13 @@ function Raw({ id }: { id: string }) {
   const raw = useLoad(() => ok(api.GET('/v2/emails/{id}/raw', { params: { path: { id } } })), [id]);
   if (raw.loading) return <Loading />;
   if (raw.error) return <ErrorBox error={raw.error} />;
-  return raw.data?.raw ? <pre class="raw" tabIndex={0} aria-label="Raw message">{raw.data.raw}</pre> : <p>The raw message was purged.</p>;
+  return raw.data?.raw ? (
+    <pre class="raw" tabIndex={0} aria-label="Raw message">
+      {raw.data.raw}
+    </pre>
+  ) : (
+    <p>The raw message was purged.</p>
+  );
 }
 
 function Attachments({ id }: { id: string }) {
@@ -209,7 +282,13 @@ export function EmailDetail({ params }: PageProps) {
           <>
             {e.status === 'scheduled' ? (
               <>
-                <Button busy={action.busy} onClick={async () => { if (await action.run(() => ok(api.POST('/v2/emails/{id}/cancel', { params: { path: { id } } })))) await done('Canceled.'); }}>
+                <Button
+                  busy={action.busy}
+                  onClick={async () => {
+                    if (await action.run(() => ok(api.POST('/v2/emails/{id}/cancel', { params: { path: { id } } }))))
+                      await done('Canceled.');
+                  }}
+                >
                   Cancel
                 </Button>
                 <Button onClick={() => setDialog('reschedule')}>Reschedule</Button>
@@ -231,7 +310,11 @@ export function EmailDetail({ params }: PageProps) {
         ) : null}
       </PageHeader>
       <DetailStatus back="/emails" backText="All emails" loading={email.loading} error={email.error ?? action.error} />
-      {notice ? <p role="status" class="notice">{notice}</p> : null}
+      {notice ? (
+        <p role="status" class="notice">
+          {notice}
+        </p>
+      ) : null}
       {e ? (
         <>
           <section class="card">
@@ -245,15 +328,33 @@ export function EmailDetail({ params }: PageProps) {
                 ['Delivered', e.delivered_at ? <time dateTime={e.delivered_at}>{formatSeconds(e.delivered_at)}</time> : '—'],
                 ['Updated', <time dateTime={e.updated_at}>{formatSeconds(e.updated_at)}</time>],
                 ['Size', e.size ? `${e.size.toLocaleString()} bytes` : null],
-                ...(e.original_id ? ([['Retry of', <Link href={`/emails/${e.original_id}`}>{e.original_id}</Link>]] as Array<[string, preact.ComponentChildren]>) : []),
+                ...(e.original_id
+                  ? ([['Retry of', <Link href={`/emails/${e.original_id}`}>{e.original_id}</Link>]] as Array<
+                      [string, preact.ComponentChildren]
+                    >)
+                  : []),
               ]}
             />
           </section>
           <DeliveryProblem email={e} />
           <Tabs label="Email details" tabs={TABS.map((t) => [t, t] as const)} selected={tab} onSelect={setTab} panelId="tab-panel">
             {tab === 'Timeline' ? <Timeline email={e} /> : null}
-            {tab === 'HTML' ? (e.html ? <iframe class="email-frame" title="HTML of the email" sandbox="" srcdoc={e.html} /> : <p>No HTML part.</p>) : null}
-            {tab === 'Text' ? (e.text ? <pre class="raw" tabIndex={0} aria-label="Text of the email">{e.text}</pre> : <p>No text part.</p>) : null}
+            {tab === 'HTML' ? (
+              e.html ? (
+                <iframe class="email-frame" title="HTML of the email" sandbox="" srcdoc={e.html} />
+              ) : (
+                <p>No HTML part.</p>
+              )
+            ) : null}
+            {tab === 'Text' ? (
+              e.text ? (
+                <pre class="raw" tabIndex={0} aria-label="Text of the email">
+                  {e.text}
+                </pre>
+              ) : (
+                <p>No text part.</p>
+              )
+            ) : null}
             {tab === 'Headers' ? <Headers headers={e.headers} /> : null}
             {tab === 'Attachments' ? <Attachments id={id} /> : null}
             {tab === 'Raw' ? <Raw id={id} /> : null}
@@ -262,7 +363,13 @@ export function EmailDetail({ params }: PageProps) {
       ) : null}
 
       <Dialog title="Reschedule" open={dialog === 'reschedule'} onClose={() => setDialog(null)}>
-        <form onSubmit={async (ev) => { ev.preventDefault(); if (await action.run(() => ok(api.POST('/v2/emails/{id}', { params: { path: { id } }, body: { scheduled_at: when } })))) await done('Rescheduled.'); }}>
+        <form
+          onSubmit={async (ev) => {
+            ev.preventDefault();
+            if (await action.run(() => ok(api.POST('/v2/emails/{id}', { params: { path: { id } }, body: { scheduled_at: when } }))))
+              await done('Rescheduled.');
+          }}
+        >
           <Field label="Send at" hint="ISO 8601 or English, such as “tomorrow at 9am”">
             <input name="scheduled_at" required value={when} onInput={(ev) => setWhen((ev.target as HTMLInputElement).value)} />
           </Field>
@@ -273,9 +380,21 @@ export function EmailDetail({ params }: PageProps) {
         </form>
       </Dialog>
       <Dialog title="Forward" open={dialog === 'forward'} onClose={() => setDialog(null)}>
-        <form onSubmit={async (ev) => { ev.preventDefault(); if (await action.run(() => ok(api.POST('/v2/emails/{id}/forward', { params: { path: { id } }, body: { to: forwardTo } })))) await done(`Forwarded to ${forwardTo}.`); }}>
+        <form
+          onSubmit={async (ev) => {
+            ev.preventDefault();
+            if (await action.run(() => ok(api.POST('/v2/emails/{id}/forward', { params: { path: { id } }, body: { to: forwardTo } }))))
+              await done(`Forwarded to ${forwardTo}.`);
+          }}
+        >
           <Field label="Forward to">
-            <input type="email" name="forward_to" required value={forwardTo} onInput={(ev) => setForwardTo((ev.target as HTMLInputElement).value)} />
+            <input
+              type="email"
+              name="forward_to"
+              required
+              value={forwardTo}
+              onInput={(ev) => setForwardTo((ev.target as HTMLInputElement).value)}
+            />
           </Field>
           <ErrorBox error={action.error} />
           <Button type="submit" kind="primary" busy={action.busy}>

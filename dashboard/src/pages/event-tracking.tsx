@@ -35,7 +35,9 @@ function Definitions() {
   return (
     <section aria-labelledby="definitions-title">
       <h2 id="definitions-title">Workspace events</h2>
-      <p class="muted">Sent as w:&lt;name&gt;; events that don't match their definition are refused. Custom events (c:&lt;name&gt;) need no definition.</p>
+      <p class="muted">
+        Sent as w:&lt;name&gt;; events that don't match their definition are refused. Custom events (c:&lt;name&gt;) need no definition.
+      </p>
       <Button kind="primary" onClick={() => setCreating(true)}>
         Define workspace event
       </Button>
@@ -55,7 +57,13 @@ function Definitions() {
             <td>{d.properties.map((p) => `${p.name}: ${p.type}${p.required ? ' (required)' : ''}`).join(', ') || '—'}</td>
             <td>{formatDate(d.created_at)}</td>
             <td class="row-actions">
-              <DeleteButton action={action} what={d.type} question={`Delete ${d.type}? Events of it are refused afterwards.`} remove={() => ok(api.DELETE('/v2/workspace/events/{id}', { params: { path: { id: d.id } } }))} done={() => list.loaded.reload()} />
+              <DeleteButton
+                action={action}
+                what={d.type}
+                question={`Delete ${d.type}? Events of it are refused afterwards.`}
+                remove={() => ok(api.DELETE('/v2/workspace/events/{id}', { params: { path: { id: d.id } } }))}
+                done={() => list.loaded.reload()}
+              />
             </td>
           </tr>
         )}
@@ -67,7 +75,9 @@ function Definitions() {
         action={create}
         submit="Create"
         onSubmit={async () => {
-          const made = await create.run(() => ok(api.POST('/v2/workspace/events', { body: { name, properties: parseProperties(properties) } })));
+          const made = await create.run(() =>
+            ok(api.POST('/v2/workspace/events', { body: { name, properties: parseProperties(properties) } })),
+          );
           if (made) {
             setCreating(false);
             setName('');
@@ -77,10 +87,21 @@ function Definitions() {
         }}
       >
         <Field label="Name">
-          <input name="name" required placeholder="customer.type" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+          <input
+            name="name"
+            required
+            placeholder="customer.type"
+            value={name}
+            onInput={(e) => setName((e.target as HTMLInputElement).value)}
+          />
         </Field>
         <Field label="Properties">
-          <input name="properties" placeholder={`plan:string!, seats:number (types: ${TYPES.join(', ')}; ! required)`} value={properties} onInput={(e) => setProperties((e.target as HTMLInputElement).value)} />
+          <input
+            name="properties"
+            placeholder={`plan:string!, seats:number (types: ${TYPES.join(', ')}; ! required)`}
+            value={properties}
+            onInput={(e) => setProperties((e.target as HTMLInputElement).value)}
+          />
         </Field>
       </FormDialog>
     </section>
@@ -119,12 +140,19 @@ function TrackingKeys() {
             <td>{k.name}</td>
             <td>{k.allowed_origins.join(', ') || 'Any site'}</td>
             <td>
-              <code class="small-text">{k.script_url}</code> <CopyButton text={`<script async src="${k.script_url}"></script>`} what="the script tag" />
+              <code class="small-text">{k.script_url}</code>{' '}
+              <CopyButton text={`<script async src="${k.script_url}"></script>`} what="the script tag" />
             </td>
             <td>{formatDate(k.last_used_at)}</td>
             {isAdmin ? (
               <td class="row-actions">
-                <DeleteButton action={action} what={k.name} question={`Delete ${k.name}? Sites using it stop sending events.`} remove={() => ok(api.DELETE('/v2/tracking-keys/{id}', { params: { path: { id: k.id } } }))} done={() => list.loaded.reload()} />
+                <DeleteButton
+                  action={action}
+                  what={k.name}
+                  question={`Delete ${k.name}? Sites using it stop sending events.`}
+                  remove={() => ok(api.DELETE('/v2/tracking-keys/{id}', { params: { path: { id: k.id } } }))}
+                  done={() => list.loaded.reload()}
+                />
               </td>
             ) : null}
           </tr>
@@ -137,8 +165,13 @@ function TrackingKeys() {
         action={create}
         submit="Create"
         onSubmit={async () => {
-          const allowed = origins.split(/\s+/).map((o) => o.trim()).filter(Boolean);
-          const made = await create.run(() => ok(api.POST('/v2/tracking-keys', { body: { name: name || undefined, allowed_origins: allowed } })));
+          const allowed = origins
+            .split(/\s+/)
+            .map((o) => o.trim())
+            .filter(Boolean);
+          const made = await create.run(() =>
+            ok(api.POST('/v2/tracking-keys', { body: { name: name || undefined, allowed_origins: allowed } })),
+          );
           if (made) {
             setCreating(false);
             setName('');
@@ -151,7 +184,12 @@ function TrackingKeys() {
           <input name="name" placeholder="Online shop" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
         </Field>
         <Field label="Allowed origins">
-          <textarea name="allowed_origins" placeholder={'https://shop.example.com\n*.example.com'} value={origins} onInput={(e) => setOrigins((e.target as HTMLTextAreaElement).value)} />
+          <textarea
+            name="allowed_origins"
+            placeholder={'https://shop.example.com\n*.example.com'}
+            value={origins}
+            onInput={(e) => setOrigins((e.target as HTMLTextAreaElement).value)}
+          />
         </Field>
       </FormDialog>
     </section>

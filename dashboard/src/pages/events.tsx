@@ -20,7 +20,14 @@ export function Events() {
   const [live, setLive] = useState(true);
   const [open, setOpen] = useState<string | null>(null);
   const settledType = useDebounced(type);
-  const query = present({ page, limit: 50, type: settledType, scope, include_data: 'true', 'created_at.after': since ? new Date(since).toISOString() : undefined });
+  const query = present({
+    page,
+    limit: 50,
+    type: settledType,
+    scope,
+    include_data: 'true',
+    'created_at.after': since ? new Date(since).toISOString() : undefined,
+  });
   const events = useLoad(() => ok(api.GET('/v2/events', { params: { query: query as never } })), [page, settledType, scope, since]);
   // One request at a time; rows are keyed by event id (ListTable), so a new event arriving on
   // top never moves an opened row's state or the keyboard focus onto another event.
@@ -35,11 +42,26 @@ export function Events() {
       <div class="toolbar">
         <label class="field inline">
           <span class="label">Types</span>
-          <input name="type" placeholder="e.g. email.bounced,email.delivered" value={type} onInput={(e) => { setType((e.target as HTMLInputElement).value); setPage(1); }} />
+          <input
+            name="type"
+            placeholder="e.g. email.bounced,email.delivered"
+            value={type}
+            onInput={(e) => {
+              setType((e.target as HTMLInputElement).value);
+              setPage(1);
+            }}
+          />
         </label>
         <label class="field inline">
           <span class="label">Scope</span>
-          <select name="scope" value={scope} onChange={(e) => { setScope((e.target as HTMLSelectElement).value); setPage(1); }}>
+          <select
+            name="scope"
+            value={scope}
+            onChange={(e) => {
+              setScope((e.target as HTMLSelectElement).value);
+              setPage(1);
+            }}
+          >
             <option value="">All</option>
             <option value="system">System</option>
             <option value="workspace">Workspace (w:)</option>
@@ -48,7 +70,14 @@ export function Events() {
         </label>
         <label class="field inline">
           <span class="label">Since</span>
-          <input type="datetime-local" value={since} onChange={(e) => { setSince((e.target as HTMLInputElement).value); setPage(1); }} />
+          <input
+            type="datetime-local"
+            value={since}
+            onChange={(e) => {
+              setSince((e.target as HTMLInputElement).value);
+              setPage(1);
+            }}
+          />
         </label>
       </div>
       <p class="muted">Without a date, the last two days are shown.</p>
@@ -57,13 +86,19 @@ export function Events() {
         loaded={events}
         items={(data) => data.data}
         columns={['Type', 'Object', 'When', 'Data']}
-        empty={{ title: 'No events yet.', text: 'Events record what happens to your emails and contacts (accepted, delivered, opened…), newest first.', action: 'Send a test from a domain', href: '/domains' }}
+        empty={{
+          title: 'No events yet.',
+          text: 'Events record what happens to your emails and contacts (accepted, delivered, opened…), newest first.',
+          action: 'Send a test from a domain',
+          href: '/domains',
+        }}
         page={page}
         onPage={setPage}
         hasNext={nextPageUrl}
         quiet
         row={(ev) => {
-          const object = (ev.data as { object?: Record<string, unknown> } | undefined)?.object ?? (ev.data as Record<string, unknown> | undefined);
+          const object =
+            (ev.data as { object?: Record<string, unknown> } | undefined)?.object ?? (ev.data as Record<string, unknown> | undefined);
           return (
             <tr>
               <td>
@@ -79,7 +114,11 @@ export function Events() {
                 <button type="button" class="small" aria-expanded={open === ev.id} onClick={() => setOpen(open === ev.id ? null : ev.id)}>
                   {open === ev.id ? 'Hide' : 'Show'}
                 </button>
-                {open === ev.id ? <pre class="raw small-text" tabIndex={0} aria-label={`Data of ${ev.id}`}>{JSON.stringify(ev.data, null, 2)}</pre> : null}
+                {open === ev.id ? (
+                  <pre class="raw small-text" tabIndex={0} aria-label={`Data of ${ev.id}`}>
+                    {JSON.stringify(ev.data, null, 2)}
+                  </pre>
+                ) : null}
               </td>
             </tr>
           );

@@ -22,7 +22,13 @@ import type { PageProps } from './index';
 
 type Form = Ok<'/v2/forms/{id}/publish', 'post'>;
 type FormType = (typeof FORM_TYPES)[number];
-const TYPE_NAMES: Record<FormType, string> = { popup: 'Popup', full_page: 'Full page', flyout: 'Flyout', embed: 'Embedded', banner: 'Banner' };
+const TYPE_NAMES: Record<FormType, string> = {
+  popup: 'Popup',
+  full_page: 'Full page',
+  flyout: 'Flyout',
+  embed: 'Embedded',
+  banner: 'Banner',
+};
 const typeOptions = FORM_TYPES.map((t): [string, string] => [t, TYPE_NAMES[t]]);
 
 export function Forms() {
@@ -43,15 +49,38 @@ export function Forms() {
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search forms" />
         <FilterSelect list={list} name="type" label="Type" options={[['', 'All types'], ...typeOptions]} />
-        <FilterSelect list={list} name="status" label="Status" options={[['', 'All'], ['draft', 'Draft'], ['live', 'Live']]} />
-        <FilterSelect list={list} name="order" label="Sort by" options={[['created_at', 'Added'], ['name', 'Name'], ['status', 'Status']]} />
+        <FilterSelect
+          list={list}
+          name="status"
+          label="Status"
+          options={[
+            ['', 'All'],
+            ['draft', 'Draft'],
+            ['live', 'Live'],
+          ]}
+        />
+        <FilterSelect
+          list={list}
+          name="order"
+          label="Sort by"
+          options={[
+            ['created_at', 'Added'],
+            ['name', 'Name'],
+            ['status', 'Status'],
+          ]}
+        />
       </div>
       <ListTable
         label="Forms"
         {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Type', 'Status', 'Published', 'Added']}
-        empty={{ title: 'No forms.', text: 'A form is a sign-up form for your website that adds subscribers to an audience.', action: 'Add your first form', onAction: () => setAdding(true) }}
+        empty={{
+          title: 'No forms.',
+          text: 'A form is a sign-up form for your website that adds subscribers to an audience.',
+          action: 'Add your first form',
+          onAction: () => setAdding(true),
+        }}
         hasNext={nextPageUrl}
         row={(f) => (
           <tr>
@@ -96,7 +125,15 @@ export function Forms() {
  * draft as the builder: each valid JSON object typed replaces the draft; invalid JSON is said
  * where, and the draft keeps its last valid value (and cannot be saved meanwhile).
  */
-function JsonEditor({ definition, onChange, onValid }: { definition: Draft; onChange: (d: Draft) => void; onValid: (valid: boolean) => void }) {
+function JsonEditor({
+  definition,
+  onChange,
+  onValid,
+}: {
+  definition: Draft;
+  onChange: (d: Draft) => void;
+  onValid: (valid: boolean) => void;
+}) {
   const [text, setText] = useState(() => JSON.stringify(definition, null, 2));
   const [error, setError] = useState<string | null>(null);
   useEffect(() => () => onValid(true), []);
@@ -144,12 +181,30 @@ interface Edit {
 const editOf = (form: Form): Edit => {
   const definition = form.definition as Partial<Draft>;
   // A definition without steps (made over the API) starts the builder from the starter's.
-  return { name: form.name, type: form.type, definition: (Array.isArray(definition.steps) ? definition : { ...starterDefinition(form.type), ...definition, steps: starterDefinition(form.type).steps }) as Draft };
+  return {
+    name: form.name,
+    type: form.type,
+    definition: (Array.isArray(definition.steps)
+      ? definition
+      : { ...starterDefinition(form.type), ...definition, steps: starterDefinition(form.type).steps }) as Draft,
+  };
 };
 const bodyOf = (edit: Edit) => ({ name: edit.name, type: edit.type, definition: { ...edit.definition, type: edit.type } });
 
 /** Builder or JSON beside the live preview, with what keeps the form from being published. */
-function DefinitionEditor({ form, edit, setEdit, mode, onSaved }: { form: Form; edit: Edit; setEdit: (e: Edit) => void; mode: 'builder' | 'json'; onSaved: (f: Form) => void }) {
+function DefinitionEditor({
+  form,
+  edit,
+  setEdit,
+  mode,
+  onSaved,
+}: {
+  form: Form;
+  edit: Edit;
+  setEdit: (e: Edit) => void;
+  mode: 'builder' | 'json';
+  onSaved: (f: Form) => void;
+}) {
   const [jsonValid, setJsonValid] = useState(true);
   const problems = useMemo(() => definitionProblems({ ...edit.definition, type: edit.type }), [edit]);
   const save = useAction();
@@ -164,7 +219,9 @@ function DefinitionEditor({ form, edit, setEdit, mode, onSaved }: { form: Form; 
         e.preventDefault();
         if (!jsonValid) return;
         setSaved(false);
-        const updated = await save.run(() => ok(api.POST('/v2/forms/{id}', { params: { path: { id: form.id } }, body: bodyOf(edit) })) as Promise<Form>);
+        const updated = await save.run(
+          () => ok(api.POST('/v2/forms/{id}', { params: { path: { id: form.id } }, body: bodyOf(edit) })) as Promise<Form>,
+        );
         if (updated) {
           setSaved(true);
           onSaved(updated);
@@ -179,7 +236,11 @@ function DefinitionEditor({ form, edit, setEdit, mode, onSaved }: { form: Form; 
       </div>
       <div class="editor-grid builder-grid" style="margin-top: 0.8rem">
         <div>
-          {mode === 'builder' ? <Builder type={edit.type} draft={edit.definition} onChange={setDefinition} /> : <JsonEditor definition={edit.definition} onChange={setDefinition} onValid={setJsonValid} />}
+          {mode === 'builder' ? (
+            <Builder type={edit.type} draft={edit.definition} onChange={setDefinition} />
+          ) : (
+            <JsonEditor definition={edit.definition} onChange={setDefinition} onValid={setJsonValid} />
+          )}
         </div>
         <div class="preview-column">
           <FormPreview type={edit.type} definition={edit.definition} />
@@ -209,7 +270,11 @@ function DefinitionEditor({ form, edit, setEdit, mode, onSaved }: { form: Form; 
 }
 
 function Submissions({ form }: { form: Form }) {
-  const list = useListPage({}, (query) => ok(api.GET('/v2/forms/{id}/submissions', { params: { path: { id: form.id }, query: query as never } })), { deps: [form.id] });
+  const list = useListPage(
+    {},
+    (query) => ok(api.GET('/v2/forms/{id}/submissions', { params: { path: { id: form.id }, query: query as never } })),
+    { deps: [form.id] },
+  );
   const submissions = list.loaded;
   return (
     <>
@@ -253,7 +318,9 @@ function Embed({ form }: { form: Form }) {
       <ErrorBox error={embed.error} />
       {e ? (
         <>
-          <p>Place this once on every page of your site, before &lt;/body&gt;. It shows every live popup, flyout, full-page and banner form.</p>
+          <p>
+            Place this once on every page of your site, before &lt;/body&gt;. It shows every live popup, flyout, full-page and banner form.
+          </p>
           <pre class="raw" aria-label="Embed script tag">
             {e.html}
           </pre>
@@ -325,12 +392,18 @@ export function FormEditor({ params }: PageProps) {
             <Button
               busy={action.busy}
               onClick={() => {
-                if (confirm('Give the form a new public token? The old one stops working at once.')) void act(() => ok(api.POST('/v2/forms/{id}/rotate-token', path)));
+                if (confirm('Give the form a new public token? The old one stops working at once.'))
+                  void act(() => ok(api.POST('/v2/forms/{id}/rotate-token', path)));
               }}
             >
               Rotate token
             </Button>
-            <DeleteButton action={action} question={`Delete ${f.name} and its submissions?`} remove={() => ok(api.DELETE('/v2/forms/{id}', path))} done="/forms" />
+            <DeleteButton
+              action={action}
+              question={`Delete ${f.name} and its submissions?`}
+              remove={() => ok(api.DELETE('/v2/forms/{id}', path))}
+              done="/forms"
+            />
           </>
         ) : null}
       </PageHeader>
@@ -346,7 +419,9 @@ export function FormEditor({ params }: PageProps) {
             ]}
           />
           <Tabs label="Form" tabs={TABS} selected={tab} onSelect={setTab} panelId="form-panel" style="margin-top: 1rem">
-            {(tab === 'builder' || tab === 'json') && edit ? <DefinitionEditor form={f} edit={edit} setEdit={setEdit} mode={tab} onSaved={setCurrent} /> : null}
+            {(tab === 'builder' || tab === 'json') && edit ? (
+              <DefinitionEditor form={f} edit={edit} setEdit={setEdit} mode={tab} onSaved={setCurrent} />
+            ) : null}
             {tab === 'submissions' ? <Submissions form={f} /> : null}
             {tab === 'embed' ? <Embed form={f} /> : null}
           </Tabs>

@@ -46,18 +46,23 @@ function MembersOf({ state }: { state: SessionState }) {
             {isAdmin ? (
               <td class="row-actions">
                 {/* An admin does not demote themselves here: the workspace could be left with no admin to undo it. */}
-                {m.id === me ? <span class="muted small-text">You</span> : (
-                <Button
-                  class="small"
-                  aria-label={`${m.role === 'admin' ? 'Make member' : 'Make admin'}: ${m.email}`}
-                  busy={action.busy}
-                  onClick={async () => {
-                    const next = m.role === 'admin' ? 'member' : 'admin';
-                    if (await action.run(() => ok(api.POST('/v2/members/{id}', { params: { path: { id: m.id } }, body: { role: next } })))) await members.reload();
-                  }}
-                >
-                  {m.role === 'admin' ? 'Make member' : 'Make admin'}
-                </Button>
+                {m.id === me ? (
+                  <span class="muted small-text">You</span>
+                ) : (
+                  <Button
+                    class="small"
+                    aria-label={`${m.role === 'admin' ? 'Make member' : 'Make admin'}: ${m.email}`}
+                    busy={action.busy}
+                    onClick={async () => {
+                      const next = m.role === 'admin' ? 'member' : 'admin';
+                      if (
+                        await action.run(() => ok(api.POST('/v2/members/{id}', { params: { path: { id: m.id } }, body: { role: next } })))
+                      )
+                        await members.reload();
+                    }}
+                  >
+                    {m.role === 'admin' ? 'Make member' : 'Make admin'}
+                  </Button>
                 )}
                 <Button
                   class="small"
@@ -66,7 +71,8 @@ function MembersOf({ state }: { state: SessionState }) {
                   busy={action.busy}
                   onClick={async () => {
                     if (!confirm(`Remove ${m.email} from this workspace?`)) return;
-                    if (await action.run(() => ok(api.DELETE('/v2/members/{id}', { params: { path: { id: m.id } } })))) await members.reload();
+                    if (await action.run(() => ok(api.DELETE('/v2/members/{id}', { params: { path: { id: m.id } } }))))
+                      await members.reload();
                   }}
                 >
                   Remove
@@ -93,16 +99,31 @@ function MembersOf({ state }: { state: SessionState }) {
           >
             <h2>Invite someone</h2>
             <Field label="Email">
-              <input type="email" name="invite_email" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
+              <input
+                type="email"
+                name="invite_email"
+                required
+                value={email}
+                onInput={(e) => setEmail((e.target as HTMLInputElement).value)}
+              />
             </Field>
-            <Select label="Role" value={role} onChange={(v) => setRole(v as 'admin' | 'member')} options={[['member', 'Member'], ['admin', 'Admin']]} />
+            <Select
+              label="Role"
+              value={role}
+              onChange={(v) => setRole(v as 'admin' | 'member')}
+              options={[
+                ['member', 'Member'],
+                ['admin', 'Admin'],
+              ]}
+            />
             <ErrorBox error={invite.error} />
             <Button type="submit" kind="primary" busy={invite.busy}>
               Send invitation
             </Button>
             {link ? (
               <p role="status">
-                Invitation sent. The link (also in the email): <code class="wrap">{link}</code> <CopyButton text={link} what={`the invitation link`} />
+                Invitation sent. The link (also in the email): <code class="wrap">{link}</code>{' '}
+                <CopyButton text={link} what={`the invitation link`} />
               </p>
             ) : null}
           </form>
@@ -119,7 +140,8 @@ function MembersOf({ state }: { state: SessionState }) {
                     class="small"
                     aria-label={`Revoke invitation of ${i.email}`}
                     onClick={async () => {
-                      if (await action.run(() => ok(api.DELETE('/v2/invitations/{id}', { params: { path: { id: i.id } } })))) await invitations.reload();
+                      if (await action.run(() => ok(api.DELETE('/v2/invitations/{id}', { params: { path: { id: i.id } } }))))
+                        await invitations.reload();
                     }}
                   >
                     Revoke

@@ -13,7 +13,12 @@ import { GettingStarted } from '../components/GettingStarted';
 
 type Stats = Ok<'/v2/stats/emails', 'get'>;
 type Period = '24h' | '7d' | '30d' | '90d';
-const PERIODS: Array<[Period, string]> = [['24h', 'Last 24 hours'], ['7d', 'Last 7 days'], ['30d', 'Last 30 days'], ['90d', 'Last 90 days']];
+const PERIODS: Array<[Period, string]> = [
+  ['24h', 'Last 24 hours'],
+  ['7d', 'Last 7 days'],
+  ['30d', 'Last 30 days'],
+  ['90d', 'Last 90 days'],
+];
 
 const VOLUME = [
   ['sent', 'Sent', '#2457c5'],
@@ -44,13 +49,23 @@ function RateTiles({ stats }: { stats: Stats }) {
       'Hard-bounce rate',
       t.hard_bounce_rate,
       of(t.hard_bounced, t.delivered + t.bounced, 'delivered or bounced'),
-      <Gauge rate={t.hard_bounce_rate} level={t.hard_bounce_level} of={`${t.delivered + t.bounced} delivered or bounced`} thresholds={stats.thresholds.hard_bounce_rate} />,
+      <Gauge
+        rate={t.hard_bounce_rate}
+        level={t.hard_bounce_level}
+        of={`${t.delivered + t.bounced} delivered or bounced`}
+        thresholds={stats.thresholds.hard_bounce_rate}
+      />,
     ],
     [
       'Complaint rate',
       t.complaint_rate,
       of(t.complained, t.delivered, 'delivered'),
-      <Gauge rate={t.complaint_rate} level={t.complaint_level} of={`${t.delivered} delivered`} thresholds={stats.thresholds.complaint_rate} />,
+      <Gauge
+        rate={t.complaint_rate}
+        level={t.complaint_level}
+        of={`${t.delivered} delivered`}
+        thresholds={stats.thresholds.complaint_rate}
+      />,
     ],
     ['Open rate', t.open_rate, of(t.opened, t.delivered, 'delivered')],
     ['Click rate', t.click_rate, of(t.clicked, t.delivered, 'delivered')],
@@ -69,7 +84,11 @@ function RateTiles({ stats }: { stats: Stats }) {
   );
 }
 
-function series<K extends string>(stats: Stats, list: ReadonlyArray<readonly [K, string, string]>, pick: (row: Stats['data'][number], key: K) => number | null): ChartSeries[] {
+function series<K extends string>(
+  stats: Stats,
+  list: ReadonlyArray<readonly [K, string, string]>,
+  pick: (row: Stats['data'][number], key: K) => number | null,
+): ChartSeries[] {
   return list.map(([key, label, color]) => ({ label, color, values: stats.data.map((row) => pick(row, key)) }));
 }
 
@@ -79,7 +98,12 @@ function Activity({ stats, periodText }: { stats: Stats; periodText: string }) {
   const engagement = useMemo(() => series(stats, ENGAGEMENT, (row, key) => row[key]), [stats]);
   const problems = useMemo(() => {
     const { complaint_rate, hard_bounce_rate } = stats.thresholds;
-    const line = (label: string, value: number, color: string): ChartSeries => ({ label, color, dash: [6, 4], values: stats.data.map(() => value) });
+    const line = (label: string, value: number, color: string): ChartSeries => ({
+      label,
+      color,
+      dash: [6, 4],
+      values: stats.data.map(() => value),
+    });
     return [
       ...series(stats, PROBLEMS, (row, key) => row[key]),
       line(`Complaint limit (${formatPercent(complaint_rate.limit)})`, complaint_rate.limit, '#8a4b00'),
@@ -144,7 +168,10 @@ export function Overview() {
               ['Plan', w.plan_name],
               ['Credits left', w.credits.toLocaleString()],
               ['Sent today', `${w.sent_today.toLocaleString()} (UTC day; campaigns and automations included)`],
-              ['Daily limit', `${w.daily_limit_used.toLocaleString()} of ${w.daily_limit.toLocaleString()} used (campaign mail is not limited by it)`],
+              [
+                'Daily limit',
+                `${w.daily_limit_used.toLocaleString()} of ${w.daily_limit.toLocaleString()} used (campaign mail is not limited by it)`,
+              ],
               ['Sending rate', `${w.send_rate} per second`],
               ['Verified workspace', w.verified ? 'Yes' : 'No: sends only to member addresses'],
             ]}
@@ -154,7 +181,8 @@ export function Overview() {
       <section aria-labelledby="activity-title">
         <h2 id="activity-title">Your mail, {periodText.toLowerCase()}</h2>
         <p class="muted">
-          Every email counts once per recipient, whatever sent it (API, SMTP, campaigns, automations), in the {s?.interval === 'hour' ? 'hour' : 'day'} it was created (UTC); what became of it since counts there too.
+          Every email counts once per recipient, whatever sent it (API, SMTP, campaigns, automations), in the{' '}
+          {s?.interval === 'hour' ? 'hour' : 'day'} it was created (UTC); what became of it since counts there too.
         </p>
         {stats.loading && !s ? <Loading /> : null}
         <ErrorBox error={stats.error} />
@@ -162,7 +190,12 @@ export function Overview() {
           <>
             <RateTiles stats={s} />
             <Activity stats={s} periodText={periodText} />
-            <BreakdownTable id="providers" title="By recipient provider" label="Provider" rows={s.providers.map((p) => ({ ...p, key: p.provider }))} />
+            <BreakdownTable
+              id="providers"
+              title="By recipient provider"
+              label="Provider"
+              rows={s.providers.map((p) => ({ ...p, key: p.provider }))}
+            />
             <BreakdownTable
               id="sending-domains"
               title="By sending domain"

@@ -23,13 +23,29 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void 
       >
         <h1>Sign in to Postlane</h1>
         <Field label="Email">
-          <input type="email" name="email" autoComplete="username" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
+          <input
+            type="email"
+            name="email"
+            autoComplete="username"
+            required
+            value={email}
+            onInput={(e) => setEmail((e.target as HTMLInputElement).value)}
+          />
         </Field>
         <Field label="Password">
-          <input type="password" name="password" autoComplete="current-password" required value={password} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} />
+          <input
+            type="password"
+            name="password"
+            autoComplete="current-password"
+            required
+            value={password}
+            onInput={(e) => setPassword((e.target as HTMLInputElement).value)}
+          />
         </Field>
         {checking && (
-          <p role="status">Too many failed sign-ins for this account from unknown browsers: checking this browser, which can take a few seconds…</p>
+          <p role="status">
+            Too many failed sign-ins for this account from unknown browsers: checking this browser, which can take a few seconds…
+          </p>
         )}
         <ErrorBox error={error} />
         <Button type="submit" kind="primary" busy={busy}>

@@ -23,7 +23,9 @@ function SuppressionForm({ initial, onSaved }: { initial: Suppression | null; on
         e.preventDefault();
         const body = { email, type, reason: reason || null, keep_until: keepUntil || null };
         const saved = await save.run(() =>
-          initial ? ok(api.POST('/v2/suppressions/{id}', { params: { path: { id: initial.id } }, body })) : ok(api.POST('/v2/suppressions', { body })),
+          initial
+            ? ok(api.POST('/v2/suppressions/{id}', { params: { path: { id: initial.id } }, body }))
+            : ok(api.POST('/v2/suppressions', { body })),
         );
         if (saved) onSaved();
       }}
@@ -31,7 +33,12 @@ function SuppressionForm({ initial, onSaved }: { initial: Suppression | null; on
       <Field label="Email address">
         <input type="email" name="email" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
       </Field>
-      <Select label="Type" value={type} onChange={(v) => setType(v as SuppressionType)} options={TYPES.map((t): [string, string] => [t, t])} />
+      <Select
+        label="Type"
+        value={type}
+        onChange={(v) => setType(v as SuppressionType)}
+        options={TYPES.map((t): [string, string] => [t, t])}
+      />
       <Field label="Reason">
         <input name="reason" value={reason} onInput={(e) => setReason((e.target as HTMLInputElement).value)} />
       </Field>
@@ -47,7 +54,9 @@ function SuppressionForm({ initial, onSaved }: { initial: Suppression | null; on
 }
 
 export function Suppressions() {
-  const list = useListPage({ sort: 'created_at', order: 'desc' }, (query) => ok(api.GET('/v2/suppressions', { params: { query: query as never } })));
+  const list = useListPage({ sort: 'created_at', order: 'desc' }, (query) =>
+    ok(api.GET('/v2/suppressions', { params: { query: query as never } })),
+  );
   const items = list.loaded;
   const [editing, setEditing] = useState<Suppression | 'new' | null>(null);
   const remove = useAction();
@@ -64,7 +73,17 @@ export function Suppressions() {
       </PageHeader>
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Search address or reason" />
-        <FilterSelect list={list} name="sort" label="Sort by" options={[['created_at', 'Added'], ['email', 'Email'], ['type', 'Type'], ['reason', 'Reason']]} />
+        <FilterSelect
+          list={list}
+          name="sort"
+          label="Sort by"
+          options={[
+            ['created_at', 'Added'],
+            ['email', 'Email'],
+            ['type', 'Type'],
+            ['reason', 'Reason'],
+          ]}
+        />
         <FilterSelect list={list} name="order" label="Order" options={DIRECTIONS} />
       </div>
       <ErrorBox error={remove.error} />
@@ -73,7 +92,12 @@ export function Suppressions() {
         {...list.table}
         items={(data) => data.data}
         columns={['Email', 'Type', 'Reason', 'Until', 'Added', 'Actions']}
-        empty={{ title: 'No suppressions.', text: 'Suppressed addresses are never sent to: hard bounces, complaints and unsubscribes land here, and you can add your own.', action: 'Suppress your first address', onAction: () => setEditing('new') }}
+        empty={{
+          title: 'No suppressions.',
+          text: 'Suppressed addresses are never sent to: hard bounces, complaints and unsubscribes land here, and you can add your own.',
+          action: 'Suppress your first address',
+          onAction: () => setEditing('new'),
+        }}
         hasNext={nextPageUrl}
         row={(s) => (
           <tr>
@@ -94,7 +118,8 @@ export function Suppressions() {
                 aria-label={`Remove ${s.email}`}
                 busy={remove.busy}
                 onClick={async () => {
-                  if (await remove.run(() => ok(api.DELETE('/v2/suppressions/{id}', { params: { path: { id: s.id } } })))) await items.reload();
+                  if (await remove.run(() => ok(api.DELETE('/v2/suppressions/{id}', { params: { path: { id: s.id } } }))))
+                    await items.reload();
                 }}
               >
                 Remove
@@ -103,7 +128,11 @@ export function Suppressions() {
           </tr>
         )}
       />
-      <Dialog title={editing === 'new' ? 'Add a suppression' : 'Edit the suppression'} open={editing !== null} onClose={() => setEditing(null)}>
+      <Dialog
+        title={editing === 'new' ? 'Add a suppression' : 'Edit the suppression'}
+        open={editing !== null}
+        onClose={() => setEditing(null)}
+      >
         {editing ? <SuppressionForm initial={editing === 'new' ? null : editing} onSaved={saved} /> : null}
       </Dialog>
     </>

@@ -23,7 +23,20 @@ type Diagnostics = Ok<'/v2/mjml/render', 'post'>['diagnostics'];
 export function Templates() {
   // This API pages with per_page and filters with filter[…], so the query is its own.
   const list = useListPage({ editor: '', sort: 'created_at', order: 'desc' }, (_, { page, settledSearch, filters }) =>
-    ok(api.GET('/v2/templates', { params: { query: present({ page, per_page: 25, 'filter[name]': settledSearch, 'filter[editor]': filters.editor, sort: filters.sort, order: filters.order }) as never } })),
+    ok(
+      api.GET('/v2/templates', {
+        params: {
+          query: present({
+            page,
+            per_page: 25,
+            'filter[name]': settledSearch,
+            'filter[editor]': filters.editor,
+            sort: filters.sort,
+            order: filters.order,
+          }) as never,
+        },
+      }),
+    ),
   );
   const workspace = useLoad(() => ok(api.GET('/v2/workspace')), []);
   const mjml = workspace.data?.features.includes('mjml') ?? false;
@@ -41,8 +54,27 @@ export function Templates() {
       </PageHeader>
       <div class="toolbar">
         <SearchBox value={list.search} onInput={list.setSearch} label="Filter by name" />
-        <FilterSelect list={list} name="editor" label="Editor" options={[['', 'Any editor'], ['html', 'HTML'], ['text', 'Text'], ['mjml', 'MJML']]} />
-        <FilterSelect list={list} name="sort" label="Sort by" options={[['created_at', 'Created'], ['updated_at', 'Updated'], ['name', 'Name']]} />
+        <FilterSelect
+          list={list}
+          name="editor"
+          label="Editor"
+          options={[
+            ['', 'Any editor'],
+            ['html', 'HTML'],
+            ['text', 'Text'],
+            ['mjml', 'MJML'],
+          ]}
+        />
+        <FilterSelect
+          list={list}
+          name="sort"
+          label="Sort by"
+          options={[
+            ['created_at', 'Created'],
+            ['updated_at', 'Updated'],
+            ['name', 'Name'],
+          ]}
+        />
         <FilterSelect list={list} name="order" label="Order" options={DIRECTIONS} />
       </div>
       <ListTable
@@ -50,7 +82,12 @@ export function Templates() {
         {...list.table}
         items={(data) => data.data}
         columns={['Name', 'Alias', 'Editor', 'Published', 'Versions', 'Updated']}
-        empty={{ title: 'No templates.', text: 'A template is a reusable subject and body that emails and campaigns are sent from.', action: 'Create your first template', onAction: () => setCreating(true) }}
+        empty={{
+          title: 'No templates.',
+          text: 'A template is a reusable subject and body that emails and campaigns are sent from.',
+          action: 'Create your first template',
+          onAction: () => setCreating(true),
+        }}
         hasNext={(data) => data.current_page < data.total_pages}
         row={(row) => (
           <tr>
@@ -76,7 +113,13 @@ export function Templates() {
         onSubmit={async () => {
           const body =
             editor === 'mjml'
-              ? { name, alias, editor, source: '<mjml><mj-body><mj-section><mj-column><mj-text>Hello {{name}}</mj-text></mj-column></mj-section></mj-body></mjml>' }
+              ? {
+                  name,
+                  alias,
+                  editor,
+                  source:
+                    '<mjml><mj-body><mj-section><mj-column><mj-text>Hello {{name}}</mj-text></mj-column></mj-section></mj-body></mjml>',
+                }
               : editor === 'text'
                 ? { name, alias, editor, text: 'Hello {{name}}' }
                 : { name, alias, editor, html: '<p>Hello {{name}}</p>' };
@@ -92,14 +135,24 @@ export function Templates() {
             onInput={(e) => {
               const value = (e.target as HTMLInputElement).value;
               setName(value);
-              setAlias(value.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, ''));
+              setAlias(
+                value
+                  .toLowerCase()
+                  .replace(/[^a-z0-9]+/g, '-')
+                  .replace(/^-|-$/g, ''),
+              );
             }}
           />
         </Field>
         <Field label="Alias" hint="Sends name the template by its alias">
           <input name="alias" required value={alias} onInput={(e) => setAlias((e.target as HTMLInputElement).value)} />
         </Field>
-        <Select label="Editor" value={editor} onChange={(v) => setEditor(v as Editor)} options={[['html', 'HTML'], ['text', 'Text'], ...(mjml ? [['mjml', 'MJML'] as [string, string]] : [])]} />
+        <Select
+          label="Editor"
+          value={editor}
+          onChange={(v) => setEditor(v as Editor)}
+          options={[['html', 'HTML'], ['text', 'Text'], ...(mjml ? [['mjml', 'MJML'] as [string, string]] : [])]}
+        />
       </FormDialog>
     </>
   );
@@ -107,7 +160,12 @@ export function Templates() {
 
 function useMjmlPreview(source: string, enabled: boolean) {
   const settled = useDebounced(source, 400);
-  const [state, setState] = useState<{ html: string; diagnostics: Diagnostics; error: string | null; loading: boolean }>({ html: '', diagnostics: [], error: null, loading: false });
+  const [state, setState] = useState<{ html: string; diagnostics: Diagnostics; error: string | null; loading: boolean }>({
+    html: '',
+    diagnostics: [],
+    error: null,
+    loading: false,
+  });
   useEffect(() => {
     if (!enabled) return;
     let live = true;
@@ -117,7 +175,12 @@ function useMjmlPreview(source: string, enabled: boolean) {
       if (data) setState({ html: data.rendered_html ?? data.html ?? '', diagnostics: data.diagnostics, error: null, loading: false });
       else {
         const body = error as { diagnostics?: Diagnostics } | undefined;
-        setState((s) => ({ ...s, diagnostics: body?.diagnostics ?? [], error: response.ok ? null : (error as { message?: string })?.message ?? `Error ${response.status}`, loading: false }));
+        setState((s) => ({
+          ...s,
+          diagnostics: body?.diagnostics ?? [],
+          error: response.ok ? null : ((error as { message?: string })?.message ?? `Error ${response.status}`),
+          loading: false,
+        }));
       }
     });
     return () => {
@@ -127,7 +190,8 @@ function useMjmlPreview(source: string, enabled: boolean) {
   return state;
 }
 
-const isBlockDocument = (source: unknown) => typeof source === 'object' && source !== null && (source as { format?: unknown }).format === 'postlane-blocks';
+const isBlockDocument = (source: unknown) =>
+  typeof source === 'object' && source !== null && (source as { format?: unknown }).format === 'postlane-blocks';
 
 function Edit({ template, onSaved }: { template: Template; onSaved: () => void }) {
   const editor = template.editor as Editor;
@@ -145,7 +209,9 @@ function Edit({ template, onSaved }: { template: Template; onSaved: () => void }
   const preview = editor === 'mjml' ? mjml.html : html;
   // An HTML template may be written with blocks: the block document is kept as its source.
   const blocks = useEditor();
-  const [writeWith, setWriteWith] = useState<'write-html' | 'write-blocks'>(() => (editor === 'html' && isBlockDocument(template.source) ? 'write-blocks' : 'write-html'));
+  const [writeWith, setWriteWith] = useState<'write-html' | 'write-blocks'>(() =>
+    editor === 'html' && isBlockDocument(template.source) ? 'write-blocks' : 'write-html',
+  );
   const withBlocks = editor === 'html' && writeWith === 'write-blocks';
   const grid = (
     <div class="editor-grid">
@@ -171,7 +237,12 @@ function Edit({ template, onSaved }: { template: Template; onSaved: () => void }
         ) : null}
         {editor !== 'mjml' && !withBlocks ? (
           <Field label="Text">
-            <textarea class="code" rows={editor === 'text' ? 16 : 6} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+            <textarea
+              class="code"
+              rows={editor === 'text' ? 16 : 6}
+              value={text}
+              onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+            />
           </Field>
         ) : null}
         {editor === 'mjml' ? (
@@ -183,7 +254,8 @@ function Edit({ template, onSaved }: { template: Template; onSaved: () => void }
             <ul class="plain-list">
               {mjml.diagnostics.map((d) => (
                 <li>
-                  <Badge value={d.severity === 'error' ? 'failed' : d.severity === 'warning' ? 'attempted' : 'accepted'} /> {d.line ? `Line ${d.line}: ` : ''}
+                  <Badge value={d.severity === 'error' ? 'failed' : d.severity === 'warning' ? 'attempted' : 'accepted'} />{' '}
+                  {d.line ? `Line ${d.line}: ` : ''}
                   {d.message}
                 </li>
               ))}
@@ -194,7 +266,13 @@ function Edit({ template, onSaved }: { template: Template; onSaved: () => void }
       {withBlocks ? null : (
         <div>
           <h2>Preview</h2>
-          {editor === 'text' ? <pre class="raw" tabIndex={0} aria-label="Text preview">{text}</pre> : <iframe class="email-frame" title="Preview of the template" sandbox="" srcdoc={preview} />}
+          {editor === 'text' ? (
+            <pre class="raw" tabIndex={0} aria-label="Text preview">
+              {text}
+            </pre>
+          ) : (
+            <iframe class="email-frame" title="Preview of the template" sandbox="" srcdoc={preview} />
+          )}
         </div>
       )}
     </div>
@@ -229,7 +307,9 @@ function Edit({ template, onSaved }: { template: Template; onSaved: () => void }
         <Button
           busy={publish.busy}
           onClick={async () => {
-            const published = await publish.run(() => ok(api.POST('/v2/templates/{id}/publish', { params: { path: { id: template.id } } })));
+            const published = await publish.run(() =>
+              ok(api.POST('/v2/templates/{id}/publish', { params: { path: { id: template.id } } })),
+            );
             if (published) {
               setNotice(published.message);
               onSaved();
@@ -238,10 +318,19 @@ function Edit({ template, onSaved }: { template: Template; onSaved: () => void }
         >
           Publish
         </Button>
-        <DeleteButton action={remove} question={`Delete the template ${template.name}?`} remove={() => ok(api.DELETE('/v2/templates/{id}', { params: { path: { id: template.id } } }))} done="/templates" />
+        <DeleteButton
+          action={remove}
+          question={`Delete the template ${template.name}?`}
+          remove={() => ok(api.DELETE('/v2/templates/{id}', { params: { path: { id: template.id } } }))}
+          done="/templates"
+        />
       </div>
       <ErrorBox error={save.error ?? publish.error ?? remove.error} />
-      {notice ? <p role="status" class="notice">{notice}</p> : null}
+      {notice ? (
+        <p role="status" class="notice">
+          {notice}
+        </p>
+      ) : null}
       {editor === 'html' ? (
         <Tabs
           label="Write with"
@@ -256,8 +345,19 @@ function Edit({ template, onSaved }: { template: Template; onSaved: () => void }
           {grid}
           {withBlocks ? (
             <>
-              <p class="muted">The blocks make the template's HTML and text when saved; variables such as {'{{name|"there"}}'} are kept for sends.</p>
-              {blocks.render({ initial: { content_type: 'html', content: template.source ?? null, html: template.html ?? null, text: template.text ?? null }, subject, template: true })}
+              <p class="muted">
+                The blocks make the template's HTML and text when saved; variables such as {'{{name|"there"}}'} are kept for sends.
+              </p>
+              {blocks.render({
+                initial: {
+                  content_type: 'html',
+                  content: template.source ?? null,
+                  html: template.html ?? null,
+                  text: template.text ?? null,
+                },
+                subject,
+                template: true,
+              })}
             </>
           ) : null}
         </Tabs>
@@ -287,7 +387,8 @@ export function TemplateEditor({ params }: PageProps) {
             <ul class="plain-list">
               {t.versions.map((v) => (
                 <li>
-                  <Link href={`/templates/${v.id}`}>{v.name}</Link> {v.published_at ? <Badge value="published" /> : <Badge value="draft" />} <span class="muted">updated {formatDate(v.updated_at)}</span>
+                  <Link href={`/templates/${v.id}`}>{v.name}</Link> {v.published_at ? <Badge value="published" /> : <Badge value="draft" />}{' '}
+                  <span class="muted">updated {formatDate(v.updated_at)}</span>
                 </li>
               ))}
             </ul>

@@ -49,7 +49,12 @@ function VerificationResult({ v }: { v: Verification }) {
           ['Looks random', yesNo(c?.gibberish)],
           ['Server accepted it', yesNo(c?.deliverable)],
           ['Catch-all domain', yesNo(c?.catch_all)],
-          ['Mailbox check', v.mailbox_check ? `${v.mailbox_check.outcome}${v.mailbox_check.code ? ` (${v.mailbox_check.code})` : ''}: ${v.mailbox_check.message}` : 'Not asked'],
+          [
+            'Mailbox check',
+            v.mailbox_check
+              ? `${v.mailbox_check.outcome}${v.mailbox_check.code ? ` (${v.mailbox_check.code})` : ''}: ${v.mailbox_check.message}`
+              : 'Not asked',
+          ],
         ]}
       />
     </section>
@@ -76,7 +81,15 @@ function SingleCheck() {
         <Field label="Address">
           <input name="email" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
         </Field>
-        <Select label="Mode" value={mode} onChange={(v) => setMode(v as 'fast' | 'full')} options={[['fast', 'Fast: no mailbox check'], ['full', 'Full: ask the mail server']]} />
+        <Select
+          label="Mode"
+          value={mode}
+          onChange={(v) => setMode(v as 'fast' | 'full')}
+          options={[
+            ['fast', 'Fast: no mailbox check'],
+            ['full', 'Full: ask the mail server'],
+          ]}
+        />
         <Button type="submit" kind="primary" busy={check.busy}>
           Check
         </Button>
@@ -90,7 +103,9 @@ function SingleCheck() {
 }
 
 export function Verification() {
-  const list = useListPage({ status: '', order: 'created_at', direction: 'desc' }, (query) => ok(api.GET('/v2/email-verification-lists', { params: { query: query as never } })));
+  const list = useListPage({ status: '', order: 'created_at', direction: 'desc' }, (query) =>
+    ok(api.GET('/v2/email-verification-lists', { params: { query: query as never } })),
+  );
   const [adding, setAdding] = useState(false);
   const [name, setName] = useState('');
   const [emails, setEmails] = useState('');
@@ -106,15 +121,37 @@ export function Verification() {
       <section aria-labelledby="lists-title">
         <h2 id="lists-title">Lists</h2>
         <div class="toolbar">
-          <FilterSelect list={list} name="status" label="Status" options={[['', 'All'], ['processing', 'Processing'], ['completed', 'Completed']]} />
-          <FilterSelect list={list} name="direction" label="Order" options={[['desc', 'Newest first'], ['asc', 'Oldest first']]} />
+          <FilterSelect
+            list={list}
+            name="status"
+            label="Status"
+            options={[
+              ['', 'All'],
+              ['processing', 'Processing'],
+              ['completed', 'Completed'],
+            ]}
+          />
+          <FilterSelect
+            list={list}
+            name="direction"
+            label="Order"
+            options={[
+              ['desc', 'Newest first'],
+              ['asc', 'Oldest first'],
+            ]}
+          />
         </div>
         <ListTable
           label="Verification lists"
           {...list.table}
           items={(data) => data.data}
           columns={['Name', 'Status', 'Addresses', 'Safe', 'Invalid', 'Created']}
-          empty={{ title: 'No lists yet.', text: 'A verification list checks addresses for ones that would bounce, before you send to them.', action: 'Check your first list', onAction: () => setAdding(true) }}
+          empty={{
+            title: 'No lists yet.',
+            text: 'A verification list checks addresses for ones that would bounce, before you send to them.',
+            action: 'Check your first list',
+            onAction: () => setAdding(true),
+          }}
           hasNext={nextPageUrl}
           row={(l) => (
             <tr>
@@ -147,7 +184,10 @@ export function Verification() {
         <Field label="Name">
           <input name="name" required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
         </Field>
-        <Field label="Addresses" hint="Up to 10,000, one per line (or separated by commas); 5 credits per unique address, verified in full mode">
+        <Field
+          label="Addresses"
+          hint="Up to 10,000, one per line (or separated by commas); 5 credits per unique address, verified in full mode"
+        >
           <textarea rows={8} required value={emails} onInput={(e) => setEmails((e.target as HTMLTextAreaElement).value)} />
         </Field>
       </FormDialog>
@@ -162,7 +202,9 @@ const COUNTED_PROGRESS = 1000;
 async function countDone(id: string, total: number): Promise<number> {
   const pages = Math.ceil(total / 100);
   const answers = await Promise.all(
-    Array.from({ length: pages }, (_, i) => ok(api.GET('/v2/email-verification-lists/{id}/results', { params: { path: { id }, query: { page: i + 1, limit: 100 } } }))),
+    Array.from({ length: pages }, (_, i) =>
+      ok(api.GET('/v2/email-verification-lists/{id}/results', { params: { path: { id }, query: { page: i + 1, limit: 100 } } })),
+    ),
   );
   return answers.reduce((sum, a) => sum + a.data.filter((v) => v.status !== 'pending').length, 0);
 }
@@ -218,10 +260,18 @@ export function VerificationListDetail({ params }: PageProps) {
               <Progress
                 label="Verification progress"
                 value={done === null ? undefined : done / Math.max(1, l.stats.total_emails)}
-                text={done === null ? `Verifying ${l.stats.total_emails.toLocaleString()} addresses…` : `${done.toLocaleString()} of ${l.stats.total_emails.toLocaleString()} addresses verified`}
+                text={
+                  done === null
+                    ? `Verifying ${l.stats.total_emails.toLocaleString()} addresses…`
+                    : `${done.toLocaleString()} of ${l.stats.total_emails.toLocaleString()} addresses verified`
+                }
               />
             ) : (
-              <Progress label="Verification progress" value={1} text={`${l.stats.processed_emails.toLocaleString()} of ${l.stats.total_emails.toLocaleString()} addresses verified`} />
+              <Progress
+                label="Verification progress"
+                value={1}
+                text={`${l.stats.processed_emails.toLocaleString()} of ${l.stats.total_emails.toLocaleString()} addresses verified`}
+              />
             )}
             <Facts
               items={[
@@ -239,7 +289,9 @@ export function VerificationListDetail({ params }: PageProps) {
             ) : (
               <>
                 <StackedBar title="Addresses by result" segments={segments} />
-                <p class="small-text">Of them on catch-all domains (the server accepts any address): {l.stats.results.catch_all.toLocaleString()}</p>
+                <p class="small-text">
+                  Of them on catch-all domains (the server accepts any address): {l.stats.results.catch_all.toLocaleString()}
+                </p>
               </>
             )}
           </section>

@@ -17,7 +17,10 @@ import { formatSeconds } from '../lib/time';
 type Webhook = Ok<'/v2/webhooks/{id}', 'get'>;
 
 function eventList(text: string): string[] {
-  return text.split(/[\s,]+/).map((t) => t.trim()).filter(Boolean);
+  return text
+    .split(/[\s,]+/)
+    .map((t) => t.trim())
+    .filter(Boolean);
 }
 
 function WebhookForm({ initial, onSaved }: { initial: Webhook | null; onSaved: (id: string) => void }) {
@@ -33,7 +36,9 @@ function WebhookForm({ initial, onSaved }: { initial: Webhook | null; onSaved: (
         e.preventDefault();
         const body = { name, url, all_events: allEvents, events: allEvents ? [] : eventList(events), enabled };
         const saved = await save.run(() =>
-          initial ? ok(api.POST('/v2/webhooks/{id}', { params: { path: { id: initial.id } }, body })) : ok(api.POST('/v2/webhooks', { body })),
+          initial
+            ? ok(api.POST('/v2/webhooks/{id}', { params: { path: { id: initial.id } }, body }))
+            : ok(api.POST('/v2/webhooks', { body })),
         );
         if (saved) onSaved(saved.id);
       }}
@@ -87,7 +92,12 @@ export function Webhooks() {
         {...list.table}
         items={(data) => data.data}
         columns={['Name', 'URL', 'Events', 'State', 'Last used']}
-        empty={{ title: 'No webhooks.', text: 'A webhook posts each email event (delivered, bounced, opened…) to a URL of yours.', action: 'Add your first webhook', onAction: () => setCreating(true) }}
+        empty={{
+          title: 'No webhooks.',
+          text: 'A webhook posts each email event (delivered, bounced, opened…) to a URL of yours.',
+          action: 'Add your first webhook',
+          onAction: () => setCreating(true),
+        }}
         hasNext={nextPageUrl}
         row={(w) => (
           <tr>
@@ -111,7 +121,10 @@ export function Webhooks() {
 }
 
 function RequestDetail({ webhookId, requestId, onResent }: { webhookId: string; requestId: string; onResent: () => void }) {
-  const request = useLoad(() => ok(api.GET('/v2/webhooks/{id}/requests/{request_id}', { params: { path: { id: webhookId, request_id: requestId } } })), [requestId]);
+  const request = useLoad(
+    () => ok(api.GET('/v2/webhooks/{id}/requests/{request_id}', { params: { path: { id: webhookId, request_id: requestId } } })),
+    [requestId],
+  );
   const resend = useAction();
   const r = request.data;
   if (request.loading && !r) return <Loading />;
@@ -133,7 +146,13 @@ function RequestDetail({ webhookId, requestId, onResent }: { webhookId: string; 
         kind="primary"
         busy={resend.busy}
         onClick={async () => {
-          if (await resend.run(() => ok(api.POST('/v2/webhooks/{id}/requests/{request_id}/resend', { params: { path: { id: webhookId, request_id: requestId } } })))) {
+          if (
+            await resend.run(() =>
+              ok(
+                api.POST('/v2/webhooks/{id}/requests/{request_id}/resend', { params: { path: { id: webhookId, request_id: requestId } } }),
+              ),
+            )
+          ) {
             await request.reload();
             onResent();
           }
@@ -143,7 +162,13 @@ function RequestDetail({ webhookId, requestId, onResent }: { webhookId: string; 
       </Button>
       <ErrorBox error={resend.error} />
       <h3>Request body</h3>
-      {r.payload === null ? <p>The body was purged.</p> : <pre class="raw" tabIndex={0} aria-label="Request body">{JSON.stringify(r.payload, null, 2)}</pre>}
+      {r.payload === null ? (
+        <p>The body was purged.</p>
+      ) : (
+        <pre class="raw" tabIndex={0} aria-label="Request body">
+          {JSON.stringify(r.payload, null, 2)}
+        </pre>
+      )}
       <h3>Answers</h3>
       <ol class="timeline">
         {r.attempt_history.map((a) => (
@@ -152,7 +177,11 @@ function RequestDetail({ webhookId, requestId, onResent }: { webhookId: string; 
             {a.manual ? ' (resend)' : ''}: {a.response_status ?? 'no answer'}
             {a.duration_ms !== null ? `, ${a.duration_ms} ms` : ''}
             {a.error ? <div class="reason wrap">{a.error}</div> : null}
-            {a.response_body ? <pre class="raw small-text" tabIndex={0} aria-label={`Answer to attempt ${a.attempt}`}>{a.response_body}</pre> : null}
+            {a.response_body ? (
+              <pre class="raw small-text" tabIndex={0} aria-label={`Answer to attempt ${a.attempt}`}>
+                {a.response_body}
+              </pre>
+            ) : null}
           </li>
         ))}
       </ol>
@@ -166,7 +195,8 @@ const EVENTS_SHOWN = 3;
 /** The event types of a request and links to what they are about, read from the events it carries. */
 function RequestEvents({ ids, count }: { ids: string[]; count: number }) {
   const events = useLoad(
-    () => Promise.all(ids.slice(0, EVENTS_SHOWN).map((id) => ok(api.GET('/v2/events/{id}', { params: { path: { id } } })).catch(() => null))),
+    () =>
+      Promise.all(ids.slice(0, EVENTS_SHOWN).map((id) => ok(api.GET('/v2/events/{id}', { params: { path: { id } } })).catch(() => null))),
     [ids.join(',')],
   );
   if (events.loading && !events.data) return <span class="muted">…</span>;
@@ -185,7 +215,9 @@ function RequestEvents({ ids, count }: { ids: string[]; count: number }) {
 }
 
 function RequestLog({ webhookId }: { webhookId: string }) {
-  const list = useListPage({}, (query) => ok(api.GET('/v2/webhooks/{id}/requests', { params: { path: { id: webhookId }, query } })), { limit: 20 });
+  const list = useListPage({}, (query) => ok(api.GET('/v2/webhooks/{id}/requests', { params: { path: { id: webhookId }, query } })), {
+    limit: 20,
+  });
   const requests = list.loaded;
   const [open, setOpen] = useState<string | null>(null);
   return (
@@ -246,7 +278,12 @@ export function WebhookDetail({ params }: PageProps) {
         {w ? (
           <>
             <Button onClick={() => setEditing(true)}>Edit</Button>
-            <DeleteButton action={action} question={`Delete the webhook ${w.name}?`} remove={() => ok(api.DELETE('/v2/webhooks/{id}', { params: { path: { id } } }))} done="/webhooks" />
+            <DeleteButton
+              action={action}
+              question={`Delete the webhook ${w.name}?`}
+              remove={() => ok(api.DELETE('/v2/webhooks/{id}', { params: { path: { id } } }))}
+              done="/webhooks"
+            />
           </>
         ) : null}
       </PageHeader>
@@ -293,7 +330,9 @@ export function WebhookDetail({ params }: PageProps) {
               onSubmit={async (e) => {
                 e.preventDefault();
                 setTestResult(null);
-                const result = await action.run(() => ok(api.POST('/v2/webhooks/{id}/test', { params: { path: { id } }, body: { type: testType } })));
+                const result = await action.run(() =>
+                  ok(api.POST('/v2/webhooks/{id}/test', { params: { path: { id } }, body: { type: testType } })),
+                );
                 if (result) setTestResult(result);
               }}
             >

@@ -9,7 +9,10 @@ const AGENTS: Array<[RegExp, string[]]> = [
   [/(^|\s)mail\.local: /, [': unknown user:', ': user unknown', ': invalid mailbox path', ': user missing home directory']],
   [/(^|\s)maildrop: /, ['invalid user specified.', 'cannot find system user']],
   [/(^|\s)vdelivermail: /, ['sorry, no mailbox here by that name.']],
-  [/(^|\s)vdeliver: /, ['invalid or unknown base user or domain', 'invalid or unknown virtual user', 'user name does not refer to a virtual user']],
+  [
+    /(^|\s)vdeliver: /,
+    ['invalid or unknown base user or domain', 'invalid or unknown virtual user', 'user name does not refer to a virtual user'],
+  ],
 ];
 
 /** True when a local delivery agent says the mailbox does not exist; `text` is lower-case. */

@@ -4,15 +4,32 @@ import type { ParsedMail } from 'mailparser';
 import { BOUNCE_REASONS, classifyReason, type BounceReason } from '../bounce-reasons.ts';
 import { empty, type BounceReport, type RecipientStatus } from './report.ts';
 import {
-  HEURISTIC_TEXT_LIMIT, SMTP_REPLY, addressField, bodyTextOf, domainOf, explanationOf, messageIdIn, originalHeaders,
-  parseFieldBlocks, recipientLine, remoteHostIn, reporterOf, statusIn,
+  HEURISTIC_TEXT_LIMIT,
+  SMTP_REPLY,
+  addressField,
+  bodyTextOf,
+  domainOf,
+  explanationOf,
+  messageIdIn,
+  originalHeaders,
+  parseFieldBlocks,
+  recipientLine,
+  remoteHostIn,
+  reporterOf,
+  statusIn,
 } from './text.ts';
 
 // PowerMTA states its own classification of each failure (X-PowerMTA-BounceCategory).
 const VENDOR_CATEGORIES: Record<string, BounceReason> = {
-  'bad-domain': 'host_unknown', 'bad-mailbox': 'user_unknown', 'inactive-mailbox': 'suspended', 'message-expired': 'expired',
-  'no-answer-from-host': 'network_error', 'policy-related': 'policy_block', 'quota-issues': 'mailbox_full',
-  'routing-errors': 'system_error', 'spam-related': 'content_spam',
+  'bad-domain': 'host_unknown',
+  'bad-mailbox': 'user_unknown',
+  'inactive-mailbox': 'suspended',
+  'message-expired': 'expired',
+  'no-answer-from-host': 'network_error',
+  'policy-related': 'policy_block',
+  'quota-issues': 'mailbox_full',
+  'routing-errors': 'system_error',
+  'spam-related': 'content_spam',
 };
 
 /** Delivery-status fields carry no charset; Japanese MTAs (Domino, au) write ISO-2022-JP in them. */
@@ -29,7 +46,11 @@ export function readDsn(mail: ParsedMail, rawText: string, statusText: string): 
       const diagnosticField = block.get('diagnostic-code') ?? null;
       const finalRecipient = addressField(block.get('final-recipient')) ?? addressField(block.get('original-recipient'));
       // No Diagnostic-Code: the human-readable part often has the reply on the recipient's line.
-      const diagnostic = diagnosticField ? diagnosticField.replace(/^[\w-]+\s*;\s*/, '').trim() || null : finalRecipient ? recipientLine(context, finalRecipient) : null;
+      const diagnostic = diagnosticField
+        ? diagnosticField.replace(/^[\w-]+\s*;\s*/, '').trim() || null
+        : finalRecipient
+          ? recipientLine(context, finalRecipient)
+          : null;
       let status = statusIn(block.get('status'));
       // "Status: 5.0.0" beside "550 5.1.1 …": the diagnostic is more precise.
       // The code right after the reply code is the receiver's ("5.1.0 - … 550-'5.7.1 …": 5.7.1).
@@ -43,14 +64,18 @@ export function readDsn(mail: ParsedMail, rawText: string, statusText: string): 
         const reply = SMTP_REPLY.exec(diagnostic)?.[1];
         if (reply) status = `${reply[0]}.0.0`;
       }
-      const action = block.get('action')?.split(/[\s(;]/)[0].toLowerCase() ?? null;
+      const action =
+        block
+          .get('action')
+          ?.split(/[\s(;]/)[0]
+          .toLowerCase() ?? null;
       const category = VENDOR_CATEGORIES[block.get('x-powermta-bouncecategory')?.toLowerCase() ?? ''];
       const classified = category
         ? { reason: category, hard: BOUNCE_REASONS[category].hard && !status?.startsWith('4') }
         : classifyReason({
             status: reasonStatus,
             diagnostic,
-            diagnosticType: diagnosticField ? /^\s*([\w-]+)\s*;/.exec(diagnosticField)?.[1] ?? null : null,
+            diagnosticType: diagnosticField ? (/^\s*([\w-]+)\s*;/.exec(diagnosticField)?.[1] ?? null) : null,
             action,
             context,
             report: true,
@@ -70,7 +95,9 @@ export function readDsn(mail: ParsedMail, rawText: string, statusText: string): 
   const failed = recipients.find((r) => r.action === 'failed' || (!r.action && r.status?.startsWith('5')));
   const delayed = recipients.find((r) => r.action === 'delayed');
   // "deliverable": an address verification report (Postfix's sendmail -bv).
-  const delivered = recipients.find((r) => r.action === 'delivered' || r.action === 'relayed' || r.action === 'expanded' || r.action === 'deliverable');
+  const delivered = recipients.find(
+    (r) => r.action === 'delivered' || r.action === 'relayed' || r.action === 'expanded' || r.action === 'deliverable',
+  );
   const primary = failed ?? delayed ?? recipients[0];
   const headers = originalHeaders(mail, rawText);
   const report: BounceReport = {

@@ -20,7 +20,10 @@ export function readArf(mail: ParsedMail, rawText: string, reportText: string): 
     source: 'arf',
     feedbackType,
     // Opt-out reports name the address to remove (Removal-Recipient); redacted reports name none.
-    recipient: unredacted(addressField(fields.get('original-rcpt-to'))) ?? addressField(fields.get('removal-recipient')) ?? complainantIn(mail, headers),
+    recipient:
+      unredacted(addressField(fields.get('original-rcpt-to'))) ??
+      addressField(fields.get('removal-recipient')) ??
+      complainantIn(mail, headers),
     diagnostic: `Feedback-Type: ${feedbackType}${agent ? ` (${agent})` : ''}`,
     originalMessageId: (headers ? messageIdIn(headers) : null) ?? messageIdInText(mail.text ?? ''),
     originalSender: senderField(fields.get('original-mail-from')) ?? returnPathIn(headers),
@@ -35,7 +38,10 @@ export function readArf(mail: ParsedMail, rawText: string, reportText: string): 
 export function readJmrp(mail: ParsedMail, rawText: string): BounceReport {
   const headers = originalHeaders(mail, rawText);
   return {
-    ...empty('complaint'), reason: 'complaint', source: 'arf', feedbackType: 'abuse',
+    ...empty('complaint'),
+    reason: 'complaint',
+    source: 'arf',
+    feedbackType: 'abuse',
     recipient: complainantIn(mail, headers),
     diagnostic: 'Feedback loop complaint (Microsoft JMRP)',
     originalMessageId: headers ? messageIdIn(headers) : null,
@@ -53,7 +59,11 @@ function messageIdInText(text: string): string | null {
 function complainantIn(mail: ParsedMail, headers: string | null): string | null {
   const own = mail.headers.get('x-hmxmroriginalrecipient');
   const returned = headers ? parseFieldBlocks(headers)[0] : undefined;
-  return unredacted(addressField(typeof own === 'string' ? own : undefined) ?? addressField(returned?.get('x-hmxmroriginalrecipient')) ?? addressField(returned?.get('to')));
+  return unredacted(
+    addressField(typeof own === 'string' ? own : undefined) ??
+      addressField(returned?.get('x-hmxmroriginalrecipient')) ??
+      addressField(returned?.get('to')),
+  );
 }
 
 /** AOL, Comcast and others replace the complainant with `redacted@<their domain>`: that names nobody. */
@@ -69,14 +79,27 @@ export function readSesNotification(type: string, text: string): BounceReport {
   if (type === 'Delivery') return { ...empty('delivered'), source: 'dsn', recipient };
   if (type === 'Complaint') {
     const feedbackType = field('complaintFeedbackType') ?? 'abuse';
-    return { ...empty('complaint'), reason: 'complaint', source: 'arf', feedbackType, recipient, diagnostic: `Feedback-Type: ${feedbackType} (Amazon SES)` };
+    return {
+      ...empty('complaint'),
+      reason: 'complaint',
+      source: 'arf',
+      feedbackType,
+      recipient,
+      diagnostic: `Feedback-Type: ${feedbackType} (Amazon SES)`,
+    };
   }
   const status = statusIn(field('status'));
   const diagnostic = field('diagnosticCode')?.replace(/^[\w-]+\s*;\s*/, '') ?? null;
   const classified = classifyReason({ status, diagnostic, action: field('action') ?? 'failed', report: true });
   const hard = classified.hard && field('bounceType') === 'Permanent';
   return {
-    ...empty('bounce'), source: 'dsn', recipient, status, diagnostic, reason: classified.reason, hard,
+    ...empty('bounce'),
+    source: 'dsn',
+    recipient,
+    status,
+    diagnostic,
+    reason: classified.reason,
+    hard,
     recipients: [{ recipient, action: 'failed', status, diagnostic, reason: classified.reason, hard }],
   };
 }

@@ -6,19 +6,36 @@ import { empty, type BounceKind, type BounceReport } from './report.ts';
 import { failedRecipientIn } from './recipient.ts';
 import { reporterName } from './reporters.ts';
 import {
-  HEURISTIC_TEXT_LIMIT, SMTP_REPLY, STATUS_CODE, bodyTextOf, domainOf, explanationOf, firstAddress,
-  lineAround, messageIdIn, originalHeaders, recipientLine, remoteHostIn, reportHeaders, reporterOf,
+  HEURISTIC_TEXT_LIMIT,
+  SMTP_REPLY,
+  STATUS_CODE,
+  bodyTextOf,
+  domainOf,
+  explanationOf,
+  firstAddress,
+  lineAround,
+  messageIdIn,
+  originalHeaders,
+  recipientLine,
+  remoteHostIn,
+  reportHeaders,
+  reporterOf,
 } from './text.ts';
 
 export const BOUNCE_SENDER = /^(mailer-daemon|postmaster|mail-daemon|mailerdaemon|maildaemon|mdaemon)(@|$)/i;
 export const BOUNCE_SENDER_NAME = /mail delivery (subsystem|system|service)|mailer.daemon/i;
 export const BOUNCE_SUBJECT =
   /undeliver|returned mail|returning message|delivery (status notification|failure|failed|has failed|problem|incomplete|notification)|failure notice|mail delivery failed|could not be delivered|not (be )?delivered|non.?deliver|returned to sender|delayed mail|delivery delayed|warning: could not send/i;
-export const AUTO_REPLY_SUBJECT = /^(out of (the )?office|automatic reply|auto.?reply|autoreply|vacation|abwesenheit|absence|r[ée]ponse automatique)/i;
-export const DELAY_TEXT = /\b(delayed|will (continue|keep) (trying|to try|retrying)|not yet been delivered|has not been delivered yet|still (being )?retried|temporarily (deferred|unable)|will retry)\b/i;
+export const AUTO_REPLY_SUBJECT =
+  /^(out of (the )?office|automatic reply|auto.?reply|autoreply|vacation|abwesenheit|absence|r[ée]ponse automatique)/i;
+export const DELAY_TEXT =
+  /\b(delayed|will (continue|keep) (trying|to try|retrying)|not yet been delivered|has not been delivered yet|still (being )?retried|temporarily (deferred|unable)|will retry)\b/i;
 // Wordings without a status code, mapped to the code a standard bounce would carry.
 export const PHRASES: Array<[RegExp, string]> = [
-  [/user unknown|unknown user|no such (user|recipient|mailbox|address)|mailbox (not found|unavailable|does not exist)|recipient (address )?rejected|unknown recipient|invalid (recipient|mailbox)|no mailbox here|address (does not exist|not found)|account (is |has been )?(disabled|deactivated|closed)|user (does not exist|not found)|doesn't have an? .*account/i, '5.1.1'],
+  [
+    /user unknown|unknown user|no such (user|recipient|mailbox|address)|mailbox (not found|unavailable|does not exist)|recipient (address )?rejected|unknown recipient|invalid (recipient|mailbox)|no mailbox here|address (does not exist|not found)|account (is |has been )?(disabled|deactivated|closed)|user (does not exist|not found)|doesn't have an? .*account/i,
+    '5.1.1',
+  ],
   [/host (or domain name )?not found|domain (not found|does not exist)|unrouteable|no mx|name service error/i, '5.1.2'],
   [/mailbox (is )?full|over ?quota|quota exceeded|insufficient (disk )?space/i, '4.2.2'],
   [/message (is )?too (large|big)|exceeds (the )?(maximum )?(message )?size/i, '5.3.4'],
@@ -52,7 +69,8 @@ export function readHeuristic(mail: ParsedMail, rawText: string): BounceReport {
   if (statusMatch) {
     status = `${statusMatch[1]}.${statusMatch[2]}.${statusMatch[3]}`;
     // "…: 550 5.1.1 <addr>: User unknown" reads best from the reply code on.
-    const sameLine = replyMatch && replyMatch.index <= statusMatch.index && !explanation.slice(replyMatch.index, statusMatch.index).includes('\n');
+    const sameLine =
+      replyMatch && replyMatch.index <= statusMatch.index && !explanation.slice(replyMatch.index, statusMatch.index).includes('\n');
     diagnostic = sameLine ? lineAround(explanation, replyMatch.index, true) : lineAround(explanation, statusMatch.index);
   } else if (replyMatch) {
     status = `${replyMatch[1][0]}.0.0`;
@@ -77,7 +95,15 @@ export function readHeuristic(mail: ParsedMail, rawText: string): BounceReport {
   const headers = originalHeaders(mail, rawText);
   const action = kind === 'delay' ? 'delayed' : 'failed';
   // The whole explanation is read for the reason: vendors put the telling words around the code.
-  const classified = classifyReason({ status: guessed && status ? `${status[0]}.0.0` : status, diagnostic, action, context: explanation.slice(0, 4000), report: true, host: `${remoteHostIn(explanation) ?? ''} ${domainOf(recipient)}`, reporter: reporterOf(mail, diagnostic, explanation.slice(0, 4000)) });
+  const classified = classifyReason({
+    status: guessed && status ? `${status[0]}.0.0` : status,
+    diagnostic,
+    action,
+    context: explanation.slice(0, 4000),
+    report: true,
+    host: `${remoteHostIn(explanation) ?? ''} ${domainOf(recipient)}`,
+    reporter: reporterOf(mail, diagnostic, explanation.slice(0, 4000)),
+  });
   const hard = kind === 'bounce' && classified.hard;
   return {
     ...empty(kind),

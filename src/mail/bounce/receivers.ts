@@ -19,37 +19,96 @@ interface Receiver {
 }
 
 const FRANCE_PTT: Record<string, string> = {
-  '101': 'blocked', '102': 'blocked', '103': 'blocked', '104': 'toomanyconn', '105': 'undefined', '107': 'undefined',
-  '108': 'undefined', '109': 'undefined', '201': 'undefined', '305': 'securityerror', '401': 'authfailure',
-  '402': 'securityerror', '403': 'rejected', '405': 'rejected', '415': 'rejected', '416': 'userunknown',
-  '417': 'mailboxfull', '420': 'suspend', '421': 'rejected', '423': 'undefined', '424': 'undefined', '426': 'suspend',
-  '505': 'systemerror', '506': 'spamdetected', '510': 'blocked', '513': 'undefined', '514': 'mesgtoobig',
-  '517': 'authfailure', '630': 'policyviolation', '999': 'blocked',
+  '101': 'blocked',
+  '102': 'blocked',
+  '103': 'blocked',
+  '104': 'toomanyconn',
+  '105': 'undefined',
+  '107': 'undefined',
+  '108': 'undefined',
+  '109': 'undefined',
+  '201': 'undefined',
+  '305': 'securityerror',
+  '401': 'authfailure',
+  '402': 'securityerror',
+  '403': 'rejected',
+  '405': 'rejected',
+  '415': 'rejected',
+  '416': 'userunknown',
+  '417': 'mailboxfull',
+  '420': 'suspend',
+  '421': 'rejected',
+  '423': 'undefined',
+  '424': 'undefined',
+  '426': 'suspend',
+  '505': 'systemerror',
+  '506': 'spamdetected',
+  '510': 'blocked',
+  '513': 'undefined',
+  '514': 'mesgtoobig',
+  '517': 'authfailure',
+  '630': 'policyviolation',
+  '999': 'blocked',
 };
 
 const COX: Record<string, string> = {
-  CXBL: 'blocked', CXDNS: 'requireptr', CXSNDR: 'authfailure', CXSMTP: 'rejected', CXCNCT: 'toomanyconn',
-  CXMXRT: 'toomanyconn', CDRBL: 'blocked', CXTHRT: 'securityerror', CXMJ: 'securityerror',
+  CXBL: 'blocked',
+  CXDNS: 'requireptr',
+  CXSNDR: 'authfailure',
+  CXSMTP: 'rejected',
+  CXCNCT: 'toomanyconn',
+  CXMXRT: 'toomanyconn',
+  CDRBL: 'blocked',
+  CXTHRT: 'securityerror',
+  CXMJ: 'securityerror',
 };
 
 // Spectrum's AUP#nnnn ranges.
 const SPECTRUM: Array<[number, number, string]> = [
-  [1000, 1000, 'blocked'], [1010, 1010, 'rejected'], [1020, 1080, 'rejected'], [1090, 1090, 'systemerror'],
-  [1100, 1150, 'requireptr'], [1160, 1190, 'policyviolation'], [1200, 1250, 'blocked'], [1260, 1260, 'networkerror'],
-  [1300, 1340, 'toomanyconn'], [1350, 1490, 'speeding'], [1500, 1520, 'rejected'], [1530, 1530, 'mesgtoobig'],
+  [1000, 1000, 'blocked'],
+  [1010, 1010, 'rejected'],
+  [1020, 1080, 'rejected'],
+  [1090, 1090, 'systemerror'],
+  [1100, 1150, 'requireptr'],
+  [1160, 1190, 'policyviolation'],
+  [1200, 1250, 'blocked'],
+  [1260, 1260, 'networkerror'],
+  [1300, 1340, 'toomanyconn'],
+  [1350, 1490, 'speeding'],
+  [1500, 1520, 'rejected'],
+  [1530, 1530, 'mesgtoobig'],
   [1540, 1580, 'speeding'],
 ];
 
 // Microsoft 365 / Outlook.com enhanced codes with a meaning of their own.
 const MICROSOFT: Array<[RegExp, string]> = [
-  [/^4\.4\.7$/, 'expired'], [/^4\.4\.312$/, 'networkerror'], [/^4\.4\.316$/, 'expired'], [/^4\.7\.26$/, 'authfailure'],
-[/^4\.7\.[56]\d\d$/, 'blocked'], [/^4\.7\.8[5-9]\d$/, 'blocked'],
-  [/^5\.0\.350$/, 'contenterror'], [/^5\.1\.10$/, 'userunknown'], [/^5\.4\.1$/, 'norelaying'], [/^5\.4\.6$/, 'networkerror'],
-  [/^5\.4\.312$/, 'networkerror'], [/^5\.4\.316$/, 'expired'], [/^5\.6\.11$/, 'contenterror'], [/^5\.7\.23$/, 'authfailure'],
-  [/^5\.7\.25$/, 'networkerror'], [/^5\.7\.50[1-3]$/, 'spamdetected'], [/^5\.7\.50[45]$/, 'filtered'],
-  [/^5\.7\.50[67]$/, 'blocked'], [/^5\.7\.508$/, 'toomanyconn'], [/^5\.7\.509$/, 'authfailure'], [/^5\.7\.510$/, 'notaccept'],
-  [/^5\.7\.511$/, 'rejected'], [/^5\.7\.512$/, 'policyviolation'], [/^5\.7\.57$/, 'securityerror'],
-  [/^5\.7\.60[6-9]$/, 'blocked'], [/^5\.7\.6[1-4]\d$/, 'blocked'], [/^5\.7\.7[0-4]\d$/, 'toomanyconn'],
+  [/^4\.4\.7$/, 'expired'],
+  [/^4\.4\.312$/, 'networkerror'],
+  [/^4\.4\.316$/, 'expired'],
+  [/^4\.7\.26$/, 'authfailure'],
+  [/^4\.7\.[56]\d\d$/, 'blocked'],
+  [/^4\.7\.8[5-9]\d$/, 'blocked'],
+  [/^5\.0\.350$/, 'contenterror'],
+  [/^5\.1\.10$/, 'userunknown'],
+  [/^5\.4\.1$/, 'norelaying'],
+  [/^5\.4\.6$/, 'networkerror'],
+  [/^5\.4\.312$/, 'networkerror'],
+  [/^5\.4\.316$/, 'expired'],
+  [/^5\.6\.11$/, 'contenterror'],
+  [/^5\.7\.23$/, 'authfailure'],
+  [/^5\.7\.25$/, 'networkerror'],
+  [/^5\.7\.50[1-3]$/, 'spamdetected'],
+  [/^5\.7\.50[45]$/, 'filtered'],
+  [/^5\.7\.50[67]$/, 'blocked'],
+  [/^5\.7\.508$/, 'toomanyconn'],
+  [/^5\.7\.509$/, 'authfailure'],
+  [/^5\.7\.510$/, 'notaccept'],
+  [/^5\.7\.511$/, 'rejected'],
+  [/^5\.7\.512$/, 'policyviolation'],
+  [/^5\.7\.57$/, 'securityerror'],
+  [/^5\.7\.60[6-9]$/, 'blocked'],
+  [/^5\.7\.6[1-4]\d$/, 'blocked'],
+  [/^5\.7\.7[0-4]\d$/, 'toomanyconn'],
 ];
 
 const RECEIVERS: Receiver[] = [
@@ -101,17 +160,48 @@ const RECEIVERS: Receiver[] = [
   {
     hosts: /\.mimecast\.com\b/,
     wordings: [
-      ['authfailure', ['spf sender invalid - envelope rejected', 'dkim sender invalid - envelope rejected', 'dmarc sender invalid - envelope rejected']],
+      [
+        'authfailure',
+        ['spf sender invalid - envelope rejected', 'dkim sender invalid - envelope rejected', 'dmarc sender invalid - envelope rejected'],
+      ],
       ['badreputation', ['internal resources are temporarily unavailable', 'local ct ip reputation - (reject)']],
       ['blocked', ['sender address blocked', 'recipient temporarily unavailable', 'ip temporarily blacklisted']],
       ['mesgtoobig', ['maximum email size exceeded']],
       ['networkerror', ['the incorrect hostname used for inbounds', 'mail loop detected']],
       ['norelaying', ['open relay not allowed', 'open relay is not allowed']],
       ['notaccept', ['account inbounds disabled']],
-      ['policyviolation', ['anti-spoofing policy - inbound not allowed', 'rejected by header-based anti-spoofing policy', 'message bounced due to content examination policy', 'host network not allowed', 'host network, not allowed']],
-      ['rejected', ['administrative prohibition envelope blocked', 'envelope blocked - user', 'rejected by header-based', 'envelope rejected - block policy']],
-      ['securityerror', ['incorrect authentication data', 'submitter failed to', 'this route requires', 'configuration is invalid for this certificate']],
-      ['systemerror', ['unable to process connection at this time', 'message ended early', 'unable to process command', 'unable to process an email at this time']],
+      [
+        'policyviolation',
+        [
+          'anti-spoofing policy - inbound not allowed',
+          'rejected by header-based anti-spoofing policy',
+          'message bounced due to content examination policy',
+          'host network not allowed',
+          'host network, not allowed',
+        ],
+      ],
+      [
+        'rejected',
+        [
+          'administrative prohibition envelope blocked',
+          'envelope blocked - user',
+          'rejected by header-based',
+          'envelope rejected - block policy',
+        ],
+      ],
+      [
+        'securityerror',
+        ['incorrect authentication data', 'submitter failed to', 'this route requires', 'configuration is invalid for this certificate'],
+      ],
+      [
+        'systemerror',
+        [
+          'unable to process connection at this time',
+          'message ended early',
+          'unable to process command',
+          'unable to process an email at this time',
+        ],
+      ],
       ['toomanyconn', ['account service is temporarily unavailable', 'too many recipients', 'exceeding outbound thread limit']],
       ['userunknown', ['invalid address', 'user unknown', 'invalid recipient']],
       ['virusdetected', ['email rejected due to security policies']],
@@ -119,7 +209,9 @@ const RECEIVERS: Receiver[] = [
   },
   {
     hosts: /aspmx\.l\.google\.com\b|gmail-smtp-in\.l\.google\.com\b|\.google\.com\b/,
-    wordings: [['suspend', ['the email account that you tried to reach is inactive', 'the email account that you tried to reach is disabled']]],
+    wordings: [
+      ['suspend', ['the email account that you tried to reach is inactive', 'the email account that you tried to reach is disabled']],
+    ],
   },
   {
     hosts: /\.yahoodns\.net\b/,
@@ -139,7 +231,10 @@ const RECEIVERS: Receiver[] = [
   {
     // au (KDDI) answers its users' filters with "550 : User unknown", an unknown address with "550 <addr>: User unknown".
     hosts: /\.ezweb\.ne\.jp\b|msmx\.au\.com\b/,
-    wordings: [['filtered', ['550 : user unknown']], ['userunknown', ['>: user unknown']]],
+    wordings: [
+      ['filtered', ['550 : user unknown']],
+      ['userunknown', ['>: user unknown']],
+    ],
   },
   {
     // NTT docomo answers its users' own filters with "550 Unknown user" after DATA.

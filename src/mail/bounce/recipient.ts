@@ -27,7 +27,10 @@ function namedRecipient(mail: ParsedMail, rawText: string, explanation: string, 
   const list = LIST_HEAD.exec(explanation);
   if (list) {
     // The list's first line (Exim lists bare local parts too: then the lines after it are no list).
-    const after = explanation.slice(list.index + list[0].length).split('\n').find((line) => line.trim() !== '');
+    const after = explanation
+      .slice(list.index + list[0].length)
+      .split('\n')
+      .find((line) => line.trim() !== '');
     const address = after ? (new RegExp(`<(${A})>`).exec(after)?.[1] ?? ADDRESS.exec(after)?.[0]) : undefined;
     if (address && !DAEMON.test(address)) return address.toLowerCase();
     // AOL names its own users without the domain.

@@ -40,5 +40,17 @@ export interface BounceReport {
 }
 
 export function empty(kind: BounceKind = 'unknown'): BounceReport {
-  return { kind, recipient: null, status: null, diagnostic: null, originalMessageId: null, originalSender: null, hard: false, feedbackType: null, source: null, recipients: [], reason: null };
+  return {
+    kind,
+    recipient: null,
+    status: null,
+    diagnostic: null,
+    originalMessageId: null,
+    originalSender: null,
+    hard: false,
+    feedbackType: null,
+    source: null,
+    recipients: [],
+    reason: null,
+  };
 }

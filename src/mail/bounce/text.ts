@@ -6,7 +6,8 @@ import { reporterReason, type ReportHeaders } from './reporters.ts';
 export const STATUS_CODE = /(?<![\w.])([245])\.(\d{1,3})\.(\d{1,3})(?![\w]|\.\d)/;
 export const SMTP_REPLY = /(?<![\w.])([45]\d\d)[ -](?=\S)/;
 // Bounded quantifiers (RFC 5321 lengths) keep the scan linear on hostile input.
-export const ADDRESS = /[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,10}[A-Za-z][A-Za-z0-9-]{0,62}/;
+export const ADDRESS =
+  /[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,10}[A-Za-z][A-Za-z0-9-]{0,62}/;
 // Bounce explanations sit at the top; the returned copy after them can be large.
 export const HEURISTIC_TEXT_LIMIT = 64 * 1024;
 
@@ -48,7 +49,10 @@ export function reportHeaders(mail: ParsedMail): ReportHeaders {
   const values = new Map<string, string>();
   const received: string[] = [];
   for (const { key, line } of mail.headerLines) {
-    const value = line.slice(line.indexOf(':') + 1).replace(/\r?\n[ \t]+/g, ' ').trim();
+    const value = line
+      .slice(line.indexOf(':') + 1)
+      .replace(/\r?\n[ \t]+/g, ' ')
+      .trim();
     if (key === 'received') received.push(value);
     else if (!values.has(key)) values.set(key, value);
   }
@@ -156,7 +160,8 @@ export function lineAround(text: string, index: number, fromIndex = false): stri
 
 /** The part of a non-standard bounce before the returned copy of the message. */
 export function explanationOf(text: string): { explanation: string; copy: string } {
-  const markers = /this is a copy of the message|below this line is a copy|original message (follows|headers)|returned message follows|--- ?original message|message headers follow|unsent message below|header of the original message|below is a copy of the original|returned message --/gi;
+  const markers =
+    /this is a copy of the message|below this line is a copy|original message (follows|headers)|returned message follows|--- ?original message|message headers follow|unsent message below|header of the original message|below is a copy of the original|returned message --/gi;
   // The first marker with an explanation before it ("The original message was received at…"
   // opens sendmail's bounces, it does not end them).
   for (const marker of text.matchAll(markers)) {

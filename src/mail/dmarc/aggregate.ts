@@ -75,18 +75,19 @@ const REPEATED = new Set(['record', 'dkim', 'spf', 'reason', 'error']);
 // fast-xml-parser loads with the first report read, not in every process that imports this.
 const fxp = lazyModule<typeof import('fast-xml-parser')>('fast-xml-parser');
 let parser: XMLParser | null = null;
-const newParser = () => new (fxp().XMLParser)({
-  ignoreAttributes: true,
-  removeNSPrefix: true, // DMARCbis reports carry a namespace
-  parseTagValue: false, // values stay text: report ids such as 0012 keep their zeros
-  trimValues: true,
-  ignoreDeclaration: true,
-  ignorePiTags: true,
-  processEntities: { enabled: true, maxEntityCount: 0, maxTotalExpansions: 10_000, maxExpandedLength: 100_000 },
-  maxNestedTags: 32,
-  // policy_evaluated's single dkim and spf become arrays too; text() takes their first.
-  isArray: (name) => REPEATED.has(name),
-});
+const newParser = () =>
+  new (fxp().XMLParser)({
+    ignoreAttributes: true,
+    removeNSPrefix: true, // DMARCbis reports carry a namespace
+    parseTagValue: false, // values stay text: report ids such as 0012 keep their zeros
+    trimValues: true,
+    ignoreDeclaration: true,
+    ignorePiTags: true,
+    processEntities: { enabled: true, maxEntityCount: 0, maxTotalExpansions: 10_000, maxExpandedLength: 100_000 },
+    maxNestedTags: 32,
+    // policy_evaluated's single dkim and spf become arrays too; text() takes their first.
+    isArray: (name) => REPEATED.has(name),
+  });
 
 /** The XML text of the bytes: a byte-order mark or the declaration's encoding decides. */
 export function decodeXml(bytes: Buffer): string {
@@ -172,7 +173,10 @@ function readRecord(record: Node, index: number): AggregateRecord {
     dkim,
     spf,
     dmarc: dkim === 'pass' || spf === 'pass' ? 'pass' : 'fail',
-    reasons: children(evaluated, 'reason').map((reason) => ({ type: lower(text(reason, 'type')) ?? 'other', comment: text(reason, 'comment') })),
+    reasons: children(evaluated, 'reason').map((reason) => ({
+      type: lower(text(reason, 'type')) ?? 'other',
+      comment: text(reason, 'comment'),
+    })),
     headerFrom: required(identifiers, 'header_from', `${where}identifiers.`).toLowerCase(),
     envelopeFrom: lower(text(identifiers, 'envelope_from')),
     envelopeTo: lower(text(identifiers, 'envelope_to')),
@@ -206,7 +210,8 @@ function notWellFormed(err: { code: string; msg: string; line: number; col: numb
 /** Reads an aggregate report's XML. Throws DmarcReportError saying what is wrong. */
 export function parseAggregateXml(xml: string): AggregateReport {
   const body = xml.replace(/^\uFEFF/, '');
-  if (/<!DOCTYPE|<!ENTITY/i.test(body)) throw new DmarcReportError('The XML has a DOCTYPE or entity declarations, which reports never carry; refused');
+  if (/<!DOCTYPE|<!ENTITY/i.test(body))
+    throw new DmarcReportError('The XML has a DOCTYPE or entity declarations, which reports never carry; refused');
   const valid = fxp().XMLValidator.validate(body);
   if (valid !== true) throw new DmarcReportError(notWellFormed(valid.err));
   let document: Node;
@@ -225,7 +230,8 @@ export function parseAggregateXml(xml: string): AggregateReport {
   if (!published) throw new DmarcReportError('policy_published is missing');
   const pct = text(published, 'pct');
   const records = children(feedback, 'record');
-  if (records.length > MAX_AGGREGATE_RECORDS) throw new DmarcReportError(`The report has ${records.length} records; at most ${MAX_AGGREGATE_RECORDS} are read`);
+  if (records.length > MAX_AGGREGATE_RECORDS)
+    throw new DmarcReportError(`The report has ${records.length} records; at most ${MAX_AGGREGATE_RECORDS} are read`);
   return {
     orgName: required(metadata, 'org_name', 'report_metadata.'),
     email: text(metadata, 'email'),

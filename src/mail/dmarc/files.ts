@@ -68,7 +68,12 @@ async function unzipFirstXml(bytes: Buffer): Promise<Buffer> {
   let zip: yauzl.ZipFile;
   try {
     // autoClose off: an entry passed over can still be read after the listing ends.
-    zip = await zipReader().fromBufferPromise(bytes, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false });
+    zip = await zipReader().fromBufferPromise(bytes, {
+      lazyEntries: true,
+      autoClose: false,
+      validateEntrySizes: true,
+      strictFileNames: false,
+    });
   } catch (error) {
     throw new DmarcReportError(`The zip file could not be read: ${(error as Error).message}`);
   }

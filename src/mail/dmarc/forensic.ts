@@ -39,7 +39,14 @@ export interface ForensicReport {
   dkimCanonicalizedHeader: string | null;
   spfDns: string | null;
   /** From the original message's headers. */
-  original: { from: string | null; to: string | null; subject: string | null; date: string | null; messageId: string | null; headers: string | null };
+  original: {
+    from: string | null;
+    to: string | null;
+    subject: string | null;
+    date: string | null;
+    messageId: string | null;
+    headers: string | null;
+  };
 }
 
 const clip = (value: string | undefined | null, max = MAX_FIELD) => (value ? value.slice(0, max) : null);
@@ -52,7 +59,13 @@ function firstAddress(mail: ParsedMail): string | null {
 
 function domainOfAddress(value: string | null): string | null {
   const at = value?.lastIndexOf('@') ?? -1;
-  return value && at > 0 ? value.slice(at + 1).replace(/>.*$/, '').trim().toLowerCase() || null : null;
+  return value && at > 0
+    ? value
+        .slice(at + 1)
+        .replace(/>.*$/, '')
+        .trim()
+        .toLowerCase() || null
+    : null;
 }
 
 /** True when the parsed message holds a feedback report (of any type). */
@@ -82,7 +95,8 @@ export async function parseForensicReport(raw: Buffer): Promise<ForensicReport> 
   const headers = headersText ? (parseFieldBlocks(headersText)[0] ?? new Map<string, string>()) : new Map<string, string>();
   const originalFrom = clip(headers.get('from'));
   const reportedDomain = (fields.get('reported-domain') ?? domainOfAddress(originalFrom) ?? '').toLowerCase().trim();
-  if (!reportedDomain) throw new DmarcReportError('The report names no domain (no Reported-Domain field and no From header of the original message)');
+  if (!reportedDomain)
+    throw new DmarcReportError('The report names no domain (no Reported-Domain field and no From header of the original message)');
 
   const arrival = fields.get('arrival-date') ?? fields.get('received-date');
   const arrivalMs = arrival ? Date.parse(arrival) : NaN;

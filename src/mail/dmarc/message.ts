@@ -20,9 +20,12 @@ export type ReportMessage = { reports: FoundReport[]; problem: string | null };
 function reportsOf(mail: ParsedMail, raw: Buffer): ReportMessage {
   if (hasFeedbackReport(mail)) return { reports: [{ type: 'forensic', filename: null, content: raw }], problem: null };
   const files = mail.attachments.filter((a) => REPORT_TYPES.test(a.contentType) || REPORT_NAMES.test(a.filename ?? ''));
-  if (files.length === 0) return { reports: [], problem: 'The message carries no DMARC report (no XML, gzip or zip attachment, no feedback report)' };
+  if (files.length === 0)
+    return { reports: [], problem: 'The message carries no DMARC report (no XML, gzip or zip attachment, no feedback report)' };
   return {
-    reports: files.slice(0, MAX_REPORT_FILES).map((a) => ({ type: 'aggregate' as const, filename: a.filename?.slice(0, 255) ?? null, content: a.content })),
+    reports: files
+      .slice(0, MAX_REPORT_FILES)
+      .map((a) => ({ type: 'aggregate' as const, filename: a.filename?.slice(0, 255) ?? null, content: a.content })),
     problem: null,
   };
 }

@@ -55,11 +55,27 @@ export async function restoreSqlite(file: string, databasePath: string): Promise
 /** pg_dump's arguments for DATABASE_URL: the schema of its search_path option, if any. */
 export function pgDumpArgs(databaseUrl: string, out: string): string[] {
   const schema = schemaOf(databaseUrl);
-  return ['--format=custom', '--no-owner', '--no-privileges', ...(schema ? [`--schema=${schema}`] : []), `--file=${out}`, `--dbname=${withoutOptions(databaseUrl)}`];
+  return [
+    '--format=custom',
+    '--no-owner',
+    '--no-privileges',
+    ...(schema ? [`--schema=${schema}`] : []),
+    `--file=${out}`,
+    `--dbname=${withoutOptions(databaseUrl)}`,
+  ];
 }
 
 export function pgRestoreArgs(databaseUrl: string, file: string): string[] {
-  return ['--clean', '--if-exists', '--no-owner', '--no-privileges', '--single-transaction', '--exit-on-error', `--dbname=${withoutOptions(databaseUrl)}`, file];
+  return [
+    '--clean',
+    '--if-exists',
+    '--no-owner',
+    '--no-privileges',
+    '--single-transaction',
+    '--exit-on-error',
+    `--dbname=${withoutOptions(databaseUrl)}`,
+    file,
+  ];
 }
 
 function schemaOf(databaseUrl: string): string | null {
@@ -79,7 +95,9 @@ export function runTool(command: string, args: string[]): Promise<void> {
     const child = spawn(command, args, { stdio: ['ignore', 'inherit', 'pipe'] });
     let stderr = '';
     child.stderr!.on('data', (data) => (stderr += data));
-    child.on('error', (error) => reject(new BackupError(`${command} could not run (${error.message}); install the PostgreSQL client tools of your server's version`)));
+    child.on('error', (error) =>
+      reject(new BackupError(`${command} could not run (${error.message}); install the PostgreSQL client tools of your server's version`)),
+    );
     child.on('exit', (code) => (code === 0 ? resolve() : reject(new BackupError(`${command} failed (exit ${code}): ${stderr.trim()}`))));
   });
 }

@@ -49,7 +49,9 @@ export class OwnSchemaIntrospector implements DatabaseIntrospector {
         'typ.typname as type',
         'dtns.nspname as type_schema',
         sql<string | null>`col_description(a.attrelid, a.attnum)`.as('column_description'),
-        sql<string | null>`pg_get_serial_sequence(quote_ident(ns.nspname) || '.' || quote_ident(c.relname), a.attname)`.as('auto_incrementing'),
+        sql<string | null>`pg_get_serial_sequence(quote_ident(ns.nspname) || '.' || quote_ident(c.relname), a.attname)`.as(
+          'auto_incrementing',
+        ),
       ])
       .where(sql<boolean>`ns.nspname = current_schema()`)
       .where('c.relkind', 'in', ['r', 'v', 'p', 'f'])
@@ -80,5 +82,4 @@ export class OwnSchemaIntrospector implements DatabaseIntrospector {
     }
     return [...tables.values()];
   }
-
 }

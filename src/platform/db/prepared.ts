@@ -158,26 +158,30 @@ export function preparedQuery<P extends Record<string, unknown>, R>(
     }
     return entry;
   };
-  const bind = (query: CompiledQuery<R>, params: P) => query.parameters.map((value) => (isPlaceholder(value) ? params[value[NAME]] : value));
-  const run: PreparedQuery<P, R> = Object.assign(async (db: Executor, params: P) => {
-    const ahead = prefetched.get(db)?.get(run);
-    if (ahead) {
-      prefetched.get(db)!.delete(run);
-      if (ahead.key === valuesKey(params)) return ahead.rows as R[];
-    }
-    const { query, isRead } = compile(db);
-    const parameters = bind(query, params);
-    // On SQLite, hot reads outside a transaction and every statement inside one skip Kysely's
-    // executor (readNow, runInTransactionNow in database.ts).
-    const rows = (isRead ? readNow(db, query.sql, parameters) : null) ?? runInTransactionNow(db, query.sql, parameters);
-    if (rows) return rows as R[];
-    const result = await db.executeQuery<R>(CompiledQuery.raw(query.sql, parameters) as CompiledQuery<R>);
-    return result.rows;
-  }, {
-    part(db: Executor, params: P) {
-      const { query } = compile(db);
-      return { sql: query.sql, values: bind(query, params) };
+  const bind = (query: CompiledQuery<R>, params: P) =>
+    query.parameters.map((value) => (isPlaceholder(value) ? params[value[NAME]] : value));
+  const run: PreparedQuery<P, R> = Object.assign(
+    async (db: Executor, params: P) => {
+      const ahead = prefetched.get(db)?.get(run);
+      if (ahead) {
+        prefetched.get(db)!.delete(run);
+        if (ahead.key === valuesKey(params)) return ahead.rows as R[];
+      }
+      const { query, isRead } = compile(db);
+      const parameters = bind(query, params);
+      // On SQLite, hot reads outside a transaction and every statement inside one skip Kysely's
+      // executor (readNow, runInTransactionNow in database.ts).
+      const rows = (isRead ? readNow(db, query.sql, parameters) : null) ?? runInTransactionNow(db, query.sql, parameters);
+      if (rows) return rows as R[];
+      const result = await db.executeQuery<R>(CompiledQuery.raw(query.sql, parameters) as CompiledQuery<R>);
+      return result.rows;
     },
-  });
+    {
+      part(db: Executor, params: P) {
+        const { query } = compile(db);
+        return { sql: query.sql, values: bind(query, params) };
+      },
+    },
+  );
   return run;
 }

@@ -45,17 +45,17 @@ export function openSqlite(path: string): OpenedSqlite {
   const sharedRead = new SharedReadTransaction(handle);
   const prepared = new Map<string, OwnStatement>();
   const prepare = (sql: string): OwnStatement => {
-      // A deferred transaction that reads and then writes fails at once ("database is
-      // locked", busy_timeout does not apply) when another process (the CLI, a second
-      // server) committed in between; BEGIN IMMEDIATE takes the write lock first, waiting.
-      if (sql === 'begin') sql = 'begin immediate';
-      let cached = prepared.get(sql);
-      if (!cached) {
-        cached = wrap(handle.prepare(sql), sharedRead);
-        if (prepared.size >= STATEMENT_CACHE_SIZE) prepared.delete(prepared.keys().next().value!);
-        prepared.set(sql, cached);
-      }
-      return cached;
+    // A deferred transaction that reads and then writes fails at once ("database is
+    // locked", busy_timeout does not apply) when another process (the CLI, a second
+    // server) committed in between; BEGIN IMMEDIATE takes the write lock first, waiting.
+    if (sql === 'begin') sql = 'begin immediate';
+    let cached = prepared.get(sql);
+    if (!cached) {
+      cached = wrap(handle.prepare(sql), sharedRead);
+      if (prepared.size >= STATEMENT_CACHE_SIZE) prepared.delete(prepared.keys().next().value!);
+      prepared.set(sql, cached);
+    }
+    return cached;
   };
   const kyselyDatabase: SqliteDatabase = {
     close: () => {

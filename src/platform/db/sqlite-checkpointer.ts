@@ -35,7 +35,11 @@ export interface Checkpointer {
 export function startCheckpointer(path: string, onError: (message: string) => void = () => {}): Checkpointer {
   // A young generation of 1 MB: the thread allocates next to nothing, yet an isolate's default
   // one grows to several MB of resident garbage between scavenges.
-  const worker = new Worker(THREAD, { eval: true, workerData: { path, everyMs: CHECKPOINT_EVERY_MS }, resourceLimits: { maxYoungGenerationSizeMb: 1 } });
+  const worker = new Worker(THREAD, {
+    eval: true,
+    workerData: { path, everyMs: CHECKPOINT_EVERY_MS },
+    resourceLimits: { maxYoungGenerationSizeMb: 1 },
+  });
   worker.on('message', onError);
   worker.on('error', (error) => onError(error.message));
   worker.unref();

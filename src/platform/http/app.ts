@@ -103,7 +103,8 @@ export async function buildApp(ctx: AppContext, resources: readonly Resource[]):
     // JSON is UTF-8 (RFC 8259): a body declared in another charset is refused, and bytes that
     // are not UTF-8 are invalid JSON, not text with replacement characters in it.
     const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(request.headers['content-type'] ?? '')?.[1];
-    if (charset !== undefined && !/^utf-?8$/i.test(charset)) return done(unsupportedContentType(request.headers['content-type']) as unknown as FastifyError, undefined);
+    if (charset !== undefined && !/^utf-?8$/i.test(charset))
+      return done(unsupportedContentType(request.headers['content-type']) as unknown as FastifyError, undefined);
     let text: string;
     let parsed: unknown;
     try {
@@ -148,7 +149,9 @@ export async function buildApp(ctx: AppContext, resources: readonly Resource[]):
   });
 
   app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `Route ${request.method} ${request.url.split('?')[0]} not found` });
+    reply
+      .code(404)
+      .send({ statusCode: 404, error: 'Not Found', message: `Route ${request.method} ${request.url.split('?')[0]} not found` });
   });
 
   for (const schema of [...Object.values(errorComponents), AdminRoleRequiredError]) app.addSchema(schema);
@@ -187,7 +190,9 @@ export async function buildApp(ctx: AppContext, resources: readonly Resource[]):
   // The key check, made for each route once its scope is known (see authenticateRoutes): a
   // plugin-wide hook would read request.routeOptions, which Fastify builds afresh per access.
   // A 401 names where to find how to get a token (RFC 9728 §5.1).
-  const challenge = { 'www-authenticate': `Bearer resource_metadata="${ctx.config.publicUrl.replace(/\/+$/, '')}/.well-known/oauth-protected-resource"` };
+  const challenge = {
+    'www-authenticate': `Bearer resource_metadata="${ctx.config.publicUrl.replace(/\/+$/, '')}/.well-known/oauth-protected-resource"`,
+  };
   const authenticateFor = (configured: Scope | 'public' | ((request: FastifyRequest) => Scope | 'public') | undefined) => {
     if (configured === 'public') return null;
     // Callback style: a key seen within the last second is answered without a promise.
@@ -233,16 +238,22 @@ export async function buildApp(ctx: AppContext, resources: readonly Resource[]):
 
   for (const resource of resources) {
     if (resource.v2) {
-      await app.register(async (scoped) => {
-        authenticateRoutes(scoped as unknown as FastifyInstance);
-        await resource.v2!(scoped, ctx);
-      }, { prefix: '/v2' });
+      await app.register(
+        async (scoped) => {
+          authenticateRoutes(scoped as unknown as FastifyInstance);
+          await resource.v2!(scoped, ctx);
+        },
+        { prefix: '/v2' },
+      );
     }
     if (resource.v1) {
-      await app.register(async (scoped) => {
-        authenticateRoutes(scoped as unknown as FastifyInstance);
-        await resource.v1!(scoped, ctx);
-      }, { prefix: '/v1' });
+      await app.register(
+        async (scoped) => {
+          authenticateRoutes(scoped as unknown as FastifyInstance);
+          await resource.v1!(scoped, ctx);
+        },
+        { prefix: '/v1' },
+      );
     }
     if (resource.public) await app.register(async (scoped) => resource.public!(scoped, ctx));
   }

@@ -124,7 +124,13 @@ export class Authenticator {
         return null;
       }
       cached = {
-        principal: { keyId: row.id, keyHash: hash, workspaceId: row.workspace_id, scope: row.scope as Scope, sendingDomainId: row.sending_domain_id },
+        principal: {
+          keyId: row.id,
+          keyHash: hash,
+          workspaceId: row.workspace_id,
+          scope: row.scope as Scope,
+          sendingDomainId: row.sending_domain_id,
+        },
         expires: now + CACHE_MS,
         stamped: cached?.stamped || row.last_used_at !== null,
       };

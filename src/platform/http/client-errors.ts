@@ -26,4 +26,9 @@ export function clientErrorOf(error: unknown, request: FastifyRequest): ApiError
 }
 
 export const unsupportedContentType = (contentType: string | undefined) =>
-  frameworkError(415, contentType ? `Unsupported Content-Type: ${JSON.stringify(excerpt(contentType, 100))}` : 'Send a Content-Type header with the request body');
+  frameworkError(
+    415,
+    contentType
+      ? `Unsupported Content-Type: ${JSON.stringify(excerpt(contentType, 100))}`
+      : 'Send a Content-Type header with the request body',
+  );

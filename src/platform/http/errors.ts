@@ -44,8 +44,7 @@ export const messageError = (status: number, error: string, message: string, ext
   new ApiError(status, { error, message, ...extra });
 
 /** `{error, existing}`: 409 duplicate name, address or email. */
-export const conflictError = (error: string, existing: Record<string, unknown>) =>
-  new ApiError(409, { error, existing });
+export const conflictError = (error: string, existing: Record<string, unknown>) => new ApiError(409, { error, existing });
 
 /** `{statusCode, error, message}`: errors raised before the endpoint runs (auth, permission, JSON). */
 export const frameworkError = (status: number, message: string) =>
@@ -75,7 +74,8 @@ export const sendValidationError = (validationErrors: string[]) =>
 export const planRequiredError = (requiredPlan: string, message?: string) =>
   new ApiError(403, { error: 'plan_required', required_plan: requiredPlan, ...(message ? { message } : {}) });
 
-export const unauthorized = (headers: Record<string, string> = {}) => new ApiError(401, frameworkError(401, 'Invalid API key').body, headers);
+export const unauthorized = (headers: Record<string, string> = {}) =>
+  new ApiError(401, frameworkError(401, 'Invalid API key').body, headers);
 
 export const forbiddenScope = (permission: string) =>
   frameworkError(403, `This API key does not have the "${permission}" permission required for this endpoint`);

@@ -118,14 +118,22 @@ function conditionExpression(
     case 'string': {
       const v = escapeLike(value);
       switch (condition) {
-        case 'exact': return sql<SqlBool>`lower(${ref}) = ${value.toLowerCase()}`;
-        case 'not_exact': return sql<SqlBool>`(${ref} is null or lower(${ref}) <> ${value.toLowerCase()})`;
-        case 'contains': return likeLower(ref, `%${v}%`);
-        case 'not_contains': return sql<SqlBool>`(${ref} is null or not (${likeLower(ref, `%${v}%`)}))`;
-        case 'starts_with': return likeLower(ref, `${v}%`);
-        case 'ends_with': return likeLower(ref, `%${v}`);
-        case 'is_empty': return sql<SqlBool>`(${ref} is null or ${ref} = '')`;
-        case 'is_not_empty': return sql<SqlBool>`(${ref} is not null and ${ref} <> '')`;
+        case 'exact':
+          return sql<SqlBool>`lower(${ref}) = ${value.toLowerCase()}`;
+        case 'not_exact':
+          return sql<SqlBool>`(${ref} is null or lower(${ref}) <> ${value.toLowerCase()})`;
+        case 'contains':
+          return likeLower(ref, `%${v}%`);
+        case 'not_contains':
+          return sql<SqlBool>`(${ref} is null or not (${likeLower(ref, `%${v}%`)}))`;
+        case 'starts_with':
+          return likeLower(ref, `${v}%`);
+        case 'ends_with':
+          return likeLower(ref, `%${v}`);
+        case 'is_empty':
+          return sql<SqlBool>`(${ref} is null or ${ref} = '')`;
+        case 'is_not_empty':
+          return sql<SqlBool>`(${ref} is not null and ${ref} <> '')`;
       }
       return null;
     }
@@ -225,7 +233,9 @@ export function applyListQuery<QB extends SelectQueryBuilder<any, any, any>>(qb:
     const fallback = spec.sortConvention === 'order-direction' ? 'asc' : 'desc';
     const direction = requested === 'asc' || requested === 'desc' ? requested : fallback;
     // NULLs last in both directions, on both engines (their defaults differ).
-    out = out.orderBy(sortKeys[sortKey], (ob) => (direction === 'asc' ? ob.asc() : ob.desc()).nullsLast()).orderBy(sql.ref(idColumn), direction);
+    out = out
+      .orderBy(sortKeys[sortKey], (ob) => (direction === 'asc' ? ob.asc() : ob.desc()).nullsLast())
+      .orderBy(sql.ref(idColumn), direction);
   } else {
     const direction = spec.sortConvention === 'sort-order' && requested === 'asc' ? 'asc' : 'desc';
     out = out.orderBy(sql.ref(spec.defaultSortColumn ?? 'created_at'), direction).orderBy(sql.ref(idColumn), direction);
@@ -246,7 +256,10 @@ export function pagingFrom(query: Query, defaultLimit: number, limitParam: 'limi
 
 /** Fetches one page (plus one row to know whether a next page exists). */
 export async function fetchPage<Row>(qb: SelectQueryBuilder<any, any, Row>, paging: Paging): Promise<{ rows: Row[]; hasNext: boolean }> {
-  const rows = await qb.limit(paging.limit + 1).offset((paging.page - 1) * paging.limit).execute();
+  const rows = await qb
+    .limit(paging.limit + 1)
+    .offset((paging.page - 1) * paging.limit)
+    .execute();
   return { rows: rows.slice(0, paging.limit), hasNext: rows.length > paging.limit };
 }
 

@@ -18,13 +18,22 @@ export function registerMetrics(app: FastifyInstance, ctx: AppContext): void {
   });
   if (metricsToken === null) return;
   const wanted = digest(`Bearer ${metricsToken}`);
-  app.get('/metrics', {
-    schema: { hide: true, response: { 200: Type.String(), 401: Type.Object({ statusCode: Type.Integer(), error: Type.String(), message: Type.String() }) } },
-    config: { scope: 'public' },
-  }, async (request, reply) => {
-    if (!timingSafeEqual(digest(request.headers.authorization ?? ''), wanted)) {
-      return reply.code(401).send({ statusCode: 401, error: 'Unauthorized', message: 'Send the metrics token (METRICS_TOKEN) as a bearer token' });
-    }
-    return reply.type(registry.contentType).send(await registry.metrics());
-  });
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        hide: true,
+        response: { 200: Type.String(), 401: Type.Object({ statusCode: Type.Integer(), error: Type.String(), message: Type.String() }) },
+      },
+      config: { scope: 'public' },
+    },
+    async (request, reply) => {
+      if (!timingSafeEqual(digest(request.headers.authorization ?? ''), wanted)) {
+        return reply
+          .code(401)
+          .send({ statusCode: 401, error: 'Unauthorized', message: 'Send the metrics token (METRICS_TOKEN) as a bearer token' });
+      }
+      return reply.type(registry.contentType).send(await registry.metrics());
+    },
+  );
 }

@@ -14,7 +14,8 @@ const BOUNDARY = /;\s*boundary\s*=\s*(?:"([^"]*)"|([^;\s]*))/i;
 export function boundaryProblem(contentType: string | undefined): string | null {
   const match = BOUNDARY.exec(contentType ?? '');
   const boundary = match ? (match[1] ?? match[2]) : '';
-  if (boundary === '') return 'A multipart/form-data body needs a boundary parameter in its Content-Type (multipart/form-data; boundary=...)';
+  if (boundary === '')
+    return 'A multipart/form-data body needs a boundary parameter in its Content-Type (multipart/form-data; boundary=...)';
   if (boundary.length > 70) return 'The multipart boundary is longer than 70 characters';
   return null;
 }
@@ -97,7 +98,12 @@ export async function readUpload(request: FastifyRequest, field: string): Promis
     }
     if (part.fieldname !== field) {
       await drain(part);
-      throw plainError(400, part.fieldname ? `Send the file as a multipart part named ${field} (this one is named ${JSON.stringify(part.fieldname.slice(0, 100))})` : `A multipart file part has no name: send the file as a part named ${field}`);
+      throw plainError(
+        400,
+        part.fieldname
+          ? `Send the file as a multipart part named ${field} (this one is named ${JSON.stringify(part.fieldname.slice(0, 100))})`
+          : `A multipart file part has no name: send the file as a part named ${field}`,
+      );
     }
     if ((part.filename ?? '').length > MAX_FILENAME) throw plainError(400, `The file name is longer than ${MAX_FILENAME} characters`);
     file = part;

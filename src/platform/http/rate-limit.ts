@@ -27,7 +27,12 @@ export class SlidingWindowLimiter {
     const recent = (this.hits.get(key) ?? []).filter((t) => t > now - this.windowMs);
     if (recent.length >= this.limit) {
       this.hits.set(key, recent);
-      return { allowed: false, limit: this.limit, remaining: 0, retryAfter: Math.max(1, Math.ceil((recent[0] + this.windowMs - now) / 1000)) };
+      return {
+        allowed: false,
+        limit: this.limit,
+        remaining: 0,
+        retryAfter: Math.max(1, Math.ceil((recent[0] + this.windowMs - now) / 1000)),
+      };
     }
     recent.push(now);
     this.hits.set(key, recent);

@@ -19,7 +19,10 @@ export const errorComponents = {
   /** `{error}`: many 400, 404, 409, 422 cases. */
   error: Type.Object({ error: text('What went wrong') }, { $id: 'Error', title: 'Error', ...open }),
   /** `{error, message}`: 402, 403, 404, 413, 429, 409 idempotency, 503. */
-  errorMessage: Type.Object({ error: text('Short error'), message: text('What went wrong, for a person') }, { $id: 'ErrorWithMessage', title: 'ErrorWithMessage', ...open }),
+  errorMessage: Type.Object(
+    { error: text('Short error'), message: text('What went wrong, for a person') },
+    { $id: 'ErrorWithMessage', title: 'ErrorWithMessage', ...open },
+  ),
   /** `{message}`: template not found (as the Emailit API documents for templates). */
   message: Type.Object({ message: text('What went wrong') }, { $id: 'MessageError', title: 'MessageError', ...open }),
   /** `{error, existing}`: 409 duplicate name, address or email. */
@@ -61,7 +64,11 @@ export const errorComponents = {
   ),
   /** `{error:'plan_required', required_plan}`: 403 plan-gated feature. */
   planRequired: Type.Object(
-    { error: Type.Literal('plan_required', { description: 'Always plan_required' }), required_plan: text('Lowest plan with the feature'), message: Type.Optional(text('Explanation')) },
+    {
+      error: Type.Literal('plan_required', { description: 'Always plan_required' }),
+      required_plan: text('Lowest plan with the feature'),
+      message: Type.Optional(text('Explanation')),
+    },
     { $id: 'PlanRequiredError', title: 'PlanRequiredError', ...open },
   ),
   /** 429 `{error, message, limit, current, retry_after}`. */
@@ -88,7 +95,8 @@ export type ErrorShape = keyof typeof errorComponents;
 export const nullable = <T extends TSchema>(schema: T) =>
   Type.Union([schema, Type.Null()], schema.description ? { description: schema.description } : {});
 
-const pageUrl = (which: string) => nullable(Type.String({ description: `The ${which} page's URL (every other query parameter kept), or null` }));
+const pageUrl = (which: string) =>
+  nullable(Type.String({ description: `The ${which} page's URL (every other query parameter kept), or null` }));
 const pageLinks = { next_page_url: pageUrl('next'), previous_page_url: pageUrl('previous') };
 
 /** The `page`/`limit` list envelope (lists.ts pageLimitList) around `item`. */
@@ -130,7 +138,12 @@ export function errorResponses(statuses: Record<number, ErrorShape | ErrorShape[
  * too large or of an unknown type, 431 for a request line and headers over 16 KB, 500. Called
  * for each route from app.ts.
  */
-export function withDefaultResponses(response: Record<string, TSchema> | undefined, isPublic: boolean, hasPathParams = false, takesBody = false): Record<string, TSchema> {
+export function withDefaultResponses(
+  response: Record<string, TSchema> | undefined,
+  isPublic: boolean,
+  hasPathParams = false,
+  takesBody = false,
+): Record<string, TSchema> {
   const out: Record<string, TSchema> = { ...(response ?? {}) };
   // A route that names no 400 shapes of its own may answer any of the spec's 400 bodies.
   const invalid = [ref('validation'), ref('framework')];

@@ -10,7 +10,12 @@ export function registerTracing(app: FastifyInstance): void {
   const spans = new WeakMap<FastifyRequest, { span: Span; context: ReturnType<typeof startSpan>['context'] }>();
   app.addHook('onRequest', (request, _reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
-    const started = startSpan(`${request.method} ${route}`, SpanKind.SERVER, { 'http.request.method': request.method, 'http.route': route }, request.headers);
+    const started = startSpan(
+      `${request.method} ${route}`,
+      SpanKind.SERVER,
+      { 'http.request.method': request.method, 'http.route': route },
+      request.headers,
+    );
     spans.set(request, started);
     withContext(started.context, done);
   });

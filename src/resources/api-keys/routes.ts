@@ -25,25 +25,47 @@ const admin = { role: 'admin' as const };
 export const resource: Resource = {
   name: 'api-keys',
   v2(app, ctx) {
-    app.post('/api-keys', { config: admin, schema: { tags, body: CreateBody, response: { 201: ApiKeyWithSecret, ...errorResponses({ 400: 'error', 409: 'conflict' }) } } }, async (request, reply) => {
-      const body = request.body as Static<typeof CreateBody>;
-      const key = await transact(ctx.db, (tx) => createApiKey(tx, request.principal.workspaceId, body));
-      return reply.code(201).send(key);
-    });
+    app.post(
+      '/api-keys',
+      {
+        config: admin,
+        schema: { tags, body: CreateBody, response: { 201: ApiKeyWithSecret, ...errorResponses({ 400: 'error', 409: 'conflict' }) } },
+      },
+      async (request, reply) => {
+        const body = request.body as Static<typeof CreateBody>;
+        const key = await transact(ctx.db, (tx) => createApiKey(tx, request.principal.workspaceId, body));
+        return reply.code(201).send(key);
+      },
+    );
     app.get('/api-keys', { schema: { tags, querystring: pageLimitQuery(10), response: { 200: ApiKeyList } } }, async (request) =>
       listApiKeys(ctx.db, request.principal.workspaceId, request.query as Query, request.url),
     );
     app.get('/api-keys/:id', { schema: { tags, params: IdParams, response: { 200: ApiKey, ...notFound } } }, async (request) =>
       getApiKey(ctx.db, request.principal.workspaceId, (request.params as Id).id),
     );
-    app.post('/api-keys/:id', { config: admin, schema: { tags, params: IdParams, body: RenameBody, response: { 200: ApiKey, ...errorResponses({ 400: 'error', 404: 'error', 409: 'error' }) } } }, async (request) =>
-      renameApiKey(ctx.db, request.principal.workspaceId, (request.params as Id).id, (request.body as Static<typeof RenameBody>).name),
+    app.post(
+      '/api-keys/:id',
+      {
+        config: admin,
+        schema: {
+          tags,
+          params: IdParams,
+          body: RenameBody,
+          response: { 200: ApiKey, ...errorResponses({ 400: 'error', 404: 'error', 409: 'error' }) },
+        },
+      },
+      async (request) =>
+        renameApiKey(ctx.db, request.principal.workspaceId, (request.params as Id).id, (request.body as Static<typeof RenameBody>).name),
     );
-    app.post('/api-keys/:id/regenerate', { config: admin, schema: { tags, params: IdParams, response: { 200: ApiKeyWithSecret, ...notFound } } }, async (request) =>
-      regenerateApiKey(ctx.db, ctx.auth, request.principal.workspaceId, (request.params as Id).id),
+    app.post(
+      '/api-keys/:id/regenerate',
+      { config: admin, schema: { tags, params: IdParams, response: { 200: ApiKeyWithSecret, ...notFound } } },
+      async (request) => regenerateApiKey(ctx.db, ctx.auth, request.principal.workspaceId, (request.params as Id).id),
     );
-    app.delete('/api-keys/:id', { config: admin, schema: { tags, params: IdParams, response: { 200: DeletedApiKey, ...notFound } } }, async (request) =>
-      deleteApiKey(ctx.db, ctx.auth, request.principal.workspaceId, (request.params as Id).id),
+    app.delete(
+      '/api-keys/:id',
+      { config: admin, schema: { tags, params: IdParams, response: { 200: DeletedApiKey, ...notFound } } },
+      async (request) => deleteApiKey(ctx.db, ctx.auth, request.principal.workspaceId, (request.params as Id).id),
     );
   },
 };

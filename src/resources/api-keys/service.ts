@@ -50,7 +50,8 @@ export async function createApiKey(tx: Executor, workspaceId: string, input: Cre
     sendingDomainId = input.sending_domain_id;
   }
   const existing = await findLiveKey(tx, workspaceId, name, 'name');
-  if (existing) throw conflictError('An API key with this name already exists', { object: 'api_key', id: existing.id, name: existing.name });
+  if (existing)
+    throw conflictError('An API key with this name already exists', { object: 'api_key', id: existing.id, name: existing.name });
   const secret = newSecret();
   const now = nowIso();
   const row: ApiKeyRow = {
@@ -79,14 +80,29 @@ export async function createApiKey(tx: Executor, workspaceId: string, input: Cre
 
 async function nameConflict(tx: Executor, workspaceId: string, name: string): Promise<ApiError> {
   const existing = await findLiveKey(tx, workspaceId, name, 'name');
-  return conflictError('An API key with this name already exists', existing ? { object: 'api_key', id: existing.id, name: existing.name } : { object: 'api_key', name });
+  return conflictError(
+    'An API key with this name already exists',
+    existing ? { object: 'api_key', id: existing.id, name: existing.name } : { object: 'api_key', name },
+  );
 }
 
 const liveKeyBy = {
   id: preparedQuery((db, p: { workspaceId: string; value: string }) =>
-    db.selectFrom('api_keys').selectAll().where('workspace_id', '=', p.workspaceId).where('id', '=', p.value).where('deleted_at', 'is', null)),
+    db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('workspace_id', '=', p.workspaceId)
+      .where('id', '=', p.value)
+      .where('deleted_at', 'is', null),
+  ),
   name: preparedQuery((db, p: { workspaceId: string; value: string }) =>
-    db.selectFrom('api_keys').selectAll().where('workspace_id', '=', p.workspaceId).where('name', '=', p.value).where('deleted_at', 'is', null)),
+    db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('workspace_id', '=', p.workspaceId)
+      .where('name', '=', p.value)
+      .where('deleted_at', 'is', null),
+  ),
 };
 
 async function findLiveKey(db: Executor, workspaceId: string, value: string, by: 'id' | 'name'): Promise<ApiKeyRow | undefined> {

@@ -64,14 +64,22 @@ export async function takeSubscriberPlaces(
     if (options.partial) return 0;
     throw subscriberLimitError(audience.name, usageOf(plan, row.subscriber_count));
   }
-  await tx.updateTable('audiences').set((eb) => ({ subscriber_count: eb('subscriber_count', '+', left) })).where('id', '=', audience.id).execute();
+  await tx
+    .updateTable('audiences')
+    .set((eb) => ({ subscriber_count: eb('subscriber_count', '+', left) }))
+    .where('id', '=', audience.id)
+    .execute();
   return left;
 }
 
 /** Gives back `n` places (memberships deleted). */
 export async function releaseSubscriberPlaces(tx: Executor, audienceId: string, n: number): Promise<void> {
   if (n <= 0) return;
-  await tx.updateTable('audiences').set((eb) => ({ subscriber_count: eb('subscriber_count', '-', n) })).where('id', '=', audienceId).execute();
+  await tx
+    .updateTable('audiences')
+    .set((eb) => ({ subscriber_count: eb('subscriber_count', '-', n) }))
+    .where('id', '=', audienceId)
+    .execute();
 }
 
 // Our own SQLSTATE for a place refused at commit, raised by the statement below.
@@ -83,10 +91,16 @@ const NO_PLACE_SQLSTATE = 'PL422';
  * row lock is not held over the transaction's later round trips, and a full audience makes the
  * commit fail with the same 422 (nothing of the transaction is stored). Elsewhere it runs now.
  */
-export async function takeSubscriberPlacesAtCommit(tx: Executor, plan: Plan, audience: { id: string; name: string }, wanted: number): Promise<void> {
+export async function takeSubscriberPlacesAtCommit(
+  tx: Executor,
+  plan: Plan,
+  audience: { id: string; name: string },
+  wanted: number,
+): Promise<void> {
   if (wanted <= 0) return;
   const limit = SUBSCRIBER_LIMITS[plan];
-  const update = (total: number) => `update audiences set subscriber_count = subscriber_count + ${literal(total)} where id = ${literal(audience.id)}`;
+  const update = (total: number) =>
+    `update audiences set subscriber_count = subscriber_count + ${literal(total)} where id = ${literal(audience.id)}`;
   const statement = (total: number) =>
     limit === null
       ? update(total)
@@ -98,7 +112,11 @@ export async function takeSubscriberPlacesAtCommit(tx: Executor, plan: Plan, aud
     const row = await db.selectFrom('audiences').select('subscriber_count').where('id', '=', audience.id).executeTakeFirst();
     return subscriberLimitError(audience.name, usageOf(plan, row?.subscriber_count ?? 0));
   };
-  await writeHotRow(tx, { key: `4 audience places ${audience.id}`, amount: wanted, statement, refusalCode: NO_PLACE_SQLSTATE, refusal }, async () => {
-    await takeSubscriberPlaces(tx, plan, audience, wanted);
-  });
+  await writeHotRow(
+    tx,
+    { key: `4 audience places ${audience.id}`, amount: wanted, statement, refusalCode: NO_PLACE_SQLSTATE, refusal },
+    async () => {
+      await takeSubscriberPlaces(tx, plan, audience, wanted);
+    },
+  );
 }

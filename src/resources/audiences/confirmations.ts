@@ -46,7 +46,8 @@ export async function requestConfirmation(
   const settings = doubleOptInOf(audience);
   if (!settings.enabled) throw plainError(422, 'Double opt-in is not enabled for this audience');
   const email = requireAddress(input.email);
-  const customFields = input.custom_fields === undefined ? null : await validateCustomFields(ctx.db, audience.workspace_id, input.custom_fields);
+  const customFields =
+    input.custom_fields === undefined ? null : await validateCustomFields(ctx.db, audience.workspace_id, input.custom_fields);
   const from = parseAddressField(settings.email.from ?? '').addresses[0];
   if (!from) throw plainError(422, 'Double opt-in has no sender address');
   const confirmationId = newId('subc');
@@ -65,7 +66,13 @@ export async function requestConfirmation(
     attachments: [],
   };
   // No key sends it from a hosted page: the email row then names none.
-  const sender: Principal = principal ?? { keyId: null as unknown as string, keyHash: '', workspaceId: audience.workspace_id, scope: 'full', sendingDomainId: null };
+  const sender: Principal = principal ?? {
+    keyId: null as unknown as string,
+    keyHash: '',
+    workspaceId: audience.workspace_id,
+    scope: 'full',
+    sendingDomainId: null,
+  };
   const accepted = await acceptMessage(ctx, sender, {
     message,
     fromHeader: settings.email.from!,
@@ -99,7 +106,11 @@ export async function requestConfirmation(
 type ConfirmationRow = Selectable<SubscriptionConfirmationsTable>;
 
 /** The pending confirmation a signed link names, or null (unknown, forged or expired). */
-export async function findConfirmation(ctx: AppContext, db: Executor, token: string): Promise<{ confirmation: ConfirmationRow; audience: AudienceRow } | null> {
+export async function findConfirmation(
+  ctx: AppContext,
+  db: Executor,
+  token: string,
+): Promise<{ confirmation: ConfirmationRow; audience: AudienceRow } | null> {
   const id = verifyLink(ctx, 'confirm', token);
   if (!id) return null;
   const confirmation = await db.selectFrom('subscription_confirmations').selectAll().where('id', '=', id).executeTakeFirst();
@@ -124,8 +135,11 @@ export async function confirmSubscription(
   if (confirmation.last_name !== null) fields.last_name = confirmation.last_name;
   if (confirmation.custom_fields !== null) fields.custom_fields = JSON.parse(confirmation.custom_fields) as Record<string, unknown>;
   let { contact } = await findOrCreateContact(tx, workspaceId, fields, { overwrite: confirmation.confirmed_at === null });
-  if (confirmation.confirmed_at === null && contact.unsubscribed === 1) contact = await updateContact(tx, workspaceId, contact, { unsubscribed: false });
-  const { subscriber, outcome } = await subscribeContact(tx, workspaceId, audience, contact, { resubscribe: confirmation.confirmed_at === null });
+  if (confirmation.confirmed_at === null && contact.unsubscribed === 1)
+    contact = await updateContact(tx, workspaceId, contact, { unsubscribed: false });
+  const { subscriber, outcome } = await subscribeContact(tx, workspaceId, audience, contact, {
+    resubscribe: confirmation.confirmed_at === null,
+  });
   if (confirmation.confirmed_at !== null) return { subscriber, outcome: 'already_confirmed' };
   await tx.updateTable('subscription_confirmations').set({ confirmed_at: nowIso() }).where('id', '=', confirmation.id).execute();
   return { subscriber, outcome };

@@ -36,8 +36,14 @@ function withinLimit(request: FastifyRequest, reply: FastifyReply): boolean {
   return false;
 }
 
-const notFoundPage = (reply: FastifyReply) => html(reply, 404, messagePage('Page not found', 'This subscribe page does not exist or is no longer public.', { alert: true }));
-const expiredPage = (reply: FastifyReply) => html(reply, 404, messagePage('Link not valid', 'This link is not valid or has expired. Subscribe again to get a new one.', { alert: true }));
+const notFoundPage = (reply: FastifyReply) =>
+  html(reply, 404, messagePage('Page not found', 'This subscribe page does not exist or is no longer public.', { alert: true }));
+const expiredPage = (reply: FastifyReply) =>
+  html(
+    reply,
+    404,
+    messagePage('Link not valid', 'This link is not valid or has expired. Subscribe again to get a new one.', { alert: true }),
+  );
 
 async function publicAudience(ctx: AppContext, token: string): Promise<AudienceRow | null> {
   const audience = await findAudienceByToken(ctx.db, token);
@@ -71,7 +77,14 @@ export async function registerHostedPages(app: FastifyInstance, ctx: AppContext)
     const values = { email: text(form.email), first_name: text(form.first_name), last_name: text(form.last_name) };
     const name = publicNameOf(audience);
     if (normalizeAddress(values.email) === null) {
-      return html(reply, 400, subscribePage(name, audience.public_description, request.url, { error: 'Enter a valid email address, like name@example.com.', values }));
+      return html(
+        reply,
+        400,
+        subscribePage(name, audience.public_description, request.url, {
+          error: 'Enter a valid email address, like name@example.com.',
+          values,
+        }),
+      );
     }
     try {
       const outcome = await publicSubscribe(ctx, audience, {
@@ -79,13 +92,26 @@ export async function registerHostedPages(app: FastifyInstance, ctx: AppContext)
         ...(values.first_name ? { first_name: values.first_name } : {}),
         ...(values.last_name ? { last_name: values.last_name } : {}),
       });
-      if (outcome === 'pending_confirmation') return html(reply, 200, messagePage('Check your inbox', `We sent a link to ${values.email}. Follow it to confirm your subscription to ${name}.`));
-      if (outcome === 'already_subscribed') return html(reply, 200, messagePage('Already subscribed', `${values.email} is already subscribed to ${name}.`));
+      if (outcome === 'pending_confirmation')
+        return html(
+          reply,
+          200,
+          messagePage('Check your inbox', `We sent a link to ${values.email}. Follow it to confirm your subscription to ${name}.`),
+        );
+      if (outcome === 'already_subscribed')
+        return html(reply, 200, messagePage('Already subscribed', `${values.email} is already subscribed to ${name}.`));
       return html(reply, 200, messagePage('You are subscribed', `${values.email} is now subscribed to ${name}.`));
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
-      const message = error.status === 422 ? 'This list cannot take new subscribers right now.' : 'We could not sign you up right now. Please try again later.';
-      return html(reply, error.status === 422 ? 422 : 503, subscribePage(name, audience.public_description, request.url, { error: message, values }));
+      const message =
+        error.status === 422
+          ? 'This list cannot take new subscribers right now.'
+          : 'We could not sign you up right now. Please try again later.';
+      return html(
+        reply,
+        error.status === 422 ? 422 : 503,
+        subscribePage(name, audience.public_description, request.url, { error: message, values }),
+      );
     }
   });
 
@@ -94,11 +120,19 @@ export async function registerHostedPages(app: FastifyInstance, ctx: AppContext)
     const found = await findConfirmation(ctx, ctx.db, request.params.token);
     if (!found) return expiredPage(reply);
     const name = publicNameOf(found.audience);
-    if (found.confirmation.confirmed_at) return html(reply, 200, messagePage('Already confirmed', `${found.confirmation.email} is subscribed to ${name}.`));
+    if (found.confirmation.confirmed_at)
+      return html(reply, 200, messagePage('Already confirmed', `${found.confirmation.email} is subscribed to ${name}.`));
     // Confirming may redirect to the audience's own page: the form may go there.
     const redirect = doubleOptInOf(found.audience).redirect_url;
     const targets = redirect ? originsOf(redirect) : [];
-    return html(reply, 200, messagePage('Confirm your subscription', `Subscribe ${found.confirmation.email} to ${name}?`, { button: { action: request.url, label: 'Confirm subscription' } }), targets);
+    return html(
+      reply,
+      200,
+      messagePage('Confirm your subscription', `Subscribe ${found.confirmation.email} to ${name}?`, {
+        button: { action: request.url, label: 'Confirm subscription' },
+      }),
+      targets,
+    );
   });
 
   app.post<TokenParams>('/subscribe/confirm/:token', posted, async (request, reply) => {
@@ -114,9 +148,14 @@ export async function registerHostedPages(app: FastifyInstance, ctx: AppContext)
       await sendWelcome(ctx, done.audience, done.confirmation.email, done.outcome);
       const redirect = doubleOptInOf(done.audience).redirect_url;
       if (redirect) return reply.code(303).header('location', redirect).header('cache-control', NO_CACHE).send();
-      return html(reply, 200, messagePage('Subscription confirmed', `${done.confirmation.email} is now subscribed to ${publicNameOf(done.audience)}.`));
+      return html(
+        reply,
+        200,
+        messagePage('Subscription confirmed', `${done.confirmation.email} is now subscribed to ${publicNameOf(done.audience)}.`),
+      );
     } catch (error) {
-      if (error instanceof ApiError && error.status === 422) return html(reply, 422, messagePage('List full', 'This list cannot take new subscribers right now.', { alert: true }));
+      if (error instanceof ApiError && error.status === 422)
+        return html(reply, 422, messagePage('List full', 'This list cannot take new subscribers right now.', { alert: true }));
       throw error;
     }
   });
@@ -126,15 +165,23 @@ export async function registerHostedPages(app: FastifyInstance, ctx: AppContext)
     const found = await membershipOfLink(ctx, request.params.token);
     if (!found) return expiredPage(reply);
     const name = publicNameOf(found.audience);
-    if (found.subscriber.subscribed === 0) return html(reply, 200, messagePage('Unsubscribed', `${found.contact.email} is not subscribed to ${name}.`));
-    return html(reply, 200, messagePage('Unsubscribe', `Stop sending ${name} to ${found.contact.email}?`, { button: { action: request.url, label: 'Unsubscribe' } }));
+    if (found.subscriber.subscribed === 0)
+      return html(reply, 200, messagePage('Unsubscribed', `${found.contact.email} is not subscribed to ${name}.`));
+    return html(
+      reply,
+      200,
+      messagePage('Unsubscribe', `Stop sending ${name} to ${found.contact.email}?`, {
+        button: { action: request.url, label: 'Unsubscribe' },
+      }),
+    );
   });
 
   app.post<TokenParams>('/subscribe/leave/:token', posted, async (request, reply) => {
     if (!withinLimit(request, reply)) return reply;
     const found = await transact(ctx.db, async (tx) => {
       const membership = await membershipOfLink(ctx, request.params.token, tx);
-      if (membership) await setSubscribed(tx, membership.audience.workspace_id, membership.audience, membership.contact, membership.subscriber, false);
+      if (membership)
+        await setSubscribed(tx, membership.audience.workspace_id, membership.audience, membership.contact, membership.subscriber, false);
       return membership;
     });
     if (!found) return expiredPage(reply);

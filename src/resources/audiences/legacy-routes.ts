@@ -36,34 +36,62 @@ export function registerLegacyAudiences(app: FastifyInstance, ctx: AppContext) {
   app.get('/audiences', { schema: { tags, querystring: S.LegacyListQuery, response: { 200: S.LegacyAudienceList } } }, async (request) =>
     listLegacyAudiences(ctx.db, request.principal.workspaceId, request.query as Query, request.url),
   );
-  app.post('/audiences', { schema: { tags, body: S.LegacyNameBody, response: { 201: S.LegacyAudience, ...errorResponses({ 400: 'error', 409: 'conflict' }) } } }, async (request, reply) => {
-    const audience = await createAudienceNow(ctx.db, request.principal.workspaceId, { name: (request.body as Static<typeof S.LegacyNameBody>).name });
-    return reply.code(201).send(legacyAudienceObject(audience));
-  });
-  app.get('/audiences/:id', { schema: { tags, params: S.LegacyIdParams, response: { 200: S.LegacyAudience, ...notFound } } }, async (request) =>
-    legacyAudienceObject(await requireLegacy(ctx.db, request.principal.workspaceId, (request.params as Id).id)),
+  app.post(
+    '/audiences',
+    { schema: { tags, body: S.LegacyNameBody, response: { 201: S.LegacyAudience, ...errorResponses({ 400: 'error', 409: 'conflict' }) } } },
+    async (request, reply) => {
+      const audience = await createAudienceNow(ctx.db, request.principal.workspaceId, {
+        name: (request.body as Static<typeof S.LegacyNameBody>).name,
+      });
+      return reply.code(201).send(legacyAudienceObject(audience));
+    },
+  );
+  app.get(
+    '/audiences/:id',
+    { schema: { tags, params: S.LegacyIdParams, response: { 200: S.LegacyAudience, ...notFound } } },
+    async (request) => legacyAudienceObject(await requireLegacy(ctx.db, request.principal.workspaceId, (request.params as Id).id)),
   );
   app.put(
     '/audiences/:id',
-    { schema: { tags, params: S.LegacyIdParams, body: S.LegacyNameBody, response: { 200: S.LegacyAudience, ...errorResponses({ 400: 'error', 404: 'error', 409: 'error' }) } } },
+    {
+      schema: {
+        tags,
+        params: S.LegacyIdParams,
+        body: S.LegacyNameBody,
+        response: { 200: S.LegacyAudience, ...errorResponses({ 400: 'error', 404: 'error', 409: 'error' }) },
+      },
+    },
     async (request) => {
       const workspaceId = request.principal.workspaceId;
       return transact(ctx.db, async (tx) => {
         const audience = await requireLegacy(tx, workspaceId, (request.params as Id).id);
-        return legacyAudienceObject(await updateAudience(tx, workspaceId, audience, { name: (request.body as Static<typeof S.LegacyNameBody>).name }));
+        return legacyAudienceObject(
+          await updateAudience(tx, workspaceId, audience, { name: (request.body as Static<typeof S.LegacyNameBody>).name }),
+        );
       });
     },
   );
-  app.delete('/audiences/:id', { schema: { tags, params: S.LegacyIdParams, response: { 200: S.LegacyDeleted, ...errorResponses({ 404: 'error', 422: 'error' }) } } }, async (request) => {
-    const workspaceId = request.principal.workspaceId;
-    return transact(ctx.db, async (tx) => {
-      const audience = await requireLegacy(tx, workspaceId, (request.params as Id).id);
-      const others = await tx.selectFrom('audiences').select('id').where('workspace_id', '=', workspaceId).where('id', '<>', audience.id).limit(1).execute();
-      if (others.length === 0) throw plainError(422, 'The account must always keep at least one audience: create another before deleting this one');
-      await deleteAudience(tx, workspaceId, audience);
-      return { id: audience.legacy_id, name: audience.name, deleted: true as const };
-    });
-  });
+  app.delete(
+    '/audiences/:id',
+    { schema: { tags, params: S.LegacyIdParams, response: { 200: S.LegacyDeleted, ...errorResponses({ 404: 'error', 422: 'error' }) } } },
+    async (request) => {
+      const workspaceId = request.principal.workspaceId;
+      return transact(ctx.db, async (tx) => {
+        const audience = await requireLegacy(tx, workspaceId, (request.params as Id).id);
+        const others = await tx
+          .selectFrom('audiences')
+          .select('id')
+          .where('workspace_id', '=', workspaceId)
+          .where('id', '<>', audience.id)
+          .limit(1)
+          .execute();
+        if (others.length === 0)
+          throw plainError(422, 'The account must always keep at least one audience: create another before deleting this one');
+        await deleteAudience(tx, workspaceId, audience);
+        return { id: audience.legacy_id, name: audience.name, deleted: true as const };
+      });
+    },
+  );
   app.post(
     '/audiences/subscribe/:token',
     {
@@ -73,7 +101,13 @@ export function registerLegacyAudiences(app: FastifyInstance, ctx: AppContext) {
         security: [],
         params: S.TokenParams,
         body: S.LegacySubscribeBody,
-        response: { 200: S.LegacySubscribed, 201: S.LegacySubscribed, 202: S.LegacySubscribed, ...errorResponses({ 400: 'error', 402: 'errorMessage', 403: 'errorMessage', 404: 'error', 429: 'rateLimit' }), 422: S.UsageOrError },
+        response: {
+          200: S.LegacySubscribed,
+          201: S.LegacySubscribed,
+          202: S.LegacySubscribed,
+          ...errorResponses({ 400: 'error', 402: 'errorMessage', 403: 'errorMessage', 404: 'error', 429: 'rateLimit' }),
+          422: S.UsageOrError,
+        },
       },
     },
     async (request, reply) => {
@@ -84,7 +118,9 @@ export function registerLegacyAudiences(app: FastifyInstance, ctx: AppContext) {
       const body = request.body as Static<typeof S.LegacySubscribeBody>;
       const status = await publicSubscribe(ctx, audience, body);
       const code = status === 'subscribed' ? 201 : status === 'pending_confirmation' ? 202 : 200;
-      return reply.code(code).send({ status, email: body.email.trim().toLowerCase(), audience_id: audience.legacy_id, message: MESSAGES[status] });
+      return reply
+        .code(code)
+        .send({ status, email: body.email.trim().toLowerCase(), audience_id: audience.legacy_id, message: MESSAGES[status] });
     },
   );
 }

@@ -27,6 +27,8 @@ export function verifyLink(ctx: AppContext, kind: LinkKind, token: string): stri
   return given.length === expected.length && timingSafeEqual(given, expected) ? id : null;
 }
 
-export const confirmUrl = (ctx: AppContext, confirmationId: string) => `${ctx.config.publicUrl}/subscribe/confirm/${signLink(ctx, 'confirm', confirmationId)}`;
-export const leaveUrl = (ctx: AppContext, subscriberId: string) => `${ctx.config.publicUrl}/subscribe/leave/${signLink(ctx, 'leave', subscriberId)}`;
+export const confirmUrl = (ctx: AppContext, confirmationId: string) =>
+  `${ctx.config.publicUrl}/subscribe/confirm/${signLink(ctx, 'confirm', confirmationId)}`;
+export const leaveUrl = (ctx: AppContext, subscriberId: string) =>
+  `${ctx.config.publicUrl}/subscribe/leave/${signLink(ctx, 'leave', subscriberId)}`;
 export const subscribePageUrl = (ctx: AppContext, token: string) => `${ctx.config.publicUrl}/subscribe/${token}`;

@@ -3,12 +3,26 @@
 // legacy v1 audiences (`per_page`, default 25, `filter[name]`).
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.ts';
-import { applyListQuery, countRows, fetchPage, pageLinks, pagingFrom, perPageList, type ListSpec, type Query } from '../../platform/http/lists.ts';
+import {
+  applyListQuery,
+  countRows,
+  fetchPage,
+  pageLinks,
+  pagingFrom,
+  perPageList,
+  type ListSpec,
+  type Query,
+} from '../../platform/http/lists.ts';
 import { audienceObject, legacyAudienceObject, subscriberObject, type AudienceRow } from './records.ts';
 import { audienceUsage } from './service.ts';
 
 const audienceSpec: ListSpec = {
-  fields: { name: { type: 'string' }, subscribers_count: { type: 'number', column: 'subscriber_count' }, created_at: { type: 'date' }, updated_at: { type: 'date' } },
+  fields: {
+    name: { type: 'string' },
+    subscribers_count: { type: 'number', column: 'subscriber_count' },
+    created_at: { type: 'date' },
+    updated_at: { type: 'date' },
+  },
   searchColumns: ['name'],
   sortConvention: 'order-direction',
 };
@@ -43,11 +57,23 @@ export async function listSubscribers(db: Db, workspaceId: string, audience: Aud
     .selectFrom('subscribers as s')
     .innerJoin('contacts as c', 'c.id', 's.contact_id')
     .selectAll('s')
-    .select(['c.email as c_email', 'c.first_name as c_first_name', 'c.last_name as c_last_name', 'c.custom_fields as c_custom_fields', 'c.unsubscribed as c_unsubscribed', 'c.created_at as c_created_at', 'c.updated_at as c_updated_at'])
+    .select([
+      'c.email as c_email',
+      'c.first_name as c_first_name',
+      'c.last_name as c_last_name',
+      'c.custom_fields as c_custom_fields',
+      'c.unsubscribed as c_unsubscribed',
+      'c.created_at as c_created_at',
+      'c.updated_at as c_updated_at',
+    ])
     .where('s.audience_id', '=', audience.id);
   const matching = applyListQuery(base, query, subscriberSpec);
   const paging = pagingFrom(query, 25);
-  const [{ rows, hasNext }, total, usage] = await Promise.all([fetchPage(matching, paging), countRows(matching), audienceUsage(db, workspaceId, audience)]);
+  const [{ rows, hasNext }, total, usage] = await Promise.all([
+    fetchPage(matching, paging),
+    countRows(matching),
+    audienceUsage(db, workspaceId, audience),
+  ]);
   return {
     data: rows.map((row) => {
       const { c_email, c_first_name, c_last_name, c_custom_fields, c_unsubscribed, c_created_at, c_updated_at, ...subscriber } = row;
@@ -74,6 +100,7 @@ export async function listLegacyAudiences(db: Db, workspaceId: string, query: Qu
   let base = db.selectFrom('audiences').selectAll().where('workspace_id', '=', workspaceId);
   const name = query['filter[name]'];
   const wanted = (Array.isArray(name) ? name[0] : name)?.trim();
-  if (wanted) base = base.where(sql<boolean>`lower(name) like ${`%${wanted.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`} escape '\\'`);
+  if (wanted)
+    base = base.where(sql<boolean>`lower(name) like ${`%${wanted.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`} escape '\\'`);
   return perPageList(base.orderBy('created_at', 'desc').orderBy('id', 'desc'), base, query, legacyAudienceObject, requestUrl);
 }

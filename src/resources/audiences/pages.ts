@@ -65,7 +65,11 @@ export function answerErrorsAsPages(app: FastifyInstance, log: Logger): void {
     const refused = clientErrorOf(error, request);
     if (!refused) {
       log.error({ err: error, reqId: request.id, url: request.url }, 'unhandled error');
-      return sendPage(reply, 500, messagePage('Something went wrong', 'This page could not be shown. Please try again later.', { alert: true }));
+      return sendPage(
+        reply,
+        500,
+        messagePage('Something went wrong', 'This page could not be shown. Please try again later.', { alert: true }),
+      );
     }
     const { message, error: short } = refused.body as { message?: unknown; error?: unknown };
     const text = typeof message === 'string' ? message : typeof short === 'string' ? short : reasonPhrase(refused.status);
@@ -99,7 +103,12 @@ export interface SubscribeFormValues {
   last_name?: string;
 }
 
-export function subscribePage(name: string, description: string | null, action: string, options: { error?: string; values?: SubscribeFormValues } = {}): string {
+export function subscribePage(
+  name: string,
+  description: string | null,
+  action: string,
+  options: { error?: string; values?: SubscribeFormValues } = {},
+): string {
   const v = options.values ?? {};
   const field = (id: string, label: string, type: string, value: string | undefined, extra = '') =>
     `<label for="${id}">${label}</label>\n<input id="${id}" name="${id}" type="${type}" value="${escapeHtml(value ?? '')}"${extra}>`;
@@ -118,7 +127,11 @@ ${field('last_name', 'Last name <span class="hint">(optional)</span>', 'text', v
 }
 
 /** A page with a heading, a message and optionally one button posting back. */
-export function messagePage(title: string, message: string, options: { button?: { action: string; label: string }; alert?: boolean } = {}): string {
+export function messagePage(
+  title: string,
+  message: string,
+  options: { button?: { action: string; label: string }; alert?: boolean } = {},
+): string {
   const role = options.alert ? 'alert' : 'status';
   return page(
     title,

@@ -14,9 +14,14 @@ export function hitSubscribeLimit(request: FastifyRequest): LimitDecision {
 
 /** The JSON 429 of the public subscribe call. */
 export function subscribeLimitError(decision: LimitDecision) {
-  return messageError(429, 'Rate limit exceeded', `At most ${decision.limit} subscribe requests per minute from one address; retry in ${decision.retryAfter} s`, {
-    limit: decision.limit,
-    current: decision.limit,
-    retry_after: decision.retryAfter,
-  });
+  return messageError(
+    429,
+    'Rate limit exceeded',
+    `At most ${decision.limit} subscribe requests per minute from one address; retry in ${decision.retryAfter} s`,
+    {
+      limit: decision.limit,
+      current: decision.limit,
+      retry_after: decision.retryAfter,
+    },
+  );
 }

@@ -63,7 +63,11 @@ export const defaultEmailSettings = (): AudienceEmailSettings => ({
 
 export function doubleOptInOf(row: AudienceRow): DoubleOptInSettings {
   const stored = row.double_opt_in ? (JSON.parse(row.double_opt_in) as Partial<DoubleOptInSettings>) : {};
-  return { enabled: stored.enabled ?? false, redirect_url: stored.redirect_url ?? null, email: { ...defaultEmailSettings(), ...stored.email } };
+  return {
+    enabled: stored.enabled ?? false,
+    redirect_url: stored.redirect_url ?? null,
+    email: { ...defaultEmailSettings(), ...stored.email },
+  };
 }
 
 export function confirmationEmailOf(row: AudienceRow): ConfirmationEmailSettings {
@@ -102,7 +106,13 @@ export function audienceEventObject(row: AudienceRow) {
 
 /** The legacy v1 audience: the 16-character id without prefix. */
 export function legacyAudienceObject(row: AudienceRow) {
-  return { id: row.legacy_id, name: row.name, subscribers_count: row.subscriber_count, created_at: row.created_at, updated_at: row.updated_at };
+  return {
+    id: row.legacy_id,
+    name: row.name,
+    subscribers_count: row.subscriber_count,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
 }
 
 export function customFieldsOf(row: { custom_fields: string }): Record<string, unknown> {
@@ -111,7 +121,13 @@ export function customFieldsOf(row: { custom_fields: string }): Record<string, u
 
 /** The contact inside a subscriber object. */
 export function subscriberContact(contact: ContactRow) {
-  return { id: contact.id, email: contact.email, first_name: contact.first_name, last_name: contact.last_name, custom_fields: customFieldsOf(contact) };
+  return {
+    id: contact.id,
+    email: contact.email,
+    first_name: contact.first_name,
+    last_name: contact.last_name,
+    custom_fields: customFieldsOf(contact),
+  };
 }
 
 /** The subscriber object of the API and of subscriber.* events. */
@@ -146,8 +162,15 @@ export async function findAudience(db: Executor, workspaceId: string, idOrName: 
 
 /** The workspace's audience by its v1 id (16 characters) or its name. */
 export async function findLegacyAudience(db: Executor, workspaceId: string, idOrName: string): Promise<AudienceRow | undefined> {
-  const byId = await db.selectFrom('audiences').selectAll().where('workspace_id', '=', workspaceId).where('legacy_id', '=', idOrName).executeTakeFirst();
-  return byId ?? db.selectFrom('audiences').selectAll().where('workspace_id', '=', workspaceId).where('name', '=', idOrName).executeTakeFirst();
+  const byId = await db
+    .selectFrom('audiences')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('legacy_id', '=', idOrName)
+    .executeTakeFirst();
+  return (
+    byId ?? db.selectFrom('audiences').selectAll().where('workspace_id', '=', workspaceId).where('name', '=', idOrName).executeTakeFirst()
+  );
 }
 
 /** Any workspace's audience by its public token (hosted pages, the v1 subscribe call). */

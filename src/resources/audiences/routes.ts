@@ -30,11 +30,20 @@ const notFound = errorResponses({ 404: 'error' });
 function audienceRoutes(app: FastifyInstance, ctx: AppContext) {
   app.post(
     '/audiences',
-    { schema: { tags, body: S.CreateAudienceBody, response: { 201: S.Audience, ...errorResponses({ 400: 'error', 409: 'conflict', 422: 'error' }) } } },
+    {
+      schema: {
+        tags,
+        body: S.CreateAudienceBody,
+        response: { 201: S.Audience, ...errorResponses({ 400: 'error', 409: 'conflict', 422: 'error' }) },
+      },
+    },
     async (request, reply) => {
       const workspaceId = request.principal.workspaceId;
       const { name, ...settings } = request.body as Static<typeof S.CreateAudienceBody>;
-      const audience = await createAudienceNow(ctx.db, workspaceId, { name, ...(await resolveSettings(ctx, ctx.db, workspaceId, settings)) });
+      const audience = await createAudienceNow(ctx.db, workspaceId, {
+        name,
+        ...(await resolveSettings(ctx, ctx.db, workspaceId, settings)),
+      });
       return reply.code(201).send(audienceObject(audience));
     },
   );
@@ -46,24 +55,37 @@ function audienceRoutes(app: FastifyInstance, ctx: AppContext) {
   );
   app.post(
     '/audiences/:id',
-    { schema: { tags, params: S.AudienceIdParams, body: S.UpdateAudienceBody, response: { 200: S.Audience, ...errorResponses({ 400: 'error', 404: 'error', 409: 'error', 422: 'error' }) } } },
+    {
+      schema: {
+        tags,
+        params: S.AudienceIdParams,
+        body: S.UpdateAudienceBody,
+        response: { 200: S.Audience, ...errorResponses({ 400: 'error', 404: 'error', 409: 'error', 422: 'error' }) },
+      },
+    },
     async (request) => {
       const workspaceId = request.principal.workspaceId;
       const { name, ...settings } = request.body as Static<typeof S.UpdateAudienceBody>;
       return transact(ctx.db, async (tx) => {
         const audience = await requireAudience(tx, workspaceId, (request.params as Id).id);
-        return audienceObject(await updateAudience(tx, workspaceId, audience, { name, ...(await resolveSettings(ctx, tx, workspaceId, settings, audience)) }));
+        return audienceObject(
+          await updateAudience(tx, workspaceId, audience, { name, ...(await resolveSettings(ctx, tx, workspaceId, settings, audience)) }),
+        );
       });
     },
   );
-  app.delete('/audiences/:id', { schema: { tags, params: S.AudienceIdParams, response: { 200: S.DeletedAudience, ...notFound } } }, async (request) => {
-    const workspaceId = request.principal.workspaceId;
-    return transact(ctx.db, async (tx) => {
-      const audience = await requireAudience(tx, workspaceId, (request.params as Id).id);
-      await deleteAudience(tx, workspaceId, audience);
-      return { object: 'audience' as const, id: audience.id, name: audience.name, deleted: true as const };
-    });
-  });
+  app.delete(
+    '/audiences/:id',
+    { schema: { tags, params: S.AudienceIdParams, response: { 200: S.DeletedAudience, ...notFound } } },
+    async (request) => {
+      const workspaceId = request.principal.workspaceId;
+      return transact(ctx.db, async (tx) => {
+        const audience = await requireAudience(tx, workspaceId, (request.params as Id).id);
+        await deleteAudience(tx, workspaceId, audience);
+        return { object: 'audience' as const, id: audience.id, name: audience.name, deleted: true as const };
+      });
+    },
+  );
 }
 
 function subscriberRoutes(app: FastifyInstance, ctx: AppContext) {
@@ -105,13 +127,21 @@ function subscriberRoutes(app: FastifyInstance, ctx: AppContext) {
         return { outcome, audience, email: contact.email, object: subscriberObject(subscriber, audience, contact) };
       });
       await sendWelcome(ctx, result.audience, result.email, result.outcome, request.principal);
-      if (result.outcome === 'already_subscribed') throw new ApiError(409, { error: 'This address is already subscribed to the audience', existing: result.object });
+      if (result.outcome === 'already_subscribed')
+        throw new ApiError(409, { error: 'This address is already subscribed to the audience', existing: result.object });
       return reply.code(result.outcome === 'created' ? 201 : 200).send(result.object);
     },
   );
   app.get(
     '/audiences/:id/subscribers',
-    { schema: { tags: subscriberTags, params: S.AudienceIdParams, querystring: S.SubscriberListQuery, response: { 200: S.SubscriberList, ...notFound } } },
+    {
+      schema: {
+        tags: subscriberTags,
+        params: S.AudienceIdParams,
+        querystring: S.SubscriberListQuery,
+        response: { 200: S.SubscriberList, ...notFound },
+      },
+    },
     async (request) => {
       const workspaceId = request.principal.workspaceId;
       const audience = await requireAudience(ctx.db, workspaceId, (request.params as Id).id);
@@ -120,7 +150,14 @@ function subscriberRoutes(app: FastifyInstance, ctx: AppContext) {
   );
   app.post(
     '/audiences/:id/subscribers/bulk',
-    { schema: { tags: subscriberTags, params: S.AudienceIdParams, body: S.BulkAddBody, response: { 200: S.BulkAddResult, 400: S.BulkInvalid, ...notFound, 422: S.UsageError } } },
+    {
+      schema: {
+        tags: subscriberTags,
+        params: S.AudienceIdParams,
+        body: S.BulkAddBody,
+        response: { 200: S.BulkAddResult, 400: S.BulkInvalid, ...notFound, 422: S.UsageError },
+      },
+    },
     async (request) => {
       const workspaceId = request.principal.workspaceId;
       const audience = await requireAudience(ctx.db, workspaceId, (request.params as Id).id);
@@ -129,23 +166,41 @@ function subscriberRoutes(app: FastifyInstance, ctx: AppContext) {
   );
   app.post(
     '/audiences/:id/subscribers/bulk-remove',
-    { schema: { tags: subscriberTags, params: S.AudienceIdParams, body: S.BulkRemoveBody, response: { 200: S.BulkRemoveResult, ...notFound } } },
+    {
+      schema: {
+        tags: subscriberTags,
+        params: S.AudienceIdParams,
+        body: S.BulkRemoveBody,
+        response: { 200: S.BulkRemoveResult, ...notFound },
+      },
+    },
     async (request) => {
       const workspaceId = request.principal.workspaceId;
       const audience = await requireAudience(ctx.db, workspaceId, (request.params as Id).id);
       return bulkRemoveSubscribers(ctx.db, workspaceId, audience, (request.body as Static<typeof S.BulkRemoveBody>).subscribers);
     },
   );
-  app.get('/audiences/:id/subscribers/:subscriber', { schema: { tags: subscriberTags, params: S.SubscriberParams, response: { 200: S.Subscriber, ...notFound } } }, async (request) => {
-    const workspaceId = request.principal.workspaceId;
-    const params = request.params as SubscriberId;
-    const audience = await requireAudience(ctx.db, workspaceId, params.id);
-    const { subscriber, contact } = await requireSubscriber(ctx.db, workspaceId, audience, params.subscriber);
-    return subscriberObject(subscriber, audience, contact);
-  });
+  app.get(
+    '/audiences/:id/subscribers/:subscriber',
+    { schema: { tags: subscriberTags, params: S.SubscriberParams, response: { 200: S.Subscriber, ...notFound } } },
+    async (request) => {
+      const workspaceId = request.principal.workspaceId;
+      const params = request.params as SubscriberId;
+      const audience = await requireAudience(ctx.db, workspaceId, params.id);
+      const { subscriber, contact } = await requireSubscriber(ctx.db, workspaceId, audience, params.subscriber);
+      return subscriberObject(subscriber, audience, contact);
+    },
+  );
   app.post(
     '/audiences/:id/subscribers/:subscriber',
-    { schema: { tags: subscriberTags, params: S.SubscriberParams, body: S.UpdateSubscriberBody, response: { 200: S.Subscriber, ...errorResponses({ 400: 'error', 404: 'error' }) } } },
+    {
+      schema: {
+        tags: subscriberTags,
+        params: S.SubscriberParams,
+        body: S.UpdateSubscriberBody,
+        response: { 200: S.Subscriber, ...errorResponses({ 400: 'error', 404: 'error' }) },
+      },
+    },
     async (request) => {
       const workspaceId = request.principal.workspaceId;
       const params = request.params as SubscriberId;
@@ -155,11 +210,17 @@ function subscriberRoutes(app: FastifyInstance, ctx: AppContext) {
       });
     },
   );
-  app.delete('/audiences/:id/subscribers/:subscriber', { schema: { tags: subscriberTags, params: S.SubscriberParams, response: { 200: S.DeletedSubscriber, ...notFound } } }, async (request) => {
-    const workspaceId = request.principal.workspaceId;
-    const params = request.params as SubscriberId;
-    return transact(ctx.db, async (tx) => removeSubscriber(tx, workspaceId, await requireAudience(tx, workspaceId, params.id), params.subscriber));
-  });
+  app.delete(
+    '/audiences/:id/subscribers/:subscriber',
+    { schema: { tags: subscriberTags, params: S.SubscriberParams, response: { 200: S.DeletedSubscriber, ...notFound } } },
+    async (request) => {
+      const workspaceId = request.principal.workspaceId;
+      const params = request.params as SubscriberId;
+      return transact(ctx.db, async (tx) =>
+        removeSubscriber(tx, workspaceId, await requireAudience(tx, workspaceId, params.id), params.subscriber),
+      );
+    },
+  );
 }
 
 export const resource: Resource = {

@@ -8,14 +8,14 @@ import { SettingsInput, SettingsOutput } from './settings.ts';
 const text = (description: string) => Type.String({ description });
 const Name = Type.String({ minLength: 1, maxLength: 191 });
 const PersonName = Type.Union([Type.String({ maxLength: 255 }), Type.Null()]);
-const CustomFieldsInput = Type.Object({}, { additionalProperties: true, description: 'replaces the contact\'s custom fields' });
+const CustomFieldsInput = Type.Object({}, { additionalProperties: true, description: "replaces the contact's custom fields" });
 
 export const CreateAudienceBody = Type.Object({ name: Name, ...SettingsInput });
 export const UpdateAudienceBody = Type.Object({ name: Type.Optional(Name), ...SettingsInput });
 export const AudienceIdParams = Type.Object({ id: Type.String({ description: 'aud_ id or URL-encoded name' }) });
 export const SubscriberParams = Type.Object({
   id: Type.String({ description: 'aud_ id or URL-encoded name' }),
-  subscriber: Type.String({ description: 'sub_ id or the contact\'s URL-encoded email address' }),
+  subscriber: Type.String({ description: "sub_ id or the contact's URL-encoded email address" }),
 });
 
 export const AudienceListQuery = pageLimitQuery(10, {
@@ -28,7 +28,12 @@ export const SubscriberListQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'page size (default 25); per_page is an alias' })),
   per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'alias of limit' })),
   search: Type.Optional(Type.String({ description: 'part of the address, first or last name' })),
-  subscribed: Type.Optional(Type.Union(['true', 'false', '1', '0'].map((v) => Type.Literal(v)), { description: 'only (un)subscribed members' })),
+  subscribed: Type.Optional(
+    Type.Union(
+      ['true', 'false', '1', '0'].map((v) => Type.Literal(v)),
+      { description: 'only (un)subscribed members' },
+    ),
+  ),
   match: Type.Optional(Type.Union([Type.Literal('all'), Type.Literal('or')])),
   order: Type.Optional(Type.String({ description: 'sort key: email, subscribed, subscribed_at, unsubscribed_at, created_at, updated_at' })),
   direction: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
@@ -43,7 +48,9 @@ const SubscriberFields = {
 
 export const AddSubscriberBody = Type.Object({
   ...SubscriberFields,
-  double_opt_in: Type.Optional(Type.Boolean({ default: false, description: 'send a confirmation email; the subscriber is created when its link is followed' })),
+  double_opt_in: Type.Optional(
+    Type.Boolean({ default: false, description: 'send a confirmation email; the subscriber is created when its link is followed' }),
+  ),
 });
 
 export const UpdateSubscriberBody = Type.Object({
@@ -57,7 +64,11 @@ export const BulkAddBody = Type.Object({
   subscribers: Type.Array(Type.Object(SubscriberFields), { minItems: 1, maxItems: 1000, description: 'up to 1,000 addresses' }),
 });
 export const BulkRemoveBody = Type.Object({
-  subscribers: Type.Array(Type.String({ maxLength: 320 }), { minItems: 1, maxItems: 1000, description: 'sub_ ids or addresses, up to 1,000' }),
+  subscribers: Type.Array(Type.String({ maxLength: 320 }), {
+    minItems: 1,
+    maxItems: 1000,
+    description: 'sub_ ids or addresses, up to 1,000',
+  }),
 });
 
 export const Audience = Type.Object(
@@ -74,10 +85,17 @@ export const Audience = Type.Object(
   { title: 'Audience' },
 );
 
-export const AudienceList = pageLimitListOf(Audience, 'AudienceList', { total_records: Type.Integer({ description: 'Audiences matching, on every page' }) });
+export const AudienceList = pageLimitListOf(Audience, 'AudienceList', {
+  total_records: Type.Integer({ description: 'Audiences matching, on every page' }),
+});
 
 export const DeletedAudience = Type.Object(
-  { object: Type.Literal('audience', { description: 'Always audience' }), id: text('aud_ id'), name: text('Name'), deleted: Type.Literal(true, { description: 'Always true' }) },
+  {
+    object: Type.Literal('audience', { description: 'Always audience' }),
+    id: text('aud_ id'),
+    name: text('Name'),
+    deleted: Type.Literal(true, { description: 'Always true' }),
+  },
   { title: 'DeletedAudience' },
 );
 
@@ -109,7 +127,7 @@ export const UsageSchema = Type.Object(
   {
     used: Type.Integer({ description: 'Subscribers in the audience' }),
     limit: nullable(Type.Integer({ description: 'Subscribers the plan allows per audience; null: unlimited' })),
-    plan: text('The workspace\'s plan'),
+    plan: text("The workspace's plan"),
   },
   { description: 'The audience against its plan limit' },
 );
@@ -119,10 +137,7 @@ export const SubscriberList = pageLimitListOf(Subscriber, 'SubscriberList', {
   usage: UsageSchema,
 });
 
-export const SubscriberConflict = Type.Object(
-  { error: text('Already subscribed'), existing: Subscriber },
-  { title: 'SubscriberConflict' },
-);
+export const SubscriberConflict = Type.Object({ error: text('Already subscribed'), existing: Subscriber }, { title: 'SubscriberConflict' });
 
 export const UsageError = Type.Object({ error: text('Which limit, for a person'), usage: UsageSchema }, { title: 'SubscriberLimitError' });
 /** 422: the plan's subscriber limit (with `usage`) or another refusal (`{error}`). */
@@ -140,11 +155,19 @@ export const PendingConfirmation = Type.Object(
 );
 
 export const DeletedSubscriber = Type.Object(
-  { object: Type.Literal('subscriber', { description: 'Always subscriber' }), id: text('sub_ id'), deleted: Type.Literal(true, { description: 'Always true' }) },
+  {
+    object: Type.Literal('subscriber', { description: 'Always subscriber' }),
+    id: text('sub_ id'),
+    deleted: Type.Literal(true, { description: 'Always true' }),
+  },
   { title: 'DeletedSubscriber' },
 );
 
-const BulkProblem = Type.Object({ index: Type.Integer({ description: 'Position in the request, from 0' }), email: text('The entry'), error: text('Why') });
+const BulkProblem = Type.Object({
+  index: Type.Integer({ description: 'Position in the request, from 0' }),
+  email: text('The entry'),
+  error: text('Why'),
+});
 
 export const BulkAddResult = Type.Object(
   {
@@ -166,7 +189,10 @@ export const BulkRemoveResult = Type.Object(
   },
   { title: 'BulkRemoveResult' },
 );
-export const BulkInvalid = Type.Object({ error: text('What was wrong'), errors: Type.Array(BulkProblem, { description: 'Each bad entry' }) }, { title: 'BulkInvalid' });
+export const BulkInvalid = Type.Object(
+  { error: text('What was wrong'), errors: Type.Array(BulkProblem, { description: 'Each bad entry' }) },
+  { title: 'BulkInvalid' },
+);
 
 // The legacy v1 API.
 export const LegacyAudience = Type.Object(
@@ -191,7 +217,7 @@ export const LegacyDeleted = Type.Object(
   { id: text('16-character id'), name: text('Name'), deleted: Type.Literal(true, { description: 'Always true' }) },
   { title: 'LegacyDeletedAudience' },
 );
-export const TokenParams = Type.Object({ token: Type.String({ maxLength: 64, description: 'the audience\'s public token' }) });
+export const TokenParams = Type.Object({ token: Type.String({ maxLength: 64, description: "the audience's public token" }) });
 export const LegacySubscribeBody = Type.Object({
   email: Type.String({ maxLength: 320 }),
   first_name: Type.Optional(PersonName),

@@ -12,12 +12,34 @@ import { nowIso } from '../../platform/clock.ts';
 import { emitEvent } from '../../platform/events.ts';
 import { conflictError, plainError } from '../../platform/http/errors.ts';
 import { findContact, findOrCreateContact, type ContactFields } from '../contacts/service.ts';
-import { audienceEventObject, audienceObject, findAudience, type AudienceRow, type AudienceSettings, type SubscriberRow } from './records.ts';
-import { subscribeContact, setSubscribed, deleteSubscriber, findMembership, removeContactFromAudience, type SubscribeOutcome } from './subscribers.ts';
+import {
+  audienceEventObject,
+  audienceObject,
+  findAudience,
+  type AudienceRow,
+  type AudienceSettings,
+  type SubscriberRow,
+} from './records.ts';
+import {
+  subscribeContact,
+  setSubscribed,
+  deleteSubscriber,
+  findMembership,
+  removeContactFromAudience,
+  type SubscribeOutcome,
+} from './subscribers.ts';
 import { usageOf, workspacePlan, type Usage } from './caps.ts';
 
 export * from './records.ts';
-export { subscribeContact, setSubscribed, deleteSubscriber, findMembership, removeContactFromAudience, insertMemberships, type SubscribeOutcome } from './subscribers.ts';
+export {
+  subscribeContact,
+  setSubscribed,
+  deleteSubscriber,
+  findMembership,
+  removeContactFromAudience,
+  insertMemberships,
+  type SubscribeOutcome,
+} from './subscribers.ts';
 export { UsageError } from './schemas.ts';
 export { answerErrorsAsPages, messagePage, PAGE_BODY_LIMIT, sendPage } from './pages.ts';
 export { SUBSCRIBER_LIMITS, subscriberLimitError, takeSubscriberPlaces, releaseSubscriberPlaces, usageOf, type Usage } from './caps.ts';
@@ -37,8 +59,10 @@ function settingsColumns(settings: AudienceSettings): Partial<AudienceRow> {
   if (settings.visibility !== undefined) out.visibility = settings.visibility;
   if (settings.public_name !== undefined) out.public_name = settings.public_name;
   if (settings.public_description !== undefined) out.public_description = settings.public_description;
-  if (settings.double_opt_in !== undefined) out.double_opt_in = settings.double_opt_in === null ? null : JSON.stringify(settings.double_opt_in);
-  if (settings.confirmation_email !== undefined) out.confirmation_email = settings.confirmation_email === null ? null : JSON.stringify(settings.confirmation_email);
+  if (settings.double_opt_in !== undefined)
+    out.double_opt_in = settings.double_opt_in === null ? null : JSON.stringify(settings.double_opt_in);
+  if (settings.confirmation_email !== undefined)
+    out.confirmation_email = settings.confirmation_email === null ? null : JSON.stringify(settings.confirmation_email);
   if (settings.unengaged !== undefined) out.unengaged = settings.unengaged === null ? null : JSON.stringify(settings.unengaged);
   return out;
 }
@@ -94,7 +118,12 @@ function findAudienceByName(db: Executor, workspaceId: string, name: string) {
 }
 
 /** Renames and/or changes settings (`audience.updated`); 409 `{error}` for a taken name. */
-export async function updateAudience(tx: Executor, workspaceId: string, audience: AudienceRow, input: { name?: string } & AudienceSettings): Promise<AudienceRow> {
+export async function updateAudience(
+  tx: Executor,
+  workspaceId: string,
+  audience: AudienceRow,
+  input: { name?: string } & AudienceSettings,
+): Promise<AudienceRow> {
   const changes: Partial<AudienceRow> = settingsColumns(input);
   if (input.name !== undefined) {
     const name = checkName(input.name);
@@ -106,7 +135,11 @@ export async function updateAudience(tx: Executor, workspaceId: string, audience
   }
   const next: AudienceRow = { ...audience, ...changes, updated_at: nowIso() };
   try {
-    await tx.updateTable('audiences').set({ ...changes, updated_at: next.updated_at }).where('id', '=', audience.id).execute();
+    await tx
+      .updateTable('audiences')
+      .set({ ...changes, updated_at: next.updated_at })
+      .where('id', '=', audience.id)
+      .execute();
   } catch (error) {
     if (isUniqueViolation(error)) throw plainError(409, DUPLICATE);
     throw error;
@@ -155,4 +188,3 @@ export async function addSubscriber(
 export async function audienceUsage(db: Executor, workspaceId: string, audience: AudienceRow): Promise<Usage> {
   return usageOf(await workspacePlan(db, workspaceId), audience.subscriber_count);
 }
-

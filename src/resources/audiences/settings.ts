@@ -9,9 +9,17 @@ import { plainError } from '../../platform/http/errors.ts';
 import { nullable } from '../../platform/http/responses.ts';
 import { findSendingDomain } from '../domains/service.ts';
 import { domainOf, parseAddressField } from '../emails/service.ts';
-import { confirmationEmailOf, doubleOptInOf, unengagedOf, type AudienceEmailSettings, type AudienceRow, type AudienceSettings } from './records.ts';
+import {
+  confirmationEmailOf,
+  doubleOptInOf,
+  unengagedOf,
+  type AudienceEmailSettings,
+  type AudienceRow,
+  type AudienceSettings,
+} from './records.ts';
 
-const optionalText = (max: number, description: string) => Type.Optional(Type.Union([Type.String({ maxLength: max }), Type.Null()], { description }));
+const optionalText = (max: number, description: string) =>
+  Type.Optional(Type.Union([Type.String({ maxLength: max }), Type.Null()], { description }));
 const emailFields = {
   from: optionalText(320, 'sender, on a verified domain of the workspace'),
   reply_to: optionalText(320, 'reply address'),
@@ -24,27 +32,41 @@ const emailFields = {
 };
 
 export const SettingsInput = {
-  visibility: Type.Optional(Type.Union([Type.Literal('public'), Type.Literal('private')], { description: 'public: a hosted subscribe page exists' })),
+  visibility: Type.Optional(
+    Type.Union([Type.Literal('public'), Type.Literal('private')], { description: 'public: a hosted subscribe page exists' }),
+  ),
   public_name: optionalText(120, 'name shown to visitors (null: the name)'),
   public_description: optionalText(500, 'description shown to visitors'),
   double_opt_in: Type.Optional(
-    Type.Union([
-      Type.Boolean(),
-      Type.Object({
-        enabled: Type.Optional(Type.Boolean()),
-        redirect_url: optionalText(2048, 'where a confirmed visitor is sent'),
-        email: Type.Optional(Type.Object(emailFields)),
-      }),
-    ], { description: 'confirm new subscribers by email' }),
+    Type.Union(
+      [
+        Type.Boolean(),
+        Type.Object({
+          enabled: Type.Optional(Type.Boolean()),
+          redirect_url: optionalText(2048, 'where a confirmed visitor is sent'),
+          email: Type.Optional(Type.Object(emailFields)),
+        }),
+      ],
+      { description: 'confirm new subscribers by email' },
+    ),
   ),
   confirmation_email: Type.Optional(
-    Type.Union([
-      Type.Boolean(),
-      Type.Object({ enabled: Type.Optional(Type.Boolean()), email: Type.Optional(Type.Object({ ...emailFields, button_url: optionalText(2048, 'link of the button') })) }),
-    ], { description: 'a welcome email once subscribed' }),
+    Type.Union(
+      [
+        Type.Boolean(),
+        Type.Object({
+          enabled: Type.Optional(Type.Boolean()),
+          email: Type.Optional(Type.Object({ ...emailFields, button_url: optionalText(2048, 'link of the button') })),
+        }),
+      ],
+      { description: 'a welcome email once subscribed' },
+    ),
   ),
   unengaged: Type.Optional(
-    Type.Object({ exclude: Type.Optional(Type.Boolean()), days: Type.Optional(Type.Integer({ minimum: 30, maximum: 1825 })) }, { description: 'leave out subscribers inactive this many days' }),
+    Type.Object(
+      { exclude: Type.Optional(Type.Boolean()), days: Type.Optional(Type.Integer({ minimum: 30, maximum: 1825 })) },
+      { description: 'leave out subscribers inactive this many days' },
+    ),
   ),
 };
 const SettingsObject = Type.Object(SettingsInput);
@@ -71,20 +93,33 @@ export const SettingsOutput = {
   public_name: nullable(Type.String({ description: 'Name shown to visitors (null: the name)' })),
   public_description: nullable(Type.String({ description: 'Description shown to visitors' })),
   double_opt_in: Type.Object(
-    { enabled: Type.Boolean({ description: 'On or off' }), redirect_url: nullable(Type.String({ description: 'Where a confirmed visitor goes' })), email: emailSettingsSchema() },
+    {
+      enabled: Type.Boolean({ description: 'On or off' }),
+      redirect_url: nullable(Type.String({ description: 'Where a confirmed visitor goes' })),
+      email: emailSettingsSchema(),
+    },
     { description: 'Double opt-in' },
   ),
   confirmation_email: Type.Object(
-    { enabled: Type.Boolean({ description: 'On or off' }), email: emailSettingsSchema({ button_url: nullable(Type.String({ description: 'Button link' })) }) },
+    {
+      enabled: Type.Boolean({ description: 'On or off' }),
+      email: emailSettingsSchema({ button_url: nullable(Type.String({ description: 'Button link' })) }),
+    },
     { description: 'Welcome email once subscribed' },
   ),
   unengaged: Type.Object(
-    { exclude: Type.Boolean({ description: 'Leave out unengaged subscribers' }), days: Type.Integer({ description: 'Days without engagement' }) },
+    {
+      exclude: Type.Boolean({ description: 'Leave out unengaged subscribers' }),
+      days: Type.Integer({ description: 'Days without engagement' }),
+    },
     { description: 'Unengaged subscribers' },
   ),
 };
 
-function withEmail<T extends { enabled: boolean; email: AudienceEmailSettings }>(current: T, input: boolean | { enabled?: boolean; email?: Partial<T['email']> } & Record<string, unknown>): T {
+function withEmail<T extends { enabled: boolean; email: AudienceEmailSettings }>(
+  current: T,
+  input: boolean | ({ enabled?: boolean; email?: Partial<T['email']> } & Record<string, unknown>),
+): T {
   if (typeof input === 'boolean') return { ...current, enabled: input };
   const { email, enabled, ...rest } = input;
   return { ...current, ...rest, enabled: enabled ?? current.enabled, email: { ...current.email, ...email } };
@@ -114,7 +149,13 @@ function checkUrl(value: string | null | undefined, field: string): void {
 }
 
 /** The settings to store, from the request merged over `current` (a new audience: none). */
-export async function resolveSettings(ctx: AppContext, db: Executor, workspaceId: string, input: SettingsBody, current?: AudienceRow): Promise<AudienceSettings> {
+export async function resolveSettings(
+  ctx: AppContext,
+  db: Executor,
+  workspaceId: string,
+  input: SettingsBody,
+  current?: AudienceRow,
+): Promise<AudienceSettings> {
   const out: AudienceSettings = {};
   const base = current ?? ({ double_opt_in: null, confirmation_email: null, unengaged: null } as AudienceRow);
   if (input.visibility !== undefined) out.visibility = input.visibility;

@@ -5,7 +5,14 @@ import type { Db, Executor } from '../../platform/db/database.ts';
 import { looksLikeId } from '../../platform/ids.ts';
 import { ApiError, plainError } from '../../platform/http/errors.ts';
 import { normalizeAddress } from '../../platform/addresses.ts';
-import { findContact, findContactById, findOrCreateContact, updateContact, type ContactFields, type ContactRow } from '../contacts/service.ts';
+import {
+  findContact,
+  findContactById,
+  findOrCreateContact,
+  updateContact,
+  type ContactFields,
+  type ContactRow,
+} from '../contacts/service.ts';
 import { doubleOptInOf, subscriberObject, type AudienceRow, type SubscriberRow } from './records.ts';
 import { deleteSubscriber, findMembership, setSubscribed, subscribeContact } from './subscribers.ts';
 import { addSubscriber, audienceUsage, requireAudience } from './service.ts';
@@ -17,11 +24,21 @@ import { transact } from '../../platform/db/transact.ts';
 const NOT_FOUND = 'Subscriber not found';
 
 /** The membership a path names (`sub_` id or the contact's address) with its contact. */
-export async function requireSubscriber(db: Executor, workspaceId: string, audience: AudienceRow, idOrEmail: string): Promise<{ subscriber: SubscriberRow; contact: ContactRow }> {
+export async function requireSubscriber(
+  db: Executor,
+  workspaceId: string,
+  audience: AudienceRow,
+  idOrEmail: string,
+): Promise<{ subscriber: SubscriberRow; contact: ContactRow }> {
   let subscriber: SubscriberRow | undefined;
   let contact: ContactRow | undefined;
   if (looksLikeId(idOrEmail, 'sub')) {
-    subscriber = await db.selectFrom('subscribers').selectAll().where('id', '=', idOrEmail).where('audience_id', '=', audience.id).executeTakeFirst();
+    subscriber = await db
+      .selectFrom('subscribers')
+      .selectAll()
+      .where('id', '=', idOrEmail)
+      .where('audience_id', '=', audience.id)
+      .executeTakeFirst();
     if (subscriber) contact = await findContactById(db, workspaceId, subscriber.contact_id);
   } else {
     contact = await findContact(db, workspaceId, idOrEmail);
@@ -40,7 +57,8 @@ export async function updateSubscriber(
 ) {
   let { subscriber, contact } = await requireSubscriber(tx, workspaceId, audience, idOrEmail);
   const { first_name, last_name, custom_fields } = input;
-  if (first_name !== undefined || last_name !== undefined || custom_fields !== undefined) contact = await updateContact(tx, workspaceId, contact, { first_name, last_name, custom_fields });
+  if (first_name !== undefined || last_name !== undefined || custom_fields !== undefined)
+    contact = await updateContact(tx, workspaceId, contact, { first_name, last_name, custom_fields });
   if (input.subscribed !== undefined) subscriber = await setSubscribed(tx, workspaceId, audience, contact, subscriber, input.subscribed);
   return subscriberObject(subscriber, audience, contact);
 }
@@ -61,7 +79,11 @@ function checkEntries(entries: readonly { email: string }[]): void {
     .map((entry, index) => ({ index, email: entry.email, valid: normalizeAddress(entry.email) !== null }))
     .filter((e) => !e.valid)
     .map(({ index, email }) => ({ index, email, error: 'Invalid email address' }));
-  if (errors.length > 0) throw new ApiError(400, { error: `${errors.length} of ${entries.length} entries are not valid email addresses; nothing was added`, errors });
+  if (errors.length > 0)
+    throw new ApiError(400, {
+      error: `${errors.length} of ${entries.length} entries are not valid email addresses; nothing was added`,
+      errors,
+    });
 }
 
 /** Adds many addresses in one transaction (each as the single add: contact created or

@@ -26,11 +26,22 @@ export interface SubscribeOptions {
 }
 
 export function findMembership(db: Executor, audienceId: string, contactId: string): Promise<SubscriberRow | undefined> {
-  return db.selectFrom('subscribers').selectAll().where('contact_id', '=', contactId).where('audience_id', '=', audienceId).executeTakeFirst();
+  return db
+    .selectFrom('subscribers')
+    .selectAll()
+    .where('contact_id', '=', contactId)
+    .where('audience_id', '=', audienceId)
+    .executeTakeFirst();
 }
 
 /** A new membership row, not yet written (the cap is the caller's). */
-export function newSubscriberRow(workspaceId: string, audienceId: string, contactId: string, subscribed: boolean, now = nowIso()): SubscriberRow {
+export function newSubscriberRow(
+  workspaceId: string,
+  audienceId: string,
+  contactId: string,
+  subscribed: boolean,
+  now = nowIso(),
+): SubscriberRow {
   return {
     id: newId('sub'),
     workspace_id: workspaceId,
@@ -97,14 +108,25 @@ export async function setSubscribed(
 }
 
 /** Deletes a membership (the contact stays), freeing its place; `subscriber.deleted`. */
-export async function deleteSubscriber(tx: Executor, workspaceId: string, audience: AudienceRef, contact: ContactRow, subscriber: SubscriberRow): Promise<void> {
+export async function deleteSubscriber(
+  tx: Executor,
+  workspaceId: string,
+  audience: AudienceRef,
+  contact: ContactRow,
+  subscriber: SubscriberRow,
+): Promise<void> {
   await tx.deleteFrom('subscribers').where('id', '=', subscriber.id).execute();
   await releaseSubscriberPlaces(tx, audience.id, 1);
   await emitEvent(tx, workspaceId, 'subscriber.deleted', subscriberObject(subscriber, audience, contact));
 }
 
 /** Removes `contact` from `audience` if it is a member; whether it was. */
-export async function removeContactFromAudience(tx: Executor, workspaceId: string, audience: AudienceRef, contact: ContactRow): Promise<boolean> {
+export async function removeContactFromAudience(
+  tx: Executor,
+  workspaceId: string,
+  audience: AudienceRef,
+  contact: ContactRow,
+): Promise<boolean> {
   const existing = await findMembership(tx, audience.id, contact.id);
   if (!existing) return false;
   await deleteSubscriber(tx, workspaceId, audience, contact, existing);
@@ -133,7 +155,10 @@ export async function insertMemberships(
     await takeSubscriberPlacesAtCommit(tx, plan, audience, 1);
     added.push({ audience, subscriber: newSubscriberRow(workspaceId, audience.id, contact.id, subscribed, now) });
   }
-  await tx.insertInto('subscribers').values(added.map((a) => a.subscriber)).execute();
+  await tx
+    .insertInto('subscribers')
+    .values(added.map((a) => a.subscriber))
+    .execute();
   return added;
 }
 
@@ -153,5 +178,6 @@ export async function emitSubscriberEvents(
   contact: ContactRow,
   memberships: ReadonlyArray<{ audience: AudienceRef; subscriber: SubscriberRow }>,
 ): Promise<void> {
-  for (const { audience, subscriber } of memberships) await emitEvent(tx, workspaceId, type, subscriberObject(subscriber, audience, contact));
+  for (const { audience, subscriber } of memberships)
+    await emitEvent(tx, workspaceId, type, subscriberObject(subscriber, audience, contact));
 }

@@ -35,7 +35,13 @@ export function welcomeEmailText(settings: ConfirmationEmailSettings['email'], a
 
 /** Sends the confirmation email when the audience has it on and `outcome` made a subscriber;
  *  returns the email's id, or null when none was sent. Never throws. */
-export async function sendWelcome(ctx: AppContext, audience: AudienceRow, email: string, outcome: SubscribeOutcome | string, principal?: Principal): Promise<string | null> {
+export async function sendWelcome(
+  ctx: AppContext,
+  audience: AudienceRow,
+  email: string,
+  outcome: SubscribeOutcome | string,
+  principal?: Principal,
+): Promise<string | null> {
   if (outcome !== 'created' && outcome !== 'resubscribed') return null;
   const settings = confirmationEmailOf(audience);
   if (!settings.enabled || !settings.email.from) return null;
@@ -55,8 +61,21 @@ export async function sendWelcome(ctx: AppContext, audience: AudienceRow, email:
       headers: { 'Auto-Submitted': 'auto-generated' },
       attachments: [],
     };
-    const sender: Principal = principal ?? { keyId: null as unknown as string, keyHash: '', workspaceId: audience.workspace_id, scope: 'full', sendingDomainId: null };
-    const accepted = await acceptMessage(ctx, sender, { message, fromHeader: settings.email.from, meta: null, scheduledAt: null, tracking: false, source: 'api' });
+    const sender: Principal = principal ?? {
+      keyId: null as unknown as string,
+      keyHash: '',
+      workspaceId: audience.workspace_id,
+      scope: 'full',
+      sendingDomainId: null,
+    };
+    const accepted = await acceptMessage(ctx, sender, {
+      message,
+      fromHeader: settings.email.from,
+      meta: null,
+      scheduledAt: null,
+      tracking: false,
+      source: 'api',
+    });
     return accepted.rows[0].id;
   } catch (error) {
     ctx.log.warn({ audience: audience.id, error: (error as Error).message }, 'the audience confirmation email was not sent');

@@ -13,7 +13,14 @@ let built: ReturnType<typeof build> | null = null;
 function build() {
   return {
     contexts: [...CONTEXTS],
-    triggers: Object.entries(TRIGGER_TABLE).map(([name, t]) => ({ name, title: t.title, description: t.description, contexts: [...t.contexts], fires: t.fires, config: plain(t.config) })),
+    triggers: Object.entries(TRIGGER_TABLE).map(([name, t]) => ({
+      name,
+      title: t.title,
+      description: t.description,
+      contexts: [...t.contexts],
+      fires: t.fires,
+      config: plain(t.config),
+    })),
     actions: Object.entries(ACTION_TABLE).map(([name, a]) => ({
       name,
       title: a.title,

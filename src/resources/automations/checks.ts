@@ -7,7 +7,13 @@ import type { ConfigCheck } from './actions/action.ts';
 import { actionOf } from './actions/index.ts';
 import { checkTriggerConfig } from './triggers.ts';
 
-export async function checkConfigs(context: AutomationContext, graph: Graph, lookups: ConfigLookups, full: boolean, problems: Problems): Promise<void> {
+export async function checkConfigs(
+  context: AutomationContext,
+  graph: Graph,
+  lookups: ConfigLookups,
+  full: boolean,
+  problems: Problems,
+): Promise<void> {
   for (const [i, step] of graph.steps.entries()) {
     const path = `steps.${i}.config`;
     const add = (field: string, message: string) => {

@@ -26,7 +26,12 @@ export const dateJob = (ctx: AppContext) =>
 /** Fires the date triggers of every running automation for the UTC day of the clock. */
 export async function fireDateTriggers(ctx: AppContext, day = new Date(nowMs()).toISOString().slice(0, 10)): Promise<number> {
   let started = 0;
-  const automations = await ctx.db.selectFrom('automations').selectAll().where('status', '=', 'running').where('context', '=', 'contact').execute();
+  const automations = await ctx.db
+    .selectFrom('automations')
+    .selectAll()
+    .where('status', '=', 'running')
+    .where('context', '=', 'contact')
+    .execute();
   for (const automation of automations) {
     for (const trigger of stepsOf(automation).filter((s) => s.type === 'trigger' && s.trigger && DATE_TRIGGERS.includes(s.trigger))) {
       const field = trigger.config?.date_field;
@@ -50,7 +55,14 @@ export async function fireDateTriggers(ctx: AppContext, day = new Date(nowMs()).
           if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) continue;
           const hit = trigger.trigger === 'contact.on_date' ? value === day : value.slice(5) === day.slice(5);
           if (!hit) continue;
-          const object = { id: contact.id, object: 'contact', email: contact.email, first_name: contact.first_name, last_name: contact.last_name, custom_fields: customFieldsOf(contact) };
+          const object = {
+            id: contact.id,
+            object: 'contact',
+            email: contact.email,
+            first_name: contact.first_name,
+            last_name: contact.last_name,
+            custom_fields: customFieldsOf(contact),
+          };
           if (filter && !automationFilterMatches(filter, object)) continue;
           try {
             await startRun(ctx, automation, {

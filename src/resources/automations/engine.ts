@@ -45,12 +45,15 @@ export const STEP_JOB = 'automation.step';
 /** Thrown inside a step's transaction when its visit was already done (a repeated job). */
 class StaleVisit extends Error {}
 
-
 // ---------------------------------------------------------------------------------------
 // Triggers
 
 const triggersFor = preparedQuery((db, p: { workspaceId: string; type: string }) =>
-  db.selectFrom('automation_triggers').select(['automation_id', 'step_key']).where('workspace_id', '=', p.workspaceId).where('event_type', '=', p.type),
+  db
+    .selectFrom('automation_triggers')
+    .select(['automation_id', 'step_key'])
+    .where('workspace_id', '=', p.workspaceId)
+    .where('event_type', '=', p.type),
 );
 
 // An email's outcome as its events arrive (for step statistics): engagement moves forward,
@@ -92,7 +95,11 @@ async function enqueueTriggers(tx: Executor, event: EmittedEvent, rows: Array<{ 
     await enqueueJob(
       tx,
       TRIGGER_JOB,
-      { automation_id: row.automation_id, step_key: row.step_key, event: { id: event.id, type: event.type, object: event.object, created_at: event.createdAt } },
+      {
+        automation_id: row.automation_id,
+        step_key: row.step_key,
+        event: { id: event.id, type: event.type, object: event.object, created_at: event.createdAt },
+      },
       { maxAttempts: 25 },
     );
   }
@@ -149,12 +156,17 @@ export const automationEventHook: EventSubscriber = {
         for (const { type, emailId } of again) await updateOutcome.get(type)!(tx, { emailId });
         const triggers = rows as unknown as TriggerRow[];
         for (const event of sources) {
-          await enqueueTriggers(tx, event, triggers.filter((t) => t.workspace_id === event.workspaceId && t.event_type === event.type));
+          await enqueueTriggers(
+            tx,
+            event,
+            triggers.filter((t) => t.workspace_id === event.workspaceId && t.event_type === event.type),
+          );
         }
       },
     };
     if (first.emailIds.length > 0) reaction.writes = [{ sql: OUTCOME_UPDATES, values: [first.emailIds, first.outcomes, first.froms] }];
-    if (sources.length > 0) reaction.read = { sql: TRIGGER_LOOKUP, values: [sources.map((e) => e.workspaceId), sources.map((e) => e.type)] };
+    if (sources.length > 0)
+      reaction.read = { sql: TRIGGER_LOOKUP, values: [sources.map((e) => e.workspaceId), sources.map((e) => e.type)] };
     return reaction;
   },
 };
@@ -210,7 +222,10 @@ export async function runTriggerJob(ctx: AppContext, job: Job<TriggerJob>): Prom
 }
 
 /** The run an event starts through a trigger, or null when the trigger does not fire. */
-async function triggeredRun(tx: Executor, { automation_id, step_key, event }: TriggerJob): Promise<{ automation: AutomationRow; input: RunInput } | null> {
+async function triggeredRun(
+  tx: Executor,
+  { automation_id, step_key, event }: TriggerJob,
+): Promise<{ automation: AutomationRow; input: RunInput } | null> {
   const [automation] = await automationById(tx, { id: automation_id });
   if (!automation || automation.status !== 'running' || !automation.started_at || event.created_at < automation.started_at) return null;
   const trigger = parsedOf(automation).steps.find((s) => s.key === step_key && s.type === 'trigger');
@@ -218,7 +233,12 @@ async function triggeredRun(tx: Executor, { automation_id, step_key, event }: Tr
   const object = event.object;
   const config = trigger.config ?? {};
   if (trigger.trigger === 'contact.added_to_audience' && event.type === 'subscriber.created' && object.subscribed !== true) return null;
-  if (config.audience_id && (trigger.trigger === 'contact.added_to_audience' || trigger.trigger === 'contact.removed_from_audience') && object.audience?.id !== config.audience_id) return null;
+  if (
+    config.audience_id &&
+    (trigger.trigger === 'contact.added_to_audience' || trigger.trigger === 'contact.removed_from_audience') &&
+    object.audience?.id !== config.audience_id
+  )
+    return null;
   if (!passes(config.filter, object)) return null;
 
   let contactId: string | null = null;
@@ -269,7 +289,10 @@ const isInsufficientCredits = (error: unknown) => error instanceof ApiError && e
  * workspace row, which every run start and send locks, is then held only for the commit);
  * when they are short, a second transaction reads the balance and records the unpaid run.
  */
-async function startRunWith(ctx: AppContext, decide: (tx: Executor) => Promise<{ automation: AutomationRow; input: RunInput }>): Promise<RunRow> {
+async function startRunWith(
+  ctx: AppContext,
+  decide: (tx: Executor) => Promise<{ automation: AutomationRow; input: RunInput }>,
+): Promise<RunRow> {
   let started: { automation: AutomationRow; run: RunRow };
   try {
     started = await groupCommit(ctx.db, async (tx) => {
@@ -295,11 +318,53 @@ async function startRunWith(ctx: AppContext, decide: (tx: Executor) => Promise<{
 
 // The statements of every run start, compiled once (the columns named: a prepared query's
 // parameters stand in for values only).
-const RUN_COLUMNS = ['id', 'workspace_id', 'automation_id', 'trigger_key', 'contact_id', 'email_id', 'event_id', 'event', 'payload', 'meta', 'status', 'active_subject', 'pending_steps', 'counted', 'started_at', 'completed_at', 'created_at', 'updated_at'] as const satisfies ReadonlyArray<keyof RunRow>;
-const STEP_COLUMNS = ['id', 'run_id', 'automation_id', 'step_key', 'step_id', 'visit', 'status', 'outcome', 'email_id', 'data', 'started_at', 'completed_at', 'created_at', 'updated_at'] as const satisfies ReadonlyArray<keyof RunStepRow>;
+const RUN_COLUMNS = [
+  'id',
+  'workspace_id',
+  'automation_id',
+  'trigger_key',
+  'contact_id',
+  'email_id',
+  'event_id',
+  'event',
+  'payload',
+  'meta',
+  'status',
+  'active_subject',
+  'pending_steps',
+  'counted',
+  'started_at',
+  'completed_at',
+  'created_at',
+  'updated_at',
+] as const satisfies ReadonlyArray<keyof RunRow>;
+const STEP_COLUMNS = [
+  'id',
+  'run_id',
+  'automation_id',
+  'step_key',
+  'step_id',
+  'visit',
+  'status',
+  'outcome',
+  'email_id',
+  'data',
+  'started_at',
+  'completed_at',
+  'created_at',
+  'updated_at',
+] as const satisfies ReadonlyArray<keyof RunStepRow>;
 const pick = <T, K extends keyof T>(p: T, keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, p[k]])) as Pick<T, K>;
-const insertRun = preparedQuery((db, p: RunRow) => db.insertInto('automation_runs').values(pick(p, RUN_COLUMNS)).onConflict((oc) => oc.doNothing()).returning('id'));
-const setPendingSteps = preparedQuery((db, p: { id: string; pending: number }) => db.updateTable('automation_runs').set({ pending_steps: p.pending }).where('id', '=', p.id));
+const insertRun = preparedQuery((db, p: RunRow) =>
+  db
+    .insertInto('automation_runs')
+    .values(pick(p, RUN_COLUMNS))
+    .onConflict((oc) => oc.doNothing())
+    .returning('id'),
+);
+const setPendingSteps = preparedQuery((db, p: { id: string; pending: number }) =>
+  db.updateTable('automation_runs').set({ pending_steps: p.pending }).where('id', '=', p.id),
+);
 const insertRunStep = preparedQuery((db, p: RunStepRow) => db.insertInto('automation_run_steps').values(pick(p, STEP_COLUMNS)));
 
 /** The run's writes; `optimistic`: take the credits at the commit without reading the balance
@@ -330,8 +395,18 @@ async function startRunIn(tx: Executor, automation: AutomationRow, input: RunInp
     updated_at: now,
   };
   // Both unique keys (the event, the running subject) are decided by the database.
-  const inserted = await tx.insertInto('automation_runs').values(row).onConflict((oc) => oc.doNothing()).returning('id').execute();
-  if (inserted.length === 0) throw new RunSkipped(input.eventId ? 'This event already started a run, or the contact or email already has a running run.' : 'The contact or email already has a running run (re-entry is off).');
+  const inserted = await tx
+    .insertInto('automation_runs')
+    .values(row)
+    .onConflict((oc) => oc.doNothing())
+    .returning('id')
+    .execute();
+  if (inserted.length === 0)
+    throw new RunSkipped(
+      input.eventId
+        ? 'This event already started a run, or the contact or email already has a running run.'
+        : 'The contact or email already has a running run (re-entry is off).',
+    );
   if (settings.cooldown_seconds > 0 && subject) {
     const nowAt = Math.floor(nowMs());
     const stamped = await tx
@@ -345,7 +420,8 @@ async function startRunIn(tx: Executor, automation: AutomationRow, input: RunInp
       )
       .returning('subject')
       .execute();
-    if (stamped.length === 0) throw new RunSkipped(`The contact or email started a run less than ${settings.cooldown_seconds} seconds ago.`);
+    if (stamped.length === 0)
+      throw new RunSkipped(`The contact or email started a run less than ${settings.cooldown_seconds} seconds ago.`);
   }
   if (settings.max_concurrent_runs > 0) {
     const placed = await tx
@@ -357,7 +433,10 @@ async function startRunIn(tx: Executor, automation: AutomationRow, input: RunInp
       .execute();
     if (placed.length === 0) throw new RunSkipped(`The automation already has ${settings.max_concurrent_runs} running runs.`);
   }
-  const firsts = connections.filter((c) => c.from === input.triggerKey).map((c) => steps.find((s) => s.key === c.to)!).filter(Boolean);
+  const firsts = connections
+    .filter((c) => c.from === input.triggerKey)
+    .map((c) => steps.find((s) => s.key === c.to)!)
+    .filter(Boolean);
   const available = optimistic ? Infinity : await getCredits(tx, automation.workspace_id);
   if (available < 3) {
     // A run that cannot pay fails at its first step with the reason.
@@ -433,7 +512,14 @@ function lazyScope(tx: Executor, run: RunRow): ScopeLoader {
  * and their successors reached in turn; every other step gets its visit row and job. Returns
  * how many visits were left to jobs.
  */
-async function advance(tx: Executor, run: RunRow, automation: AutomationRow, from: string, steps: Step[], scope: ScopeLoader): Promise<number> {
+async function advance(
+  tx: Executor,
+  run: RunRow,
+  automation: AutomationRow,
+  from: string,
+  steps: Step[],
+  scope: ScopeLoader,
+): Promise<number> {
   let queued = 0;
   for (const step of steps) {
     // Steps that only read and decide are done here, in the transaction that reaches them.
@@ -458,11 +544,20 @@ async function advance(tx: Executor, run: RunRow, automation: AutomationRow, fro
 }
 
 const closeRun = preparedQuery((db, p: { id: string; status: string; now: string }) =>
-  db.updateTable('automation_runs').set({ status: p.status, active_subject: null, completed_at: p.now, updated_at: p.now }).where('id', '=', p.id).where('status', '=', 'running').returning('counted'),
+  db
+    .updateTable('automation_runs')
+    .set({ status: p.status, active_subject: null, completed_at: p.now, updated_at: p.now })
+    .where('id', '=', p.id)
+    .where('status', '=', 'running')
+    .returning('counted'),
 );
 
 /** Ends a running run (no-op otherwise), giving back its concurrency place. */
-export async function endRun(tx: Executor, run: Pick<RunRow, 'id' | 'automation_id'>, status: 'completed' | 'failed' | 'canceled'): Promise<boolean> {
+export async function endRun(
+  tx: Executor,
+  run: Pick<RunRow, 'id' | 'automation_id'>,
+  status: 'completed' | 'failed' | 'canceled',
+): Promise<boolean> {
   const now = nowIso();
   const ended = await closeRun(tx, { id: run.id, status, now });
   if (ended.length === 0) return false;
@@ -481,13 +576,14 @@ export async function endRun(tx: Executor, run: Pick<RunRow, 'id' | 'automation_
 // Step visits
 
 // The statements of every visit's end, compiled once.
-const endVisit = preparedQuery((db, p: { id: string; status: string; outcome: string | null; data: string; emailId: string | null; now: string }) =>
-  db
-    .updateTable('automation_run_steps')
-    .set({ status: p.status, outcome: p.outcome, data: p.data, email_id: p.emailId, completed_at: p.now, updated_at: p.now })
-    .where('id', '=', p.id)
-    .where('status', 'in', ['running', 'waiting'])
-    .returning('id'),
+const endVisit = preparedQuery(
+  (db, p: { id: string; status: string; outcome: string | null; data: string; emailId: string | null; now: string }) =>
+    db
+      .updateTable('automation_run_steps')
+      .set({ status: p.status, outcome: p.outcome, data: p.data, email_id: p.emailId, completed_at: p.now, updated_at: p.now })
+      .where('id', '=', p.id)
+      .where('status', 'in', ['running', 'waiting'])
+      .returning('id'),
 );
 const countPending = preparedQuery((db, p: { id: string; queued: number; now: string }) =>
   db
@@ -503,7 +599,14 @@ const countPending = preparedQuery((db, p: { id: string; queued: number; now: st
  */
 async function finishVisit(tx: Executor, visit: RunStepRow, automation: AutomationRow, finish: Finish): Promise<void> {
   const now = nowIso();
-  const done = await endVisit(tx, { id: visit.id, status: finish.status, outcome: finish.outcome, data: JSON.stringify(finish.data), emailId: finish.emailId ?? null, now });
+  const done = await endVisit(tx, {
+    id: visit.id,
+    status: finish.status,
+    outcome: finish.outcome,
+    data: JSON.stringify(finish.data),
+    emailId: finish.emailId ?? null,
+    now,
+  });
   if (done.length === 0) throw new StaleVisit();
   const [run] = await runById(tx, { id: visit.run_id });
   if (!run) throw new Error(`run ${visit.run_id} not found`);
@@ -518,7 +621,12 @@ async function finishVisit(tx: Executor, visit: RunStepRow, automation: Automati
 }
 
 /** Runs `finish` for a visit in its own transaction; a repeated visit is silently done. */
-async function finishAlone(ctx: AppContext, visit: RunStepRow, automation: AutomationRow, work: (tx: Executor) => Promise<Finish>): Promise<void> {
+async function finishAlone(
+  ctx: AppContext,
+  visit: RunStepRow,
+  automation: AutomationRow,
+  work: (tx: Executor) => Promise<Finish>,
+): Promise<void> {
   try {
     await groupCommit(ctx.db, async (tx) => finishVisit(tx, visit, automation, await work(tx)));
   } catch (error) {
@@ -531,7 +639,11 @@ function failureOf(error: unknown): string | null {
   if (error instanceof StepFailure) return error.message;
   if (error instanceof ApiError) {
     const body = error.body as Record<string, any>;
-    const detail = Array.isArray(body.validation_errors) ? `: ${body.validation_errors.join(' ')}` : body.message && body.error ? `: ${body.message}` : '';
+    const detail = Array.isArray(body.validation_errors)
+      ? `: ${body.validation_errors.join(' ')}`
+      : body.message && body.error
+        ? `: ${body.message}`
+        : '';
     return `${String(body.error ?? body.message ?? `HTTP ${error.status}`)}${detail}`;
   }
   return null;
@@ -551,7 +663,8 @@ export async function runStepJob(ctx: AppContext, job: Job<{ run_step_id: string
   if (automation.status === 'paused') throw new RetryJobAt(nowMs() + 2000, 'the automation is paused');
   if (automation.status !== 'running') return;
   const step = parsedOf(automation).steps.find((s) => s.key === visit.step_key);
-  const fail = (message: string) => finishAlone(ctx, visit, automation, async () => ({ status: 'failed', outcome: 'error', data: { error: message } }));
+  const fail = (message: string) =>
+    finishAlone(ctx, visit, automation, async () => ({ status: 'failed', outcome: 'error', data: { error: message } }));
   if (!step || step.type !== 'action') return fail('The step no longer exists in the automation.');
   try {
     await runAction(ctx, automation, run, visit, step);

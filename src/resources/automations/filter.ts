@@ -62,5 +62,7 @@ export function automationRuleMatches(rule: FilterRule, object: unknown): boolea
 /** The whole filter against one object (a filter without rules passes). */
 export function automationFilterMatches(filter: AutomationFilter, object: unknown): boolean {
   if (filter.rules.length === 0) return true;
-  return filter.match === 'any' ? filter.rules.some((r) => automationRuleMatches(r, object)) : filter.rules.every((r) => automationRuleMatches(r, object));
+  return filter.match === 'any'
+    ? filter.rules.some((r) => automationRuleMatches(r, object))
+    : filter.rules.every((r) => automationRuleMatches(r, object));
 }

@@ -162,11 +162,13 @@ export function checkGraph(context: AutomationContext, input: GraphInput, proble
       if (!isObject(config)) add(problems, `${path}.config`, 'The config must be an object.');
       if (raw.type === 'trigger') {
         if (!nonEmpty(raw.trigger)) add(problems, `${path}.trigger`, 'The trigger is required for a trigger step.');
-        else if (!isTriggerForContext(raw.trigger, context)) add(problems, `${path}.trigger`, `The trigger "${raw.trigger}" is not valid in the ${context} context.`);
+        else if (!isTriggerForContext(raw.trigger, context))
+          add(problems, `${path}.trigger`, `The trigger "${raw.trigger}" is not valid in the ${context} context.`);
       } else if (raw.type === 'action') {
         if (!nonEmpty(raw.action)) add(problems, `${path}.action`, 'The action is required for an action step.');
         else if (!Object.hasOwn(ACTIONS, raw.action)) add(problems, `${path}.action`, `The action "${raw.action}" does not exist.`);
-        else if (!ACTIONS[raw.action].includes(context)) add(problems, `${path}.action`, `The action "${raw.action}" is not available in the ${context} context.`);
+        else if (!ACTIONS[raw.action].includes(context))
+          add(problems, `${path}.action`, `The action "${raw.action}" is not available in the ${context} context.`);
       } else {
         add(problems, `${path}.type`, 'The type must be trigger or action.');
       }
@@ -208,7 +210,8 @@ export function checkGraph(context: AutomationContext, input: GraphInput, proble
           if (branch !== 'yes' && branch !== 'no') add(problems, `${path}.branch`, 'A condition connects by the yes or no branch.');
         } else if (from.action === 'experiment') {
           const variants = Array.isArray(from.config.variants) ? from.config.variants.map((v: any) => v?.key) : [];
-          if (branch !== 'default' && !variants.includes(branch)) add(problems, `${path}.branch`, `The branch "${branch}" is not a variant of the experiment (or default).`);
+          if (branch !== 'default' && !variants.includes(branch))
+            add(problems, `${path}.branch`, `The branch "${branch}" is not a variant of the experiment (or default).`);
         } else if (from.action === 'end') {
           add(problems, `${path}.from`, 'An end step has no outgoing connections.');
         } else if (branch !== 'default') {
@@ -227,7 +230,8 @@ export function checkGraph(context: AutomationContext, input: GraphInput, proble
   triggers.forEach((trigger) => {
     const out = connections.filter((c) => c.from === trigger.key);
     const index = steps.indexOf(trigger);
-    if (out.length !== 1 && steps.some((s) => s.type === 'action')) add(problems, `steps.${index}`, `The trigger "${trigger.key}" must be connected to exactly one first action.`);
+    if (out.length !== 1 && steps.some((s) => s.type === 'action'))
+      add(problems, `steps.${index}`, `The trigger "${trigger.key}" must be connected to exactly one first action.`);
     for (const c of out) firsts.add(c.to);
   });
   if (firsts.size > 1) add(problems, 'connections', 'All triggers must be connected to the same first action.');
@@ -240,7 +244,8 @@ export function checkGraph(context: AutomationContext, input: GraphInput, proble
     for (const c of connections) if (c.from === key && !reached.has(c.to)) reached.add(c.to), queue.push(c.to);
   }
   steps.forEach((step, i) => {
-    if (step.type === 'action' && step.key && !reached.has(step.key)) add(problems, `steps.${i}`, `The action "${step.key}" cannot be reached from a trigger.`);
+    if (step.type === 'action' && step.key && !reached.has(step.key))
+      add(problems, `steps.${i}`, `The action "${step.key}" cannot be reached from a trigger.`);
   });
   // No loops: a run walks the graph forward (a loop without a wait would never end).
   const state = new Map<string, number>();

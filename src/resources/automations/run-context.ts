@@ -35,16 +35,38 @@ export const SCOPE_ROOTS = ['contact', 'email', 'payload', 'meta', 'run'] as con
 export async function scopeOf(db: Executor, run: RunRow): Promise<{ scope: Scope; contact: ContactRow | null }> {
   const contact = run.contact_id ? ((await findContact(db, run.workspace_id, run.contact_id)) ?? null) : null;
   const email = run.email_id
-    ? await db.selectFrom('emails').selectAll().where('workspace_id', '=', run.workspace_id).where('id', '=', run.email_id).executeTakeFirst()
+    ? await db
+        .selectFrom('emails')
+        .selectAll()
+        .where('workspace_id', '=', run.workspace_id)
+        .where('id', '=', run.email_id)
+        .executeTakeFirst()
     : undefined;
   return {
     contact,
     scope: {
       contact: contact
-        ? { id: contact.id, email: contact.email, first_name: contact.first_name, last_name: contact.last_name, unsubscribed: contact.unsubscribed === 1, custom_fields: customFieldsOf(contact), ...customFieldsOf(contact) }
+        ? {
+            id: contact.id,
+            email: contact.email,
+            first_name: contact.first_name,
+            last_name: contact.last_name,
+            unsubscribed: contact.unsubscribed === 1,
+            custom_fields: customFieldsOf(contact),
+            ...customFieldsOf(contact),
+          }
         : null,
       email: email
-        ? { id: email.id, from: email.from, mail_from: email.from_address, to: email.to, subject: email.subject, status: email.status, message_id: email.message_id, created_at: email.created_at }
+        ? {
+            id: email.id,
+            from: email.from,
+            mail_from: email.from_address,
+            to: email.to,
+            subject: email.subject,
+            status: email.status,
+            message_id: email.message_id,
+            created_at: email.created_at,
+          }
         : null,
       payload: JSON.parse(run.payload),
       meta: JSON.parse(run.meta),

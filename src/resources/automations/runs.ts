@@ -32,7 +32,15 @@ function runObject(run: RunRow, steps: RunStepRow[]) {
     updated_at: run.updated_at,
     run_steps: steps.map((s) => {
       const { resume_at_ms: _internal, ...data } = JSON.parse(s.data) as Record<string, unknown>;
-      return { step_id: s.step_id, step_key: s.step_key, status: s.status, data, started_at: s.started_at, completed_at: s.completed_at, created_at: s.created_at };
+      return {
+        step_id: s.step_id,
+        step_key: s.step_key,
+        status: s.status,
+        data,
+        started_at: s.started_at,
+        completed_at: s.completed_at,
+        created_at: s.created_at,
+      };
     }),
   };
 }
@@ -40,27 +48,41 @@ function runObject(run: RunRow, steps: RunStepRow[]) {
 async function stepsOfRuns(db: Executor, runIds: string[]): Promise<Map<string, RunStepRow[]>> {
   const out = new Map<string, RunStepRow[]>(runIds.map((id) => [id, []]));
   if (runIds.length === 0) return out;
-  const rows = await db.selectFrom('automation_run_steps').selectAll().where('run_id', 'in', runIds).orderBy('created_at').orderBy('id').execute();
+  const rows = await db
+    .selectFrom('automation_run_steps')
+    .selectAll()
+    .where('run_id', 'in', runIds)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
   for (const row of rows) out.get(row.run_id)!.push(row);
   return out;
 }
 
 export async function triggerAutomation(ctx: AppContext, workspaceId: string, id: string, payload: Record<string, unknown> = {}) {
   const automation = await findAutomation(ctx.db, workspaceId, id);
-  if (automation.status !== 'running') throw unprocessable(`The automation is ${automation.status}; only a running automation can be triggered.`);
+  if (automation.status !== 'running')
+    throw unprocessable(`The automation is ${automation.status}; only a running automation can be triggered.`);
   const trigger = stepsOf(automation).find((s) => s.type === 'trigger' && s.trigger === 'system.manual');
   if (!trigger) throw unprocessable('The automation has no system.manual trigger.');
   let contactId: string | null = null;
   let emailId: string | null = null;
   if (automation.context === 'contact') {
-    if (typeof payload.contact_id !== 'string' || payload.contact_id === '') throw unprocessable('In a contact automation the payload needs contact_id.');
+    if (typeof payload.contact_id !== 'string' || payload.contact_id === '')
+      throw unprocessable('In a contact automation the payload needs contact_id.');
     const contact = await findContact(ctx.db, workspaceId, payload.contact_id);
     if (!contact) throw unprocessable('The payload.contact_id names no contact of the workspace.');
     contactId = contact.id;
   } else if (automation.context === 'email' && payload.email_id !== undefined) {
-    const email = typeof payload.email_id === 'string'
-      ? await ctx.db.selectFrom('emails').select('id').where('workspace_id', '=', workspaceId).where('id', '=', payload.email_id).executeTakeFirst()
-      : undefined;
+    const email =
+      typeof payload.email_id === 'string'
+        ? await ctx.db
+            .selectFrom('emails')
+            .select('id')
+            .where('workspace_id', '=', workspaceId)
+            .where('id', '=', payload.email_id)
+            .executeTakeFirst()
+        : undefined;
     if (!email) throw unprocessable('The payload.email_id names no email of the workspace.');
     emailId = email.id;
   }
@@ -87,14 +109,28 @@ export async function listRuns(db: Db, workspaceId: string, id: string, query: Q
   let base = db.selectFrom('automation_runs').where('automation_id', '=', automation.id);
   if (typeof query.status === 'string' && query.status) base = base.where('status', '=', query.status);
   if (typeof query.contact_id === 'string' && query.contact_id) base = base.where('contact_id', '=', query.contact_id);
-  const page = await perPageList(base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'), base, query, (row) => row, requestUrl);
-  const steps = await stepsOfRuns(db, page.data.map((r) => r.id));
+  const page = await perPageList(
+    base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'),
+    base,
+    query,
+    (row) => row,
+    requestUrl,
+  );
+  const steps = await stepsOfRuns(
+    db,
+    page.data.map((r) => r.id),
+  );
   return { ...page, data: page.data.map((r) => runObject(r, steps.get(r.id)!)) };
 }
 
 async function findRun(db: Executor, automationId: string, runId: string): Promise<RunRow> {
   const run = looksLikeId(runId, 'aur')
-    ? await db.selectFrom('automation_runs').selectAll().where('automation_id', '=', automationId).where('id', '=', runId).executeTakeFirst()
+    ? await db
+        .selectFrom('automation_runs')
+        .selectAll()
+        .where('automation_id', '=', automationId)
+        .where('id', '=', runId)
+        .executeTakeFirst()
     : undefined;
   if (!run) throw notFound(RUN_NOT_FOUND);
   return run;
@@ -115,7 +151,13 @@ export async function cancelRun(db: Db, workspaceId: string, id: string, runId: 
       const now = nowIso();
       await tx
         .updateTable('automation_run_steps')
-        .set({ status: 'failed', outcome: 'canceled', data: JSON.stringify({ error: 'The run was canceled.' }), completed_at: now, updated_at: now })
+        .set({
+          status: 'failed',
+          outcome: 'canceled',
+          data: JSON.stringify({ error: 'The run was canceled.' }),
+          completed_at: now,
+          updated_at: now,
+        })
         .where('run_id', '=', run.id)
         .where('status', 'in', ['running', 'waiting'])
         .execute();
@@ -146,13 +188,18 @@ interface StatsFilter {
 function isoBound(value: string | undefined, name: string): string | undefined {
   if (value === undefined || value === '') return undefined;
   const ms = Date.parse(value);
-  if (Number.isNaN(ms)) throw new ApiError(400, { message: 'Validation failed', errors: { [name]: [`The ${name} must be an RFC 3339 date-time.`] } });
+  if (Number.isNaN(ms))
+    throw new ApiError(400, { message: 'Validation failed', errors: { [name]: [`The ${name} must be an RFC 3339 date-time.`] } });
   return new Date(ms).toISOString().replace('Z', '000Z');
 }
 
 export function statsFilterOf(query: Query): StatsFilter {
   const ids = [query['run_ids[]'], query.run_ids].flat().filter((v): v is string => typeof v === 'string' && v !== '');
-  return { since: isoBound(query.since as string | undefined, 'since'), until: isoBound(query.until as string | undefined, 'until'), runIds: ids.length ? ids : undefined };
+  return {
+    since: isoBound(query.since as string | undefined, 'since'),
+    until: isoBound(query.until as string | undefined, 'until'),
+    runIds: ids.length ? ids : undefined,
+  };
 }
 
 function emptyStats(action: string | null) {
@@ -163,13 +210,26 @@ function emptyStats(action: string | null) {
     total: 0,
     by_status: { running: 0, waiting: 0, completed: 0, failed: 0 } as Record<string, number>,
     by_outcome: byOutcome,
-    ...(action === 'send_email' ? { funnel: { accepted: 0, delivered: 0, loaded: 0, clicked: 0, bounced: 0, failed: 0, complained: 0, unsubscribed: 0 } as Record<string, number> } : {}),
+    ...(action === 'send_email'
+      ? {
+          funnel: { accepted: 0, delivered: 0, loaded: 0, clicked: 0, bounced: 0, failed: 0, complained: 0, unsubscribed: 0 } as Record<
+            string,
+            number
+          >,
+        }
+      : {}),
   };
 }
 
 type StepStats = ReturnType<typeof emptyStats>;
 
-export async function automationStats(db: Db, workspaceId: string, id: string, filter: StatsFilter, onlyKey?: string): Promise<Record<string, StepStats>> {
+export async function automationStats(
+  db: Db,
+  workspaceId: string,
+  id: string,
+  filter: StatsFilter,
+  onlyKey?: string,
+): Promise<Record<string, StepStats>> {
   const automation = await findAutomation(db, workspaceId, id);
   const steps = stepsOf(automation);
   if (onlyKey !== undefined && !steps.some((s) => s.key === onlyKey)) throw notFound(STEP_NOT_FOUND);
@@ -185,7 +245,8 @@ export async function automationStats(db: Db, workspaceId: string, id: string, f
   if (filter.runIds) query = query.where('r.id', 'in', filter.runIds);
   const rows = await query.execute();
   const out: Record<string, StepStats> = {};
-  for (const step of steps) if (onlyKey === undefined || step.key === onlyKey) out[step.key] = emptyStats(step.type === 'trigger' ? null : step.action);
+  for (const step of steps)
+    if (onlyKey === undefined || step.key === onlyKey) out[step.key] = emptyStats(step.type === 'trigger' ? null : step.action);
   for (const row of rows) {
     const stats = out[row.step_key];
     if (!stats) continue;
@@ -193,7 +254,8 @@ export async function automationStats(db: Db, workspaceId: string, id: string, f
     stats.total += n;
     stats.by_status[row.status] = (stats.by_status[row.status] ?? 0) + n;
     const outcome = row.status === 'failed' && row.outcome !== 'canceled' ? 'error' : row.outcome;
-    if (outcome && (row.status === 'completed' || row.status === 'failed')) stats.by_outcome[outcome] = (stats.by_outcome[outcome] ?? 0) + n;
+    if (outcome && (row.status === 'completed' || row.status === 'failed'))
+      stats.by_outcome[outcome] = (stats.by_outcome[outcome] ?? 0) + n;
     if ('funnel' in stats && stats.funnel && row.status === 'completed' && outcome) {
       const f = stats.funnel;
       const reached = { accepted: 0, delivered: 1, loaded: 2, clicked: 3, complained: 1 }[outcome as 'accepted'];

@@ -13,14 +13,22 @@ const loose = (description: string) => Type.Unknown({ description });
 
 export const IdParams = Type.Object({ id: text('aut_ id') });
 export const RunParams = Type.Object({ id: text('aut_ id'), run_id: text('aur_ id') });
-export const StepParams = Type.Object({ id: text('aut_ id'), step_key: text('The step\'s key') });
+export const StepParams = Type.Object({ id: text('aut_ id'), step_key: text("The step's key") });
 export const ContactParams = Type.Object({ id: text('aut_ id'), contact_id: text('con_ id or email address') });
 
 const graphFields = {
   description: Type.Optional(loose('string or null')),
-  settings: Type.Optional(loose('on_step_failure (stop | skip, default stop), allow_reentry (boolean, default true), max_concurrent_runs (integer, 0 = unlimited), cooldown_seconds (integer)')),
-  steps: Type.Optional(loose('Steps: key (unique), type (trigger | action), trigger (for triggers), action (for actions), config (object)')),
-  connections: Type.Optional(loose('Connections: from (key), to (key), branch (yes/no after a condition, a variant key after an experiment, otherwise default)')),
+  settings: Type.Optional(
+    loose(
+      'on_step_failure (stop | skip, default stop), allow_reentry (boolean, default true), max_concurrent_runs (integer, 0 = unlimited), cooldown_seconds (integer)',
+    ),
+  ),
+  steps: Type.Optional(
+    loose('Steps: key (unique), type (trigger | action), trigger (for triggers), action (for actions), config (object)'),
+  ),
+  connections: Type.Optional(
+    loose('Connections: from (key), to (key), branch (yes/no after a condition, a variant key after an experiment, otherwise default)'),
+  ),
 };
 
 export const CreateBody = Type.Object(
@@ -34,16 +42,24 @@ export const CreateBody = Type.Object(
 
 export const UpdateBody = Type.Object(
   { context: Type.Optional(loose('Immutable: must match if given')), name: Type.Optional(loose('Up to 191 characters')), ...graphFields },
-  { description: 'Fields given replace the stored ones; the whole graph and every action\'s config are checked.' },
+  { description: "Fields given replace the stored ones; the whole graph and every action's config are checked." },
 );
 
 export const ValidateBody = Type.Object(
-  { context: Type.Optional(loose('contact, email or event (required)')), name: Type.Optional(loose('Required, up to 191 characters')), ...graphFields },
+  {
+    context: Type.Optional(loose('contact, email or event (required)')),
+    name: Type.Optional(loose('Required, up to 191 characters')),
+    ...graphFields,
+  },
   { description: 'An automation as POST /automations takes it; nothing is saved.' },
 );
 
 export const TriggerBody = Type.Object({
-  payload: Type.Optional(anyObject('The trigger data; in contact automations `contact_id` (con_ id or email) names the run\'s contact; in email automations `email_id`')),
+  payload: Type.Optional(
+    anyObject(
+      "The trigger data; in contact automations `contact_id` (con_ id or email) names the run's contact; in email automations `email_id`",
+    ),
+  ),
 });
 
 export const ListQuery = perPageQuery({ status: Type.Optional(Type.String({ description: 'draft, running, paused or stopped' })) });
@@ -74,15 +90,21 @@ const Settings = Type.Object(
   { additionalProperties: true, description: 'How runs behave' },
 );
 
-const StepObject = Type.Object({
-  id: text('aus_ id'),
-  key: text('Unique key within the automation'),
-  type: text('trigger or action'),
-  trigger: nullable(text('The trigger name (trigger steps)')),
-  action: nullable(text('The action name (action steps)')),
-  config: anyObject('The step\'s config'),
-}, { title: 'AutomationStep' });
-const ConnectionObject = Type.Object({ from: text('Step key'), to: text('Step key'), branch: text('yes, no, a variant key, or default') }, { title: 'AutomationConnection' });
+const StepObject = Type.Object(
+  {
+    id: text('aus_ id'),
+    key: text('Unique key within the automation'),
+    type: text('trigger or action'),
+    trigger: nullable(text('The trigger name (trigger steps)')),
+    action: nullable(text('The action name (action steps)')),
+    config: anyObject("The step's config"),
+  },
+  { title: 'AutomationStep' },
+);
+const ConnectionObject = Type.Object(
+  { from: text('Step key'), to: text('Step key'), branch: text('yes, no, a variant key, or default') },
+  { title: 'AutomationConnection' },
+);
 
 export const Automation = Type.Object(
   {
@@ -104,19 +126,27 @@ export const Automation = Type.Object(
 export const AutomationData = Type.Object({ data: Automation }, { title: 'AutomationResponse' });
 export const AutomationList = perPageListOf(Automation, 'AutomationList');
 export const DeletedAutomation = Type.Object(
-  { data: Type.Object({ id: text('aut_ id'), deleted: Type.Literal(true, { description: 'Always true' }) }, { description: 'What was deleted' }) },
+  {
+    data: Type.Object(
+      { id: text('aut_ id'), deleted: Type.Literal(true, { description: 'Always true' }) },
+      { description: 'What was deleted' },
+    ),
+  },
   { title: 'DeletedAutomation' },
 );
 
-const RunStep = Type.Object({
-  step_id: text('aus_ id'),
-  step_key: text('The step\'s key'),
-  status: text('running, waiting, completed or failed'),
-  data: anyObject('What the step did: email steps result, outcome, email_oid, to; wait steps status, delayMs, seconds; failures error'),
-  started_at: nullable(text('When it started')),
-  completed_at: nullable(text('When it ended')),
-  created_at: text('When it was reached'),
-}, { title: 'AutomationRunStep' });
+const RunStep = Type.Object(
+  {
+    step_id: text('aus_ id'),
+    step_key: text("The step's key"),
+    status: text('running, waiting, completed or failed'),
+    data: anyObject('What the step did: email steps result, outcome, email_oid, to; wait steps status, delayMs, seconds; failures error'),
+    started_at: nullable(text('When it started')),
+    completed_at: nullable(text('When it ended')),
+    created_at: text('When it was reached'),
+  },
+  { title: 'AutomationRunStep' },
+);
 
 export const Run = Type.Object(
   {
@@ -142,7 +172,11 @@ export const RunList = perPageListOf(Run, 'AutomationRunList');
 export const RemovedContact = Type.Object(
   {
     data: Type.Object(
-      { automation_id: text('aut_ id'), contact_id: text('con_ id'), canceled_runs: Type.Integer({ description: 'Runs of the contact that were canceled' }) },
+      {
+        automation_id: text('aut_ id'),
+        contact_id: text('con_ id'),
+        canceled_runs: Type.Integer({ description: 'Runs of the contact that were canceled' }),
+      },
       { description: 'The contact removed' },
     ),
   },
@@ -154,7 +188,9 @@ export const Validation = Type.Object(
     data: Type.Object(
       {
         valid: Type.Boolean({ description: 'true when errors is empty: the automation could be saved and started as it is' }),
-        errors: Type.Record(Type.String(), Type.Array(Type.String()), { description: 'Problems keyed by field path (steps.2.config.seconds), as a 400 from create, update or start gives them' }),
+        errors: Type.Record(Type.String(), Type.Array(Type.String()), {
+          description: 'Problems keyed by field path (steps.2.config.seconds), as a 400 from create, update or start gives them',
+        }),
       },
       { description: 'The result of the checks' },
     ),
@@ -181,7 +217,9 @@ const CatalogAction = Type.Object(
     title: text('A short title'),
     description: text('What a step of it does'),
     contexts,
-    branching: text('The branches of its outgoing connections: default; yes_no (yes and no); variants (each variant key, and default); none (no outgoing connections)'),
+    branching: text(
+      'The branches of its outgoing connections: default; yes_no (yes and no); variants (each variant key, and default); none (no outgoing connections)',
+    ),
     config: configSchema,
   },
   { title: 'AutomationCatalogAction' },
@@ -205,10 +243,17 @@ export const StepStats = Type.Object(
   {
     total: Type.Integer({ description: 'Step visits' }),
     by_status: counts('running, waiting, completed, failed'),
-    by_outcome: counts('Outcomes (send/forward: email statuses; condition: matched/not_matched; experiment: variant; call_webhook: 2xx…; failures: error)'),
-    funnel: Type.Optional(counts('send_email only; cumulative accepted ⊇ delivered ⊇ loaded ⊇ clicked; bounced, failed, complained, unsubscribed plain')),
+    by_outcome: counts(
+      'Outcomes (send/forward: email statuses; condition: matched/not_matched; experiment: variant; call_webhook: 2xx…; failures: error)',
+    ),
+    funnel: Type.Optional(
+      counts('send_email only; cumulative accepted ⊇ delivered ⊇ loaded ⊇ clicked; bounced, failed, complained, unsubscribed plain'),
+    ),
   },
   { title: 'StepStatistics' },
 );
-export const StatsData = Type.Object({ data: Type.Record(Type.String(), StepStats, { description: 'By step key' }) }, { title: 'AutomationStats' });
+export const StatsData = Type.Object(
+  { data: Type.Record(Type.String(), StepStats, { description: 'By step key' }) },
+  { title: 'AutomationStats' },
+);
 export const StepStatsData = Type.Object({ data: StepStats }, { title: 'AutomationStepStats' });

@@ -55,7 +55,6 @@ export function automationObject(row: AutomationRow) {
   };
 }
 
-
 export async function findAutomation(db: Executor, workspaceId: string, id: string): Promise<AutomationRow> {
   const row = looksLikeId(id, 'aut')
     ? await db.selectFrom('automations').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst()
@@ -75,7 +74,14 @@ function lookups(ctx: AppContext, workspaceId: string): ConfigLookups {
     },
     async automationExists(id) {
       if (!looksLikeId(id, 'aut')) return false;
-      return (await ctx.db.selectFrom('automations').select('id').where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst()) !== undefined;
+      return (
+        (await ctx.db
+          .selectFrom('automations')
+          .select('id')
+          .where('workspace_id', '=', workspaceId)
+          .where('id', '=', id)
+          .executeTakeFirst()) !== undefined
+      );
     },
     async fromProblem(from) {
       const { addresses, invalid } = parseAddressField(from);
@@ -190,7 +196,13 @@ export async function listAutomations(db: Db, workspaceId: string, query: Query,
   const base = db.selectFrom('automations').where('workspace_id', '=', workspaceId);
   const status = typeof query.status === 'string' ? query.status : undefined;
   const filtered = status ? base.where('status', '=', status) : base;
-  return perPageList(filtered.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'), filtered, query, automationObject, requestUrl);
+  return perPageList(
+    filtered.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'),
+    filtered,
+    query,
+    automationObject,
+    requestUrl,
+  );
 }
 
 /** Writes the trigger rows of a running automation (replacing any). */
@@ -198,7 +210,14 @@ async function writeTriggers(tx: Executor, row: AutomationRow): Promise<void> {
   await tx.deleteFrom('automation_triggers').where('automation_id', '=', row.id).execute();
   const rows = stepsOf(row)
     .filter((s) => s.type === 'trigger' && s.trigger)
-    .flatMap((s) => sourcesOfTrigger(s.trigger!).map((event_type) => ({ workspace_id: row.workspace_id, event_type, automation_id: row.id, step_key: s.key })));
+    .flatMap((s) =>
+      sourcesOfTrigger(s.trigger!).map((event_type) => ({
+        workspace_id: row.workspace_id,
+        event_type,
+        automation_id: row.id,
+        step_key: s.key,
+      })),
+    );
   if (rows.length > 0) await tx.insertInto('automation_triggers').values(rows).execute();
 }
 
@@ -228,7 +247,14 @@ export async function updateAutomation(ctx: AppContext, workspaceId: string, id:
   await ctx.db.transaction().execute(async (tx) => {
     await tx
       .updateTable('automations')
-      .set({ name: next.name, description: next.description, settings: next.settings, steps: next.steps, connections: next.connections, updated_at: next.updated_at })
+      .set({
+        name: next.name,
+        description: next.description,
+        settings: next.settings,
+        steps: next.steps,
+        connections: next.connections,
+        updated_at: next.updated_at,
+      })
       .where('id', '=', current.id)
       .execute();
     const fresh = await tx.selectFrom('automations').selectAll().where('id', '=', current.id).executeTakeFirstOrThrow();
@@ -261,7 +287,13 @@ export async function cancelRuns(tx: Executor, automationId: string, contactId?:
     for (let i = 0; i < ids.length; i += 500) {
       await tx
         .updateTable('automation_run_steps')
-        .set({ status: 'failed', outcome: 'canceled', data: JSON.stringify({ error: 'The run was canceled.' }), completed_at: now, updated_at: now })
+        .set({
+          status: 'failed',
+          outcome: 'canceled',
+          data: JSON.stringify({ error: 'The run was canceled.' }),
+          completed_at: now,
+          updated_at: now,
+        })
         .where('run_id', 'in', ids.slice(i, i + 500))
         .where('status', 'in', ['running', 'waiting'])
         .execute();
@@ -287,7 +319,11 @@ async function setStatus(db: Db, row: AutomationRow, status: string, extra: Part
   return db.transaction().execute(async (tx) => {
     const now = nowIso();
     const next = { ...row, ...extra, status, updated_at: now };
-    await tx.updateTable('automations').set({ status, updated_at: now, ...extra }).where('id', '=', row.id).execute();
+    await tx
+      .updateTable('automations')
+      .set({ status, updated_at: now, ...extra })
+      .where('id', '=', row.id)
+      .execute();
     if (status === 'running') await writeTriggers(tx, next);
     else await tx.deleteFrom('automation_triggers').where('automation_id', '=', row.id).execute();
     if (status === 'stopped') {
@@ -315,7 +351,8 @@ export async function startAutomation(ctx: AppContext, workspaceId: string, id: 
 
 export async function pauseAutomation(db: Db, workspaceId: string, id: string) {
   const row = await findAutomation(db, workspaceId, id);
-  if (row.status !== 'running') throw fieldValidationError({ status: [`Only a running automation can be paused (this one is ${row.status}).`], }, 409);
+  if (row.status !== 'running')
+    throw fieldValidationError({ status: [`Only a running automation can be paused (this one is ${row.status}).`] }, 409);
   return automationObject(await setStatus(db, row, 'paused'));
 }
 

@@ -19,23 +19,39 @@ export interface TriggerDefinition {
 }
 
 const filter = Type.Optional(FilterSchema);
-const filterOnly = Type.Object({ filter }, { description: 'filter: rules over the event\'s object' });
+const filterOnly = Type.Object({ filter }, { description: "filter: rules over the event's object" });
 const withAudience = Type.Object({ audience_id: Type.Optional(audienceId('only this audience (any when absent)')), filter });
 const withDate = Type.Object({
   date_field: Type.String({ minLength: 1, description: 'The custom field key holding the date (YYYY-MM-DD)' }),
   filter: Type.Optional(FilterSchema),
 });
 
-const contact = (title: string, description: string, config: TObject = filterOnly, fires = true): TriggerDefinition => ({ title, description, contexts: ['contact'], fires, config });
-const email = (title: string, description: string): TriggerDefinition => ({ title, description, contexts: ['email'], fires: true, config: filterOnly });
+const contact = (title: string, description: string, config: TObject = filterOnly, fires = true): TriggerDefinition => ({
+  title,
+  description,
+  contexts: ['contact'],
+  fires,
+  config,
+});
+const email = (title: string, description: string): TriggerDefinition => ({
+  title,
+  description,
+  contexts: ['email'],
+  fires: true,
+  config: filterOnly,
+});
 
 export const TRIGGER_TABLE: { readonly [K in TriggerName]: TriggerDefinition } = {
   'contact.added_to_audience': contact('Added to audience', 'A contact subscribes to an audience (a resubscribe too).', withAudience),
   'contact.removed_from_audience': contact('Removed from audience', 'A subscriber is deleted from an audience.', withAudience),
   'contact.updated': contact('Contact updated', 'A contact is updated.'),
-  'contact.loaded_email': contact('Opened an email', 'A contact\'s email is opened.'),
+  'contact.loaded_email': contact('Opened an email', "A contact's email is opened."),
   'contact.clicked_in_email': contact('Clicked in an email', 'A contact clicks a tracked link.'),
-  'contact.date_anniversary': contact('Date anniversary', 'Daily at 00:00 UTC, for contacts whose date field has today\'s month and day.', withDate),
+  'contact.date_anniversary': contact(
+    'Date anniversary',
+    "Daily at 00:00 UTC, for contacts whose date field has today's month and day.",
+    withDate,
+  ),
   'contact.on_date': contact('On a date', 'Daily at 00:00 UTC, for contacts whose date field is today.', withDate),
   'contact.visits_url': contact('Visits a URL', 'Accepted, never fired.', filterOnly, false),
   'contact.on_purchase': contact('On purchase', 'Accepted, never fired.', filterOnly, false),
@@ -49,11 +65,24 @@ export const TRIGGER_TABLE: { readonly [K in TriggerName]: TriggerDefinition } =
   'email.failed': email('Email failed', 'An email fails for good.'),
   'email.suppressed': email('Email suppressed', 'An email is not sent: its recipient is suppressed.'),
   'email.canceled': email('Email canceled', 'A scheduled email is canceled.'),
-  'system.manual': { title: 'Manual', description: 'POST /v2/automations/{id}/trigger with a payload.', contexts: ['contact', 'email', 'event'], fires: true, config: Type.Object({}) },
-  'system.schedule': { title: 'Schedule', description: 'Accepted, never fired.', contexts: ['contact', 'email', 'event'], fires: false, config: Type.Object({}) },
+  'system.manual': {
+    title: 'Manual',
+    description: 'POST /v2/automations/{id}/trigger with a payload.',
+    contexts: ['contact', 'email', 'event'],
+    fires: true,
+    config: Type.Object({}),
+  },
+  'system.schedule': {
+    title: 'Schedule',
+    description: 'Accepted, never fired.',
+    contexts: ['contact', 'email', 'event'],
+    fires: false,
+    config: Type.Object({}),
+  },
   'event.*': {
     title: 'Event',
-    description: 'Any name starting event.; event.w:<name> and event.c:<name> are fired by the workspace or custom event of that type, others never.',
+    description:
+      'Any name starting event.; event.w:<name> and event.c:<name> are fired by the workspace or custom event of that type, others never.',
     contexts: ['event'],
     fires: true,
     config: filterOnly,
@@ -62,9 +91,16 @@ export const TRIGGER_TABLE: { readonly [K in TriggerName]: TriggerDefinition } =
 
 /** A trigger step's config: `audience_id` and `date_field` when given (and `date_field` for the
  *  date triggers when `full`), `filter` always. */
-export async function checkTriggerConfig(trigger: string | null, c: Record<string, any>, { path, problems, lookups, add }: ConfigCheck, full: boolean): Promise<void> {
-  if (c.audience_id !== undefined && (!nonEmpty(c.audience_id) || (full && !(await lookups.audienceExists(c.audience_id))))) add('audience_id', 'The audience_id must be an audience of the workspace.');
+export async function checkTriggerConfig(
+  trigger: string | null,
+  c: Record<string, any>,
+  { path, problems, lookups, add }: ConfigCheck,
+  full: boolean,
+): Promise<void> {
+  if (c.audience_id !== undefined && (!nonEmpty(c.audience_id) || (full && !(await lookups.audienceExists(c.audience_id)))))
+    add('audience_id', 'The audience_id must be an audience of the workspace.');
   if (c.date_field !== undefined && !nonEmpty(c.date_field)) add('date_field', 'The date_field must be a custom field key.');
-  if (full && trigger && DATE_TRIGGERS.includes(trigger) && !nonEmpty(c.date_field)) add('date_field', 'The date_field is required for date triggers.');
+  if (full && trigger && DATE_TRIGGERS.includes(trigger) && !nonEmpty(c.date_field))
+    add('date_field', 'The date_field is required for date triggers.');
   checkFilter(c.filter, `${path}.filter`, problems, false);
 }

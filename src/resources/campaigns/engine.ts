@@ -154,7 +154,9 @@ export class CampaignEngine {
       await emit(tx, { ...row, ...changes }, 'campaign.paused');
       return DONE;
     }
-    const included = recipientsOf(row).filter((r) => !r.exclude).map((r) => r.audience_id);
+    const included = recipientsOf(row)
+      .filter((r) => !r.exclude)
+      .map((r) => r.audience_id);
     const recipientCount = await snapshotRecipients(tx, row.id, row.workspace_id, included);
     const message: StoredMessage = {
       from: { address: row.from_email, name: row.from_name },
@@ -172,7 +174,15 @@ export class CampaignEngine {
     const contentId = newId('emc');
     await tx
       .insertInto('email_contents')
-      .values({ id: contentId, workspace_id: row.workspace_id, message: JSON.stringify(message), raw: null, size: messageSize(message), created_at: now, purged_at: null })
+      .values({
+        id: contentId,
+        workspace_id: row.workspace_id,
+        message: JSON.stringify(message),
+        raw: null,
+        size: messageSize(message),
+        created_at: now,
+        purged_at: null,
+      })
       .execute();
     const changes = {
       status: 'sending',
@@ -222,7 +232,13 @@ export class CampaignEngine {
     if (dialectOf(tx) === 'postgres') claim = claim.forUpdate().skipLocked();
     const claimed = (await claim.execute()).map((r) => r.contact_id);
     if (claimed.length === 0) {
-      const left = await tx.selectFrom('campaign_recipients').select('contact_id').where('campaign_id', '=', row.id).where('status', '=', 'pending').limit(1).executeTakeFirst();
+      const left = await tx
+        .selectFrom('campaign_recipients')
+        .select('contact_id')
+        .where('campaign_id', '=', row.id)
+        .where('status', '=', 'pending')
+        .limit(1)
+        .executeTakeFirst();
       if (left) return { kind: 'wait', until: nowMs() + 1000, why: 'another worker holds the last batch' };
       const changes = { status: 'sent', status_reason: null, completed_at: now, updated_at: now };
       await tx.updateTable('campaigns').set(changes).where('id', '=', row.id).execute();
@@ -236,7 +252,15 @@ export class CampaignEngine {
       .select(['id', 'email', 'first_name', 'last_name', 'custom_fields', 'unsubscribed'])
       .where('id', 'in', claimed)
       .execute();
-    const suppressed = new Set((await activeSuppressions(tx, row.workspace_id, contacts.map((c) => c.email))).map((s) => s.email));
+    const suppressed = new Set(
+      (
+        await activeSuppressions(
+          tx,
+          row.workspace_id,
+          contacts.map((c) => c.email),
+        )
+      ).map((s) => s.email),
+    );
     const byId = new Map(contacts.map((c) => [c.id, c]));
     const skipped: string[] = [];
     let sendable: typeof contacts = [];
@@ -268,7 +292,9 @@ export class CampaignEngine {
     if (skipped.length > 0) await this.markSkipped(tx, row.id, skipped);
     if (sendable.length === 0) return MORE;
 
-    const domain = row.sending_domain_id ? await findSendingDomainById(tx, this.ctx.secrets, row.workspace_id, row.sending_domain_id) : null;
+    const domain = row.sending_domain_id
+      ? await findSendingDomainById(tx, this.ctx.secrets, row.workspace_id, row.sending_domain_id)
+      : null;
     if (!domain || !domain.verified) {
       const changes = { status: 'paused', status_reason: 'domain_not_verified', updated_at: now };
       await tx.updateTable('campaigns').set(changes).where('id', '=', row.id).execute();
@@ -286,7 +312,11 @@ export class CampaignEngine {
   }
 
   /** The batch's emails, one per sendable contact, each with its personalised subject. */
-  private newEmails(row: CampaignRow, domain: SendingDomain, contacts: Array<{ email: string; first_name: string | null; last_name: string | null; custom_fields: string }>): NewEmails {
+  private newEmails(
+    row: CampaignRow,
+    domain: SendingDomain,
+    contacts: Array<{ email: string; first_name: string | null; last_name: string | null; custom_fields: string }>,
+  ): NewEmails {
     const template = this.subjectTemplate(row.subject);
     const track = domain.trackingVerified;
     return {
@@ -309,7 +339,13 @@ export class CampaignEngine {
   }
 
   private async markSkipped(tx: Executor, campaignId: string, contactIds: string[]): Promise<void> {
-    await tx.updateTable('campaign_recipients').set({ status: 'skipped' }).where('campaign_id', '=', campaignId).where('contact_id', 'in', contactIds).where('status', '=', 'pending').execute();
+    await tx
+      .updateTable('campaign_recipients')
+      .set({ status: 'skipped' })
+      .where('campaign_id', '=', campaignId)
+      .where('contact_id', 'in', contactIds)
+      .where('status', '=', 'pending')
+      .execute();
   }
 
   /** One statement: each claimed recipient gets its email id and leaves `pending`. */

@@ -90,11 +90,16 @@ export function brokenGuardrail(outcomes: CampaignOutcomes, recipientCount: numb
 }
 
 const STILL_SENDING = (row: Pick<CampaignRow, 'status' | 'status_reason' | 'guardrails_overridden'>) =>
-  row.guardrails_overridden !== 1 && (['queued', 'sending'].includes(row.status) || (row.status === 'paused' && row.status_reason === 'insufficient_credits'));
+  row.guardrails_overridden !== 1 &&
+  (['queued', 'sending'].includes(row.status) || (row.status === 'paused' && row.status_reason === 'insufficient_credits'));
 
 /** The check of one campaign (the job): pauses it when a guardrail is broken. Whether it paused. */
 export async function checkCampaignGuardrails(db: Db, campaignId: string): Promise<boolean> {
-  const row = await db.selectFrom('campaigns').select(['id', 'workspace_id', 'name', 'status', 'status_reason', 'guardrails_overridden', 'recipient_count']).where('id', '=', campaignId).executeTakeFirst();
+  const row = await db
+    .selectFrom('campaigns')
+    .select(['id', 'workspace_id', 'name', 'status', 'status_reason', 'guardrails_overridden', 'recipient_count'])
+    .where('id', '=', campaignId)
+    .executeTakeFirst();
   if (!row || !STILL_SENDING(row)) return false; // nothing left to stop
   const broken = brokenGuardrail(await campaignOutcomes(db, row.id), Number(row.recipient_count));
   if (!broken) return false;

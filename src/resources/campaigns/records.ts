@@ -56,7 +56,9 @@ export function campaignEventObject(row: CampaignRow) {
 /** The campaign named by a cmp_ id or by its name (the newest of that name). */
 export async function findCampaign(db: Executor, workspaceId: string, idOrName: string, lock = false): Promise<CampaignRow | undefined> {
   let query = db.selectFrom('campaigns').selectAll().where('workspace_id', '=', workspaceId);
-  query = looksLikeId(idOrName, 'cmp') ? query.where('id', '=', idOrName) : query.where('name', '=', idOrName).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1);
+  query = looksLikeId(idOrName, 'cmp')
+    ? query.where('id', '=', idOrName)
+    : query.where('name', '=', idOrName).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1);
   // PostgreSQL: state changes of one campaign and its fan-out's batches take turns (SQLite
   // transactions are serial anyway).
   if (lock && dialectOf(db) === 'postgres') query = query.forUpdate();

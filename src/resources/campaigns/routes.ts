@@ -64,7 +64,14 @@ export const resource: Resource = {
     );
     app.delete(
       '/campaigns/:id',
-      { schema: { tags, params: S.IdParams, description: 'Permanent; only for a campaign that has not been sent (a scheduled one is deleted to stop it).', response: { 200: S.DeletedCampaign, ...stateErrors } } },
+      {
+        schema: {
+          tags,
+          params: S.IdParams,
+          description: 'Permanent; only for a campaign that has not been sent (a scheduled one is deleted to stop it).',
+          response: { 200: S.DeletedCampaign, ...stateErrors },
+        },
+      },
       async (request) => deleteCampaign(ctx.db, workspace(request), id(request)),
     );
     app.post(
@@ -76,7 +83,10 @@ export const resource: Resource = {
           body: S.SendBody,
           description:
             'Sends a draft now, or schedules it for a future scheduled_at. Needs a verified workspace (403), from_email on a verified domain, a subject, html or text with an {{unsubscribe_url}}, an included audience with subscribed contacts (422 naming each missing prerequisite), and credits for the first batch (402; 2 per email, charged as each batch is enqueued).',
-          response: { 200: S.Campaign, ...errorResponses({ 402: 'errorMessage', 404: 'error', 409: 'errorMessage', 422: 'fieldValidation' }) },
+          response: {
+            200: S.Campaign,
+            ...errorResponses({ 402: 'errorMessage', 404: 'error', 409: 'errorMessage', 422: 'fieldValidation' }),
+          },
         },
         preValidation: async (request) => {
           request.body ??= {};
@@ -85,16 +95,33 @@ export const resource: Resource = {
       async (request) => sendCampaign(ctx, request.principal, id(request), (request.body as Static<typeof S.SendBody>).scheduled_at),
     );
     const action = (path: string, description: string, run: typeof cancelCampaign) =>
-      app.post(`/campaigns/:id/${path}`, { schema: { tags, params: S.IdParams, description, response: { 200: S.Campaign, ...stateErrors } } }, async (request) =>
-        run(ctx.db, workspace(request), id(request)),
+      app.post(
+        `/campaigns/:id/${path}`,
+        { schema: { tags, params: S.IdParams, description, response: { 200: S.Campaign, ...stateErrors } } },
+        async (request) => run(ctx.db, workspace(request), id(request)),
       );
-    action('cancel', 'Cancels a draft or sending campaign: recipients not yet enqueued are dropped (emails already created are not recalled). A scheduled campaign cannot be canceled: delete it.', cancelCampaign);
+    action(
+      'cancel',
+      'Cancels a draft or sending campaign: recipients not yet enqueued are dropped (emails already created are not recalled). A scheduled campaign cannot be canceled: delete it.',
+      cancelCampaign,
+    );
     action('pause', 'Pauses a sending campaign within one batch; resume continues where it stopped.', pauseCampaign);
     action('resume', 'Resumes a paused campaign.', resumeCampaign);
-    action('archive', 'Archives a draft, sent or canceled campaign (lists show archived ones with status=archived or all).', archiveCampaign);
+    action(
+      'archive',
+      'Archives a draft, sent or canceled campaign (lists show archived ones with status=archived or all).',
+      archiveCampaign,
+    );
     app.get(
       '/campaigns/:id/report',
-      { schema: { tags, params: S.IdParams, description: 'The campaign\'s figures, counted live (correct while it is still sending).', response: { 200: S.CampaignReport, ...notFound } } },
+      {
+        schema: {
+          tags,
+          params: S.IdParams,
+          description: "The campaign's figures, counted live (correct while it is still sending).",
+          response: { 200: S.CampaignReport, ...notFound },
+        },
+      },
       async (request) => campaignReport(ctx.db, workspace(request), id(request)),
     );
     registerWritingRoutes(app, ctx);
@@ -128,7 +155,11 @@ export const resource: Resource = {
       return {
         to: email.to,
         values: campaignMergeValues({ ...row, email: email.to }, url),
-        listUnsubscribe: { url, mailto: `mailto:${unsubscribeMailbox(ctx, email.id, email.from_address)}?subject=unsubscribe`, oneClick: true },
+        listUnsubscribe: {
+          url,
+          mailto: `mailto:${unsubscribeMailbox(ctx, email.id, email.from_address)}?subject=unsubscribe`,
+          oneClick: true,
+        },
         untracked: [url],
       };
     });

@@ -10,7 +10,10 @@ const text = (description: string) => Type.String({ description });
 export const CAMPAIGN_STATUSES = ['draft', 'scheduled', 'queued', 'sending', 'paused', 'sent', 'canceled', 'archived'] as const;
 export const CONTENT_TYPES = ['html', 'text', 'mjml'] as const;
 
-const ContentType = Type.Union(CONTENT_TYPES.map((t) => Type.Literal(t)), { description: 'html, text or mjml (MJML is stored, not compiled)' });
+const ContentType = Type.Union(
+  CONTENT_TYPES.map((t) => Type.Literal(t)),
+  { description: 'html, text or mjml (MJML is stored, not compiled)' },
+);
 const Recipient = Type.Object(
   {
     audience_id: Type.Optional(text('aud_ id of an audience of the workspace (required)')),
@@ -49,14 +52,22 @@ export const UpdateBody = Type.Object(
     preview_text: Type.Optional(nullable(Type.String({ maxLength: 998 }))),
     content: Type.Optional(Type.Unknown({ description: 'Editor source, stored as is' })),
     content_type: Type.Optional(ContentType),
-    recipients: Type.Optional(Type.Array(Recipient, { description: 'Replaces the list: at least one included audience of the workspace; duplicates ignored' })),
+    recipients: Type.Optional(
+      Type.Array(Recipient, { description: 'Replaces the list: at least one included audience of the workspace; duplicates ignored' }),
+    ),
   },
   { additionalProperties: true, description: 'Unknown fields, html and text are ignored' },
 );
 
 export const SendBody = Type.Object(
   {
-    scheduled_at: Type.Optional(nullable(Type.String({ description: 'A future time (ISO 8601 or English such as "tomorrow at 9am", UTC) schedules a draft; absent or past sends now' }))),
+    scheduled_at: Type.Optional(
+      nullable(
+        Type.String({
+          description: 'A future time (ISO 8601 or English such as "tomorrow at 9am", UTC) schedules a draft; absent or past sends now',
+        }),
+      ),
+    ),
   },
   { additionalProperties: true },
 );
@@ -70,7 +81,10 @@ export const ListQuery = pageLimitQuery(10, {
 
 // Responses --------------------------------------------------------------------------------
 
-const Status = Type.Union(CAMPAIGN_STATUSES.map((s) => Type.Literal(s)), { description: 'draft, scheduled, queued, sending, paused, sent, canceled or archived' });
+const Status = Type.Union(
+  CAMPAIGN_STATUSES.map((s) => Type.Literal(s)),
+  { description: 'draft, scheduled, queued, sending, paused, sent, canceled or archived' },
+);
 const base = {
   object: Type.Literal('campaign', { description: 'Always campaign' }),
   id: text('cmp_ id'),
@@ -90,29 +104,52 @@ const details = {
   preview_text: nullable(text('Stored only')),
   content_type: ContentType,
 };
-const RecipientOut = Type.Object({ audience_id: text('aud_ id'), exclude: Type.Boolean({ description: 'Stored; not applied by the send' }) });
+const RecipientOut = Type.Object({
+  audience_id: text('aud_ id'),
+  exclude: Type.Boolean({ description: 'Stored; not applied by the send' }),
+});
 const statusReason = nullable(
   text(
     'Why the campaign waits or stopped: insufficient_credits (resumes by itself when credits are added), paused (on request), domain_not_verified, ' +
       'complaint_rate or hard_bounce_rate (paused by the deliverability guardrails), or null',
   ),
 );
-const pausedReason = nullable(text('Postlane extension: a sentence saying why the deliverability guardrails paused the campaign (the rate, the limit and the counts); null otherwise'));
+const pausedReason = nullable(
+  text(
+    'Postlane extension: a sentence saying why the deliverability guardrails paused the campaign (the rate, the limit and the counts); null otherwise',
+  ),
+);
 
 export const CreatedCampaign = Type.Object({ ...base, ...details, ...dates }, { title: 'CreatedCampaign' });
 export const Campaign = Type.Object(
-  { ...base, ...details, ...scheduled, recipients: Type.Array(RecipientOut, { description: 'Audiences to send to' }), status_reason: statusReason, paused_reason: pausedReason, ...dates },
+  {
+    ...base,
+    ...details,
+    ...scheduled,
+    recipients: Type.Array(RecipientOut, { description: 'Audiences to send to' }),
+    status_reason: statusReason,
+    paused_reason: pausedReason,
+    ...dates,
+  },
   { title: 'Campaign' },
 );
 export const CampaignListItem = Type.Object({ ...base, ...scheduled, ...dates }, { title: 'CampaignListItem' });
-export const CampaignList = pageLimitListOf(CampaignListItem, 'CampaignList', { total_records: Type.Integer({ description: 'Campaigns matching the filters, on every page' }) });
+export const CampaignList = pageLimitListOf(CampaignListItem, 'CampaignList', {
+  total_records: Type.Integer({ description: 'Campaigns matching the filters, on every page' }),
+});
 export const DeletedCampaign = Type.Object(
   { object: base.object, id: base.id, deleted: Type.Literal(true, { description: 'Always true' }) },
   { title: 'DeletedCampaign' },
 );
 
 export const RecipientsError = Type.Object(
-  { message: text('What is wrong'), errors: Type.Object({ recipients: Type.Array(Type.String(), { description: 'What is wrong with the recipients given' }) }, { additionalProperties: Type.Array(Type.String()), description: 'Messages by field' }) },
+  {
+    message: text('What is wrong'),
+    errors: Type.Object(
+      { recipients: Type.Array(Type.String(), { description: 'What is wrong with the recipients given' }) },
+      { additionalProperties: Type.Array(Type.String()), description: 'Messages by field' },
+    ),
+  },
   { title: 'CampaignRecipientsError', additionalProperties: true },
 );
 
@@ -130,8 +167,13 @@ export const CampaignReport = Type.Object(
     hard_bounced: count('Of those, permanent bounces'),
     failed: count('Emails that failed'),
     complained: count('Emails reported as spam'),
-    complaint_rate: Type.Union([Type.Number(), Type.Null()], { description: 'complained / delivered, a fraction (0.003 is 0.3 %); null before any delivery. The guardrails pause the campaign past 0.003' }),
-    hard_bounce_rate: Type.Union([Type.Number(), Type.Null()], { description: 'hard_bounced / (delivered + bounced), a fraction; null before any outcome. The guardrails pause the campaign past 0.05' }),
+    complaint_rate: Type.Union([Type.Number(), Type.Null()], {
+      description:
+        'complained / delivered, a fraction (0.003 is 0.3 %); null before any delivery. The guardrails pause the campaign past 0.003',
+    }),
+    hard_bounce_rate: Type.Union([Type.Number(), Type.Null()], {
+      description: 'hard_bounced / (delivered + bounced), a fraction; null before any outcome. The guardrails pause the campaign past 0.05',
+    }),
     loaded: count('Loads (opens) of the tracking pixel, every one'),
     clicked: count('Clicks of tracked links, every one'),
     unique_loads: count('Recipients who opened at least once'),

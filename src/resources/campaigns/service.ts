@@ -62,7 +62,8 @@ export interface UpdateCampaignInput {
   recipients?: Array<{ audience_id?: string; exclude?: boolean }>;
 }
 
-const storedContent = (content: unknown) => (content === undefined || content === null ? null : typeof content === 'string' ? content : JSON.stringify(content));
+const storedContent = (content: unknown) =>
+  content === undefined || content === null ? null : typeof content === 'string' ? content : JSON.stringify(content);
 
 async function emitCampaign(tx: Executor, row: CampaignRow, type: string): Promise<void> {
   await emitEvent(tx, row.workspace_id, type, campaignEventObject(row));
@@ -116,7 +117,11 @@ export async function getCampaign(db: Db, workspaceId: string, idOrName: string)
 const recipientsError = (message: string, problems: string[]) => new ApiError(422, { message, errors: { recipients: problems } });
 
 /** The recipients list as stored: audience ids of the workspace, duplicates dropped. */
-async function checkRecipients(db: Executor, workspaceId: string, given: NonNullable<UpdateCampaignInput['recipients']>): Promise<RecipientEntry[]> {
+async function checkRecipients(
+  db: Executor,
+  workspaceId: string,
+  given: NonNullable<UpdateCampaignInput['recipients']>,
+): Promise<RecipientEntry[]> {
   const problems: string[] = [];
   const entries: RecipientEntry[] = [];
   const seen = new Set<string>();
@@ -131,8 +136,17 @@ async function checkRecipients(db: Executor, workspaceId: string, given: NonNull
     seen.add(key);
     entries.push(entry);
   });
-  const found = new Set((await audiencesAmong(db, workspaceId, entries.map((e) => e.audience_id))).map((a) => a.id));
-  for (const entry of entries) if (!found.has(entry.audience_id)) problems.push(`The audience ${entry.audience_id} does not exist in this workspace`);
+  const found = new Set(
+    (
+      await audiencesAmong(
+        db,
+        workspaceId,
+        entries.map((e) => e.audience_id),
+      )
+    ).map((a) => a.id),
+  );
+  for (const entry of entries)
+    if (!found.has(entry.audience_id)) problems.push(`The audience ${entry.audience_id} does not exist in this workspace`);
   if (!entries.some((e) => !e.exclude)) problems.push('At least one audience must be included (exclude false)');
   if (problems.length > 0) throw recipientsError(problems[0], problems);
   return entries;
@@ -156,7 +170,11 @@ export async function updateCampaign(db: Db, workspaceId: string, idOrName: stri
     if (Object.keys(changes).length === 0) return campaignObject(row);
     const sendingFields = Object.keys(changes).filter((field) => field !== 'name');
     if (sendingFields.length > 0 && !EDITABLE.has(row.status)) {
-      throw messageError(409, 'Campaign not editable', `A ${row.status} campaign can only be renamed; ${sendingFields.join(', ')} can be changed while it is a draft, scheduled or paused.`);
+      throw messageError(
+        409,
+        'Campaign not editable',
+        `A ${row.status} campaign can only be renamed; ${sendingFields.join(', ')} can be changed while it is a draft, scheduled or paused.`,
+      );
     }
     changes.updated_at = nowIso();
     await tx.updateTable('campaigns').set(changes).where('id', '=', row.id).execute();
@@ -217,7 +235,11 @@ export async function sendCampaign(ctx: AppContext, principal: Principal, idOrNa
   const workspaceId = principal.workspaceId;
   const workspace = await getWorkspace(ctx.db, workspaceId);
   if (!workspace?.verified) {
-    throw messageError(403, 'Workspace not verified', 'Campaigns can be sent only from a verified workspace (production access); this one is still in sandbox mode.');
+    throw messageError(
+      403,
+      'Workspace not verified',
+      'Campaigns can be sent only from a verified workspace (production access); this one is still in sandbox mode.',
+    );
   }
   return ctx.db.transaction().execute(async (tx) => {
     const row = await requireCampaign(tx, workspaceId, idOrName, true);
@@ -235,13 +257,24 @@ export async function sendCampaign(ctx: AppContext, principal: Principal, idOrNa
       }
       // Bulk mail must carry a DKIM signature aligned with its From domain (Gmail and Yahoo sender
       // rules): Postlane signs as the domain, which it can only do once the domain is verified.
-      if (!domain) add('from_email', `from_email ${row.from_email} is not on a verified domain: add ${domainName || 'its domain'} and verify its DNS records, so that campaign mail is DKIM-signed by its From domain`);
-      else if (!domain.verified) add('from_email', `from_email ${row.from_email} is not on a verified domain: verify the DNS records of ${domain.name} (DKIM, SPF, return path), so that campaign mail is DKIM-signed by its From domain`);
+      if (!domain)
+        add(
+          'from_email',
+          `from_email ${row.from_email} is not on a verified domain: add ${domainName || 'its domain'} and verify its DNS records, so that campaign mail is DKIM-signed by its From domain`,
+        );
+      else if (!domain.verified)
+        add(
+          'from_email',
+          `from_email ${row.from_email} is not on a verified domain: verify the DNS records of ${domain.name} (DKIM, SPF, return path), so that campaign mail is DKIM-signed by its From domain`,
+        );
     }
     if (row.subject.trim() === '') add('subject', 'a subject is required');
     if (!row.html && !row.text) add('html', 'html or text content is required');
-    else if (!UNSUBSCRIBE_TAG.test(row.html ?? '') && !UNSUBSCRIBE_TAG.test(row.text ?? '')) add('html', 'the content must contain an {{unsubscribe_url}} link');
-    const included = recipientsOf(row).filter((r) => !r.exclude).map((r) => r.audience_id);
+    else if (!UNSUBSCRIBE_TAG.test(row.html ?? '') && !UNSUBSCRIBE_TAG.test(row.text ?? ''))
+      add('html', 'the content must contain an {{unsubscribe_url}} link');
+    const included = recipientsOf(row)
+      .filter((r) => !r.exclude)
+      .map((r) => r.audience_id);
     if (included.length === 0) add('recipients', 'at least one included audience is required');
     if (Object.keys(errors).length > 0) throw prerequisitesError(errors);
 
@@ -258,17 +291,32 @@ export async function sendCampaign(ctx: AppContext, principal: Principal, idOrNa
       : { status: 'queued', scheduled_at: null, updated_at: now };
     await tx.updateTable('campaigns').set(changes).where('id', '=', row.id).execute();
     // A rescheduled campaign's earlier job finds it not yet due and waits again: harmless.
-    await enqueueJob(tx, FANOUT_JOB, { campaign_id: row.id }, { runAt: scheduledAt ? scheduledAt.getTime() : nowMs(), maxAttempts: 1_000_000 });
+    await enqueueJob(
+      tx,
+      FANOUT_JOB,
+      { campaign_id: row.id },
+      { runAt: scheduledAt ? scheduledAt.getTime() : nowMs(), maxAttempts: 1_000_000 },
+    );
     const next = { ...row, ...changes };
     await emitCampaign(tx, next, scheduledAt ? 'campaign.scheduled' : 'campaign.queued');
     return campaignObject(next);
   });
 }
 
-type Transition = { changes: Partial<CampaignRow>; event: string | null; alsoEmit?: string[]; after?: (tx: Executor, next: CampaignRow) => Promise<void> };
+type Transition = {
+  changes: Partial<CampaignRow>;
+  event: string | null;
+  alsoEmit?: string[];
+  after?: (tx: Executor, next: CampaignRow) => Promise<void>;
+};
 
 /** Applies a state change to the campaign, locked, in one transaction. */
-async function transition(db: Db, workspaceId: string, idOrName: string, change: (row: CampaignRow, tx: Executor, now: string) => Promise<Transition>) {
+async function transition(
+  db: Db,
+  workspaceId: string,
+  idOrName: string,
+  change: (row: CampaignRow, tx: Executor, now: string) => Promise<Transition>,
+) {
   return db.transaction().execute(async (tx) => {
     const row = await requireCampaign(tx, workspaceId, idOrName, true);
     const { changes, event, alsoEmit = [], after } = await change(row, tx, nowIso());
@@ -280,16 +328,26 @@ async function transition(db: Db, workspaceId: string, idOrName: string, change:
   });
 }
 
-const refused = (what: string, row: CampaignRow, why: string) => messageError(409, `Campaign cannot be ${what}`, why.replace('{status}', row.status));
+const refused = (what: string, row: CampaignRow, why: string) =>
+  messageError(409, `Campaign cannot be ${what}`, why.replace('{status}', row.status));
 
 /** Cancel a draft or a sending campaign: its pending recipients are dropped in one UPDATE;
  *  emails already created go out (they are not recalled). A scheduled one must be deleted. */
 export function cancelCampaign(db: Db, workspaceId: string, idOrName: string) {
   return transition(db, workspaceId, idOrName, async (row, tx, now) => {
     if (row.status === 'scheduled') throw refused('canceled', row, 'A scheduled campaign cannot be canceled; delete it to stop the send.');
-    if (!['draft', 'queued', 'sending', 'paused'].includes(row.status)) throw refused('canceled', row, 'Only a draft or sending campaign can be canceled; this one is {status}.');
-    await tx.updateTable('campaign_recipients').set({ status: 'canceled' }).where('campaign_id', '=', row.id).where('status', '=', 'pending').execute();
-    return { changes: { status: 'canceled', status_reason: null, paused_reason: null, canceled_at: now, updated_at: now }, event: 'campaign.canceled' };
+    if (!['draft', 'queued', 'sending', 'paused'].includes(row.status))
+      throw refused('canceled', row, 'Only a draft or sending campaign can be canceled; this one is {status}.');
+    await tx
+      .updateTable('campaign_recipients')
+      .set({ status: 'canceled' })
+      .where('campaign_id', '=', row.id)
+      .where('status', '=', 'pending')
+      .execute();
+    return {
+      changes: { status: 'canceled', status_reason: null, paused_reason: null, canceled_at: now, updated_at: now },
+      event: 'campaign.canceled',
+    };
   });
 }
 
@@ -311,13 +369,15 @@ export const GUARDRAIL_REASONS = new Set(['complaint_rate', 'hard_bounce_rate'])
 export function pauseCampaign(db: Db, workspaceId: string, idOrName: string, cause?: PauseCause) {
   return transition(db, workspaceId, idOrName, async (row, _tx, now) => {
     if (cause) {
-      const stoppable = ['queued', 'sending'].includes(row.status) || (row.status === 'paused' && row.status_reason === 'insufficient_credits');
+      const stoppable =
+        ['queued', 'sending'].includes(row.status) || (row.status === 'paused' && row.status_reason === 'insufficient_credits');
       if (!stoppable || row.guardrails_overridden === 1) return { changes: {}, event: null };
       const changes = { status: 'paused', status_reason: cause.reason, paused_reason: cause.message, updated_at: now };
       return { changes, event: 'campaign.paused', alsoEmit: ['campaign.updated'], after: cause.alongside };
     }
     if (row.status === 'paused' && row.status_reason === 'paused') return { changes: {}, event: null };
-    if (!['queued', 'sending', 'paused'].includes(row.status)) throw refused('paused', row, 'Only a sending campaign can be paused; this one is {status}.');
+    if (!['queued', 'sending', 'paused'].includes(row.status))
+      throw refused('paused', row, 'Only a sending campaign can be paused; this one is {status}.');
     return { changes: { status: 'paused', status_reason: 'paused', updated_at: now }, event: 'campaign.paused' };
   });
 }
@@ -327,7 +387,13 @@ export function resumeCampaign(db: Db, workspaceId: string, idOrName: string) {
     if (row.status !== 'paused') throw refused('resumed', row, 'Only a paused campaign can be resumed; this one is {status}.');
     await enqueueJob(tx, FANOUT_JOB, { campaign_id: row.id }, { maxAttempts: 1_000_000 });
     const overridden = row.guardrails_overridden === 1 || GUARDRAIL_REASONS.has(row.status_reason ?? '') ? 1 : 0;
-    const changes = { status: row.sent_at ? 'sending' : 'queued', status_reason: null, paused_reason: null, guardrails_overridden: overridden, updated_at: now };
+    const changes = {
+      status: row.sent_at ? 'sending' : 'queued',
+      status_reason: null,
+      paused_reason: null,
+      guardrails_overridden: overridden,
+      updated_at: now,
+    };
     return { changes, event: 'campaign.resumed' };
   });
 }
@@ -335,7 +401,8 @@ export function resumeCampaign(db: Db, workspaceId: string, idOrName: string) {
 export function archiveCampaign(db: Db, workspaceId: string, idOrName: string) {
   return transition(db, workspaceId, idOrName, async (row, _tx, now) => {
     if (row.status === 'archived') return { changes: {}, event: null };
-    if (!['draft', 'sent', 'canceled'].includes(row.status)) throw refused('archived', row, 'Only a draft, sent or canceled campaign can be archived; this one is {status}.');
+    if (!['draft', 'sent', 'canceled'].includes(row.status))
+      throw refused('archived', row, 'Only a draft, sent or canceled campaign can be archived; this one is {status}.');
     return { changes: { status: 'archived', updated_at: now }, event: 'campaign.archived' };
   });
 }

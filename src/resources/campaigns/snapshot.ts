@@ -38,15 +38,28 @@ export function eligibleRecipients(db: Executor, workspaceId: string, audienceId
 }
 
 /** How many distinct eligible recipients there are, counting up to `limit` (the send's check). */
-export async function countEligibleRecipients(db: Executor, workspaceId: string, audienceIds: readonly string[], limit: number): Promise<number> {
+export async function countEligibleRecipients(
+  db: Executor,
+  workspaceId: string,
+  audienceIds: readonly string[],
+  limit: number,
+): Promise<number> {
   const firstOnes = eligibleRecipients(db, workspaceId, audienceIds).distinct().limit(limit);
   const row = await db.selectFrom(firstOnes.as('r')).select(sql<number>`count(*)`.as('n')).executeTakeFirst();
   return Number(row?.n ?? 0);
 }
 
 /** Inserts the campaign's pending recipients; returns how many. */
-export async function snapshotRecipients(tx: Executor, campaignId: string, workspaceId: string, audienceIds: readonly string[]): Promise<number> {
-  const rows = eligibleRecipients(tx, workspaceId, audienceIds).select([sql<string>`cast(${campaignId} as text)`.as('campaign_id'), sql<string>`cast('pending' as text)`.as('status')]);
+export async function snapshotRecipients(
+  tx: Executor,
+  campaignId: string,
+  workspaceId: string,
+  audienceIds: readonly string[],
+): Promise<number> {
+  const rows = eligibleRecipients(tx, workspaceId, audienceIds).select([
+    sql<string>`cast(${campaignId} as text)`.as('campaign_id'),
+    sql<string>`cast('pending' as text)`.as('status'),
+  ]);
   let insert = tx.insertInto('campaign_recipients').columns(['contact_id', 'campaign_id', 'status']).expression(rows);
   // A contact in two included audiences comes up twice: the first row stays.
   if (audienceIds.length > 1) insert = insert.onConflict((oc) => oc.doNothing());

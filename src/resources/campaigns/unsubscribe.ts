@@ -32,26 +32,34 @@ export function unsubscribeMailbox(ctx: AppContext, emailId: string, fromAddress
 
 /** A mail to an unsubscribe mailbox: the recipient of that campaign email unsubscribes. */
 export async function unsubscribeByEmail(ctx: AppContext, emailId: string): Promise<boolean> {
-  const recipient = await ctx.db.selectFrom('campaign_recipients').select(['campaign_id', 'contact_id']).where('email_id', '=', emailId).executeTakeFirst();
+  const recipient = await ctx.db
+    .selectFrom('campaign_recipients')
+    .select(['campaign_id', 'contact_id'])
+    .where('email_id', '=', emailId)
+    .executeTakeFirst();
   return recipient ? unsubscribeByToken(ctx, recipient.campaign_id, recipient.contact_id) : false;
 }
 
 function mac(ctx: AppContext, campaignId: string, contactId: string): string {
-  return hmacSha256(subkey(ctx.verpSecret, 'postlane campaign unsubscribe v1'), `${campaignId}:${contactId}`).toString('base64url').slice(0, 22);
+  return hmacSha256(subkey(ctx.verpSecret, 'postlane campaign unsubscribe v1'), `${campaignId}:${contactId}`)
+    .toString('base64url')
+    .slice(0, 22);
 }
 
 export function unsubscribeToken(ctx: AppContext, campaignId: string, contactId: string): string {
   return `${campaignId}.${contactId}.${mac(ctx, campaignId, contactId)}`;
 }
 
-export const unsubscribeUrl = (ctx: AppContext, campaignId: string, contactId: string) => `${ctx.config.publicUrl}/unsubscribe/${unsubscribeToken(ctx, campaignId, contactId)}`;
+export const unsubscribeUrl = (ctx: AppContext, campaignId: string, contactId: string) =>
+  `${ctx.config.publicUrl}/unsubscribe/${unsubscribeToken(ctx, campaignId, contactId)}`;
 
 /** The campaign and contact a token names, or null when it is not one of ours. */
 export function verifyUnsubscribeToken(ctx: AppContext, token: string): { campaignId: string; contactId: string } | null {
   if (token.length > 200) return null;
   const [campaignId, contactId, given, ...rest] = token.split('.');
   // An automation's id in place of the campaign's: its contact mail carries the same links.
-  if (rest.length > 0 || !given || !(looksLikeId(campaignId, 'cmp') || looksLikeId(campaignId, 'aut')) || !looksLikeId(contactId, 'con')) return null;
+  if (rest.length > 0 || !given || !(looksLikeId(campaignId, 'cmp') || looksLikeId(campaignId, 'aut')) || !looksLikeId(contactId, 'con'))
+    return null;
   const a = Buffer.from(given);
   const b = Buffer.from(mac(ctx, campaignId, contactId));
   return a.length === b.length && timingSafeEqual(a, b) ? { campaignId, contactId } : null;
@@ -61,13 +69,23 @@ export function verifyUnsubscribeToken(ctx: AppContext, token: string): { campai
  *  subscriber.updated for the campaign's audiences) and counts it for the campaign. Idempotent. */
 export async function unsubscribeByToken(ctx: AppContext, campaignId: string, contactId: string): Promise<boolean> {
   return ctx.db.transaction().execute(async (tx) => {
-    const campaign = await tx.selectFrom('campaigns').select(['id', 'workspace_id', 'recipients']).where('id', '=', campaignId).executeTakeFirst();
-    const workspaceId = campaign?.workspace_id ?? (await tx.selectFrom('contacts').select('workspace_id').where('id', '=', contactId).executeTakeFirst())?.workspace_id;
+    const campaign = await tx
+      .selectFrom('campaigns')
+      .select(['id', 'workspace_id', 'recipients'])
+      .where('id', '=', campaignId)
+      .executeTakeFirst();
+    const workspaceId =
+      campaign?.workspace_id ??
+      (await tx.selectFrom('contacts').select('workspace_id').where('id', '=', contactId).executeTakeFirst())?.workspace_id;
     if (!workspaceId) return false;
     const contact = await findContactById(tx, workspaceId, contactId);
     if (!contact) return false; // deleted since: nothing left to send to
     if (contact.unsubscribed !== 1) {
-      const audienceIds = campaign ? recipientsOf(campaign).filter((r) => !r.exclude).map((r) => r.audience_id) : [];
+      const audienceIds = campaign
+        ? recipientsOf(campaign)
+            .filter((r) => !r.exclude)
+            .map((r) => r.audience_id)
+        : [];
       await unsubscribeContact(tx, workspaceId, contact.id, { audienceIds });
     }
     await tx
@@ -92,7 +110,8 @@ export async function registerUnsubscribePages(app: FastifyInstance, ctx: AppCon
   // The one-click POST is form-encoded (or multipart); its body says nothing the link does not.
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, done) => done(null, {}));
   answerErrorsAsPages(app, ctx.log);
-  const invalid = (reply: FastifyReply) => html(reply, 404, messagePage('Link not valid', 'This unsubscribe link is not valid.', { alert: true }));
+  const invalid = (reply: FastifyReply) =>
+    html(reply, 404, messagePage('Link not valid', 'This unsubscribe link is not valid.', { alert: true }));
 
   app.get<TokenParams>('/unsubscribe/:token', hidden, async (request, reply) => {
     if (!verifyUnsubscribeToken(ctx, request.params.token)) return invalid(reply);

@@ -15,7 +15,10 @@ const CampaignContent = Type.Object(
   {
     object: Type.Literal('campaign_content', { description: 'Always campaign_content' }),
     id: text('cmp_ id'),
-    content_type: Type.Union(S.CONTENT_TYPES.map((t) => Type.Literal(t)), { description: 'html, text or mjml' }),
+    content_type: Type.Union(
+      S.CONTENT_TYPES.map((t) => Type.Literal(t)),
+      { description: 'html, text or mjml' },
+    ),
     html: nullable(text('The HTML body with its merge tags, as sent (null when none)')),
     text: nullable(text('The plain-text body with its merge tags, as sent (null when none)')),
     content: Type.Unknown({ description: 'The editor source as given (an object given as JSON comes back as one); null when none' }),
@@ -24,7 +27,11 @@ const CampaignContent = Type.Object(
 );
 
 const TestBody = Type.Object({
-  emails: Type.Array(Type.String({ maxLength: 320 }), { minItems: 1, maxItems: MAX_TEST_RECIPIENTS, description: `Up to ${MAX_TEST_RECIPIENTS} addresses` }),
+  emails: Type.Array(Type.String({ maxLength: 320 }), {
+    minItems: 1,
+    maxItems: MAX_TEST_RECIPIENTS,
+    description: `Up to ${MAX_TEST_RECIPIENTS} addresses`,
+  }),
 });
 const CampaignTest = Type.Object(
   {
@@ -77,7 +84,8 @@ export function registerWritingRoutes(app: FastifyInstance, ctx: AppContext): vo
       schema: {
         tags,
         params: S.IdParams,
-        description: 'Postlane extension: the campaign\'s body (html, text, content) as stored and sent; the campaign objects never include it.',
+        description:
+          "Postlane extension: the campaign's body (html, text, content) as stored and sent; the campaign objects never include it.",
         response: { 200: CampaignContent, ...errorResponses({ 404: 'error' }) },
       },
     },
@@ -89,7 +97,8 @@ export function registerWritingRoutes(app: FastifyInstance, ctx: AppContext): vo
       schema: {
         tags,
         params: S.IdParams,
-        description: 'Postlane extension: a new draft named "<name> (copy)" with the campaign\'s settings, audiences and body (the way to change a body, which is fixed at creation). Emits campaign.created.',
+        description:
+          'Postlane extension: a new draft named "<name> (copy)" with the campaign\'s settings, audiences and body (the way to change a body, which is fixed at creation). Emits campaign.created.',
         response: { 201: S.Campaign, ...errorResponses({ 404: 'error' }) },
       },
     },
@@ -121,7 +130,8 @@ export function registerWritingRoutes(app: FastifyInstance, ctx: AppContext): vo
       schema: {
         tags,
         body: RenderBody,
-        description: 'Postlane extension: compiles the MJML of the dashboard\'s block editor to HTML, for every workspace (the MJML alpha endpoints are not needed to write a campaign). 120 a minute per workspace.',
+        description:
+          "Postlane extension: compiles the MJML of the dashboard's block editor to HTML, for every workspace (the MJML alpha endpoints are not needed to write a campaign). 120 a minute per workspace.",
         response: { 200: EditorRender, ...errorResponses({ 422: 'fieldValidation', 429: 'rateLimit' }) },
       },
     },

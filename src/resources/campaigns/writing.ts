@@ -38,7 +38,14 @@ function contentOf(stored: string | null): unknown {
 
 export async function campaignContent(db: Db, workspaceId: string, idOrName: string) {
   const row = await requireCampaign(db, workspaceId, idOrName);
-  return { object: 'campaign_content' as const, id: row.id, content_type: row.content_type, html: row.html, text: row.text, content: contentOf(row.content) };
+  return {
+    object: 'campaign_content' as const,
+    id: row.id,
+    content_type: row.content_type,
+    html: row.html,
+    text: row.text,
+    content: contentOf(row.content),
+  };
 }
 
 const MAX_NAME = 255;
@@ -117,7 +124,9 @@ export async function sendCampaignTest(ctx: AppContext, principal: Principal, id
   const sent: Array<{ email: string; email_id: string; contact_id: string | null }> = [];
   for (const address of addresses) {
     const contact = await findContactByEmail(ctx.db, workspaceId, address);
-    const values = contact ? campaignMergeValues(contact, unsubscribeUrl(ctx, row.id, contact.id)) : campaignMergeValues({ email: address, first_name: null, last_name: null, custom_fields: null }, '#unsubscribe');
+    const values = contact
+      ? campaignMergeValues(contact, unsubscribeUrl(ctx, row.id, contact.id))
+      : campaignMergeValues({ email: address, first_name: null, last_name: null, custom_fields: null }, '#unsubscribe');
     const message: StoredMessage = {
       from: { address: row.from_email, name: row.from_name },
       to: [{ address, name: '' }],

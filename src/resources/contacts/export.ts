@@ -23,11 +23,37 @@ export function countExport(db: Db, workspaceId: string, query: Query): Promise<
 
 /** The CSV lines of the workspace's contacts matching `query` (the list's parameters);
  *  `onPage` hears how many contacts have been written so far. */
-export async function* exportContacts(db: Db, workspaceId: string, query: Query, onPage?: (exported: number) => void): AsyncGenerator<string> {
+export async function* exportContacts(
+  db: Db,
+  workspaceId: string,
+  query: Query,
+  onPage?: (exported: number) => void,
+): AsyncGenerator<string> {
   const declared = [...(await fieldDefinitions(db, workspaceId)).keys()].sort();
-  const reserved = new Set(['email', 'first_name', 'last_name', 'unsubscribed', 'audiences', 'custom_fields', 'id', 'created_at', 'updated_at']);
+  const reserved = new Set([
+    'email',
+    'first_name',
+    'last_name',
+    'unsubscribed',
+    'audiences',
+    'custom_fields',
+    'id',
+    'created_at',
+    'updated_at',
+  ]);
   const fieldColumns = declared.filter((key) => !reserved.has(key));
-  yield csvLine(['email', 'first_name', 'last_name', 'unsubscribed', 'audiences', ...fieldColumns, 'custom_fields', 'id', 'created_at', 'updated_at']);
+  yield csvLine([
+    'email',
+    'first_name',
+    'last_name',
+    'unsubscribed',
+    'audiences',
+    ...fieldColumns,
+    'custom_fields',
+    'id',
+    'created_at',
+    'updated_at',
+  ]);
   const matching = contactsMatching(db, workspaceId, query).clearOrderBy();
   const { expression, direction } = contactsOrder(db, query);
   const beyond = direction === 'asc' ? sql.raw('>') : sql.raw('<');
@@ -50,7 +76,11 @@ export async function* exportContacts(db: Db, workspaceId: string, query: Query,
       .limit(PAGE)
       .execute();
     if (rows.length === 0) return;
-    const memberships = await membershipsOf(db, workspaceId, rows.map((row) => row.id));
+    const memberships = await membershipsOf(
+      db,
+      workspaceId,
+      rows.map((row) => row.id),
+    );
     let chunk = '';
     for (const row of rows) {
       const fields = customFieldsOf(row);

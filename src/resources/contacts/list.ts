@@ -10,7 +10,16 @@ import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, 
 import type { Db } from '../../platform/db/database.ts';
 import { dialectOf } from '../../platform/db/database.ts';
 import type { Database } from '../../platform/db/schema.ts';
-import { applyListQuery, countRows, fetchPage, pageLinks, pagingFrom, type FilterField, type ListSpec, type Query } from '../../platform/http/lists.ts';
+import {
+  applyListQuery,
+  countRows,
+  fetchPage,
+  pageLinks,
+  pagingFrom,
+  type FilterField,
+  type ListSpec,
+  type Query,
+} from '../../platform/http/lists.ts';
 import { contactObject, membershipsOf, type ContactRow } from './records.ts';
 
 type ContactsQuery = SelectQueryBuilder<Database, 'contacts', ContactRow>;
@@ -23,7 +32,9 @@ function customFieldText(db: Db, key: string): Expression<string | null> {
   const ref = sql.ref('contacts.custom_fields');
   if (dialectOf(db) === 'postgres') return sql<string | null>`(${ref}::jsonb ->> ${key})`;
   const path = `$."${key.replace(/["\\]/g, '')}"`;
-  return sql<string | null>`(case json_type(${ref}, ${path}) when 'true' then 'true' when 'false' then 'false' when 'null' then null else cast(json_extract(${ref}, ${path}) as text) end)`;
+  return sql<
+    string | null
+  >`(case json_type(${ref}, ${path}) when 'true' then 'true' when 'false' then 'false' when 'null' then null else cast(json_extract(${ref}, ${path}) as text) end)`;
 }
 
 const BASE_FIELDS: Record<string, FilterField> = {
@@ -45,7 +56,11 @@ const BASE_FIELDS: Record<string, FilterField> = {
 /** Whether the contact is in the audience: the `audience_id` filter and parameter. */
 function inAudience(eb: ExpressionBuilder<Database, 'contacts'>, audienceId: string): Expression<SqlBool> {
   return eb.exists(
-    eb.selectFrom('subscribers').select(sql`1`.as('one')).whereRef('subscribers.contact_id', '=', 'contacts.id').where('subscribers.audience_id', '=', audienceId),
+    eb
+      .selectFrom('subscribers')
+      .select(sql`1`.as('one'))
+      .whereRef('subscribers.contact_id', '=', 'contacts.id')
+      .where('subscribers.audience_id', '=', audienceId),
   );
 }
 
@@ -86,7 +101,13 @@ function specFor(db: Db, query: Query): ListSpec {
       fields[key] = { type: 'string', expression: customFieldText(db, key.slice('custom_fields.'.length)) };
     }
   }
-  return { fields, searchColumns: ['contacts.email', 'contacts.first_name', 'contacts.last_name'], sortConvention: 'sort-order', defaultSortColumn: 'contacts.created_at', idColumn: 'contacts.id' };
+  return {
+    fields,
+    searchColumns: ['contacts.email', 'contacts.first_name', 'contacts.last_name'],
+    sortConvention: 'sort-order',
+    defaultSortColumn: 'contacts.created_at',
+    idColumn: 'contacts.id',
+  };
 }
 
 /** The dedicated `audience_id` and `unsubscribed` parameters, ANDed whatever `match` says. */
@@ -107,7 +128,10 @@ function applyDedicatedParams(qb: ContactsQuery, query: Query): ContactsQuery {
 /** The workspace's contacts matching the list parameters, sorted (before paging). */
 export function contactsMatching(db: Db, workspaceId: string, rawQuery: Query): ContactsQuery {
   const query = normalizeQuery(rawQuery);
-  const base = applyDedicatedParams(db.selectFrom('contacts').selectAll('contacts').where('contacts.workspace_id', '=', workspaceId), query);
+  const base = applyDedicatedParams(
+    db.selectFrom('contacts').selectAll('contacts').where('contacts.workspace_id', '=', workspaceId),
+    query,
+  );
   return applyListQuery(base, query, specFor(db, query));
 }
 
@@ -121,7 +145,10 @@ export function contactsOrder(db: Db, rawQuery: Query): { expression: Expression
   if (sortKey && Object.hasOwn(fields, sortKey) && !fields[sortKey].build) {
     const field = fields[sortKey];
     const expression = field.expression ?? sql.ref(field.column ?? sortKey);
-    return { expression: field.type === 'string' ? sql`lower(${expression})` : expression, direction: requested === 'asc' ? 'asc' : 'desc' };
+    return {
+      expression: field.type === 'string' ? sql`lower(${expression})` : expression,
+      direction: requested === 'asc' ? 'asc' : 'desc',
+    };
   }
   return { expression: sql.ref('contacts.created_at'), direction: requested === 'asc' ? 'asc' : 'desc' };
 }
@@ -130,7 +157,11 @@ export async function listContacts(db: Db, workspaceId: string, query: Query, re
   const matching = contactsMatching(db, workspaceId, query);
   const paging = pagingFrom(query, 10);
   const [{ rows, hasNext }, total] = await Promise.all([fetchPage(matching, paging), countRows(matching)]);
-  const memberships = await membershipsOf(db, workspaceId, rows.map((row) => row.id));
+  const memberships = await membershipsOf(
+    db,
+    workspaceId,
+    rows.map((row) => row.id),
+  );
   return {
     data: rows.map((row) => contactObject(row, memberships.get(row.id) ?? [])),
     total_records: total,

@@ -47,7 +47,11 @@ export function contactObject(row: ContactRow, memberships: Membership[]) {
     last_name: row.last_name,
     custom_fields: customFieldsOf(row),
     unsubscribed: row.unsubscribed === 1,
-    audiences: memberships.map(({ audience, subscriber }) => ({ id: audience.id, name: audience.name, subscribed: subscriber.subscribed === 1 })),
+    audiences: memberships.map(({ audience, subscriber }) => ({
+      id: audience.id,
+      name: audience.name,
+      subscribed: subscriber.subscribed === 1,
+    })),
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -89,7 +93,12 @@ export function contactEventObject(row: ContactRow, memberships: Membership[]) {
     updated_at: row.updated_at,
     audiences: memberships.map(({ audience, subscriber }) => ({
       id: audience.id,
-      subscriber: { id: subscriber.id, subscribed: subscriber.subscribed === 1, subscribed_at: subscriber.subscribed_at, unsubscribed_at: subscriber.unsubscribed_at },
+      subscriber: {
+        id: subscriber.id,
+        subscribed: subscriber.subscribed === 1,
+        subscribed_at: subscriber.subscribed_at,
+        unsubscribed_at: subscriber.unsubscribed_at,
+      },
     })),
   };
 }

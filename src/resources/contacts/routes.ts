@@ -22,23 +22,42 @@ export const resource: Resource = {
     await registerContactTransfers(app, ctx);
     app.post(
       '/contacts',
-      { schema: { tags, body: S.CreateContactBody, response: { 201: S.Contact, ...errorResponses({ 400: 'error', 409: 'conflict' }), 422: UsageError } } },
+      {
+        schema: {
+          tags,
+          body: S.CreateContactBody,
+          response: { 201: S.Contact, ...errorResponses({ 400: 'error', 409: 'conflict' }), 422: UsageError },
+        },
+      },
       async (request, reply) => {
-        const { contact, memberships } = await createContactNow(ctx.db, request.principal.workspaceId, request.body as Static<typeof S.CreateContactBody>);
+        const { contact, memberships } = await createContactNow(
+          ctx.db,
+          request.principal.workspaceId,
+          request.body as Static<typeof S.CreateContactBody>,
+        );
         return reply.code(201).send(contactObject(contact, memberships));
       },
     );
     app.get('/contacts', { schema: { tags, querystring: S.ContactListQuery, response: { 200: S.ContactList } } }, async (request) =>
       listContacts(ctx.db, request.principal.workspaceId, request.query as Query, request.url),
     );
-    app.get('/contacts/:id', { schema: { tags, params: S.ContactIdParams, response: { 200: S.DetailedContact, ...errorResponses({ 404: 'error' }) } } }, async (request) => {
-      const workspaceId = request.principal.workspaceId;
-      return contactDetails(ctx.db, workspaceId, await requireContact(ctx.db, workspaceId, (request.params as Id).id));
-    });
+    app.get(
+      '/contacts/:id',
+      { schema: { tags, params: S.ContactIdParams, response: { 200: S.DetailedContact, ...errorResponses({ 404: 'error' }) } } },
+      async (request) => {
+        const workspaceId = request.principal.workspaceId;
+        return contactDetails(ctx.db, workspaceId, await requireContact(ctx.db, workspaceId, (request.params as Id).id));
+      },
+    );
     app.post(
       '/contacts/:id',
       {
-        schema: { tags, params: S.ContactIdParams, body: S.UpdateContactBody, response: { 200: S.DetailedContact, ...errorResponses({ 400: 'error', 404: 'error', 409: 'error' }), 422: UsageError } },
+        schema: {
+          tags,
+          params: S.ContactIdParams,
+          body: S.UpdateContactBody,
+          response: { 200: S.DetailedContact, ...errorResponses({ 400: 'error', 404: 'error', 409: 'error' }), 422: UsageError },
+        },
         // No body at all is "none of the fields" (400 `{error}`), not a schema error.
         preValidation: async (request) => {
           request.body ??= {};
@@ -46,7 +65,8 @@ export const resource: Resource = {
       },
       async (request) => {
         const body = request.body as Static<typeof S.UpdateContactBody>;
-        if (!UPDATE_FIELDS.some((field) => body[field] !== undefined)) throw plainError(400, `Send at least one of ${UPDATE_FIELDS.join(', ')}`);
+        if (!UPDATE_FIELDS.some((field) => body[field] !== undefined))
+          throw plainError(400, `Send at least one of ${UPDATE_FIELDS.join(', ')}`);
         const workspaceId = request.principal.workspaceId;
         return transact(ctx.db, async (tx) => {
           const contact = await requireContact(tx, workspaceId, (request.params as Id).id);
@@ -54,9 +74,15 @@ export const resource: Resource = {
         });
       },
     );
-    app.delete('/contacts/:id', { schema: { tags, params: S.ContactIdParams, response: { 200: S.DeletedContact, ...errorResponses({ 404: 'error' }) } } }, async (request) => {
-      const workspaceId = request.principal.workspaceId;
-      return transact(ctx.db, async (tx) => deleteContact(tx, workspaceId, await requireContact(tx, workspaceId, (request.params as Id).id)));
-    });
+    app.delete(
+      '/contacts/:id',
+      { schema: { tags, params: S.ContactIdParams, response: { 200: S.DeletedContact, ...errorResponses({ 404: 'error' }) } } },
+      async (request) => {
+        const workspaceId = request.principal.workspaceId;
+        return transact(ctx.db, async (tx) =>
+          deleteContact(tx, workspaceId, await requireContact(tx, workspaceId, (request.params as Id).id)),
+        );
+      },
+    );
   },
 };

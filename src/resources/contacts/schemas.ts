@@ -6,14 +6,19 @@ import { pageLimitQuery } from '../../platform/http/lists.ts';
 
 const text = (description: string) => Type.String({ description });
 const Name = Type.Union([Type.String({ maxLength: 255 }), Type.Null()]);
-const CustomFieldsInput = Type.Object({}, { additionalProperties: true, description: 'values by custom-field key; date fields YYYY-MM-DD; unknown keys stored as given' });
+const CustomFieldsInput = Type.Object(
+  {},
+  { additionalProperties: true, description: 'values by custom-field key; date fields YYYY-MM-DD; unknown keys stored as given' },
+);
 
 export const CreateContactBody = Type.Object({
   email: Type.String({ maxLength: 320, description: 'stored in lowercase' }),
   first_name: Type.Optional(Name),
   last_name: Type.Optional(Name),
   custom_fields: Type.Optional(CustomFieldsInput),
-  audiences: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 1000, description: 'aud_ ids; ids not in the workspace are skipped' })),
+  audiences: Type.Optional(
+    Type.Array(Type.String({ maxLength: 64 }), { maxItems: 1000, description: 'aud_ ids; ids not in the workspace are skipped' }),
+  ),
   unsubscribed: Type.Optional(Type.Boolean({ description: 'true creates the contact unsubscribed, its memberships too' })),
 });
 
@@ -22,7 +27,9 @@ export const UpdateContactBody = Type.Object({
   first_name: Type.Optional(Name),
   last_name: Type.Optional(Name),
   custom_fields: Type.Optional(CustomFieldsInput),
-  audiences: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 1000, description: 'the complete list: missing ones added, others removed' })),
+  audiences: Type.Optional(
+    Type.Array(Type.String({ maxLength: 64 }), { maxItems: 1000, description: 'the complete list: missing ones added, others removed' }),
+  ),
   unsubscribed: Type.Optional(Type.Boolean({ description: 'true unsubscribes from all campaigns, false resubscribes' })),
 });
 
@@ -32,7 +39,12 @@ const SORT_KEYS = ['email', 'first_name', 'last_name', 'name', 'audiences', 'cre
 export const ContactListQuery = pageLimitQuery(10, {
   q: Type.Optional(Type.String({ description: 'alias of search' })),
   audience_id: Type.Optional(Type.String({ description: 'only members of this audience (aud_ id)' })),
-  unsubscribed: Type.Optional(Type.Union(['true', 'false', '1', '0'].map((v) => Type.Literal(v)), { description: 'only contacts (not) unsubscribed from all campaigns' })),
+  unsubscribed: Type.Optional(
+    Type.Union(
+      ['true', 'false', '1', '0'].map((v) => Type.Literal(v)),
+      { description: 'only contacts (not) unsubscribed from all campaigns' },
+    ),
+  ),
   sort: Type.Optional(Type.String({ description: `sort key: ${SORT_KEYS.join(', ')} or custom_fields.<key>` })),
   order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
 });
@@ -48,7 +60,10 @@ export const Contact = Type.Object(
     last_name: nullable(text('Last name')),
     custom_fields: Type.Object({}, { additionalProperties: true, description: 'Values by custom-field key; {} when none' }),
     unsubscribed: Type.Boolean({ description: 'Unsubscribed from all campaigns' }),
-    audiences: Type.Array(Type.Object({ ...audienceRef, subscribed: Type.Boolean({ description: 'Whether the membership is subscribed' }) }), { description: 'Memberships' }),
+    audiences: Type.Array(
+      Type.Object({ ...audienceRef, subscribed: Type.Boolean({ description: 'Whether the membership is subscribed' }) }),
+      { description: 'Memberships' },
+    ),
     created_at: text('When created'),
     updated_at: text('When last changed'),
   },
@@ -70,15 +85,24 @@ export const MembershipSubscriber = Type.Object(
 export const DetailedContact = Type.Object(
   {
     ...Contact.properties,
-    audiences: Type.Array(Type.Object({ ...audienceRef, subscriber: MembershipSubscriber }), { description: 'Memberships with their subscriber object' }),
+    audiences: Type.Array(Type.Object({ ...audienceRef, subscriber: MembershipSubscriber }), {
+      description: 'Memberships with their subscriber object',
+    }),
   },
   { title: 'DetailedContact' },
 );
 
-export const ContactList = pageLimitListOf(Contact, 'ContactList', { total_records: Type.Integer({ description: 'Contacts matching the filters, on every page' }) });
+export const ContactList = pageLimitListOf(Contact, 'ContactList', {
+  total_records: Type.Integer({ description: 'Contacts matching the filters, on every page' }),
+});
 
 export const DeletedContact = Type.Object(
-  { object: Type.Literal('contact', { description: 'Always contact' }), id: text('con_ id'), email: text('The address'), deleted: Type.Literal(true, { description: 'Always true' }) },
+  {
+    object: Type.Literal('contact', { description: 'Always contact' }),
+    id: text('con_ id'),
+    email: text('The address'),
+    deleted: Type.Literal(true, { description: 'Always true' }),
+  },
   { title: 'DeletedContact' },
 );
 
@@ -91,7 +115,9 @@ const ImportProblem = Type.Object({
 export const ImportSummary = Type.Object(
   {
     object: Type.Literal('contact_import', { description: 'Always contact_import' }),
-    status: Type.Union([Type.Literal('completed'), Type.Literal('failed')], { description: 'failed: stopped early; see error and committed_rows' }),
+    status: Type.Union([Type.Literal('completed'), Type.Literal('failed')], {
+      description: 'failed: stopped early; see error and committed_rows',
+    }),
     format: Type.Union([Type.Literal('csv'), Type.Literal('json')], { description: 'What the file was read as' }),
     audience_id: nullable(text('Audience the contacts were added to')),
     rows: Type.Integer({ description: 'Data rows read' }),

@@ -11,7 +11,14 @@ import { emitEvent } from '../../platform/events.ts';
 import { ApiError, conflictError, plainError } from '../../platform/http/errors.ts';
 import { requireAddress } from '../../platform/addresses.ts';
 import { validateCustomFields } from '../custom-fields/service.ts';
-import { audiencesAmong, deleteMemberships, emitSubscriberEvents, insertMemberships, setSubscribed, type Membership } from '../audiences/index.ts';
+import {
+  audiencesAmong,
+  deleteMemberships,
+  emitSubscriberEvents,
+  insertMemberships,
+  setSubscribed,
+  type Membership,
+} from '../audiences/index.ts';
 import {
   contactEventObject,
   contactObject,
@@ -80,7 +87,8 @@ export async function createContact(tx: Executor, workspaceId: string, input: Cr
   const email = requireAddress(input.email);
   const customFields = await validateCustomFields(tx, workspaceId, input.custom_fields ?? {});
   const existing = await findContact(tx, workspaceId, email);
-  if (existing) throw conflictError(DUPLICATE, contactObject(existing, (await membershipsOf(tx, workspaceId, [existing.id])).get(existing.id) ?? []));
+  if (existing)
+    throw conflictError(DUPLICATE, contactObject(existing, (await membershipsOf(tx, workspaceId, [existing.id])).get(existing.id) ?? []));
   const now = nowIso();
   const contact: ContactRow = {
     id: newId('con'),
@@ -161,7 +169,12 @@ const CONTACT_FIELDS = ['email', 'first_name', 'last_name', 'custom_fields', 'un
  * changed field; membership changes emit `subscriber.created` / `subscriber.deleted` after it.
  * Nothing changed: no write, no event. 400 bad value, 409 `{error}` address of another contact.
  */
-export async function updateContact(tx: Executor, workspaceId: string, contact: ContactRow, input: UpdateContactInput): Promise<ContactRow> {
+export async function updateContact(
+  tx: Executor,
+  workspaceId: string,
+  contact: ContactRow,
+  input: UpdateContactInput,
+): Promise<ContactRow> {
   const next: ContactRow = { ...contact };
   if (input.email !== undefined) next.email = requireAddress(input.email);
   if (input.first_name !== undefined) next.first_name = input.first_name;
@@ -186,7 +199,13 @@ export async function updateContact(tx: Executor, workspaceId: string, contact: 
     const wantedIds = new Set(wanted.map((a) => a.id));
     removed = before.memberships.filter((m) => !wantedIds.has(m.audience.id));
     await deleteMemberships(tx, removed);
-    added = await insertMemberships(tx, workspaceId, next, wanted.filter((a) => !current.has(a.id)), next.unsubscribed === 0);
+    added = await insertMemberships(
+      tx,
+      workspaceId,
+      next,
+      wanted.filter((a) => !current.has(a.id)),
+      next.unsubscribed === 0,
+    );
   }
 
   const previous: Record<string, unknown> = {};
@@ -201,7 +220,14 @@ export async function updateContact(tx: Executor, workspaceId: string, contact: 
   try {
     await tx
       .updateTable('contacts')
-      .set({ email: next.email, first_name: next.first_name, last_name: next.last_name, custom_fields: next.custom_fields, unsubscribed: next.unsubscribed, updated_at: next.updated_at })
+      .set({
+        email: next.email,
+        first_name: next.first_name,
+        last_name: next.last_name,
+        custom_fields: next.custom_fields,
+        unsubscribed: next.unsubscribed,
+        updated_at: next.updated_at,
+      })
       .where('id', '=', contact.id)
       .execute();
   } catch (error) {

@@ -17,8 +17,14 @@ import { ImportFileError, runImport, type ImportSummary as ImportSummaryValue } 
 
 const tags = ['Contacts'];
 const ImportQuery = Type.Object({
-  audience_id: Type.Optional(Type.String({ description: 'aud_ id or name of an audience to add every row to (for multipart, a field before the file works too)' })),
-  format: Type.Optional(Type.Union([Type.Literal('csv'), Type.Literal('json')], { description: 'default: from the content type or file name, else the first character' })),
+  audience_id: Type.Optional(
+    Type.String({ description: 'aud_ id or name of an audience to add every row to (for multipart, a field before the file works too)' }),
+  ),
+  format: Type.Optional(
+    Type.Union([Type.Literal('csv'), Type.Literal('json')], {
+      description: 'default: from the content type or file name, else the first character',
+    }),
+  ),
 });
 type ImportParams = Static<typeof ImportQuery>;
 const SMALL_UPLOAD_BYTES = 256 * 1024;
@@ -78,7 +84,11 @@ async function importSource(request: FastifyRequest, parseInThread: boolean): Pr
   let source: ImportSource;
   if (request.isMultipart()) {
     const upload = await readUpload(request, 'file');
-    source = { input: fileErrorsAfterStart(upload.content), typeHint: `${upload.filename} ${upload.mimetype}`, audience: upload.fields.audience_id || undefined };
+    source = {
+      input: fileErrorsAfterStart(upload.content),
+      typeHint: `${upload.filename} ${upload.mimetype}`,
+      audience: upload.fields.audience_id || undefined,
+    };
   } else {
     if (!request.body) throw plainError(400, 'Send a CSV or JSON file as the request body or as multipart/form-data');
     source = { input: request.body as Readable, typeHint: request.headers['content-type'] };
@@ -96,8 +106,14 @@ export async function registerContactTransfers(app: FastifyInstance, ctx: AppCon
       schema: {
         tags,
         querystring: ContactListQuery,
-        description: "The list's search, filters and sort as a streamed CSV. The x-total-count header says how many contacts follow (for a progress bar).",
-        response: { 200: { description: 'CSV of the matching contacts (x-total-count: their number)', content: { 'text/csv': { schema: Type.String({ description: 'A header line, then one line per contact' }) } } } },
+        description:
+          "The list's search, filters and sort as a streamed CSV. The x-total-count header says how many contacts follow (for a progress bar).",
+        response: {
+          200: {
+            description: 'CSV of the matching contacts (x-total-count: their number)',
+            content: { 'text/csv': { schema: Type.String({ description: 'A header line, then one line per contact' }) } },
+          },
+        },
       },
     },
     async (request, reply) => {
@@ -131,9 +147,18 @@ export async function registerContactTransfers(app: FastifyInstance, ctx: AppCon
               description: 'The import summary (or, with Accept: application/x-ndjson, progress lines then the summary)',
               content: {
                 'application/json': { schema: ImportSummary },
-                'application/x-ndjson': { schema: Type.String({ description: 'Lines of JSON: {object: "contact_import_progress", rows, committed_rows, created, updated, unchanged, subscribed, skipped}, then the summary' }) },
+                'application/x-ndjson': {
+                  schema: Type.String({
+                    description:
+                      'Lines of JSON: {object: "contact_import_progress", rows, committed_rows, created, updated, unchanged, subscribed, skipped}, then the summary',
+                  }),
+                },
               },
-            }, 400: Type.Union([ImportSummary, Type.Ref('Error')]), ...errorResponses({ 404: 'error', 429: 'rateLimit' }), 422: ImportSummary },
+            },
+            400: Type.Union([ImportSummary, Type.Ref('Error')]),
+            ...errorResponses({ 404: 'error', 429: 'rateLimit' }),
+            422: ImportSummary,
+          },
         },
       },
       async (request, reply) => {
@@ -160,12 +185,20 @@ export async function registerContactTransfers(app: FastifyInstance, ctx: AppCon
                 void reply.code(200).header('content-type', 'application/x-ndjson; charset=utf-8').send(progress);
               }
               const { rows, committed_rows, created, updated, unchanged, subscribed, skipped } = s;
-              progress.write(`${JSON.stringify({ object: 'contact_import_progress', rows, committed_rows, created, updated, unchanged, subscribed, skipped })}\n`);
+              progress.write(
+                `${JSON.stringify({ object: 'contact_import_progress', rows, committed_rows, created, updated, unchanged, subscribed, skipped })}\n`,
+              );
             }
           : undefined;
         let summary: ImportSummaryValue;
         try {
-          summary = await runImport(ctx.db, request.principal.workspaceId, input, { audience, format: query.format, typeHint, onBatch, parseInThread });
+          summary = await runImport(ctx.db, request.principal.workspaceId, input, {
+            audience,
+            format: query.format,
+            typeHint,
+            onBatch,
+            parseInThread,
+          });
         } finally {
           discardUnreadBody(request.raw);
         }

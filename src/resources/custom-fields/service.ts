@@ -12,7 +12,15 @@ import { applyListQuery, pageLimitList, type ListSpec, type Query } from '../../
 import { checkFieldValues, FIELD_TYPES, type FieldDefinition, type FieldDefinitions, type FieldType } from './values.ts';
 import type { CustomFieldsTable } from './tables.ts';
 
-export { checkFieldValue, checkFieldValues, isIsoDate, FIELD_TYPES, type FieldDefinition, type FieldDefinitions, type FieldType } from './values.ts';
+export {
+  checkFieldValue,
+  checkFieldValues,
+  isIsoDate,
+  FIELD_TYPES,
+  type FieldDefinition,
+  type FieldDefinitions,
+  type FieldType,
+} from './values.ts';
 
 type FieldRow = Selectable<CustomFieldsTable>;
 
@@ -27,7 +35,15 @@ export type CustomField = {
 };
 
 export function customFieldObject(row: FieldRow): CustomField {
-  return { object: 'custom_field', id: row.id, key: row.key, label: row.label, type: row.type as FieldType, created_at: row.created_at, updated_at: row.updated_at };
+  return {
+    object: 'custom_field',
+    id: row.id,
+    key: row.key,
+    label: row.label,
+    type: row.type as FieldType,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
 }
 
 export const FIELD_KEY = /^[A-Za-z0-9_]{1,64}$/;
@@ -41,12 +57,22 @@ export async function fieldDefinitions(db: Executor, workspaceId: string): Promi
 
 /** Keys of the workspace's fields of type date (automations' date triggers). */
 export async function dateFieldKeys(db: Executor, workspaceId: string): Promise<string[]> {
-  const rows = await db.selectFrom('custom_fields').select('key').where('workspace_id', '=', workspaceId).where('type', '=', 'date').orderBy('key').execute();
+  const rows = await db
+    .selectFrom('custom_fields')
+    .select('key')
+    .where('workspace_id', '=', workspaceId)
+    .where('type', '=', 'date')
+    .orderBy('key')
+    .execute();
   return rows.map((row) => row.key);
 }
 
 /** `values` checked against the workspace's definitions; 400 `{error}` naming the first bad one. */
-export async function validateCustomFields(db: Executor, workspaceId: string, values: Record<string, unknown>): Promise<Record<string, unknown>> {
+export async function validateCustomFields(
+  db: Executor,
+  workspaceId: string,
+  values: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
   if (Object.keys(values).length === 0) return {};
   const checked = checkFieldValues(await fieldDefinitions(db, workspaceId), values);
   if ('error' in checked) throw plainError(400, checked.error);
@@ -63,7 +89,15 @@ export async function createCustomField(db: Db, workspaceId: string, input: Crea
   if (!FIELD_KEY.test(input.key)) throw plainError(400, 'Invalid key: use 1 to 64 letters, digits or underscores');
   if (!(FIELD_TYPES as readonly string[]).includes(input.type)) throw plainError(400, `Invalid type: use ${FIELD_TYPES.join(', ')}`);
   const now = nowIso();
-  const row: FieldRow = { id: newId('fld'), workspace_id: workspaceId, key: input.key, label: input.label?.trim() || input.key, type: input.type, created_at: now, updated_at: now };
+  const row: FieldRow = {
+    id: newId('fld'),
+    workspace_id: workspaceId,
+    key: input.key,
+    label: input.label?.trim() || input.key,
+    type: input.type,
+    created_at: now,
+    updated_at: now,
+  };
   try {
     await db.insertInto('custom_fields').values(row).execute();
   } catch (error) {

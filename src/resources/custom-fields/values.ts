@@ -24,7 +24,11 @@ export function isIsoDate(value: string): boolean {
 }
 
 /** The value to store for `key`, or a message saying why it cannot be stored. */
-export function checkFieldValue(definition: FieldDefinition | undefined, key: string, value: unknown): { value: unknown } | { error: string } {
+export function checkFieldValue(
+  definition: FieldDefinition | undefined,
+  key: string,
+  value: unknown,
+): { value: unknown } | { error: string } {
   if (value === null || definition === undefined) return { value };
   switch (definition.type) {
     case 'date': {
@@ -53,7 +57,10 @@ export function checkFieldValue(definition: FieldDefinition | undefined, key: st
 }
 
 /** Every value of `values` checked; the first problem found, or the values to store. */
-export function checkFieldValues(definitions: FieldDefinitions, values: Record<string, unknown>): { values: Record<string, unknown> } | { error: string } {
+export function checkFieldValues(
+  definitions: FieldDefinitions,
+  values: Record<string, unknown>,
+): { values: Record<string, unknown> } | { error: string } {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(values)) {
     const checked = checkFieldValue(definitions.get(key), key, value);

@@ -41,7 +41,11 @@ function loadAssets(): Map<string, Asset> | null {
       if (entry.isDirectory()) walk(join(dir, entry.name), `${prefix}${entry.name}/`);
       else {
         const body = readFileSync(join(dir, entry.name));
-        assets.set(`${prefix}${entry.name}`, { body, gzip: gzipSync(body, { level: 9 }), type: TYPES[extname(entry.name)] ?? 'application/octet-stream' });
+        assets.set(`${prefix}${entry.name}`, {
+          body,
+          gzip: gzipSync(body, { level: 9 }),
+          type: TYPES[extname(entry.name)] ?? 'application/octet-stream',
+        });
       }
     }
   };

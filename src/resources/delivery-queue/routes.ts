@@ -21,28 +21,49 @@ export const resource: Resource = {
 
     app.get(
       '/delivery/destinations',
-      { schema: { tags, description: 'Traffic shaping per receiving destination: limits, the pace in force, back-off and counts.', response: { 200: S.DestinationList } } },
+      {
+        schema: {
+          tags,
+          description: 'Traffic shaping per receiving destination: limits, the pace in force, back-off and counts.',
+          response: { 200: S.DestinationList },
+        },
+      },
       async () => ({ data: await destinationStates(ctx.db) }),
     );
     poolRoutes(app, ctx, tags);
-    app.get('/delivery/holds', { schema: { tags, description: "The workspace's delivery holds.", response: { 200: S.HoldList } } }, async (request) => ({
-      data: (await listHolds(ctx.db, workspace(request))).map(holdObject),
-    }));
+    app.get(
+      '/delivery/holds',
+      { schema: { tags, description: "The workspace's delivery holds.", response: { 200: S.HoldList } } },
+      async (request) => ({
+        data: (await listHolds(ctx.db, workspace(request))).map(holdObject),
+      }),
+    );
     app.post(
       '/delivery/holds',
       {
         schema: {
           tags,
           body: S.CreateHoldBody,
-          description: "Holds the workspace's queued deliveries (all, or to a destination or recipient domain): they stay queued until released. Emits delivery.held.",
+          description:
+            "Holds the workspace's queued deliveries (all, or to a destination or recipient domain): they stay queued until released. Emits delivery.held.",
           response: { 201: S.Hold },
         },
       },
-      async (request, reply) => reply.code(201).send(holdObject(await createHold(ctx.db, workspace(request), (request.body ?? {}) as Static<typeof S.CreateHoldBody>))),
+      async (request, reply) =>
+        reply
+          .code(201)
+          .send(holdObject(await createHold(ctx.db, workspace(request), (request.body ?? {}) as Static<typeof S.CreateHoldBody>))),
     );
     app.delete(
       '/delivery/holds/:id',
-      { schema: { tags, params: S.IdParams, description: 'Releases a hold; its deliveries go out within 30 seconds. Emits delivery.released.', response: { 200: S.Hold, ...errorResponses({ 404: 'error' }) } } },
+      {
+        schema: {
+          tags,
+          params: S.IdParams,
+          description: 'Releases a hold; its deliveries go out within 30 seconds. Emits delivery.released.',
+          response: { 200: S.Hold, ...errorResponses({ 404: 'error' }) },
+        },
+      },
       async (request) => holdObject(await releaseHold(ctx.db, workspace(request), (request.params as Static<typeof S.IdParams>).id)),
     );
     app.post(
@@ -51,7 +72,8 @@ export const resource: Resource = {
         schema: {
           tags,
           body: S.PurgeBody,
-          description: "Cancels the workspace's queued deliveries (accepted or attempted), optionally only those to a recipient domain or destination; each gets email.canceled.",
+          description:
+            "Cancels the workspace's queued deliveries (accepted or attempted), optionally only those to a recipient domain or destination; each gets email.canceled.",
           response: { 200: S.PurgeResult },
         },
       },
@@ -62,7 +84,10 @@ export const resource: Resource = {
         // Destinations are found as the workers find them: MX through DNS_SERVERS, named by the shaper.
         const lookup = body.destination ? createOutboundDelivery(ctx.config, { shaper: new TrafficShaper() }) : null;
         try {
-          return { object: 'delivery_purge' as const, ...(await purgeQueue(ctx.db, workspace(request), body, lookup ? (to) => lookup.destinationKeyOf(to) : undefined)) };
+          return {
+            object: 'delivery_purge' as const,
+            ...(await purgeQueue(ctx.db, workspace(request), body, lookup ? (to) => lookup.destinationKeyOf(to) : undefined)),
+          };
         } finally {
           await lookup?.close();
         }
@@ -70,7 +95,15 @@ export const resource: Resource = {
     );
     app.get(
       '/delivery/warmup',
-      { config: admin, schema: { tags, description: 'Domains and source addresses warming up: day N of M, and per destination today\'s cap, the count sent, tomorrow\'s cap and the deferred backlog.', response: { 200: S.WarmupList } } },
+      {
+        config: admin,
+        schema: {
+          tags,
+          description:
+            "Domains and source addresses warming up: day N of M, and per destination today's cap, the count sent, tomorrow's cap and the deferred backlog.",
+          response: { 200: S.WarmupList },
+        },
+      },
       async () => ({ data: await warmupStates(ctx.db) }),
     );
     app.post(
@@ -80,15 +113,27 @@ export const resource: Resource = {
         schema: {
           tags,
           body: S.StartWarmupBody,
-          description: 'Starts warming up a sending domain or source address, day 1 today (UTC): its daily volume per destination follows the schedule, the rest is deferred to later days.',
+          description:
+            'Starts warming up a sending domain or source address, day 1 today (UTC): its daily volume per destination follows the schedule, the rest is deferred to later days.',
           response: { 201: S.Warmup, ...errorResponses({ 400: 'message', 409: 'errorMessage' }) },
         },
       },
-      async (request, reply) => reply.code(201).send(await warmupObject(ctx.db, await startWarmup(ctx.db, (request.body ?? {}) as Static<typeof S.StartWarmupBody>))),
+      async (request, reply) =>
+        reply
+          .code(201)
+          .send(await warmupObject(ctx.db, await startWarmup(ctx.db, (request.body ?? {}) as Static<typeof S.StartWarmupBody>))),
     );
     app.delete(
       '/delivery/warmup/:id',
-      { config: admin, schema: { tags, params: S.WarmupParams, description: 'Stops a warm-up (by id, domain or address): no cap any more, its deferred mail goes out at once.', response: { 200: S.Warmup, ...errorResponses({ 404: 'errorMessage' }) } } },
+      {
+        config: admin,
+        schema: {
+          tags,
+          params: S.WarmupParams,
+          description: 'Stops a warm-up (by id, domain or address): no cap any more, its deferred mail goes out at once.',
+          response: { 200: S.Warmup, ...errorResponses({ 404: 'errorMessage' }) },
+        },
+      },
       async (request) => {
         const row = await stopWarmup(ctx.db, (request.params as Static<typeof S.WarmupParams>).id);
         return { ...(await warmupObject(ctx.db, row)), deferred: 0, destinations: [] };

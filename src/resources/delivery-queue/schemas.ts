@@ -17,11 +17,16 @@ export const Hold = Type.Object(
   { title: 'DeliveryHold' },
 );
 
-export const HoldList = Type.Object({ data: Type.Array(Hold, { description: 'Holds in force, oldest first' }) }, { title: 'DeliveryHoldList' });
+export const HoldList = Type.Object(
+  { data: Type.Array(Hold, { description: 'Holds in force, oldest first' }) },
+  { title: 'DeliveryHoldList' },
+);
 
 export const CreateHoldBody = Type.Object(
   {
-    destination: Type.Optional(nullable(Type.String({ maxLength: 253, description: 'Provider (see GET /delivery/destinations) or MX host' }))),
+    destination: Type.Optional(
+      nullable(Type.String({ maxLength: 253, description: 'Provider (see GET /delivery/destinations) or MX host' })),
+    ),
     domain: Type.Optional(nullable(Type.String({ maxLength: 253, description: 'Recipient domain' }))),
     reason: Type.Optional(nullable(Type.String({ maxLength: 500 }))),
   },
@@ -59,11 +64,15 @@ const Limits = Type.Object(
 export const Destination = Type.Object(
   {
     destination: text('Provider name or MX host'),
-    source: nullable(text('Local source address this state is for (IP pools: shaping is per source and destination); null: the OS-chosen source')),
+    source: nullable(
+      text('Local source address this state is for (IP pools: shaping is per source and destination); null: the OS-chosen source'),
+    ),
     provider: nullable(text('Recognised provider, or null')),
     limits: Limits,
     current_per_minute: nullable(Type.Number({ description: 'Pace in force now; lower than the limit after throttling answers' })),
-    state: Type.Union([Type.Literal('normal'), Type.Literal('throttled'), Type.Literal('paused')], { description: 'normal, throttled (slowed by its answers) or paused (backing off)' }),
+    state: Type.Union([Type.Literal('normal'), Type.Literal('throttled'), Type.Literal('paused')], {
+      description: 'normal, throttled (slowed by its answers) or paused (backing off)',
+    }),
     in_flight: Type.Integer({ description: 'Deliveries under way' }),
     queued: Type.Integer({ description: 'Deliveries waiting for a slot' }),
     paused_until: nullable(text('End of the current back-off')),
@@ -76,7 +85,10 @@ export const Destination = Type.Object(
   { title: 'DeliveryDestination' },
 );
 
-export const DestinationList = Type.Object({ data: Type.Array(Destination, { description: 'Every destination the workers delivered to, by name' }) }, { title: 'DeliveryDestinationList' });
+export const DestinationList = Type.Object(
+  { data: Type.Array(Destination, { description: 'Every destination the workers delivered to, by name' }) },
+  { title: 'DeliveryDestinationList' },
+);
 
 // IP pools (docs/delivery.md, "IP pools").
 const poolName = (description: string) => nullable(Type.String({ description }));
@@ -95,7 +107,8 @@ const EffectivePool = Type.Object(
     pool: poolName('The pool this mail leaves from; null: no pool (the OS chooses the source address)'),
     from: nullable(
       Type.Union([Type.Literal('workspace'), Type.Literal('server'), Type.Literal('default')], {
-        description: "workspace (its own assignment), server (every workspace's, set with the CLI), default (DELIVERY_IP_POOLS default); null: no pool",
+        description:
+          "workspace (its own assignment), server (every workspace's, set with the CLI), default (DELIVERY_IP_POOLS default); null: no pool",
       }),
     ),
   },
@@ -108,7 +121,10 @@ export const IpPool = Type.Object(
     name: text('Pool name as configured in DELIVERY_IP_POOLS'),
     default: Type.Boolean({ description: 'Used when nothing is assigned' }),
     addresses: Type.Array(
-      Type.Object({ address: text('Local source address'), helo: text('HELO/EHLO name given from this address') }, { title: 'IpPoolAddress' }),
+      Type.Object(
+        { address: text('Local source address'), helo: text('HELO/EHLO name given from this address') },
+        { title: 'IpPoolAddress' },
+      ),
       { description: "The pool's source addresses; each message uses the least busy one" },
     ),
   },
@@ -119,9 +135,14 @@ export const IpPoolList = Type.Object(
   {
     object: Type.Literal('ip_pool_list', { description: 'Always ip_pool_list' }),
     data: Type.Array(IpPool, { description: 'Every configured pool; empty without DELIVERY_IP_POOLS' }),
-    assignment: Type.Union([PoolAssignment, Type.Null()], { description: "The workspace's own assignment (null only in the operator's CLI view of no workspace)" }),
+    assignment: Type.Union([PoolAssignment, Type.Null()], {
+      description: "The workspace's own assignment (null only in the operator's CLI view of no workspace)",
+    }),
     every_workspace: PoolAssignment,
-    effective: Type.Object({ transactional: EffectivePool, bulk: EffectivePool }, { description: 'The pool each kind of mail of the workspace leaves from now' }),
+    effective: Type.Object(
+      { transactional: EffectivePool, bulk: EffectivePool },
+      { description: 'The pool each kind of mail of the workspace leaves from now' },
+    ),
   },
   { title: 'IpPoolList' },
 );
@@ -168,7 +189,10 @@ export const Warmup = Type.Object(
   { title: 'DeliveryWarmup' },
 );
 
-export const WarmupList = Type.Object({ data: Type.Array(Warmup, { description: 'Domains and addresses warming up, oldest first' }) }, { title: 'DeliveryWarmupList' });
+export const WarmupList = Type.Object(
+  { data: Type.Array(Warmup, { description: 'Domains and addresses warming up, oldest first' }) },
+  { title: 'DeliveryWarmupList' },
+);
 
 export const StartWarmupBody = Type.Object(
   {

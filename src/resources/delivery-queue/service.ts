@@ -46,7 +46,14 @@ export async function createHold(db: Db, workspaceId: string | null, input: Hold
   if (!workspaceId && !destination && !domain) {
     throw fieldValidationError({ destination: ['A hold for every workspace names a destination or a domain'] });
   }
-  const row: HoldRow = { id: newId('hold'), workspace_id: workspaceId, destination, domain, reason: input.reason?.slice(0, 500) ?? null, created_at: nowIso() };
+  const row: HoldRow = {
+    id: newId('hold'),
+    workspace_id: workspaceId,
+    destination,
+    domain,
+    reason: input.reason?.slice(0, 500) ?? null,
+    created_at: nowIso(),
+  };
   await db.transaction().execute(async (tx) => {
     await tx.insertInto('delivery_holds').values(row).execute();
     if (workspaceId) await emitEvent(tx, workspaceId, 'delivery.held', holdObject(row));
@@ -116,17 +123,29 @@ export interface PurgeInput {
  * Cancels the queued deliveries (accepted or attempted, not being sent right now) of a
  * workspace, optionally only those to a recipient domain: status canceled + email.canceled each.
  */
-export async function purgeQueue(db: Db, workspaceId: string, input: PurgeInput, destinationOf?: (to: string) => Promise<string | null>): Promise<{ purged: number; ids: string[] }> {
+export async function purgeQueue(
+  db: Db,
+  workspaceId: string,
+  input: PurgeInput,
+  destinationOf?: (to: string) => Promise<string | null>,
+): Promise<{ purged: number; ids: string[] }> {
   const domain = normalize(input.domain);
   const destination = normalize(input.destination);
-  let query = db.selectFrom('emails').select(['id', 'to', 'status']).where('workspace_id', '=', workspaceId).where('type', '=', 'outbound').where('status', 'in', PURGEABLE);
+  let query = db
+    .selectFrom('emails')
+    .select(['id', 'to', 'status'])
+    .where('workspace_id', '=', workspaceId)
+    .where('type', '=', 'outbound')
+    .where('status', 'in', PURGEABLE);
   if (domain) query = query.where('to', 'like', `%@${domain}`);
   const candidates = await query.limit(100_000).execute();
   const ids: string[] = [];
   for (const candidate of candidates) {
     if (destination && (!destinationOf || (await destinationOf(candidate.to)) !== destination)) continue;
     try {
-      const row = await db.transaction().execute((tx) => cancelEmail(tx, { ...candidate, workspace_id: workspaceId }, 'Purged from the delivery queue'));
+      const row = await db
+        .transaction()
+        .execute((tx) => cancelEmail(tx, { ...candidate, workspace_id: workspaceId }, 'Purged from the delivery queue'));
       ids.push(row.id);
     } catch (error) {
       // Being sent right now, or no longer queued: left alone.

@@ -50,7 +50,13 @@ interface NewReport {
   failure: string | null;
 }
 
-async function insertReports(tx: Executor, mailbox: ReportMailbox, source: ReportSource, reports: NewReport[], jobDelayMs = 0): Promise<string[]> {
+async function insertReports(
+  tx: Executor,
+  mailbox: ReportMailbox,
+  source: ReportSource,
+  reports: NewReport[],
+  jobDelayMs = 0,
+): Promise<string[]> {
   const now = nowIso();
   const ids: string[] = [];
   for (const report of reports) {

@@ -6,9 +6,29 @@ import type { DmarcRecordsTable, DmarcReportsTable } from './tables.ts';
 /** A report without its payload (the file or message, up to megabytes, kept only until read). */
 export type ReportRow = Omit<Selectable<DmarcReportsTable>, 'payload'>;
 export const REPORT_COLUMNS = [
-  'id', 'workspace_id', 'domain_id', 'type', 'status', 'source', 'org_name', 'reporter_email', 'extra_contact_info',
-  'external_id', 'period_start', 'period_end', 'policy', 'detail', 'record_count', 'message_count', 'pass_count',
-  'filename', 'failure_reason', 'duplicate_of', 'processed_at', 'created_at', 'updated_at',
+  'id',
+  'workspace_id',
+  'domain_id',
+  'type',
+  'status',
+  'source',
+  'org_name',
+  'reporter_email',
+  'extra_contact_info',
+  'external_id',
+  'period_start',
+  'period_end',
+  'policy',
+  'detail',
+  'record_count',
+  'message_count',
+  'pass_count',
+  'filename',
+  'failure_reason',
+  'duplicate_of',
+  'processed_at',
+  'created_at',
+  'updated_at',
 ] as const satisfies ReadonlyArray<keyof ReportRow>;
 export type RecordRow = Selectable<DmarcRecordsTable>;
 
@@ -92,7 +112,10 @@ export function recordObject(row: RecordRow) {
     envelope_from: row.envelope_from,
     envelope_to: row.envelope_to,
     auth_results: {
-      dkim: parseJson<Array<{ domain: string; selector: string | null; result: string; human_result: string | null }>>(row.dkim_results, []),
+      dkim: parseJson<Array<{ domain: string; selector: string | null; result: string; human_result: string | null }>>(
+        row.dkim_results,
+        [],
+      ),
       spf: parseJson<Array<{ domain: string; scope: string | null; result: string }>>(row.spf_results, []),
     },
   };

@@ -28,7 +28,8 @@ export function periodBounds(query: PeriodQuery): PeriodBounds {
     if (!value) return null;
     const dateOnly = DATE_ONLY.test(value);
     const ms = Date.parse(dateOnly ? `${value}T00:00:00Z` : value);
-    if (Number.isNaN(ms)) throw plainError(400, `${name} must be an ISO 8601 date or date-time, such as 2026-01-31 or 2026-01-31T12:00:00Z`);
+    if (Number.isNaN(ms))
+      throw plainError(400, `${name} must be an ISO 8601 date or date-time, such as 2026-01-31 or 2026-01-31T12:00:00Z`);
     return { ms, dateOnly };
   };
   const from = read('from');

@@ -21,9 +21,7 @@ type ReportRow = Selectable<DmarcReportsTable>;
 /** Rows per INSERT: 18 columns stay far below both engines' parameter limits. */
 const RECORD_BATCH = 500;
 
-type Parsed =
-  | { type: 'aggregate'; report: AggregateReport }
-  | { type: 'forensic'; report: ForensicReport };
+type Parsed = { type: 'aggregate'; report: AggregateReport } | { type: 'forensic'; report: ForensicReport };
 
 async function parsePayload(row: ReportRow): Promise<Parsed> {
   if (row.payload === null) throw new DmarcReportError('The report content is missing');
@@ -151,14 +149,25 @@ async function storeParsed(db: Db, row: ReportRow, parsed: Parsed): Promise<void
       .executeTakeFirst();
     if (original) {
       // A copy keeps what identifies it, not the counts: breakdowns count the original only.
-      await settle(tx, row.id, { ...columns, status: 'duplicate', duplicate_of: original.id, record_count: 0, message_count: 0, pass_count: 0 });
+      await settle(tx, row.id, {
+        ...columns,
+        status: 'duplicate',
+        duplicate_of: original.id,
+        record_count: 0,
+        message_count: 0,
+        pass_count: 0,
+      });
       return;
     }
     // The status moves first: a second runner waits on this row, then finds it settled.
     if (!(await settle(tx, row.id, { ...columns, status: 'processed' }))) return;
     if (parsed.type !== 'aggregate') return;
     const rows = recordRows(row, parsed.report, columns);
-    for (let i = 0; i < rows.length; i += RECORD_BATCH) await tx.insertInto('dmarc_records').values(rows.slice(i, i + RECORD_BATCH)).execute();
+    for (let i = 0; i < rows.length; i += RECORD_BATCH)
+      await tx
+        .insertInto('dmarc_records')
+        .values(rows.slice(i, i + RECORD_BATCH))
+        .execute();
   });
 }
 

@@ -6,8 +6,21 @@ import { errorResponses } from '../../platform/http/responses.ts';
 import { uploadReport } from './intake.ts';
 import { PROCESS_JOB, processReport } from './processing.ts';
 import {
-  AnyReport, BreakdownQuery, CountryBreakdown, DomainParams, ForensicList, ForensicListQuery, ForensicReport, NetworkBreakdown, ReportList, ReportListQuery, ReportParams,
-  ReporterBreakdown, ResultBreakdown, SourceBreakdown, UploadBody,
+  AnyReport,
+  BreakdownQuery,
+  CountryBreakdown,
+  DomainParams,
+  ForensicList,
+  ForensicListQuery,
+  ForensicReport,
+  NetworkBreakdown,
+  ReportList,
+  ReportListQuery,
+  ReportParams,
+  ReporterBreakdown,
+  ResultBreakdown,
+  SourceBreakdown,
+  UploadBody,
 } from './schemas.ts';
 import { getForensicReport, getReport, listForensicReports, listReports } from './service.ts';
 import { countryBreakdown, networkBreakdown, reporterBreakdown, resultBreakdown, sourceBreakdown } from './stats.ts';
@@ -26,38 +39,69 @@ export const resource: Resource = {
   v2(app, ctx) {
     const db = ctx.db;
     const workspace = (request: { principal: { workspaceId: string } }) => request.principal.workspaceId;
-    app.get('/domains/:id/dmarc/reports', { schema: { tags, params: DomainParams, querystring: ReportListQuery, response: { 200: ReportList, ...readErrors } } }, async (request) =>
-      listReports(db, workspace(request), (request.params as Domain).id, request.query as Query),
+    app.get(
+      '/domains/:id/dmarc/reports',
+      { schema: { tags, params: DomainParams, querystring: ReportListQuery, response: { 200: ReportList, ...readErrors } } },
+      async (request) => listReports(db, workspace(request), (request.params as Domain).id, request.query as Query),
     );
-    app.post('/domains/:id/dmarc/reports', { schema: { tags, params: DomainParams, body: UploadBody, response: { 201: AnyReport, ...uploadErrors } } }, async (request, reply) => {
-      const report = await uploadReport(ctx, workspace(request), (request.params as Domain).id, request.body as Static<typeof UploadBody>);
-      return reply.code(201).send(report);
-    });
-    app.get('/domains/:id/dmarc/reports/:report_id', { schema: { tags, params: ReportParams, response: { 200: AnyReport, ...readErrors } } }, async (request) => {
-      const { id, report_id } = request.params as Report;
-      return getReport(db, workspace(request), id, report_id);
-    });
-    app.get('/domains/:id/dmarc/forensic', { schema: { tags, params: DomainParams, querystring: ForensicListQuery, response: { 200: ForensicList, ...readErrors } } }, async (request) =>
-      listForensicReports(db, workspace(request), (request.params as Domain).id, request.query as Query),
+    app.post(
+      '/domains/:id/dmarc/reports',
+      { schema: { tags, params: DomainParams, body: UploadBody, response: { 201: AnyReport, ...uploadErrors } } },
+      async (request, reply) => {
+        const report = await uploadReport(
+          ctx,
+          workspace(request),
+          (request.params as Domain).id,
+          request.body as Static<typeof UploadBody>,
+        );
+        return reply.code(201).send(report);
+      },
     );
-    app.get('/domains/:id/dmarc/forensic/:report_id', { schema: { tags, params: ReportParams, response: { 200: ForensicReport, ...readErrors } } }, async (request) => {
-      const { id, report_id } = request.params as Report;
-      return getForensicReport(db, workspace(request), id, report_id);
-    });
-    app.get('/domains/:id/dmarc/stats/sources', { schema: { tags, params: DomainParams, querystring: BreakdownQuery, response: { 200: SourceBreakdown, ...readErrors } } }, async (request) =>
-      sourceBreakdown(db, workspace(request), (request.params as Domain).id, request.query as Query),
+    app.get(
+      '/domains/:id/dmarc/reports/:report_id',
+      { schema: { tags, params: ReportParams, response: { 200: AnyReport, ...readErrors } } },
+      async (request) => {
+        const { id, report_id } = request.params as Report;
+        return getReport(db, workspace(request), id, report_id);
+      },
     );
-    app.get('/domains/:id/dmarc/stats/reporters', { schema: { tags, params: DomainParams, querystring: BreakdownQuery, response: { 200: ReporterBreakdown, ...readErrors } } }, async (request) =>
-      reporterBreakdown(db, workspace(request), (request.params as Domain).id, request.query as Query),
+    app.get(
+      '/domains/:id/dmarc/forensic',
+      { schema: { tags, params: DomainParams, querystring: ForensicListQuery, response: { 200: ForensicList, ...readErrors } } },
+      async (request) => listForensicReports(db, workspace(request), (request.params as Domain).id, request.query as Query),
     );
-    app.get('/domains/:id/dmarc/stats/results', { schema: { tags, params: DomainParams, querystring: BreakdownQuery, response: { 200: ResultBreakdown, ...readErrors } } }, async (request) =>
-      resultBreakdown(db, workspace(request), (request.params as Domain).id, request.query as Query),
+    app.get(
+      '/domains/:id/dmarc/forensic/:report_id',
+      { schema: { tags, params: ReportParams, response: { 200: ForensicReport, ...readErrors } } },
+      async (request) => {
+        const { id, report_id } = request.params as Report;
+        return getForensicReport(db, workspace(request), id, report_id);
+      },
     );
-    app.get('/domains/:id/dmarc/stats/countries', { schema: { tags, params: DomainParams, querystring: BreakdownQuery, response: { 200: CountryBreakdown, ...readErrors } } }, async (request) =>
-      countryBreakdown(db, workspace(request), (request.params as Domain).id, request.query as Query),
+    app.get(
+      '/domains/:id/dmarc/stats/sources',
+      { schema: { tags, params: DomainParams, querystring: BreakdownQuery, response: { 200: SourceBreakdown, ...readErrors } } },
+      async (request) => sourceBreakdown(db, workspace(request), (request.params as Domain).id, request.query as Query),
     );
-    app.get('/domains/:id/dmarc/stats/networks', { schema: { tags, params: DomainParams, querystring: BreakdownQuery, response: { 200: NetworkBreakdown, ...readErrors } } }, async (request) =>
-      networkBreakdown(db, workspace(request), (request.params as Domain).id, request.query as Query),
+    app.get(
+      '/domains/:id/dmarc/stats/reporters',
+      { schema: { tags, params: DomainParams, querystring: BreakdownQuery, response: { 200: ReporterBreakdown, ...readErrors } } },
+      async (request) => reporterBreakdown(db, workspace(request), (request.params as Domain).id, request.query as Query),
+    );
+    app.get(
+      '/domains/:id/dmarc/stats/results',
+      { schema: { tags, params: DomainParams, querystring: BreakdownQuery, response: { 200: ResultBreakdown, ...readErrors } } },
+      async (request) => resultBreakdown(db, workspace(request), (request.params as Domain).id, request.query as Query),
+    );
+    app.get(
+      '/domains/:id/dmarc/stats/countries',
+      { schema: { tags, params: DomainParams, querystring: BreakdownQuery, response: { 200: CountryBreakdown, ...readErrors } } },
+      async (request) => countryBreakdown(db, workspace(request), (request.params as Domain).id, request.query as Query),
+    );
+    app.get(
+      '/domains/:id/dmarc/stats/networks',
+      { schema: { tags, params: DomainParams, querystring: BreakdownQuery, response: { 200: NetworkBreakdown, ...readErrors } } },
+      async (request) => networkBreakdown(db, workspace(request), (request.params as Domain).id, request.query as Query),
     );
   },
   jobs: (ctx) => ({

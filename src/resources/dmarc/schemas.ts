@@ -8,7 +8,11 @@ import { REPORT_STATUSES, REPORT_TYPES } from './service.ts';
 
 const text = (description: string) => Type.String({ description });
 const int = (description: string) => Type.Integer({ description });
-const literals = (values: readonly string[], description: string) => Type.Union(values.map((v) => Type.Literal(v)), { description });
+const literals = (values: readonly string[], description: string) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    { description },
+  );
 const rate = (description: string) => nullable(Type.Number({ description: `${description}, 0 to 1 (4 decimals); null without messages` }));
 
 // ---- Requests ---------------------------------------------------------------------------
@@ -23,7 +27,9 @@ const period = {
 const MAX_OFFSET = 2_147_483_647;
 const offset = Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_OFFSET, default: 0, description: 'Items to skip' }));
 const filters = {
-  match: Type.Optional(Type.Union([Type.Literal('all'), Type.Literal('or')], { description: 'all (default) or or: how key.condition filters combine' })),
+  match: Type.Optional(
+    Type.Union([Type.Literal('all'), Type.Literal('or')], { description: 'all (default) or or: how key.condition filters combine' }),
+  ),
   order: Type.Optional(text('Sort key: any filter key (created_at, period_start, org_name, message_count, …); default newest first')),
   direction: Type.Optional(text('asc or desc (order without direction sorts ascending)')),
 };
@@ -38,7 +44,10 @@ export const ReportListQuery = Type.Object(
     offset,
     ...filters,
   },
-  { description: 'Also key.condition filters on type, status, source, org_name, org_email, report_id, filename, failure_reason, period_start, period_end, processed_at, created_at, record_count, message_count, pass_count' },
+  {
+    description:
+      'Also key.condition filters on type, status, source, org_name, org_email, report_id, filename, failure_reason, period_start, period_end, processed_at, created_at, record_count, message_count, pass_count',
+  },
 );
 
 export const ForensicListQuery = Type.Object({
@@ -51,12 +60,22 @@ export const ForensicListQuery = Type.Object({
 export const BreakdownQuery = Type.Object({
   ...period,
   org_name: Type.Optional(text('Only the reports of this reporting organization')),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: BREAKDOWN_MAX_LIMIT, default: BREAKDOWN_DEFAULT_LIMIT, description: `Rows per page, 1 to ${BREAKDOWN_MAX_LIMIT}` })),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: BREAKDOWN_MAX_LIMIT,
+      default: BREAKDOWN_DEFAULT_LIMIT,
+      description: `Rows per page, 1 to ${BREAKDOWN_MAX_LIMIT}`,
+    }),
+  ),
   offset,
 });
 
 export const UploadBody = Type.Object({
-  content: Type.String({ description: 'The report file in base64: aggregate XML (plain, .gz or .zip), or a whole report mail (.eml) holding one aggregate or forensic report' }),
+  content: Type.String({
+    description:
+      'The report file in base64: aggregate XML (plain, .gz or .zip), or a whole report mail (.eml) holding one aggregate or forensic report',
+  }),
   filename: Type.Optional(nullable(Type.String({ maxLength: 255, description: 'File name, kept with the report' }))),
 });
 
@@ -69,9 +88,9 @@ const summaryFields = {
   status: literals(REPORT_STATUSES, 'pending (not read yet), processed, failed (see failure_reason) or duplicate (see duplicate_of)'),
   domain_id: text('dom_ id of the domain'),
   domain: text('The domain name'),
-  org_name: nullable(text('Reporting organization (aggregate: org_name; forensic: the domain of the report\'s sender); null until read')),
-  org_email: nullable(text('The reporter\'s contact address')),
-  report_id: nullable(text('The reporter\'s own report id (forensic: the report\'s Message-ID); null until read')),
+  org_name: nullable(text("Reporting organization (aggregate: org_name; forensic: the domain of the report's sender); null until read")),
+  org_email: nullable(text("The reporter's contact address")),
+  report_id: nullable(text("The reporter's own report id (forensic: the report's Message-ID); null until read")),
   period_start: nullable(text('Start of the reported period (forensic: when the failing message arrived)')),
   period_end: nullable(text('End of the reported period (forensic: as period_start)')),
   record_count: int('Rows of the aggregate report (0 for forensic, duplicate, failed and pending reports)'),
@@ -102,8 +121,11 @@ const DmarcRecord = Type.Object(
     spf: Type.Union(Verdict.anyOf, { description: 'SPF verdict after alignment (policy_evaluated)' }),
     dmarc: Type.Union(Verdict.anyOf, { description: 'pass when aligned DKIM or SPF passed' }),
     reasons: Type.Array(
-      Type.Object({ type: text('forwarded, sampled_out, trusted_forwarder, mailing_list, local_policy or other'), comment: nullable(text('The receiver\'s comment')) }),
-      { description: 'Why the receiver applied another disposition than the policy\'s' },
+      Type.Object({
+        type: text('forwarded, sampled_out, trusted_forwarder, mailing_list, local_policy or other'),
+        comment: nullable(text("The receiver's comment")),
+      }),
+      { description: "Why the receiver applied another disposition than the policy's" },
     ),
     header_from: text('Domain of the From header'),
     envelope_from: nullable(text('Domain of the envelope sender, when reported')),
@@ -115,12 +137,16 @@ const DmarcRecord = Type.Object(
             domain: text('Signing domain (d=)'),
             selector: nullable(text('Selector (s=)')),
             result: text('none, pass, fail, policy, neutral, temperror or permerror'),
-            human_result: nullable(text('The receiver\'s words')),
+            human_result: nullable(text("The receiver's words")),
           }),
           { description: 'Every DKIM signature checked, before alignment' },
         ),
         spf: Type.Array(
-          Type.Object({ domain: text('Domain checked'), scope: nullable(text('helo or mfrom')), result: text('none, neutral, pass, fail, softfail, temperror or permerror') }),
+          Type.Object({
+            domain: text('Domain checked'),
+            scope: nullable(text('helo or mfrom')),
+            result: text('none, neutral, pass, fail, softfail, temperror or permerror'),
+          }),
           { description: 'SPF checks, before alignment' },
         ),
       },
@@ -134,7 +160,7 @@ export const AggregateReport = Type.Object(
   {
     ...summaryFields,
     type: Type.Literal('aggregate', { description: 'Always aggregate' }),
-    extra_contact_info: nullable(text('The reporter\'s extra contact information')),
+    extra_contact_info: nullable(text("The reporter's extra contact information")),
     policy_published: Type.Object(
       {
         domain: nullable(text('Domain the policy was found for')),
@@ -149,7 +175,7 @@ export const AggregateReport = Type.Object(
       { description: 'The DMARC record the receiver found (all null until read)' },
     ),
     errors: Type.Array(Type.String(), { description: 'Problems the reporter noted while making the report' }),
-    records: Type.Array(DmarcRecord, { description: 'The report\'s rows, in the reporter\'s order' }),
+    records: Type.Array(DmarcRecord, { description: "The report's rows, in the reporter's order" }),
   },
   { title: 'DmarcAggregateReport' },
 );
@@ -171,7 +197,7 @@ export const ForensicReport = Type.Object(
     original_envelope_id: nullable(text('Its envelope id at the receiver')),
     reported_domain: text('The domain the report is about'),
     reported_uri: nullable(text('URIs in the message the report names')),
-    authentication_results: nullable(text('The receiver\'s Authentication-Results')),
+    authentication_results: nullable(text("The receiver's Authentication-Results")),
     dkim_domain: nullable(text('DKIM signing domain checked')),
     dkim_identity: nullable(text('DKIM identity (i=)')),
     dkim_selector: nullable(text('DKIM selector')),
@@ -187,7 +213,7 @@ export const ForensicReport = Type.Object(
       },
       { description: 'Headers of the failing message' },
     ),
-    original_headers: nullable(text('The failing message\'s header block as reported (its body is never kept)')),
+    original_headers: nullable(text("The failing message's header block as reported (its body is never kept)")),
   },
   { title: 'DmarcForensicReport' },
 );
@@ -198,12 +224,21 @@ const listMeta = Type.Object(
   { total: int('Items matching the parameters, on every page'), limit: int('Page size'), offset: int('Items skipped') },
   { description: 'Paging' },
 );
-export const ReportList = Type.Object({ data: Type.Array(ReportSummary, { description: 'This page, newest first unless sorted' }), meta: listMeta }, { title: 'DmarcReportList' });
-export const ForensicList = Type.Object({ data: Type.Array(ForensicReport, { description: 'This page, newest first unless sorted' }), meta: listMeta }, { title: 'DmarcForensicReportList' });
+export const ReportList = Type.Object(
+  { data: Type.Array(ReportSummary, { description: 'This page, newest first unless sorted' }), meta: listMeta },
+  { title: 'DmarcReportList' },
+);
+export const ForensicList = Type.Object(
+  { data: Type.Array(ForensicReport, { description: 'This page, newest first unless sorted' }), meta: listMeta },
+  { title: 'DmarcForensicReportList' },
+);
 
 const breakdownMeta = Type.Object({ limit: int('Rows per page'), offset: int('Rows skipped') }, { description: 'Paging' });
 const verdictRates = (what: string) =>
-  Type.Object({ pass: int(`Messages whose ${what} passed`), fail: int(`Messages whose ${what} failed`), pass_rate: rate(`Share of ${what} passes`) }, { description: what });
+  Type.Object(
+    { pass: int(`Messages whose ${what} passed`), fail: int(`Messages whose ${what} failed`), pass_rate: rate(`Share of ${what} passes`) },
+    { description: what },
+  );
 const rates = {
   message_count: int('Messages'),
   dmarc: verdictRates('DMARC'),
@@ -260,7 +295,11 @@ export const CountryBreakdown = Type.Object(
     data: Type.Array(
       Type.Object(
         {
-          country: nullable(text('Country of the sending IPs (ISO 3166-1 alpha-2, e.g. US); null for addresses in no known range (private, reserved or unallocated)')),
+          country: nullable(
+            text(
+              'Country of the sending IPs (ISO 3166-1 alpha-2, e.g. US); null for addresses in no known range (private, reserved or unallocated)',
+            ),
+          ),
           ...rates,
           source_count: int('Distinct source IPs in this country'),
         },
@@ -278,7 +317,9 @@ export const NetworkBreakdown = Type.Object(
     data: Type.Array(
       Type.Object(
         {
-          asn: nullable(Type.Integer({ description: 'Autonomous system number that announces the sending IPs; null when no known network does' })),
+          asn: nullable(
+            Type.Integer({ description: 'Autonomous system number that announces the sending IPs; null when no known network does' }),
+          ),
           organization: nullable(text('Organization holding the autonomous system, e.g. Google LLC; null with asn')),
           ...rates,
           source_count: int('Distinct source IPs in this network'),

@@ -58,7 +58,10 @@ function reportsQuery(db: Db, workspaceId: string, domain: ReportDomain, query: 
 async function page<T>(db: Db, workspaceId: string, domain: ReportDomain, query: Query, toItem: (row: ReportRow) => T) {
   const { limit, offset } = paging(query, 25);
   const base = reportsQuery(db, workspaceId, domain, query);
-  const [rows, total] = await Promise.all([applyListQuery(base, query, listSpec).limit(limit).offset(offset).execute(), countRows(applyListQuery(base, query, listSpec))]);
+  const [rows, total] = await Promise.all([
+    applyListQuery(base, query, listSpec).limit(limit).offset(offset).execute(),
+    countRows(applyListQuery(base, query, listSpec)),
+  ]);
   return { data: rows.map(toItem), meta: { total, limit, offset } };
 }
 

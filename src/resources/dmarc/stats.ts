@@ -44,7 +44,6 @@ interface Tally {
   disposition_reject: string | number | null;
 }
 
-
 /** The pass counts and rates of a row (sums arrive as text from PostgreSQL's numeric). */
 export function passRates(row: Tally) {
   const messages = Number(row.messages ?? 0);
@@ -70,7 +69,14 @@ async function recordsOf(db: Db, workspaceId: string, idOrName: string, query: Q
 }
 
 /** The records grouped by `key`, with the tally and `extra` sums, most messages first. */
-async function groupedBy(db: Db, workspaceId: string, idOrName: string, query: Query, key: 'source_ip' | 'org_name', extra: (eb: ExpressionBuilder<Database, 'dmarc_records'>) => AliasedExpression<any, string>[]) {
+async function groupedBy(
+  db: Db,
+  workspaceId: string,
+  idOrName: string,
+  query: Query,
+  key: 'source_ip' | 'org_name',
+  extra: (eb: ExpressionBuilder<Database, 'dmarc_records'>) => AliasedExpression<any, string>[],
+) {
   const { limit, offset } = paging(query, BREAKDOWN_DEFAULT_LIMIT);
   const rows = await (await recordsOf(db, workspaceId, idOrName, query))
     .select((eb) => [key, ...tally(eb), ...extra(eb)])
@@ -139,21 +145,42 @@ export async function resultBreakdown(db: Db, workspaceId: string, idOrName: str
   return {
     data: rows.map((row) => {
       const messages = Number(row.messages);
-      return { spf: row.spf, dkim: row.dkim, dmarc: row.dmarc, disposition: row.disposition, message_count: messages, share: ratio(messages, summary.message_count) };
+      return {
+        spf: row.spf,
+        dkim: row.dkim,
+        dmarc: row.dmarc,
+        disposition: row.disposition,
+        message_count: messages,
+        share: ratio(messages, summary.message_count),
+      };
     }),
     summary,
     meta: { limit, offset },
   };
 }
 
-const TALLY_KEYS = ['messages', 'dmarc_pass', 'spf_pass', 'dkim_pass', 'disposition_none', 'disposition_quarantine', 'disposition_reject'] as const;
+const TALLY_KEYS = [
+  'messages',
+  'dmarc_pass',
+  'spf_pass',
+  'dkim_pass',
+  'disposition_none',
+  'disposition_quarantine',
+  'disposition_reject',
+] as const;
 
 /**
  * The records summed per source IP in SQL, then per `keyOf(ip)` here (the IP-to-place data is
  * no table), most messages first, then by key; paged like the others. Keyed on the looked-up
  * data of the running version, so a package update re-places old reports too.
  */
-async function groupedByPlace<K>(db: Db, workspaceId: string, idOrName: string, query: Query, keyOf: (ip: string) => { id: string; key: K }) {
+async function groupedByPlace<K>(
+  db: Db,
+  workspaceId: string,
+  idOrName: string,
+  query: Query,
+  keyOf: (ip: string) => { id: string; key: K },
+) {
   const { limit, offset } = paging(query, BREAKDOWN_DEFAULT_LIMIT);
   const perSource = await (await recordsOf(db, workspaceId, idOrName, query))
     .select((eb) => ['source_ip', ...tally(eb)])
@@ -164,7 +191,19 @@ async function groupedByPlace<K>(db: Db, workspaceId: string, idOrName: string, 
     const { id, key } = keyOf(row.source_ip);
     let group = groups.get(id);
     if (!group) {
-      group = { key, sums: { messages: 0, dmarc_pass: 0, spf_pass: 0, dkim_pass: 0, disposition_none: 0, disposition_quarantine: 0, disposition_reject: 0 }, sources: 0 };
+      group = {
+        key,
+        sums: {
+          messages: 0,
+          dmarc_pass: 0,
+          spf_pass: 0,
+          dkim_pass: 0,
+          disposition_none: 0,
+          disposition_quarantine: 0,
+          disposition_reject: 0,
+        },
+        sources: 0,
+      };
       groups.set(id, group);
     }
     for (const name of TALLY_KEYS) group.sums[name] += Number(row[name] ?? 0);
@@ -195,7 +234,12 @@ export async function networkBreakdown(db: Db, workspaceId: string, idOrName: st
     return { id: network ? String(network.asn).padStart(10, '0') : '', key: network };
   });
   return {
-    data: rows.map((row) => ({ asn: row.key?.asn ?? null, organization: row.key?.organization ?? null, ...row.rates, source_count: row.sources })),
+    data: rows.map((row) => ({
+      asn: row.key?.asn ?? null,
+      organization: row.key?.organization ?? null,
+      ...row.rates,
+      source_count: row.sources,
+    })),
     meta,
   };
 }

@@ -6,8 +6,14 @@ import type { Resolver } from 'node:dns/promises';
 import { isNoRecords } from '../../platform/dns.ts';
 import { parseTags, publicKeyFromP, sameRsaKey } from './dkim.ts';
 import {
-  dkimRecordName, dmarcRecordName, inboundHost, returnPathDomain, trackingHost,
-  type DomainRecordSource, type RecordKey, type RecordTargets,
+  dkimRecordName,
+  dmarcRecordName,
+  inboundHost,
+  returnPathDomain,
+  trackingHost,
+  type DomainRecordSource,
+  type RecordKey,
+  type RecordTargets,
 } from './dns-records.ts';
 import { normalizeHost } from './names.ts';
 
@@ -71,7 +77,8 @@ export function judgeSpf(result: LookupResult<string>, name: string, includeHost
   if (result.kind === 'failed') return unknown(result.message);
   const records = result.kind === 'found' ? result.values.filter((r) => /^v=spf1(\s|$)/i.test(r.trim())) : [];
   if (records.length === 0) return missing(`No SPF record (TXT starting with v=spf1) found at ${name}`);
-  if (records.length > 1) return invalid(`Found ${records.length} SPF records at ${name}; publish exactly one (several SPF records are an SPF error)`);
+  if (records.length > 1)
+    return invalid(`Found ${records.length} SPF records at ${name}; publish exactly one (several SPF records are an SPF error)`);
   const wanted = normalizeHost(includeHost);
   const includes = records[0]
     .trim()
@@ -97,7 +104,8 @@ export function judgeDkim(result: LookupResult<string>, name: string, publicKeyB
   const p = (tags.get('p') ?? '').replace(/\s+/g, '');
   if (p === '') return invalid(`The DKIM record at ${name} has an empty p= (a revoked key); publish this domain's public key`);
   if (!publicKeyFromP(p)) return invalid(`The p= value of the DKIM record at ${name} is not a valid public key`);
-  if (!sameRsaKey(p, publicKeyBase64)) return invalid(`The public key (p=) of the DKIM record at ${name} does not match this domain's DKIM key`);
+  if (!sameRsaKey(p, publicKeyBase64))
+    return invalid(`The public key (p=) of the DKIM record at ${name} does not match this domain's DKIM key`);
   return ok();
 }
 
@@ -126,7 +134,9 @@ export function judgeDmarc(result: LookupResult<string>, name: string, reportAdd
   if (reportAddress) {
     const rua = (tags.get('rua') ?? '').split(',').map((uri) => uri.trim().replace(/!.*$/, '').toLowerCase());
     if (!rua.includes(`mailto:${reportAddress.toLowerCase()}`)) {
-      return invalid(`The DMARC record at ${name} does not send aggregate reports to mailto:${reportAddress} (rua), so reports cannot be collected`);
+      return invalid(
+        `The DMARC record at ${name} does not send aggregate reports to mailto:${reportAddress} (rua), so reports cannot be collected`,
+      );
     }
   }
   return ok();

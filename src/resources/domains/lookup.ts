@@ -5,6 +5,11 @@ import type { Executor } from '../../platform/db/database.ts';
  *  null when no domain of that workspace has it. */
 export async function findWorkspaceDomainId(tx: Executor, workspaceId: string, domainId: string): Promise<string | null> {
   if (!/^(dom|sd|sed)_[A-Za-z0-9]+$/.test(domainId)) return null;
-  const row = await tx.selectFrom('domains').select('id').where('workspace_id', '=', workspaceId).where('id', '=', domainId).executeTakeFirst();
+  const row = await tx
+    .selectFrom('domains')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', domainId)
+    .executeTakeFirst();
   return row?.id ?? null;
 }

@@ -38,7 +38,9 @@ export function checkApexName(input: string): NameCheck {
   if (TESTING_SUFFIXES.has(labels[labels.length - 1])) {
     if (labels.length === 1) return { ok: false, error: `"${ascii}" is a public suffix, not a registrable domain` };
     const apex = labels.slice(-2).join('.');
-    return apex === ascii ? { ok: true, name: ascii } : { ok: false, error: `"${ascii}" is not an apex domain: add the registrable domain ${apex}` };
+    return apex === ascii
+      ? { ok: true, name: ascii }
+      : { ok: false, error: `"${ascii}" is not an apex domain: add the registrable domain ${apex}` };
   }
   const parsed = tldts().parse(ascii, { allowPrivateDomains: false });
   if (parsed.isIp) return { ok: false, error: 'Domain name must be a domain, not an IP address' };
@@ -51,7 +53,11 @@ export function checkApexName(input: string): NameCheck {
 }
 
 function suggest(raw: string): string {
-  const host = raw.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').split(/[/?#:]/)[0].replace(/^www\./i, '').toLowerCase();
+  const host = raw
+    .replace(/^[a-z][a-z0-9+.-]*:\/\//i, '')
+    .split(/[/?#:]/)[0]
+    .replace(/^www\./i, '')
+    .toLowerCase();
   return host || 'example.com';
 }
 
@@ -62,7 +68,10 @@ export function checkLabel(field: string, value: string | null | undefined): Lab
   if (value === null || value === undefined) return { ok: true, label: null };
   const label = value.trim().toLowerCase();
   if (!LABEL.test(label)) {
-    return { ok: false, error: `${field} must be one DNS label of letters, digits and hyphens (at most 63, not starting or ending with a hyphen)` };
+    return {
+      ok: false,
+      error: `${field} must be one DNS label of letters, digits and hyphens (at most 63, not starting or ending with a hyphen)`,
+    };
   }
   return { ok: true, label };
 }

@@ -33,7 +33,11 @@ export async function recheckDueDomains(deps: DomainDeps): Promise<number> {
       } catch (error) {
         // One broken domain must not stall the others: try it again later.
         deps.log?.error({ err: error, domainId: id }, 'daily domain check failed');
-        await deps.db.updateTable('domains').set({ next_check_at: Math.floor(nowMs() + RETRY_INTERVAL_MS) }).where('id', '=', id).execute();
+        await deps.db
+          .updateTable('domains')
+          .set({ next_check_at: Math.floor(nowMs() + RETRY_INTERVAL_MS) })
+          .where('id', '=', id)
+          .execute();
       }
     }
   };

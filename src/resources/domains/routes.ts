@@ -52,24 +52,33 @@ const writeErrors = errorResponses({ 400: 'error', 403: 'planRequired', 404: 'er
 export const resource: Resource = {
   name: 'domains',
   v2(app, ctx) {
-    app.post('/domains', { schema: { tags, body: CreateBody, response: { 201: Domain, ...writeErrors, ...errorResponses({ 409: 'conflict' }) } } }, async (request, reply) => {
-      const domain = await createDomain(ctx, request.principal.workspaceId, request.body as Static<typeof CreateBody>);
-      return reply.code(201).send(domain);
-    });
+    app.post(
+      '/domains',
+      { schema: { tags, body: CreateBody, response: { 201: Domain, ...writeErrors, ...errorResponses({ 409: 'conflict' }) } } },
+      async (request, reply) => {
+        const domain = await createDomain(ctx, request.principal.workspaceId, request.body as Static<typeof CreateBody>);
+        return reply.code(201).send(domain);
+      },
+    );
     app.get('/domains', { schema: { tags, querystring: ListQuery, response: { 200: DomainList } } }, async (request) =>
       listDomains(ctx, request.principal.workspaceId, request.query as Query, request.url),
     );
     app.get('/domains/:id', { schema: { tags, params: IdParams, response: { 200: Domain, ...notFound } } }, async (request) =>
       getDomain(ctx, request.principal.workspaceId, (request.params as Id).id),
     );
-    app.patch('/domains/:id', { schema: { tags, params: IdParams, body: UpdateBody, response: { 200: Domain, ...writeErrors } } }, async (request) =>
-      updateDomain(ctx, request.principal.workspaceId, (request.params as Id).id, (request.body ?? {}) as Static<typeof UpdateBody>),
+    app.patch(
+      '/domains/:id',
+      { schema: { tags, params: IdParams, body: UpdateBody, response: { 200: Domain, ...writeErrors } } },
+      async (request) =>
+        updateDomain(ctx, request.principal.workspaceId, (request.params as Id).id, (request.body ?? {}) as Static<typeof UpdateBody>),
     );
     app.delete('/domains/:id', { schema: { tags, params: IdParams, response: { 200: DeletedDomain, ...notFound } } }, async (request) =>
       deleteDomain(ctx, request.principal.workspaceId, (request.params as Id).id),
     );
-    app.post('/domains/:id/verify', { schema: { tags, params: IdParams, response: { 200: VerifiedDomain, ...notFound } } }, async (request) =>
-      verifyDomain(ctx, request.principal.workspaceId, (request.params as Id).id),
+    app.post(
+      '/domains/:id/verify',
+      { schema: { tags, params: IdParams, response: { 200: VerifiedDomain, ...notFound } } },
+      async (request) => verifyDomain(ctx, request.principal.workspaceId, (request.params as Id).id),
     );
   },
   jobs: (ctx) => ({ handlers: [recheckJob(ctx)] }),

@@ -3,7 +3,11 @@ import { Type, type TProperties } from '@sinclair/typebox';
 import { nullable, pageLimitListOf } from '../../platform/http/responses.ts';
 
 const text = (description: string) => Type.String({ description });
-const literals = (values: readonly string[], description: string) => Type.Union(values.map((v) => Type.Literal(v)), { description });
+const literals = (values: readonly string[], description: string) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    { description },
+  );
 const RecordStatus = literals(['pending', 'ok', 'missing', 'invalid', 'error'], 'Result of the last DNS check of the record');
 const flag = (description: string) => Type.Union([Type.Literal(0), Type.Literal(1)], { description });
 
@@ -30,7 +34,7 @@ const head = {
   name: text('The domain, lowercase'),
   verification_status: literals(['verified', 'pending', 'pending_review'], 'Whether mail may be sent from it'),
   verified_at: nullable(text('When it was verified')),
-  manual_review_required: Type.Boolean({ description: 'A recently registered domain waits for an operator\'s review' }),
+  manual_review_required: Type.Boolean({ description: "A recently registered domain waits for an operator's review" }),
   manually_verified_at: nullable(text('When an operator approved it')),
   dns_checked_at: nullable(text('When its records were last checked')),
   spf_status: recordStatus('SPF'),
@@ -57,7 +61,7 @@ const dmarc = {
   dmarc_address: nullable(text('Where receivers send DMARC reports; null while collection is off')),
 };
 const tail = {
-  verification_token: text('Token of the domain\'s verification'),
+  verification_token: text("Token of the domain's verification"),
   verification_method: Type.Literal('dns', { description: 'Always dns' }),
   dkim_identifier_string: text('DKIM selector'),
   created_at: text('When it was added'),
@@ -73,10 +77,15 @@ export const VerifiedDomain = Type.Object({ ...head, ...tail }, { title: 'Verifi
 export const DomainList = pageLimitListOf(Domain, 'DomainList', {
   domain_limit: nullable(Type.Integer({ description: 'Domains the plan allows; null for no limit' })),
   domain_count: Type.Integer({ description: 'Domains in the workspace' }),
-  plan_name: text('The workspace\'s plan'),
+  plan_name: text("The workspace's plan"),
 });
 
 export const DeletedDomain = Type.Object(
-  { object: Type.Literal('domain', { description: 'Always domain' }), id: text('dom_ id'), name: text('The domain'), deleted: Type.Literal(true, { description: 'Always true' }) },
+  {
+    object: Type.Literal('domain', { description: 'Always domain' }),
+    id: text('dom_ id'),
+    name: text('The domain'),
+    deleted: Type.Literal(true, { description: 'Always true' }),
+  },
   { title: 'DeletedDomain' },
 );

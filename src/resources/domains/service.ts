@@ -28,7 +28,15 @@ import { applyListQuery, countRows, pageLimitList, type ListSpec, type Query } f
 import type { Sealer } from '../../platform/secrets.ts';
 import { getWorkspace, PLAN_NAMES, type Plan, type Workspace } from '../workspaces/service.ts';
 import { generateDkimKey } from './dkim.ts';
-import { DEFAULT_INBOUND_KEY, DEFAULT_TRACKING_KEY, expectedRecords, inboundHost, returnPathDomain, trackingHost, type ExpectedRecord } from './dns-records.ts';
+import {
+  DEFAULT_INBOUND_KEY,
+  DEFAULT_TRACKING_KEY,
+  expectedRecords,
+  inboundHost,
+  returnPathDomain,
+  trackingHost,
+  type ExpectedRecord,
+} from './dns-records.ts';
 import { checkRecords, type CheckResults } from './checks.ts';
 import { checkApexName, checkLabel, normalizeHost } from './names.ts';
 import { createdEventObject, domainObject, updatedEventObject, verifiedDomainObject, type DomainRow } from './objects.ts';
@@ -82,9 +90,12 @@ function label(field: 'tracking_key' | 'inbound_key', value: string | null | und
 function checkLabelsApart(selector: string, trackingKey: string | null, inboundKey: string | null): void {
   const tracking = trackingKey ?? DEFAULT_TRACKING_KEY;
   const inbound = inboundKey ?? DEFAULT_INBOUND_KEY;
-  if (tracking === selector) throw plainError(400, `tracking_key must differ from the DKIM selector label "${selector}" used by the return path`);
-  if (inbound === selector) throw plainError(400, `inbound_key must differ from the DKIM selector label "${selector}" used by the return path`);
-  if (tracking === inbound) throw plainError(400, 'tracking_key and inbound_key must differ (a CNAME and an MX record cannot share a name)');
+  if (tracking === selector)
+    throw plainError(400, `tracking_key must differ from the DKIM selector label "${selector}" used by the return path`);
+  if (inbound === selector)
+    throw plainError(400, `inbound_key must differ from the DKIM selector label "${selector}" used by the return path`);
+  if (tracking === inbound)
+    throw plainError(400, 'tracking_key and inbound_key must differ (a CNAME and an MX record cannot share a name)');
 }
 
 async function requireWorkspace(db: Executor, workspaceId: string): Promise<Workspace> {
@@ -100,7 +111,12 @@ async function lockWorkspace(tx: Executor, workspaceId: string): Promise<void> {
 }
 
 async function findByName(db: Executor, workspaceId: string, name: string) {
-  return db.selectFrom('domains').select(['id', 'name']).where('workspace_id', '=', workspaceId).where('name', '=', name).executeTakeFirst();
+  return db
+    .selectFrom('domains')
+    .select(['id', 'name'])
+    .where('workspace_id', '=', workspaceId)
+    .where('name', '=', name)
+    .executeTakeFirst();
 }
 
 const duplicate = (existing: { id: string; name: string }) =>
@@ -274,7 +290,11 @@ export async function updateDomain(ctx: AppContext, workspaceId: string, idOrNam
     if (clicks !== row.track_clicks) changes.track_clicks = clicks;
     if (Object.keys(changes).length === 0) return domainObject(row, ctx.config);
     const next: DomainRow = { ...row, ...changes, updated_at: nowIso() };
-    await tx.updateTable('domains').set({ ...changes, updated_at: next.updated_at }).where('id', '=', row.id).execute();
+    await tx
+      .updateTable('domains')
+      .set({ ...changes, updated_at: next.updated_at })
+      .where('id', '=', row.id)
+      .execute();
     await emitEvent(tx, workspaceId, 'domain.updated', updatedEventObject(next, ctx.config));
     return domainObject(next, ctx.config);
   });
@@ -306,10 +326,16 @@ export async function approveDomain(deps: DomainDeps, workspaceId: string, idOrN
   if (!(await getWorkspace(deps.db, workspaceId))) throw new DomainError(`no workspace with id ${workspaceId}`);
   const approved = await deps.db.transaction().execute(async (tx) => {
     const row = await findDomain(tx, workspaceId, idOrName, true).catch((error) => {
-      throw error instanceof ApiError && error.status === 404 ? new DomainError(`no domain "${idOrName}" in workspace ${workspaceId}`) : error;
+      throw error instanceof ApiError && error.status === 404
+        ? new DomainError(`no domain "${idOrName}" in workspace ${workspaceId}`)
+        : error;
     });
     const now = nowIso();
-    await tx.updateTable('domains').set({ manually_verified_at: now, manual_review_required: 0, updated_at: now }).where('id', '=', row.id).execute();
+    await tx
+      .updateTable('domains')
+      .set({ manually_verified_at: now, manual_review_required: 0, updated_at: now })
+      .where('id', '=', row.id)
+      .execute();
     return row;
   });
   const checked = await checkDomain(deps, approved.id);
@@ -393,8 +419,19 @@ class LoadedSendingDomain implements SendingDomain {
 
 // What sending reads of a domain, not all of its 34 columns: the domain is read for every send.
 const SENDING_COLUMNS = [
-  'id', 'workspace_id', 'name', 'verification_status', 'dkim_selector', 'dkim_private_key', 'return_path_status',
-  'tracking_key', 'tracking_status', 'track_loads', 'track_clicks', 'inbound_key', 'inbound_status',
+  'id',
+  'workspace_id',
+  'name',
+  'verification_status',
+  'dkim_selector',
+  'dkim_private_key',
+  'return_path_status',
+  'tracking_key',
+  'tracking_status',
+  'track_loads',
+  'track_clicks',
+  'inbound_key',
+  'inbound_status',
 ] as const;
 type SendingDomainRow = Pick<DomainRow, (typeof SENDING_COLUMNS)[number]>;
 
@@ -413,18 +450,39 @@ const domainByName = preparedQuery((db, p: { workspaceId: string; name: string }
   db.selectFrom('domains').select(SENDING_COLUMNS).where('workspace_id', '=', p.workspaceId).where('name', '=', p.name),
 );
 
-const domainByNameParams = (workspaceId: string, domainName: string) => ({ workspaceId, name: domainToASCII(normalizeHost(domainName)) || normalizeHost(domainName) });
+const domainByNameParams = (workspaceId: string, domainName: string) => ({
+  workspaceId,
+  name: domainToASCII(normalizeHost(domainName)) || normalizeHost(domainName),
+});
 
 /** findSendingDomain's read, to fetch ahead with others (prepared.ts `prefetch`). */
-export const sendingDomainRead = (workspaceId: string, domainName: string): PrefetchRead => ({ query: domainByName, params: domainByNameParams(workspaceId, domainName) });
+export const sendingDomainRead = (workspaceId: string, domainName: string): PrefetchRead => ({
+  query: domainByName,
+  params: domainByNameParams(workspaceId, domainName),
+});
 
-export async function findSendingDomain(db: Executor, secrets: Sealer, workspaceId: string, domainName: string): Promise<SendingDomain | null> {
+export async function findSendingDomain(
+  db: Executor,
+  secrets: Sealer,
+  workspaceId: string,
+  domainName: string,
+): Promise<SendingDomain | null> {
   const [row] = await domainByName(db, domainByNameParams(workspaceId, domainName));
   return row ? sendingDomain(row, secrets) : null;
 }
 
-export async function findSendingDomainById(db: Executor, secrets: Sealer, workspaceId: string, domainId: string): Promise<SendingDomain | null> {
-  const row = await db.selectFrom('domains').select(SENDING_COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', domainId).executeTakeFirst();
+export async function findSendingDomainById(
+  db: Executor,
+  secrets: Sealer,
+  workspaceId: string,
+  domainId: string,
+): Promise<SendingDomain | null> {
+  const row = await db
+    .selectFrom('domains')
+    .select(SENDING_COLUMNS)
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', domainId)
+    .executeTakeFirst();
   return row ? sendingDomain(row, secrets) : null;
 }
 
@@ -443,7 +501,11 @@ export async function findDomainByHost(db: Executor, host: string): Promise<Doma
   const dot = h.indexOf('.');
   const first = dot > 0 ? h.slice(0, dot) : '';
   const parent = dot > 0 ? h.slice(dot + 1) : h;
-  const rows = await db.selectFrom('domains').selectAll().where('name', 'in', [...new Set([h, parent])]).execute();
+  const rows = await db
+    .selectFrom('domains')
+    .selectAll()
+    .where('name', 'in', [...new Set([h, parent])])
+    .execute();
   const matches: DomainHost[] = [];
   for (const row of rows) {
     let role: DomainHost['role'] | null = null;
@@ -451,13 +513,19 @@ export async function findDomainByHost(db: Executor, host: string): Promise<Doma
     else if (first === row.dkim_selector) role = 'return_path';
     else if (first === (row.inbound_key ?? DEFAULT_INBOUND_KEY)) role = 'inbound';
     else if (first === (row.tracking_key ?? DEFAULT_TRACKING_KEY)) role = 'tracking';
-    if (role) matches.push({ domainId: row.id, workspaceId: row.workspace_id, name: row.name, role, verified: row.verification_status === 'verified' });
+    if (role)
+      matches.push({
+        domainId: row.id,
+        workspaceId: row.workspace_id,
+        name: row.name,
+        role,
+        verified: row.verification_status === 'verified',
+      });
   }
   const checkedAt = new Map(rows.map((row) => [row.id, row.dns_checked_at ?? '']));
   matches.sort((a, b) => Number(b.verified) - Number(a.verified) || (checkedAt.get(b.domainId)! > checkedAt.get(a.domainId)! ? 1 : -1));
   return matches[0] ?? null;
 }
-
 
 /** One domain's records checked now, for `postlane doctor` (nothing is saved). */
 export interface DomainDnsReport {
@@ -476,10 +544,12 @@ export async function checkEveryDomainNow(deps: Pick<DomainDeps, 'db' | 'config'
   const seen = new Set<string>();
   const unique = rows.filter((row) => !seen.has(row.name) && seen.add(row.name));
   const resolver = domainResolver(deps.config);
-  return Promise.all(unique.map(async (row) => ({
-    name: row.name,
-    returnPathDomain: returnPathDomain(row),
-    results: await checkRecords(resolver, row, deps.config),
-    expected: expectedRecords(row, deps.config),
-  })));
+  return Promise.all(
+    unique.map(async (row) => ({
+      name: row.name,
+      returnPathDomain: returnPathDomain(row),
+      results: await checkRecords(resolver, row, deps.config),
+      expected: expectedRecords(row, deps.config),
+    })),
+  );
 }

@@ -68,7 +68,9 @@ export function applyCheck(current: DomainRow, results: CheckResults, review: Re
 }
 
 const STATE_COLUMNS = [
-  'verification_status', 'manual_review_required', 'manually_verified_at',
+  'verification_status',
+  'manual_review_required',
+  'manually_verified_at',
   ...RECORD_KEYS.flatMap((key) => [`${key}_status`, `${key}_error`] as const),
 ] as const;
 
@@ -131,7 +133,11 @@ export async function checkDomain(deps: DomainDeps, domainId: string): Promise<D
     let next: DomainRow = { ...current, ...changes };
     const changed = stateChanged(current, next);
     if (changed) next = { ...next, updated_at: nowIso() };
-    await tx.updateTable('domains').set({ ...changes, updated_at: next.updated_at }).where('id', '=', domainId).execute();
+    await tx
+      .updateTable('domains')
+      .set({ ...changes, updated_at: next.updated_at })
+      .where('id', '=', domainId)
+      .execute();
     if (changed) await emitEvent(tx, current.workspace_id, 'domain.updated', updatedEventObject(next, deps.config));
     return next;
   });

@@ -9,10 +9,33 @@ import { verificationObject } from '../email-verifications/service.ts';
 
 type Cell = string | number | boolean | null;
 
-const CHECKS = ['valid_syntax', 'disposable', 'role_account', 'free_email', 'gibberish', 'has_mx_records', 'smtp_connect', 'deliverable', 'catch_all', 'inbox_full', 'disabled'] as const;
+const CHECKS = [
+  'valid_syntax',
+  'disposable',
+  'role_account',
+  'free_email',
+  'gibberish',
+  'has_mx_records',
+  'smtp_connect',
+  'deliverable',
+  'catch_all',
+  'inbox_full',
+  'disabled',
+] as const;
 
 export const EXPORT_COLUMNS = [
-  'email', 'status', 'result', 'score', 'risk', ...CHECKS, 'domain_age', 'did_you_mean', 'mx_record', 'mailbox_check', 'smtp_reply', 'verified_at',
+  'email',
+  'status',
+  'result',
+  'score',
+  'risk',
+  ...CHECKS,
+  'domain_age',
+  'did_you_mean',
+  'mx_record',
+  'mailbox_check',
+  'smtp_reply',
+  'verified_at',
 ] as const;
 
 /** One export row: the verification flattened to the columns above (null: empty cell). */

@@ -17,7 +17,11 @@ const notFound = errorResponses({ 404: 'error' });
 
 /** A file name made of the list's name, safe in a header. */
 function fileName(name: string, extension: string): string {
-  const base = name.replace(/[^A-Za-z0-9._ -]+/g, '_').trim().slice(0, 100) || 'verification-list';
+  const base =
+    name
+      .replace(/[^A-Za-z0-9._ -]+/g, '_')
+      .trim()
+      .slice(0, 100) || 'verification-list';
   return `${base}.${extension}`;
 }
 
@@ -35,22 +39,43 @@ export const resource: Resource = {
           response: { 201: S.CreatedVerificationList, ...errorResponses({ 402: 'errorMessage' }) },
         },
       },
-      async (request, reply) => reply.code(201).send(await createList(ctx.db, request.principal.workspaceId, request.body as Static<typeof S.CreateListBody>)),
+      async (request, reply) =>
+        reply.code(201).send(await createList(ctx.db, request.principal.workspaceId, request.body as Static<typeof S.CreateListBody>)),
     );
-    app.get('/email-verification-lists', { schema: { tags, summary: 'List verification lists', querystring: S.ListQuery, response: { 200: S.VerificationListList } } }, async (request) =>
-      listLists(ctx.db, request.principal.workspaceId, request.query as Query, request.url),
+    app.get(
+      '/email-verification-lists',
+      { schema: { tags, summary: 'List verification lists', querystring: S.ListQuery, response: { 200: S.VerificationListList } } },
+      async (request) => listLists(ctx.db, request.principal.workspaceId, request.query as Query, request.url),
     );
-    app.get('/email-verification-lists/:id', { schema: { tags, summary: 'Retrieve a verification list', params: S.IdParams, response: { 200: S.VerificationList, ...notFound } } }, async (request) =>
-      getList(ctx.db, request.principal.workspaceId, (request.params as Id).id),
+    app.get(
+      '/email-verification-lists/:id',
+      { schema: { tags, summary: 'Retrieve a verification list', params: S.IdParams, response: { 200: S.VerificationList, ...notFound } } },
+      async (request) => getList(ctx.db, request.principal.workspaceId, (request.params as Id).id),
     );
     app.get(
       '/email-verification-lists/:id/results',
-      { schema: { tags, summary: "A list's verifications, in the order given", params: S.IdParams, querystring: S.ResultsQuery, response: { 200: S.VerificationResults, ...notFound } } },
+      {
+        schema: {
+          tags,
+          summary: "A list's verifications, in the order given",
+          params: S.IdParams,
+          querystring: S.ResultsQuery,
+          response: { 200: S.VerificationResults, ...notFound },
+        },
+      },
       async (request) => listResults(ctx.db, request.principal.workspaceId, (request.params as Id).id, request.query as Query, request.url),
     );
     app.get(
       '/email-verification-lists/:id/export',
-      { schema: { tags, summary: "A list's results as XLSX (or CSV)", params: S.IdParams, querystring: S.ExportQuery, response: { 200: S.ExportResponse, ...notFound } } },
+      {
+        schema: {
+          tags,
+          summary: "A list's results as XLSX (or CSV)",
+          params: S.IdParams,
+          querystring: S.ExportQuery,
+          response: { 200: S.ExportResponse, ...notFound },
+        },
+      },
       async (request, reply) => {
         const { workspaceId } = request.principal;
         const { id } = request.params as Id;

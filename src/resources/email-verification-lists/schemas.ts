@@ -23,8 +23,18 @@ export const CreateListBody = Type.Object({
 export const IdParams = Type.Object({ id: Type.String({ description: 'evl_ id' }) });
 
 export const ListQuery = pageLimitQuery(10, {
-  status: Type.Optional(Type.Union(LIST_STATUSES.map((s) => Type.Literal(s)), { description: 'Only lists in this status' })),
-  order: Type.Optional(Type.Union(['name', 'status', 'created_at'].map((k) => Type.Literal(k)), { description: 'Sort key' })),
+  status: Type.Optional(
+    Type.Union(
+      LIST_STATUSES.map((s) => Type.Literal(s)),
+      { description: 'Only lists in this status' },
+    ),
+  ),
+  order: Type.Optional(
+    Type.Union(
+      ['name', 'status', 'created_at'].map((k) => Type.Literal(k)),
+      { description: 'Sort key' },
+    ),
+  ),
   direction: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { description: 'Sort direction' })),
 });
 
@@ -34,7 +44,16 @@ export const ExportQuery = Type.Object({
   format: Type.Optional(Type.Union([Type.Literal('xlsx'), Type.Literal('csv')], { default: 'xlsx', description: 'xlsx (default) or csv' })),
 });
 
-export const VERIFICATION_RESULT_COUNTS = ['safe', 'role', 'catch_all', 'unknown', 'inbox_full', 'disabled', 'disposable', 'invalid'] as const;
+export const VERIFICATION_RESULT_COUNTS = [
+  'safe',
+  'role',
+  'catch_all',
+  'unknown',
+  'inbox_full',
+  'disabled',
+  'disposable',
+  'invalid',
+] as const;
 
 const Stats = Type.Object(
   {
@@ -61,7 +80,10 @@ export const VerificationList = Type.Object(
     object: Type.Literal('email_verification_list', { description: 'Always email_verification_list' }),
     id: text('evl_ id'),
     name: text('The name given'),
-    status: Type.Union(LIST_STATUSES.map((s) => Type.Literal(s)), { description: '`processing` until every address is verified, then `completed`' }),
+    status: Type.Union(
+      LIST_STATUSES.map((s) => Type.Literal(s)),
+      { description: '`processing` until every address is verified, then `completed`' },
+    ),
     stats: Stats,
     created_at: text('When it was created'),
     updated_at: text('Last change (completion)'),

@@ -12,7 +12,13 @@ import { nowIso } from '../../platform/clock.ts';
 import { frameworkError, plainError } from '../../platform/http/errors.ts';
 import { applyListQuery, fetchPage, pageLinks, pageLimitList, pagingFrom, type ListSpec, type Query } from '../../platform/http/lists.ts';
 import { normalizeEmail, parseAddress } from '../../mail/address-checks.ts';
-import { CREDITS_PER_VERIFICATION, insertVerificationRows, pendingRow, verificationObject, type VerificationRow } from '../email-verifications/service.ts';
+import {
+  CREDITS_PER_VERIFICATION,
+  insertVerificationRows,
+  pendingRow,
+  verificationObject,
+  type VerificationRow,
+} from '../email-verifications/service.ts';
 import { LIST_STATUSES, VERIFICATION_RESULT_COUNTS } from './schemas.ts';
 import type { EmailVerificationListsTable } from './tables.ts';
 
@@ -87,7 +93,12 @@ const NOT_FOUND = 'Email verification list not found';
 
 async function findList(db: Executor, workspaceId: string, id: string): Promise<ListRow> {
   const row = looksLikeId(id, 'evl')
-    ? await db.selectFrom('email_verification_lists').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst()
+    ? await db
+        .selectFrom('email_verification_lists')
+        .selectAll()
+        .where('workspace_id', '=', workspaceId)
+        .where('id', '=', id)
+        .executeTakeFirst()
     : undefined;
   if (!row) throw plainError(404, NOT_FOUND);
   return row;
@@ -129,7 +140,14 @@ export async function listResults(db: Db, workspaceId: string, id: string, query
 export async function* listVerifications(db: Db, workspaceId: string, id: string): AsyncGenerator<VerificationRow[]> {
   const list = await findList(db, workspaceId, id);
   for (let after = -1; ; ) {
-    const rows = await db.selectFrom('email_verifications').selectAll().where('list_id', '=', list.id).where('position', '>', after).orderBy('position').limit(1000).execute();
+    const rows = await db
+      .selectFrom('email_verifications')
+      .selectAll()
+      .where('list_id', '=', list.id)
+      .where('position', '>', after)
+      .orderBy('position')
+      .limit(1000)
+      .execute();
     if (rows.length === 0) return;
     yield rows;
     after = rows[rows.length - 1].position!;

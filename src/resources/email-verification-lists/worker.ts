@@ -62,7 +62,12 @@ class ResultWriter {
     await this.db.transaction().execute(async (tx) => {
       const now = nowIso();
       for (const { id, outcome } of batch) {
-        await tx.updateTable('email_verifications').set(outcomeColumns(outcome, now)).where('id', '=', id).where('status', '=', 'pending').execute();
+        await tx
+          .updateTable('email_verifications')
+          .set(outcomeColumns(outcome, now))
+          .where('id', '=', id)
+          .where('status', '=', 'pending')
+          .execute();
       }
     });
   }
@@ -141,7 +146,11 @@ export class ListVerifier {
         if (!next) break;
         const [key, chunk] = next;
         inFlight.set(key, (inFlight.get(key) ?? 0) + 1);
-        const task = verifyAddresses(chunk.map((row) => row.email), 'full', deps)
+        const task = verifyAddresses(
+          chunk.map((row) => row.email),
+          'full',
+          deps,
+        )
           .then((outcomes) => outcomes.forEach((outcome, i) => writer.add(chunk[i].id, outcome)))
           .finally(() => {
             inFlight.set(key, inFlight.get(key)! - 1);
@@ -188,7 +197,8 @@ export class ListVerifier {
         return chunks;
       });
       const interleaved: PendingAddress[][] = [];
-      for (let i = 0; chunked.some((chunks) => i < chunks.length); i++) for (const chunks of chunked) if (i < chunks.length) interleaved.push(chunks[i]);
+      for (let i = 0; chunked.some((chunks) => i < chunks.length); i++)
+        for (const chunks of chunked) if (i < chunks.length) interleaved.push(chunks[i]);
       groups.set(key, interleaved);
     }
     return groups;

@@ -23,7 +23,13 @@ export const resource: Resource = {
           response: { 200: EmailVerification, ...errorResponses({ 402: 'errorMessage' }) },
         },
       },
-      async (request) => createVerification(ctx.db, { config: ctx.config, resolver }, request.principal.workspaceId, request.body as Static<typeof VerifyBody>),
+      async (request) =>
+        createVerification(
+          ctx.db,
+          { config: ctx.config, resolver },
+          request.principal.workspaceId,
+          request.body as Static<typeof VerifyBody>,
+        ),
     );
   },
 };

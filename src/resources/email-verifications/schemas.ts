@@ -7,7 +7,11 @@ import { VERIFICATION_RESULTS } from '../../mail/verification-score.ts';
 
 const text = (description: string) => Type.String({ description });
 const flag = (description: string) => nullable(Type.Boolean({ description }));
-const literals = <T extends string>(values: readonly T[], description: string) => Type.Union(values.map((v) => Type.Literal(v)), { description });
+const literals = <T extends string>(values: readonly T[], description: string) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    { description },
+  );
 
 export const VERIFICATION_MODES = ['fast', 'full'] as const;
 
@@ -47,7 +51,20 @@ const Address = Type.Object(
 const MailboxCheck = Type.Object(
   {
     outcome: literals(
-      ['accepted', 'rejected', 'disabled', 'inbox_full', 'greylisted', 'temporary', 'blocked', 'timeout', 'connection_failed', 'not_checked', 'no_mx', 'dns_failed'],
+      [
+        'accepted',
+        'rejected',
+        'disabled',
+        'inbox_full',
+        'greylisted',
+        'temporary',
+        'blocked',
+        'timeout',
+        'connection_failed',
+        'not_checked',
+        'no_mx',
+        'dns_failed',
+      ],
       'What the mailbox check found: the server accepted, rejected (no such mailbox), said disabled or full, greylisted (try later), gave another temporary answer, blocked the check itself, timed out, could not be reached; not_checked when the MX hosts resolve only to addresses that are not public (loopback, private, link-local…), which are never connected to; or there was no MX to ask (no_mx) or DNS failed (dns_failed)',
     ),
     mx_host: nullable(text('The MX host that gave the answer')),
@@ -63,18 +80,25 @@ export const EmailVerification = Type.Object(
     object: Type.Literal('email_verification', { description: 'Always email_verification' }),
     id: text('ev_ id'),
     email: text('The address checked (trimmed, lowercase)'),
-    status: literals(['completed', 'pending', 'failed'], '`completed`; `pending` while a list address waits; `failed` when DNS could not be asked'),
+    status: literals(
+      ['completed', 'pending', 'failed'],
+      '`completed`; `pending` while a list address waits; `failed` when DNS could not be asked',
+    ),
     score: nullable(Type.Integer({ minimum: 0, maximum: 100, description: '0–100; null while pending' })),
     risk: nullable(literals(['low', 'medium', 'high'], 'Risk of sending to it; null while pending')),
-    result: nullable(literals(VERIFICATION_RESULTS, 'The first that applies: invalid, disposable, disabled, inbox_full, role, safe (score ≥ 70), unknown; null while pending')),
+    result: nullable(
+      literals(
+        VERIFICATION_RESULTS,
+        'The first that applies: invalid, disposable, disabled, inbox_full, role, safe (score ≥ 70), unknown; null while pending',
+      ),
+    ),
     mode: literals(VERIFICATION_MODES, 'fast or full'),
     checks: nullable(Checks),
     address: nullable(Address),
     did_you_mean: nullable(text('The address with a misspelt big provider corrected, or null')),
-    mx_records: Type.Array(
-      Type.Object({ priority: Type.Integer({ description: 'MX preference' }), exchange: text('Mail host') }),
-      { description: "The domain's MX records, by preference" },
-    ),
+    mx_records: Type.Array(Type.Object({ priority: Type.Integer({ description: 'MX preference' }), exchange: text('Mail host') }), {
+      description: "The domain's MX records, by preference",
+    }),
     mailbox_check: nullable(MailboxCheck),
     created_at: text('When it was requested'),
     updated_at: text('When the result was recorded'),

@@ -72,7 +72,12 @@ export interface VerifyInput {
   mode?: VerificationMode;
 }
 
-export async function createVerification(db: Db, deps: { config: Config; resolver: Resolver }, workspaceId: string, input: VerifyInput): Promise<EmailVerification> {
+export async function createVerification(
+  db: Db,
+  deps: { config: Config; resolver: Resolver },
+  workspaceId: string,
+  input: VerifyInput,
+): Promise<EmailVerification> {
   const mode = input.mode ?? 'fast';
   const pending = pendingRow({ workspaceId, listId: null, position: null, email: normalizeEmail(input.email), mode, now: nowIso() });
   await db.transaction().execute(async (tx) => {
@@ -97,7 +102,14 @@ export async function createVerification(db: Db, deps: { config: Config; resolve
 }
 
 /** A verification row waiting for its check. */
-export function pendingRow(p: { workspaceId: string; listId: string | null; position: number | null; email: string; mode: VerificationMode; now: string }): VerificationRow {
+export function pendingRow(p: {
+  workspaceId: string;
+  listId: string | null;
+  position: number | null;
+  email: string;
+  mode: VerificationMode;
+  now: string;
+}): VerificationRow {
   return {
     id: newId('ev'),
     workspace_id: p.workspaceId,
@@ -118,5 +130,9 @@ export function pendingRow(p: { workspaceId: string; listId: string | null; posi
 
 /** Inserts many rows in statements of at most 500 (both engines' parameter limits). */
 export async function insertVerificationRows(tx: Executor, rows: VerificationRow[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 500) await tx.insertInto('email_verifications').values(rows.slice(i, i + 500)).execute();
+  for (let i = 0; i < rows.length; i += 500)
+    await tx
+      .insertInto('email_verifications')
+      .values(rows.slice(i, i + 500))
+      .execute();
 }

@@ -8,7 +8,17 @@ import type { Config } from '../../config.ts';
 import { nowMs } from '../../platform/clock.ts';
 import { lazyModule } from '../../platform/lazy-module.ts';
 import { isNoRecords } from '../../platform/dns.ts';
-import { didYouMean, dnsName, isDisposableDomain, isFreeProvider, isGibberish, isRoleMailbox, normalizeEmail, parseAddress, type AddressParts } from '../../mail/address-checks.ts';
+import {
+  didYouMean,
+  dnsName,
+  isDisposableDomain,
+  isFreeProvider,
+  isGibberish,
+  isRoleMailbox,
+  normalizeEmail,
+  parseAddress,
+  type AddressParts,
+} from '../../mail/address-checks.ts';
 import { probeMailboxes, type ConnectionLimiter, type MailboxOutcome, type MailboxProbeResult } from '../../mail/mailbox-probe.ts';
 import { orderMxHosts } from '../../mail/mx.ts';
 import {
@@ -102,7 +112,10 @@ export async function lookUpMx(domain: string, resolver: Resolver): Promise<MxLo
 async function lookUpDomainAge(domain: string, deps: VerifierDeps): Promise<number | null> {
   if (!deps.config.rdapUrl) return null;
   const registrable = tldts().getDomain(domain, { allowPrivateDomains: false }) ?? domain;
-  const found = await lookupRegistration(deps.config.rdapUrl, dnsName(registrable), { resolver: deps.config.dnsServers.length > 0 ? deps.resolver : null, timeoutMs: 5000 });
+  const found = await lookupRegistration(deps.config.rdapUrl, dnsName(registrable), {
+    resolver: deps.config.dnsServers.length > 0 ? deps.resolver : null,
+    timeoutMs: 5000,
+  });
   if (found.kind !== 'registered') return null;
   return Math.max(0, Math.floor((nowMs() - Date.parse(found.registeredAt)) / 86_400_000));
 }
@@ -141,19 +154,30 @@ export async function verifyAddresses(inputs: string[], mode: VerificationMode, 
     await Promise.all(
       [...byDomain].map(async ([domain, items]) => {
         const records = (items[0].facts!.mx as { records: MxRecord[] }).records;
-        const probes = await probeMailboxes(items.map((item) => item.email), dnsName(domain), orderMxHosts(records), {
-          resolver: deps.resolver,
-          heloName: deps.config.mailHostname,
-          mailFrom: `verify@${deps.config.mailHostname}`,
-          port: deps.config.mxPort,
-          timeoutMs: deps.config.verifySmtpTimeoutMs,
-          allowPrivate: deps.config.allowPrivateUrls,
-          limiter: deps.limiter,
-        });
+        const probes = await probeMailboxes(
+          items.map((item) => item.email),
+          dnsName(domain),
+          orderMxHosts(records),
+          {
+            resolver: deps.resolver,
+            heloName: deps.config.mailHostname,
+            mailFrom: `verify@${deps.config.mailHostname}`,
+            port: deps.config.mxPort,
+            timeoutMs: deps.config.verifySmtpTimeoutMs,
+            allowPrivate: deps.config.allowPrivateUrls,
+            limiter: deps.limiter,
+          },
+        );
         items.forEach((item, i) => {
           const probe = probes[i];
           Object.assign(item.checks, mailboxChecks(probe));
-          item.mailboxCheck = { outcome: probe.outcome, mx_host: probe.mxHost, code: probe.code, enhanced_code: probe.enhancedCode, message: probe.message };
+          item.mailboxCheck = {
+            outcome: probe.outcome,
+            mx_host: probe.mxHost,
+            code: probe.code,
+            enhanced_code: probe.enhancedCode,
+            message: probe.message,
+          };
         });
       }),
     );
@@ -167,10 +191,18 @@ async function prepare(input: string, mode: VerificationMode, cache: DomainFacts
   if (!parts) {
     // Bad syntax: nothing else is asked, and mail cannot reach it.
     const checks: VerificationChecks = {
-      valid_syntax: false, disposable: false, role_account: false, free_email: false, gibberish: false, has_mx_records: false, domain_age: null,
-      ...NO_MAILBOX_CHECKS, ...(mode === 'full' ? { smtp_connect: false, deliverable: false } : {}),
+      valid_syntax: false,
+      disposable: false,
+      role_account: false,
+      free_email: false,
+      gibberish: false,
+      has_mx_records: false,
+      domain_age: null,
+      ...NO_MAILBOX_CHECKS,
+      ...(mode === 'full' ? { smtp_connect: false, deliverable: false } : {}),
     };
-    const mailboxCheck: MailboxCheck | null = mode === 'full' ? { outcome: 'no_mx', mx_host: null, code: null, enhanced_code: null, message: 'not a valid address' } : null;
+    const mailboxCheck: MailboxCheck | null =
+      mode === 'full' ? { outcome: 'no_mx', mx_host: null, code: null, enhanced_code: null, message: 'not a valid address' } : null;
     return { email, parts: null, facts: null, checks, mailboxCheck };
   }
   const facts = await cache.get(parts.domain, deps);
@@ -195,7 +227,9 @@ async function prepare(input: string, mode: VerificationMode, cache: DomainFacts
 }
 
 /** The mailbox checks a probe answers; null where the server said nothing about the mailbox. */
-export function mailboxChecks(probe: MailboxProbeResult): Pick<VerificationChecks, 'smtp_connect' | 'deliverable' | 'inbox_full' | 'disabled' | 'catch_all'> {
+export function mailboxChecks(
+  probe: MailboxProbeResult,
+): Pick<VerificationChecks, 'smtp_connect' | 'deliverable' | 'inbox_full' | 'disabled' | 'catch_all'> {
   const definite = { accepted: true, rejected: false, disabled: false, inbox_full: false } as Partial<Record<MailboxOutcome, boolean>>;
   const answered = probe.outcome in definite;
   return {

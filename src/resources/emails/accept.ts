@@ -10,7 +10,14 @@ import { ApiError, messageError, plainError } from '../../platform/http/errors.t
 import { newId } from '../../platform/ids.ts';
 import { isoFromDate, nowMs } from '../../platform/clock.ts';
 import { spendCreditsAtCommit } from '../../platform/credits.ts';
-import { checkSendLimits, countSends, sendLimitsRead, pruneLimitCountersNowAndThen, rateLimitHeaders, type SendLimitState } from '../../platform/limits.ts';
+import {
+  checkSendLimits,
+  countSends,
+  sendLimitsRead,
+  pruneLimitCountersNowAndThen,
+  rateLimitHeaders,
+  type SendLimitState,
+} from '../../platform/limits.ts';
 import { prefetch } from '../../platform/db/prepared.ts';
 import { groupCommit } from '../../platform/db/group-commit.ts';
 import { observeAccepted } from '../../platform/metrics.ts';
@@ -79,10 +86,19 @@ export function uniqueRecipients(message: Pick<StoredMessage, 'to' | 'cc' | 'bcc
 export const domainNotVerified = () => plainError(422, 'Domain not verified');
 
 /** The workspace's verified sending domain for `fromAddress`, honouring a key's restriction. */
-export async function authorizedSendingDomain(ctx: AppContext, db: Executor, principal: Principal, fromAddress: string): Promise<SendingDomain> {
+export async function authorizedSendingDomain(
+  ctx: AppContext,
+  db: Executor,
+  principal: Principal,
+  fromAddress: string,
+): Promise<SendingDomain> {
   const domain = await findSendingDomain(db, ctx.secrets, principal.workspaceId, domainOf(fromAddress));
   if (principal.sendingDomainId && domain?.id !== principal.sendingDomainId) {
-    throw messageError(403, 'Domain not authorized', `This API key may only send from its own sending domain, not from ${domainOf(fromAddress)}.`);
+    throw messageError(
+      403,
+      'Domain not authorized',
+      `This API key may only send from its own sending domain, not from ${domainOf(fromAddress)}.`,
+    );
   }
   if (!domain || !domain.verified) throw domainNotVerified();
   return domain;
@@ -125,13 +141,17 @@ export async function acceptMessage(ctx: AppContext, principal: Principal, reque
  *  SMTP submission) is given the email ids too. */
 function acceptTraced(ctx: AppContext, principal: Principal, request: AcceptRequest): Promise<Accepted> {
   const caller = activeSpan();
-  return inSpan('email.accept', { attributes: { 'postlane.source': request.source, 'postlane.workspace_id': principal.workspaceId } }, async (span) => {
-    const accepted = await acceptNow(ctx, principal, request, currentTraceparent() ?? null);
-    const ids = emailIdAttribute(accepted.rows.map((row) => row.id));
-    span?.setAttributes(ids);
-    caller?.setAttributes(ids);
-    return accepted;
-  });
+  return inSpan(
+    'email.accept',
+    { attributes: { 'postlane.source': request.source, 'postlane.workspace_id': principal.workspaceId } },
+    async (span) => {
+      const accepted = await acceptNow(ctx, principal, request, currentTraceparent() ?? null);
+      const ids = emailIdAttribute(accepted.rows.map((row) => row.id));
+      span?.setAttributes(ids);
+      caller?.setAttributes(ids);
+      return accepted;
+    },
+  );
 }
 
 async function acceptNow(ctx: AppContext, principal: Principal, request: AcceptRequest, traceparent: string | null): Promise<Accepted> {
@@ -139,7 +159,11 @@ async function acceptNow(ctx: AppContext, principal: Principal, request: AcceptR
   const recipients = uniqueRecipients(message);
   const size = messageSize(message);
   if (size > MAX_MESSAGE_BYTES) {
-    throw messageError(413, 'Message too large', `The message is ${size} bytes; at most ${MAX_MESSAGE_BYTES} bytes (40 MB) including attachments are allowed.`);
+    throw messageError(
+      413,
+      'Message too large',
+      `The message is ${size} bytes; at most ${MAX_MESSAGE_BYTES} bytes (40 MB) including attachments are allowed.`,
+    );
   }
   pruneLimitCountersNowAndThen(ctx.db);
   // Checks and writes share one transaction, so what was checked is what gets written; sends
@@ -154,37 +178,57 @@ async function acceptNow(ctx: AppContext, principal: Principal, request: AcceptR
   const readsAt = (at: number) => [
     workspaceRead(principal.workspaceId),
     sendingDomainRead(principal.workspaceId, domainOf(message.from.address)),
-    ...(checkSuppressions && recipients.length === 1 ? [suppressionRead(principal.workspaceId, recipients[0].address, 'recipient', isoFromDate(new Date(at)))] : []),
+    ...(checkSuppressions && recipients.length === 1
+      ? [suppressionRead(principal.workspaceId, recipients[0].address, 'recipient', isoFromDate(new Date(at)))]
+      : []),
     sendLimitsRead(principal.workspaceId, at),
   ];
   let groupStartedAt = 0;
-  const accepted = await groupCommit(ctx.db, async (tx) => {
-    const now = groupStartedAt || nowMs();
-    groupStartedAt = 0; // run again alone (group-commit.ts), the send reads afresh
-    const nowText = isoFromDate(new Date(now));
-    await prefetch(tx, readsAt(now));
-    const workspace = await getWorkspace(tx, principal.workspaceId);
-    if (!workspace) throw plainError(404, 'Workspace not found');
-    const domain = await authorizedSendingDomain(ctx, tx, principal, message.from.address);
-    checkMembers(workspace, recipients);
-    const suppressed = new Set(
-      checkSuppressions ? (await activeSuppressions(tx, workspace.id, recipients.map((r) => r.address), ['recipient'], nowText)).map((s) => s.email) : [],
-    );
-    const check = await checkSendLimits(tx, workspace, now);
-    if (!check.ok) throw check.error;
+  const accepted = await groupCommit(
+    ctx.db,
+    async (tx) => {
+      const now = groupStartedAt || nowMs();
+      groupStartedAt = 0; // run again alone (group-commit.ts), the send reads afresh
+      const nowText = isoFromDate(new Date(now));
+      await prefetch(tx, readsAt(now));
+      const workspace = await getWorkspace(tx, principal.workspaceId);
+      if (!workspace) throw plainError(404, 'Workspace not found');
+      const domain = await authorizedSendingDomain(ctx, tx, principal, message.from.address);
+      checkMembers(workspace, recipients);
+      const suppressed = new Set(
+        checkSuppressions
+          ? (
+              await activeSuppressions(
+                tx,
+                workspace.id,
+                recipients.map((r) => r.address),
+                ['recipient'],
+                nowText,
+              )
+            ).map((s) => s.email)
+          : [],
+      );
+      const check = await checkSendLimits(tx, workspace, now);
+      if (!check.ok) throw check.error;
 
-    const created = await createEmails(tx, newEmails(principal, request, { workspace, domain, recipients, suppressed, size, traceparent }), { pipelined: true });
-    const { rows } = created;
-    committed = created.committed;
-    const billable = rows.filter((row) => row.status !== 'suppressed');
-    const units = request.limitUnits ?? recipients.length;
-    await request.inTransaction?.(tx, rows);
-    // The workspace's hot rows (credits, counters) last: on PostgreSQL their row locks are
-    // then held only from here to the commit, not across the whole send.
-    if (billable.length > 0) await spendCreditsAtCommit(tx, workspace.id, billable.length);
-    await countSends(tx, workspace.id, units);
-    return { rows, limits: check.state, counted: units, headers: rateLimitHeaders(check.state, units) };
-  }, { reads: () => readsAt((groupStartedAt = nowMs())) });
+      const created = await createEmails(
+        tx,
+        newEmails(principal, request, { workspace, domain, recipients, suppressed, size, traceparent }),
+        { pipelined: true },
+      );
+      const { rows } = created;
+      committed = created.committed;
+      const billable = rows.filter((row) => row.status !== 'suppressed');
+      const units = request.limitUnits ?? recipients.length;
+      await request.inTransaction?.(tx, rows);
+      // The workspace's hot rows (credits, counters) last: on PostgreSQL their row locks are
+      // then held only from here to the commit, not across the whole send.
+      if (billable.length > 0) await spendCreditsAtCommit(tx, workspace.id, billable.length);
+      await countSends(tx, workspace.id, units);
+      return { rows, limits: check.state, counted: units, headers: rateLimitHeaders(check.state, units) };
+    },
+    { reads: () => readsAt((groupStartedAt = nowMs())) },
+  );
   committed();
   return accepted;
 }
@@ -199,7 +243,11 @@ interface RowContext {
 }
 
 /** One email per unique recipient, all sharing one content row. */
-function newEmails(principal: Principal, request: AcceptRequest, { workspace, domain, recipients, suppressed, size, traceparent }: RowContext): NewEmails {
+function newEmails(
+  principal: Principal,
+  request: AcceptRequest,
+  { workspace, domain, recipients, suppressed, size, traceparent }: RowContext,
+): NewEmails {
   return {
     workspaceId: workspace.id,
     source: request.source,

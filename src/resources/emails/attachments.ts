@@ -65,7 +65,8 @@ export function validateAttachments(value: unknown): string[] {
       if (typeof item.content !== 'string') errors.push(`${at}.content must be a string`);
       else if (encoding !== 'base64' && encoding !== 'hex') errors.push(`${at}.encoding must be base64 or hex`);
       else if (!(encoding === 'hex' ? HEX : BASE64).test(item.content)) errors.push(`${at}.content is not valid ${encoding}`);
-      if (typeof item.content_type !== 'string' || item.content_type.trim() === '') errors.push(`${at}.content_type is required with content`);
+      if (typeof item.content_type !== 'string' || item.content_type.trim() === '')
+        errors.push(`${at}.content_type is required with content`);
     }
     if (hasUrl) {
       if (typeof item.url !== 'string') errors.push(`${at}.url must be a string`);
@@ -77,8 +78,10 @@ export function validateAttachments(value: unknown): string[] {
         }
       }
     }
-    if (item.content_type !== undefined && item.content_type !== null && typeof item.content_type !== 'string') errors.push(`${at}.content_type must be a string`);
-    if (item.content_id !== undefined && item.content_id !== null && typeof item.content_id !== 'string') errors.push(`${at}.content_id must be a string`);
+    if (item.content_type !== undefined && item.content_type !== null && typeof item.content_type !== 'string')
+      errors.push(`${at}.content_type must be a string`);
+    if (item.content_id !== undefined && item.content_id !== null && typeof item.content_id !== 'string')
+      errors.push(`${at}.content_id must be a string`);
   });
   return errors;
 }
@@ -96,13 +99,16 @@ async function download(url: string, resolver: Resolver, allowPrivate: boolean):
   }
   try {
     const response = await fetchPinned(parsed, address, { timeoutMs: URL_ATTACHMENT_TIMEOUT_MS, maxBytes: URL_ATTACHMENT_MAX_BYTES });
-    if (response.status >= 300 && response.status < 400) throw new AttachmentFetchError(`${url}: redirects are not followed (HTTP ${response.status})`);
-    if (response.status < 200 || response.status >= 300) throw new AttachmentFetchError(`${url}: the server answered HTTP ${response.status}`);
+    if (response.status >= 300 && response.status < 400)
+      throw new AttachmentFetchError(`${url}: redirects are not followed (HTTP ${response.status})`);
+    if (response.status < 200 || response.status >= 300)
+      throw new AttachmentFetchError(`${url}: the server answered HTTP ${response.status}`);
     const type = response.headers['content-type'];
     return { body: response.body, contentType: typeof type === 'string' ? type.split(';')[0].trim() : null };
   } catch (error) {
     if (error instanceof FetchError) {
-      const why = error.kind === 'too_large' ? 'larger than 25 MB' : error.kind === 'timeout' ? 'did not finish within 30 seconds' : error.message;
+      const why =
+        error.kind === 'too_large' ? 'larger than 25 MB' : error.kind === 'timeout' ? 'did not finish within 30 seconds' : error.message;
       throw new AttachmentFetchError(`${url}: ${why}`);
     }
     throw error;
@@ -118,11 +124,20 @@ export async function loadAttachments(value: unknown, resolver: () => Resolver, 
       const contentId = typeof item.content_id === 'string' && item.content_id.trim() ? item.content_id.trim().replace(/^<|>$/g, '') : null;
       if (typeof item.content === 'string') {
         const bytes = Buffer.from(item.content.replace(/\s+/g, ''), item.encoding === 'hex' ? 'hex' : 'base64');
-        return { filename, content_type: String(item.content_type).trim(), content_id: contentId, content: bytes.toString('base64'), size: bytes.length };
+        return {
+          filename,
+          content_type: String(item.content_type).trim(),
+          content_id: contentId,
+          content: bytes.toString('base64'),
+          size: bytes.length,
+        };
       }
       try {
         const { body, contentType } = await download(String(item.url), resolver(), allowPrivate);
-        const type = typeof item.content_type === 'string' && item.content_type.trim() ? item.content_type.trim() : contentType ?? 'application/octet-stream';
+        const type =
+          typeof item.content_type === 'string' && item.content_type.trim()
+            ? item.content_type.trim()
+            : (contentType ?? 'application/octet-stream');
         return { filename, content_type: type, content_id: contentId, content: body.toString('base64'), size: body.length };
       } catch (error) {
         if (error instanceof AttachmentFetchError) throw new AttachmentFetchError(`attachments[${i}].url ${error.message}`);

@@ -41,7 +41,8 @@ interface ForwardInput {
 const cannotForward = (message: string) => messageError(422, 'Cannot forward email', message);
 
 function validateForward(body: unknown): ForwardInput {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw sendValidationError(['The request body must be a JSON object.']);
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw sendValidationError(['The request body must be a JSON object.']);
   const input = body as ForwardBody;
   const errors: string[] = [];
   const text = (name: string, value: unknown): string | null => {

@@ -73,7 +73,9 @@ export async function cancelEmail(ctx: AppContext, workspaceId: string, id: stri
   const row = await findEmail(ctx.db, workspaceId, id);
   const now = nowMs();
   if (!CANCELABLE_STATUSES.includes(row.status)) {
-    throw cannotCancel(`Only scheduled, accepted or attempted emails that are not yet delivered can be canceled; this email is ${row.status}.`);
+    throw cannotCancel(
+      `Only scheduled, accepted or attempted emails that are not yet delivered can be canceled; this email is ${row.status}.`,
+    );
   }
   if (row.status === 'scheduled' && dueTooSoon(row, now)) {
     throw cannotCancel('This email is due in less than 3 minutes; it can no longer be canceled.');

@@ -7,8 +7,20 @@ import { emailListItem } from './objects.ts';
 import { BOUNCE_REASON_NAMES } from '../../mail/bounce-reasons.ts';
 
 export const EMAIL_STATUSES = [
-  'accepted', 'scheduled', 'delivered', 'loaded', 'clicked', 'attempted', 'bounced',
-  'failed', 'rejected', 'suppressed', 'received', 'complained', 'canceled', 'held',
+  'accepted',
+  'scheduled',
+  'delivered',
+  'loaded',
+  'clicked',
+  'attempted',
+  'bounced',
+  'failed',
+  'rejected',
+  'suppressed',
+  'received',
+  'complained',
+  'canceled',
+  'held',
 ] as const;
 
 export const EMAILS_DEFAULT_LIMIT = 25;

@@ -43,7 +43,12 @@ export interface PurgeResult {
 }
 
 /** Purges content created more than `retentionDays` ago whose emails no longer need it. */
-export async function purgeExpiredContent(db: Db, retentionDays: number, now: number = nowMs(), budgetMs = RUN_BUDGET_MS): Promise<PurgeResult> {
+export async function purgeExpiredContent(
+  db: Db,
+  retentionDays: number,
+  now: number = nowMs(),
+  budgetMs = RUN_BUDGET_MS,
+): Promise<PurgeResult> {
   const cutoff = isoFromMs(now - retentionDays * DAY_MS);
   const started = nowMs();
   let purged = 0;
@@ -54,13 +59,20 @@ export async function purgeExpiredContent(db: Db, retentionDays: number, now: nu
       .where('c.purged_at', 'is', null)
       .where('c.created_at', '<', cutoff)
       .where(({ not, exists, selectFrom }) =>
-        not(exists(selectFrom('emails as e').select('e.id').whereRef('e.content_id', '=', 'c.id').where('e.status', 'in', PENDING_STATUSES))),
+        not(
+          exists(selectFrom('emails as e').select('e.id').whereRef('e.content_id', '=', 'c.id').where('e.status', 'in', PENDING_STATUSES)),
+        ),
       )
       .orderBy('c.created_at')
       .limit(BATCH_SIZE)
       .execute();
     for (const { id } of due) {
-      const row = await db.selectFrom('email_contents').select('message').where('id', '=', id).where('purged_at', 'is', null).executeTakeFirst();
+      const row = await db
+        .selectFrom('email_contents')
+        .select('message')
+        .where('id', '=', id)
+        .where('purged_at', 'is', null)
+        .executeTakeFirst();
       if (!row) continue; // another run got there first
       const result = await db
         .updateTable('email_contents')

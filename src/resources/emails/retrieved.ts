@@ -11,8 +11,7 @@ import type { StoredMessage } from './content.ts';
 import { parseMeta, type EmailRow } from './objects.ts';
 import type { EmailAttemptsTable } from './tables.ts';
 
-export const emailNotFound = (id: string) =>
-  messageError(404, 'Email not found', `No email with id ${id} exists in this workspace.`);
+export const emailNotFound = (id: string) => messageError(404, 'Email not found', `No email with id ${id} exists in this workspace.`);
 
 /** The caller's email `id`, or the 404 every email endpoint answers. */
 export async function findEmail(db: Executor, workspaceId: string, id: string): Promise<EmailRow> {
@@ -195,7 +194,13 @@ export async function emailAttachments(db: Executor, row: EmailRow) {
   const { message } = await loadContent(db, row.content_id);
   return {
     data: message
-      ? message.attachments.map((a) => ({ filename: a.filename, content_type: a.content_type, content_id: a.content_id, size: a.size, content: a.content }))
+      ? message.attachments.map((a) => ({
+          filename: a.filename,
+          content_type: a.content_type,
+          content_id: a.content_id,
+          size: a.size,
+          content: a.content,
+        }))
       : null,
   };
 }

@@ -31,8 +31,10 @@ export async function retryEmail(ctx: AppContext, principal: Principal, id: stri
   }
   const stored = content.message;
   const key = row.to.toLowerCase();
-  const recipient: ParsedAddress =
-    [...stored.to, ...stored.cc, ...stored.bcc].find((a) => a.address.toLowerCase() === key) ?? { address: row.to, name: '' };
+  const recipient: ParsedAddress = [...stored.to, ...stored.cc, ...stored.bcc].find((a) => a.address.toLowerCase() === key) ?? {
+    address: row.to,
+    name: '',
+  };
   const accepted = await acceptMessage(ctx, principal, {
     message: { ...stored, to: [recipient], cc: [], bcc: [] },
     fromHeader: row.from,

@@ -30,18 +30,24 @@ const SendBodySchema = Type.Object({
   text: Type.Optional(Type.String()),
   template: Type.Optional(Type.String()),
   variables: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  attachments: Type.Optional(Type.Array(Type.Object({
-    filename: Type.String(),
-    content: Type.Optional(Type.String()),
-    url: Type.Optional(Type.String()),
-    content_type: Type.Optional(Type.String()),
-    content_id: Type.Optional(Type.String()),
-    encoding: Type.Optional(Type.String()),
-  }))),
+  attachments: Type.Optional(
+    Type.Array(
+      Type.Object({
+        filename: Type.String(),
+        content: Type.Optional(Type.String()),
+        url: Type.Optional(Type.String()),
+        content_type: Type.Optional(Type.String()),
+        content_id: Type.Optional(Type.String()),
+        encoding: Type.Optional(Type.String()),
+      }),
+    ),
+  ),
   headers: Type.Optional(Type.Record(Type.String(), Type.String())),
   meta: Type.Optional(Type.Record(Type.String(), Type.String())),
   scheduled_at: Type.Optional(Type.String()),
-  tracking: Type.Optional(Type.Union([Type.Boolean(), Type.Object({ loads: Type.Optional(Type.Boolean()), clicks: Type.Optional(Type.Boolean()) })])),
+  tracking: Type.Optional(
+    Type.Union([Type.Boolean(), Type.Object({ loads: Type.Optional(Type.Boolean()), clicks: Type.Optional(Type.Boolean()) })]),
+  ),
 });
 
 const IdParams = Type.Object({ id: Type.String({ description: 'em_ id' }) });
@@ -60,7 +66,12 @@ const RescheduleBody = Type.Object({
 // Documents the forward body; it is checked by the forward service (send-shaped 400s).
 const ForwardBodySchema = Type.Object({
   to: AddressList,
-  include_headers: Type.Optional(Type.Boolean({ default: false, description: 'true adds a forwarded-message block and a Fwd: subject; false resends the original unchanged' })),
+  include_headers: Type.Optional(
+    Type.Boolean({
+      default: false,
+      description: 'true adds a forwarded-message block and a Fwd: subject; false resends the original unchanged',
+    }),
+  ),
   comment: Type.Optional(Type.String()),
   body: Type.Optional(Type.String({ description: 'alias of comment' })),
   html: Type.Optional(Type.String()),
@@ -88,16 +99,24 @@ const notFoundOr422 = errorResponses({ 404: 'errorMessage', 422: 'errorMessage' 
 export const resource: Resource = {
   name: 'emails',
   v2(app, ctx) {
-    app.post('/emails', { schema: { tags, body: SendBodySchema, response: { 200: S.AcceptedEmail, ...sendErrors } }, attachValidation: true, config: { scope: 'sending' } }, async (request, reply) => {
-      const outcome = await acceptIdempotently(
-        ctx,
-        request.principal,
-        request.headers['idempotency-key'],
-        () => buildSendRequest(ctx, request.principal.workspaceId, request.body as SendBody),
-        sendResponseFor,
-      );
-      return reply.code(outcome.status).headers(outcome.headers).send(outcome.body);
-    });
+    app.post(
+      '/emails',
+      {
+        schema: { tags, body: SendBodySchema, response: { 200: S.AcceptedEmail, ...sendErrors } },
+        attachValidation: true,
+        config: { scope: 'sending' },
+      },
+      async (request, reply) => {
+        const outcome = await acceptIdempotently(
+          ctx,
+          request.principal,
+          request.headers['idempotency-key'],
+          () => buildSendRequest(ctx, request.principal.workspaceId, request.body as SendBody),
+          sendResponseFor,
+        );
+        return reply.code(outcome.status).headers(outcome.headers).send(outcome.body);
+      },
+    );
 
     app.get('/emails', { schema: { tags, querystring: ListQuery, response: { 200: S.EmailList } } }, async (request) =>
       listEmails(ctx.db, request.principal.workspaceId, request.query as Query, request.url),
@@ -116,20 +135,52 @@ export const resource: Resource = {
       return { status: row.status };
     });
 
-    app.post('/emails/:id', { schema: { tags, params: IdParams, body: RescheduleBody, response: { 200: S.ChangedEmail, ...notFoundOr422 } } }, async (request) =>
-      rescheduleEmail(ctx, request.principal.workspaceId, (request.params as Id).id, (request.body as Static<typeof RescheduleBody>).scheduled_at),
+    app.post(
+      '/emails/:id',
+      { schema: { tags, params: IdParams, body: RescheduleBody, response: { 200: S.ChangedEmail, ...notFoundOr422 } } },
+      async (request) =>
+        rescheduleEmail(
+          ctx,
+          request.principal.workspaceId,
+          (request.params as Id).id,
+          (request.body as Static<typeof RescheduleBody>).scheduled_at,
+        ),
     );
-    app.post('/emails/:id/cancel', { schema: { tags, params: IdParams, response: { 200: S.ChangedEmail, ...notFoundOr422 } } }, async (request) =>
-      cancelEmail(ctx, request.principal.workspaceId, (request.params as Id).id),
+    app.post(
+      '/emails/:id/cancel',
+      { schema: { tags, params: IdParams, response: { 200: S.ChangedEmail, ...notFoundOr422 } } },
+      async (request) => cancelEmail(ctx, request.principal.workspaceId, (request.params as Id).id),
     );
-    app.post('/emails/:id/retry', { schema: { tags, params: IdParams, response: { 200: S.RetriedEmail, ...notFoundOr422, ...errorResponses({ 402: 'errorMessage', 403: 'errorMessage', 422: ['errorMessage', 'error'] }) } } }, async (request) =>
-      retryEmail(ctx, request.principal, (request.params as Id).id),
+    app.post(
+      '/emails/:id/retry',
+      {
+        schema: {
+          tags,
+          params: IdParams,
+          response: {
+            200: S.RetriedEmail,
+            ...notFoundOr422,
+            ...errorResponses({ 402: 'errorMessage', 403: 'errorMessage', 422: ['errorMessage', 'error'] }),
+          },
+        },
+      },
+      async (request) => retryEmail(ctx, request.principal, (request.params as Id).id),
     );
     app.post(
       '/emails/:id/forward',
-      { schema: { tags, params: IdParams, body: ForwardBodySchema, response: { 200: S.AcceptedEmail, ...sendErrors } }, attachValidation: true, config: { scope: 'sending' } },
+      {
+        schema: { tags, params: IdParams, body: ForwardBodySchema, response: { 200: S.AcceptedEmail, ...sendErrors } },
+        attachValidation: true,
+        config: { scope: 'sending' },
+      },
       async (request, reply) => {
-        const outcome = await forwardEmail(ctx, request.principal, (request.params as Id).id, request.headers['idempotency-key'], request.body);
+        const outcome = await forwardEmail(
+          ctx,
+          request.principal,
+          (request.params as Id).id,
+          request.headers['idempotency-key'],
+          request.body,
+        );
         return reply.code(outcome.status).headers(outcome.headers).send(outcome.body);
       },
     );

@@ -6,8 +6,14 @@ import { EMAIL_STATUSES } from './read.ts';
 import { BOUNCE_REASON_NAMES } from '../../mail/bounce-reasons.ts';
 
 const text = (description: string) => Type.String({ description });
-const Status = Type.Union(EMAIL_STATUSES.map((s) => Type.Literal(s)), { description: 'Delivery status (https://emailit.com/docs/logs/email-statuses.md)' });
-const BounceReason = Type.Union(BOUNCE_REASON_NAMES.map((r) => Type.Literal(r)), { description: 'Documented bounce reason (README "Bounce reasons")' });
+const Status = Type.Union(
+  EMAIL_STATUSES.map((s) => Type.Literal(s)),
+  { description: 'Delivery status (https://emailit.com/docs/logs/email-statuses.md)' },
+);
+const BounceReason = Type.Union(
+  BOUNCE_REASON_NAMES.map((r) => Type.Literal(r)),
+  { description: 'Documented bounce reason (README "Bounce reasons")' },
+);
 const BounceType = Type.Union([Type.Literal('hard'), Type.Literal('soft')], { description: 'hard: will not go away by itself; soft: may' });
 const Bounce = nullable(
   Type.Object(
@@ -22,7 +28,9 @@ const Tracking = Type.Object(
 );
 const Addresses = (description: string) => Type.Array(Type.String(), { description });
 const HeaderMap = nullable(
-  Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]), { description: 'Headers by name; a repeated header is an array' }),
+  Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]), {
+    description: 'Headers by name; a repeated header is an array',
+  }),
 );
 const AttachmentInfo = {
   filename: text('File name'),
@@ -33,7 +41,7 @@ const AttachmentInfo = {
 
 const common = {
   object: Type.Literal('email', { description: 'Always email' }),
-  id: text('em_ id of this recipient\'s email'),
+  id: text("em_ id of this recipient's email"),
 };
 const identity = {
   token: text('Token of the email (also the local part of its Message-ID)'),
@@ -50,7 +58,7 @@ const metadata = {
   type: Type.Union([Type.Literal('outbound'), Type.Literal('inbound')], { description: 'outbound or inbound' }),
   ...identity,
   from: text('Sender as sent, display name included'),
-  to: text('This email\'s recipient'),
+  to: text("This email's recipient"),
   subject: text('Subject'),
   status: Status,
   ...dates,
@@ -65,7 +73,7 @@ const metadata = {
 /** POST /emails: the first recipient's email, `ids` with several recipients. */
 const sendFields = {
   ...common,
-  ids: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'With several recipients: each address\'s em_ id' })),
+  ids: Type.Optional(Type.Record(Type.String(), Type.String(), { description: "With several recipients: each address's em_ id" })),
   ...identity,
   from: text('Sender as sent'),
   to: Addresses('Recipients'),
@@ -149,7 +157,9 @@ export const RetrievedEmail = Type.Object(
     headers: HeaderMap,
     html: nullable(text('HTML body')),
     text: nullable(text('Plain-text body')),
-    attachments: nullable(Type.Array(Type.Object(AttachmentInfo, { title: 'AttachmentInfo' }), { description: 'Attachments without content' })),
+    attachments: nullable(
+      Type.Array(Type.Object(AttachmentInfo, { title: 'AttachmentInfo' }), { description: 'Attachments without content' }),
+    ),
     size: metadata.size,
     original_id: metadata.original_id,
     purged_at: purgedAt,
@@ -161,9 +171,13 @@ export const RetrievedEmail = Type.Object(
           mx_host: nullable(text('Receiving server')),
           smtp_code: nullable(Type.Integer({ description: 'SMTP reply code' })),
           enhanced_code: nullable(text('Enhanced status code, e.g. 5.1.1')),
-          response: nullable(text('The server\'s reply')),
+          response: nullable(text("The server's reply")),
           reason: nullable(BounceReason),
-          tls: nullable(text('TLS of the session: dane (required, certificate matched the MX host\'s DNSSEC-authenticated TLSA records), mta-sts (required, certificate verified), tls (implicit, or required without verification: DANE with only unusable TLSA records), opportunistic (STARTTLS when offered), none')),
+          tls: nullable(
+            text(
+              "TLS of the session: dane (required, certificate matched the MX host's DNSSEC-authenticated TLSA records), mta-sts (required, certificate verified), tls (implicit, or required without verification: DANE with only unusable TLSA records), opportunistic (STARTTLS when offered), none",
+            ),
+          ),
           source_address: nullable(text('Local address the connection came from (IP pools); null: chosen by the OS')),
         },
         { title: 'DeliveryAttempt' },
@@ -185,14 +199,22 @@ export const EmailMeta = Type.Object(
   { title: 'EmailMeta' },
 );
 
-export const EmailRaw = Type.Object({ ...metadata, raw: nullable(text('The raw MIME message')), purged_at: purgedAt }, { title: 'EmailRaw' });
+export const EmailRaw = Type.Object(
+  { ...metadata, raw: nullable(text('The raw MIME message')), purged_at: purgedAt },
+  { title: 'EmailRaw' },
+);
 
-export const EmailBody = Type.Object({ text: nullable(text('Plain-text body')), html: nullable(text('HTML body')) }, { title: 'EmailBody' });
+export const EmailBody = Type.Object(
+  { text: nullable(text('Plain-text body')), html: nullable(text('HTML body')) },
+  { title: 'EmailBody' },
+);
 
 export const EmailAttachments = Type.Object(
   {
     data: nullable(
-      Type.Array(Type.Object({ ...AttachmentInfo, content: text('Base64 content') }, { title: 'Attachment' }), { description: 'Null once purged' }),
+      Type.Array(Type.Object({ ...AttachmentInfo, content: text('Base64 content') }, { title: 'Attachment' }), {
+        description: 'Null once purged',
+      }),
     ),
   },
   { title: 'EmailAttachments' },

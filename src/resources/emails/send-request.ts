@@ -14,8 +14,20 @@ export const MAX_RECIPIENTS_PER_FIELD = 50;
 
 // Headers the service writes itself; a user's value for them is ignored.
 const RESERVED_HEADERS = new Set([
-  'message-id', 'from', 'to', 'cc', 'bcc', 'subject', 'reply-to', 'date', 'sender',
-  'mime-version', 'content-type', 'content-transfer-encoding', 'dkim-signature', 'return-path',
+  'message-id',
+  'from',
+  'to',
+  'cc',
+  'bcc',
+  'subject',
+  'reply-to',
+  'date',
+  'sender',
+  'mime-version',
+  'content-type',
+  'content-transfer-encoding',
+  'dkim-signature',
+  'return-path',
 ]);
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -56,7 +68,8 @@ function recipientField(name: string, value: unknown, required: boolean, errors:
     const key = address.address.toLowerCase();
     if (!seen.has(key)) unique.push(address), seen.add(key);
   }
-  if (unique.length > MAX_RECIPIENTS_PER_FIELD) errors.push(`The ${name} field may not have more than ${MAX_RECIPIENTS_PER_FIELD} recipients.`);
+  if (unique.length > MAX_RECIPIENTS_PER_FIELD)
+    errors.push(`The ${name} field may not have more than ${MAX_RECIPIENTS_PER_FIELD} recipients.`);
   if (required && invalid.length === 0 && unique.length === 0) errors.push(`The ${name} field is required.`);
   return unique;
 }
@@ -122,9 +135,12 @@ export async function buildSendRequest(ctx: AppContext, workspaceId: string, bod
   const to = recipientField('to', body.to, true, errors);
   const cc = recipientField('cc', body.cc, false, errors);
   const bcc = recipientField('bcc', body.bcc, false, errors);
-  const replyTo = body.reply_to !== undefined && body.reply_to !== null
-    ? recipientField('reply_to', body.reply_to, false, errors)
-    : template?.reply_to ? parseAddressField(template.reply_to).addresses : [];
+  const replyTo =
+    body.reply_to !== undefined && body.reply_to !== null
+      ? recipientField('reply_to', body.reply_to, false, errors)
+      : template?.reply_to
+        ? parseAddressField(template.reply_to).addresses
+        : [];
 
   const subjectSource = optionalString('subject', body.subject, errors) ?? template?.subject ?? null;
   const htmlSource = optionalString('html', body.html, errors) ?? template?.html ?? null;
@@ -170,7 +186,18 @@ export async function buildSendRequest(ctx: AppContext, workspaceId: string, bod
 
   const from = fromList[0];
   return {
-    message: { from, to, cc, bcc, reply_to: replyTo, subject: subject.replace(/[\r\n]+/g, ' '), html, text, headers: extraHeaders, attachments },
+    message: {
+      from,
+      to,
+      cc,
+      bcc,
+      reply_to: replyTo,
+      subject: subject.replace(/[\r\n]+/g, ' '),
+      html,
+      text,
+      headers: extraHeaders,
+      attachments,
+    },
     fromHeader: typeof fromValue === 'string' && fromValue.trim() ? fromValue.trim() : formatAddress(from),
     meta,
     scheduledAt: parseScheduledAt(body.scheduled_at),

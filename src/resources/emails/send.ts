@@ -57,12 +57,14 @@ export async function acceptIdempotently(
 
 export function sendResponseFor(rows: EmailRow[], request: AcceptRequest) {
   const addresses = (list: { address: string }[], taken: Set<string>) =>
-    list.map((a) => a.address).filter((a) => {
-      const k = a.toLowerCase();
-      if (taken.has(k)) return false;
-      taken.add(k);
-      return true;
-    });
+    list
+      .map((a) => a.address)
+      .filter((a) => {
+        const k = a.toLowerCase();
+        if (taken.has(k)) return false;
+        taken.add(k);
+        return true;
+      });
   const taken = new Set<string>();
   const to = addresses(request.message.to, taken);
   const cc = addresses(request.message.cc, taken);

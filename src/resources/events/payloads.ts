@@ -25,13 +25,33 @@ const TRACKED_EMAIL = ['id', 'rcpt_to', 'mail_from', 'subject', 'created_at', 'm
 const CONTACT = ['id', 'object', 'email', 'first_name', 'last_name', 'custom_fields', 'unsubscribed', 'created_at', 'audiences'];
 const SUBSCRIBER = ['id', 'object', 'subscribed', 'subscribed_at', 'unsubscribed_at', 'audience', 'contact', 'created_at'];
 const SUPPRESSION = ['id', 'object', 'email', 'type', 'reason', 'created_at', 'keep_until'];
-const TEMPLATE = ['id', 'object', 'name', 'alias', 'from', 'subject', 'reply_to', 'html', 'text', 'editor', 'published_at', 'created_at', 'updated_at'];
+const TEMPLATE = [
+  'id',
+  'object',
+  'name',
+  'alias',
+  'from',
+  'subject',
+  'reply_to',
+  'html',
+  'text',
+  'editor',
+  'published_at',
+  'created_at',
+  'updated_at',
+];
 const DOMAIN = ['id', 'object', 'name', 'tracking_key', 'inbound_key', 'track_loads', 'track_clicks', 'created_at', 'dns_records'];
 const CAMPAIGN = ['id', 'object', 'name', 'status', 'subject', 'from_email', 'from_name', 'scheduled_at', 'sent_at', 'created_at'];
 const VERIFICATION = ['id', 'object', 'email', 'status', 'score', 'risk', 'result', 'mode', 'checks', 'created_at', 'updated_at'];
 const VERIFICATION_LIST = ['id', 'object', 'name', 'status', 'stats', 'created_at', 'updated_at'];
 
-const email = (fields: string[], fixed?: Record<string, unknown>): PayloadShape => ({ object: 'email', idPrefixes: ['em'], fields, notNull: ['id', 'from', 'to'], ...(fixed ? { fixed } : {}) });
+const email = (fields: string[], fixed?: Record<string, unknown>): PayloadShape => ({
+  object: 'email',
+  idPrefixes: ['em'],
+  fields,
+  notNull: ['id', 'from', 'to'],
+  ...(fixed ? { fixed } : {}),
+});
 const statusEvent = (status: string) => email(EMAIL_STATUS, { status });
 
 /** Every system event type with the shape of its object. */
@@ -48,8 +68,18 @@ export const PAYLOAD_SHAPES: Record<string, PayloadShape> = {
   'email.canceled': statusEvent('canceled'),
   'email.held': statusEvent('held'),
   'email.received': email(['id', 'object', 'from', 'to', 'subject', 'created_at']),
-  'delivery.held': { object: 'delivery_hold', idPrefixes: ['hold'], fields: ['id', 'object', 'workspace_id', 'destination', 'domain', 'reason', 'created_at'], notNull: ['id'] },
-  'delivery.released': { object: 'delivery_hold', idPrefixes: ['hold'], fields: ['id', 'object', 'workspace_id', 'destination', 'domain', 'reason', 'created_at'], notNull: ['id'] },
+  'delivery.held': {
+    object: 'delivery_hold',
+    idPrefixes: ['hold'],
+    fields: ['id', 'object', 'workspace_id', 'destination', 'domain', 'reason', 'created_at'],
+    notNull: ['id'],
+  },
+  'delivery.released': {
+    object: 'delivery_hold',
+    idPrefixes: ['hold'],
+    fields: ['id', 'object', 'workspace_id', 'destination', 'domain', 'reason', 'created_at'],
+    notNull: ['id'],
+  },
   'email.loaded': {
     object: 'load',
     idPrefixes: ['load'],
@@ -65,15 +95,44 @@ export const PAYLOAD_SHAPES: Record<string, PayloadShape> = {
     nested: { email: TRACKED_EMAIL, link: ['id', 'url'] },
   },
   'domain.created': { object: 'domain', idPrefixes: ['dom', 'sd', 'sed'], fields: DOMAIN, notNull: ['id', 'name'] },
-  'domain.updated': { object: 'domain', idPrefixes: ['dom', 'sd', 'sed'], fields: [...DOMAIN, 'verified_at', 'dns_checked_at'], notNull: ['id', 'name'] },
+  'domain.updated': {
+    object: 'domain',
+    idPrefixes: ['dom', 'sd', 'sed'],
+    fields: [...DOMAIN, 'verified_at', 'dns_checked_at'],
+    notNull: ['id', 'name'],
+  },
   'domain.deleted': { object: 'domain', idPrefixes: ['dom', 'sd', 'sed'], fields: ['id', 'object', 'name'], notNull: ['id', 'name'] },
   'audience.created': { object: 'audience', idPrefixes: ['aud'], fields: ['id', 'object', 'name', 'created_at'], notNull: ['id'] },
   'audience.updated': { object: 'audience', idPrefixes: ['aud'], fields: ['id', 'object', 'name', 'created_at'], notNull: ['id'] },
   'audience.deleted': { object: 'audience', idPrefixes: ['aud'], fields: ['id', 'object', 'name'], notNull: ['id'] },
-  'subscriber.created': { object: 'subscriber', idPrefixes: ['sub'], fields: SUBSCRIBER, notNull: ['id'], nested: { audience: ['id', 'name'], contact: ['id', 'email', 'first_name', 'last_name', 'custom_fields'] } },
-  'subscriber.updated': { object: 'subscriber', idPrefixes: ['sub'], fields: [...SUBSCRIBER, 'updated_at'], notNull: ['id'], nested: { audience: ['id', 'name'], contact: ['id', 'email', 'first_name', 'last_name', 'custom_fields'] } },
-  'subscriber.resubscribed': { object: 'subscriber', idPrefixes: ['sub'], fields: SUBSCRIBER, notNull: ['id'], nested: { audience: ['id', 'name'], contact: ['id', 'email', 'first_name', 'last_name', 'custom_fields'] } },
-  'subscriber.deleted': { object: 'subscriber', idPrefixes: ['sub'], fields: SUBSCRIBER, notNull: ['id'], nested: { audience: ['id', 'name'], contact: ['id', 'email', 'first_name', 'last_name', 'custom_fields'] } },
+  'subscriber.created': {
+    object: 'subscriber',
+    idPrefixes: ['sub'],
+    fields: SUBSCRIBER,
+    notNull: ['id'],
+    nested: { audience: ['id', 'name'], contact: ['id', 'email', 'first_name', 'last_name', 'custom_fields'] },
+  },
+  'subscriber.updated': {
+    object: 'subscriber',
+    idPrefixes: ['sub'],
+    fields: [...SUBSCRIBER, 'updated_at'],
+    notNull: ['id'],
+    nested: { audience: ['id', 'name'], contact: ['id', 'email', 'first_name', 'last_name', 'custom_fields'] },
+  },
+  'subscriber.resubscribed': {
+    object: 'subscriber',
+    idPrefixes: ['sub'],
+    fields: SUBSCRIBER,
+    notNull: ['id'],
+    nested: { audience: ['id', 'name'], contact: ['id', 'email', 'first_name', 'last_name', 'custom_fields'] },
+  },
+  'subscriber.deleted': {
+    object: 'subscriber',
+    idPrefixes: ['sub'],
+    fields: SUBSCRIBER,
+    notNull: ['id'],
+    nested: { audience: ['id', 'name'], contact: ['id', 'email', 'first_name', 'last_name', 'custom_fields'] },
+  },
   'contact.created': { object: 'contact', idPrefixes: ['con'], fields: CONTACT, notNull: ['id', 'email'] },
   'contact.updated': { object: 'contact', idPrefixes: ['con'], fields: [...CONTACT, 'updated_at', 'previous'], notNull: ['id', 'email'] },
   'contact.deleted': { object: 'contact', idPrefixes: ['con'], fields: CONTACT, notNull: ['id', 'email'] },
@@ -97,11 +156,27 @@ export const PAYLOAD_SHAPES: Record<string, PayloadShape> = {
   'email_verification.created': { object: 'email_verification', idPrefixes: ['ev'], fields: VERIFICATION, notNull: ['id', 'email'] },
   'email_verification.updated': { object: 'email_verification', idPrefixes: ['ev'], fields: VERIFICATION, notNull: ['id', 'email'] },
   'email_verification.deleted': { object: 'email_verification', idPrefixes: ['ev'], fields: ['id', 'object', 'email'], notNull: ['id'] },
-  'email_verification_list.created': { object: 'email_verification_list', idPrefixes: ['evl'], fields: VERIFICATION_LIST, notNull: ['id'], fixed: { status: 'processing' } },
+  'email_verification_list.created': {
+    object: 'email_verification_list',
+    idPrefixes: ['evl'],
+    fields: VERIFICATION_LIST,
+    notNull: ['id'],
+    fixed: { status: 'processing' },
+  },
   'email_verification_list.updated': { object: 'email_verification_list', idPrefixes: ['evl'], fields: VERIFICATION_LIST, notNull: ['id'] },
   // The tracking script's identify: a visitor tied to an address (src/resources/tracking-keys/).
-  'contact.identified': { object: 'identification', idPrefixes: ['idn'], fields: ['id', 'object', 'email', 'contact_id', 'anonymous_id', 'url', 'created_at'], notNull: ['id', 'email'] },
-  'email_verification_list.deleted': { object: 'email_verification_list', idPrefixes: ['evl'], fields: ['id', 'object', 'name'], notNull: ['id'] },
+  'contact.identified': {
+    object: 'identification',
+    idPrefixes: ['idn'],
+    fields: ['id', 'object', 'email', 'contact_id', 'anonymous_id', 'url', 'created_at'],
+    notNull: ['id', 'email'],
+  },
+  'email_verification_list.deleted': {
+    object: 'email_verification_list',
+    idPrefixes: ['evl'],
+    fields: ['id', 'object', 'name'],
+    notNull: ['id'],
+  },
 };
 
 export const SYSTEM_EVENT_TYPES = Object.keys(PAYLOAD_SHAPES);
@@ -125,7 +200,8 @@ export function checkEventPayload(type: string, object: Record<string, unknown>)
     problems.push(`id must start with ${shape.idPrefixes.map((p) => `${p}_`).join(' or ')}, got ${JSON.stringify(id)}`);
   }
   for (const field of shape.fields) if (!(field in object)) problems.push(`missing field ${field}`);
-  for (const field of shape.notNull ?? []) if (object[field] === null || object[field] === undefined) problems.push(`${field} must not be null`);
+  for (const field of shape.notNull ?? [])
+    if (object[field] === null || object[field] === undefined) problems.push(`${field} must not be null`);
   for (const [field, subfields] of Object.entries(shape.nested ?? {})) {
     const value = object[field];
     if (value === null || value === undefined) continue;
@@ -206,8 +282,13 @@ export function sampleEventObject(type: string): Record<string, unknown> {
   object.object = shape.object;
   for (const [field, subfields] of Object.entries(shape.nested ?? {})) {
     const nested: Record<string, unknown> = {};
-    for (const sub of subfields) nested[sub] = sub === 'id' ? newId(field === 'link' ? 'link' : field === 'email' ? 'em' : field === 'audience' ? 'aud' : 'con') : sampleValue(sub, now);
-    if (field === 'email' && type.startsWith('email.')) Object.assign(nested, { rcpt_to: 'jane@example.net', mail_from: 'hello@example.com' });
+    for (const sub of subfields)
+      nested[sub] =
+        sub === 'id'
+          ? newId(field === 'link' ? 'link' : field === 'email' ? 'em' : field === 'audience' ? 'aud' : 'con')
+          : sampleValue(sub, now);
+    if (field === 'email' && type.startsWith('email.'))
+      Object.assign(nested, { rcpt_to: 'jane@example.net', mail_from: 'hello@example.com' });
     if (field === 'link') nested.url = 'https://example.com/';
     object[field] = nested;
   }

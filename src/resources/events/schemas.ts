@@ -13,7 +13,11 @@ const fields = {
 };
 
 export const Event = Type.Object(
-  { ...fields, data: Type.Object({ object: AnyObject('The object the event is about') }, { title: 'EventData', description: 'The event\'s data' }), created_at: text('When it happened') },
+  {
+    ...fields,
+    data: Type.Object({ object: AnyObject('The object the event is about') }, { title: 'EventData', description: "The event's data" }),
+    created_at: text('When it happened'),
+  },
   { title: 'Event' },
 );
 

@@ -64,11 +64,23 @@ const listSpec: ListSpec = {
 /** One type or a comma-separated list (repeated parameters too). */
 export function eventTypes(value: string | string[] | undefined): string[] {
   const values = Array.isArray(value) ? value : value === undefined ? [] : [value];
-  return [...new Set(values.flatMap((v) => v.split(',')).map((t) => t.trim()).filter(Boolean))];
+  return [
+    ...new Set(
+      values
+        .flatMap((v) => v.split(','))
+        .map((t) => t.trim())
+        .filter(Boolean),
+    ),
+  ];
 }
 
 function parsesAsDate(value: string): boolean {
-  return value.split(',').every((part) => part.trim() !== '' && !Number.isNaN(Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(part.trim()) ? `${part.trim()}T00:00:00Z` : part.trim())));
+  return value
+    .split(',')
+    .every(
+      (part) =>
+        part.trim() !== '' && !Number.isNaN(Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(part.trim()) ? `${part.trim()}T00:00:00Z` : part.trim())),
+    );
 }
 
 /** True when the query carries a usable created_at filter (it replaces the two-day window). */
@@ -99,19 +111,35 @@ export async function listEvents(db: Db, workspaceId: string, query: Query, requ
   const scopes = eventTypes(query.scope);
   if (scopes.length > 0) {
     const unknown = scopes.filter((s) => !EVENT_SCOPES.includes(s));
-    if (unknown.length > 0) throw new ApiError(422, { error: 'invalid_scope', message: `scope must be one or more of ${EVENT_SCOPES.join(', ')}; got ${unknown.join(', ')}` });
+    if (unknown.length > 0)
+      throw new ApiError(422, {
+        error: 'invalid_scope',
+        message: `scope must be one or more of ${EVENT_SCOPES.join(', ')}; got ${unknown.join(', ')}`,
+      });
     // The scope is the type's prefix (w: workspace, c: custom, none: system).
     base = base.where((eb) =>
-      eb.or(scopes.map((s) => (s === 'workspace' ? eb('type', 'like', 'w:%') : s === 'custom' ? eb('type', 'like', 'c:%') : eb.and([eb('type', 'not like', 'w:%'), eb('type', 'not like', 'c:%')])))),
+      eb.or(
+        scopes.map((s) =>
+          s === 'workspace'
+            ? eb('type', 'like', 'w:%')
+            : s === 'custom'
+              ? eb('type', 'like', 'c:%')
+              : eb.and([eb('type', 'not like', 'w:%'), eb('type', 'not like', 'c:%')]),
+        ),
+      ),
     );
   }
   const includeData = truthy(query.include_data);
-  return pageLimitList(applyListQuery(base, query, listSpec), query, requestUrl, EVENTS_DEFAULT_LIMIT, (row) => eventObject(row, includeData));
+  return pageLimitList(applyListQuery(base, query, listSpec), query, requestUrl, EVENTS_DEFAULT_LIMIT, (row) =>
+    eventObject(row, includeData),
+  );
 }
 
 async function findEvent(db: Db, workspaceId: string, id: string): Promise<EventRow> {
   const eventId = looksLikeId(id, 'evt') ? id : looksLikeId(`evt_${id}`, 'evt') ? `evt_${id}` : null;
-  const row = eventId ? await db.selectFrom('events').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', eventId).executeTakeFirst() : undefined;
+  const row = eventId
+    ? await db.selectFrom('events').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', eventId).executeTakeFirst()
+    : undefined;
   if (!row) throw plainError(404, 'Event not found');
   return row;
 }

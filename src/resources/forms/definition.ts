@@ -177,7 +177,8 @@ class Checker {
   }
 
   steps(steps: unknown, path: string): void {
-    const missing = () => (path === 'steps' ? this.problems.unshift(MISSING_STEPS) : this.fail(path, 'need at least one form step and one success step'));
+    const missing = () =>
+      path === 'steps' ? this.problems.unshift(MISSING_STEPS) : this.fail(path, 'need at least one form step and one success step');
     if (!Array.isArray(steps)) return void missing();
     const stepIds = new Set<string>();
     const blockIds = new Set<string>();
@@ -215,14 +216,16 @@ class Checker {
     }
     if (type === 'text') {
       if (!isText(block.content)) this.fail(`${at}.content`, 'must be a non-empty string of at most 5000 characters');
-      if (block.level !== undefined && block.level !== 'heading' && block.level !== 'paragraph') this.fail(`${at}.level`, 'must be heading or paragraph');
+      if (block.level !== undefined && block.level !== 'heading' && block.level !== 'paragraph')
+        this.fail(`${at}.level`, 'must be heading or paragraph');
       return false;
     }
     if (type === 'image') {
       if (!isWebUrl(block.src)) this.fail(`${at}.src`, 'must be an http or https URL');
       if (typeof block.alt !== 'string') this.fail(`${at}.alt`, 'must be a string (empty for a decorative image)');
       if (block.href !== undefined && !isWebUrl(block.href)) this.fail(`${at}.href`, 'must be an http or https URL');
-      else if (block.href !== undefined && !isText(block.alt, 500)) this.fail(`${at}.alt`, 'must describe the link of an image with an href');
+      else if (block.href !== undefined && !isText(block.alt, 500))
+        this.fail(`${at}.alt`, 'must describe the link of an image with an href');
       return false;
     }
     if (type === 'button') {
@@ -231,9 +234,11 @@ class Checker {
         this.fail(`${at}.action`, `must be one of ${oneOf(BUTTON_ACTIONS)}`);
         return false;
       }
-      if (block.action === 'go_to_url' && !isWebUrl(block.url)) this.fail(`${at}.url`, 'must be an http or https URL for the go_to_url action');
+      if (block.action === 'go_to_url' && !isWebUrl(block.url))
+        this.fail(`${at}.url`, 'must be an http or https URL for the go_to_url action');
       if (block.new_tab !== undefined && typeof block.new_tab !== 'boolean') this.fail(`${at}.new_tab`, 'must be a boolean');
-      if (inSuccessStep && (block.action === 'submit' || block.action === 'next')) this.fail(`${at}.action`, 'must be close or go_to_url in a success step');
+      if (inSuccessStep && (block.action === 'submit' || block.action === 'next'))
+        this.fail(`${at}.action`, 'must be close or go_to_url in a success step');
       return !inSuccessStep && block.action === 'submit';
     }
     // An input.
@@ -254,7 +259,8 @@ class Checker {
   }
 
   options(options: unknown, at: string): void {
-    if (!Array.isArray(options) || options.length === 0 || options.length > 100) return this.fail(at, 'must be an array of 1 to 100 options');
+    if (!Array.isArray(options) || options.length === 0 || options.length > 100)
+      return this.fail(at, 'must be an array of 1 to 100 options');
     const values = new Set<string>();
     options.forEach((option, i) => {
       const valid = isText(option, 500) || (isObject(option) && isText(option.label, 500) && isText(option.value, 500));
@@ -269,34 +275,48 @@ class Checker {
     if (styles === undefined) return;
     if (!isObject(styles)) return this.fail(at, 'must be an object');
     for (const key of ['background_color', 'text_color', 'button_color', 'button_text_color', 'overlay_color']) {
-      if (styles[key] !== undefined && !(typeof styles[key] === 'string' && COLOR.test(styles[key]))) this.fail(`${at}.${key}`, 'must be a CSS color such as #1d4ed8 or rgb(29 78 216)');
+      if (styles[key] !== undefined && !(typeof styles[key] === 'string' && COLOR.test(styles[key])))
+        this.fail(`${at}.${key}`, 'must be a CSS color such as #1d4ed8 or rgb(29 78 216)');
     }
-    if (styles.font_family !== undefined && !(typeof styles.font_family === 'string' && FONT.test(styles.font_family))) this.fail(`${at}.font_family`, 'must be a list of font names');
-    const numbers: Array<[string, number, number]> = [['font_size', 10, 32], ['border_radius', 0, 64], ['width', 200, 1200]];
-    for (const [key, min, max] of numbers) if (styles[key] !== undefined && !inRange(styles[key], min, max)) this.fail(`${at}.${key}`, `must be a number from ${min} to ${max}`);
-    if (styles.position !== undefined && !(POSITIONS as readonly unknown[]).includes(styles.position)) this.fail(`${at}.position`, `must be one of ${oneOf(POSITIONS)}`);
+    if (styles.font_family !== undefined && !(typeof styles.font_family === 'string' && FONT.test(styles.font_family)))
+      this.fail(`${at}.font_family`, 'must be a list of font names');
+    const numbers: Array<[string, number, number]> = [
+      ['font_size', 10, 32],
+      ['border_radius', 0, 64],
+      ['width', 200, 1200],
+    ];
+    for (const [key, min, max] of numbers)
+      if (styles[key] !== undefined && !inRange(styles[key], min, max)) this.fail(`${at}.${key}`, `must be a number from ${min} to ${max}`);
+    if (styles.position !== undefined && !(POSITIONS as readonly unknown[]).includes(styles.position))
+      this.fail(`${at}.position`, `must be one of ${oneOf(POSITIONS)}`);
   }
 
   targeting(targeting: unknown, at: string): void {
     if (targeting === undefined) return;
     if (!isObject(targeting)) return this.fail(at, 'must be an object');
-    if (targeting.delay_seconds !== undefined && !inRange(targeting.delay_seconds, 0, 3600)) this.fail(`${at}.delay_seconds`, 'must be a number from 0 to 3600');
-    if (targeting.scroll_percent !== undefined && !inRange(targeting.scroll_percent, 0, 100)) this.fail(`${at}.scroll_percent`, 'must be a number from 0 to 100');
-    if (targeting.exit_intent !== undefined && typeof targeting.exit_intent !== 'boolean') this.fail(`${at}.exit_intent`, 'must be a boolean');
+    if (targeting.delay_seconds !== undefined && !inRange(targeting.delay_seconds, 0, 3600))
+      this.fail(`${at}.delay_seconds`, 'must be a number from 0 to 3600');
+    if (targeting.scroll_percent !== undefined && !inRange(targeting.scroll_percent, 0, 100))
+      this.fail(`${at}.scroll_percent`, 'must be a number from 0 to 100');
+    if (targeting.exit_intent !== undefined && typeof targeting.exit_intent !== 'boolean')
+      this.fail(`${at}.exit_intent`, 'must be a boolean');
     const pages = targeting.pages;
     if (pages !== undefined) {
       if (!isObject(pages)) this.fail(`${at}.pages`, 'must be an object with include and exclude lists');
       else {
         for (const key of ['include', 'exclude']) {
           const list = pages[key];
-          if (list !== undefined && !(Array.isArray(list) && list.length <= 100 && list.every((p) => isText(p, 500)))) this.fail(`${at}.pages.${key}`, 'must be an array of URL path patterns (* matches anything)');
+          if (list !== undefined && !(Array.isArray(list) && list.length <= 100 && list.every((p) => isText(p, 500))))
+            this.fail(`${at}.pages.${key}`, 'must be an array of URL path patterns (* matches anything)');
         }
       }
     }
     const frequency = targeting.frequency;
     if (frequency !== undefined) {
-      if (!isObject(frequency) || !(FREQUENCY_MODES as readonly unknown[]).includes(frequency.mode)) this.fail(`${at}.frequency.mode`, `must be one of ${oneOf(FREQUENCY_MODES)}`);
-      else if (frequency.mode === 'every_n_days' && !(Number.isInteger(frequency.days) && inRange(frequency.days, 1, 365))) this.fail(`${at}.frequency.days`, 'must be a whole number of days from 1 to 365');
+      if (!isObject(frequency) || !(FREQUENCY_MODES as readonly unknown[]).includes(frequency.mode))
+        this.fail(`${at}.frequency.mode`, `must be one of ${oneOf(FREQUENCY_MODES)}`);
+      else if (frequency.mode === 'every_n_days' && !(Number.isInteger(frequency.days) && inRange(frequency.days, 1, 365)))
+        this.fail(`${at}.frequency.days`, 'must be a whole number of days from 1 to 365');
     }
   }
 
@@ -309,7 +329,8 @@ class Checker {
       if (!isObject(experiment)) return this.fail(expAt, 'must be an object');
       if (!isText(experiment.id, 100)) this.fail(`${expAt}.id`, 'must be a non-empty string');
       const variants = experiment.variants;
-      if (!Array.isArray(variants) || variants.length === 0 || variants.length > 10) return this.fail(`${expAt}.variants`, 'must be an array of 1 to 10 variants');
+      if (!Array.isArray(variants) || variants.length === 0 || variants.length > 10)
+        return this.fail(`${expAt}.variants`, 'must be an array of 1 to 10 variants');
       const ids = new Set<string>();
       let total = 0;
       variants.forEach((variant, j) => {

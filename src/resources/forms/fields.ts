@@ -17,7 +17,13 @@ const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const MAX_TEXT = 1000;
 
 function isEmpty(value: unknown): boolean {
-  return value === undefined || value === null || value === false || (typeof value === 'string' && value.trim() === '') || (Array.isArray(value) && value.length === 0);
+  return (
+    value === undefined ||
+    value === null ||
+    value === false ||
+    (typeof value === 'string' && value.trim() === '') ||
+    (Array.isArray(value) && value.length === 0)
+  );
 }
 
 function isCalendarDate(value: string): boolean {
@@ -34,7 +40,8 @@ function checkValue(input: InputBlock, value: unknown): { value: FieldValue } | 
   switch (input.type) {
     case 'checkbox':
       if (values.length === 0) return value === true ? { value: true } : { error: 'Must be true or false' };
-      if (!Array.isArray(value) || !value.every((item) => typeof item === 'string' && values.includes(item))) return { error: 'Choose among the options' };
+      if (!Array.isArray(value) || !value.every((item) => typeof item === 'string' && values.includes(item)))
+        return { error: 'Choose among the options' };
       return { value: [...new Set(value as string[])] };
     case 'radio':
     case 'dropdown':

@@ -15,7 +15,12 @@ const TOKEN = /^[A-Za-z0-9]{1,64}$/;
 
 async function liveFormByToken(db: Db, token: string) {
   if (!TOKEN.test(token)) return undefined;
-  return db.selectFrom('forms').select(['id', 'workspace_id', 'token', 'type', 'definition']).where('token', '=', token).where('status', '=', 'live').executeTakeFirst();
+  return db
+    .selectFrom('forms')
+    .select(['id', 'workspace_id', 'token', 'type', 'definition'])
+    .where('token', '=', token)
+    .where('status', '=', 'live')
+    .executeTakeFirst();
 }
 
 const notFound = () => plainError(404, 'Form not found');
@@ -65,7 +70,13 @@ function pageUrlOf(given: string | undefined, referer: string | undefined): stri
   return url && url.length <= 2048 ? url : null;
 }
 
-export async function submitPublicForm(db: Db, challenges: ChallengeIssuer, token: string, input: SubmitInput, referer: string | undefined) {
+export async function submitPublicForm(
+  db: Db,
+  challenges: ChallengeIssuer,
+  token: string,
+  input: SubmitInput,
+  referer: string | undefined,
+) {
   const form = await liveFormByToken(db, token);
   if (!form) throw notFound();
   const refusal = await challenges.refusal(form.token, input.proof);
@@ -75,7 +86,12 @@ export async function submitPublicForm(db: Db, challenges: ChallengeIssuer, toke
   const steps = stepsFor(definition, variant?.variantId ?? null);
   const { fields, errors } = checkFields(inputsOf(steps), input.fields);
   if (Object.keys(errors).length > 0) throw fieldValidationError(errors);
-  const answer = { object: 'form_submission' as const, id: newId('fsub'), created_at: nowIso(), success_step: steps.find((step) => step.kind === 'success')! };
+  const answer = {
+    object: 'form_submission' as const,
+    id: newId('fsub'),
+    created_at: nowIso(),
+    success_step: steps.find((step) => step.kind === 'success')!,
+  };
   if (input.honeypot) return answer;
   try {
     await db

@@ -47,7 +47,13 @@ const SUBMITS_PER_MINUTE = 30;
 function checkLimit(limiter: SlidingWindowLimiter, request: FastifyRequest, what: string): void {
   const decision = limiter.hit(request.ip);
   if (decision.allowed) return;
-  const body = { error: 'Rate limit exceeded', message: `Too many ${what}: at most ${decision.limit} per minute from one address`, limit: decision.limit, current: decision.limit, retry_after: decision.retryAfter };
+  const body = {
+    error: 'Rate limit exceeded',
+    message: `Too many ${what}: at most ${decision.limit} per minute from one address`,
+    limit: decision.limit,
+    current: decision.limit,
+    retry_after: decision.retryAfter,
+  };
   throw new ApiError(429, body, { 'retry-after': String(decision.retryAfter) });
 }
 
@@ -77,7 +83,14 @@ export const resource: Resource = {
     );
     app.get(
       '/forms/embed',
-      { schema: { tags, description: 'The workspace\'s embed script: one script tag for every page (it shows the live popup, flyout, full-page and banner forms) and the element that places an embed form.', response: { 200: S.FormEmbed } } },
+      {
+        schema: {
+          tags,
+          description:
+            "The workspace's embed script: one script tag for every page (it shows the live popup, flyout, full-page and banner forms) and the element that places an embed form.",
+          response: { 200: S.FormEmbed },
+        },
+      },
       async (request) => embedSnippet(ctx.db, ctx.config.publicUrl, workspace(request)),
     );
 
@@ -87,7 +100,8 @@ export const resource: Resource = {
         schema: {
           tags,
           params: S.LoadParams,
-          description: 'With a frm_ id and a full key: the form. With a public token and no key: what the embed script needs to render the live form (60 per minute per IP; 404 for a draft or unknown token).',
+          description:
+            'With a frm_ id and a full key: the form. With a public token and no key: what the embed script needs to render the live form (60 per minute per IP; 404 for a draft or unknown token).',
           response: { 200: Type.Union([S.Form, S.PublicForm]), ...publicErrors },
         },
         config: { scope: (request) => (isApiRequest(request) ? 'full' : 'public') },
@@ -102,8 +116,14 @@ export const resource: Resource = {
       },
     );
 
-    const update = async (request: FastifyRequest) => updateForm(ctx.db, workspace(request), (request.params as Id).id, (request.body ?? {}) as Static<typeof S.UpdateBody>);
-    const updateSchema = { tags, params: S.IdParams, body: S.UpdateBody, response: { 200: S.Form, ...errorResponses({ 400: 'error', 404: 'error', 422: 'error' }) } };
+    const update = async (request: FastifyRequest) =>
+      updateForm(ctx.db, workspace(request), (request.params as Id).id, (request.body ?? {}) as Static<typeof S.UpdateBody>);
+    const updateSchema = {
+      tags,
+      params: S.IdParams,
+      body: S.UpdateBody,
+      response: { 200: S.Form, ...errorResponses({ 400: 'error', 404: 'error', 422: 'error' }) },
+    };
     // No body at all is an update of nothing (200, unchanged), not a schema error.
     const preValidation = async (request: FastifyRequest) => {
       request.body ??= {};
@@ -112,20 +132,59 @@ export const resource: Resource = {
     // The spec's transition table names this path for the same update.
     app.post('/forms/:id/update', { schema: updateSchema, preValidation }, update);
 
-    app.delete('/forms/:id', { schema: { tags, params: S.IdParams, description: 'Deletes the form with its submissions; its token stops answering.', response: { 200: S.DeletedForm, ...notFound } } }, async (request) =>
-      deleteForm(ctx.db, workspace(request), (request.params as Id).id),
+    app.delete(
+      '/forms/:id',
+      {
+        schema: {
+          tags,
+          params: S.IdParams,
+          description: 'Deletes the form with its submissions; its token stops answering.',
+          response: { 200: S.DeletedForm, ...notFound },
+        },
+      },
+      async (request) => deleteForm(ctx.db, workspace(request), (request.params as Id).id),
     );
-    app.post('/forms/:id/publish', { schema: { tags, params: S.IdParams, response: { 200: S.Form, ...errorResponses({ 404: 'error', 422: 'error' }) } } }, async (request) =>
-      publishForm(ctx.db, workspace(request), (request.params as Id).id),
+    app.post(
+      '/forms/:id/publish',
+      { schema: { tags, params: S.IdParams, response: { 200: S.Form, ...errorResponses({ 404: 'error', 422: 'error' }) } } },
+      async (request) => publishForm(ctx.db, workspace(request), (request.params as Id).id),
     );
-    app.post('/forms/:id/unpublish', { schema: { tags, params: S.IdParams, description: 'Back to draft: the form stops collecting sign-ups at once. No body.', response: { 200: S.Form, ...notFound } } }, async (request) =>
-      unpublishForm(ctx.db, workspace(request), (request.params as Id).id),
+    app.post(
+      '/forms/:id/unpublish',
+      {
+        schema: {
+          tags,
+          params: S.IdParams,
+          description: 'Back to draft: the form stops collecting sign-ups at once. No body.',
+          response: { 200: S.Form, ...notFound },
+        },
+      },
+      async (request) => unpublishForm(ctx.db, workspace(request), (request.params as Id).id),
     );
-    app.post('/forms/:id/rotate-token', { schema: { tags, params: S.IdParams, description: 'A new public token; the old one stops answering at once. No body.', response: { 200: S.Form, ...notFound } } }, async (request) =>
-      rotateFormToken(ctx.db, workspace(request), (request.params as Id).id),
+    app.post(
+      '/forms/:id/rotate-token',
+      {
+        schema: {
+          tags,
+          params: S.IdParams,
+          description: 'A new public token; the old one stops answering at once. No body.',
+          response: { 200: S.Form, ...notFound },
+        },
+      },
+      async (request) => rotateFormToken(ctx.db, workspace(request), (request.params as Id).id),
     );
-    app.get('/forms/:id/submissions', { schema: { tags, params: S.IdParams, querystring: SubmissionsQuery, description: 'The form\'s submissions, newest first (search matches any submitted value).', response: { 200: S.FormSubmissionList, ...notFound } } }, async (request) =>
-      listSubmissions(ctx.db, workspace(request), (request.params as Id).id, request.query as Query, request.url),
+    app.get(
+      '/forms/:id/submissions',
+      {
+        schema: {
+          tags,
+          params: S.IdParams,
+          querystring: SubmissionsQuery,
+          description: "The form's submissions, newest first (search matches any submitted value).",
+          response: { 200: S.FormSubmissionList, ...notFound },
+        },
+      },
+      async (request) => listSubmissions(ctx.db, workspace(request), (request.params as Id).id, request.query as Query, request.url),
     );
 
     app.post(
@@ -135,8 +194,13 @@ export const resource: Resource = {
           tags,
           params: S.TokenParams,
           body: S.SubmitBody,
-          description: 'A visitor\'s submission of a live form (no key; 30 per minute per IP). 400 names each refused field; 403 without a solved proof-of-work challenge.',
-          response: { 201: S.SubmitResult, ...errorResponses({ 400: 'fieldValidation', 403: 'errorMessage', 413: 'framework' }), ...publicErrors },
+          description:
+            "A visitor's submission of a live form (no key; 30 per minute per IP). 400 names each refused field; 403 without a solved proof-of-work challenge.",
+          response: {
+            201: S.SubmitResult,
+            ...errorResponses({ 400: 'fieldValidation', 403: 'errorMessage', 413: 'framework' }),
+            ...publicErrors,
+          },
         },
         config: { scope: 'public' },
         bodyLimit: 256 * 1024,
@@ -167,18 +231,27 @@ export const resource: Resource = {
       ctx.log.error({ err: error }, 'the forms embed script could not be built; /js/<key>/postlane.js answers 503');
       return null;
     });
-    app.get<{ Params: { key: string } }>('/js/:key/postlane.js', { schema: { hide: true }, config: { scope: 'public' } }, async (request, reply) => {
-      reply.header('content-type', 'application/javascript; charset=utf-8').header('x-content-type-options', 'nosniff').header('access-control-allow-origin', '*');
-      const code = await bundle;
-      if (code === null) return reply.code(503).header('cache-control', 'no-store').send('/* Postlane: the forms script is unavailable */\n');
-      const forms = /^[A-Za-z0-9]{1,64}$/.test(request.params.key) ? await liveFormsByEmbedKey(ctx.db, request.params.key) : null;
-      if (!forms) return reply.code(404).header('cache-control', 'no-store').send('/* Postlane: no workspace has this key */\n');
-      const script = workspaceScript(code, { forms });
-      // Short-lived: a newly published form shows within a minute; updates to live forms at once.
-      reply.header('cache-control', 'public, max-age=60').header('etag', script.etag).header('vary', 'accept-encoding');
-      if (request.headers['if-none-match'] === script.etag) return reply.code(304).send();
-      if (/\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''))) return reply.header('content-encoding', 'gzip').send(script.gzipped);
-      return reply.send(script.body);
-    });
+    app.get<{ Params: { key: string } }>(
+      '/js/:key/postlane.js',
+      { schema: { hide: true }, config: { scope: 'public' } },
+      async (request, reply) => {
+        reply
+          .header('content-type', 'application/javascript; charset=utf-8')
+          .header('x-content-type-options', 'nosniff')
+          .header('access-control-allow-origin', '*');
+        const code = await bundle;
+        if (code === null)
+          return reply.code(503).header('cache-control', 'no-store').send('/* Postlane: the forms script is unavailable */\n');
+        const forms = /^[A-Za-z0-9]{1,64}$/.test(request.params.key) ? await liveFormsByEmbedKey(ctx.db, request.params.key) : null;
+        if (!forms) return reply.code(404).header('cache-control', 'no-store').send('/* Postlane: no workspace has this key */\n');
+        const script = workspaceScript(code, { forms });
+        // Short-lived: a newly published form shows within a minute; updates to live forms at once.
+        reply.header('cache-control', 'public, max-age=60').header('etag', script.etag).header('vary', 'accept-encoding');
+        if (request.headers['if-none-match'] === script.etag) return reply.code(304).send();
+        if (/\bgzip\b/.test(String(request.headers['accept-encoding'] ?? '')))
+          return reply.header('content-encoding', 'gzip').send(script.gzipped);
+        return reply.send(script.body);
+      },
+    );
   },
 };

@@ -7,7 +7,10 @@ import { FORM_TYPES } from './definition.ts';
 const text = (description: string) => Type.String({ description });
 const anyObject = (description: string) => Type.Object({}, { additionalProperties: true, description });
 
-export const FormType = Type.Union(FORM_TYPES.map((t) => Type.Literal(t)), { description: 'popup, full_page, flyout, embed or banner' });
+export const FormType = Type.Union(
+  FORM_TYPES.map((t) => Type.Literal(t)),
+  { description: 'popup, full_page, flyout, embed or banner' },
+);
 const Name = Type.String({ minLength: 1, maxLength: 255, pattern: '\\S', description: 'Not shown to visitors' });
 const Definition = anyObject('version, type, steps, styles, targeting, experiments: stored as given, checked when published');
 const Settings = anyObject('Free-form settings, stored as given');
@@ -15,8 +18,8 @@ const Settings = anyObject('Free-form settings, stored as given');
 // Requests ---------------------------------------------------------------------------------
 
 export const IdParams = Type.Object({ id: text('frm_ id') });
-export const LoadParams = Type.Object({ id: text('A frm_ id (with a full key) or a form\'s public token (no key)') });
-export const TokenParams = Type.Object({ token: text('The form\'s public token') });
+export const LoadParams = Type.Object({ id: text("A frm_ id (with a full key) or a form's public token (no key)") });
+export const TokenParams = Type.Object({ token: text("The form's public token") });
 
 export const CreateBody = Type.Object({
   name: Name,
@@ -34,7 +37,9 @@ export const UpdateBody = Type.Object({
 });
 
 export const SubmitBody = Type.Object({
-  fields: Type.Record(Type.String(), Type.Unknown(), { description: 'Input name → value: text, true for a checkbox, an array of option values for a checkbox group' }),
+  fields: Type.Record(Type.String(), Type.Unknown(), {
+    description: 'Input name → value: text, true for a checkbox, an array of option values for a checkbox group',
+  }),
   page_url: Type.Optional(Type.String({ maxLength: 2048, description: 'The page the form was submitted on (default: the Referer)' })),
   experiment_id: Type.Optional(Type.String({ maxLength: 100, description: 'The experiment the visitor was in' })),
   variant_id: Type.Optional(Type.String({ maxLength: 100, description: 'The variant of that experiment the visitor was shown' })),
@@ -43,11 +48,17 @@ export const SubmitBody = Type.Object({
     Type.Object(
       {
         challenge: Type.Object(
-          { parameters: anyObject('The challenge parameters as given'), signature: Type.Optional(text('The challenge signature as given')) },
+          {
+            parameters: anyObject('The challenge parameters as given'),
+            signature: Type.Optional(text('The challenge signature as given')),
+          },
           { description: 'The challenge of the public load, unchanged' },
         ),
         solution: Type.Object(
-          { counter: Type.Integer({ minimum: 0, description: 'The counter found' }), derivedKey: Type.String({ maxLength: 1024, description: 'The key derived for it, hex' }) },
+          {
+            counter: Type.Integer({ minimum: 0, description: 'The counter found' }),
+            derivedKey: Type.String({ maxLength: 1024, description: 'The key derived for it, hex' }),
+          },
           { description: 'What the solver found' },
         ),
       },
@@ -72,7 +83,9 @@ const listFields = {
 
 export const FormListItem = Type.Object(listFields, { title: 'FormListItem' });
 export const Form = Type.Object({ ...listFields, definition: Definition, settings: Settings }, { title: 'Form' });
-export const FormList = pageLimitListOf(FormListItem, 'FormList', { total_records: Type.Integer({ description: 'Forms matching the filters, on every page' }) });
+export const FormList = pageLimitListOf(FormListItem, 'FormList', {
+  total_records: Type.Integer({ description: 'Forms matching the filters, on every page' }),
+});
 export const DeletedForm = Type.Object(
   { object: listFields.object, id: listFields.id, deleted: Type.Literal(true, { description: 'Always true' }) },
   { title: 'DeletedForm' },
@@ -91,12 +104,14 @@ export const FormSubmission = Type.Object(
   },
   { title: 'FormSubmission' },
 );
-export const FormSubmissionList = pageLimitListOf(FormSubmission, 'FormSubmissionList', { total_records: Type.Integer({ description: 'Submissions matching the filters, on every page' }) });
+export const FormSubmissionList = pageLimitListOf(FormSubmission, 'FormSubmissionList', {
+  total_records: Type.Integer({ description: 'Submissions matching the filters, on every page' }),
+});
 
 export const FormEmbed = Type.Object(
   {
     object: Type.Literal('form_embed', { description: 'Always form_embed' }),
-    public_key: text('The workspace\'s public key, in the script\'s URL'),
+    public_key: text("The workspace's public key, in the script's URL"),
     script_url: text('The embed script of the workspace'),
     html: text('The tag to place once on every page, before </body>'),
     placeholder_html: text('An element that marks where an embed form goes (its token in data-postlane-form)'),

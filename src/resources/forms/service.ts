@@ -123,7 +123,8 @@ export async function updateForm(db: Db, workspaceId: string, id: string, input:
   if (input.name !== undefined && input.name.trim() === '') throw plainError(400, 'Invalid name');
   return db.transaction().execute(async (tx) => {
     const row = await findForm(tx, workspaceId, id);
-    if (input.name === undefined && input.type === undefined && input.definition === undefined && input.settings === undefined) return formObject(row);
+    if (input.name === undefined && input.type === undefined && input.definition === undefined && input.settings === undefined)
+      return formObject(row);
     const type = input.type ?? (row.type as FormType);
     const definition = withType(input.definition ?? JSON.parse(row.definition), type);
     // A live form stays servable: an update that could not be published is refused.
@@ -212,7 +213,15 @@ const submissionSpec: ListSpec = {
   sortConvention: 'order-direction',
 };
 
-export function submissionObject(row: { id: string; form_id: string; fields: string; page_url: string | null; experiment_id: string | null; variant_id: string | null; created_at: string }) {
+export function submissionObject(row: {
+  id: string;
+  form_id: string;
+  fields: string;
+  page_url: string | null;
+  experiment_id: string | null;
+  variant_id: string | null;
+  created_at: string;
+}) {
   return {
     object: 'form_submission' as const,
     id: row.id,

@@ -63,7 +63,23 @@ const TOOLSET_BY_SEGMENT: Record<string, string> = {
   system: 'workspace',
 };
 
-export const TOOLSETS = ['emails', 'domains', 'dmarc', 'templates', 'api_keys', 'audiences', 'contacts', 'suppressions', 'webhooks', 'campaigns', 'automations', 'forms', 'verification', 'events', 'workspace'] as const;
+export const TOOLSETS = [
+  'emails',
+  'domains',
+  'dmarc',
+  'templates',
+  'api_keys',
+  'audiences',
+  'contacts',
+  'suppressions',
+  'webhooks',
+  'campaigns',
+  'automations',
+  'forms',
+  'verification',
+  'events',
+  'workspace',
+] as const;
 
 /** Names the docs give operations whose derived name would read worse. */
 const NAMES: Record<string, string> = {
@@ -200,15 +216,20 @@ export function buildCatalog(document: OpenApiDocument): OperationTool[] {
       for (const parameter of operation.parameters ?? []) {
         if (parameter.in !== 'path' && parameter.in !== 'query') continue;
         const schema = inline(parameter.schema ?? {}, components) as JsonSchema;
-        properties[parameter.name] = parameter.description && !schema.description ? { ...schema, description: parameter.description } : schema;
+        properties[parameter.name] =
+          parameter.description && !schema.description ? { ...schema, description: parameter.description } : schema;
         if (parameter.required || parameter.in === 'path') required.push(parameter.name);
         (parameter.in === 'path' ? pathParams : queryParams).push(parameter.name);
       }
       let body: OperationTool['body'] = 'none';
-      const json = operation.requestBody?.content?.['application/json']?.schema ?? Object.values(operation.requestBody?.content ?? {})[0]?.schema;
+      const json =
+        operation.requestBody?.content?.['application/json']?.schema ?? Object.values(operation.requestBody?.content ?? {})[0]?.schema;
       if (json) {
         const schema = inline(json, components) as JsonSchema;
-        const fields = schema.type === 'object' && schema.properties && typeof schema.properties === 'object' ? (schema.properties as Record<string, unknown>) : null;
+        const fields =
+          schema.type === 'object' && schema.properties && typeof schema.properties === 'object'
+            ? (schema.properties as Record<string, unknown>)
+            : null;
         if (fields && !Object.keys(fields).some((field) => field in properties)) {
           body = 'fields';
           Object.assign(properties, fields);
@@ -224,12 +245,19 @@ export function buildCatalog(document: OpenApiDocument): OperationTool[] {
       const output = successSchema ? (inline(successSchema, components) as JsonSchema) : undefined;
       const summary = operation.summary ?? `${method} ${path}`;
       let name = toolName(method, path);
-      if (names.has(name)) name = `${name}-${path.split('/').filter((s) => s && !isParam(s)).slice(1).join('-')}`;
+      if (names.has(name))
+        name = `${name}-${path
+          .split('/')
+          .filter((s) => s && !isParam(s))
+          .slice(1)
+          .join('-')}`;
       names.set(name, path);
       const segment = path.split('/')[2];
       tools.push({
         name,
-        description: [summary.endsWith('.') ? summary : `${summary}.`, operation.description ?? '', `(${method} ${path})`].filter(Boolean).join(' '),
+        description: [summary.endsWith('.') ? summary : `${summary}.`, operation.description ?? '', `(${method} ${path})`]
+          .filter(Boolean)
+          .join(' '),
         toolset: path.includes('/dmarc') ? 'dmarc' : (TOOLSET_BY_SEGMENT[segment] ?? segment.replaceAll('-', '_')),
         scope: operation['x-scope'] === 'sending' || operation['x-scope'] === 'events' ? operation['x-scope'] : 'full',
         adminOnly: operation['x-role'] === 'admin',

@@ -48,7 +48,12 @@ async function workspacesOf(ctx: AppContext, principal: TokenPrincipal) {
     .map((m) => ({ id: m.workspace_id, name: m.workspace_name, role: m.role, current: m.workspace_id === principal.workspaceId }));
 }
 
-const workspaceArgument = { workspace: { type: 'string', description: 'Workspace ID or exact name to run this one call in (one you authorised); default: the current workspace' } };
+const workspaceArgument = {
+  workspace: {
+    type: 'string',
+    description: 'Workspace ID or exact name to run this one call in (one you authorised); default: the current workspace',
+  },
+};
 
 const WORKSPACE_TOOLS: WorkspaceTool[] = [
   {
@@ -59,7 +64,13 @@ const WORKSPACE_TOOLS: WorkspaceTool[] = [
     oauthOnly: false,
     async run(ctx, { principal }) {
       const workspace = await getWorkspace(ctx.db, principal.workspaceId);
-      return { object: 'workspace', id: principal.workspaceId, name: workspace?.name ?? null, role: principal.role ?? null, scope: principal.scope };
+      return {
+        object: 'workspace',
+        id: principal.workspaceId,
+        name: workspace?.name ?? null,
+        role: principal.role ?? null,
+        scope: principal.scope,
+      };
     },
   },
   {
@@ -75,7 +86,11 @@ const WORKSPACE_TOOLS: WorkspaceTool[] = [
   {
     name: 'switch-workspace',
     description: 'Make another authorised workspace the default for every later call of this connection.',
-    inputSchema: { type: 'object', properties: { workspace: { type: 'string', description: 'Workspace ID or exact name' } }, required: ['workspace'] },
+    inputSchema: {
+      type: 'object',
+      properties: { workspace: { type: 'string', description: 'Workspace ID or exact name' } },
+      required: ['workspace'],
+    },
     annotations: { ...annotationsFor('PUT', '/workspace', 'Switch workspace'), idempotentHint: true },
     oauthOnly: true,
     async run(ctx, { principal }, args) {
@@ -87,7 +102,11 @@ const WORKSPACE_TOOLS: WorkspaceTool[] = [
   {
     name: 'create-workspace',
     description: 'Create a workspace (you become its admin) and add it to this connection.',
-    inputSchema: { type: 'object', properties: { name: { type: 'string', description: 'Its name', minLength: 1, maxLength: 200 } }, required: ['name'] },
+    inputSchema: {
+      type: 'object',
+      properties: { name: { type: 'string', description: 'Its name', minLength: 1, maxLength: 200 } },
+      required: ['name'],
+    },
     annotations: annotationsFor('POST', '/workspaces', 'Create workspace'),
     oauthOnly: true,
     async run(ctx, { principal }, args) {
@@ -106,7 +125,8 @@ async function resolveWorkspace(ctx: AppContext, principal: TokenPrincipal, valu
   if (typeof value !== 'string' || !value) throw new ToolError({ status: 400, error: 'workspace must be a workspace ID or name' });
   const match = (await workspacesOf(ctx, principal)).find((w) => w.id === value || w.name === value);
   const moved = match ? await inWorkspace(ctx.db, principal, match.id) : null;
-  if (!moved) throw new ToolError({ status: 404, error: 'workspace_not_found', message: `No authorised workspace is named ${value.slice(0, 100)}` });
+  if (!moved)
+    throw new ToolError({ status: 404, error: 'workspace_not_found', message: `No authorised workspace is named ${value.slice(0, 100)}` });
   return moved;
 }
 
@@ -168,11 +188,19 @@ export class ToolCatalog {
     const tools: unknown[] = [];
     for (const tool of WORKSPACE_TOOLS) {
       if (!this.visibleWorkspaceTool(tool, caller, view)) continue;
-      tools.push({ name: tool.name, title: tool.annotations.title, description: tool.description, inputSchema: tool.inputSchema, annotations: tool.annotations });
+      tools.push({
+        name: tool.name,
+        title: tool.annotations.title,
+        description: tool.description,
+        inputSchema: tool.inputSchema,
+        annotations: tool.annotations,
+      });
     }
     for (const tool of this.all()) {
       if (!this.visibleOperation(tool, caller, view)) continue;
-      const inputSchema = oauth ? { ...tool.inputSchema, properties: { ...(tool.inputSchema.properties as object), ...workspaceArgument } } : tool.inputSchema;
+      const inputSchema = oauth
+        ? { ...tool.inputSchema, properties: { ...(tool.inputSchema.properties as object), ...workspaceArgument } }
+        : tool.inputSchema;
       tools.push({
         name: tool.name,
         title: tool.annotations.title,
@@ -205,7 +233,8 @@ export class ToolCatalog {
     const tool = this.byName.get(name);
     // A tool hidden by toolsets or read-only mode does not exist for this connection; one the
     // credential's scope does not reach is refused by the API itself, with its own message.
-    if (!tool || (view.toolsets !== 'all' && !view.toolsets.has(tool.toolset)) || (view.readOnly && !tool.annotations.readOnlyHint)) return null;
+    if (!tool || (view.toolsets !== 'all' && !view.toolsets.has(tool.toolset)) || (view.readOnly && !tool.annotations.readOnlyHint))
+      return null;
     try {
       return await this.runOperation(tool, caller, args);
     } catch (error) {
@@ -240,7 +269,8 @@ export class ToolCatalog {
     if (tool.body === 'wrapped' && args.body !== undefined) payload = JSON.stringify(args.body);
     else if (tool.body === 'fields') {
       const fields: Record<string, unknown> = {};
-      for (const [key, value] of Object.entries(args)) if (!tool.pathParams.includes(key) && !tool.queryParams.includes(key)) fields[key] = value;
+      for (const [key, value] of Object.entries(args))
+        if (!tool.pathParams.includes(key) && !tool.queryParams.includes(key)) fields[key] = value;
       payload = JSON.stringify(fields);
     }
     const delegation = caller.apiKey ? null : delegate(principal);
@@ -248,7 +278,10 @@ export class ToolCatalog {
       const response = await this.app.inject({
         method: tool.method as 'GET',
         url: query.size ? `${url}?${query}` : url,
-        headers: { authorization: `Bearer ${caller.apiKey ?? delegation!.credential}`, ...(payload !== undefined ? { 'content-type': 'application/json' } : {}) },
+        headers: {
+          authorization: `Bearer ${caller.apiKey ?? delegation!.credential}`,
+          ...(payload !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
         ...(payload !== undefined ? { payload } : {}),
       });
       const json = String(response.headers['content-type'] ?? '').includes('json') && response.body !== '';
@@ -288,7 +321,11 @@ export function viewOf(headers: Record<string, string | string[] | undefined>, q
   };
   const toolsets = pick('x-mcp-toolsets', 'toolsets');
   const readOnly = pick('x-mcp-readonly', 'read_only');
-  const names = toolsets?.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean) ?? [];
+  const names =
+    toolsets
+      ?.split(',')
+      .map((s) => s.trim().toLowerCase())
+      .filter(Boolean) ?? [];
   return {
     toolsets: names.length === 0 || names.includes('all') ? 'all' : new Set(names),
     readOnly: readOnly !== undefined && ['true', '1', 'yes', 'on'].includes(readOnly.trim().toLowerCase()),

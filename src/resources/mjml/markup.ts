@@ -255,7 +255,15 @@ function findOpen(stack: Open[], tag: string): number {
 }
 
 /** Text between tags: ignored by mjml except inside ending tags, so it earns a warning. */
-function noteText(source: string, from: number, to: number, stack: Open[], root: MjmlNode | null, lines: LineIndex, diagnostics: Diagnostic[]) {
+function noteText(
+  source: string,
+  from: number,
+  to: number,
+  stack: Open[],
+  root: MjmlNode | null,
+  lines: LineIndex,
+  diagnostics: Diagnostic[],
+) {
   const text = source.slice(from, to);
   const firstVisible = text.search(/\S/);
   if (firstVisible === -1) return;

@@ -14,13 +14,23 @@ const CATALOG: Array<[tag: string, label: string, category: Category, descriptio
   ['mj-head', 'Head', 'head', 'Document settings that produce no visible content: title, preview, fonts, styles, default attributes.'],
   ['mj-title', 'Title', 'head', 'The HTML <title> of the email, shown by some clients and in browser previews.'],
   ['mj-preview', 'Preview text', 'head', 'The preheader text many inboxes show after the subject line.'],
-  ['mj-attributes', 'Default attributes', 'head', 'Default attribute values for components (by tag), for all components (mj-all) or for named classes (mj-class).'],
+  [
+    'mj-attributes',
+    'Default attributes',
+    'head',
+    'Default attribute values for components (by tag), for all components (mj-all) or for named classes (mj-class).',
+  ],
   ['mj-all', 'All components', 'child', 'Inside mj-attributes: attributes applied to every component.'],
   ['mj-class', 'Class', 'child', 'Inside mj-attributes: a named set of attributes that components use through mj-class="name".'],
   ['mj-breakpoint', 'Breakpoint', 'head', 'The width below which columns stack for mobile layouts (default 480px).'],
   ['mj-font', 'Font', 'head', 'Imports a web font by name and stylesheet URL for clients that support it.'],
   ['mj-style', 'Style', 'head', 'CSS added to the document; inline="inline" inlines it into the elements it matches.'],
-  ['mj-html-attributes', 'HTML attributes', 'advanced', 'Adds HTML attributes to elements of the compiled output, selected with CSS selectors.'],
+  [
+    'mj-html-attributes',
+    'HTML attributes',
+    'advanced',
+    'Adds HTML attributes to elements of the compiled output, selected with CSS selectors.',
+  ],
   ['mj-selector', 'Selector', 'child', 'Inside mj-html-attributes: the CSS selector (path) of the elements to change.'],
   ['mj-html-attribute', 'HTML attribute', 'child', 'Inside mj-selector: one attribute (name) and its value for the selected elements.'],
   ['mj-body', 'Body', 'layout', 'The visible email: sections, wrappers and heroes, at a fixed width (600px by default).'],
@@ -35,7 +45,12 @@ const CATALOG: Array<[tag: string, label: string, category: Category, descriptio
   ['mj-divider', 'Divider', 'content', 'A horizontal line between content blocks.'],
   ['mj-spacer', 'Spacer', 'content', 'Vertical space of a given height.'],
   ['mj-table', 'Table', 'content', 'An HTML table (tr/td rows) for tabular content such as order lines.'],
-  ['mj-raw', 'Raw HTML', 'advanced', 'HTML passed through unchanged, for anything MJML does not cover (and template logic between blocks).'],
+  [
+    'mj-raw',
+    'Raw HTML',
+    'advanced',
+    'HTML passed through unchanged, for anything MJML does not cover (and template logic between blocks).',
+  ],
   ['mj-social', 'Social links', 'interactive', 'A row or column of social network icons with links.'],
   ['mj-social-element', 'Social link', 'child', 'Inside mj-social: one network icon with its link and optional label.'],
   ['mj-navbar', 'Navigation bar', 'interactive', 'A row of navigation links that collapses into a menu on mobile where supported.'],
@@ -84,7 +99,8 @@ function attributesOf(tag: string, category: Category): ComponentReference['attr
     const value = defaults[name];
     return { name, type, default: typeof value === 'string' ? value : null };
   });
-  const global = ['layout', 'content', 'interactive', 'child'].includes(category) && tag !== 'mj-body' ? GLOBAL_ATTRIBUTES.map(stringAttribute) : [];
+  const global =
+    ['layout', 'content', 'interactive', 'child'].includes(category) && tag !== 'mj-body' ? GLOBAL_ATTRIBUTES.map(stringAttribute) : [];
   return [...own, ...global];
 }
 
@@ -133,7 +149,9 @@ function referenceText(): string {
     if (c.parents.length) lines.push(`  parents: ${c.parents.join(', ')}`);
     if (c.children.length) lines.push(`  children: ${c.children.join(', ')}`);
     if (c.attributes.length) {
-      lines.push(`  attributes: ${c.attributes.map((a) => `${a.name} (${a.type}${a.default !== null ? `, default ${a.default}` : ''})`).join('; ')}`);
+      lines.push(
+        `  attributes: ${c.attributes.map((a) => `${a.name} (${a.type}${a.default !== null ? `, default ${a.default}` : ''})`).join('; ')}`,
+      );
     }
   }
   return lines.join('\n');

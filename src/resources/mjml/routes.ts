@@ -26,8 +26,10 @@ export const resource: Resource = {
       await requireMjmlAccess(ctx.db, request.principal.workspaceId);
       request.body ??= {}; // no body at all is "missing source" (422), not a schema error
     };
-    app.post('/mjml/validate', { schema: { tags, body: ValidateBody, response: { 200: MjmlValidation, ...mjmlErrors } }, preValidation: access }, async (request) =>
-      validateSource((request.body as Static<typeof ValidateBody>).source),
+    app.post(
+      '/mjml/validate',
+      { schema: { tags, body: ValidateBody, response: { 200: MjmlValidation, ...mjmlErrors } }, preValidation: access },
+      async (request) => validateSource((request.body as Static<typeof ValidateBody>).source),
     );
     app.post(
       '/mjml/render',
@@ -43,7 +45,11 @@ export const resource: Resource = {
         return renderSource(body.source, body.variables);
       },
     );
-    app.get('/mjml/reference', { schema: { tags, response: { 200: MjmlReference, ...errorResponses({ 403: 'errorMessage' }) } }, preValidation: access }, async () => mjmlReference());
+    app.get(
+      '/mjml/reference',
+      { schema: { tags, response: { 200: MjmlReference, ...errorResponses({ 403: 'errorMessage' }) } }, preValidation: access },
+      async () => mjmlReference(),
+    );
   },
   async start(ctx, roles) {
     // Loading mjml takes a few seconds of CPU: done ahead only where MJML is in use.

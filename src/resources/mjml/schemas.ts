@@ -24,7 +24,13 @@ const common = {
 };
 
 export const MjmlValidation = Type.Object(
-  { ...common, format: nullable(Type.Union([Type.Literal('markup'), Type.Literal('json')], { description: 'How the source was read; null when unreadable' })), diagnostics },
+  {
+    ...common,
+    format: nullable(
+      Type.Union([Type.Literal('markup'), Type.Literal('json')], { description: 'How the source was read; null when unreadable' }),
+    ),
+    diagnostics,
+  },
   { title: 'MjmlValidation' },
 );
 

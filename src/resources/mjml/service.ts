@@ -47,7 +47,12 @@ export function checkRenderLimit(workspaceId: string): void {
       current: decision.limit,
       retry_after: decision.retryAfter,
     },
-    { 'retry-after': String(decision.retryAfter), 'ratelimit-limit': String(decision.limit), 'ratelimit-remaining': '0', 'ratelimit-reset': String(decision.retryAfter) },
+    {
+      'retry-after': String(decision.retryAfter),
+      'ratelimit-limit': String(decision.limit),
+      'ratelimit-remaining': '0',
+      'ratelimit-reset': String(decision.retryAfter),
+    },
   );
 }
 
@@ -56,8 +61,10 @@ export function checkRenderLimit(workspaceId: string): void {
  * reason it cannot be checked at all: missing, blank, not a string or object, too big.
  */
 export function sourceAsText(source: unknown): { text: string } | { problem: string } {
-  if (source === undefined || source === null || (typeof source === 'string' && source.trim() === '')) return { problem: 'The source field is required.' };
-  if (typeof source !== 'string' && (typeof source !== 'object' || Array.isArray(source))) return { problem: 'The source must be a string or an object.' };
+  if (source === undefined || source === null || (typeof source === 'string' && source.trim() === ''))
+    return { problem: 'The source field is required.' };
+  if (typeof source !== 'string' && (typeof source !== 'object' || Array.isArray(source)))
+    return { problem: 'The source must be a string or an object.' };
   let text: string;
   try {
     text = typeof source === 'string' ? source : JSON.stringify(source);
@@ -102,14 +109,19 @@ export interface MjmlDocumentInfo {
 }
 
 /** Compiles a template's source: its HTML, or 422 with `errors.source` and `diagnostics`. */
-export async function compileTemplateSource(source: unknown, compiledAt: string): Promise<{ html: string; mjml: MjmlDocumentInfo; diagnostics: Diagnostic[] }> {
+export async function compileTemplateSource(
+  source: unknown,
+  compiledAt: string,
+): Promise<{ html: string; mjml: MjmlDocumentInfo; diagnostics: Diagnostic[] }> {
   const checked = sourceAsText(source);
   if ('problem' in checked) throw fieldValidationError({ source: [checked.problem] }, 422, { diagnostics: [] });
   const result = await processMjml({ source: checked.text, compile: true });
   if (!result.valid || result.html === null) {
     const errors = result.diagnostics.filter((d) => d.severity === 'error');
     const messages = errors.slice(0, 10).map((d) => (d.line ? `Line ${d.line}, column ${d.column}: ${d.message}` : d.message));
-    throw fieldValidationError({ source: messages.length ? messages : ['The source is not a valid MJML document.'] }, 422, { diagnostics: result.diagnostics });
+    throw fieldValidationError({ source: messages.length ? messages : ['The source is not a valid MJML document.'] }, 422, {
+      diagnostics: result.diagnostics,
+    });
   }
   return {
     html: result.html,

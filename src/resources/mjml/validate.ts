@@ -61,7 +61,13 @@ function analyzeObject(value: unknown): MjmlAnalysis {
       return {
         valid: false,
         format: null,
-        diagnostics: [{ severity: 'error', code: 'document.unsupported-version', message: `Unsupported document_schema_version ${JSON.stringify(version)}; this service reads version ${DOCUMENT_SCHEMA_VERSION}` }],
+        diagnostics: [
+          {
+            severity: 'error',
+            code: 'document.unsupported-version',
+            message: `Unsupported document_schema_version ${JSON.stringify(version)}; this service reads version ${DOCUMENT_SCHEMA_VERSION}`,
+          },
+        ],
         input: null,
       };
     }
@@ -102,7 +108,11 @@ function finish(format: SourceFormat, all: Diagnostic[], input: string | object 
   }
   const diagnostics = all.length > MAX_DIAGNOSTICS ? all.slice(0, MAX_DIAGNOSTICS) : all;
   if (all.length > MAX_DIAGNOSTICS) {
-    diagnostics.push({ severity: 'error', code: 'document.too-many-diagnostics', message: `Only the first ${MAX_DIAGNOSTICS} diagnostics are listed` });
+    diagnostics.push({
+      severity: 'error',
+      code: 'document.too-many-diagnostics',
+      message: `Only the first ${MAX_DIAGNOSTICS} diagnostics are listed`,
+    });
   }
   return { valid: !all.some((d) => d.severity === 'error'), format, diagnostics, input };
 }
@@ -135,10 +145,22 @@ function toNode(value: Record<string, unknown>, diagnostics: Diagnostic[]): Mjml
     if (!isPlainObject(attributes)) {
       diagnostics.push({ severity: 'error', code: 'json.invalid-node', message: 'attributes must be an object', tag: raw.tagName, path });
     }
-    const node: MjmlNode = { tagName: raw.tagName.toLowerCase(), attributes: isPlainObject(attributes) ? { ...attributes } : {}, children: [], path };
+    const node: MjmlNode = {
+      tagName: raw.tagName.toLowerCase(),
+      attributes: isPlainObject(attributes) ? { ...attributes } : {},
+      children: [],
+      path,
+    };
     for (const [name, v] of Object.entries(node.attributes)) {
       if (!['string', 'number', 'boolean'].includes(typeof v)) {
-        diagnostics.push({ severity: 'error', code: 'json.invalid-node', message: `Attribute ${name} must be a string, number or boolean`, tag: node.tagName, attribute: name, path });
+        diagnostics.push({
+          severity: 'error',
+          code: 'json.invalid-node',
+          message: `Attribute ${name} must be a string, number or boolean`,
+          tag: node.tagName,
+          attribute: name,
+          path,
+        });
         delete node.attributes[name];
       }
     }
@@ -155,11 +177,23 @@ function toNode(value: Record<string, unknown>, diagnostics: Diagnostic[]): Mjml
     const [node, children] = queue.pop()!;
     if (children === undefined || children === null) continue;
     if (!Array.isArray(children)) {
-      diagnostics.push({ severity: 'error', code: 'json.invalid-node', message: 'children must be an array', tag: node.tagName, path: node.path });
+      diagnostics.push({
+        severity: 'error',
+        code: 'json.invalid-node',
+        message: 'children must be an array',
+        tag: node.tagName,
+        path: node.path,
+      });
       continue;
     }
     if (node.path.length >= MAX_DEPTH && children.length > 0) {
-      diagnostics.push({ severity: 'error', code: 'xml.too-deep', message: `Elements are nested more than ${MAX_DEPTH} levels deep`, tag: node.tagName, path: node.path });
+      diagnostics.push({
+        severity: 'error',
+        code: 'xml.too-deep',
+        message: `Elements are nested more than ${MAX_DEPTH} levels deep`,
+        tag: node.tagName,
+        path: node.path,
+      });
       continue;
     }
     for (const child of children) {
@@ -206,7 +240,14 @@ function checkJsonVariables(root: MjmlNode, diagnostics: Diagnostic[]) {
     if (node.content) texts.push([node.content, undefined]);
     for (const [text, attribute] of texts) {
       for (const e of findTempleErrors(text)) {
-        diagnostics.push({ severity: 'error', code: e.code, message: e.reason, tag: node.tagName, ...(attribute ? { attribute } : {}), path: node.path });
+        diagnostics.push({
+          severity: 'error',
+          code: e.code,
+          message: e.reason,
+          tag: node.tagName,
+          ...(attribute ? { attribute } : {}),
+          path: node.path,
+        });
       }
     }
   });
@@ -251,7 +292,12 @@ function attributeTypes(tag: string, parent: string | null): Record<string, stri
 
 function checkTree(root: MjmlNode, diagnostics: Diagnostic[]) {
   if (root.tagName !== 'mjml') {
-    diagnostics.push({ severity: 'error', code: 'document.unrecognized', message: `The root element must be <mjml>, not <${root.tagName}>`, ...where(root) });
+    diagnostics.push({
+      severity: 'error',
+      code: 'document.unrecognized',
+      message: `The root element must be <mjml>, not <${root.tagName}>`,
+      ...where(root),
+    });
     return;
   }
   walk(root, (node, parent) => {
@@ -259,7 +305,12 @@ function checkTree(root: MjmlNode, diagnostics: Diagnostic[]) {
     const known = tag === 'mjml' ? parent === null : Boolean(components[tag]) || (COMPONENTLESS_TAGS as readonly string[]).includes(tag);
     if (parent && !known) {
       if (tag === 'mj-include') {
-        diagnostics.push({ severity: 'error', code: 'mjml.include-unsupported', message: 'mj-include is not supported: a document must be self-contained', ...where(node) });
+        diagnostics.push({
+          severity: 'error',
+          code: 'mjml.include-unsupported',
+          message: 'mj-include is not supported: a document must be self-contained',
+          ...where(node),
+        });
       } else {
         diagnostics.push({ severity: 'error', code: 'mjml.unknown-tag', message: `<${tag}> is not an MJML element`, ...where(node) });
       }
@@ -285,13 +336,26 @@ function checkTree(root: MjmlNode, diagnostics: Diagnostic[]) {
         path: node.path,
       });
     } else if (node.content?.trim() && !endingTags.has(tag) && parent?.tagName !== 'mj-attributes' && node.line === undefined) {
-      diagnostics.push({ severity: 'warning', code: 'mjml.ignored-text', message: `Content of <${tag}> is dropped by MJML; put it in mj-text or mj-raw`, tag, path: node.path });
+      diagnostics.push({
+        severity: 'warning',
+        code: 'mjml.ignored-text',
+        message: `Content of <${tag}> is dropped by MJML; put it in mj-text or mj-raw`,
+        tag,
+        path: node.path,
+      });
     }
     // Children of a default-attributes block are attribute sets, not elements.
     if (tag === 'mj-attributes') {
       for (const child of node.children) {
-        if (components[child.tagName] || child.tagName === 'mj-all' || child.tagName === 'mj-class') checkAttributes(child, node, diagnostics);
-        else diagnostics.push({ severity: 'error', code: 'mjml.unknown-tag', message: `<${child.tagName}> in mj-attributes is not an MJML element`, ...where(child) });
+        if (components[child.tagName] || child.tagName === 'mj-all' || child.tagName === 'mj-class')
+          checkAttributes(child, node, diagnostics);
+        else
+          diagnostics.push({
+            severity: 'error',
+            code: 'mjml.unknown-tag',
+            message: `<${child.tagName}> in mj-attributes is not an MJML element`,
+            ...where(child),
+          });
       }
       return false;
     }
@@ -315,13 +379,19 @@ function checkAttributes(node: MjmlNode, parent: MjmlNode | null, diagnostics: D
     const base = { ...at, tag: node.tagName, attribute: name, path: node.path };
     const type = types[name];
     if (!type) {
-      diagnostics.push({ severity: 'error', code: 'mjml.unknown-attribute', message: `Attribute ${name} is not allowed on <${node.tagName}>`, ...base });
+      diagnostics.push({
+        severity: 'error',
+        code: 'mjml.unknown-attribute',
+        message: `Attribute ${name} is not allowed on <${node.tagName}>`,
+        ...base,
+      });
       continue;
     }
     const value = String(raw);
     if (value.includes('{{')) continue; // a variable: its value is only known at send time
     const problem = attributeTypeError(type, value);
-    if (problem) diagnostics.push({ severity: 'error', code: 'mjml.invalid-attribute-value', message: `Attribute ${name} ${problem}`, ...base });
+    if (problem)
+      diagnostics.push({ severity: 'error', code: 'mjml.invalid-attribute-value', message: `Attribute ${name} ${problem}`, ...base });
   }
 }
 
@@ -331,12 +401,22 @@ function checkHead(root: MjmlNode, diagnostics: Diagnostic[]) {
   const head = root.children.find((c) => c.tagName === 'mj-head');
   const title = head?.children.find((c) => c.tagName === 'mj-title');
   if (!title) {
-    diagnostics.push({ severity: 'warning', code: 'mjml.missing-title', message: 'No <mj-title>: add one inside <mj-head> for the HTML title', ...where(head ?? root) });
+    diagnostics.push({
+      severity: 'warning',
+      code: 'mjml.missing-title',
+      message: 'No <mj-title>: add one inside <mj-head> for the HTML title',
+      ...where(head ?? root),
+    });
   } else if (!title.content?.trim()) {
     diagnostics.push({ severity: 'warning', code: 'mjml.missing-title', message: '<mj-title> is empty', ...where(title) });
   }
   if (!head?.children.some((c) => c.tagName === 'mj-preview')) {
-    diagnostics.push({ severity: 'info', code: 'mjml.missing-preview', message: 'No <mj-preview>: inboxes will show the first text of the email as preview', ...where(head ?? root) });
+    diagnostics.push({
+      severity: 'info',
+      code: 'mjml.missing-preview',
+      message: 'No <mj-preview>: inboxes will show the first text of the email as preview',
+      ...where(head ?? root),
+    });
   }
 }
 
@@ -356,7 +436,10 @@ export async function renderMjml(source: unknown): Promise<MjmlRender> {
       ...analysis,
       valid: false,
       html: null,
-      diagnostics: [...analysis.diagnostics, { severity: 'error', code: 'mjml.compile-failed', message: `MJML could not compile the document: ${(error as Error).message}` }],
+      diagnostics: [
+        ...analysis.diagnostics,
+        { severity: 'error', code: 'mjml.compile-failed', message: `MJML could not compile the document: ${(error as Error).message}` },
+      ],
     };
   }
 }

@@ -34,7 +34,8 @@ class NoticeSender {
     this.smtp ??= createOutboundDelivery(this.ctx.config);
     const outcome = await this.smtp.deliver({ from: '', to, raw });
     if (outcome.kind === 'temporary') throw new Error(`notice to ${to} not delivered yet: ${outcome.response}`);
-    if (outcome.kind === 'permanent') this.ctx.log.warn({ to, subject, response: outcome.response }, 'a notice to a workspace owner bounced');
+    if (outcome.kind === 'permanent')
+      this.ctx.log.warn({ to, subject, response: outcome.response }, 'a notice to a workspace owner bounced');
   }
 
   async close(): Promise<void> {

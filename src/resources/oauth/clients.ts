@@ -32,7 +32,8 @@ export function isLoopbackRedirect(url: URL): boolean {
 
 /** A redirect URI a client may register: https, http on a loopback address (RFC 8252), or an app's own scheme. */
 function checkRedirectUri(value: unknown): string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_URI_LENGTH) throw new OAuthError(400, 'invalid_redirect_uri', 'Each redirect URI must be a URL of at most 2000 characters');
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_URI_LENGTH)
+    throw new OAuthError(400, 'invalid_redirect_uri', 'Each redirect URI must be a URL of at most 2000 characters');
   let url: URL;
   try {
     url = new URL(value);
@@ -40,19 +41,36 @@ function checkRedirectUri(value: unknown): string {
     throw new OAuthError(400, 'invalid_redirect_uri', `${JSON.stringify(value.slice(0, 100))} is not an absolute URL`);
   }
   if (url.hash) throw new OAuthError(400, 'invalid_redirect_uri', 'A redirect URI may not contain a fragment');
-  if (FORBIDDEN_SCHEMES.has(url.protocol)) throw new OAuthError(400, 'invalid_redirect_uri', `The ${url.protocol} scheme is not allowed in a redirect URI`);
-  if (url.protocol === 'http:' && !isLoopbackRedirect(url)) throw new OAuthError(400, 'invalid_redirect_uri', 'A redirect URI must use https, except on a loopback address (127.0.0.1, [::1] or localhost)');
+  if (FORBIDDEN_SCHEMES.has(url.protocol))
+    throw new OAuthError(400, 'invalid_redirect_uri', `The ${url.protocol} scheme is not allowed in a redirect URI`);
+  if (url.protocol === 'http:' && !isLoopbackRedirect(url))
+    throw new OAuthError(
+      400,
+      'invalid_redirect_uri',
+      'A redirect URI must use https, except on a loopback address (127.0.0.1, [::1] or localhost)',
+    );
   return value;
 }
 
 function checkClientMetadata(input: Record<string, unknown>): { client_name: string; redirect_uris: string[] } {
   const uris = input.redirect_uris;
-  if (!Array.isArray(uris) || uris.length === 0) throw new OAuthError(400, 'invalid_redirect_uri', 'redirect_uris must list at least one redirect URI');
-  if (uris.length > MAX_REDIRECT_URIS) throw new OAuthError(400, 'invalid_redirect_uri', `At most ${MAX_REDIRECT_URIS} redirect URIs may be registered`);
+  if (!Array.isArray(uris) || uris.length === 0)
+    throw new OAuthError(400, 'invalid_redirect_uri', 'redirect_uris must list at least one redirect URI');
+  if (uris.length > MAX_REDIRECT_URIS)
+    throw new OAuthError(400, 'invalid_redirect_uri', `At most ${MAX_REDIRECT_URIS} redirect URIs may be registered`);
   const redirect_uris = uris.map(checkRedirectUri);
   const grantTypes = input.grant_types;
-  if (grantTypes !== undefined && (!Array.isArray(grantTypes) || !grantTypes.includes('authorization_code') || grantTypes.some((g) => g !== 'authorization_code' && g !== 'refresh_token'))) {
-    throw new OAuthError(400, 'invalid_client_metadata', 'grant_types may contain only authorization_code and refresh_token, and must contain authorization_code');
+  if (
+    grantTypes !== undefined &&
+    (!Array.isArray(grantTypes) ||
+      !grantTypes.includes('authorization_code') ||
+      grantTypes.some((g) => g !== 'authorization_code' && g !== 'refresh_token'))
+  ) {
+    throw new OAuthError(
+      400,
+      'invalid_client_metadata',
+      'grant_types may contain only authorization_code and refresh_token, and must contain authorization_code',
+    );
   }
   const responseTypes = input.response_types;
   if (responseTypes !== undefined && (!Array.isArray(responseTypes) || responseTypes.some((r) => r !== 'code'))) {
@@ -76,7 +94,16 @@ export async function registerClient(ctx: AppContext, input: Record<string, unkn
     response_types: ['code'],
     token_endpoint_auth_method: 'none',
   };
-  await ctx.db.insertInto('oauth_clients').values({ id: client_id, name: client_name, redirect_uris: JSON.stringify(redirect_uris), metadata: JSON.stringify(metadata), created_at: now }).execute();
+  await ctx.db
+    .insertInto('oauth_clients')
+    .values({
+      id: client_id,
+      name: client_name,
+      redirect_uris: JSON.stringify(redirect_uris),
+      metadata: JSON.stringify(metadata),
+      created_at: now,
+    })
+    .execute();
   return metadata;
 }
 
@@ -99,7 +126,11 @@ async function metadataDocumentClient(ctx: AppContext, clientId: string): Promis
   if (url.pathname === '/' || url.hash || url.username || url.password) return null; // the document must sit at a path
   try {
     const address = await resolvePublicAddress(resolverFor(ctx), url.hostname, ctx.config.allowPrivateUrls);
-    const response = await fetchPinned(url, address, { headers: { accept: 'application/json' }, timeoutMs: METADATA_TIMEOUT_MS, maxBytes: METADATA_MAX_BYTES });
+    const response = await fetchPinned(url, address, {
+      headers: { accept: 'application/json' },
+      timeoutMs: METADATA_TIMEOUT_MS,
+      maxBytes: METADATA_MAX_BYTES,
+    });
     if (response.status !== 200) return null;
     const document = JSON.parse(response.body.toString('utf8')) as Record<string, unknown>;
     if (!document || typeof document !== 'object' || document.client_id !== clientId) return null;
@@ -117,7 +148,11 @@ async function metadataDocumentClient(ctx: AppContext, clientId: string): Promis
 export async function findClient(ctx: AppContext, clientId: string | undefined): Promise<OAuthClient | null> {
   if (!clientId || clientId.length > MAX_URI_LENGTH) return null;
   if (isMetadataDocumentId(clientId, ctx.config.allowPrivateUrls)) return metadataDocumentClient(ctx, clientId);
-  const row = await ctx.db.selectFrom('oauth_clients').select(['id', 'name', 'redirect_uris']).where('id', '=', clientId).executeTakeFirst();
+  const row = await ctx.db
+    .selectFrom('oauth_clients')
+    .select(['id', 'name', 'redirect_uris'])
+    .where('id', '=', clientId)
+    .executeTakeFirst();
   return row ? { client_id: row.id, client_name: row.name, redirect_uris: JSON.parse(row.redirect_uris) as string[] } : null;
 }
 
@@ -133,6 +168,14 @@ export function redirectMatches(client: OAuthClient, given: string): boolean {
   if (!isLoopbackRedirect(url)) return false;
   return client.redirect_uris.some((registered) => {
     const r = new URL(registered);
-    return isLoopbackRedirect(r) && r.hostname === url.hostname && r.pathname === url.pathname && r.search === url.search && !url.hash && !url.username && !url.password;
+    return (
+      isLoopbackRedirect(r) &&
+      r.hostname === url.hostname &&
+      r.pathname === url.pathname &&
+      r.search === url.search &&
+      !url.hash &&
+      !url.username &&
+      !url.password
+    );
   });
 }

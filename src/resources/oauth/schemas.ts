@@ -8,7 +8,10 @@ const urls = (description: string) => Type.Array(Type.String(), { description })
 
 /** `{error, error_description}` (RFC 6749 §5.2). */
 export const OAuthErrorBody = Type.Object(
-  { error: text('OAuth error code (invalid_request, invalid_grant, invalid_client, invalid_target, …)'), error_description: text('What went wrong, for a person') },
+  {
+    error: text('OAuth error code (invalid_request, invalid_grant, invalid_client, invalid_target, …)'),
+    error_description: text('What went wrong, for a person'),
+  },
   { title: 'OAuthError', additionalProperties: true },
 );
 
@@ -25,7 +28,9 @@ export const AuthorizationServerMetadata = Type.Object(
     token_endpoint_auth_methods_supported: urls('Always ["none"]: clients are public and use PKCE'),
     revocation_endpoint_auth_methods_supported: urls('Always ["none"]'),
     scopes_supported: urls('sending and full'),
-    client_id_metadata_document_supported: Type.Boolean({ description: 'A client_id may be the https URL of a client ID metadata document' }),
+    client_id_metadata_document_supported: Type.Boolean({
+      description: 'A client_id may be the https URL of a client ID metadata document',
+    }),
     authorization_response_iss_parameter_supported: Type.Boolean({ description: 'The redirect carries iss (RFC 9207)' }),
   },
   { title: 'AuthorizationServerMetadata' },
@@ -69,7 +74,7 @@ export const RegisteredClient = Type.Object(
 const authorizationFields = {
   response_type: Type.Optional(text('code')),
   client_id: Type.Optional(text('A registered client ID or the URL of a client ID metadata document')),
-  redirect_uri: Type.Optional(text('One of the client\'s redirect URIs')),
+  redirect_uri: Type.Optional(text("One of the client's redirect URIs")),
   code_challenge: Type.Optional(text('PKCE S256 challenge')),
   code_challenge_method: Type.Optional(text('S256')),
   state: Type.Optional(text('Returned unchanged')),
@@ -82,7 +87,7 @@ export const AuthorizationQuery = Type.Object(authorizationFields);
 export const AuthorizationRequestInfo = Type.Object(
   {
     client_id: text('The client'),
-    client_name: text('The client\'s name'),
+    client_name: text("The client's name"),
     redirect_host: text('Where the browser returns'),
     scope: text('The widest scope the app asked for'),
     resource: Type.Union([Type.Literal('api'), Type.Literal('mcp')], { description: 'What the token will open' }),
@@ -93,7 +98,9 @@ export const AuthorizationRequestInfo = Type.Object(
 export const DecisionBody = Type.Object({
   ...authorizationFields,
   approve: Type.Boolean({ description: 'true to grant access, false to decline' }),
-  workspace_ids: Type.Optional(Type.Array(Type.String(), { maxItems: 100, description: 'The workspaces the app may use (the first is its default)' })),
+  workspace_ids: Type.Optional(
+    Type.Array(Type.String(), { maxItems: 100, description: 'The workspaces the app may use (the first is its default)' }),
+  ),
   granted_scope: Type.Optional(Type.Union([Type.Literal('sending'), Type.Literal('full')])),
 });
 
@@ -136,7 +143,7 @@ const AuthorizedApp = Type.Object(
     object: Type.Literal('authorized_app', { description: 'Always authorized_app' }),
     id: text('The grant'),
     client_id: text('The app'),
-    name: text('The app\'s name'),
+    name: text("The app's name"),
     scope: text('sending or full'),
     resource: text('api or mcp'),
     workspace_ids: urls('Workspaces it may use'),
@@ -146,9 +153,16 @@ const AuthorizedApp = Type.Object(
   { title: 'AuthorizedApp' },
 );
 
-export const AuthorizedAppList = Type.Object({ data: Type.Array(AuthorizedApp, { description: 'Newest first' }) }, { title: 'AuthorizedAppList' });
+export const AuthorizedAppList = Type.Object(
+  { data: Type.Array(AuthorizedApp, { description: 'Newest first' }) },
+  { title: 'AuthorizedAppList' },
+);
 export const RevokedApp = Type.Object(
-  { object: Type.Literal('authorized_app', { description: 'Always authorized_app' }), id: text('The grant'), revoked: Type.Literal(true, { description: 'Always true' }) },
+  {
+    object: Type.Literal('authorized_app', { description: 'Always authorized_app' }),
+    id: text('The grant'),
+    revoked: Type.Literal(true, { description: 'Always true' }),
+  },
   { title: 'RevokedApp' },
 );
 export const GrantParams = Type.Object({ id: Type.String({ maxLength: 100 }) });

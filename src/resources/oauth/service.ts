@@ -92,14 +92,24 @@ export async function checkAuthorizationRequest(ctx: AppContext, params: Authori
   if (!client) throw new UnsafeAuthorizationError(400, 'invalid_client', 'Unknown client_id');
   let redirectUri = params.redirect_uri;
   if (redirectUri === undefined && client.redirect_uris.length === 1) redirectUri = client.redirect_uris[0];
-  if (!redirectUri || !redirectMatches(client, redirectUri)) throw new UnsafeAuthorizationError(400, 'invalid_request', 'redirect_uri is missing or is not one of the client\'s registered redirect URIs');
+  if (!redirectUri || !redirectMatches(client, redirectUri))
+    throw new UnsafeAuthorizationError(
+      400,
+      'invalid_request',
+      "redirect_uri is missing or is not one of the client's registered redirect URIs",
+    );
   const issuer = resourceUrls(ctx.config.publicUrl).api;
   const fail = (code: string, description: string) => {
-    throw new RedirectedAuthorizationError(code, description, redirectWith(redirectUri, { error: code, error_description: description, state: params.state, iss: issuer }));
+    throw new RedirectedAuthorizationError(
+      code,
+      description,
+      redirectWith(redirectUri, { error: code, error_description: description, state: params.state, iss: issuer }),
+    );
   };
   if (params.response_type !== 'code') fail('unsupported_response_type', 'response_type must be code');
   if (!params.code_challenge) fail('invalid_request', 'code_challenge is required (PKCE)');
-  if (params.code_challenge_method !== 'S256') fail('invalid_request', 'transform algorithm not supported: code_challenge_method must be S256');
+  if (params.code_challenge_method !== 'S256')
+    fail('invalid_request', 'transform algorithm not supported: code_challenge_method must be S256');
   if (!CHALLENGE.test(params.code_challenge!)) fail('invalid_request', 'code_challenge must be 43 to 128 characters of [A-Za-z0-9._~-]');
   let scope: Scope = 'full';
   if (params.scope !== undefined && params.scope.trim() !== '') {
@@ -127,32 +137,52 @@ export async function decide(ctx: AppContext, userId: string, params: Authorizat
   const request = await checkAuthorizationRequest(ctx, params);
   const issuer = resourceUrls(ctx.config.publicUrl).api;
   if (!decision.approve) {
-    return redirectWith(request.redirectUri, { error: 'access_denied', error_description: 'The person declined', state: request.state, iss: issuer });
+    return redirectWith(request.redirectUri, {
+      error: 'access_denied',
+      error_description: 'The person declined',
+      state: request.state,
+      iss: issuer,
+    });
   }
   const scope = (decision.scope ?? request.scope) as Scope;
   if (!(SCOPES as readonly string[]).includes(scope)) throw new OAuthError(400, 'invalid_scope', 'scope must be sending or full');
-  if (request.scope === 'sending' && scope === 'full') throw new OAuthError(400, 'invalid_scope', 'The app asked for sending only; full cannot be granted');
+  if (request.scope === 'sending' && scope === 'full')
+    throw new OAuthError(400, 'invalid_scope', 'The app asked for sending only; full cannot be granted');
   const workspaceIds = [...new Set(decision.workspace_ids ?? [])];
   if (workspaceIds.length === 0) throw new OAuthError(400, 'invalid_request', 'Choose at least one workspace');
   const memberships = new Set((await membershipsOf(ctx.db, userId)).map((m) => m.workspace_id));
-  if (workspaceIds.some((id) => !memberships.has(id))) throw new OAuthError(400, 'invalid_request', 'You can only grant access to workspaces you belong to');
+  if (workspaceIds.some((id) => !memberships.has(id)))
+    throw new OAuthError(400, 'invalid_request', 'You can only grant access to workspaces you belong to');
   const code = newSecret(CODE_PREFIX);
   await ctx.db.transaction().execute(async (tx) => {
     const grantId = newId('oag');
-    await tx.insertInto('oauth_grants').values({
-      id: grantId,
-      client_id: request.client.client_id,
-      client_name: request.client.client_name,
-      user_id: userId,
-      scope,
-      resource: request.resource,
-      workspace_ids: JSON.stringify(workspaceIds),
-      current_workspace_id: workspaceIds[0],
-      created_at: nowIso(),
-      last_used_at: null,
-      revoked_at: null,
-    }).execute();
-    await tx.insertInto('oauth_codes').values({ code_hash: hashSecret(code), grant_id: grantId, redirect_uri: request.redirectUri, code_challenge: request.codeChallenge, expires_at: Math.floor(nowMs()) + CODE_MS, used_at: null }).execute();
+    await tx
+      .insertInto('oauth_grants')
+      .values({
+        id: grantId,
+        client_id: request.client.client_id,
+        client_name: request.client.client_name,
+        user_id: userId,
+        scope,
+        resource: request.resource,
+        workspace_ids: JSON.stringify(workspaceIds),
+        current_workspace_id: workspaceIds[0],
+        created_at: nowIso(),
+        last_used_at: null,
+        revoked_at: null,
+      })
+      .execute();
+    await tx
+      .insertInto('oauth_codes')
+      .values({
+        code_hash: hashSecret(code),
+        grant_id: grantId,
+        redirect_uri: request.redirectUri,
+        code_challenge: request.codeChallenge,
+        expires_at: Math.floor(nowMs()) + CODE_MS,
+        used_at: null,
+      })
+      .execute();
   });
   return redirectWith(request.redirectUri, { code, state: request.state, iss: issuer });
 }
@@ -175,10 +205,27 @@ async function issueTokens(tx: Executor, grantId: string, scope: string): Promis
   const refresh = newSecret(REFRESH_PREFIX);
   const now = Math.floor(nowMs());
   const createdAt = nowIso();
-  await tx.insertInto('oauth_tokens').values([
-    { token_hash: hashSecret(access), grant_id: grantId, kind: 'access', expires_at: now + ACCESS_TOKEN_MS, used_at: null, created_at: createdAt },
-    { token_hash: hashSecret(refresh), grant_id: grantId, kind: 'refresh', expires_at: now + REFRESH_TOKEN_MS, used_at: null, created_at: createdAt },
-  ]).execute();
+  await tx
+    .insertInto('oauth_tokens')
+    .values([
+      {
+        token_hash: hashSecret(access),
+        grant_id: grantId,
+        kind: 'access',
+        expires_at: now + ACCESS_TOKEN_MS,
+        used_at: null,
+        created_at: createdAt,
+      },
+      {
+        token_hash: hashSecret(refresh),
+        grant_id: grantId,
+        kind: 'refresh',
+        expires_at: now + REFRESH_TOKEN_MS,
+        used_at: null,
+        created_at: createdAt,
+      },
+    ])
+    .execute();
   return { access_token: access, token_type: 'Bearer', expires_in: ACCESS_TOKEN_MS / 1000, refresh_token: refresh, scope };
 }
 
@@ -208,7 +255,11 @@ export interface TokenRequest {
 export async function exchangeToken(ctx: AppContext, body: TokenRequest): Promise<TokenResponse> {
   if (body.grant_type === 'authorization_code') return redeemCode(ctx, body);
   if (body.grant_type === 'refresh_token') return refresh(ctx, body);
-  throw new OAuthError(400, body.grant_type ? 'unsupported_grant_type' : 'invalid_request', 'grant_type must be authorization_code or refresh_token');
+  throw new OAuthError(
+    400,
+    body.grant_type ? 'unsupported_grant_type' : 'invalid_request',
+    'grant_type must be authorization_code or refresh_token',
+  );
 }
 
 async function grantOf(db: Executor, grantId: string) {
@@ -230,13 +281,20 @@ async function redeemCode(ctx: AppContext, body: TokenRequest): Promise<TokenRes
   }
   if (Number(row.expires_at) < nowMs()) throw invalidGrant('The authorization code has expired');
   if (grant.client_id !== body.client_id) throw invalidGrant('The authorization code was issued to another client');
-  if (body.redirect_uri !== undefined && body.redirect_uri !== row.redirect_uri) throw invalidGrant('redirect_uri does not match the authorization request');
-  if (!VERIFIER.test(body.code_verifier) || s256(body.code_verifier) !== row.code_challenge) throw invalidGrant('code_verifier does not match the code challenge');
+  if (body.redirect_uri !== undefined && body.redirect_uri !== row.redirect_uri)
+    throw invalidGrant('redirect_uri does not match the authorization request');
+  if (!VERIFIER.test(body.code_verifier) || s256(body.code_verifier) !== row.code_challenge)
+    throw invalidGrant('code_verifier does not match the code challenge');
   if (body.resource !== undefined && resourceOf(ctx.config.publicUrl, body.resource) !== grant.resource) {
     throw new OAuthError(400, 'invalid_target', 'The resource differs from the one authorized');
   }
   return ctx.db.transaction().execute(async (tx) => {
-    const used = await tx.updateTable('oauth_codes').set({ used_at: nowIso() }).where('code_hash', '=', row.code_hash).where('used_at', 'is', null).executeTakeFirst();
+    const used = await tx
+      .updateTable('oauth_codes')
+      .set({ used_at: nowIso() })
+      .where('code_hash', '=', row.code_hash)
+      .where('used_at', 'is', null)
+      .executeTakeFirst();
     if (Number(used.numUpdatedRows) !== 1) throw invalidGrant('The authorization code was already used');
     return issueTokens(tx, grant.id, grant.scope);
   });
@@ -245,7 +303,12 @@ async function redeemCode(ctx: AppContext, body: TokenRequest): Promise<TokenRes
 async function refresh(ctx: AppContext, body: TokenRequest): Promise<TokenResponse> {
   if (!body.refresh_token) throw new OAuthError(400, 'invalid_request', 'refresh_token is required');
   if (!body.client_id) throw new OAuthError(400, 'invalid_request', 'client_id is required');
-  const row = await ctx.db.selectFrom('oauth_tokens').selectAll().where('token_hash', '=', hashSecret(body.refresh_token)).where('kind', '=', 'refresh').executeTakeFirst();
+  const row = await ctx.db
+    .selectFrom('oauth_tokens')
+    .selectAll()
+    .where('token_hash', '=', hashSecret(body.refresh_token))
+    .where('kind', '=', 'refresh')
+    .executeTakeFirst();
   if (!row) throw invalidGrant('The refresh token is not valid');
   const grant = await grantOf(ctx.db, row.grant_id);
   if (!grant || grant.revoked_at) throw invalidGrant('The refresh token is not valid');
@@ -259,7 +322,12 @@ async function refresh(ctx: AppContext, body: TokenRequest): Promise<TokenRespon
     throw new OAuthError(400, 'invalid_target', 'The resource differs from the one authorized');
   }
   const outcome = await ctx.db.transaction().execute(async (tx) => {
-    const used = await tx.updateTable('oauth_tokens').set({ used_at: nowIso() }).where('token_hash', '=', row.token_hash).where('used_at', 'is', null).executeTakeFirst();
+    const used = await tx
+      .updateTable('oauth_tokens')
+      .set({ used_at: nowIso() })
+      .where('token_hash', '=', row.token_hash)
+      .where('used_at', 'is', null)
+      .executeTakeFirst();
     if (Number(used.numUpdatedRows) !== 1) return null; // used concurrently: a replay
     return issueTokens(tx, grant.id, grant.scope);
   });
@@ -273,7 +341,11 @@ async function refresh(ctx: AppContext, body: TokenRequest): Promise<TokenRespon
 /** RFC 7009: a refresh token ends its whole grant, an access token only itself; unknown tokens are no error. */
 export async function revokeToken(ctx: AppContext, token: string | undefined, clientId: string | undefined): Promise<void> {
   if (!token) throw new OAuthError(400, 'invalid_request', 'token is required');
-  const row = await ctx.db.selectFrom('oauth_tokens').select(['token_hash', 'grant_id', 'kind']).where('token_hash', '=', hashSecret(token)).executeTakeFirst();
+  const row = await ctx.db
+    .selectFrom('oauth_tokens')
+    .select(['token_hash', 'grant_id', 'kind'])
+    .where('token_hash', '=', hashSecret(token))
+    .executeTakeFirst();
   if (!row) return;
   const grant = await grantOf(ctx.db, row.grant_id);
   if (!grant || (clientId !== undefined && grant.client_id !== clientId)) return;
@@ -323,7 +395,16 @@ export async function principalOfToken(ctx: AppContext, token: string, resource:
   const row = await ctx.db
     .selectFrom('oauth_tokens')
     .innerJoin('oauth_grants', 'oauth_grants.id', 'oauth_tokens.grant_id')
-    .select(['oauth_tokens.expires_at', 'oauth_grants.id as grant_id', 'oauth_grants.user_id', 'oauth_grants.scope', 'oauth_grants.resource', 'oauth_grants.workspace_ids', 'oauth_grants.current_workspace_id', 'oauth_grants.revoked_at'])
+    .select([
+      'oauth_tokens.expires_at',
+      'oauth_grants.id as grant_id',
+      'oauth_grants.user_id',
+      'oauth_grants.scope',
+      'oauth_grants.resource',
+      'oauth_grants.workspace_ids',
+      'oauth_grants.current_workspace_id',
+      'oauth_grants.revoked_at',
+    ])
     .where('oauth_tokens.token_hash', '=', hash)
     .where('oauth_tokens.kind', '=', 'access')
     .executeTakeFirst();
@@ -346,7 +427,12 @@ export async function principalOfToken(ctx: AppContext, token: string, resource:
   };
   if (tokenCache.size > 10_000) tokenCache.clear();
   tokenCache.set(hash, { principal, resource: row.resource as Resource, expires: Math.min(now + CACHE_MS, Number(row.expires_at)) });
-  void ctx.db.updateTable('oauth_grants').set({ last_used_at: nowIso() }).where('id', '=', row.grant_id).execute().catch(() => {});
+  void ctx.db
+    .updateTable('oauth_grants')
+    .set({ last_used_at: nowIso() })
+    .where('id', '=', row.grant_id)
+    .execute()
+    .catch(() => {});
   return row.resource === resource ? principal : null;
 }
 
@@ -384,7 +470,11 @@ export async function switchWorkspace(db: Db, principal: TokenPrincipal, workspa
 /** Adds a workspace the person just created to the grant. */
 export async function addWorkspaceToGrant(db: Db, principal: TokenPrincipal, workspaceId: string): Promise<void> {
   const workspaceIds = [...principal.workspaceIds, workspaceId];
-  await db.updateTable('oauth_grants').set({ workspace_ids: JSON.stringify(workspaceIds) }).where('id', '=', principal.grantId).execute();
+  await db
+    .updateTable('oauth_grants')
+    .set({ workspace_ids: JSON.stringify(workspaceIds) })
+    .where('id', '=', principal.grantId)
+    .execute();
   forgetGrant(principal.grantId);
 }
 

@@ -8,13 +8,18 @@ import { onboardingState } from './service.ts';
 export const resource: Resource = {
   name: 'onboarding',
   v2(app, ctx) {
-    app.get('/onboarding', {
-      schema: {
-        tags: ['Overview'],
-        summary: 'Getting started: which first steps the workspace has taken (Postlane addition)',
-        description: 'Each step is read from the workspace as it is: its domains and their last DNS check, its emails, its API keys and their last use.',
-        response: { 200: Onboarding },
+    app.get(
+      '/onboarding',
+      {
+        schema: {
+          tags: ['Overview'],
+          summary: 'Getting started: which first steps the workspace has taken (Postlane addition)',
+          description:
+            'Each step is read from the workspace as it is: its domains and their last DNS check, its emails, its API keys and their last use.',
+          response: { 200: Onboarding },
+        },
       },
-    }, async (request) => onboardingState(ctx, request.principal.workspaceId));
+      async (request) => onboardingState(ctx, request.principal.workspaceId),
+    );
   },
 };

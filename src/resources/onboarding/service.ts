@@ -3,7 +3,14 @@
 import type { AppContext } from '../../platform/context.ts';
 import type { Db } from '../../platform/db/database.ts';
 
-export const STEP_KEYS = ['domain_added', 'dns_published', 'domain_verified', 'test_email_sent', 'api_key_created', 'api_call_made'] as const;
+export const STEP_KEYS = [
+  'domain_added',
+  'dns_published',
+  'domain_verified',
+  'test_email_sent',
+  'api_key_created',
+  'api_call_made',
+] as const;
 export type StepKey = (typeof STEP_KEYS)[number];
 
 /** A workspace is made with one key ("Default key", printed once at the first start); the step asks for a key of the user's own. */
@@ -25,7 +32,13 @@ async function firstDomain(db: Db, workspaceId: string) {
 export async function onboardingState(ctx: AppContext, workspaceId: string) {
   const { db, config } = ctx;
   const domain = await firstDomain(db, workspaceId);
-  const email = await db.selectFrom('emails').select('id').where('workspace_id', '=', workspaceId).where('type', '=', 'outbound').limit(1).executeTakeFirst();
+  const email = await db
+    .selectFrom('emails')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('type', '=', 'outbound')
+    .limit(1)
+    .executeTakeFirst();
   const workspace = await db.selectFrom('workspaces').select('created_at').where('id', '=', workspaceId).executeTakeFirst();
   const keys = await db
     .selectFrom('api_keys')

@@ -20,7 +20,9 @@ export async function campaignStats(db: Db, workspaceId: string, idOrName: strin
       .selectFrom('campaign_recipients as r')
       .innerJoin('tracking_hits as h', 'h.email_id', 'r.email_id')
       .where('r.campaign_id', '=', campaign.id);
-  const span = await hits().select([sql<string | null>`min(h.created_at)`.as('first'), sql<string | null>`max(h.created_at)`.as('last')]).executeTakeFirst();
+  const span = await hits()
+    .select([sql<string | null>`min(h.created_at)`.as('first'), sql<string | null>`max(h.created_at)`.as('last')])
+    .executeTakeFirst();
   const interval = wanted ?? (span?.first && span.last && Date.parse(span.last) - Date.parse(span.first) > 3 * DAY_MS ? 'day' : 'hour');
   const step = interval === 'hour' ? HOUR_MS : DAY_MS;
   const width = interval === 'hour' ? 13 : 10;

@@ -75,14 +75,21 @@ export async function deliverabilityStats(db: Db, workspaceId: string) {
     }
   }
   const ids = [...byDomain.keys()];
-  const names = ids.length ? await db.selectFrom('domains').select(['id', 'name']).where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute() : [];
+  const names = ids.length
+    ? await db.selectFrom('domains').select(['id', 'name']).where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute()
+    : [];
   const nameOf = new Map(names.map((d) => [d.id, d.name]));
   return {
     object: 'deliverability' as const,
     thresholds: { complaint_rate: COMPLAINT_RATE, hard_bounce_rate: HARD_BOUNCE_RATE },
     workspace: { last_24h: windowOf(workspace.day), last_7d: windowOf(workspace.week) },
     domains: ids
-      .map((id) => ({ domain_id: id, name: nameOf.get(id) ?? '', last_24h: windowOf(byDomain.get(id)!.day), last_7d: windowOf(byDomain.get(id)!.week) }))
+      .map((id) => ({
+        domain_id: id,
+        name: nameOf.get(id) ?? '',
+        last_24h: windowOf(byDomain.get(id)!.day),
+        last_7d: windowOf(byDomain.get(id)!.week),
+      }))
       .sort((a, b) => a.name.localeCompare(b.name)),
   };
 }

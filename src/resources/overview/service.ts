@@ -96,7 +96,14 @@ export async function emailStats(db: Db, workspaceId: string, period: Period) {
   // ISO texts: the first 13 characters are the UTC hour, the first 10 the UTC day.
   const bucket = sql<string>`substr(${sql.ref('created_at')}, 1, ${sql.lit(interval === 'hour' ? 13 : 10)})`;
   const rows = await countedAsSent(db.selectFrom('emails'), workspaceId, isoFromMs(first))
-    .select([bucket.as('bucket'), providerOfRecipient(db).as('provider'), 'sending_domain_id', 'status', 'bounce_type', sql<number>`count(*)`.as('n')])
+    .select([
+      bucket.as('bucket'),
+      providerOfRecipient(db).as('provider'),
+      'sending_domain_id',
+      'status',
+      'bounce_type',
+      sql<number>`count(*)`.as('n'),
+    ])
     // By position: PostgreSQL would take the CASE of the GROUP BY, with its own literals, as another expression.
     .groupBy([sql`1`, sql`2`, sql`3`, sql`4`, sql`5`])
     .execute();
@@ -120,7 +127,9 @@ export async function emailStats(db: Db, workspaceId: string, period: Period) {
     }
   }
   const ids = [...domains.keys()];
-  const names = ids.length ? await db.selectFrom('domains').select(['id', 'name']).where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute() : [];
+  const names = ids.length
+    ? await db.selectFrom('domains').select(['id', 'name']).where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute()
+    : [];
   const nameOf = new Map(names.map((d) => [d.id, d.name]));
   return {
     object: 'email_stats' as const,
@@ -132,7 +141,11 @@ export async function emailStats(db: Db, workspaceId: string, period: Period) {
     end: isoFromMs(last + step),
     thresholds: { complaint_rate: COMPLAINT_RATE, hard_bounce_rate: HARD_BOUNCE_RATE },
     totals: withRates(totals),
-    data: [...buckets.values()].map(({ start, counts }) => ({ date: isoFromMs(start).slice(0, 10), start: isoFromMs(start), ...withRates(counts) })),
+    data: [...buckets.values()].map(({ start, counts }) => ({
+      date: isoFromMs(start).slice(0, 10),
+      start: isoFromMs(start),
+      ...withRates(counts),
+    })),
     providers: [...providers].map(([provider, counts]) => ({ provider, name: providerName(provider), ...withRates(counts) })),
     sending_domains: ids
       .map((id) => ({ domain_id: id, name: nameOf.get(id) ?? '', ...withRates(domains.get(id)!) }))
@@ -149,7 +162,12 @@ export async function countSent(db: Db, workspaceId: string, fromIso: string): P
 export async function workspaceSummary(db: Db, workspaceId: string) {
   const workspace = (await getWorkspace(db, workspaceId))!;
   const day = utcDay(nowMs());
-  const limitUse = await db.selectFrom('send_daily_counts').select('units').where('workspace_id', '=', workspaceId).where('day', '=', day).executeTakeFirst();
+  const limitUse = await db
+    .selectFrom('send_daily_counts')
+    .select('units')
+    .where('workspace_id', '=', workspaceId)
+    .where('day', '=', day)
+    .executeTakeFirst();
   return {
     object: 'workspace' as const,
     id: workspace.id,

@@ -15,13 +15,25 @@ export async function listContactActivity(db: Db, workspaceId: string, idOrEmail
     .select(['e.id', 'e.type', 'e.data', 'e.created_at'])
     .where('ce.contact_id', '=', contact.id)
     .where('ce.workspace_id', '=', workspaceId);
-  const type = typeof query.type === 'string' ? query.type.split(',').map((t) => t.trim()).filter(Boolean) : [];
+  const type =
+    typeof query.type === 'string'
+      ? query.type
+          .split(',')
+          .map((t) => t.trim())
+          .filter(Boolean)
+      : [];
   if (type.length > 0) rows = rows.where('e.type', 'in', type);
   const scope = typeof query.scope === 'string' ? query.scope : undefined;
   if (scope === 'workspace') rows = rows.where('e.type', 'like', 'w:%');
   if (scope === 'custom') rows = rows.where('e.type', 'like', 'c:%');
   return pageLimitList(rows.orderBy('ce.created_at', 'desc').orderBy('ce.event_id', 'desc'), query, requestUrl, 25, (row) => {
     const object = JSON.parse(row.data) as Record<string, unknown>;
-    return { object: 'event' as const, id: row.id, type: row.type, data: { object: { scope: scopeOf(row.type), ...object } }, created_at: row.created_at };
+    return {
+      object: 'event' as const,
+      id: row.id,
+      type: row.type,
+      data: { object: { scope: scopeOf(row.type), ...object } },
+      created_at: row.created_at,
+    };
   });
 }

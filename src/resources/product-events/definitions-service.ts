@@ -9,7 +9,14 @@ import { nowIso } from '../../platform/clock.ts';
 import { conflictError, fieldValidationError, plainError } from '../../platform/http/errors.ts';
 import { applyListQuery, pageLimitList, type ListSpec, type Query } from '../../platform/http/lists.ts';
 import type { EventDefinitionsTable } from './tables.ts';
-import { addProblem, checkPropertyDefinitions, definitionName, PLAN_EVENT_TYPES, type PropertyDefinition, type Problems } from './definitions.ts';
+import {
+  addProblem,
+  checkPropertyDefinitions,
+  definitionName,
+  PLAN_EVENT_TYPES,
+  type PropertyDefinition,
+  type Problems,
+} from './definitions.ts';
 import { countEventTypes, requireEventsPlan, typeLimitError } from './service.ts';
 
 type DefinitionRow = Selectable<EventDefinitionsTable>;
@@ -42,13 +49,28 @@ function fail(problems: Problems): void {
 export async function createDefinition(db: Db, workspaceId: string, input: DefinitionInput) {
   const problems: Problems = {};
   const name = definitionName(input.name ?? '');
-  if (name === null) addProblem(problems, 'name', 'The name has 1 to 100 letters, digits, ., - or _, and starts with a letter or digit (w: prefix optional).');
+  if (name === null)
+    addProblem(
+      problems,
+      'name',
+      'The name has 1 to 100 letters, digits, ., - or _, and starts with a letter or digit (w: prefix optional).',
+    );
   const properties = checkPropertyDefinitions(input.properties, problems);
   fail(problems);
   return db.transaction().execute(async (tx) => {
     const { plan } = await requireEventsPlan(tx, workspaceId);
-    const existing = await tx.selectFrom('event_definitions').select(['id', 'name']).where('workspace_id', '=', workspaceId).where('name', '=', name!).executeTakeFirst();
-    if (existing) throw conflictError('A workspace event with this name already exists', { object: 'workspace_event', id: existing.id, name: existing.name });
+    const existing = await tx
+      .selectFrom('event_definitions')
+      .select(['id', 'name'])
+      .where('workspace_id', '=', workspaceId)
+      .where('name', '=', name!)
+      .executeTakeFirst();
+    if (existing)
+      throw conflictError('A workspace event with this name already exists', {
+        object: 'workspace_event',
+        id: existing.id,
+        name: existing.name,
+      });
     const limit = PLAN_EVENT_TYPES[plan] ?? 0;
     if (Number.isFinite(limit) && (await countEventTypes(tx, workspaceId)) >= limit) throw typeLimitError(limit);
     const now = nowIso();
@@ -65,7 +87,8 @@ export async function createDefinition(db: Db, workspaceId: string, input: Defin
     try {
       await tx.insertInto('event_definitions').values(row).execute();
     } catch (error) {
-      if (isUniqueViolation(error)) throw conflictError('A workspace event with this name already exists', { object: 'workspace_event', name: row.name });
+      if (isUniqueViolation(error))
+        throw conflictError('A workspace event with this name already exists', { object: 'workspace_event', name: row.name });
       throw error;
     }
     return definitionObject(row);

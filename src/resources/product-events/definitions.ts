@@ -57,13 +57,17 @@ export function checkPropertyDefinitions(input: unknown, problems: Problems): Pr
   const out: PropertyDefinition[] = [];
   input.forEach((raw: any, i) => {
     const path = `properties.${i}`;
-    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return addProblem(problems, path, 'Each property must be an object.');
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+      return addProblem(problems, path, 'Each property must be an object.');
     const name = typeof raw.name === 'string' ? raw.name : '';
-    if (!PROPERTY_NAME.test(name)) addProblem(problems, `${path}.name`, 'The name has 1 to 64 letters, digits, - or _, and starts with a letter or digit (no dots).');
+    if (!PROPERTY_NAME.test(name))
+      addProblem(problems, `${path}.name`, 'The name has 1 to 64 letters, digits, - or _, and starts with a letter or digit (no dots).');
     else if (seen.has(name)) addProblem(problems, `${path}.name`, `The property "${name}" is defined twice.`);
     seen.add(name);
-    if (!(PROPERTY_TYPES as readonly unknown[]).includes(raw.type)) addProblem(problems, `${path}.type`, `The type must be one of ${PROPERTY_TYPES.join(', ')}.`);
-    if (raw.required !== undefined && typeof raw.required !== 'boolean') addProblem(problems, `${path}.required`, 'required must be true or false.');
+    if (!(PROPERTY_TYPES as readonly unknown[]).includes(raw.type))
+      addProblem(problems, `${path}.type`, `The type must be one of ${PROPERTY_TYPES.join(', ')}.`);
+    if (raw.required !== undefined && typeof raw.required !== 'boolean')
+      addProblem(problems, `${path}.required`, 'required must be true or false.');
     const text = (key: 'title' | 'description', max: number) => {
       const value = raw[key];
       if (value === undefined || value === null) return null;
@@ -117,7 +121,12 @@ export function checkWorkspaceProperties(
       else out[name] = null;
       continue;
     }
-    const wrong = () => addProblem(problems, `${at}.${name}`, `The property "${name}" of ${type} must be a ${declared.type}${declared.type === 'date' ? ' (ISO 8601)' : ''}, got ${typeName(value)}.`);
+    const wrong = () =>
+      addProblem(
+        problems,
+        `${at}.${name}`,
+        `The property "${name}" of ${type} must be a ${declared.type}${declared.type === 'date' ? ' (ISO 8601)' : ''}, got ${typeName(value)}.`,
+      );
     switch (declared.type) {
       case 'string':
         if (typeof value === 'string') out[name] = value;
@@ -140,7 +149,8 @@ export function checkWorkspaceProperties(
     }
   }
   for (const declared of definition) {
-    if (declared.required && !(declared.name in properties)) addProblem(problems, `${at}.${declared.name}`, `The property "${declared.name}" of ${type} is required.`);
+    if (declared.required && !(declared.name in properties))
+      addProblem(problems, `${at}.${declared.name}`, `The property "${declared.name}" of ${type} is required.`);
   }
   return out;
 }
@@ -158,7 +168,9 @@ export function checkCustomProperties(properties: Record<string, unknown>, at: s
     addProblem(problems, at, 'The properties must be a JSON object.');
     return {};
   }
-  if (Buffer.byteLength(JSON.stringify(properties)) > CUSTOM_PROPERTIES_MAX_BYTES) addProblem(problems, at, `The properties of a custom event take at most ${CUSTOM_PROPERTIES_MAX_BYTES / 1024} KB of JSON.`);
-  else if (depthOf(properties) > CUSTOM_PROPERTIES_MAX_DEPTH) addProblem(problems, at, `The properties of a custom event are at most ${CUSTOM_PROPERTIES_MAX_DEPTH} levels deep.`);
+  if (Buffer.byteLength(JSON.stringify(properties)) > CUSTOM_PROPERTIES_MAX_BYTES)
+    addProblem(problems, at, `The properties of a custom event take at most ${CUSTOM_PROPERTIES_MAX_BYTES / 1024} KB of JSON.`);
+  else if (depthOf(properties) > CUSTOM_PROPERTIES_MAX_DEPTH)
+    addProblem(problems, at, `The properties of a custom event are at most ${CUSTOM_PROPERTIES_MAX_DEPTH} levels deep.`);
   return properties;
 }

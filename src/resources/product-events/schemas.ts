@@ -10,15 +10,23 @@ export const MAX_BATCH = 100;
 
 const eventFields = {
   type: Type.String({ minLength: 3, maxLength: 102, description: 'w:<name> for a workspace event, c:<name> for a custom event' }),
-  properties: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'The event\'s data; default {}' })),
+  properties: Type.Optional(Type.Object({}, { additionalProperties: true, description: "The event's data; default {}" })),
   email: Type.Optional(Type.String({ maxLength: 320, description: 'The address of the person the event is about' })),
-  contact_id: Type.Optional(Type.String({ maxLength: 64, description: 'The con_ id of the contact the event is about (instead of email)' })),
+  contact_id: Type.Optional(
+    Type.String({ maxLength: 64, description: 'The con_ id of the contact the event is about (instead of email)' }),
+  ),
   occurred_at: Type.Optional(Type.String({ maxLength: 64, description: 'When it happened (ISO 8601); default now' })),
 };
 
 export const SendEventBody = Type.Object(eventFields, { additionalProperties: false, title: 'SendEventBody' });
 export const SendEventsBatchBody = Type.Object(
-  { events: Type.Array(Type.Object(eventFields, { additionalProperties: false }), { minItems: 1, maxItems: MAX_BATCH, description: `Up to ${MAX_BATCH} events` }) },
+  {
+    events: Type.Array(Type.Object(eventFields, { additionalProperties: false }), {
+      minItems: 1,
+      maxItems: MAX_BATCH,
+      description: `Up to ${MAX_BATCH} events`,
+    }),
+  },
   { additionalProperties: false, title: 'SendEventsBatchBody' },
 );
 
@@ -26,11 +34,13 @@ export const ProductEventObject = Type.Object(
   {
     type: text('w:<name> or c:<name>'),
     scope: Type.Union([Type.Literal('workspace'), Type.Literal('custom')], { description: 'workspace (w:) or custom (c:)' }),
-    properties: Type.Object({}, { additionalProperties: true, description: 'The event\'s data as stored' }),
+    properties: Type.Object({}, { additionalProperties: true, description: "The event's data as stored" }),
     email: nullable(text('The address the event is about')),
     contact_id: nullable(text('The con_ id of the contact it is tied to')),
     occurred_at: text('When it happened'),
-    source: Type.Union([Type.Literal('api'), Type.Literal('tracking')], { description: 'api: sent from a server; tracking: the tracking script' }),
+    source: Type.Union([Type.Literal('api'), Type.Literal('tracking')], {
+      description: 'api: sent from a server; tracking: the tracking script',
+    }),
   },
   { title: 'ProductEventObject', additionalProperties: true },
 );
@@ -40,13 +50,16 @@ export const RecordedEvent = Type.Object(
     object: Type.Literal('event', { description: 'Always event' }),
     id: text('evt_ id'),
     type: text('w:<name> or c:<name>'),
-    data: Type.Object({ object: ProductEventObject }, { title: 'ProductEventData', description: 'The event\'s data' }),
+    data: Type.Object({ object: ProductEventObject }, { title: 'ProductEventData', description: "The event's data" }),
     created_at: text('When it was recorded'),
   },
   { title: 'RecordedEvent' },
 );
 
-export const RecordedEvents = Type.Object({ data: Type.Array(RecordedEvent, { description: 'The events, in the order sent' }) }, { title: 'RecordedEvents' });
+export const RecordedEvents = Type.Object(
+  { data: Type.Array(RecordedEvent, { description: 'The events, in the order sent' }) },
+  { title: 'RecordedEvents' },
+);
 
 /** A contact's activity: its product events and the tracking script's identifications. */
 export const ContactActivity = pageLimitListOf(
@@ -56,8 +69,17 @@ export const ContactActivity = pageLimitListOf(
       id: text('evt_ id'),
       type: text('w:<name>, c:<name>, or contact.identified'),
       data: Type.Object(
-        { object: Type.Object({ scope: Type.Union([Type.Literal('system'), Type.Literal('workspace'), Type.Literal('custom')], { description: 'system, workspace (w:) or custom (c:)' }) }, { additionalProperties: true, description: 'What the event is about, with its scope' }) },
-        { description: 'The event\'s data' },
+        {
+          object: Type.Object(
+            {
+              scope: Type.Union([Type.Literal('system'), Type.Literal('workspace'), Type.Literal('custom')], {
+                description: 'system, workspace (w:) or custom (c:)',
+              }),
+            },
+            { additionalProperties: true, description: 'What the event is about, with its scope' },
+          ),
+        },
+        { description: "The event's data" },
       ),
       created_at: text('When it was recorded'),
     },
@@ -99,7 +121,10 @@ export const UpdateDefinitionBody = Type.Object(
 const PropertyDefinition = Type.Object(
   {
     name: text('Property name'),
-    type: Type.Union(PROPERTY_TYPES.map((t) => Type.Literal(t)), { description: 'Its type' }),
+    type: Type.Union(
+      PROPERTY_TYPES.map((t) => Type.Literal(t)),
+      { description: 'Its type' },
+    ),
     required: Type.Boolean({ description: 'Every event must carry it' }),
     title: nullable(text('Readable name')),
     description: nullable(text('Note for the team')),
@@ -125,6 +150,11 @@ export const WorkspaceEvent = Type.Object(
 export const WorkspaceEventList = pageLimitListOf(WorkspaceEvent, 'WorkspaceEventList');
 
 export const DeletedWorkspaceEvent = Type.Object(
-  { object: Type.Literal('workspace_event', { description: 'Always workspace_event' }), id: text('wev_ id'), name: text('The event name'), deleted: Type.Literal(true, { description: 'Always true' }) },
+  {
+    object: Type.Literal('workspace_event', { description: 'Always workspace_event' }),
+    id: text('wev_ id'),
+    name: text('The event name'),
+    deleted: Type.Literal(true, { description: 'Always true' }),
+  },
   { title: 'DeletedWorkspaceEvent' },
 );

@@ -39,10 +39,12 @@ export const resource: Resource = {
     recordTlsCertificateExpiry(new Date(new X509Certificate(tls.cert).validTo));
     const servers = [...submission.servers, ...(inbound ? [inbound.server] : [])];
     // New sessions (STARTTLS and implicit TLS) take the new context; open ones keep theirs.
-    const watcher = tls.files && watchTlsFiles(tls.files, tls, ctx.log.child({ component: 'smtp-tls' }), (pair) => {
-      for (const server of servers) server.updateSecureContext({ key: pair.key, cert: pair.cert });
-      recordTlsCertificateExpiry(new Date(pair.x509.validTo));
-    });
+    const watcher =
+      tls.files &&
+      watchTlsFiles(tls.files, tls, ctx.log.child({ component: 'smtp-tls' }), (pair) => {
+        for (const server of servers) server.updateSecureContext({ key: pair.key, cert: pair.cert });
+        recordTlsCertificateExpiry(new Date(pair.x509.validTo));
+      });
     return async () => {
       watcher?.close();
       await Promise.all([submission.close(), inbound?.close()]);

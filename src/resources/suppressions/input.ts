@@ -43,7 +43,14 @@ function fromIso(match: RegExpExecArray): string {
   const at = Date.UTC(year, month - 1, day, hour, minute, second);
   const check = new Date(at);
   // Date.UTC rolls 2026-02-30 over to March; a real date survives the round trip.
-  if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59) {
+  if (
+    check.getUTCFullYear() !== year ||
+    check.getUTCMonth() !== month - 1 ||
+    check.getUTCDate() !== day ||
+    hour > 23 ||
+    minute > 59 ||
+    second > 59
+  ) {
     throw badKeepUntil();
   }
   let offsetMinutes = 0;

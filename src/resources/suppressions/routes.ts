@@ -9,9 +9,16 @@ import { createSuppression, deleteSuppression, getSuppression, listSuppressions,
 const tags = ['Suppressions'];
 const TypeField = Type.Union(SUPPRESSION_TYPES.map((t) => Type.Literal(t)));
 const Reason = Type.Union([Type.String({ maxLength: 1000 }), Type.Null()]);
-const KeepUntil = Type.Union([Type.String({ description: 'ISO 8601, Unix seconds or English such as "in 30 days"' }), Type.Number({ description: 'Unix seconds' }), Type.Null()], {
-  description: 'expiry; null or omitted means permanent',
-});
+const KeepUntil = Type.Union(
+  [
+    Type.String({ description: 'ISO 8601, Unix seconds or English such as "in 30 days"' }),
+    Type.Number({ description: 'Unix seconds' }),
+    Type.Null(),
+  ],
+  {
+    description: 'expiry; null or omitted means permanent',
+  },
+);
 const IdParams = Type.Object({ id: Type.String({ description: 'sup_ id or URL-encoded email address' }) });
 const CreateBody = Type.Object({
   email: Type.String(),
@@ -37,10 +44,14 @@ const byIdErrors = errorResponses({ 400: 'error', 404: 'error' });
 export const resource: Resource = {
   name: 'suppressions',
   v2(app, ctx) {
-    app.post('/suppressions', { schema: { tags, body: CreateBody, response: { 201: Suppression, ...errorResponses({ 400: 'error', 409: 'conflict' }) } } }, async (request, reply) => {
-      const suppression = await createSuppression(ctx.db, request.principal.workspaceId, request.body as Static<typeof CreateBody>);
-      return reply.code(201).send(suppression);
-    });
+    app.post(
+      '/suppressions',
+      { schema: { tags, body: CreateBody, response: { 201: Suppression, ...errorResponses({ 400: 'error', 409: 'conflict' }) } } },
+      async (request, reply) => {
+        const suppression = await createSuppression(ctx.db, request.principal.workspaceId, request.body as Static<typeof CreateBody>);
+        return reply.code(201).send(suppression);
+      },
+    );
     app.get('/suppressions', { schema: { tags, querystring: ListQuery, response: { 200: SuppressionList } } }, async (request) =>
       listSuppressions(ctx.db, request.principal.workspaceId, request.query as Query, request.url),
     );
@@ -50,7 +61,12 @@ export const resource: Resource = {
     app.post(
       '/suppressions/:id',
       {
-        schema: { tags, params: IdParams, body: UpdateBody, response: { 200: Suppression, ...byIdErrors, ...errorResponses({ 409: 'conflict' }) } },
+        schema: {
+          tags,
+          params: IdParams,
+          body: UpdateBody,
+          response: { 200: Suppression, ...byIdErrors, ...errorResponses({ 409: 'conflict' }) },
+        },
         // No body at all is "no fields" (400 `{error}` from the service), not a schema error.
         preValidation: async (request) => {
           request.body ??= {};
@@ -59,8 +75,10 @@ export const resource: Resource = {
       async (request) =>
         updateSuppression(ctx.db, request.principal.workspaceId, (request.params as Id).id, request.body as Static<typeof UpdateBody>),
     );
-    app.delete('/suppressions/:id', { schema: { tags, params: IdParams, response: { 200: DeletedSuppression, ...byIdErrors } } }, async (request) =>
-      deleteSuppression(ctx.db, request.principal.workspaceId, (request.params as Id).id),
+    app.delete(
+      '/suppressions/:id',
+      { schema: { tags, params: IdParams, response: { 200: DeletedSuppression, ...byIdErrors } } },
+      async (request) => deleteSuppression(ctx.db, request.principal.workspaceId, (request.params as Id).id),
     );
   },
 };

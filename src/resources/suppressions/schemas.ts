@@ -9,7 +9,10 @@ export const Suppression = Type.Object(
   {
     object: Type.Literal('suppression', { description: 'Always suppression' }),
     id: text('sup_ id'),
-    type: Type.Union(SUPPRESSION_TYPES.map((t) => Type.Literal(t)), { description: 'Why the address is suppressed; recipient blocks transactional sends too' }),
+    type: Type.Union(
+      SUPPRESSION_TYPES.map((t) => Type.Literal(t)),
+      { description: 'Why the address is suppressed; recipient blocks transactional sends too' },
+    ),
     email: text('The suppressed address, lowercase'),
     reason: nullable(text('Why, for a person')),
     created_at: text('When it was added'),

@@ -84,7 +84,12 @@ export async function getSuppression(db: Db, workspaceId: string, idOrAddress: s
   return suppressionObject(await resolveSuppression(db, workspaceId, idOrAddress));
 }
 
-export async function updateSuppression(db: Db, workspaceId: string, idOrAddress: string, input: UpdateSuppressionInput): Promise<Suppression> {
+export async function updateSuppression(
+  db: Db,
+  workspaceId: string,
+  idOrAddress: string,
+  input: UpdateSuppressionInput,
+): Promise<Suppression> {
   const given = (['email', 'type', 'reason', 'keep_until'] as const).filter((field) => input[field] !== undefined);
   if (given.length === 0) throw plainError(400, 'At least one of email, type, reason or keep_until is required');
   const email = input.email !== undefined ? requireAddress(input.email) : undefined;
@@ -168,13 +173,27 @@ const activeOfOneType = preparedQuery((db, p: { workspaceId: string; email: stri
     .where((eb) => eb.or([eb('keep_until', 'is', null), eb('keep_until', '>', p.now)])),
 );
 
-const oneTypeParams = (workspaceId: string, address: string, type: string, now: string) => ({ workspaceId, email: address.trim().toLowerCase(), type, now });
+const oneTypeParams = (workspaceId: string, address: string, type: string, now: string) => ({
+  workspaceId,
+  email: address.trim().toLowerCase(),
+  type,
+  now,
+});
 
 /** activeSuppressions' read for one address and type, to fetch ahead with others (prepared.ts
  *  `prefetch`); `now` as given to activeSuppressions. */
-export const suppressionRead = (workspaceId: string, address: string, type: string, now: string): PrefetchRead => ({ query: activeOfOneType, params: oneTypeParams(workspaceId, address, type, now) });
+export const suppressionRead = (workspaceId: string, address: string, type: string, now: string): PrefetchRead => ({
+  query: activeOfOneType,
+  params: oneTypeParams(workspaceId, address, type, now),
+});
 
-export async function activeSuppressions(db: Executor, workspaceId: string, addresses: string[], types?: string[], now = nowIso()): Promise<Suppression[]> {
+export async function activeSuppressions(
+  db: Executor,
+  workspaceId: string,
+  addresses: string[],
+  types?: string[],
+  now = nowIso(),
+): Promise<Suppression[]> {
   const wanted = [...new Set(addresses.map((a) => a.trim().toLowerCase()).filter((a) => a !== ''))];
   if (wanted.length === 0 || (types && types.length === 0)) return [];
   if (wanted.length === 1 && types?.length === 1) {
@@ -213,7 +232,17 @@ export async function addAutomaticSuppression(
   const now = nowIso();
   await tx
     .insertInto('suppressions')
-    .values({ id: newId('sup'), workspace_id: workspaceId, email: address, type, reason, keep_until: null, source: 'automatic', created_at: now, updated_at: now })
+    .values({
+      id: newId('sup'),
+      workspace_id: workspaceId,
+      email: address,
+      type,
+      reason,
+      keep_until: null,
+      source: 'automatic',
+      created_at: now,
+      updated_at: now,
+    })
     .onConflict((oc) =>
       oc.columns(['workspace_id', 'email', 'type']).doUpdateSet((eb) => ({
         reason: eb.ref('excluded.reason'),
@@ -248,11 +277,21 @@ const TYPE_PRIORITY = SUPPRESSION_TYPES;
 async function resolveSuppression(db: Executor, workspaceId: string, idOrAddress: string): Promise<SuppressionRow> {
   let row: SuppressionRow | undefined;
   if (looksLikeId(idOrAddress, 'sup')) {
-    row = await db.selectFrom('suppressions').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', idOrAddress).executeTakeFirst();
+    row = await db
+      .selectFrom('suppressions')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', idOrAddress)
+      .executeTakeFirst();
   } else {
     const address = normalizeAddress(idOrAddress);
     if (address === null) throw plainError(400, 'Invalid suppression id or email address');
-    const rows = await db.selectFrom('suppressions').selectAll().where('workspace_id', '=', workspaceId).where('email', '=', address).execute();
+    const rows = await db
+      .selectFrom('suppressions')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('email', '=', address)
+      .execute();
     rows.sort((a, b) => rank(a.type) - rank(b.type) || a.created_at.localeCompare(b.created_at));
     row = rows[0];
   }

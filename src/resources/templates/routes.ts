@@ -40,21 +40,35 @@ const notFound = errorResponses({ 404: 'message' });
 export const resource: Resource = {
   name: 'templates',
   v2(app, ctx) {
-    app.post('/templates', { schema: { tags, body: CreateBody, response: { 201: TemplateChanged, ...writeErrors } } }, async (request, reply) => {
-      const result = await createTemplate(ctx.db, request.principal.workspaceId, request.body as Static<typeof CreateBody>);
-      return reply.code(201).send(result);
-    });
+    app.post(
+      '/templates',
+      { schema: { tags, body: CreateBody, response: { 201: TemplateChanged, ...writeErrors } } },
+      async (request, reply) => {
+        const result = await createTemplate(ctx.db, request.principal.workspaceId, request.body as Static<typeof CreateBody>);
+        return reply.code(201).send(result);
+      },
+    );
     app.get('/templates', { schema: { tags, querystring: ListQuery, response: { 200: TemplateList } } }, async (request) =>
       listTemplates(ctx.db, request.principal.workspaceId, request.query as Query, request.url),
     );
     app.get('/templates/:id', { schema: { tags, params: Id, response: { 200: TemplateWithVersions, ...notFound } } }, async (request) =>
       getTemplate(ctx.db, request.principal.workspaceId, (request.params as Static<typeof Id>).id),
     );
-    app.post('/templates/:id', { schema: { tags, params: Id, body: UpdateBody, response: { 200: TemplateChanged, ...writeErrors } } }, async (request) =>
-      updateTemplate(ctx.db, request.principal.workspaceId, (request.params as Static<typeof Id>).id, request.body as Static<typeof UpdateBody>),
+    app.post(
+      '/templates/:id',
+      { schema: { tags, params: Id, body: UpdateBody, response: { 200: TemplateChanged, ...writeErrors } } },
+      async (request) =>
+        updateTemplate(
+          ctx.db,
+          request.principal.workspaceId,
+          (request.params as Static<typeof Id>).id,
+          request.body as Static<typeof UpdateBody>,
+        ),
     );
-    app.post('/templates/:id/publish', { schema: { tags, params: Id, response: { 200: TemplateChanged, ...errorResponses({ 404: 'message', 409: 'error' }) } } }, async (request) =>
-      publishTemplate(ctx.db, request.principal.workspaceId, (request.params as Static<typeof Id>).id),
+    app.post(
+      '/templates/:id/publish',
+      { schema: { tags, params: Id, response: { 200: TemplateChanged, ...errorResponses({ 404: 'message', 409: 'error' }) } } },
+      async (request) => publishTemplate(ctx.db, request.principal.workspaceId, (request.params as Static<typeof Id>).id),
     );
     app.delete('/templates/:id', { schema: { tags, params: Id, response: { 200: TemplateDeleted, ...notFound } } }, async (request) =>
       deleteTemplate(ctx.db, request.principal.workspaceId, (request.params as Static<typeof Id>).id),

@@ -4,7 +4,10 @@ import { nullable, perPageListOf } from '../../platform/http/responses.ts';
 import { EDITORS } from './service.ts';
 
 const text = (description: string) => Type.String({ description });
-const Editor = Type.Union(EDITORS.map((e) => Type.Literal(e)), { description: 'Editor the template was made with' });
+const Editor = Type.Union(
+  EDITORS.map((e) => Type.Literal(e)),
+  { description: 'Editor the template was made with' },
+);
 
 const MjmlInfo = Type.Object(
   {
@@ -39,7 +42,9 @@ const templateFields = {
   html: Type.Optional(nullable(text('HTML body'))),
   text: Type.Optional(nullable(text('Plain-text body'))),
   source: Type.Optional(
-    Type.Union([Type.String(), Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'Editor source document, as stored' }),
+    Type.Union([Type.String(), Type.Object({}, { additionalProperties: true }), Type.Null()], {
+      description: 'Editor source document, as stored',
+    }),
   ),
   editor: Editor,
   published_at: nullable(text('When this version was published; null for a draft')),
@@ -53,7 +58,12 @@ export const Template = Type.Object(templateFields, { title: 'Template' });
 
 /** GET /templates/{id}: the version with its siblings. */
 export const TemplateWithVersions = Type.Object(
-  { data: Type.Object({ ...templateFields, versions: Type.Array(Version, { description: 'The other versions of the alias, newest first' }) }, { title: 'TemplateWithVersions' }) },
+  {
+    data: Type.Object(
+      { ...templateFields, versions: Type.Array(Version, { description: 'The other versions of the alias, newest first' }) },
+      { title: 'TemplateWithVersions' },
+    ),
+  },
   { title: 'TemplateResponse' },
 );
 

@@ -121,7 +121,8 @@ function replyToList(value: string | string[] | null | undefined): string[] | nu
 }
 
 /** '' (or null) clears an optional text field. */
-const orNull = (value: string | null | undefined) => (value === undefined ? undefined : value === null || value.trim() === '' ? null : value);
+const orNull = (value: string | null | undefined) =>
+  value === undefined ? undefined : value === null || value.trim() === '' ? null : value;
 
 function templeProblems(field: string, value: string | null | undefined, errors: Record<string, string[]>) {
   if (!value) return;
@@ -134,15 +135,18 @@ function fieldErrors(input: TemplateInput): Record<string, string[]> {
   if (input.name !== undefined && input.name.trim() === '') errors.name = ['The name field is required.'];
   if (input.alias !== undefined) {
     if (input.alias === '') errors.alias = ['The alias field is required.'];
-    else if (!ALIAS_PATTERN.test(input.alias)) errors.alias = ['The alias may only contain lowercase letters, numbers, dashes and underscores.'];
+    else if (!ALIAS_PATTERN.test(input.alias))
+      errors.alias = ['The alias may only contain lowercase letters, numbers, dashes and underscores.'];
   }
   if (input.from && input.from.trim() !== '' && !isValidMailbox(input.from)) {
     errors.from = ['The from must be a valid email address, optionally with a display name ("Name <address>").'];
   }
   if (Array.isArray(input.reply_to) || (typeof input.reply_to === 'string' && input.reply_to.trim() !== '')) {
     const bad = (replyToList(input.reply_to) ?? []).filter((a) => !isValidMailbox(a));
-    if (bad.length) errors.reply_to = bad.slice(0, 10).map((a) => `The reply_to address ${JSON.stringify(a)} is not a valid email address.`);
-    else if (Array.isArray(input.reply_to) && input.reply_to.length > 50) errors.reply_to = ['The reply_to may not have more than 50 addresses.'];
+    if (bad.length)
+      errors.reply_to = bad.slice(0, 10).map((a) => `The reply_to address ${JSON.stringify(a)} is not a valid email address.`);
+    else if (Array.isArray(input.reply_to) && input.reply_to.length > 50)
+      errors.reply_to = ['The reply_to may not have more than 50 addresses.'];
   }
   templeProblems('subject', input.subject, errors);
   const editor = input.editor;
@@ -160,7 +164,13 @@ async function findVersion(db: Executor, workspaceId: string, id: string): Promi
 }
 
 async function aliasInUse(db: Executor, workspaceId: string, alias: string): Promise<boolean> {
-  const row = await db.selectFrom('templates').select('id').where('workspace_id', '=', workspaceId).where('alias', '=', alias).limit(1).executeTakeFirst();
+  const row = await db
+    .selectFrom('templates')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('alias', '=', alias)
+    .limit(1)
+    .executeTakeFirst();
   return row !== undefined;
 }
 
@@ -225,16 +235,18 @@ export async function listTemplates(db: Db, workspaceId: string, query: Query & 
   const editorFilter = bracket('editor');
   const useOr = query.match === 'or';
 
-  let base = db
-    .selectFrom('templates')
-    .where('templates.workspace_id', '=', workspaceId)
-    .where('templates.published_at', 'is not', null);
+  let base = db.selectFrom('templates').where('templates.workspace_id', '=', workspaceId).where('templates.published_at', 'is not', null);
   if (nameFilter !== undefined || aliasFilter !== undefined || editorFilter !== undefined) {
     base = base.where((eb) => {
       const parts: Expression<SqlBool>[] = [];
       if (nameFilter !== undefined) {
         const pattern = `%${nameFilter.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-        parts.push(eb.or([sql<SqlBool>`lower(templates.name) like ${pattern} escape '\\'`, sql<SqlBool>`lower(templates.alias) like ${pattern} escape '\\'`]));
+        parts.push(
+          eb.or([
+            sql<SqlBool>`lower(templates.name) like ${pattern} escape '\\'`,
+            sql<SqlBool>`lower(templates.alias) like ${pattern} escape '\\'`,
+          ]),
+        );
       }
       if (aliasFilter !== undefined) parts.push(eb('templates.alias', '=', aliasFilter));
       if (editorFilter !== undefined) parts.push(eb('templates.editor', '=', editorFilter));
@@ -243,18 +255,26 @@ export async function listTemplates(db: Db, workspaceId: string, query: Query & 
   }
   base = applyListQuery(base, query, spec);
 
-  const rows = base.selectAll('templates').select((eb) =>
-    eb
-      .selectFrom('templates as v')
-      .select(eb.fn.countAll<number>().as('n'))
-      .whereRef('v.workspace_id', '=', 'templates.workspace_id')
-      .whereRef('v.alias', '=', 'templates.alias')
-      .as('total_versions'),
+  const rows = base
+    .selectAll('templates')
+    .select((eb) =>
+      eb
+        .selectFrom('templates as v')
+        .select(eb.fn.countAll<number>().as('n'))
+        .whereRef('v.workspace_id', '=', 'templates.workspace_id')
+        .whereRef('v.alias', '=', 'templates.alias')
+        .as('total_versions'),
+    );
+  return perPageList(
+    rows,
+    base.select('templates.id'),
+    query,
+    (row) => ({
+      ...templateObject(row as TemplateRow, includeContent),
+      total_versions: Number((row as { total_versions: number | null }).total_versions ?? 1),
+    }),
+    requestUrl,
   );
-  return perPageList(rows, base.select('templates.id'), query, (row) => ({
-    ...templateObject(row as TemplateRow, includeContent),
-    total_versions: Number((row as { total_versions: number | null }).total_versions ?? 1),
-  }), requestUrl);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -338,7 +358,11 @@ export async function updateTemplate(db: Db, workspaceId: string, id: string, in
   if (!current) throw notFound();
   const editor: Editor = input.editor ?? (current.editor as Editor);
   const mjmlInvolved = current.editor === 'mjml' || editor === 'mjml';
-  const touchesContent = input.html !== undefined || input.text !== undefined || input.source !== undefined || (input.editor !== undefined && input.editor !== current.editor);
+  const touchesContent =
+    input.html !== undefined ||
+    input.text !== undefined ||
+    input.source !== undefined ||
+    (input.editor !== undefined && input.editor !== current.editor);
   // Rename, alias and publish work for everyone; an MJML template's content needs the alpha.
   if (mjmlInvolved && touchesContent && !(await hasMjmlAccess(db, workspaceId))) throw mjmlAlphaError();
 
@@ -409,7 +433,14 @@ export async function publishTemplate(db: Db, workspaceId: string, id: string) {
       // Concurrent publishes of one alias queue here (PostgreSQL row locks; SQLite runs one
       // writer at a time), and each then reads what the previous one committed.
       if (dialectOf(tx) === 'postgres') {
-        await tx.selectFrom('templates').select('id').where('workspace_id', '=', workspaceId).where('alias', '=', found.alias).orderBy('id').forUpdate().execute();
+        await tx
+          .selectFrom('templates')
+          .select('id')
+          .where('workspace_id', '=', workspaceId)
+          .where('alias', '=', found.alias)
+          .orderBy('id')
+          .forUpdate()
+          .execute();
       }
       const row = await findVersion(tx, workspaceId, id);
       if (!row) throw notFound();
@@ -434,7 +465,10 @@ export async function publishTemplate(db: Db, workspaceId: string, id: string) {
     },
     () => new ApiError(409, { error: 'The template was published concurrently; try again' }),
   );
-  return { data: templateObject(published.row), message: published.changed ? 'Template published successfully' : 'Template is already published' };
+  return {
+    data: templateObject(published.row),
+    message: published.changed ? 'Template published successfully' : 'Template is already published',
+  };
 }
 
 export async function deleteTemplate(db: Db, workspaceId: string, id: string) {
@@ -445,5 +479,8 @@ export async function deleteTemplate(db: Db, workspaceId: string, id: string) {
     await emitEvent(tx, workspaceId, 'template.deleted', eventObject(row));
     return row;
   });
-  return { data: { object: 'template', id: deleted.id, name: deleted.name, alias: deleted.alias, deleted: true }, message: 'Template deleted successfully' };
+  return {
+    data: { object: 'template', id: deleted.id, name: deleted.name, alias: deleted.alias, deleted: true },
+    message: 'Template deleted successfully',
+  };
 }

@@ -17,7 +17,15 @@ export function normalizeAllowedOrigin(entry: string): string | null {
     } catch {
       return null;
     }
-    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || (url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) return null;
+    if (
+      (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+      url.username ||
+      url.password ||
+      (url.pathname !== '/' && url.pathname !== '') ||
+      url.search ||
+      url.hash
+    )
+      return null;
     if (value.replace(/\/$/, '') !== url.origin) return null;
     return url.origin;
   }

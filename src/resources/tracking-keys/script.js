@@ -8,7 +8,10 @@
 (function (w) {
   // Where the script came from is where its events go (the key is in both paths).
   var current = w.document && w.document.currentScript;
-  var ENDPOINT = current && /\/js\/track\/pk_\w+\.js/.test(current.src) ? current.src.replace(/\/js\/track\/(pk_\w+)\.js.*$/, '/v2/track/$1') : '__ENDPOINT__';
+  var ENDPOINT =
+    current && /\/js\/track\/pk_\w+\.js/.test(current.src)
+      ? current.src.replace(/\/js\/track\/(pk_\w+)\.js.*$/, '/v2/track/$1')
+      : '__ENDPOINT__';
   var PREFIX = 'postlane:';
   function store(name, value) {
     try {
@@ -18,14 +21,27 @@
     return value;
   }
   var memory = {};
-  function get(name) { return store(name) || memory[name] || null; }
-  function set(name, value) { memory[name] = value; store(name, value); }
+  function get(name) {
+    return store(name) || memory[name] || null;
+  }
+  function set(name, value) {
+    memory[name] = value;
+    store(name, value);
+  }
   function visitor() {
     var id = get('id');
     if (!id) {
       var bytes = new Uint8Array(16);
-      (w.crypto || {}).getRandomValues ? w.crypto.getRandomValues(bytes) : bytes.forEach(function (_, i) { bytes[i] = Math.random() * 256; });
-      id = Array.prototype.map.call(bytes, function (b) { return ('0' + b.toString(16)).slice(-2); }).join('');
+      (w.crypto || {}).getRandomValues
+        ? w.crypto.getRandomValues(bytes)
+        : bytes.forEach(function (_, i) {
+            bytes[i] = Math.random() * 256;
+          });
+      id = Array.prototype.map
+        .call(bytes, function (b) {
+          return ('0' + b.toString(16)).slice(-2);
+        })
+        .join('');
       set('id', id);
     }
     return id;
@@ -34,8 +50,23 @@
     body.anonymous_id = visitor();
     body.url = String(w.location.href).slice(0, 2048);
     try {
-      return w.fetch(ENDPOINT, { method: 'POST', mode: 'cors', credentials: 'omit', keepalive: true, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
-        .then(function (r) { return r.ok; }, function () { return false; });
+      return w
+        .fetch(ENDPOINT, {
+          method: 'POST',
+          mode: 'cors',
+          credentials: 'omit',
+          keepalive: true,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        })
+        .then(
+          function (r) {
+            return r.ok;
+          },
+          function () {
+            return false;
+          },
+        );
     } catch (e) {
       return Promise.resolve(false);
     }
@@ -51,7 +82,11 @@
       set('email', String(email));
       return send({ kind: 'identify', email: String(email) });
     },
-    reset: function () { set('email', ''); set('id', ''); return Promise.resolve(true); }
+    reset: function () {
+      set('email', '');
+      set('id', '');
+      return Promise.resolve(true);
+    },
   };
   function call(args) {
     var fn = api[args[0]];
@@ -60,7 +95,12 @@
   var queued = (w.postlane && w.postlane.q) || [];
   // Calls run in their order: an identify queued before a track ties that track too.
   var chain = Promise.resolve();
-  function postlane() { var args = arguments; return (chain = chain.then(function () { return call(args); })); }
+  function postlane() {
+    var args = arguments;
+    return (chain = chain.then(function () {
+      return call(args);
+    }));
+  }
   w.postlane = postlane;
   for (var i = 0; i < queued.length; i++) postlane.apply(null, queued[i]);
 })(window);

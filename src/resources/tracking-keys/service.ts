@@ -46,7 +46,10 @@ function checkOrigins(input: string[] | undefined): string[] | undefined {
   const problems: string[] = [];
   const out = input.map((entry, i) => {
     const normalized = normalizeAllowedOrigin(entry);
-    if (normalized === null) problems.push(`allowed_origins.${i}: "${entry}" is not an origin (https://shop.example.com), a host (shop.example.com) or a wildcard (*.example.com).`);
+    if (normalized === null)
+      problems.push(
+        `allowed_origins.${i}: "${entry}" is not an origin (https://shop.example.com), a host (shop.example.com) or a wildcard (*.example.com).`,
+      );
     return normalized ?? '';
   });
   if (input.length > MAX_ALLOWED_ORIGINS) problems.push(`A key allows at most ${MAX_ALLOWED_ORIGINS} origins.`);
@@ -65,18 +68,39 @@ export async function createTrackingKey(db: Db, publicUrl: string, workspaceId: 
   if (name === '') throw fieldValidationError({ name: ['The name must not be empty.'] });
   return db.transaction().execute(async (tx) => {
     const workspace = await getWorkspace(tx, workspaceId);
-    if (!workspace || PLAN_EVENT_TYPES[workspace.plan] === 0) throw planRequiredError('pro', 'Website tracking is available on the Pro, Business and Custom plans');
-    const count = await tx.selectFrom('tracking_keys').select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();
-    if (Number(count.n) >= MAX_TRACKING_KEYS) throw messageError(403, 'tracking_key_limit_reached', `A workspace can have up to ${MAX_TRACKING_KEYS} tracking keys; delete one first`);
+    if (!workspace || PLAN_EVENT_TYPES[workspace.plan] === 0)
+      throw planRequiredError('pro', 'Website tracking is available on the Pro, Business and Custom plans');
+    const count = await tx
+      .selectFrom('tracking_keys')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirstOrThrow();
+    if (Number(count.n) >= MAX_TRACKING_KEYS)
+      throw messageError(
+        403,
+        'tracking_key_limit_reached',
+        `A workspace can have up to ${MAX_TRACKING_KEYS} tracking keys; delete one first`,
+      );
     const now = nowIso();
-    const row: TrackingKeyRow = { id: newId('tkey'), workspace_id: workspaceId, name, key: `pk_${randomAlphanumeric(32)}`, allowed_origins: JSON.stringify(origins), last_used_at: null, created_at: now, updated_at: now };
+    const row: TrackingKeyRow = {
+      id: newId('tkey'),
+      workspace_id: workspaceId,
+      name,
+      key: `pk_${randomAlphanumeric(32)}`,
+      allowed_origins: JSON.stringify(origins),
+      last_used_at: null,
+      created_at: now,
+      updated_at: now,
+    };
     await tx.insertInto('tracking_keys').values(row).execute();
     return trackingKeyObject(row, publicUrl);
   });
 }
 
 async function findTrackingKey(db: Db, workspaceId: string, id: string): Promise<TrackingKeyRow> {
-  const row = looksLikeId(id, 'tkey') ? await db.selectFrom('tracking_keys').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst() : undefined;
+  const row = looksLikeId(id, 'tkey')
+    ? await db.selectFrom('tracking_keys').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst()
+    : undefined;
   if (!row) throw plainError(404, 'Tracking key not found');
   return row;
 }
@@ -86,7 +110,12 @@ export async function getTrackingKey(db: Db, publicUrl: string, workspaceId: str
 }
 
 export async function listTrackingKeys(db: Db, publicUrl: string, workspaceId: string, query: Query, requestUrl: string) {
-  const rows = db.selectFrom('tracking_keys').selectAll().where('workspace_id', '=', workspaceId).orderBy('created_at', 'desc').orderBy('id', 'desc');
+  const rows = db
+    .selectFrom('tracking_keys')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc');
   return pageLimitList(rows, query, requestUrl, 25, (row) => trackingKeyObject(row, publicUrl));
 }
 
@@ -125,7 +154,8 @@ export async function liveTrackingKey(db: Db, key: string): Promise<TrackingKeyR
   return row;
 }
 
-export const originRefused = () => messageError(403, 'origin_not_allowed', 'This tracking key does not accept events from this site; add it to the key\'s allowed_origins');
+export const originRefused = () =>
+  messageError(403, 'origin_not_allowed', "This tracking key does not accept events from this site; add it to the key's allowed_origins");
 
 const limiter = new SlidingWindowLimiter(COLLECT_LIMIT, COLLECT_WINDOW_MS);
 
@@ -133,7 +163,13 @@ const limiter = new SlidingWindowLimiter(COLLECT_LIMIT, COLLECT_WINDOW_MS);
 export function checkCollectLimit(key: string, ip: string): void {
   const decision = limiter.hit(`${key}|${ip}`);
   if (!decision.allowed) {
-    const body = { error: 'Rate limit exceeded', message: `Too many tracking requests: at most ${decision.limit} per minute from one address with one key`, limit: decision.limit, current: decision.limit, retry_after: decision.retryAfter };
+    const body = {
+      error: 'Rate limit exceeded',
+      message: `Too many tracking requests: at most ${decision.limit} per minute from one address with one key`,
+      limit: decision.limit,
+      current: decision.limit,
+      retry_after: decision.retryAfter,
+    };
     throw new ApiError(429, body, { 'retry-after': String(decision.retryAfter) });
   }
 }
@@ -154,16 +190,33 @@ export async function collect(db: Db, row: TrackingKeyRow, input: CollectInput) 
   const result = await groupCommit(db, async (tx) => {
     if (input.kind === 'track') {
       if (!input.type) throw fieldValidationError({ type: ['The type is required for track.'] });
-      const [event] = await recordEvents(tx, row.workspace_id, plan, [{ type: input.type, properties: input.properties, email: input.email, context }], 'tracking', () => '');
+      const [event] = await recordEvents(
+        tx,
+        row.workspace_id,
+        plan,
+        [{ type: input.type, properties: input.properties, email: input.email, context }],
+        'tracking',
+        () => '',
+      );
       return { object: 'event' as const, id: event.id, type: event.type };
     }
     const email = input.email?.trim().toLowerCase() ?? '';
-    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) throw fieldValidationError({ email: ['identify needs the visitor\'s email address.'] });
+    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) throw fieldValidationError({ email: ["identify needs the visitor's email address."] });
     const contact = await findContactByEmail(tx, row.workspace_id, email);
     const event = await emitEvent(tx, row.workspace_id, 'contact.identified', {
-      id: newId('idn'), object: 'identification', email, contact_id: contact?.id ?? null, anonymous_id: input.anonymous_id, url: input.url ?? null, created_at: nowIso(),
+      id: newId('idn'),
+      object: 'identification',
+      email,
+      contact_id: contact?.id ?? null,
+      anonymous_id: input.anonymous_id,
+      url: input.url ?? null,
+      created_at: nowIso(),
     });
-    if (contact) await tx.insertInto('contact_events').values({ event_id: event.id, workspace_id: row.workspace_id, contact_id: contact.id, created_at: event.createdAt }).execute();
+    if (contact)
+      await tx
+        .insertInto('contact_events')
+        .values({ event_id: event.id, workspace_id: row.workspace_id, contact_id: contact.id, created_at: event.createdAt })
+        .execute();
     return { object: 'event' as const, id: event.id, type: event.type };
   });
   // last_used_at at most once a minute per key (not a write per page view).

@@ -37,7 +37,8 @@ export const resource: Resource = {
     });
     app.get<{ Params: { token: string } }>('/c/:token', routeOptions, async (request, reply: FastifyReply) => {
       const link = await findLink(ctx.db, request.params.token, 'click');
-      if (!link || !link.url) return reply.code(404).header('content-type', 'text/plain; charset=utf-8').header('cache-control', NO_CACHE).send('Link not found');
+      if (!link || !link.url)
+        return reply.code(404).header('content-type', 'text/plain; charset=utf-8').header('cache-control', NO_CACHE).send('Link not found');
       if (request.method === 'GET') await recordHit(ctx.db, link, client(request));
       return reply.code(302).header('location', locationOf(link.url)).header('cache-control', NO_CACHE).send();
     });

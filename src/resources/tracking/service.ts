@@ -25,7 +25,14 @@ export async function findLink(db: Db, token: string, kind: 'open' | 'click'): P
 }
 
 function emailSummary(email: EmailRow) {
-  return { id: email.id, rcpt_to: email.to, mail_from: email.from_address, subject: email.subject, created_at: email.created_at, meta: parseMeta(email.meta) };
+  return {
+    id: email.id,
+    rcpt_to: email.to,
+    mail_from: email.from_address,
+    subject: email.subject,
+    created_at: email.created_at,
+    meta: parseMeta(email.meta),
+  };
 }
 
 /** Records an open (pixel) or a click of `link`. Returns whether an event was emitted. */
@@ -51,13 +58,31 @@ export async function recordHit(db: Db, link: TrackingLinksTable, client: Client
     const userAgent = client.userAgent?.slice(0, 1000) ?? null;
     await tx
       .insertInto('tracking_hits')
-      .values({ id, workspace_id: email.workspace_id, email_id: email.id, link_id: kind === 'click' ? link.id : null, kind, ip_address: ip, user_agent: userAgent, emitted: duplicate ? 0 : 1, created_at: now })
+      .values({
+        id,
+        workspace_id: email.workspace_id,
+        email_id: email.id,
+        link_id: kind === 'click' ? link.id : null,
+        kind,
+        ip_address: ip,
+        user_agent: userAgent,
+        emitted: duplicate ? 0 : 1,
+        created_at: now,
+      })
       .execute();
     if (duplicate) return false;
     await advanceEngagement(tx, email.id, kind === 'click' ? 'clicked' : 'loaded');
     const object =
       kind === 'click'
-        ? { id, object: 'click', email: emailSummary(email), link: { id: link.id, url: link.url }, ip_address: ip, user_agent: userAgent, created_at: now }
+        ? {
+            id,
+            object: 'click',
+            email: emailSummary(email),
+            link: { id: link.id, url: link.url },
+            ip_address: ip,
+            user_agent: userAgent,
+            created_at: now,
+          }
         : { id, object: 'load', email: emailSummary(email), ip_address: ip, user_agent: userAgent, created_at: now };
     await emitEvent(tx, email.workspace_id, kind === 'click' ? 'email.clicked' : 'email.loaded', object);
     return true;

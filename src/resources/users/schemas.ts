@@ -3,11 +3,19 @@ import { Type } from '@sinclair/typebox';
 import { nullable } from '../../platform/http/responses.ts';
 
 const text = (description: string) => Type.String({ description });
-const RoleField = Type.Union([Type.Literal('admin'), Type.Literal('member')], { description: 'admin: also manages the workspace\'s people (members, invitations) and API keys; member: everything else' });
+const RoleField = Type.Union([Type.Literal('admin'), Type.Literal('member')], {
+  description: "admin: also manages the workspace's people (members, invitations) and API keys; member: everything else",
+});
 
 const ChallengeObject = Type.Object(
   {
-    parameters: Type.Object({}, { additionalProperties: true, description: 'ALTCHA v2 challenge parameters (algorithm, nonce, salt, cost, keyPrefix, expiresAt, …), as given' }),
+    parameters: Type.Object(
+      {},
+      {
+        additionalProperties: true,
+        description: 'ALTCHA v2 challenge parameters (algorithm, nonce, salt, cost, keyPrefix, expiresAt, …), as given',
+      },
+    ),
     signature: Type.Optional(text('Its signature, as given')),
   },
   { description: 'A proof-of-work challenge (ALTCHA v2)' },
@@ -21,28 +29,38 @@ export const SignInBody = Type.Object({
       {
         challenge: ChallengeObject,
         solution: Type.Object(
-          { counter: Type.Integer({ minimum: 0, description: 'The counter found' }), derivedKey: Type.String({ maxLength: 1024, description: 'The key derived for it, hex' }) },
+          {
+            counter: Type.Integer({ minimum: 0, description: 'The counter found' }),
+            derivedKey: Type.String({ maxLength: 1024, description: 'The key derived for it, hex' }),
+          },
           { description: 'What the solver found' },
         ),
       },
-      { description: 'The solved challenge of a 429 challenge_required: needed by browsers without this account\'s device cookie once the account has had too many failed sign-ins' },
+      {
+        description:
+          "The solved challenge of a 429 challenge_required: needed by browsers without this account's device cookie once the account has had too many failed sign-ins",
+      },
     ),
   ),
 });
 
 export const SignInRefusal = Type.Object(
   {
-    error: Type.Union([Type.Literal('too_many_attempts'), Type.Literal('challenge_required')], { description: 'too_many_attempts: wait retry_after seconds; challenge_required: solve challenge and send it as proof' }),
+    error: Type.Union([Type.Literal('too_many_attempts'), Type.Literal('challenge_required')], {
+      description: 'too_many_attempts: wait retry_after seconds; challenge_required: solve challenge and send it as proof',
+    }),
     message: text('What to do, for a person'),
     retry_after: Type.Optional(Type.Integer({ description: 'Seconds to wait (also the retry-after header)' })),
     challenge: Type.Optional(ChallengeObject),
   },
   { title: 'SignInRefusal' },
 );
-export const SwitchBody = Type.Object({ workspace_id: Type.String({ description: 'wsp_ id of one of the user\'s workspaces' }) });
+export const SwitchBody = Type.Object({ workspace_id: Type.String({ description: "wsp_ id of one of the user's workspaces" }) });
 export const AcceptBody = Type.Object({
-  email: Type.Optional(Type.String({ maxLength: 320, description: 'The address to sign in with (only for the first start\'s link, which names none)' })),
-  password: Type.String({ maxLength: 1000, description: 'A new password (at least 10 characters), or an existing user\'s own' }),
+  email: Type.Optional(
+    Type.String({ maxLength: 320, description: "The address to sign in with (only for the first start's link, which names none)" }),
+  ),
+  password: Type.String({ maxLength: 1000, description: "A new password (at least 10 characters), or an existing user's own" }),
 });
 export const InviteBody = Type.Object({
   email: Type.String({ maxLength: 320, description: 'Whom to invite' }),
@@ -52,10 +70,7 @@ export const RoleBody = Type.Object({ role: RoleField });
 export const TokenParams = Type.Object({ token: Type.String({ maxLength: 100, description: 'The token from the invitation link' }) });
 export const IdParams = Type.Object({ id: Type.String({ maxLength: 100, description: 'usr_ or inv_ id' }) });
 
-const WorkspaceRef = Type.Object(
-  { id: text('wsp_ id'), name: text('Workspace name'), role: RoleField },
-  { title: 'SessionWorkspace' },
-);
+const WorkspaceRef = Type.Object({ id: text('wsp_ id'), name: text('Workspace name'), role: RoleField }, { title: 'SessionWorkspace' });
 
 const LocalSetting = Type.Object(
   {
@@ -71,8 +86,13 @@ const ServerSetup = Type.Object(
   {
     public_url: text('PUBLIC_URL: the base of the API and of links in mail'),
     mail_hostname: text('MAIL_HOSTNAME: the EHLO name and the host the DNS records point at'),
-    local_settings: Type.Array(LocalSetting, { description: 'Settings that name this machine only (localhost, *.local, *.test, 127.x, a name without a dot…); empty when all are public' }),
-    local_record_hosts: Type.Array(text('A host name'), { description: 'Hosts the domains\' DNS records point at that only this machine resolves' }),
+    local_settings: Type.Array(LocalSetting, {
+      description:
+        'Settings that name this machine only (localhost, *.local, *.test, 127.x, a name without a dot…); empty when all are public',
+    }),
+    local_record_hosts: Type.Array(text('A host name'), {
+      description: "Hosts the domains' DNS records point at that only this machine resolves",
+    }),
   },
   { title: 'ServerSetup', description: 'Postlane addition: how this server is reachable' },
 );
@@ -81,7 +101,12 @@ export const Session = Type.Object(
   {
     object: Type.Literal('session', { description: 'Always session' }),
     user: Type.Object({ id: text('usr_ id'), email: text('Account email') }, { description: 'Who is signed in' }),
-    workspace: nullable(Type.Object({ id: text('wsp_ id'), name: text('Workspace name'), role: RoleField }, { description: 'The workspace the session works in' })),
+    workspace: nullable(
+      Type.Object(
+        { id: text('wsp_ id'), name: text('Workspace name'), role: RoleField },
+        { description: 'The workspace the session works in' },
+      ),
+    ),
     workspaces: Type.Array(WorkspaceRef, { description: 'Every workspace the user belongs to' }),
     csrf_token: text('Send it back in X-CSRF-Token with every request that changes something'),
     server: ServerSetup,
@@ -96,7 +121,7 @@ export const SignedOut = Type.Object(
 
 export const InvitationInfo = Type.Object(
   {
-    email: nullable(text('The invited address; null for the first start\'s link (the holder names it)')),
+    email: nullable(text("The invited address; null for the first start's link (the holder names it)")),
     role: RoleField,
     workspace_name: text('The workspace joined'),
     has_password: Type.Boolean({ description: 'The address already has an account: accept with its password' }),
@@ -116,10 +141,20 @@ export const Invitation = Type.Object(
   },
   { title: 'Invitation' },
 );
-export const CreatedInvitation = Type.Object({ ...Invitation.properties, url: text('The link (also emailed), shown once') }, { title: 'CreatedInvitation' });
-export const InvitationList = Type.Object({ data: Type.Array(Invitation, { description: 'Pending invitations, newest first' }) }, { title: 'InvitationList' });
+export const CreatedInvitation = Type.Object(
+  { ...Invitation.properties, url: text('The link (also emailed), shown once') },
+  { title: 'CreatedInvitation' },
+);
+export const InvitationList = Type.Object(
+  { data: Type.Array(Invitation, { description: 'Pending invitations, newest first' }) },
+  { title: 'InvitationList' },
+);
 export const DeletedInvitation = Type.Object(
-  { object: Type.Literal('invitation', { description: 'Always invitation' }), id: text('inv_ id'), deleted: Type.Literal(true, { description: 'Always true' }) },
+  {
+    object: Type.Literal('invitation', { description: 'Always invitation' }),
+    id: text('inv_ id'),
+    deleted: Type.Literal(true, { description: 'Always true' }),
+  },
   { title: 'DeletedInvitation' },
 );
 
@@ -136,6 +171,10 @@ export const Member = Type.Object(
 );
 export const MemberList = Type.Object({ data: Type.Array(Member, { description: 'Members, by email' }) }, { title: 'MemberList' });
 export const RemovedMember = Type.Object(
-  { object: Type.Literal('member', { description: 'Always member' }), id: text('usr_ id'), deleted: Type.Literal(true, { description: 'Always true' }) },
+  {
+    object: Type.Literal('member', { description: 'Always member' }),
+    id: text('usr_ id'),
+    deleted: Type.Literal(true, { description: 'Always true' }),
+  },
   { title: 'RemovedMember' },
 );

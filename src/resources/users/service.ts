@@ -48,7 +48,12 @@ async function userFor(tx: Executor, email: string) {
 }
 
 export async function addMembership(tx: Executor, userId: string, workspaceId: string, role: Role): Promise<void> {
-  const existing = await tx.selectFrom('memberships').select('role').where('user_id', '=', userId).where('workspace_id', '=', workspaceId).executeTakeFirst();
+  const existing = await tx
+    .selectFrom('memberships')
+    .select('role')
+    .where('user_id', '=', userId)
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirst();
   if (existing) {
     // Joining again never lowers a role.
     if (existing.role !== 'admin' && role === 'admin') {
@@ -77,11 +82,23 @@ export async function membershipsOf(db: Executor, userId: string): Promise<Membe
 }
 
 export async function membershipOf(db: Executor, userId: string, workspaceId: string): Promise<Role | null> {
-  const row = await db.selectFrom('memberships').select('role').where('user_id', '=', userId).where('workspace_id', '=', workspaceId).executeTakeFirst();
+  const row = await db
+    .selectFrom('memberships')
+    .select('role')
+    .where('user_id', '=', userId)
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirst();
   return row ? (row.role as Role) : null;
 }
 
-function invitationObject(row: { id: string; email: string | null; role: string; created_at: string; expires_at: number | string; accepted_at: string | null }) {
+function invitationObject(row: {
+  id: string;
+  email: string | null;
+  role: string;
+  created_at: string;
+  expires_at: number | string;
+  accepted_at: string | null;
+}) {
   return {
     object: 'invitation' as const,
     id: row.id,
@@ -131,7 +148,13 @@ export async function createUser(db: Db, input: { email: string; workspaceId: st
 }
 
 /** An invitation from the dashboard: stored, and emailed through the delivery path. */
-export async function inviteMember(db: Db, workspaceId: string, invitedBy: string | null, input: { email: string; role?: string }, publicUrl: string) {
+export async function inviteMember(
+  db: Db,
+  workspaceId: string,
+  invitedBy: string | null,
+  input: { email: string; role?: string },
+  publicUrl: string,
+) {
   const email = normalEmail(input.email);
   const role = checkRole(input.role ?? 'member');
   return db.transaction().execute(async (tx) => {
@@ -170,7 +193,12 @@ export async function listInvitations(db: Db, workspaceId: string) {
 }
 
 export async function revokeInvitation(db: Db, workspaceId: string, id: string) {
-  const deleted = await db.deleteFrom('invitations').where('id', '=', id).where('workspace_id', '=', workspaceId).where('accepted_at', 'is', null).executeTakeFirst();
+  const deleted = await db
+    .deleteFrom('invitations')
+    .where('id', '=', id)
+    .where('workspace_id', '=', workspaceId)
+    .where('accepted_at', 'is', null)
+    .executeTakeFirst();
   if (Number(deleted.numDeletedRows) === 0) throw plainError(404, 'Invitation not found');
   return { object: 'invitation' as const, id, deleted: true as const };
 }
@@ -184,7 +212,14 @@ export async function listMembers(db: Db, workspaceId: string) {
     .orderBy('users.email')
     .execute();
   return {
-    data: rows.map((r) => ({ object: 'member' as const, id: r.id, email: r.email, role: r.role as Role, active: r.password_hash !== null, created_at: r.created_at })),
+    data: rows.map((r) => ({
+      object: 'member' as const,
+      id: r.id,
+      email: r.email,
+      role: r.role as Role,
+      active: r.password_hash !== null,
+      created_at: r.created_at,
+    })),
   };
 }
 
@@ -196,7 +231,12 @@ export async function listMembers(db: Db, workspaceId: string) {
  * one writer at a time (sqlite-adapter.ts).
  */
 async function lockedAdmins(tx: Executor, workspaceId: string): Promise<string[]> {
-  let query = tx.selectFrom('memberships').select('user_id').where('workspace_id', '=', workspaceId).where('role', '=', 'admin').orderBy('user_id');
+  let query = tx
+    .selectFrom('memberships')
+    .select('user_id')
+    .where('workspace_id', '=', workspaceId)
+    .where('role', '=', 'admin')
+    .orderBy('user_id');
   if (dialectOf(tx) === 'postgres') query = query.forUpdate();
   return (await query.execute()).map((row) => row.user_id);
 }
@@ -213,7 +253,14 @@ async function memberObject(tx: Executor, workspaceId: string, userId: string) {
     .executeTakeFirst();
   // Removed by another request meanwhile.
   if (!row) throw plainError(404, 'Member not found');
-  return { object: 'member' as const, id: row.id, email: row.email, role: row.role as Role, active: row.password_hash !== null, created_at: row.created_at };
+  return {
+    object: 'member' as const,
+    id: row.id,
+    email: row.email,
+    role: row.role as Role,
+    active: row.password_hash !== null,
+    created_at: row.created_at,
+  };
 }
 
 export async function updateMember(db: Db, workspaceId: string, userId: string, role: string) {
@@ -225,7 +272,13 @@ export async function updateMember(db: Db, workspaceId: string, userId: string, 
     const current = admins.includes(userId) ? 'admin' : await membershipOf(tx, userId, workspaceId);
     if (!current) throw plainError(404, 'Member not found');
     if (current === 'admin' && next !== 'admin' && admins.length <= 1) throw plainError(400, LAST_ADMIN);
-    if (current !== next) await tx.updateTable('memberships').set({ role: next }).where('user_id', '=', userId).where('workspace_id', '=', workspaceId).execute();
+    if (current !== next)
+      await tx
+        .updateTable('memberships')
+        .set({ role: next })
+        .where('user_id', '=', userId)
+        .where('workspace_id', '=', workspaceId)
+        .execute();
     return memberObject(tx, workspaceId, userId);
   });
 }
@@ -245,7 +298,8 @@ export async function removeMember(db: Db, workspaceId: string, userId: string) 
 
 async function openInvitation(db: Executor, token: string) {
   const row = await db.selectFrom('invitations').selectAll().where('token_hash', '=', hashSecret(token)).executeTakeFirst();
-  if (!row || row.accepted_at !== null || Number(row.expires_at) < nowMs()) throw plainError(404, 'This invitation link is not valid any more');
+  if (!row || row.accepted_at !== null || Number(row.expires_at) < nowMs())
+    throw plainError(404, 'This invitation link is not valid any more');
   return row;
 }
 
@@ -268,7 +322,8 @@ export async function acceptInvitation(db: Db, token: string, input: { email?: s
     if (!email) throw plainError(400, 'email is required');
     const existing = await findUserByEmail(tx, email);
     if (existing?.password_hash) {
-      if (!(await verifyPassword(input.password, existing.password_hash))) throw messageError(401, 'invalid_credentials', 'Wrong password for this account');
+      if (!(await verifyPassword(input.password, existing.password_hash)))
+        throw messageError(401, 'invalid_credentials', 'Wrong password for this account');
     } else {
       const problem = passwordProblem(input.password);
       if (problem) throw plainError(400, problem);
@@ -281,10 +336,19 @@ export async function acceptInvitation(db: Db, token: string, input: { email?: s
       throw error;
     }
     if (!user.password_hash) {
-      await tx.updateTable('users').set({ password_hash: await hashPassword(input.password), updated_at: nowIso() }).where('id', '=', user.id).execute();
+      await tx
+        .updateTable('users')
+        .set({ password_hash: await hashPassword(input.password), updated_at: nowIso() })
+        .where('id', '=', user.id)
+        .execute();
     }
     await addMembership(tx, user.id, invitation.workspace_id, invitation.role as Role);
-    const claimed = await tx.updateTable('invitations').set({ accepted_at: nowIso() }).where('id', '=', invitation.id).where('accepted_at', 'is', null).executeTakeFirst();
+    const claimed = await tx
+      .updateTable('invitations')
+      .set({ accepted_at: nowIso() })
+      .where('id', '=', invitation.id)
+      .where('accepted_at', 'is', null)
+      .executeTakeFirst();
     if (Number(claimed.numUpdatedRows) !== 1) throw new ApiError(404, { error: 'This invitation link is not valid any more' });
     return { userId: user.id, workspaceId: invitation.workspace_id };
   });

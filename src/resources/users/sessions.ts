@@ -49,8 +49,17 @@ function setSessionCookie(ctx: AppContext, reply: FastifyReply, value: string, m
 
 export async function openSession(ctx: AppContext, reply: FastifyReply, userId: string, workspaceId: string): Promise<SessionRow> {
   const id = randomBytes(32).toString('base64url');
-  const row = { id_hash: hashSecret(id), user_id: userId, workspace_id: workspaceId, csrf_token: randomBytes(24).toString('base64url'), expires_at: Math.floor(nowMs()) + SESSION_MS };
-  await ctx.db.insertInto('sessions').values({ ...row, created_at: nowIso() }).execute();
+  const row = {
+    id_hash: hashSecret(id),
+    user_id: userId,
+    workspace_id: workspaceId,
+    csrf_token: randomBytes(24).toString('base64url'),
+    expires_at: Math.floor(nowMs()) + SESSION_MS,
+  };
+  await ctx.db
+    .insertInto('sessions')
+    .values({ ...row, created_at: nowIso() })
+    .execute();
   setSessionCookie(ctx, reply, id, SESSION_MS / 1000);
   return row;
 }
@@ -62,7 +71,11 @@ export function clearSessionCookie(ctx: AppContext, reply: FastifyReply): void {
 async function sessionOf(db: Db, request: FastifyRequest): Promise<SessionRow | null> {
   const id = readCookie(request.headers.cookie, SESSION_COOKIE);
   if (!id || id.length > 100) return null;
-  const row = await db.selectFrom('sessions').select(['id_hash', 'user_id', 'workspace_id', 'csrf_token', 'expires_at']).where('id_hash', '=', hashSecret(id)).executeTakeFirst();
+  const row = await db
+    .selectFrom('sessions')
+    .select(['id_hash', 'user_id', 'workspace_id', 'csrf_token', 'expires_at'])
+    .where('id_hash', '=', hashSecret(id))
+    .executeTakeFirst();
   if (!row || Number(row.expires_at) < nowMs()) return null;
   return row;
 }
@@ -89,7 +102,8 @@ export function checkCsrf(request: FastifyRequest, session: SessionRow | null): 
   const sent = request.headers[CSRF_HEADER];
   const expected = Buffer.from(session.csrf_token);
   const given = Buffer.from(typeof sent === 'string' ? sent : '');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw frameworkError(403, 'Missing or wrong CSRF token (X-CSRF-Token)');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    throw frameworkError(403, 'Missing or wrong CSRF token (X-CSRF-Token)');
 }
 
 /** The signed-in session of a request (with its CSRF check), or a 401. */
@@ -111,7 +125,15 @@ export function cookieAuthenticator(ctx: AppContext) {
     const role = await membershipOf(ctx.db, session.user_id, session.workspace_id);
     if (!role) return null;
     checkCsrf(request, session);
-    return { keyId: '', keyHash: '', workspaceId: session.workspace_id, scope: 'full', sendingDomainId: null, userId: session.user_id, role };
+    return {
+      keyId: '',
+      keyHash: '',
+      workspaceId: session.workspace_id,
+      scope: 'full',
+      sendingDomainId: null,
+      userId: session.user_id,
+      role,
+    };
   };
 }
 
@@ -150,7 +172,13 @@ export async function checkSignIn(db: Db, guard: SignInGuard, attempt: SignInAtt
 /** Marks this browser as one the user signed in with (a new nonce at each sign-in). */
 export function setDeviceCookie(ctx: AppContext, reply: FastifyReply, guard: SignInGuard, userId: string): void {
   // Sent to the sign-in route only; HttpOnly, so no script of any page can copy it.
-  const attributes = [`${DEVICE_COOKIE}=${guard.deviceCookieFor(userId)}`, 'Path=/auth/sign-in', 'HttpOnly', 'SameSite=Strict', `Max-Age=${DEVICE_COOKIE_MAX_AGE_SECONDS}`];
+  const attributes = [
+    `${DEVICE_COOKIE}=${guard.deviceCookieFor(userId)}`,
+    'Path=/auth/sign-in',
+    'HttpOnly',
+    'SameSite=Strict',
+    `Max-Age=${DEVICE_COOKIE_MAX_AGE_SECONDS}`,
+  ];
   if (secure(ctx)) attributes.push('Secure');
   reply.header('set-cookie', attributes.join('; '));
 }
@@ -158,7 +186,12 @@ export function setDeviceCookie(ctx: AppContext, reply: FastifyReply, guard: Sig
 /** What the dashboard needs to know about who is signed in. */
 /** What the dashboard shows about the server's own setup (a banner while its names are local). */
 function serverSetup(config: Config) {
-  return { public_url: config.publicUrl, mail_hostname: config.mailHostname, local_settings: localSettings(config), local_record_hosts: localRecordHosts(config) };
+  return {
+    public_url: config.publicUrl,
+    mail_hostname: config.mailHostname,
+    local_settings: localSettings(config),
+    local_record_hosts: localRecordHosts(config),
+  };
 }
 
 export async function describeSession(db: Db, session: Pick<SessionRow, 'user_id' | 'workspace_id' | 'csrf_token'>, config: Config) {

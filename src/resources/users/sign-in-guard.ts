@@ -153,9 +153,24 @@ export interface Admission {
 }
 
 export class SignInGuard {
-  readonly byNetwork = new EventWindow({ windowMs: SIGN_IN_WINDOW_MS, keep: SIGN_IN_PER_IP, maxKeys: MAX_TRACKED_KEYS, protectAt: SIGN_IN_PER_IP });
-  readonly untrustedFailures = new EventWindow({ windowMs: SIGN_IN_WINDOW_MS, keep: SIGN_IN_PER_ACCOUNT * (MAX_LEVEL + 1), maxKeys: MAX_TRACKED_KEYS, protectAt: SIGN_IN_PER_ACCOUNT });
-  readonly deviceFailures = new EventWindow({ windowMs: SIGN_IN_WINDOW_MS, keep: SIGN_IN_PER_DEVICE, maxKeys: MAX_TRACKED_KEYS, protectAt: SIGN_IN_PER_DEVICE });
+  readonly byNetwork = new EventWindow({
+    windowMs: SIGN_IN_WINDOW_MS,
+    keep: SIGN_IN_PER_IP,
+    maxKeys: MAX_TRACKED_KEYS,
+    protectAt: SIGN_IN_PER_IP,
+  });
+  readonly untrustedFailures = new EventWindow({
+    windowMs: SIGN_IN_WINDOW_MS,
+    keep: SIGN_IN_PER_ACCOUNT * (MAX_LEVEL + 1),
+    maxKeys: MAX_TRACKED_KEYS,
+    protectAt: SIGN_IN_PER_ACCOUNT,
+  });
+  readonly deviceFailures = new EventWindow({
+    windowMs: SIGN_IN_WINDOW_MS,
+    keep: SIGN_IN_PER_DEVICE,
+    maxKeys: MAX_TRACKED_KEYS,
+    protectAt: SIGN_IN_PER_DEVICE,
+  });
   /** Solved challenges already used, until they expire (digest → expiry in ms). */
   private readonly usedChallenges = new Map<string, number>();
   private readonly deviceKey;
@@ -188,10 +203,14 @@ export class SignInGuard {
    * Lets an attempt on `email` (owned by `userId`, when it exists) go ahead, or refuses it.
    * `device` is the request's valid device cookie, whoever it names.
    */
-  async admit(attempt: { ip: string; email: string; userId: string | null; device: DeviceCookie | null; proof?: Proof }, now = Date.now()): Promise<Admission> {
+  async admit(
+    attempt: { ip: string; email: string; userId: string | null; device: DeviceCookie | null; proof?: Proof },
+    now = Date.now(),
+  ): Promise<Admission> {
     const account = accountKey(attempt.email);
     if (attempt.device && attempt.userId !== null && attempt.device.userId === attempt.userId) {
-      if (this.deviceFailures.count(attempt.device.nonce, now) >= SIGN_IN_PER_DEVICE) throw tooMany(this.deviceFailures.retryAfter(attempt.device.nonce, SIGN_IN_PER_DEVICE, now));
+      if (this.deviceFailures.count(attempt.device.nonce, now) >= SIGN_IN_PER_DEVICE)
+        throw tooMany(this.deviceFailures.retryAfter(attempt.device.nonce, SIGN_IN_PER_DEVICE, now));
       this.deviceFailures.record(attempt.device.nonce, now);
       return { device: attempt.device, account, at: now };
     }
@@ -232,7 +251,8 @@ export class SignInGuard {
 
   /** null when `proof` solves a fresh challenge issued for this account, else what to tell the client. */
   private async proofProblem(account: string, proof: Proof | undefined, now: number): Promise<string | null> {
-    if (!proof) return 'Too many failed sign-ins for this account from unknown browsers: solve the challenge and send it as proof with the attempt';
+    if (!proof)
+      return 'Too many failed sign-ins for this account from unknown browsers: solve the challenge and send it as proof with the attempt';
     const again = (why: string) => `${why}: solve the new challenge and send it as proof with the attempt`;
     try {
       const result = await verifySolution({
@@ -247,7 +267,8 @@ export class SignInGuard {
     } catch {
       return again('The proof does not solve a challenge of this server');
     }
-    if ((proof.challenge.parameters.data as Record<string, unknown> | undefined)?.sign_in !== account) return again('The challenge was issued for another account');
+    if ((proof.challenge.parameters.data as Record<string, unknown> | undefined)?.sign_in !== account)
+      return again('The challenge was issued for another account');
     // Each solution is good for one attempt: kept (in order of use) until it would have expired.
     const digest = createHash('sha256').update(String(proof.challenge.signature)).digest('base64url');
     for (const [key, expires] of this.usedChallenges) {
@@ -267,5 +288,9 @@ function accountKey(email: string): string {
 }
 
 function tooMany(retryAfter: number): SignInRefused {
-  return new SignInRefused({ error: 'too_many_attempts', message: `Too many sign-in attempts; try again in ${retryAfter} seconds`, retry_after: retryAfter });
+  return new SignInRefused({
+    error: 'too_many_attempts',
+    message: `Too many sign-in attempts; try again in ${retryAfter} seconds`,
+    retry_after: retryAfter,
+  });
 }

@@ -14,15 +14,7 @@ import { dialectOf, type Db, type Executor } from '../../platform/db/database.ts
 import { preparedQuery } from '../../platform/db/prepared.ts';
 import { newId } from '../../platform/ids.ts';
 import { isoFromMs, nowIso, nowMs } from '../../platform/clock.ts';
-import {
-  BATCH_SIZE,
-  batchBody,
-  batchItem,
-  failureBackoffMs,
-  REQUEST_TIMEOUT_MS,
-  retryDelayMs,
-  shouldDisable,
-} from './policy.ts';
+import { BATCH_SIZE, batchBody, batchItem, failureBackoffMs, REQUEST_TIMEOUT_MS, retryDelayMs, shouldDisable } from './policy.ts';
 import { forgetSubscriptions, onWebhookWork, stopDeliveries } from './queue.ts';
 import { notifyWorkspaceOwners } from '../notifications/service.ts';
 import { disabledNotice, failingNotice } from './notices.ts';
@@ -133,7 +125,11 @@ export class WebhookDispatcher {
         eb.or([
           eb.exists(eb.selectFrom('webhook_outbox as o').select(sql`1`.as('one')).whereRef('o.webhook_id', '=', 'w.id')),
           eb.exists(
-            eb.selectFrom('webhook_requests as r').select(sql`1`.as('one')).whereRef('r.webhook_id', '=', 'w.id').where('r.next_attempt_at', '<=', now),
+            eb
+              .selectFrom('webhook_requests as r')
+              .select(sql`1`.as('one'))
+              .whereRef('r.webhook_id', '=', 'w.id')
+              .where('r.next_attempt_at', '<=', now),
           ),
         ]),
       )
@@ -206,7 +202,9 @@ export class WebhookDispatcher {
         const last: Sent | null = sent;
         sent = null;
         const oneStatement = last?.outcome.success && dialectOf(this.db) === 'postgres';
-        const { work, disabled } = oneStatement ? { work: await this.nextAfterSuccess(id, last!), disabled: false } : await this.next(id, last);
+        const { work, disabled } = oneStatement
+          ? { work: await this.nextAfterSuccess(id, last!), disabled: false }
+          : await this.next(id, last);
         if (disabled) forgetSubscriptions(last!.hook.workspace_id);
         if (!work) return;
         sent = await this.send(work.hook, work.request, work.body);
@@ -215,7 +213,12 @@ export class WebhookDispatcher {
       try {
         if (sent) await recordOutcome(this.ctx, sent);
       } finally {
-        await this.db.updateTable('webhooks').set({ lock_until: null, lock_owner: null }).where('id', '=', id).where('lock_owner', '=', this.owner).execute();
+        await this.db
+          .updateTable('webhooks')
+          .set({ lock_until: null, lock_owner: null })
+          .where('id', '=', id)
+          .where('lock_owner', '=', this.owner)
+          .execute();
       }
     }
   }
@@ -242,7 +245,13 @@ export class WebhookDispatcher {
 
   /** PostgreSQL, after a success: records it and takes the next work in one statement. */
   private async nextAfterSuccess(id: string, last: Sent): Promise<Work | undefined> {
-    const next = await recordSuccessAndOpenNext(this.db, { hook: last.hook, request: last.request, outcome: last.outcome, owner: this.owner, leaseMs: LEASE_MS });
+    const next = await recordSuccessAndOpenNext(this.db, {
+      hook: last.hook,
+      request: last.request,
+      outcome: last.outcome,
+      owner: this.owner,
+      leaseMs: LEASE_MS,
+    });
     if (!next.hook) {
       // Not leased again (disabled meanwhile, or the lease lost): the success still counts.
       if (next.recorded) await this.db.updateTable('webhooks').set(healthAfterSuccess(nowIso())).where('id', '=', id).execute();
@@ -269,7 +278,12 @@ export class WebhookDispatcher {
   /** Sends one request (the outcome is recorded by the caller). */
   private async send(hook: WebhookRow, request: WebhookRequestRow, body: string | null): Promise<Sent> {
     if (body === null) {
-      return { hook, request, final: true, outcome: { success: false, status: null, excerpt: null, error: 'The events of this request are no longer stored', durationMs: 0 } };
+      return {
+        hook,
+        request,
+        final: true,
+        outcome: { success: false, status: null, excerpt: null, error: 'The events of this request are no longer stored', durationMs: 0 },
+      };
     }
     const outcome = tracingOn ? await this.sendTraced(hook, request, body) : await sendBatch(this.ctx, hook.url, this.secretOf(hook), body);
     return { hook, request, final: false, outcome };
@@ -278,11 +292,20 @@ export class WebhookDispatcher {
   /** The POST as a client span in the traces of the emails its events are about (the first
    *  one's its parent, the others linked), carrying that span's `traceparent` header. */
   private async sendTraced(hook: WebhookRow, request: WebhookRequestRow, body: string): Promise<SendOutcome> {
-    const emailIds = [...new Set((JSON.parse(body) as Array<{ type: string; object: { id?: unknown } }>)
-      .filter((item) => item.type.startsWith('email.') && typeof item.object?.id === 'string')
-      .map((item) => item.object.id as string))];
+    const emailIds = [
+      ...new Set(
+        (JSON.parse(body) as Array<{ type: string; object: { id?: unknown } }>)
+          .filter((item) => item.type.startsWith('email.') && typeof item.object?.id === 'string')
+          .map((item) => item.object.id as string),
+      ),
+    ];
     const parents = [...new Set((await traceparentsOf(this.db, emailIds)).values())];
-    const attributes = { ...(emailIds.length > 0 ? emailIdAttribute(emailIds) : {}), 'postlane.webhook_id': hook.id, 'postlane.webhook_request_id': request.id, 'postlane.event_count': request.event_count };
+    const attributes = {
+      ...(emailIds.length > 0 ? emailIdAttribute(emailIds) : {}),
+      'postlane.webhook_id': hook.id,
+      'postlane.webhook_request_id': request.id,
+      'postlane.event_count': request.event_count,
+    };
     return inSpan('webhook.send', { kind: SpanKind.CLIENT, parent: parents[0], links: parents.slice(1), attributes }, async (span) => {
       const outcome = await sendBatch(this.ctx, hook.url, this.secretOf(hook), body);
       span?.setAttributes(outcome.status === null ? { 'error.type': 'no_response' } : { 'http.response.status_code': outcome.status });
@@ -343,10 +366,20 @@ export async function openBatch(tx: Executor, hook: WebhookRow): Promise<OpenedB
     .limit(BATCH_SIZE)
     .execute();
   if (queued.length === 0) return undefined;
-  await tx.deleteFrom('webhook_outbox').where('id', 'in', queued.map((q) => q.outbox_id)).execute();
+  await tx
+    .deleteFrom('webhook_outbox')
+    .where(
+      'id',
+      'in',
+      queued.map((q) => q.outbox_id),
+    )
+    .execute();
   const events = queued.filter((q) => q.type !== null && q.data !== null); // an event removed since: nothing to send
   if (events.length === 0) return undefined;
-  const request = pendingRequest(hook, events.map((e) => e.event_id));
+  const request = pendingRequest(
+    hook,
+    events.map((e) => e.event_id),
+  );
   await tx.insertInto('webhook_requests').values(request).execute();
   return { request, body: batchBody(events.map((e) => batchItem(e.event_id, e.type!, e.data!))) };
 }
@@ -382,14 +415,22 @@ async function recordOutcomeIn(tx: Executor, ctx: AppContext, sent: Sent, { heal
   const attempt = request.attempts + 1;
   if (outcome.success) {
     // A request of a webhook deleted meanwhile went with it: nothing is recorded.
-    if (!(await recordAttempt(tx, sent, { status: 'delivered', next_attempt_at: null, delivered_at: now }, now))) return { disabled: false, healthyAt: null };
+    if (!(await recordAttempt(tx, sent, { status: 'delivered', next_attempt_at: null, delivered_at: now }, now)))
+      return { disabled: false, healthyAt: null };
     if (healthWithLease) return { disabled: false, healthyAt: now };
     await tx.updateTable('webhooks').set(healthAfterSuccess(now)).where('id', '=', hook.id).execute();
     return { disabled: false, healthyAt: null };
   }
   const wait = final || request.manual === 1 ? null : retryDelayMs(attempt);
-  let state: RequestState = wait === null ? { status: 'failed', next_attempt_at: null, delivered_at: request.delivered_at } : { status: 'retrying', next_attempt_at: nowMsValue + wait, delivered_at: request.delivered_at };
-  const current = await tx.selectFrom('webhooks').select(['failing_since', 'consecutive_failures', 'enabled', 'failure_notified_at']).where('id', '=', hook.id).executeTakeFirst();
+  let state: RequestState =
+    wait === null
+      ? { status: 'failed', next_attempt_at: null, delivered_at: request.delivered_at }
+      : { status: 'retrying', next_attempt_at: nowMsValue + wait, delivered_at: request.delivered_at };
+  const current = await tx
+    .selectFrom('webhooks')
+    .select(['failing_since', 'consecutive_failures', 'enabled', 'failure_notified_at'])
+    .where('id', '=', hook.id)
+    .executeTakeFirst();
   if (!current) return { disabled: false, healthyAt: null }; // deleted meanwhile: its requests went with it
   // Disabled while this attempt was in flight: nothing more is tried.
   if (current.enabled !== 1 && state.status === 'retrying') state = { ...state, status: 'failed', next_attempt_at: null };
@@ -448,7 +489,10 @@ async function recordAttempt(tx: Executor, { request, outcome }: Sent, state: Re
   }
   const updated = await tx.updateTable('webhook_requests').set(changes).where('id', '=', request.id).executeTakeFirst();
   if (Number(updated.numUpdatedRows) === 0) return false;
-  await tx.insertInto('webhook_request_attempts').values({ request_id: request.id, ...attemptRow }).execute();
+  await tx
+    .insertInto('webhook_request_attempts')
+    .values({ request_id: request.id, ...attemptRow })
+    .execute();
   return true;
 }
 
@@ -469,7 +513,10 @@ async function recordFailure(
   // (https://emailit.com/docs/webhooks/retries-and-failures.md).
   let notifiedAt = current.failure_notified_at;
   if (attempt === 3 && !request.manual) {
-    ctx.log.warn({ webhookId: hook.id, requestId: request.id, workspaceId: hook.workspace_id }, 'webhook request failed for the third time');
+    ctx.log.warn(
+      { webhookId: hook.id, requestId: request.id, workspaceId: hook.workspace_id },
+      'webhook request failed for the third time',
+    );
     if (notifiedAt === null) {
       await notifyWorkspaceOwners(tx, hook.workspace_id, failingNotice(hook, request, outcome));
       notifiedAt = now;
@@ -478,7 +525,15 @@ async function recordFailure(
   if (current.enabled === 1 && shouldDisable(failingSince, nowMsValue)) {
     await tx
       .updateTable('webhooks')
-      .set({ enabled: 0, disabled_reason: 'failing', failing_since: failingSince, failure_notified_at: notifiedAt, consecutive_failures: failures, backoff_until: null, updated_at: now })
+      .set({
+        enabled: 0,
+        disabled_reason: 'failing',
+        failing_since: failingSince,
+        failure_notified_at: notifiedAt,
+        consecutive_failures: failures,
+        backoff_until: null,
+        updated_at: now,
+      })
       .where('id', '=', hook.id)
       .execute();
     await stopDeliveries(tx, hook.id, 'Webhook was disabled after 3 days without a successful delivery');
@@ -488,7 +543,12 @@ async function recordFailure(
   }
   await tx
     .updateTable('webhooks')
-    .set({ failing_since: failingSince, failure_notified_at: notifiedAt, consecutive_failures: failures, backoff_until: nowMsValue + failureBackoffMs(failures) })
+    .set({
+      failing_since: failingSince,
+      failure_notified_at: notifiedAt,
+      consecutive_failures: failures,
+      backoff_until: nowMsValue + failureBackoffMs(failures),
+    })
     .where('id', '=', hook.id)
     .execute();
   return false;
@@ -502,7 +562,20 @@ export async function pruneWebhookRequests(db: Db): Promise<void> {
   const now = nowMs();
   await db
     .deleteFrom('webhook_outbox')
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('webhooks as w').select(sql`1`.as('one')).whereRef('w.id', '=', 'webhook_outbox.webhook_id').where('w.enabled', '=', 1))))
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('webhooks as w')
+            .select(sql`1`.as('one'))
+            .whereRef('w.id', '=', 'webhook_outbox.webhook_id')
+            .where('w.enabled', '=', 1),
+        ),
+      ),
+    )
     .execute();
-  await db.deleteFrom('webhook_requests').where('created_at', '<', isoFromMs(now - REQUEST_RETENTION_MS)).execute();
+  await db
+    .deleteFrom('webhook_requests')
+    .where('created_at', '<', isoFromMs(now - REQUEST_RETENTION_MS))
+    .execute();
 }

@@ -76,7 +76,9 @@ function opened(draft: WebhookRequestRow, items: Item[]): OpenedBatch | undefine
 /** Moves up to 100 of the webhook's oldest queued events into a new pending request. */
 export async function openBatchInOneStatement(tx: Executor, hook: WebhookRow): Promise<OpenedBatch | undefined> {
   const draft = pendingRequest(hook, []);
-  const { rows } = await sql<Item>`with ${batchParts(hook, draft, sql`true`)} select event_id, type, data from items order by id`.execute(tx);
+  const { rows } = await sql<Item>`with ${batchParts(hook, draft, sql`true`)} select event_id, type, data from items order by id`.execute(
+    tx,
+  );
   return opened(draft, rows);
 }
 
@@ -126,7 +128,9 @@ export async function recordSuccessAndOpenNext(
     ), ${batchParts(hook, draft, sql`exists (select 1 from leased where due_request_id is null)`)}
     select (select count(*) from updated)::integer as recorded,
       (select row_to_json(leased)::text from leased) as leased,
-      (select json_agg(json_build_object('event_id', event_id, 'type', type, 'data', data) order by id)::text from items) as items`.execute(db);
+      (select json_agg(json_build_object('event_id', event_id, 'type', type, 'data', data) order by id)::text from items) as items`.execute(
+    db,
+  );
   const row = result.rows[0];
   const leased = row.leased ? (JSON.parse(row.leased) as WebhookRow & { due_request_id: string | null }) : null;
   if (!leased) return { recorded: row.recorded > 0, hook: null, dueRequestId: null };

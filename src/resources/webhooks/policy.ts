@@ -18,7 +18,18 @@ export const USER_AGENT = 'Emailit-Webhooks/2.0';
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 /** Wait after attempt n (index n-1) before attempt n+1: 5 min, 30 min, 2 h, 5 h, then 12 h. */
-export const RETRY_WAITS_MS: readonly number[] = [5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 12 * HOUR, 12 * HOUR, 12 * HOUR, 12 * HOUR, 12 * HOUR, 12 * HOUR];
+export const RETRY_WAITS_MS: readonly number[] = [
+  5 * MINUTE,
+  30 * MINUTE,
+  2 * HOUR,
+  5 * HOUR,
+  12 * HOUR,
+  12 * HOUR,
+  12 * HOUR,
+  12 * HOUR,
+  12 * HOUR,
+  12 * HOUR,
+];
 
 /** Milliseconds to wait after `attemptsMade` failed attempts, or null when none is left. */
 export function retryDelayMs(attemptsMade: number): number | null {

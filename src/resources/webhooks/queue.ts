@@ -73,7 +73,9 @@ function outboxInsert(count: number) {
   let insert = outboxInserts.get(count);
   if (!insert) {
     insert = preparedQuery((db, p: OutboxParams) =>
-      db.insertInto('webhook_outbox').values(Array.from({ length: count }, (_, i) => ({ webhook_id: p[`webhook${i}`], event_id: p.eventId, created_at: p.createdAt }))),
+      db
+        .insertInto('webhook_outbox')
+        .values(Array.from({ length: count }, (_, i) => ({ webhook_id: p[`webhook${i}`], event_id: p.eventId, created_at: p.createdAt }))),
     );
     outboxInserts.set(count, insert);
   }

@@ -97,7 +97,9 @@ export async function resendWebhookRequest(db: Db, workspaceId: string, idOrName
   if (row.status === 'pending') throw plainError(409, 'The webhook request is already queued for delivery');
   const now = Math.floor(nowMs());
   const changes: Partial<WebhookRequestRow> =
-    row.status === 'retrying' ? { next_attempt_at: now, updated_at: nowIso() } : { status: 'pending', manual: 1, next_attempt_at: now, updated_at: nowIso() };
+    row.status === 'retrying'
+      ? { next_attempt_at: now, updated_at: nowIso() }
+      : { status: 'pending', manual: 1, next_attempt_at: now, updated_at: nowIso() };
   await db.transaction().execute(async (tx) => {
     await tx.updateTable('webhook_requests').set(changes).where('id', '=', row.id).execute();
     // A resend by hand goes out now, even while new batches wait after a recent failure.
@@ -112,7 +114,10 @@ export async function testWebhook(ctx: AppContext, workspaceId: string, idOrName
   const hook = await resolveWebhook(ctx.db, workspaceId, idOrName);
   const eventType = type.trim();
   if (!PAYLOAD_SHAPES[eventType] && !isCustomEventType(eventType)) {
-    throw new ApiError(400, { error: `Unknown event type "${eventType}"`, message: 'Use a system event type such as email.delivered, or a w:/c: custom event type' });
+    throw new ApiError(400, {
+      error: `Unknown event type "${eventType}"`,
+      message: 'Use a system event type such as email.delivered, or a w:/c: custom event type',
+    });
   }
   const eventId = newId('evt');
   const body = batchBody([batchItem(eventId, eventType, JSON.stringify(sampleEventObject(eventType)))]);

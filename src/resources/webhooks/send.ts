@@ -29,21 +29,33 @@ export async function sendBatch(ctx: AppContext, url: string, secret: string, bo
     const response = await fetchPinned(target, address, {
       method: 'POST',
       // While tracing is on, the webhook span's traceparent goes along (tracing.ts).
-      headers: tracingOn ? { ...deliveryHeaders(secret, body, Math.floor(nowMs() / 1000)), ...traceHeaders() } : deliveryHeaders(secret, body, Math.floor(nowMs() / 1000)),
+      headers: tracingOn
+        ? { ...deliveryHeaders(secret, body, Math.floor(nowMs() / 1000)), ...traceHeaders() }
+        : deliveryHeaders(secret, body, Math.floor(nowMs() / 1000)),
       body,
       timeoutMs: Math.max(1000, REQUEST_TIMEOUT_MS - elapsed()),
       maxBytes: RESPONSE_EXCERPT_CHARS * 4,
       truncate: true,
     });
     // NUL characters cannot be stored in PostgreSQL text.
-    const excerpt = response.body.toString('utf8').replace(/\u0000/g, '').slice(0, RESPONSE_EXCERPT_CHARS);
+    const excerpt = response.body
+      .toString('utf8')
+      .replace(/\u0000/g, '')
+      .slice(0, RESPONSE_EXCERPT_CHARS);
     const success = isSuccessStatus(response.status);
     let error: string | null = null;
     if (!success) {
-      error = response.status >= 300 && response.status < 400 ? `Redirect (HTTP ${response.status}) not followed` : `HTTP ${response.status}`;
+      error =
+        response.status >= 300 && response.status < 400 ? `Redirect (HTTP ${response.status}) not followed` : `HTTP ${response.status}`;
     }
     return { success, status: response.status, excerpt, error, durationMs: elapsed() };
   } catch (error) {
-    return { success: false, status: null, excerpt: null, error: (error as Error).message.replace(/\u0000/g, '').slice(0, 500), durationMs: elapsed() };
+    return {
+      success: false,
+      status: null,
+      excerpt: null,
+      error: (error as Error).message.replace(/\u0000/g, '').slice(0, 500),
+      durationMs: elapsed(),
+    };
   }
 }

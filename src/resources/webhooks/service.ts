@@ -19,7 +19,14 @@ import type { WebhookRow } from './tables.ts';
 import { transact } from '../../platform/db/transact.ts';
 
 // The filter language, offered to the features that filter events too (automations).
-export { FILTER_OPERATORS, MAX_FILTER_RULES, normalizeFilter, valuesAt, type FilterRule, type WebhookFilter } from '../../platform/event-filter.ts';
+export {
+  FILTER_OPERATORS,
+  MAX_FILTER_RULES,
+  normalizeFilter,
+  valuesAt,
+  type FilterRule,
+  type WebhookFilter,
+} from '../../platform/event-filter.ts';
 
 /** Webhook endpoints per plan (https://emailit.com/docs/limits.md). */
 export const WEBHOOK_LIMITS: Record<Plan, number> = { payg: 3, pro: 10, business: 100, custom: 100 };
@@ -120,7 +127,11 @@ export async function resolveWebhook(db: Executor, workspaceId: string, idOrName
 }
 
 async function countWebhooks(db: Executor, workspaceId: string): Promise<number> {
-  const row = await db.selectFrom('webhooks').select((eb) => eb.fn.countAll<number>().as('count')).where('workspace_id', '=', workspaceId).executeTakeFirst();
+  const row = await db
+    .selectFrom('webhooks')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirst();
   return Number(row?.count ?? 0);
 }
 
@@ -170,7 +181,10 @@ export async function createWebhook(ctx: AppContext, workspaceId: string, input:
     const used = await countWebhooks(tx, workspaceId);
     const limit = WEBHOOK_LIMITS[workspace.plan];
     if (used >= limit) {
-      throw new ApiError(422, { error: `Webhook limit reached: the ${planLabel(workspace.plan)} plan allows ${limit} webhooks`, usage: { used, limit } });
+      throw new ApiError(422, {
+        error: `Webhook limit reached: the ${planLabel(workspace.plan)} plan allows ${limit} webhooks`,
+        usage: { used, limit },
+      });
     }
     try {
       await tx.insertInto('webhooks').values(row).execute();
@@ -232,7 +246,14 @@ export async function updateWebhook(ctx: AppContext, workspaceId: string, idOrNa
     if (filter !== undefined) changes.filter = filter === null ? null : JSON.stringify(filter);
     if (input.enabled !== undefined && (input.enabled ? 1 : 0) !== row.enabled) {
       changes.enabled = input.enabled ? 1 : 0;
-      if (input.enabled) Object.assign(changes, { failing_since: null, failure_notified_at: null, consecutive_failures: 0, backoff_until: null, disabled_reason: null });
+      if (input.enabled)
+        Object.assign(changes, {
+          failing_since: null,
+          failure_notified_at: null,
+          consecutive_failures: 0,
+          backoff_until: null,
+          disabled_reason: null,
+        });
       // Disabled: what was waiting is dropped; enabled again: nothing from before is sent.
       await stopDeliveries(tx, row.id, input.enabled ? null : 'Webhook was disabled');
       if (!input.enabled) changes.disabled_reason = 'disabled';

@@ -20,15 +20,26 @@ after(async () => {
 const send = (to: string) => app.api.post('/v2/emails', { from: 'Acme <hello@acme.test>', to, subject: 'Hi', text: 'Hi' });
 
 test('a 550 reputation block is retried, never suppresses the recipient, and slows the destination', async () => {
-  app.sink.addRule({ match: 'customer@example.org', reply: { code: 550, message: '5.7.1 Your IP has very low reputation, blocked' }, times: 1 });
+  app.sink.addRule({
+    match: 'customer@example.org',
+    reply: { code: 550, message: '5.7.1 Your IP has very low reputation, blocked' },
+    times: 1,
+  });
   const res = await send('customer@example.org');
   assert.equal(res.status, 200, res.text);
   await app.waitForStatus(res.body.id, 'attempted');
   const attempts = await app.attemptsOf(res.body.id);
-  assert.deepEqual(attempts.map((a) => [a.outcome, a.smtp_code, a.reason, a.tls]), [['temporary', 550, 'reputation_block', 'opportunistic']]);
+  assert.deepEqual(
+    attempts.map((a) => [a.outcome, a.smtp_code, a.reason, a.tls]),
+    [['temporary', 550, 'reputation_block', 'opportunistic']],
+  );
   assert.equal((await app.api.get('/v2/suppressions/customer%40example.org')).status, 404);
   const email = await app.api.get(`/v2/emails/${res.body.id}`);
-  assert.deepEqual(email.body.bounce, { reason: 'reputation_block', type: 'soft', description: "Refused because of the sending IP's or domain's reputation or a blocklist." });
+  assert.deepEqual(email.body.bounce, {
+    reason: 'reputation_block',
+    type: 'soft',
+    description: "Refused because of the sending IP's or domain's reputation or a blocklist.",
+  });
   const attempted = (await app.eventsOf(res.body.id)).find((e) => e.type === 'email.attempted');
   assert.equal(attempted?.object.bounce_reason, 'reputation_block');
 
@@ -56,7 +67,10 @@ test('a hold keeps deliveries to a domain queued until released; a purge cancels
   await new Promise((resolve) => setTimeout(resolve, 1500));
   assert.equal((await app.email(held.body.id)).status, 'accepted', 'not sent while held');
   assert.equal(app.sink.messages.filter((m) => m.rcptTo.includes('held@example.org')).length, 0);
-  assert.deepEqual((await app.api.get('/v2/delivery/holds')).body.data.map((h: { id: string }) => h.id), [hold.body.id]);
+  assert.deepEqual(
+    (await app.api.get('/v2/delivery/holds')).body.data.map((h: { id: string }) => h.id),
+    [hold.body.id],
+  );
 
   const released = await app.api.delete(`/v2/delivery/holds/${hold.body.id}`);
   assert.equal(released.status, 200, released.text);
@@ -83,6 +97,8 @@ test('a hold keeps deliveries to a domain queued until released; a purge cancels
     assert.ok((await app.eventsOf(r.body.id)).some((e) => e.type === 'email.canceled'));
   }
   await app.api.delete(`/v2/delivery/holds/${again.body.id}`);
-  const types = (await app.running.ctx.db.selectFrom('events').select('type').where('type', 'like', 'delivery.%').execute()).map((e) => e.type);
+  const types = (await app.running.ctx.db.selectFrom('events').select('type').where('type', 'like', 'delivery.%').execute()).map(
+    (e) => e.type,
+  );
   assert.deepEqual(types.sort(), ['delivery.held', 'delivery.held', 'delivery.released', 'delivery.released']);
 });

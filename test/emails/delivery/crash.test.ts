@@ -47,7 +47,13 @@ async function workerEnv(): Promise<Record<string, string>> {
 }
 
 const db = () => app.running.ctx.db;
-const deliverJobs = (id: string) => db().selectFrom('jobs').selectAll().where('type', '=', 'email.deliver').where('payload', '=', JSON.stringify({ email_id: id })).execute();
+const deliverJobs = (id: string) =>
+  db()
+    .selectFrom('jobs')
+    .selectAll()
+    .where('type', '=', 'email.deliver')
+    .where('payload', '=', JSON.stringify({ email_id: id }))
+    .execute();
 const emailRow = (id: string) => db().selectFrom('emails').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
 test('SIGKILL during DATA, restart: the email is delivered exactly once; a re-run after the 2xx sends nothing', async () => {
@@ -77,7 +83,10 @@ test('SIGKILL during DATA, restart: the email is delivered exactly once; a re-ru
   await eventually(async () => (await deliverJobs(id)).length === 0, 10_000);
   assert.equal(mta.accepted.length, 1);
   assert.deepEqual(mta.accepted[0].rcptTo, ['crash@example.org']);
-  assert.deepEqual((await db().selectFrom('email_attempts').select('outcome').where('email_id', '=', id).execute()).map((a) => a.outcome), ['delivered']);
+  assert.deepEqual(
+    (await db().selectFrom('email_attempts').select('outcome').where('email_id', '=', id).execute()).map((a) => a.outcome),
+    ['delivered'],
+  );
 
   // The job of a worker that died after recording the 2xx but before acknowledging it runs
   // again: it finds the email delivered and sends nothing.
@@ -86,5 +95,11 @@ test('SIGKILL during DATA, restart: the email is delivered exactly once; a re-ru
   assert.equal(mta.accepted.length, 1);
   assert.equal(mta.received, 2);
   const events = await db().selectFrom('events').select(['type', 'data']).execute();
-  assert.deepEqual(events.filter((e) => JSON.parse(e.data).id === id).map((e) => e.type).sort(), ['email.accepted', 'email.delivered']);
+  assert.deepEqual(
+    events
+      .filter((e) => JSON.parse(e.data).id === id)
+      .map((e) => e.type)
+      .sort(),
+    ['email.accepted', 'email.delivered'],
+  );
 });

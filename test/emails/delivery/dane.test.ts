@@ -40,7 +40,10 @@ test('a receiver whose certificate matches its TLSA record gets the email over T
   assert.equal(received[0].secure, true);
   const email = await app.api.get(`/v2/emails/${res.body.id}`);
   assert.equal(email.status, 200, email.text);
-  assert.deepEqual(email.body.attempts.map((a: { outcome: string; tls: string }) => [a.outcome, a.tls]), [['delivered', 'dane']]);
+  assert.deepEqual(
+    email.body.attempts.map((a: { outcome: string; tls: string }) => [a.outcome, a.tls]),
+    [['delivered', 'dane']],
+  );
 });
 
 test('a certificate that does not match the TLSA record: never sent, retried later', async () => {
@@ -62,5 +65,9 @@ test('a certificate that does not match the TLSA record: never sent, retried lat
   assert.ok(app.sink.connections > before, 'the receiver was reached (and refused by us)');
   assert.equal(app.sink.messages.filter((m) => m.rcptTo.includes('someone@mismatch.test')).length, 0, 'nothing was delivered');
   assert.equal((await app.email(res.body.id)).status, 'attempted');
-  assert.equal((await app.api.get('/v2/suppressions/someone%40mismatch.test')).status, 404, 'a TLS failure does not suppress the recipient');
+  assert.equal(
+    (await app.api.get('/v2/suppressions/someone%40mismatch.test')).status,
+    404,
+    'a TLS failure does not suppress the recipient',
+  );
 });

@@ -18,7 +18,13 @@ after(async () => {
 });
 
 async function send(body: Record<string, unknown>) {
-  const res = await app.api.post('/v2/emails', { from: 'Acme <hello@acme.test>', subject: 'Hello', html: '<p>Hi</p>', text: 'Hi', ...body });
+  const res = await app.api.post('/v2/emails', {
+    from: 'Acme <hello@acme.test>',
+    subject: 'Hello',
+    html: '<p>Hi</p>',
+    text: 'Hi',
+    ...body,
+  });
   assert.equal(res.status, 200, res.text);
   return res.body;
 }
@@ -72,7 +78,10 @@ test('each recipient gets its own signed message: our Message-ID, To/Cc headers,
       [['delivered', 250, 'mx.example.org']],
     );
     const events = await app.eventsOf(id);
-    assert.deepEqual(events.map((e) => e.type), ['email.accepted', 'email.delivered']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['email.accepted', 'email.delivered'],
+    );
     assert.deepEqual(events[1].object, {
       id,
       object: 'email',
@@ -108,11 +117,17 @@ test('a 451 is retried with backoff (attempted + email.attempted) and then deliv
   await app.makeDue(id);
   await app.waitForStatus(id, 'delivered');
   assert.equal(messagesTo('greylisted@example.org').length, 1);
-  assert.deepEqual((await app.attemptsOf(id)).map((a) => [a.outcome, a.smtp_code, a.enhanced_code]), [
-    ['temporary', 451, '4.7.1'],
-    ['delivered', 250, '2.0.0'],
-  ]);
-  assert.deepEqual((await app.eventsOf(id)).map((e) => e.type), ['email.accepted', 'email.attempted', 'email.delivered']);
+  assert.deepEqual(
+    (await app.attemptsOf(id)).map((a) => [a.outcome, a.smtp_code, a.enhanced_code]),
+    [
+      ['temporary', 451, '4.7.1'],
+      ['delivered', 250, '2.0.0'],
+    ],
+  );
+  assert.deepEqual(
+    (await app.eventsOf(id)).map((e) => e.type),
+    ['email.accepted', 'email.attempted', 'email.delivered'],
+  );
 });
 
 test('a 550 bounces the email, adds a bounce suppression and emits email.bounced', async () => {
@@ -125,12 +140,18 @@ test('a 550 bounces the email, adds a bounce suppression and emits email.bounced
   assert.equal(suppression.body.type, 'bounce');
   assert.match(suppression.body.reason, /User unknown/);
   const events = await app.eventsOf(id);
-  assert.deepEqual(events.map((e) => e.type), ['email.accepted', 'email.bounced']);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['email.accepted', 'email.bounced'],
+  );
   assert.equal(events[1].object.status, 'bounced');
   // Automatic suppressions emit no suppression.created.
   const created = await app.running.ctx.db.selectFrom('events').select('data').where('type', '=', 'suppression.created').execute();
   assert.equal(created.filter((e) => JSON.parse(e.data).email === 'nobody@example.org').length, 0);
-  assert.deepEqual((await app.attemptsOf(id)).map((a) => [a.outcome, a.smtp_code]), [['permanent', 550]]);
+  assert.deepEqual(
+    (await app.attemptsOf(id)).map((a) => [a.outcome, a.smtp_code]),
+    [['permanent', 550]],
+  );
   await eventually(async () => (await app.jobOf(id)) === undefined, 5000);
 });
 
@@ -138,7 +159,10 @@ test('a domain without mail hosts (NXDOMAIN) bounces without any SMTP connection
   const { id } = await send({ to: 'someone@nowhere.example' });
   const row = await app.waitForStatus(id, 'bounced');
   assert.match(row.status_detail, /does not exist/);
-  assert.deepEqual((await app.attemptsOf(id)).map((a) => [a.outcome, a.smtp_code, a.enhanced_code]), [['permanent', null, '5.1.2']]);
+  assert.deepEqual(
+    (await app.attemptsOf(id)).map((a) => [a.outcome, a.smtp_code, a.enhanced_code]),
+    [['permanent', null, '5.1.2']],
+  );
 });
 
 test('temporary failures until the retry window has run out end in failed + email.failed', async () => {
@@ -146,12 +170,22 @@ test('temporary failures until the retry window has run out end in failed + emai
   const { id } = await send({ to: 'full@example.org' });
   await app.waitForStatus(id, 'attempted');
   // Move the email three days and a bit into the past: its window (72 h) is over.
-  await app.running.ctx.db.updateTable('emails').set({ created_at: isoFromMs(nowMs() - 73 * 3600_000) }).where('id', '=', id).execute();
+  await app.running.ctx.db
+    .updateTable('emails')
+    .set({ created_at: isoFromMs(nowMs() - 73 * 3600_000) })
+    .where('id', '=', id)
+    .execute();
   await app.makeDue(id);
   const row = await app.waitForStatus(id, 'failed');
   assert.match(row.status_detail, /Not delivered within 72 hours; last answer: mx\.example\.org: 452 4\.2\.2 Mailbox full/);
-  assert.deepEqual((await app.eventsOf(id)).map((e) => e.type), ['email.accepted', 'email.attempted', 'email.failed']);
-  assert.deepEqual((await app.attemptsOf(id)).map((a) => a.outcome), ['temporary', 'temporary']);
+  assert.deepEqual(
+    (await app.eventsOf(id)).map((e) => e.type),
+    ['email.accepted', 'email.attempted', 'email.failed'],
+  );
+  assert.deepEqual(
+    (await app.attemptsOf(id)).map((a) => a.outcome),
+    ['temporary', 'temporary'],
+  );
   await eventually(async () => (await app.jobOf(id)) === undefined, 5000);
   // A temporary failure never suppresses.
   assert.equal((await app.api.get('/v2/suppressions/full%40example.org')).status, 404);
@@ -169,16 +203,27 @@ test('a job that comes due before the email is scheduled moves itself to schedul
   assert.equal((await app.email(id)).status, 'scheduled');
   assert.equal(messagesTo('later-on@example.org').length, 0);
   // Once the time has come (here: the email says so), it is delivered.
-  await app.running.ctx.db.updateTable('emails').set({ scheduled_at: isoFromMs(nowMs() - 1000) }).where('id', '=', id).execute();
+  await app.running.ctx.db
+    .updateTable('emails')
+    .set({ scheduled_at: isoFromMs(nowMs() - 1000) })
+    .where('id', '=', id)
+    .execute();
   await app.makeDue(id);
   await app.waitForStatus(id, 'delivered');
-  assert.deepEqual((await app.eventsOf(id)).map((e) => e.type), ['email.scheduled', 'email.delivered']);
+  assert.deepEqual(
+    (await app.eventsOf(id)).map((e) => e.type),
+    ['email.scheduled', 'email.delivered'],
+  );
 });
 
 test('a canceled email is not sent: its job completes without a try', async () => {
   const at = new Date(Date.now() + 3600_000).toISOString();
   const { id } = await send({ to: 'changed-mind@example.org', scheduled_at: at });
-  await app.running.ctx.db.updateTable('emails').set({ status: 'canceled', scheduled_at: isoFromMs(nowMs() - 1000) }).where('id', '=', id).execute();
+  await app.running.ctx.db
+    .updateTable('emails')
+    .set({ status: 'canceled', scheduled_at: isoFromMs(nowMs() - 1000) })
+    .where('id', '=', id)
+    .execute();
   await app.makeDue(id);
   await eventually(async () => (await app.jobOf(id)) === undefined, 5000);
   assert.equal((await app.email(id)).status, 'canceled');
@@ -193,22 +238,43 @@ test('emails delivered together: each once, with its own detail and one email.de
     assert.equal(messagesTo(`together-${i}@example.org`).length, 1);
     const email = await app.email(id);
     assert.match(email.status_detail, /^mx\.example\.org: 250/);
-    assert.deepEqual((await app.eventsOf(id)).map((e) => e.type), ['email.accepted', 'email.delivered']);
+    assert.deepEqual(
+      (await app.eventsOf(id)).map((e) => e.type),
+      ['email.accepted', 'email.delivered'],
+    );
     assert.equal((await app.attemptsOf(id)).length, 1);
     await eventually(async () => (await app.jobOf(id)) === undefined, 5000);
   }
 });
 
 test('backoff and window arithmetic', () => {
-  assert.equal(retryDelayMs(1, () => 0.5), 60_000);
-  assert.equal(retryDelayMs(2, () => 0.5), 120_000);
-  assert.equal(retryDelayMs(4, () => 0.5), 480_000);
-  assert.equal(retryDelayMs(20, () => 0.5), 3600_000);
-  assert.equal(retryDelayMs(1, () => 0), 54_000);
+  assert.equal(
+    retryDelayMs(1, () => 0.5),
+    60_000,
+  );
+  assert.equal(
+    retryDelayMs(2, () => 0.5),
+    120_000,
+  );
+  assert.equal(
+    retryDelayMs(4, () => 0.5),
+    480_000,
+  );
+  assert.equal(
+    retryDelayMs(20, () => 0.5),
+    3600_000,
+  );
+  assert.equal(
+    retryDelayMs(1, () => 0),
+    54_000,
+  );
   const created = '2030-01-01T00:00:00.000000Z';
   assert.equal(retryDeadlineMs({ created_at: created, scheduled_at: null }, 72), Date.parse(created) + 72 * 3600_000);
   // A scheduled email's window starts when it is due.
-  assert.equal(retryDeadlineMs({ created_at: created, scheduled_at: '2030-01-05T00:00:00.000000Z' }, 1), Date.parse('2030-01-05T01:00:00Z'));
+  assert.equal(
+    retryDeadlineMs({ created_at: created, scheduled_at: '2030-01-05T00:00:00.000000Z' }, 1),
+    Date.parse('2030-01-05T01:00:00Z'),
+  );
 });
 
 test('an email whose content was purged before it was due fails with email.failed, without a try', async () => {
@@ -216,12 +282,23 @@ test('an email whose content was purged before it was due fails with email.faile
   const { id } = await send({ to: 'too-late@example.org', scheduled_at: at });
   const row = await app.email(id);
   const db = app.running.ctx.db;
-  await db.updateTable('email_contents').set({ purged_at: isoFromMs(nowMs()) }).where('id', '=', row.content_id).execute();
-  await db.updateTable('emails').set({ scheduled_at: isoFromMs(nowMs() - 1000) }).where('id', '=', id).execute();
+  await db
+    .updateTable('email_contents')
+    .set({ purged_at: isoFromMs(nowMs()) })
+    .where('id', '=', row.content_id)
+    .execute();
+  await db
+    .updateTable('emails')
+    .set({ scheduled_at: isoFromMs(nowMs() - 1000) })
+    .where('id', '=', id)
+    .execute();
   await app.makeDue(id);
   const failed = await app.waitForStatus(id, 'failed');
   assert.equal(failed.status_detail, 'The message content is no longer stored');
-  assert.deepEqual((await app.eventsOf(id)).map((e) => e.type), ['email.scheduled', 'email.failed']);
+  assert.deepEqual(
+    (await app.eventsOf(id)).map((e) => e.type),
+    ['email.scheduled', 'email.failed'],
+  );
   assert.equal((await app.attemptsOf(id)).length, 0);
   assert.equal(messagesTo('too-late@example.org').length, 0);
 });

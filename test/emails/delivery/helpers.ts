@@ -27,7 +27,9 @@ export interface DeliveryApp extends SendingApp {
   parse(raw: Buffer): Promise<ParsedMail>;
 }
 
-export async function startDeliveryApp(options: { sink?: SmtpSinkOptions; env?: Record<string, string> } & TestAppOptions = {}): Promise<DeliveryApp> {
+export async function startDeliveryApp(
+  options: { sink?: SmtpSinkOptions; env?: Record<string, string> } & TestAppOptions = {},
+): Promise<DeliveryApp> {
   const sink = await startSmtpSink({ rules: [], ...options.sink });
   const app = await startSendingApp({ ...options, env: { MX_PORT: String(sink.port), ...options.env } });
   await app.verifiedDomain('acme.test');
@@ -37,7 +39,12 @@ export async function startDeliveryApp(options: { sink?: SmtpSinkOptions; env?: 
   const db = app.running.ctx.db;
   const resolver = createResolver([app.dns.address], { timeoutMs: 1000, tries: 1 });
   const jobOf = async (id: string) =>
-    db.selectFrom('jobs').selectAll().where('type', '=', 'email.deliver').where('payload', '=', JSON.stringify({ email_id: id })).executeTakeFirst();
+    db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('type', '=', 'email.deliver')
+      .where('payload', '=', JSON.stringify({ email_id: id }))
+      .executeTakeFirst();
   const email = (id: string) => db.selectFrom('emails').selectAll().where('id', '=', id).executeTakeFirst();
   return {
     ...app,
@@ -53,7 +60,11 @@ export async function startDeliveryApp(options: { sink?: SmtpSinkOptions; env?: 
     jobOf,
     async makeDue(id) {
       const job = await eventually(() => jobOf(id), 5000);
-      await db.updateTable('jobs').set({ run_at: Math.floor(nowMs()) - 1, locked_until: null, locked_by: null }).where('id', '=', job.id).execute();
+      await db
+        .updateTable('jobs')
+        .set({ run_at: Math.floor(nowMs()) - 1, locked_until: null, locked_by: null })
+        .where('id', '=', job.id)
+        .execute();
     },
     waitForStatus: (id, status, timeoutMs = 10_000) =>
       eventually(async () => {

@@ -25,7 +25,16 @@ after(async () => {
 const deadPid = () => spawnSync('true').pid!;
 
 function answer(kind: 'delivered' | 'permanent', code: number, response: string): DeliveryOutcome {
-  const attempt = { kind, code, enhancedCode: response.split(' ')[1], response, mxHost: 'mx.example.org', address: '127.0.0.1', tls: 'opportunistic', command: 'DATA' };
+  const attempt = {
+    kind,
+    code,
+    enhancedCode: response.split(' ')[1],
+    response,
+    mxHost: 'mx.example.org',
+    address: '127.0.0.1',
+    tls: 'opportunistic',
+    command: 'DATA',
+  };
   return { ...attempt, attempts: [attempt] };
 }
 
@@ -35,8 +44,17 @@ async function journaled(to: string, outcome: DeliveryOutcome, pid: number): Pro
   assert.equal(res.status, 200, res.text);
   const id = res.body.id as string;
   const job = await app.jobOf(id);
-  await app.running.ctx.db.updateTable('jobs').set({ locked_by: 'killed-worker', locked_until: Date.now() + 20_000, attempts: 1 }).where('id', '=', job.id).execute();
-  const entry: JournalEntry = { email: id, job: { id: Number(job.id), lockedBy: 'killed-worker' }, at: '2026-01-02T03:04:05.678Z', outcome };
+  await app.running.ctx.db
+    .updateTable('jobs')
+    .set({ locked_by: 'killed-worker', locked_until: Date.now() + 20_000, attempts: 1 })
+    .where('id', '=', job.id)
+    .execute();
+  const entry: JournalEntry = {
+    email: id,
+    job: { id: Number(job.id), lockedBy: 'killed-worker' },
+    at: '2026-01-02T03:04:05.678Z',
+    outcome,
+  };
   const dir = join(app.config.dataDir, JOURNAL_DIR);
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${pid}-0123456789ab.jsonl`);
@@ -56,19 +74,32 @@ test('a 250 journaled by a killed worker is recorded at the next start: delivere
   assert.equal(email.status, 'delivered');
   assert.equal(email.delivered_at, '2026-01-02T03:04:05.678Z', 'delivered when the answer was read');
   assert.equal(email.status_detail, 'mx.example.org: 250 2.0.0 Ok: queued as A1');
-  assert.deepEqual((await app.eventsOf(id)).map((e) => e.type), ['email.accepted', 'email.delivered']);
-  assert.deepEqual((await app.attemptsOf(id)).map((a) => [a.outcome, a.smtp_code, a.response]), [['delivered', 250, '250 2.0.0 Ok: queued as A1']]);
+  assert.deepEqual(
+    (await app.eventsOf(id)).map((e) => e.type),
+    ['email.accepted', 'email.delivered'],
+  );
+  assert.deepEqual(
+    (await app.attemptsOf(id)).map((a) => [a.outcome, a.smtp_code, a.response]),
+    [['delivered', 250, '250 2.0.0 Ok: queued as A1']],
+  );
   assert.equal(await app.jobOf(id), undefined, 'the job its worker held is done');
   const read = await app.api.get(`/v2/emails/${id}`);
   assert.equal(read.body.status, 'delivered');
 
   // Killed while applying: the file is still there at the next start.
-  await journaled('journal-1b@example.org', answer('delivered', 250, '250 ok'), deadPid()).then(({ file: other }) => writeFileSync(other, readFileSync(other)));
-  const { entry } = { entry: { email: id, job: null, at: '2026-01-02T03:04:05.678Z', outcome: answer('delivered', 250, '250 2.0.0 Ok: queued as A1') } };
+  await journaled('journal-1b@example.org', answer('delivered', 250, '250 ok'), deadPid()).then(({ file: other }) =>
+    writeFileSync(other, readFileSync(other)),
+  );
+  const { entry } = {
+    entry: { email: id, job: null, at: '2026-01-02T03:04:05.678Z', outcome: answer('delivered', 250, '250 2.0.0 Ok: queued as A1') },
+  };
   writeFileSync(join(app.config.dataDir, JOURNAL_DIR, `${deadPid()}-feedfeedfeed.jsonl`), `${JSON.stringify(entry)}\n`);
   const again = await applyOutcomeJournals(app.running.ctx.db, app.config.dataDir);
   assert.deepEqual(again, { files: 2, outcomes: 2, recorded: 1 }, 'only the other email moved');
-  assert.deepEqual((await app.eventsOf(id)).map((e) => e.type), ['email.accepted', 'email.delivered']);
+  assert.deepEqual(
+    (await app.eventsOf(id)).map((e) => e.type),
+    ['email.accepted', 'email.delivered'],
+  );
   assert.equal((await app.attemptsOf(id)).length, 1);
 });
 
@@ -78,9 +109,15 @@ test('a journaled 5xx is recorded as the bounce it was: bounced, suppressed, one
   const email = await app.email(id);
   assert.equal(email.status, 'bounced');
   assert.equal(email.bounce_type, 'hard');
-  assert.deepEqual((await app.eventsOf(id)).map((e) => e.type), ['email.accepted', 'email.bounced']);
+  assert.deepEqual(
+    (await app.eventsOf(id)).map((e) => e.type),
+    ['email.accepted', 'email.bounced'],
+  );
   const suppressed = await app.api.get('/v2/suppressions');
-  assert.ok(suppressed.body.data.some((s: { email: string }) => s.email === 'journal-2@example.org'), JSON.stringify(suppressed.body));
+  assert.ok(
+    suppressed.body.data.some((s: { email: string }) => s.email === 'journal-2@example.org'),
+    JSON.stringify(suppressed.body),
+  );
 });
 
 test('the journal of a process that is still running is left alone', async () => {
@@ -93,8 +130,17 @@ test('the journal of a process that is still running is left alone', async () =>
 
 test('the file holds only outcomes not committed yet: emptied when none is pending, rewritten when it grows, removed at close', async () => {
   const journal = new OutcomeJournal(app.config.dataDir, { rotateBytes: 2000 });
-  const lines = () => readFileSync(journal.path, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line).email);
-  const entry = (email: string): JournalEntry => ({ email, job: null, at: new Date().toISOString(), outcome: answer('delivered', 250, '250 ok') });
+  const lines = () =>
+    readFileSync(journal.path, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line).email);
+  const entry = (email: string): JournalEntry => ({
+    email,
+    job: null,
+    at: new Date().toISOString(),
+    outcome: answer('delivered', 250, '250 ok'),
+  });
   journal.append(entry('em_a'));
   journal.append(entry('em_b'));
   assert.deepEqual(lines(), ['em_a', 'em_b']);

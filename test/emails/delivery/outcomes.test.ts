@@ -29,7 +29,10 @@ async function suppressionOf(address: string) {
 test('a hard DSN after delivery: delivered → bounced, email.bounced, bounce suppression; once only', async () => {
   const id = await delivered('dsn-hard@example.org');
   const db = app.running.ctx.db;
-  assert.equal(await applyBounce(db, id, { reason: 'Mailbox does not exist', status: '5.1.1', diagnostic: 'smtp; 550 5.1.1 unknown', hard: true }), true);
+  assert.equal(
+    await applyBounce(db, id, { reason: 'Mailbox does not exist', status: '5.1.1', diagnostic: 'smtp; 550 5.1.1 unknown', hard: true }),
+    true,
+  );
   const row = await app.email(id);
   assert.equal(row.status, 'bounced');
   assert.equal(row.status_detail, '5.1.1 Mailbox does not exist');
@@ -38,25 +41,47 @@ test('a hard DSN after delivery: delivered → bounced, email.bounced, bounce su
   assert.equal(suppression.reason, '5.1.1 Mailbox does not exist');
   assert.equal(await applyBounce(db, id, { reason: 'again', hard: true }), false);
   const events = await app.eventsOf(id);
-  assert.deepEqual(events.map((e) => e.type), ['email.accepted', 'email.delivered', 'email.bounced']);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['email.accepted', 'email.delivered', 'email.bounced'],
+  );
   assert.deepEqual(events[2].object, {
-    id, object: 'email', from: 'hello@acme.test', to: 'dsn-hard@example.org', subject: 'Report', status: 'bounced',
-    bounce_reason: 'user_unknown', bounce_type: 'hard', meta: null, updated_at: row.updated_at, created_at: row.created_at,
+    id,
+    object: 'email',
+    from: 'hello@acme.test',
+    to: 'dsn-hard@example.org',
+    subject: 'Report',
+    status: 'bounced',
+    bounce_reason: 'user_unknown',
+    bounce_type: 'hard',
+    meta: null,
+    updated_at: row.updated_at,
+    created_at: row.created_at,
   });
 });
 
 test('a DSN about the sender (reputation block) bounces with its reason but never suppresses the recipient', async () => {
   const id = await delivered('dsn-block@example.org');
   const db = app.running.ctx.db;
-  assert.equal(await applyBounce(db, id, { reason: '550 5.7.1 Service unavailable, Client host blocked using Spamhaus', status: '5.7.1', hard: true }), true);
+  assert.equal(
+    await applyBounce(db, id, { reason: '550 5.7.1 Service unavailable, Client host blocked using Spamhaus', status: '5.7.1', hard: true }),
+    true,
+  );
   const row = await app.email(id);
   assert.deepEqual([row.status, row.bounce_reason, row.bounce_type], ['bounced', 'reputation_block', 'soft']);
   assert.equal(await suppressionOf('dsn-block@example.org'), null);
   const email = await app.api.get(`/v2/emails/${id}`);
-  assert.deepEqual(email.body.bounce, { reason: 'reputation_block', type: 'soft', description: "Refused because of the sending IP's or domain's reputation or a blocklist." });
+  assert.deepEqual(email.body.bounce, {
+    reason: 'reputation_block',
+    type: 'soft',
+    description: "Refused because of the sending IP's or domain's reputation or a blocklist.",
+  });
   const listed = await app.api.get('/v2/emails?bounce_reason.exact=reputation_block');
   assert.equal(listed.status, 200, listed.text);
-  assert.deepEqual(listed.body.data.map((e: { id: string; bounce_reason: string }) => [e.id, e.bounce_reason]), [[id, 'reputation_block']]);
+  assert.deepEqual(
+    listed.body.data.map((e: { id: string; bounce_reason: string }) => [e.id, e.bounce_reason]),
+    [[id, 'reputation_block']],
+  );
   const hard = await app.api.get('/v2/emails?bounce_type.exact=hard&bounce_reason.exact=reputation_block');
   assert.deepEqual(hard.body.data, []);
 });
@@ -77,7 +102,10 @@ test('a complaint: complained, email.complained, complaint suppression; once onl
   assert.equal(await applyComplaint(db, id, { reason: 'again' }), false);
   // A complaint is final for bounces too (the mail arrived after all).
   assert.equal(await applyBounce(db, id, { reason: 'late', hard: true }), false);
-  assert.deepEqual((await app.eventsOf(id)).map((e) => e.type), ['email.accepted', 'email.delivered', 'email.complained']);
+  assert.deepEqual(
+    (await app.eventsOf(id)).map((e) => e.type),
+    ['email.accepted', 'email.delivered', 'email.complained'],
+  );
 
   const bouncedFirst = await delivered('fbl-after-bounce@example.org');
   await applyBounce(db, bouncedFirst, { reason: 'gone', hard: true });
@@ -89,7 +117,13 @@ test('reports for unknown, canceled or never-sent emails change nothing', async 
   assert.equal(await applyBounce(db, 'em_2a9WxbGjK2c5r2bmTzK4oWcO1Xp', { reason: 'x', hard: true }), false);
   assert.equal(await applyComplaint(db, 'em_2a9WxbGjK2c5r2bmTzK4oWcO1Xp', { reason: 'x' }), false);
   const at = new Date(Date.now() + 3600_000).toISOString();
-  const res = await app.api.post('/v2/emails', { from: 'hello@acme.test', to: 'not-yet@example.org', subject: 'Later', text: 'Hi', scheduled_at: at });
+  const res = await app.api.post('/v2/emails', {
+    from: 'hello@acme.test',
+    to: 'not-yet@example.org',
+    subject: 'Later',
+    text: 'Hi',
+    scheduled_at: at,
+  });
   assert.equal(await applyBounce(db, res.body.id, { reason: 'forged', hard: true }), false);
   assert.equal((await app.email(res.body.id)).status, 'scheduled');
   assert.equal(await suppressionOf('not-yet@example.org'), null);
@@ -102,7 +136,15 @@ test('a synchronous "user unknown" is read with the command it answered: at RCPT
     const res = await app.api.post('/v2/emails', { from: 'hello@acme.test', to, subject: 'Later', text: 'Hi', scheduled_at: at });
     assert.equal(res.status, 200, res.text);
     // As an older caller records it: the reply and the command, no reason of its own.
-    const attempt = { kind: 'permanent' as const, code: 550, enhancedCode: null, response: '550 User unknown', mxHost: 'mx.example.org', address: '127.0.0.1', command };
+    const attempt = {
+      kind: 'permanent' as const,
+      code: 550,
+      enhancedCode: null,
+      response: '550 User unknown',
+      mxHost: 'mx.example.org',
+      address: '127.0.0.1',
+      command,
+    };
     assert.equal(await recordBouncedAtDelivery(db, res.body.id, { ...attempt, attempts: [attempt] }), true);
     return app.email(res.body.id);
   };

@@ -21,7 +21,12 @@ after(async () => {
 });
 
 test('mail for any domain goes through the smarthost, authenticated, over STARTTLS, DKIM-signed', async () => {
-  const res = await app.api.post('/v2/emails', { from: 'hello@acme.test', to: ['anyone@unresolvable.example', 'jane@example.org'], subject: 'Via relay', text: 'Hi' });
+  const res = await app.api.post('/v2/emails', {
+    from: 'hello@acme.test',
+    to: ['anyone@unresolvable.example', 'jane@example.org'],
+    subject: 'Via relay',
+    text: 'Hi',
+  });
   assert.equal(res.status, 200, res.text);
   for (const id of Object.values(res.body.ids) as string[]) await app.waitForStatus(id, 'delivered');
   assert.equal(app.sink.messages.length, 0, 'nothing went to the MX');
@@ -33,7 +38,10 @@ test('mail for any domain goes through the smarthost, authenticated, over STARTT
     const id = res.body.ids[message.rcptTo[0]];
     assert.equal(parseVerpAddress(message.mailFrom, app.running.ctx.verpSecret)?.id, id);
     assert.equal((await app.verifyDkim(message.raw)).results[0].status.result, 'pass');
-    assert.deepEqual((await app.attemptsOf(id)).map((a) => [a.outcome, a.mx_host]), [['delivered', '127.0.0.1']]);
+    assert.deepEqual(
+      (await app.attemptsOf(id)).map((a) => [a.outcome, a.mx_host]),
+      [['delivered', '127.0.0.1']],
+    );
   }
 });
 

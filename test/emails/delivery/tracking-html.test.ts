@@ -32,8 +32,14 @@ test('character references in href are decoded to the URL a browser follows', ()
 });
 
 test('the pixel goes before the last </body>, or at the end without one; none for clicks only', () => {
-  assert.equal(applyTracking('<body><p>a</p></BODY >', options).html, '<body><p>a</p><img src="http://go.acme.test/o/tok-o.gif" width="1" height="1" alt="" style="border:0;width:1px;height:1px;" /></BODY >');
-  assert.equal(applyTracking('<p>fragment</p>', options).html, '<p>fragment</p><img src="http://go.acme.test/o/tok-o.gif" width="1" height="1" alt="" style="border:0;width:1px;height:1px;" />');
+  assert.equal(
+    applyTracking('<body><p>a</p></BODY >', options).html,
+    '<body><p>a</p><img src="http://go.acme.test/o/tok-o.gif" width="1" height="1" alt="" style="border:0;width:1px;height:1px;" /></BODY >',
+  );
+  assert.equal(
+    applyTracking('<p>fragment</p>', options).html,
+    '<p>fragment</p><img src="http://go.acme.test/o/tok-o.gif" width="1" height="1" alt="" style="border:0;width:1px;height:1px;" />',
+  );
   const clicksOnly = applyTracking('<body>x</body>', { ...options, loads: false });
   assert.equal(clicksOnly.html, '<body>x</body>');
   assert.equal(clicksOnly.pixelToken, null);

@@ -41,7 +41,15 @@ const HTML = `<html><head><title>t</title></head><body>
 const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
 
 async function sendTracked(to: string, tracking: unknown = { loads: true, clicks: true }) {
-  const res = await app.api.post('/v2/emails', { from: 'Acme <hello@acme.test>', to, subject: 'Tracked', html: HTML, text: 'Plain https://shop.example.com/', tracking, meta: { list: 'april' } });
+  const res = await app.api.post('/v2/emails', {
+    from: 'Acme <hello@acme.test>',
+    to,
+    subject: 'Tracked',
+    html: HTML,
+    text: 'Plain https://shop.example.com/',
+    tracking,
+    meta: { list: 'april' },
+  });
   assert.equal(res.status, 200, res.text);
   assert.deepEqual(res.body.tracking, { loads: true, clicks: true });
   const id = res.body.id as string;
@@ -70,19 +78,25 @@ test('links are rewritten to the tracking host, a pixel is added, everything els
   assert.match(links[6], click);
   assert.equal(new Set([links[0], links[1], links[6]]).size, 3);
   assert.match(html, /data-href="https:\/\/nope\.example\.com\/"/);
-  assert.match(html, /<img src="http:\/\/go\.acme\.test\/o\/[A-Za-z0-9_-]{32}\.gif" width="1" height="1" alt="" style="border:0;width:1px;height:1px;" \/><\/body>/);
+  assert.match(
+    html,
+    /<img src="http:\/\/go\.acme\.test\/o\/[A-Za-z0-9_-]{32}\.gif" width="1" height="1" alt="" style="border:0;width:1px;height:1px;" \/><\/body>/,
+  );
   assert.equal(text.trim(), 'Plain https://shop.example.com/');
   // The tracked message is what was signed.
   const dkim = await app.verifyDkim(raw);
   assert.equal(dkim.results[0].status.result, 'pass');
 
   const stored = await app.running.ctx.db.selectFrom('tracking_links').selectAll().where('email_id', '=', id).execute();
-  assert.deepEqual(stored.map((l) => [l.kind, l.url]).sort((a, b) => String(a[1]).localeCompare(String(b[1]))), [
-    ['click', 'http://example.net/path?x=%20y&z=a+b'],
-    ['click', 'https://bare.example.org/p?q=1'],
-    ['click', 'https://shop.example.com/cart?item=1&qty=2#top'],
-    ['open', null],
-  ]);
+  assert.deepEqual(
+    stored.map((l) => [l.kind, l.url]).sort((a, b) => String(a[1]).localeCompare(String(b[1]))),
+    [
+      ['click', 'http://example.net/path?x=%20y&z=a+b'],
+      ['click', 'https://bare.example.org/p?q=1'],
+      ['click', 'https://shop.example.com/cart?item=1&qty=2#top'],
+      ['open', null],
+    ],
+  );
 });
 
 test('a click redirects to the original URL whatever the Host, records email.clicked and moves the status', async () => {
@@ -101,14 +115,25 @@ test('a click redirects to the original URL whatever the Host, records email.cli
   const email = await app.email(id);
   const events = (await app.eventsOf(id)).filter((e) => e.type === 'email.clicked');
   assert.equal(events.length, 2);
-  const link = await app.running.ctx.db.selectFrom('tracking_links').selectAll().where('token', '=', cartPath.slice(3)).executeTakeFirstOrThrow();
+  const link = await app.running.ctx.db
+    .selectFrom('tracking_links')
+    .selectAll()
+    .where('token', '=', cartPath.slice(3))
+    .executeTakeFirstOrThrow();
   const hit = await app.running.ctx.db.selectFrom('tracking_hits').selectAll().where('link_id', '=', link.id).executeTakeFirstOrThrow();
   assert.match(hit.id, /^click_[A-Za-z0-9]{27}$/);
   assert.match(link.id, /^link_[A-Za-z0-9]{27}$/);
   assert.deepEqual(events[0].object, {
     id: hit.id,
     object: 'click',
-    email: { id, rcpt_to: 'clicker@example.org', mail_from: 'hello@acme.test', subject: 'Tracked', created_at: email.created_at, meta: { list: 'april' } },
+    email: {
+      id,
+      rcpt_to: 'clicker@example.org',
+      mail_from: 'hello@acme.test',
+      subject: 'Tracked',
+      created_at: email.created_at,
+      meta: { list: 'april' },
+    },
     link: { id: link.id, url: 'https://shop.example.com/cart?item=1&qty=2#top' },
     ip_address: '127.0.0.1',
     user_agent: 'TestMail/1.0',
@@ -134,12 +159,26 @@ test('an open records email.loaded and moves delivered → loaded; repeats insid
   const loads = (await app.eventsOf(id)).filter((e) => e.type === 'email.loaded');
   assert.equal(loads.length, 1);
   const hits = await app.running.ctx.db.selectFrom('tracking_hits').selectAll().where('email_id', '=', id).orderBy('created_at').execute();
-  assert.deepEqual(hits.map((h) => [h.kind, h.emitted]), [['load', 1], ['load', 0], ['load', 0]]);
+  assert.deepEqual(
+    hits.map((h) => [h.kind, h.emitted]),
+    [
+      ['load', 1],
+      ['load', 0],
+      ['load', 0],
+    ],
+  );
   const email = await app.email(id);
   assert.deepEqual(loads[0].object, {
     id: hits[0].id,
     object: 'load',
-    email: { id, rcpt_to: 'opener@example.org', mail_from: 'hello@acme.test', subject: 'Tracked', created_at: email.created_at, meta: { list: 'april' } },
+    email: {
+      id,
+      rcpt_to: 'opener@example.org',
+      mail_from: 'hello@acme.test',
+      subject: 'Tracked',
+      created_at: email.created_at,
+      meta: { list: 'april' },
+    },
     ip_address: '127.0.0.1',
     user_agent: 'Viewer',
     created_at: hits[0].created_at,
@@ -147,7 +186,11 @@ test('an open records email.loaded and moves delivered → loaded; repeats insid
   assert.match(hits[0].id, /^load_/);
 
   // After the window, a new open is a new event.
-  await app.running.ctx.db.updateTable('tracking_hits').set({ created_at: isoFromMs(nowMs() - 120_000) }).where('email_id', '=', id).execute();
+  await app.running.ctx.db
+    .updateTable('tracking_hits')
+    .set({ created_at: isoFromMs(nowMs() - 120_000) })
+    .where('email_id', '=', id)
+    .execute();
   await get(pixel);
   await eventually(async () => (await app.eventsOf(id)).filter((e) => e.type === 'email.loaded').length === 2, 5000);
 
@@ -157,7 +200,11 @@ test('an open records email.loaded and moves delivered → loaded; repeats insid
   await get(new URL(cart).pathname);
   await app.waitForStatus(id, 'clicked');
   assert.equal((await app.eventsOf(id)).filter((e) => e.type === 'email.clicked').length, 1);
-  assert.equal((await app.running.ctx.db.selectFrom('tracking_hits').select('id').where('email_id', '=', id).where('kind', '=', 'click').execute()).length, 2);
+  assert.equal(
+    (await app.running.ctx.db.selectFrom('tracking_hits').select('id').where('email_id', '=', id).where('kind', '=', 'click').execute())
+      .length,
+    2,
+  );
 });
 
 test('unknown tokens: a click answers 404, a pixel still answers the GIF', async () => {
@@ -171,11 +218,20 @@ test('unknown tokens: a click answers 404, a pixel still answers the GIF', async
 });
 
 test('without tracking the HTML goes out unchanged', async () => {
-  const res = await app.api.post('/v2/emails', { from: 'hello@acme.test', to: 'plain@example.org', subject: 'Plain', html: HTML, tracking: false });
+  const res = await app.api.post('/v2/emails', {
+    from: 'hello@acme.test',
+    to: 'plain@example.org',
+    subject: 'Plain',
+    html: HTML,
+    tracking: false,
+  });
   assert.deepEqual(res.body.tracking, { loads: false, clicks: false });
   await app.waitForStatus(res.body.id, 'delivered');
   const message = app.sink.messages.find((m) => m.rcptTo.includes('plain@example.org'))!;
   const parsed = await app.parse(message.raw);
   assert.equal(String(parsed.html).trimEnd(), HTML);
-  assert.equal((await app.running.ctx.db.selectFrom('tracking_links').select('id').where('email_id', '=', res.body.id).execute()).length, 0);
+  assert.equal(
+    (await app.running.ctx.db.selectFrom('tracking_links').select('id').where('email_id', '=', res.body.id).execute()).length,
+    0,
+  );
 });

@@ -21,7 +21,9 @@ test('one address subscribed to one audience by many requests at once: one 201, 
   assert.equal(audience.status, 201, audience.text);
   for (let round = 0; round < ROUNDS; round++) {
     const email = `racer-${round}@example.org`;
-    const answers = await Promise.all(Array.from({ length: AT_ONCE }, () => api.post(`/v2/audiences/${audience.body.id}/subscribers`, { email })));
+    const answers = await Promise.all(
+      Array.from({ length: AT_ONCE }, () => api.post(`/v2/audiences/${audience.body.id}/subscribers`, { email })),
+    );
     const statuses = answers.map((a) => a.status);
     assert.deepEqual(tally(statuses), { 201: 1, 409: AT_ONCE - 1 }, `round ${round}: ${answers.find((a) => a.status >= 500)?.text ?? ''}`);
   }
@@ -34,6 +36,10 @@ test('one API key name created by many requests at once: one 201, the others 409
   for (let round = 0; round < ROUNDS; round++) {
     const name = `racing key ${round}`;
     const answers = await Promise.all(Array.from({ length: AT_ONCE }, () => api.post('/v2/api-keys', { name, scope: 'sending' })));
-    assert.deepEqual(tally(answers.map((a) => a.status)), { 201: 1, 409: AT_ONCE - 1 }, `round ${round}: ${answers.find((a) => a.status >= 500)?.text ?? ''}`);
+    assert.deepEqual(
+      tally(answers.map((a) => a.status)),
+      { 201: 1, 409: AT_ONCE - 1 },
+      `round ${round}: ${answers.find((a) => a.status >= 500)?.text ?? ''}`,
+    );
   }
 });

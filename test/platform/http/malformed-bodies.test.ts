@@ -35,7 +35,12 @@ async function targets(): Promise<Target[]> {
   const api = operationsOf(document)
     .filter((operation) => ['POST', 'PATCH', 'PUT', 'DELETE'].includes(operation.method))
     .map((operation) => ({ method: operation.method, path: operation.path, url: operation.path.replace(/\{[^}]+\}/g, 'x'), page: false }));
-  const pages = [`/subscribe/${audienceToken}`, '/subscribe/confirm/x', '/subscribe/leave/x', '/unsubscribe/x'].map((url) => ({ method: 'POST', path: url, url, page: true }));
+  const pages = [`/subscribe/${audienceToken}`, '/subscribe/confirm/x', '/subscribe/leave/x', '/unsubscribe/x'].map((url) => ({
+    method: 'POST',
+    path: url,
+    url,
+    page: true,
+  }));
   return [...api, ...pages];
 }
 
@@ -55,28 +60,67 @@ interface Kind {
 const KINDS: Kind[] = [
   // JSON
   { name: 'truncated JSON', contentType: JSON_TYPE, body: '{"name":"x","to":["a@example.org",' },
-  { name: 'JSON that is not UTF-8', contentType: JSON_TYPE, body: Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}')]) },
+  {
+    name: 'JSON that is not UTF-8',
+    contentType: JSON_TYPE,
+    body: Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}')]),
+  },
   { name: 'JSON nested 10,000 levels', contentType: JSON_TYPE, body: `{"name":${'['.repeat(10_000)}${']'.repeat(10_000)}}` },
-  { name: 'JSON with huge numbers', contentType: JSON_TYPE, body: '{"name":1e400,"page":-1e400,"limit":123456789012345678901234567890,"email":1e-400}' },
-  { name: 'JSON with prototype keys', contentType: JSON_TYPE, body: '{"__proto__":{"admin":true},"constructor":{"prototype":{"admin":true}},"name":{"__proto__":null}}' },
+  {
+    name: 'JSON with huge numbers',
+    contentType: JSON_TYPE,
+    body: '{"name":1e400,"page":-1e400,"limit":123456789012345678901234567890,"email":1e-400}',
+  },
+  {
+    name: 'JSON with prototype keys',
+    contentType: JSON_TYPE,
+    body: '{"__proto__":{"admin":true},"constructor":{"prototype":{"admin":true}},"name":{"__proto__":null}}',
+  },
   { name: 'a JSON array', contentType: JSON_TYPE, body: '[{"name":"x"}]' },
   { name: 'a JSON string', contentType: JSON_TYPE, body: '"name"' },
   { name: 'an empty body with a JSON type', contentType: JSON_TYPE, body: '' },
-  { name: 'JSON in another charset', contentType: 'application/json; charset=iso-8859-1', body: Buffer.from('{"name":"caf\xe9"}', 'latin1') },
+  {
+    name: 'JSON in another charset',
+    contentType: 'application/json; charset=iso-8859-1',
+    body: Buffer.from('{"name":"caf\xe9"}', 'latin1'),
+  },
   // Forms
-  { name: 'a broken urlencoded form', contentType: 'application/x-www-form-urlencoded', body: 'email=%zz%&&=&%E0%A4%A&email[]=1&__proto__[x]=1' },
+  {
+    name: 'a broken urlencoded form',
+    contentType: 'application/x-www-form-urlencoded',
+    body: 'email=%zz%&&=&%E0%A4%A&email[]=1&__proto__[x]=1',
+  },
   // Multipart
   { name: 'multipart without its closing boundary', contentType: MP, body: filePart('x', 'file', CSV) },
   { name: 'multipart without a boundary parameter', contentType: 'multipart/form-data', body: multipart('x', filePart('x', 'file', CSV)) },
   { name: 'multipart with another boundary', contentType: MP, body: multipart('y', filePart('y', 'file', CSV)) },
-  { name: 'multipart with a boundary over 70 characters', contentType: `multipart/form-data; boundary=${'b'.repeat(300)}`, body: multipart('b'.repeat(300), filePart('b'.repeat(300), 'file', CSV)) },
+  {
+    name: 'multipart with a boundary over 70 characters',
+    contentType: `multipart/form-data; boundary=${'b'.repeat(300)}`,
+    body: multipart('b'.repeat(300), filePart('b'.repeat(300), 'file', CSV)),
+  },
   { name: 'multipart with truncated part headers', contentType: MP, body: '--x\r\nContent-Disposition: form-da' },
-  { name: 'a multipart part without Content-Disposition', contentType: MP, body: multipart('x', `--x\r\nContent-Type: text/csv\r\n\r\n${CSV}\r\n`) },
+  {
+    name: 'a multipart part without Content-Disposition',
+    contentType: MP,
+    body: multipart('x', `--x\r\nContent-Type: text/csv\r\n\r\n${CSV}\r\n`),
+  },
   { name: 'a multipart part without a name', contentType: MP, body: multipart('x', filePart('x', null, CSV)) },
   { name: 'an empty multipart file', contentType: MP, body: multipart('x', filePart('x', 'file', '')) },
-  { name: 'two multipart files', contentType: MP, body: multipart('x', filePart('x', 'file', CSV), filePart('x', 'file', CSV, 'second.csv')) },
+  {
+    name: 'two multipart files',
+    contentType: MP,
+    body: multipart('x', filePart('x', 'file', CSV), filePart('x', 'file', CSV, 'second.csv')),
+  },
   { name: 'a multipart file named 100 kB long', contentType: MP, body: multipart('x', filePart('x', 'file', CSV, 'n'.repeat(100_000))) },
-  { name: 'an enormous multipart header line before Content-Disposition', contentType: MP, body: multipart('x', `--x\r\nX-Padding: ${'p'.repeat(200_000)}\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\n${CSV}\r\n`) },
+  {
+    name: 'an enormous multipart header line before Content-Disposition',
+    contentType: MP,
+    body: multipart(
+      'x',
+      `--x\r\nX-Padding: ${'p'.repeat(200_000)}\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\n${CSV}\r\n`,
+    ),
+  },
   { name: 'a body that is not multipart with a multipart type', contentType: MP, body: '{"name":"not multipart at all"}' },
   { name: 'an empty body with a multipart type', contentType: MP, body: '' },
   // CSV and other types
@@ -88,13 +132,31 @@ const KINDS: Kind[] = [
 // Bodies some routes read as they are: the import route takes any file, and a file's rows that
 // are wrong are skipped, not refused (its summary lists them). Its answers are still held to
 // the documented statuses and shapes.
-const READ_AS_A_FILE = new Set(['JSON with huge numbers', 'JSON nested 10,000 levels', 'a JSON array', 'an unknown content type', 'a body without a content type', 'a broken urlencoded form', 'JSON in another charset', 'JSON that is not UTF-8', 'a JSON string', 'JSON with prototype keys', 'truncated JSON', 'CSV with broken quoting']);
+const READ_AS_A_FILE = new Set([
+  'JSON with huge numbers',
+  'JSON nested 10,000 levels',
+  'a JSON array',
+  'an unknown content type',
+  'a body without a content type',
+  'a broken urlencoded form',
+  'JSON in another charset',
+  'JSON that is not UTF-8',
+  'a JSON string',
+  'JSON with prototype keys',
+  'truncated JSON',
+  'CSV with broken quoting',
+]);
 const IMPORT = '/v2/contacts/import';
 
 type Outcome = { kind: 'answer'; status: number; contentType: string; text: string } | { kind: 'no answer'; cause: string };
 
 /** One request on its own connection; `declaredLength` claims a longer body than is sent. */
-function send(target: Target, contentType: string | null, body: string | Buffer | null, options: { declaredLength?: number; chunks?: { size: number; count: number } } = {}): Promise<Outcome> {
+function send(
+  target: Target,
+  contentType: string | null,
+  body: string | Buffer | null,
+  options: { declaredLength?: number; chunks?: { size: number; count: number } } = {},
+): Promise<Outcome> {
   return new Promise((resolve) => {
     const headers: Record<string, string> = { authorization: `Bearer ${app.key}`, connection: 'close' };
     if (contentType !== null) headers['content-type'] = contentType;
@@ -112,7 +174,12 @@ function send(target: Target, contentType: string | null, body: string | Buffer 
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('error', (error) => resolve({ kind: 'no answer', cause: `answer cut: ${error.message}` }));
       response.on('end', () => {
-        resolve({ kind: 'answer', status: response.statusCode ?? 0, contentType: String(response.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString('utf8') });
+        resolve({
+          kind: 'answer',
+          status: response.statusCode ?? 0,
+          contentType: String(response.headers['content-type'] ?? ''),
+          text: Buffer.concat(chunks).toString('utf8'),
+        });
         outgoing.destroy();
       });
     });
@@ -155,7 +222,11 @@ async function assertRefused(target: Target, what: string, outcome: Outcome, all
   const body = JSON.parse(text) as Record<string, unknown>;
   // /mcp answers in JSON-RPC: its error is an object with a message.
   const rpcMessage = (body.error as { message?: unknown } | undefined)?.message;
-  if (status >= 400) assert.ok(typeof body.error === 'string' || typeof body.message === 'string' || typeof rpcMessage === 'string', `${where}: ${text.slice(0, 300)}`);
+  if (status >= 400)
+    assert.ok(
+      typeof body.error === 'string' || typeof body.message === 'string' || typeof rpcMessage === 'string',
+      `${where}: ${text.slice(0, 300)}`,
+    );
   await checkAgainstContract(app.url, target.method, target.path.replace(/\{[^}]+\}/g, 'x'), status, contentType, body);
 }
 
@@ -187,11 +258,15 @@ test('bodies over the limit: 413 naming the limit that applied, before the body 
   // Product events: 64 KB one event, a hundred of them a batch.
   const ONE_EVENT = 64 * 1024;
   const limitOf = (target: Target) =>
-    target.page ? 16 * 1024
-    : target.path === '/v2/forms/{token}/submit' ? 256 * 1024
-    : target.path.startsWith('/oauth/') || target.path === '/v2/events' || target.path === '/v2/track/{key}' ? ONE_EVENT
-    : target.path === '/v2/events/batch' ? 100 * ONE_EVENT
-    : 50 * 1024 * 1024;
+    target.page
+      ? 16 * 1024
+      : target.path === '/v2/forms/{token}/submit'
+        ? 256 * 1024
+        : target.path.startsWith('/oauth/') || target.path === '/v2/events' || target.path === '/v2/track/{key}'
+          ? ONE_EVENT
+          : target.path === '/v2/events/batch'
+            ? 100 * ONE_EVENT
+            : 50 * 1024 * 1024;
   const said = (limit: number) => (limit % (1024 * 1024) === 0 ? `${limit / 1024 / 1024} MB` : `${limit / 1024} KB`);
   const queue = [...all];
   const worker = async () => {

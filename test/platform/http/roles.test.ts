@@ -70,22 +70,38 @@ async function operations(): Promise<Operation[]> {
   for (const [path, methods] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(methods)) {
       const upper = method.toUpperCase();
-      found.push({ key: `${upper} ${path}`, method: upper, path, hasBody: operation.requestBody !== undefined, documents403: JSON.stringify(operation.responses?.['403'] ?? null) });
+      found.push({
+        key: `${upper} ${path}`,
+        method: upper,
+        path,
+        hasBody: operation.requestBody !== undefined,
+        documents403: JSON.stringify(operation.responses?.['403'] ?? null),
+      });
     }
   }
   return found.sort((a, b) => Number(SESSION_ENDERS.has(a.key)) - Number(SESSION_ENDERS.has(b.key)));
 }
 
-const fill = (path: string, params: Record<string, string> = {}) => path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? 'nonexistent'));
+const fill = (path: string, params: Record<string, string> = {}) =>
+  path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? 'nonexistent'));
 
 /** What an admin-only request could change: people, sessions, keys (API and tracking), invitations and their mail, IP pool assignments. */
 async function writable(): Promise<string> {
   const db = app.running.ctx.db;
-  const notices = await db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('type', '=', NOTIFY_JOB).executeTakeFirstOrThrow();
+  const notices = await db
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('type', '=', NOTIFY_JOB)
+    .executeTakeFirstOrThrow();
   return JSON.stringify({
     trackingKeys: await db.selectFrom('tracking_keys').select(['id', 'name', 'allowed_origins']).orderBy('id').execute(),
     keys: await db.selectFrom('api_keys').select(['id', 'name', 'scope', 'key_hash', 'deleted_at', 'updated_at']).orderBy('id').execute(),
-    memberships: await db.selectFrom('memberships').select(['user_id', 'workspace_id', 'role']).orderBy('user_id').orderBy('workspace_id').execute(),
+    memberships: await db
+      .selectFrom('memberships')
+      .select(['user_id', 'workspace_id', 'role'])
+      .orderBy('user_id')
+      .orderBy('workspace_id')
+      .execute(),
     invitations: await db.selectFrom('invitations').select(['id', 'email', 'role', 'accepted_at']).orderBy('id').execute(),
     sessions: await db.selectFrom('sessions').select(['id_hash', 'workspace_id']).orderBy('id_hash').execute(),
     users: await db.selectFrom('users').select(['id', 'email', 'password_hash']).orderBy('id').execute(),
@@ -144,7 +160,8 @@ test('a member walks every operation: admin-only ones answer 403 admin_role_requ
       assert.ok(!refusedAsMember, `${op.key} refused a member for the role`);
       assert.doesNotMatch(op.documents403, /AdminRoleRequiredError/, `${op.key} documents no role refusal`);
       // /mcp takes bearers only (an OAuth token or an API key), never the dashboard's cookie.
-      if (!op.path.startsWith('/auth/') && op.path !== '/mcp' && !SESSION_ENDERS.has(op.key)) assert.notEqual(answer.status, 401, `${op.key}: the member's session was taken`);
+      if (!op.path.startsWith('/auth/') && op.path !== '/mcp' && !SESSION_ENDERS.has(op.key))
+        assert.notEqual(answer.status, 401, `${op.key}: the member's session was taken`);
     }
   }
   assert.deepEqual(refusedForRole.sort(), Object.keys(ADMIN_ONLY).sort());
@@ -166,7 +183,7 @@ test('a member walks every operation: admin-only ones answer 403 admin_role_requ
   assert.equal((await call(app.url, 'GET', '/v2/invitations', undefined, { authorization: `Bearer ${app.key}` })).status, 200);
 });
 
-test('the role a principal acts with: a user\'s own, a member when a user credential carries none, an admin for an API key', () => {
+test("the role a principal acts with: a user's own, a member when a user credential carries none, an admin for an API key", () => {
   const base = { keyId: '', keyHash: '', workspaceId: 'wsp_x', scope: 'full' as const, sendingDomainId: null };
   assert.equal(actingRole({ ...base, keyId: 'key_x' }), 'admin');
   assert.equal(actingRole({ ...base, userId: 'usr_x', role: 'admin' }), 'admin');

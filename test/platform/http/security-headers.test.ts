@@ -49,13 +49,33 @@ test('hosted pages, their error pages included: a strict CSP, no framing, no Ref
   const pages: Array<[string, string, number, RequestInit?]> = [
     ['the subscribe page', `/subscribe/${audienceToken}`, 200],
     ['a subscribe page that does not exist', '/subscribe/nosuchtoken', 404],
-    ['a refused address', `/subscribe/${audienceToken}`, 400, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'email=nope' }],
-    ['a body over 16 KB', `/subscribe/${audienceToken}`, 413, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `email=${'a'.repeat(20_000)}` }],
-    ['a body of an unknown type', `/subscribe/${audienceToken}`, 415, { method: 'POST', headers: { 'content-type': 'application/x-unknown' }, body: 'x' }],
+    [
+      'a refused address',
+      `/subscribe/${audienceToken}`,
+      400,
+      { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'email=nope' },
+    ],
+    [
+      'a body over 16 KB',
+      `/subscribe/${audienceToken}`,
+      413,
+      { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `email=${'a'.repeat(20_000)}` },
+    ],
+    [
+      'a body of an unknown type',
+      `/subscribe/${audienceToken}`,
+      415,
+      { method: 'POST', headers: { 'content-type': 'application/x-unknown' }, body: 'x' },
+    ],
     ['a confirm link not valid', '/subscribe/confirm/nothing', 404],
     ['a leave link not valid', '/subscribe/leave/nothing', 404],
     ['a campaign unsubscribe link not valid', '/unsubscribe/nothing', 404],
-    ['a campaign unsubscribe post over 16 KB', '/unsubscribe/nothing', 413, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `List-Unsubscribe=${'a'.repeat(20_000)}` }],
+    [
+      'a campaign unsubscribe post over 16 KB',
+      '/unsubscribe/nothing',
+      413,
+      { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `List-Unsubscribe=${'a'.repeat(20_000)}` },
+    ],
   ];
   for (const [what, path, status, init] of pages) {
     const response = await fetch(`${app.url}${path}`, { redirect: 'manual', ...init });
@@ -64,7 +84,11 @@ test('hosted pages, their error pages included: a strict CSP, no framing, no Ref
     assert.match(response.headers.get('content-type') ?? '', /^text\/html; charset=utf-8/, what);
     assert.match(html, /^<!doctype html>/, what);
     const csp = response.headers.get('content-security-policy') ?? '';
-    assert.match(csp, /^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/]+=*'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'$/, `${what}: ${csp}`);
+    assert.match(
+      csp,
+      /^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/]+=*'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'$/,
+      `${what}: ${csp}`,
+    );
     assert.equal(response.headers.get('referrer-policy'), 'no-referrer', what);
     assert.equal(response.headers.get('x-frame-options'), 'DENY', what);
     assert.equal(response.headers.get('x-content-type-options'), 'nosniff', what);

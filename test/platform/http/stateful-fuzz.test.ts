@@ -30,25 +30,36 @@ before(async () => {
 }, SLOW);
 after(() => target?.stop());
 
-test(`up to ${REQUESTS} stateful requests (${MAX_SECONDS} s at most) with real ids over every operation and the public pages: no 5xx, no dropped connection, nothing leaked`, SLOW, async () => {
-  const report = await runStatefulFuzz(target, {
-    requests: REQUESTS,
-    concurrency: 4,
-    seed: SEED,
-    maxSeconds: MAX_SECONDS,
-    world,
-    // Shapes of findings being fixed in files others own, set aside until those fixes are merged
-    // (KNOWN_UNTIL_MERGED in test/helpers/stateful-fuzz-known.ts: the lead empties it then).
-    known: knownOn(databaseKind),
-  });
-  const lines = reportLines(report, target);
-  console.log(lines.join('\n'));
-  const failing = [...report.findings.values()].filter((f) => f.kind === '5xx' || f.kind === 'no answer' || f.kind === 'leak');
-  assert.deepEqual(failing.map((f) => `[${f.kind}] ×${f.count} ${f.signature}\n  e.g. ${f.example.slice(0, 600)}`), [], `seed ${SEED}`);
-  assert.equal(report.frozeAfter, null, 'the server kept answering');
-  assert.ok(report.up, 'the server is still up and healthy');
-  // The run reached past the schemas: many operations answered, and real ids were used (2xx).
-  assert.ok(report.sent >= Math.min(REQUESTS, 25), lines[0]);
-  assert.ok(report.operationsReached >= Math.min(report.operations * 0.5, report.sent / 3), `${report.operationsReached} of ${report.operations} operations answered`);
-  assert.ok((report.statuses.get(200) ?? 0) + (report.statuses.get(201) ?? 0) > report.sent * 0.1, lines[2]);
-});
+test(
+  `up to ${REQUESTS} stateful requests (${MAX_SECONDS} s at most) with real ids over every operation and the public pages: no 5xx, no dropped connection, nothing leaked`,
+  SLOW,
+  async () => {
+    const report = await runStatefulFuzz(target, {
+      requests: REQUESTS,
+      concurrency: 4,
+      seed: SEED,
+      maxSeconds: MAX_SECONDS,
+      world,
+      // Shapes of findings being fixed in files others own, set aside until those fixes are merged
+      // (KNOWN_UNTIL_MERGED in test/helpers/stateful-fuzz-known.ts: the lead empties it then).
+      known: knownOn(databaseKind),
+    });
+    const lines = reportLines(report, target);
+    console.log(lines.join('\n'));
+    const failing = [...report.findings.values()].filter((f) => f.kind === '5xx' || f.kind === 'no answer' || f.kind === 'leak');
+    assert.deepEqual(
+      failing.map((f) => `[${f.kind}] ×${f.count} ${f.signature}\n  e.g. ${f.example.slice(0, 600)}`),
+      [],
+      `seed ${SEED}`,
+    );
+    assert.equal(report.frozeAfter, null, 'the server kept answering');
+    assert.ok(report.up, 'the server is still up and healthy');
+    // The run reached past the schemas: many operations answered, and real ids were used (2xx).
+    assert.ok(report.sent >= Math.min(REQUESTS, 25), lines[0]);
+    assert.ok(
+      report.operationsReached >= Math.min(report.operations * 0.5, report.sent / 3),
+      `${report.operationsReached} of ${report.operations} operations answered`,
+    );
+    assert.ok((report.statuses.get(200) ?? 0) + (report.statuses.get(201) ?? 0) > report.sent * 0.1, lines[2]);
+  },
+);

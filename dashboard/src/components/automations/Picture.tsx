@@ -36,7 +36,15 @@ export function layers(steps: DiagramStep[], connections: DiagramConnection[]): 
 
 const clip = (text: string, n: number) => (text.length > n ? `${text.slice(0, n - 1)}…` : text);
 
-export function Picture({ steps, connections, stats }: { steps: DiagramStep[]; connections: DiagramConnection[]; stats?: Record<string, DiagramStats> }) {
+export function Picture({
+  steps,
+  connections,
+  stats,
+}: {
+  steps: DiagramStep[];
+  connections: DiagramConnection[];
+  stats?: Record<string, DiagramStats>;
+}) {
   const rows = layers(steps, connections);
   const widest = Math.max(1, ...rows.map((r) => r.length));
   const width = widest * (W + GAP_X) + GAP_X;
@@ -66,7 +74,13 @@ export function Picture({ steps, connections, stats }: { steps: DiagramStep[]; c
           const mid = (y1 + y2) / 2;
           return (
             <g data-edge={`${c.from}>${c.to}`}>
-              <path d={`M ${x1} ${y1} C ${x1} ${mid}, ${x2} ${mid}, ${x2} ${y2}`} fill="none" stroke="#4a5568" stroke-width="1.5" marker-end="url(#arrow)" />
+              <path
+                d={`M ${x1} ${y1} C ${x1} ${mid}, ${x2} ${mid}, ${x2} ${y2}`}
+                fill="none"
+                stroke="#4a5568"
+                stroke-width="1.5"
+                marker-end="url(#arrow)"
+              />
               {c.branch && c.branch !== 'default' ? (
                 <text x={(x1 + x2) / 2 + 4} y={mid + 4} font-size="11" fill="#1a202c">
                   {c.branch}
@@ -81,12 +95,20 @@ export function Picture({ steps, connections, stats }: { steps: DiagramStep[]; c
           const visits = s.type === 'trigger' ? undefined : stats?.[s.key]?.total; // triggers start runs, they are not visited
           return (
             <g data-node={s.key}>
-              <rect x={p.x} y={p.y} width={W} height={H} rx="8" fill={s.type === 'trigger' ? '#e8efff' : '#ffffff'} stroke={s.type === 'trigger' ? '#2457c5' : '#8a94a6'} />
+              <rect
+                x={p.x}
+                y={p.y}
+                width={W}
+                height={H}
+                rx="8"
+                fill={s.type === 'trigger' ? '#e8efff' : '#ffffff'}
+                stroke={s.type === 'trigger' ? '#2457c5' : '#8a94a6'}
+              />
               <text x={p.x + 10} y={p.y + 18} font-size="13" font-weight="600" fill="#1a202c">
                 {clip(s.key || '?', 22)}
               </text>
               <text x={p.x + 10} y={p.y + 34} font-size="11" fill="#4a5568">
-                {clip(s.type === 'trigger' ? s.trigger ?? 'trigger' : s.action ?? 'action', 26)}
+                {clip(s.type === 'trigger' ? (s.trigger ?? 'trigger') : (s.action ?? 'action'), 26)}
               </text>
               {visits !== undefined ? (
                 <text x={p.x + 10} y={p.y + 49} font-size="11" fill="#1f5130">

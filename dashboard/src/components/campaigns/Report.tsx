@@ -10,7 +10,8 @@ import { Button, ErrorBox, Loading, TableScroll } from '../ui';
 import { useLoad } from '../../lib/hooks';
 
 const share = (part: number, whole: number) => (whole > 0 ? part / whole : null);
-const levelOf = (rate: number | null, t: Thresholds) => (rate === null || rate < t.recommended ? 'ok' : rate < t.limit ? 'warning' : 'over_limit');
+const levelOf = (rate: number | null, t: Thresholds) =>
+  rate === null || rate < t.recommended ? 'ok' : rate < t.limit ? 'warning' : 'over_limit';
 
 export function Report({ campaignId, status }: { campaignId: string; status: string }) {
   const figures = useLoad(() => ok(api.GET('/v2/campaigns/{id}/report', { params: { path: { id: campaignId } } })), [campaignId, status]);
@@ -68,7 +69,12 @@ export function Report({ campaignId, status }: { campaignId: string; status: str
                   <td>{count.toLocaleString()}</td>
                   <td>
                     {label === 'Complaints' ? (
-                      <Gauge rate={rate} level={levelOf(rate, s.thresholds.complaint_rate)} of={`${r.delivered} delivered`} thresholds={s.thresholds.complaint_rate} />
+                      <Gauge
+                        rate={rate}
+                        level={levelOf(rate, s.thresholds.complaint_rate)}
+                        of={`${r.delivered} delivered`}
+                        thresholds={s.thresholds.complaint_rate}
+                      />
                     ) : rate === null ? (
                       <span class="muted">—</span>
                     ) : (
@@ -81,7 +87,12 @@ export function Report({ campaignId, status }: { campaignId: string; status: str
                 <th scope="row">Hard bounces</th>
                 <td>{r.hard_bounced.toLocaleString()}</td>
                 <td>
-                  <Gauge rate={r.hard_bounce_rate} level={levelOf(r.hard_bounce_rate, s.thresholds.hard_bounce_rate)} of={`${r.delivered + r.bounced} delivered or bounced`} thresholds={s.thresholds.hard_bounce_rate} />
+                  <Gauge
+                    rate={r.hard_bounce_rate}
+                    level={levelOf(r.hard_bounce_rate, s.thresholds.hard_bounce_rate)}
+                    of={`${r.delivered + r.bounced} delivered or bounced`}
+                    thresholds={s.thresholds.hard_bounce_rate}
+                  />
                 </td>
               </tr>
             </tbody>

@@ -15,7 +15,8 @@ export function SentContent({ campaign }: { campaign: Campaign }) {
   return (
     <section aria-label="Content">
       <p class="notice">
-        {campaign.sent_at ? 'The content this campaign was sent with' : 'This campaign\'s content'} ({c?.content_type ?? campaign.content_type}). To change it, duplicate the campaign: the copy opens in the editor.
+        {campaign.sent_at ? 'The content this campaign was sent with' : "This campaign's content"} (
+        {c?.content_type ?? campaign.content_type}). To change it, duplicate the campaign: the copy opens in the editor.
       </p>
       {content.loading || !mod ? <Loading label="Loading the content…" /> : null}
       <ErrorBox error={content.error} />
@@ -54,13 +55,15 @@ export function TestSendDialog({ campaign, open, onClose }: { campaign: Campaign
           e.preventDefault();
           setDone(null);
           const emails = addresses.split(/[\s,;]+/).filter(Boolean);
-          const sent = await send.run(() => ok(api.POST('/v2/campaigns/{id}/test', { params: { path: { id: campaign.id } }, body: { emails } })));
+          const sent = await send.run(() =>
+            ok(api.POST('/v2/campaigns/{id}/test', { params: { path: { id: campaign.id } }, body: { emails } })),
+          );
           if (sent) setDone(`Test sent to ${sent.sent.map((s) => s.email).join(', ')}.`);
         }}
       >
         <p>
-          The content as it is now, subject starting with [Test]. Merge tags are filled from the contact with that address, or else left to their fallbacks. 1 credit per
-          address.
+          The content as it is now, subject starting with [Test]. Merge tags are filled from the contact with that address, or else left to
+          their fallbacks. 1 credit per address.
         </p>
         <Field label="Test addresses" hint="Up to 5, separated by commas">
           <input name="test_addresses" required value={addresses} onInput={(e) => setAddresses((e.target as HTMLInputElement).value)} />

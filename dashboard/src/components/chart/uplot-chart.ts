@@ -39,10 +39,14 @@ export function drawChart(host: HTMLElement, options: DrawOptions): () => void {
   addStyles();
   const width = () => Math.max(240, host.clientWidth);
   const step = options.interval === 'hour' ? 3600 : 86400;
-  const integers = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000, 10_000_000];
+  const integers = [
+    1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000, 10_000_000,
+  ];
   // One bucket alone would be drawn across years: draw an empty bucket either side of it.
   const alone = options.times.length === 1;
-  const xs = alone ? [options.times[0] / 1000 - step, options.times[0] / 1000, options.times[0] / 1000 + step] : options.times.map((t) => t / 1000);
+  const xs = alone
+    ? [options.times[0] / 1000 - step, options.times[0] / 1000, options.times[0] / 1000 + step]
+    : options.times.map((t) => t / 1000);
   const data: uPlot.AlignedData = [xs, ...options.series.map((s) => (alone ? [null, s.values[0], null] : s.values))];
   const chart = new uPlot(
     {
@@ -68,7 +72,14 @@ export function drawChart(host: HTMLElement, options: DrawOptions): () => void {
       ],
       axes: [
         { stroke: '#4a5568', grid: { stroke: '#eceff3' }, ticks: { stroke: '#c9d0da' } },
-        { stroke: '#4a5568', grid: { stroke: '#eceff3' }, ticks: { stroke: '#c9d0da' }, size: 60, incrs: options.integer ? integers : undefined, values: (_u, ticks) => ticks.map((t) => options.format(t)) },
+        {
+          stroke: '#4a5568',
+          grid: { stroke: '#eceff3' },
+          ticks: { stroke: '#c9d0da' },
+          size: 60,
+          incrs: options.integer ? integers : undefined,
+          values: (_u, ticks) => ticks.map((t) => options.format(t)),
+        },
       ],
     },
     data,

@@ -3,7 +3,19 @@
 // with Up/Down or by dragging, and the document's colours and font.
 import { useRef, useState } from 'preact/hooks';
 import { Button, Field, Select } from '../ui';
-import { BLOCK_LABELS, FONTS, NETWORK_LABELS, NETWORKS, newBlock, type Align, type Block, type BlockDocument, type BlockType, type Network, type Settings } from './document';
+import {
+  BLOCK_LABELS,
+  FONTS,
+  NETWORK_LABELS,
+  NETWORKS,
+  newBlock,
+  type Align,
+  type Block,
+  type BlockDocument,
+  type BlockType,
+  type Network,
+  type Settings,
+} from './document';
 
 const ALIGN: Array<[string, string]> = [
   ['left', 'Left'],
@@ -31,10 +43,24 @@ function RichText({ label, text, onChange, rows = 4 }: { label: string; text: st
   return (
     <div class="rich-text">
       <div class="rich-toolbar" role="toolbar" aria-label={`${label} formatting`}>
-        <button type="button" class="plain" title="Bold" aria-label="Bold" onMouseDown={(e) => e.preventDefault()} onClick={() => wrap('**', '**', 'bold text')}>
+        <button
+          type="button"
+          class="plain"
+          title="Bold"
+          aria-label="Bold"
+          onMouseDown={(e) => e.preventDefault()}
+          onClick={() => wrap('**', '**', 'bold text')}
+        >
           <strong>B</strong>
         </button>
-        <button type="button" class="plain" title="Italic" aria-label="Italic" onMouseDown={(e) => e.preventDefault()} onClick={() => wrap('*', '*', 'italic text')}>
+        <button
+          type="button"
+          class="plain"
+          title="Italic"
+          aria-label="Italic"
+          onMouseDown={(e) => e.preventDefault()}
+          onClick={() => wrap('*', '*', 'italic text')}
+        >
           <em>I</em>
         </button>
         <button
@@ -76,7 +102,15 @@ function BlockFields({ block, set }: { block: Block; set: (patch: Partial<Block>
           <Field label="Heading text">
             <input value={block.text} onInput={(e) => set({ text: value(e) })} />
           </Field>
-          <Select label="Size" value={String(block.level)} onChange={(v) => set({ level: Number(v) as 1 | 2 })} options={[['1', 'Large'], ['2', 'Medium']]} />
+          <Select
+            label="Size"
+            value={String(block.level)}
+            onChange={(v) => set({ level: Number(v) as 1 | 2 })}
+            options={[
+              ['1', 'Large'],
+              ['2', 'Medium'],
+            ]}
+          />
           <Select label="Align" value={block.align} onChange={(v) => set({ align: v as Align })} options={ALIGN} />
         </div>
       );
@@ -144,14 +178,35 @@ function BlockFields({ block, set }: { block: Block; set: (patch: Partial<Block>
         <div class="block-fields">
           {block.links.map((link, i) => (
             <div class="social-row">
-              <Select label={`Network ${i + 1}`} value={link.network} onChange={(v) => set({ links: block.links.map((l, j) => (j === i ? { ...l, network: v as Network } : l)) })} options={NETWORKS.map((n) => [n, NETWORK_LABELS[n]])} />
+              <Select
+                label={`Network ${i + 1}`}
+                value={link.network}
+                onChange={(v) => set({ links: block.links.map((l, j) => (j === i ? { ...l, network: v as Network } : l)) })}
+                options={NETWORKS.map((n) => [n, NETWORK_LABELS[n]])}
+              />
               <Field label={`Profile link ${i + 1}`}>
-                <input value={link.href} onInput={(e) => set({ links: block.links.map((l, j) => (j === i ? { ...l, href: value(e) } : l)) })} />
+                <input
+                  value={link.href}
+                  onInput={(e) => set({ links: block.links.map((l, j) => (j === i ? { ...l, href: value(e) } : l)) })}
+                />
               </Field>
               <Button onClick={() => set({ links: block.links.filter((_, j) => j !== i) })}>Remove link {i + 1}</Button>
             </div>
           ))}
-          {block.links.length < NETWORKS.length ? <Button onClick={() => set({ links: [...block.links, { network: NETWORKS.find((n) => !block.links.some((l) => l.network === n)) ?? 'facebook', href: 'https://' }] })}>Add a network</Button> : null}
+          {block.links.length < NETWORKS.length ? (
+            <Button
+              onClick={() =>
+                set({
+                  links: [
+                    ...block.links,
+                    { network: NETWORKS.find((n) => !block.links.some((l) => l.network === n)) ?? 'facebook', href: 'https://' },
+                  ],
+                })
+              }
+            >
+              Add a network
+            </Button>
+          ) : null}
         </div>
       );
     case 'footer':
@@ -196,7 +251,14 @@ export function BlockEditor({ doc, onChange }: { doc: BlockDocument; onChange: (
             }}
           >
             <div class="block-head">
-              <span class="drag-handle" draggable onDragStart={() => setDragging(i)} onDragEnd={() => setDragging(null)} title="Drag to move" aria-hidden="true">
+              <span
+                class="drag-handle"
+                draggable
+                onDragStart={() => setDragging(i)}
+                onDragEnd={() => setDragging(null)}
+                title="Drag to move"
+                aria-hidden="true"
+              >
                 ⠿
               </span>
               <strong>{BLOCK_LABELS[block.type]}</strong>
@@ -225,7 +287,11 @@ export function BlockEditor({ doc, onChange }: { doc: BlockDocument; onChange: (
       <fieldset class="group email-style">
         <legend>Style</legend>
         <ColourField label="Background colour" colour={doc.settings.background} onChange={(background) => setSettings({ background })} />
-        <ColourField label="Content background" colour={doc.settings.contentBackground} onChange={(contentBackground) => setSettings({ contentBackground })} />
+        <ColourField
+          label="Content background"
+          colour={doc.settings.contentBackground}
+          onChange={(contentBackground) => setSettings({ contentBackground })}
+        />
         <ColourField label="Text colour" colour={doc.settings.textColor} onChange={(textColor) => setSettings({ textColor })} />
         <ColourField label="Link colour" colour={doc.settings.linkColor} onChange={(linkColor) => setSettings({ linkColor })} />
         <Select label="Font" value={doc.settings.font} onChange={(font) => setSettings({ font })} options={FONTS} />

@@ -38,9 +38,11 @@ const MODES = [
   ['html', 'HTML'],
 ] as const;
 const UNSUBSCRIBE_TAG = /\{\{\s*unsubscribe_url\s*\}\}/;
-const STARTER_HTML = '<h1>Hello {{first_name|"there"}}</h1>\n<p>Write your message here.</p>\n<p><a href="{{unsubscribe_url}}">Unsubscribe</a></p>';
+const STARTER_HTML =
+  '<h1>Hello {{first_name|"there"}}</h1>\n<p>Write your message here.</p>\n<p><a href="{{unsubscribe_url}}">Unsubscribe</a></p>';
 const STARTER_TEXT = 'Hello {{first_name|"there"}},\n\nWrite your message here.\n\nUnsubscribe: {{unsubscribe_url}}';
-const STARTER_MJML = '<mjml>\n  <mj-body>\n    <mj-section>\n      <mj-column>\n        <mj-text>Hello {{first_name|"there"}}</mj-text>\n        <mj-text><a href="{{unsubscribe_url}}">Unsubscribe</a></mj-text>\n      </mj-column>\n    </mj-section>\n  </mj-body>\n</mjml>';
+const STARTER_MJML =
+  '<mjml>\n  <mj-body>\n    <mj-section>\n      <mj-column>\n        <mj-text>Hello {{first_name|"there"}}</mj-text>\n        <mj-text><a href="{{unsubscribe_url}}">Unsubscribe</a></mj-text>\n      </mj-column>\n    </mj-section>\n  </mj-body>\n</mjml>';
 
 interface Compiled {
   html: string;
@@ -49,7 +51,14 @@ interface Compiled {
 
 async function compile(mjml: string): Promise<Compiled> {
   const { data, error, response } = await api.POST('/v2/campaigns/mjml/render', { body: { mjml } });
-  if (!data) return { html: '', errors: [(error as { message?: string; error?: string } | undefined)?.message ?? `The MJML could not be compiled (error ${response.status}).`] };
+  if (!data)
+    return {
+      html: '',
+      errors: [
+        (error as { message?: string; error?: string } | undefined)?.message ??
+          `The MJML could not be compiled (error ${response.status}).`,
+      ],
+    };
   const errors = data.diagnostics.filter((d) => d.severity === 'error').map((d) => (d.line ? `Line ${d.line}: ${d.message}` : d.message));
   return { html: data.html ?? '', errors };
 }
@@ -78,10 +87,24 @@ function initialMode(initial: Initial | null): Mode {
 }
 
 /** `template`: blocks only, for an HTML template (its variables are Temple's, named freely). */
-export function ContentEditor({ initial, subject, previewText, handle, template = false }: { initial: Initial | null; subject: string; previewText?: string; handle: Ref<EditorHandle>; template?: boolean }) {
+export function ContentEditor({
+  initial,
+  subject,
+  previewText,
+  handle,
+  template = false,
+}: {
+  initial: Initial | null;
+  subject: string;
+  previewText?: string;
+  handle: Ref<EditorHandle>;
+  template?: boolean;
+}) {
   const [mode, setMode] = useState<Mode>(() => (template ? 'blocks' : initialMode(initial)));
   const [doc, setDoc] = useState<BlockDocument>(() => asBlockDocument(initial?.content) ?? starterDocument());
-  const [mjmlSource, setMjmlSource] = useState(() => (initial?.content_type === 'mjml' && typeof initial.content === 'string' ? initial.content : STARTER_MJML));
+  const [mjmlSource, setMjmlSource] = useState(() =>
+    initial?.content_type === 'mjml' && typeof initial.content === 'string' ? initial.content : STARTER_MJML,
+  );
   const [html, setHtml] = useState(() => (initial && initialMode(initial) === 'html' ? (initial.html ?? '') : STARTER_HTML));
   const [text, setText] = useState(() => (initial && initialMode(initial) !== 'blocks' ? (initial.text ?? '') : STARTER_TEXT));
   const blocksMjml = toMjml(doc, previewText);
@@ -106,7 +129,8 @@ export function ContentEditor({ initial, subject, previewText, handle, template 
     if (mode === 'html') return { content_type: 'html', html: html || undefined, text: text || undefined };
     const source = mode === 'blocks' ? blocksMjml : mjmlSource;
     const result = await compile(source);
-    if (result.errors.length > 0 || !result.html) throw new Error(`The email could not be compiled: ${result.errors[0] ?? 'no HTML came out'}`);
+    if (result.errors.length > 0 || !result.html)
+      throw new Error(`The email could not be compiled: ${result.errors[0] ?? 'no HTML came out'}`);
     return mode === 'blocks'
       ? { content_type: 'mjml', content: { ...doc, mjml: source }, html: result.html, text: blocksText }
       : { content_type: 'mjml', content: source, html: result.html, text: text || undefined };
@@ -116,7 +140,11 @@ export function ContentEditor({ initial, subject, previewText, handle, template 
   const shownHtml = mode === 'blocks' ? compiledBlocks.html : mode === 'mjml' ? compiledMjml.html : html;
   const shownText = mode === 'blocks' ? blocksText : text;
   const errors = mode === 'blocks' ? compiledBlocks.errors : mode === 'mjml' ? compiledMjml.errors : [];
-  const missingUnsubscribe = template ? false : mode === 'blocks' ? !doc.blocks.some((b) => b.type === 'footer') && !UNSUBSCRIBE_TAG.test(blocksMjml) : !UNSUBSCRIBE_TAG.test(mode === 'mjml' ? mjmlSource : html) && !UNSUBSCRIBE_TAG.test(text);
+  const missingUnsubscribe = template
+    ? false
+    : mode === 'blocks'
+      ? !doc.blocks.some((b) => b.type === 'footer') && !UNSUBSCRIBE_TAG.test(blocksMjml)
+      : !UNSUBSCRIBE_TAG.test(mode === 'mjml' ? mjmlSource : html) && !UNSUBSCRIBE_TAG.test(text);
   const panel = (
     <div class="editor-grid">
       <div>
@@ -125,26 +153,57 @@ export function ContentEditor({ initial, subject, previewText, handle, template 
         {mode === 'mjml' ? (
           <>
             <Field label="MJML source" hint="Compiled by Postlane; merge tags such as {{first_name|&quot;there&quot;}} are kept">
-              <textarea class="code" name="mjml" rows={16} spellcheck={false} value={mjmlSource} onInput={(e) => setMjmlSource((e.target as HTMLTextAreaElement).value)} />
+              <textarea
+                class="code"
+                name="mjml"
+                rows={16}
+                spellcheck={false}
+                value={mjmlSource}
+                onInput={(e) => setMjmlSource((e.target as HTMLTextAreaElement).value)}
+              />
             </Field>
             <Field label="Text content">
-              <textarea class="code" name="text" spellcheck={false} rows={6} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+              <textarea
+                class="code"
+                name="text"
+                spellcheck={false}
+                rows={6}
+                value={text}
+                onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+              />
             </Field>
           </>
         ) : null}
         {mode === 'html' ? (
           <>
-            <Field label="HTML content" hint="{{first_name}}, {{last_name}}, {{email}}, {{cf.field}}, {{unsubscribe_url}}; a default: {{first_name|&quot;there&quot;}}">
-              <textarea class="code" name="html" spellcheck={false} value={html} onInput={(e) => setHtml((e.target as HTMLTextAreaElement).value)} />
+            <Field
+              label="HTML content"
+              hint="{{first_name}}, {{last_name}}, {{email}}, {{cf.field}}, {{unsubscribe_url}}; a default: {{first_name|&quot;there&quot;}}"
+            >
+              <textarea
+                class="code"
+                name="html"
+                spellcheck={false}
+                value={html}
+                onInput={(e) => setHtml((e.target as HTMLTextAreaElement).value)}
+              />
             </Field>
             <Field label="Text content">
-              <textarea class="code" name="text" spellcheck={false} rows={6} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+              <textarea
+                class="code"
+                name="text"
+                spellcheck={false}
+                rows={6}
+                value={text}
+                onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+              />
             </Field>
           </>
         ) : null}
         {missingUnsubscribe ? (
           <p class="warning" role="status">
-            Add an {'{{unsubscribe_url}}'} link{mode === 'blocks' ? ' (a Footer block has one)' : ''}: a campaign cannot be sent without one.
+            Add an {'{{unsubscribe_url}}'} link{mode === 'blocks' ? ' (a Footer block has one)' : ''}: a campaign cannot be sent without
+            one.
           </p>
         ) : null}
         <ErrorBox error={errors.length > 0 ? `MJML: ${errors.join('; ')}` : null} />
@@ -163,7 +222,11 @@ export function ContentEditor({ initial, subject, previewText, handle, template 
       class="content-editor"
       onFocusIn={(e) => {
         const el = e.target as HTMLElement;
-        if (el instanceof HTMLTextAreaElement || (el instanceof HTMLInputElement && ['text', 'url', ''].includes(el.type) && el.name !== 'fallback' && el.name !== 'variable')) lastField.current = el;
+        if (
+          el instanceof HTMLTextAreaElement ||
+          (el instanceof HTMLInputElement && ['text', 'url', ''].includes(el.type) && el.name !== 'fallback' && el.name !== 'variable')
+        )
+          lastField.current = el;
       }}
     >
       {template ? (

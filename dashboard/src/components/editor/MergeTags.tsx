@@ -15,7 +15,10 @@ const STANDARD: Array<[string, string]> = [
 
 /** `variables`: a template's Temple variables, named freely, rather than a contact's fields. */
 export function MergeTagPicker({ onInsert, variables = false }: { onInsert: (tag: string) => void; variables?: boolean }) {
-  const fields = useLoad(() => (variables ? Promise.resolve(null) : ok(api.GET('/v2/custom-fields', { params: { query: { limit: 100 } as never } }))), [variables]);
+  const fields = useLoad(
+    () => (variables ? Promise.resolve(null) : ok(api.GET('/v2/custom-fields', { params: { query: { limit: 100 } as never } }))),
+    [variables],
+  );
   const [field, setField] = useState(variables ? 'name' : 'first_name');
   const [fallback, setFallback] = useState('');
   const custom: Array<[string, string]> = (fields.data?.data ?? []).map((f) => [`cf.${f.key}`, `${f.label || f.key} (custom)`]);
@@ -32,7 +35,12 @@ export function MergeTagPicker({ onInsert, variables = false }: { onInsert: (tag
       )}
       <label class="field inline">
         <span class="label">Fallback</span>
-        <input name="fallback" value={fallback} placeholder="e.g. there" onInput={(e) => setFallback((e.target as HTMLInputElement).value)} />
+        <input
+          name="fallback"
+          value={fallback}
+          placeholder="e.g. there"
+          onInput={(e) => setFallback((e.target as HTMLInputElement).value)}
+        />
       </label>
       <Button
         onMouseDown={(e) => e.preventDefault() /* keep the cursor in the field being written */}
@@ -41,7 +49,8 @@ export function MergeTagPicker({ onInsert, variables = false }: { onInsert: (tag
         {variables ? 'Insert variable' : 'Insert merge tag'}
       </Button>
       <p class="hint">
-        Inserted where the cursor is, e.g. <code>{mergeTag(field, field === 'unsubscribe_url' ? '' : fallback || 'there')}</code>: the fallback is used when there is no value.
+        Inserted where the cursor is, e.g. <code>{mergeTag(field, field === 'unsubscribe_url' ? '' : fallback || 'there')}</code>: the
+        fallback is used when there is no value.
       </p>
     </fieldset>
   );

@@ -12,7 +12,21 @@ const VIEWS: Array<[View, string]> = [
 ];
 
 /** `fill` false: merge tags shown as written (a template's variables have no sample values). */
-export function Preview({ subject, html, text, busy, title = 'Preview of the campaign', fill = true }: { subject: string; html: string; text: string; busy?: boolean; title?: string; fill?: boolean }) {
+export function Preview({
+  subject,
+  html,
+  text,
+  busy,
+  title = 'Preview of the campaign',
+  fill = true,
+}: {
+  subject: string;
+  html: string;
+  text: string;
+  busy?: boolean;
+  title?: string;
+  fill?: boolean;
+}) {
   const [view, setView] = useState<View>('desktop');
   const [sample, setSample] = useState<SampleKey>('ada');
   const values = SAMPLES[sample].values;
@@ -28,7 +42,14 @@ export function Preview({ subject, html, text, busy, title = 'Preview of the cam
             </button>
           ))}
         </div>
-        {fill ? <Select label="Contact" value={sample} onChange={(v) => setSample(v as SampleKey)} options={Object.entries(SAMPLES).map(([k, s]) => [k, s.label])} /> : null}
+        {fill ? (
+          <Select
+            label="Contact"
+            value={sample}
+            onChange={(v) => setSample(v as SampleKey)}
+            options={Object.entries(SAMPLES).map(([k, s]) => [k, s.label])}
+          />
+        ) : null}
         {busy ? <span class="muted">Compiling…</span> : null}
       </div>
       <p class="muted">
@@ -40,7 +61,14 @@ export function Preview({ subject, html, text, busy, title = 'Preview of the cam
         </pre>
       ) : (
         <div class="preview-stage" tabIndex={0} role="group" aria-label={`${title}, ${view === 'mobile' ? '375' : '600'} px wide`}>
-          <iframe class={`email-frame preview-${view}`} style={{ width: view === 'mobile' ? '375px' : '600px' }} title={title} sandbox="" srcdoc={shown(html, true)} data-width={view === 'mobile' ? 375 : 600} />
+          <iframe
+            class={`email-frame preview-${view}`}
+            style={{ width: view === 'mobile' ? '375px' : '600px' }}
+            title={title}
+            sandbox=""
+            srcdoc={shown(html, true)}
+            data-width={view === 'mobile' ? 375 : 600}
+          />
         </div>
       )}
     </section>

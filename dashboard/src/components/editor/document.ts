@@ -78,7 +78,14 @@ export function newBlock(type: BlockType): Block {
     case 'spacer':
       return { id, type, height: 24 };
     case 'social':
-      return { id, type, links: [{ network: 'facebook', href: 'https://facebook.com/' }, { network: 'x', href: 'https://x.com/' }] };
+      return {
+        id,
+        type,
+        links: [
+          { network: 'facebook', href: 'https://facebook.com/' },
+          { network: 'x', href: 'https://x.com/' },
+        ],
+      };
     case 'footer':
       return { id, type, text: 'You receive this because you subscribed.', unsubscribe: 'Unsubscribe' };
   }
@@ -98,7 +105,12 @@ export function asBlockDocument(content: unknown): BlockDocument | null {
   if (content === null || typeof content !== 'object') return null;
   const doc = content as Partial<BlockDocument>;
   if (doc.format !== FORMAT || !Array.isArray(doc.blocks) || typeof doc.settings !== 'object') return null;
-  return { format: FORMAT, version: 1, settings: { ...starterDocument().settings, ...doc.settings }, blocks: doc.blocks.map((b) => ({ ...b, id: blockId() })) as Block[] };
+  return {
+    format: FORMAT,
+    version: 1,
+    settings: { ...starterDocument().settings, ...doc.settings },
+    blocks: doc.blocks.map((b) => ({ ...b, id: blockId() })) as Block[],
+  };
 }
 
 // Escaping ----------------------------------------------------------------------------------
@@ -121,7 +133,11 @@ export function inlineHtml(source: string, linkColor: string): string {
     .filter(Boolean)
     .map((p) => {
       let html = escapeText(p);
-      html = html.replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g, (_m, label: string, href: string) => `<a href="${safeHref(href.replace(/&amp;/g, '&')).replace(/&/g, '&amp;')}" style="color:${linkColor}">${label}</a>`);
+      html = html.replace(
+        /\[([^\]\n]+)\]\(([^)\s]+)\)/g,
+        (_m, label: string, href: string) =>
+          `<a href="${safeHref(href.replace(/&amp;/g, '&')).replace(/&/g, '&amp;')}" style="color:${linkColor}">${label}</a>`,
+      );
       html = html.replace(/\*\*([^*\n]+)\*\*/g, '<strong>$1</strong>');
       html = html.replace(/(^|[^*])\*([^*\n]+)\*/g, '$1<em>$2</em>');
       return `<p style="margin:0 0 12px">${html.replace(/\n/g, '<br>')}</p>`;
@@ -140,8 +156,20 @@ export function inlineText(source: string): string {
 
 // MJML --------------------------------------------------------------------------------------
 
-const SOCIAL_NAMES: Record<Network, string> = { facebook: 'facebook', x: 'x', instagram: 'instagram', linkedin: 'linkedin', youtube: 'youtube' };
-export const NETWORK_LABELS: Record<Network, string> = { facebook: 'Facebook', x: 'X', instagram: 'Instagram', linkedin: 'LinkedIn', youtube: 'YouTube' };
+const SOCIAL_NAMES: Record<Network, string> = {
+  facebook: 'facebook',
+  x: 'x',
+  instagram: 'instagram',
+  linkedin: 'linkedin',
+  youtube: 'youtube',
+};
+export const NETWORK_LABELS: Record<Network, string> = {
+  facebook: 'Facebook',
+  x: 'X',
+  instagram: 'Instagram',
+  linkedin: 'LinkedIn',
+  youtube: 'YouTube',
+};
 
 function section(s: Settings, columns: string[]): string {
   return `<mj-section background-color="${colour(s.contentBackground, '#ffffff')}" padding="0 0">${columns.map((c) => `<mj-column>${c}</mj-column>`).join('')}</mj-section>`;
@@ -151,14 +179,20 @@ function blockMjml(b: Block, s: Settings): string {
   const link = colour(s.linkColor, '#2457c5');
   switch (b.type) {
     case 'heading':
-      return section(s, [`<mj-text align="${b.align}" font-size="${b.level === 1 ? 28 : 22}px" font-weight="bold" line-height="1.25"><h${b.level} style="margin:0;font-size:inherit">${escapeText(b.text)}</h${b.level}></mj-text>`]);
+      return section(s, [
+        `<mj-text align="${b.align}" font-size="${b.level === 1 ? 28 : 22}px" font-weight="bold" line-height="1.25"><h${b.level} style="margin:0;font-size:inherit">${escapeText(b.text)}</h${b.level}></mj-text>`,
+      ]);
     case 'text':
       return section(s, [`<mj-text align="${b.align}">${inlineHtml(b.text, link)}</mj-text>`]);
     case 'image':
       if (!b.src.trim()) return '';
-      return section(s, [`<mj-image src="${escapeAttr(safeHref(b.src))}" alt="${escapeAttr(b.alt)}"${b.href.trim() ? ` href="${escapeAttr(safeHref(b.href))}"` : ''} width="${Math.max(20, Math.min(600, Math.round(b.width) || 600))}px" />`]);
+      return section(s, [
+        `<mj-image src="${escapeAttr(safeHref(b.src))}" alt="${escapeAttr(b.alt)}"${b.href.trim() ? ` href="${escapeAttr(safeHref(b.href))}"` : ''} width="${Math.max(20, Math.min(600, Math.round(b.width) || 600))}px" />`,
+      ]);
     case 'button':
-      return section(s, [`<mj-button href="${escapeAttr(safeHref(b.href))}" align="${b.align}" background-color="${colour(b.color, '#2457c5')}" color="${colour(b.textColor, '#ffffff')}" font-size="16px">${escapeText(b.label)}</mj-button>`]);
+      return section(s, [
+        `<mj-button href="${escapeAttr(safeHref(b.href))}" align="${b.align}" background-color="${colour(b.color, '#2457c5')}" color="${colour(b.textColor, '#ffffff')}" font-size="16px">${escapeText(b.label)}</mj-button>`,
+      ]);
     case 'columns':
       return section(s, [`<mj-text>${inlineHtml(b.left, link)}</mj-text>`, `<mj-text>${inlineHtml(b.right, link)}</mj-text>`]);
     case 'divider':
@@ -168,7 +202,9 @@ function blockMjml(b: Block, s: Settings): string {
     case 'social': {
       const links = b.links.filter((l) => l.href.trim());
       if (links.length === 0) return '';
-      return section(s, [`<mj-social mode="horizontal" icon-size="24px">${links.map((l) => `<mj-social-element name="${SOCIAL_NAMES[l.network]}" href="${escapeAttr(safeHref(l.href))}">${NETWORK_LABELS[l.network]}</mj-social-element>`).join('')}</mj-social>`]);
+      return section(s, [
+        `<mj-social mode="horizontal" icon-size="24px">${links.map((l) => `<mj-social-element name="${SOCIAL_NAMES[l.network]}" href="${escapeAttr(safeHref(l.href))}">${NETWORK_LABELS[l.network]}</mj-social-element>`).join('')}</mj-social>`,
+      ]);
     }
     case 'footer':
       return section(s, [
@@ -199,7 +235,13 @@ export function toText(doc: BlockDocument): string {
     } else if (b.type === 'button') parts.push(`${b.label.trim()}: ${b.href.trim()}`);
     else if (b.type === 'columns') parts.push(inlineText(b.left), inlineText(b.right));
     else if (b.type === 'divider') parts.push('----');
-    else if (b.type === 'social') parts.push(b.links.filter((l) => l.href.trim()).map((l) => `${NETWORK_LABELS[l.network]}: ${l.href.trim()}`).join('\n'));
+    else if (b.type === 'social')
+      parts.push(
+        b.links
+          .filter((l) => l.href.trim())
+          .map((l) => `${NETWORK_LABELS[l.network]}: ${l.href.trim()}`)
+          .join('\n'),
+      );
     else if (b.type === 'footer') parts.push(`${inlineText(b.text)}\n${b.unsubscribe || 'Unsubscribe'}: {{unsubscribe_url}}`.trim());
   }
   return `${parts.filter(Boolean).join('\n\n')}\n`;
@@ -208,8 +250,17 @@ export function toText(doc: BlockDocument): string {
 // Preview values ----------------------------------------------------------------------------
 
 export const SAMPLES = {
-  ada: { label: 'Ada Lovelace (sample)', values: { first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.org', unsubscribe_url: '#unsubscribe' } as Record<string, string> },
-  blank: { label: 'A contact without a name', values: { email: 'someone@example.org', unsubscribe_url: '#unsubscribe' } as Record<string, string> },
+  ada: {
+    label: 'Ada Lovelace (sample)',
+    values: { first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.org', unsubscribe_url: '#unsubscribe' } as Record<
+      string,
+      string
+    >,
+  },
+  blank: {
+    label: 'A contact without a name',
+    values: { email: 'someone@example.org', unsubscribe_url: '#unsubscribe' } as Record<string, string>,
+  },
 };
 export type SampleKey = keyof typeof SAMPLES;
 

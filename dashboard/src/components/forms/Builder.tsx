@@ -4,7 +4,19 @@
 // position, and for the types shown over a page: when and to whom). It edits a definition
 // object handed in and back (the page keeps it, the JSON tab edits the same one).
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { BUTTON_ACTIONS, FREQUENCY_MODES, INPUT_TYPES, isInput, optionOf, type Block, type Definition, type InputBlock, type Step, type Styles, type Targeting } from '../../../../src/resources/forms/definition.ts';
+import {
+  BUTTON_ACTIONS,
+  FREQUENCY_MODES,
+  INPUT_TYPES,
+  isInput,
+  optionOf,
+  type Block,
+  type Definition,
+  type InputBlock,
+  type Step,
+  type Styles,
+  type Targeting,
+} from '../../../../src/resources/forms/definition.ts';
 import { Button, Field, Select } from '../ui';
 
 export type Draft = Definition & Record<string, unknown>;
@@ -22,13 +34,30 @@ export const BLOCK_NAMES: Record<string, string> = {
   image: 'Image',
 };
 const ACTION_NAMES: Record<string, string> = { submit: 'Submit the form', next: 'Next step', close: 'Close', go_to_url: 'Go to a URL' };
-const FREQUENCY_NAMES: Record<string, string> = { always: 'Every visit', once_per_session: 'Once per session', once: 'Once', every_n_days: 'Every few days' };
+const FREQUENCY_NAMES: Record<string, string> = {
+  always: 'Every visit',
+  once_per_session: 'Once per session',
+  once: 'Once',
+  every_n_days: 'Every few days',
+};
 const WITH_OPTIONS = ['radio', 'checkbox', 'dropdown'];
 
-const slug = (text: string) => text.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^[^a-z]+|_+$/g, '').slice(0, 64);
+const slug = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^[^a-z]+|_+$/g, '')
+    .slice(0, 64);
 
 function uniqueName(steps: Step[], wanted: string, except?: string): string {
-  const taken = new Set(steps.flatMap((s) => s.blocks.filter(isInput).filter((b) => b.id !== except).map((b) => b.name)));
+  const taken = new Set(
+    steps.flatMap((s) =>
+      s.blocks
+        .filter(isInput)
+        .filter((b) => b.id !== except)
+        .map((b) => b.name),
+    ),
+  );
   const base = wanted || 'field';
   let name = base;
   for (let i = 2; taken.has(name); i++) name = `${base}_${i}`;
@@ -72,7 +101,13 @@ interface BlockEditorProps {
 function BlockEditor({ block, index, count, steps, onChange, onMove, onRemove }: BlockEditorProps) {
   const set = (patch: Record<string, unknown>) => onChange(compact({ ...block, ...patch }) as Block);
   const text = (key: string) => (e: Event) => set({ [key]: (e.target as HTMLInputElement).value });
-  const title = isInput(block) ? block.label : block.type === 'text' ? block.content : block.type === 'button' ? block.label : block.alt || 'Image';
+  const title = isInput(block)
+    ? block.label
+    : block.type === 'text'
+      ? block.content
+      : block.type === 'button'
+        ? block.label
+        : block.alt || 'Image';
   const name = `${index + 1}. ${BLOCK_NAMES[block.type] ?? block.type}: ${String(title ?? '').slice(0, 40)}`;
   return (
     <li class="builder-block" data-block={block.id}>
@@ -113,7 +148,12 @@ function BlockEditor({ block, index, count, steps, onChange, onMove, onRemove }:
                 </Field>
               ) : null}
               <label class="check">
-                <input type="checkbox" checked={Boolean(block.required)} onChange={(e) => set({ required: (e.target as HTMLInputElement).checked || undefined })} /> Required
+                <input
+                  type="checkbox"
+                  checked={Boolean(block.required)}
+                  onChange={(e) => set({ required: (e.target as HTMLInputElement).checked || undefined })}
+                />{' '}
+                Required
               </label>
             </>
           ) : null}
@@ -122,7 +162,15 @@ function BlockEditor({ block, index, count, steps, onChange, onMove, onRemove }:
               <Field label="Text">
                 <textarea rows={2} value={block.content} onInput={text('content')} />
               </Field>
-              <Select label="Shown as" value={block.level ?? 'paragraph'} onChange={(level) => set({ level })} options={[['heading', 'Heading'], ['paragraph', 'Paragraph']]} />
+              <Select
+                label="Shown as"
+                value={block.level ?? 'paragraph'}
+                onChange={(level) => set({ level })}
+                options={[
+                  ['heading', 'Heading'],
+                  ['paragraph', 'Paragraph'],
+                ]}
+              />
             </>
           ) : null}
           {block.type === 'button' ? (
@@ -130,7 +178,12 @@ function BlockEditor({ block, index, count, steps, onChange, onMove, onRemove }:
               <Field label="Button text">
                 <input value={block.label} onInput={text('label')} />
               </Field>
-              <Select label="Action" value={block.action} onChange={(action) => set({ action, url: action === 'go_to_url' ? block.url ?? 'https://' : undefined })} options={BUTTON_ACTIONS.map((a): [string, string] => [a, ACTION_NAMES[a]])} />
+              <Select
+                label="Action"
+                value={block.action}
+                onChange={(action) => set({ action, url: action === 'go_to_url' ? (block.url ?? 'https://') : undefined })}
+                options={BUTTON_ACTIONS.map((a): [string, string] => [a, ACTION_NAMES[a]])}
+              />
               {block.action === 'go_to_url' ? (
                 <Field label="URL">
                   <input type="url" value={block.url ?? ''} onInput={text('url')} />
@@ -165,7 +218,17 @@ function BlockEditor({ block, index, count, steps, onChange, onMove, onRemove }:
   );
 }
 
-function StepEditor({ step, steps, onChange, onRemove }: { step: Step; steps: Step[]; onChange: (step: Step) => void; onRemove?: () => void }) {
+function StepEditor({
+  step,
+  steps,
+  onChange,
+  onRemove,
+}: {
+  step: Step;
+  steps: Step[];
+  onChange: (step: Step) => void;
+  onRemove?: () => void;
+}) {
   const choices = step.kind === 'form' ? [...INPUT_TYPES, 'text', 'button', 'image'] : ['text', 'button', 'image'];
   const [adding, setAdding] = useState<string>(choices[0]);
   // After a move, the focus follows the block to its new place (keyboard users keep their place).
@@ -179,11 +242,16 @@ function StepEditor({ step, steps, onChange, onRemove }: { step: Step; steps: St
     if ('removedAt' in want) {
       const rest = section.current?.querySelectorAll<HTMLElement>('.builder-block');
       const next = rest?.[Math.min(want.removedAt, rest.length - 1)];
-      (next?.querySelector<HTMLElement>('input, textarea, select') ?? section.current?.querySelector<HTMLElement>('.inline-form select'))?.focus();
+      (
+        next?.querySelector<HTMLElement>('input, textarea, select') ?? section.current?.querySelector<HTMLElement>('.inline-form select')
+      )?.focus();
       return;
     }
     const button = document.querySelector<HTMLButtonElement>(`[data-block="${want.id}"] [data-move="${want.move}"]`);
-    (button && !button.disabled ? button : document.querySelector<HTMLButtonElement>(`[data-block="${want.id}"] [data-move]:not([disabled])`))?.focus();
+    (button && !button.disabled
+      ? button
+      : document.querySelector<HTMLButtonElement>(`[data-block="${want.id}"] [data-move]:not([disabled])`)
+    )?.focus();
   });
   const blocks = step.blocks;
   const title = `${step.kind === 'form' ? 'Form step' : 'Success step'}: ${step.name ?? step.id}`;
@@ -222,7 +290,12 @@ function StepEditor({ step, steps, onChange, onRemove }: { step: Step; steps: St
         {blocks.length === 0 ? <li class="muted">No blocks: add one.</li> : null}
       </ol>
       <div class="inline-form">
-        <Select label={`New block in ${step.name ?? step.id}`} value={adding} onChange={setAdding} options={choices.map((t): [string, string] => [t, BLOCK_NAMES[t]])} />
+        <Select
+          label={`New block in ${step.name ?? step.id}`}
+          value={adding}
+          onChange={setAdding}
+          options={choices.map((t): [string, string] => [t, BLOCK_NAMES[t]])}
+        />
         <Button
           onClick={() => {
             const block = newBlock(adding, steps);
@@ -248,18 +321,36 @@ function TypeSettings({ type, draft, onChange }: { type: string; draft: Draft; o
   const setTargeting = (patch: Partial<Targeting>) => onChange({ ...draft, targeting: compact({ ...targeting, ...patch }) });
   const styleText = (key: keyof Styles, label: string, hint?: string) => (
     <Field label={label} hint={hint}>
-      <input value={String(styles[key] ?? '')} spellcheck={false} onInput={(e) => setStyles({ [key]: (e.target as HTMLInputElement).value || undefined })} />
+      <input
+        value={String(styles[key] ?? '')}
+        spellcheck={false}
+        onInput={(e) => setStyles({ [key]: (e.target as HTMLInputElement).value || undefined })}
+      />
     </Field>
   );
   const styleNumber = (key: keyof Styles, label: string, min: number, max: number) => (
     <Field label={label} hint={`${min} to ${max}; empty for the default`}>
-      <input type="number" min={min} max={max} value={String(styles[key] ?? '')} onInput={(e) => setStyles({ [key]: numberOrUndefined((e.target as HTMLInputElement).value) })} />
+      <input
+        type="number"
+        min={min}
+        max={max}
+        value={String(styles[key] ?? '')}
+        onInput={(e) => setStyles({ [key]: numberOrUndefined((e.target as HTMLInputElement).value) })}
+      />
     </Field>
   );
   const positions: Array<[string, string]> =
     type === 'banner'
-      ? [['top', 'Top'], ['bottom', 'Bottom']]
-      : [['bottom_right', 'Bottom right'], ['bottom_left', 'Bottom left'], ['top_right', 'Top right'], ['top_left', 'Top left']];
+      ? [
+          ['top', 'Top'],
+          ['bottom', 'Bottom'],
+        ]
+      : [
+          ['bottom_right', 'Bottom right'],
+          ['bottom_left', 'Bottom left'],
+          ['top_right', 'Top right'],
+          ['top_left', 'Top left'],
+        ];
   const floating = type !== 'embed';
   const pages = (key: 'include' | 'exclude') => (targeting.pages?.[key] ?? []).join('\n');
   const setPages = (key: 'include' | 'exclude', text: string) => {
@@ -283,7 +374,12 @@ function TypeSettings({ type, draft, onChange }: { type: string; draft: Draft; o
           {styleNumber('border_radius', 'Corner radius (px)', 0, 64)}
           {type !== 'banner' ? styleNumber('width', type === 'embed' ? 'Largest width (px)' : 'Width (px)', 200, 1200) : null}
           {type === 'flyout' || type === 'banner' ? (
-            <Select label="Position" value={styles.position ?? positions[0][0]} onChange={(v) => setStyles({ position: v as Styles['position'] })} options={positions} />
+            <Select
+              label="Position"
+              value={styles.position ?? positions[0][0]}
+              onChange={(v) => setStyles({ position: v as Styles['position'] })}
+              options={positions}
+            />
           ) : null}
         </div>
       </fieldset>
@@ -292,23 +388,58 @@ function TypeSettings({ type, draft, onChange }: { type: string; draft: Draft; o
           <legend>When it appears</legend>
           <div class="builder-fields">
             <Field label="Delay (seconds)" hint="0 to 3600">
-              <input type="number" min={0} max={3600} value={String(targeting.delay_seconds ?? '')} onInput={(e) => setTargeting({ delay_seconds: numberOrUndefined((e.target as HTMLInputElement).value) })} />
+              <input
+                type="number"
+                min={0}
+                max={3600}
+                value={String(targeting.delay_seconds ?? '')}
+                onInput={(e) => setTargeting({ delay_seconds: numberOrUndefined((e.target as HTMLInputElement).value) })}
+              />
             </Field>
             <Field label="After scrolling (%)" hint="0 to 100">
-              <input type="number" min={0} max={100} value={String(targeting.scroll_percent ?? '')} onInput={(e) => setTargeting({ scroll_percent: numberOrUndefined((e.target as HTMLInputElement).value) })} />
+              <input
+                type="number"
+                min={0}
+                max={100}
+                value={String(targeting.scroll_percent ?? '')}
+                onInput={(e) => setTargeting({ scroll_percent: numberOrUndefined((e.target as HTMLInputElement).value) })}
+              />
             </Field>
             <label class="check">
-              <input type="checkbox" checked={Boolean(targeting.exit_intent)} onChange={(e) => setTargeting({ exit_intent: (e.target as HTMLInputElement).checked || undefined })} /> When the visitor is about to leave
+              <input
+                type="checkbox"
+                checked={Boolean(targeting.exit_intent)}
+                onChange={(e) => setTargeting({ exit_intent: (e.target as HTMLInputElement).checked || undefined })}
+              />{' '}
+              When the visitor is about to leave
             </label>
             <Select
               label="How often"
               value={frequency.mode}
-              onChange={(mode) => setTargeting({ frequency: mode === 'always' ? undefined : { mode: mode as (typeof FREQUENCY_MODES)[number], ...(mode === 'every_n_days' ? { days: frequency.days ?? 7 } : {}) } })}
+              onChange={(mode) =>
+                setTargeting({
+                  frequency:
+                    mode === 'always'
+                      ? undefined
+                      : {
+                          mode: mode as (typeof FREQUENCY_MODES)[number],
+                          ...(mode === 'every_n_days' ? { days: frequency.days ?? 7 } : {}),
+                        },
+                })
+              }
               options={FREQUENCY_MODES.map((m): [string, string] => [m, FREQUENCY_NAMES[m]])}
             />
             {frequency.mode === 'every_n_days' ? (
               <Field label="Days between showings">
-                <input type="number" min={1} max={365} value={String(frequency.days ?? '')} onInput={(e) => setTargeting({ frequency: { mode: 'every_n_days', days: numberOrUndefined((e.target as HTMLInputElement).value) } })} />
+                <input
+                  type="number"
+                  min={1}
+                  max={365}
+                  value={String(frequency.days ?? '')}
+                  onInput={(e) =>
+                    setTargeting({ frequency: { mode: 'every_n_days', days: numberOrUndefined((e.target as HTMLInputElement).value) } })
+                  }
+                />
               </Field>
             ) : null}
             <Field label="Only on pages" hint="URL paths, one per line; * matches anything">
@@ -338,14 +469,21 @@ export function Builder({ type, draft, onChange }: { type: string; draft: Draft;
           step={step}
           steps={steps}
           onChange={(next) => setStep(step, next)}
-          onRemove={step.kind === 'form' && formSteps > 1 ? () => onChange({ ...draft, steps: steps.filter((s) => s !== step) }) : undefined}
+          onRemove={
+            step.kind === 'form' && formSteps > 1 ? () => onChange({ ...draft, steps: steps.filter((s) => s !== step) }) : undefined
+          }
         />
       ))}
       <p>
         <Button
           onClick={() => {
             const id = uniqueId(steps, 'step');
-            const step: Step = { id, name: `Step ${formSteps + 1}`, kind: 'form', blocks: [{ id: uniqueId(steps, `${id}-next`), type: 'button', label: 'Next', action: 'next' }] };
+            const step: Step = {
+              id,
+              name: `Step ${formSteps + 1}`,
+              kind: 'form',
+              blocks: [{ id: uniqueId(steps, `${id}-next`), type: 'button', label: 'Next', action: 'next' }],
+            };
             const at = steps.findIndex((s) => s.kind === 'success');
             const next = [...steps];
             next.splice(at < 0 ? next.length : at, 0, step);

@@ -65,7 +65,15 @@ export function FormPreview({ type, definition }: { type: string; definition: Pa
     <section aria-labelledby="form-preview-title" class="form-preview-section">
       <div class="toolbar">
         <h2 id="form-preview-title">Live preview</h2>
-        <Select label="Step" value={shown} onChange={(v) => setShown(v as Shown)} options={[['form', 'Form'], ['success', 'Success']]} />
+        <Select
+          label="Step"
+          value={shown}
+          onChange={(v) => setShown(v as Shown)}
+          options={[
+            ['form', 'Form'],
+            ['success', 'Success'],
+          ]}
+        />
       </div>
       <div ref={host} class={`form-preview-window ${type}`} data-form-preview={type} />
       <p class="hint">As a visitor sees it. Submitting here shows the success step and sends nothing.</p>

@@ -18,9 +18,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('next_check_at', 'bigint', (c) => c.notNull())
     .addColumn('registered_at', 'text');
   for (const record of RECORDS) {
-    table = table
-      .addColumn(`${record}_status`, 'text', (c) => c.notNull().defaultTo('pending'))
-      .addColumn(`${record}_error`, 'text');
+    table = table.addColumn(`${record}_status`, 'text', (c) => c.notNull().defaultTo('pending')).addColumn(`${record}_error`, 'text');
   }
   await table
     .addColumn('tracking_key', 'text')

@@ -88,5 +88,6 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const table of ['webhook_request_attempts', 'webhook_requests', 'webhook_outbox', 'webhooks']) await db.schema.dropTable(table).execute();
+  for (const table of ['webhook_request_attempts', 'webhook_requests', 'webhook_outbox', 'webhooks'])
+    await db.schema.dropTable(table).execute();
 }

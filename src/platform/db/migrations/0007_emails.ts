@@ -13,7 +13,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('purged_at', 'text')
     .execute();
-  await db.schema.createIndex('email_contents_created').on('email_contents').column('created_at').where(sql.ref('purged_at'), 'is', null).execute();
+  await db.schema
+    .createIndex('email_contents_created')
+    .on('email_contents')
+    .column('created_at')
+    .where(sql.ref('purged_at'), 'is', null)
+    .execute();
 
   await db.schema
     .createTable('emails')

@@ -73,7 +73,11 @@ export async function up(db: Kysely<any>): Promise<void> {
       .addColumn('updated_at', 'text', (c) => c.notNull()),
   ).execute();
   await db.schema.createIndex('subscribers_contact_audience').on('subscribers').columns(['contact_id', 'audience_id']).unique().execute();
-  await db.schema.createIndex('subscribers_audience_subscribed').on('subscribers').columns(['audience_id', 'subscribed', 'contact_id']).execute();
+  await db.schema
+    .createIndex('subscribers_audience_subscribed')
+    .on('subscribers')
+    .columns(['audience_id', 'subscribed', 'contact_id'])
+    .execute();
 
   await db.schema
     .createTable('custom_fields')
@@ -102,9 +106,14 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('expires_at', 'text', (c) => c.notNull())
     .addColumn('created_at', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('subscription_confirmations_audience').on('subscription_confirmations').columns(['audience_id', 'email']).execute();
+  await db.schema
+    .createIndex('subscription_confirmations_audience')
+    .on('subscription_confirmations')
+    .columns(['audience_id', 'email'])
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const table of ['subscription_confirmations', 'custom_fields', 'subscribers', 'audiences', 'contacts']) await db.schema.dropTable(table).execute();
+  for (const table of ['subscription_confirmations', 'custom_fields', 'subscribers', 'audiences', 'contacts'])
+    await db.schema.dropTable(table).execute();
 }

@@ -46,7 +46,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addPrimaryKeyConstraint('campaign_recipients_pk', ['campaign_id', 'contact_id'])
     .execute();
   // A batch claims the lowest pending contact ids; the delivery looks a recipient up by email.
-  await db.schema.createIndex('campaign_recipients_pending').on('campaign_recipients').columns(['campaign_id', 'status', 'contact_id']).execute();
+  await db.schema
+    .createIndex('campaign_recipients_pending')
+    .on('campaign_recipients')
+    .columns(['campaign_id', 'status', 'contact_id'])
+    .execute();
   await db.schema.createIndex('campaign_recipients_email').on('campaign_recipients').column('email_id').execute();
 }
 

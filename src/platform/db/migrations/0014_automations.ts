@@ -57,9 +57,23 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('automation_runs_event').on('automation_runs').columns(['automation_id', 'event_id', 'trigger_key']).unique().execute();
-  await db.schema.createIndex('automation_runs_active').on('automation_runs').columns(['automation_id', 'active_subject']).unique().execute();
-  await db.schema.createIndex('automation_runs_automation_created').on('automation_runs').columns(['automation_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('automation_runs_event')
+    .on('automation_runs')
+    .columns(['automation_id', 'event_id', 'trigger_key'])
+    .unique()
+    .execute();
+  await db.schema
+    .createIndex('automation_runs_active')
+    .on('automation_runs')
+    .columns(['automation_id', 'active_subject'])
+    .unique()
+    .execute();
+  await db.schema
+    .createIndex('automation_runs_automation_created')
+    .on('automation_runs')
+    .columns(['automation_id', 'created_at'])
+    .execute();
   await db.schema.createIndex('automation_runs_contact').on('automation_runs').columns(['automation_id', 'contact_id']).execute();
   await db.schema.createIndex('automation_runs_status').on('automation_runs').columns(['automation_id', 'status']).execute();
 
@@ -81,7 +95,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('automation_run_steps_visit').on('automation_run_steps').columns(['run_id', 'step_key', 'visit']).unique().execute();
+  await db.schema
+    .createIndex('automation_run_steps_visit')
+    .on('automation_run_steps')
+    .columns(['run_id', 'step_key', 'visit'])
+    .unique()
+    .execute();
   await db.schema.createIndex('automation_run_steps_stats').on('automation_run_steps').columns(['automation_id', 'step_key']).execute();
   await db.schema.createIndex('automation_run_steps_email').on('automation_run_steps').column('email_id').execute();
 
@@ -95,5 +114,6 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const table of ['automation_cooldowns', 'automation_run_steps', 'automation_runs', 'automation_triggers', 'automations']) await db.schema.dropTable(table).execute();
+  for (const table of ['automation_cooldowns', 'automation_run_steps', 'automation_runs', 'automation_triggers', 'automations'])
+    await db.schema.dropTable(table).execute();
 }

@@ -17,7 +17,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .addColumn('completed_at', 'text')
     .execute();
-  await db.schema.createIndex('email_verification_lists_workspace_created').on('email_verification_lists').columns(['workspace_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('email_verification_lists_workspace_created')
+    .on('email_verification_lists')
+    .columns(['workspace_id', 'created_at'])
+    .execute();
 
   await db.schema
     .createTable('email_verifications')
@@ -37,10 +41,23 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute();
   // A list's results in the order given; each address once per list.
-  await db.schema.createIndex('email_verifications_list_position').on('email_verifications').columns(['list_id', 'position']).unique().execute();
+  await db.schema
+    .createIndex('email_verifications_list_position')
+    .on('email_verifications')
+    .columns(['list_id', 'position'])
+    .unique()
+    .execute();
   // The worker's "what is left" and the completion count.
-  await db.schema.createIndex('email_verifications_list_status').on('email_verifications').columns(['list_id', 'status', 'position']).execute();
-  await db.schema.createIndex('email_verifications_workspace_created').on('email_verifications').columns(['workspace_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('email_verifications_list_status')
+    .on('email_verifications')
+    .columns(['list_id', 'status', 'position'])
+    .execute();
+  await db.schema
+    .createIndex('email_verifications_workspace_created')
+    .on('email_verifications')
+    .columns(['workspace_id', 'created_at'])
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -11,8 +11,18 @@ import { sql, type Kysely } from 'kysely';
 import { dialectOf } from '../database.ts';
 
 async function createIndexes(db: Kysely<any>): Promise<void> {
-  await db.schema.createIndex('campaign_recipients_pending').on('campaign_recipients').columns(['campaign_id', 'contact_id']).where(sql.ref('status'), '=', 'pending').execute();
-  await db.schema.createIndex('campaign_recipients_email').on('campaign_recipients').column('email_id').where(sql.ref('email_id'), 'is not', null).execute();
+  await db.schema
+    .createIndex('campaign_recipients_pending')
+    .on('campaign_recipients')
+    .columns(['campaign_id', 'contact_id'])
+    .where(sql.ref('status'), '=', 'pending')
+    .execute();
+  await db.schema
+    .createIndex('campaign_recipients_email')
+    .on('campaign_recipients')
+    .column('email_id')
+    .where(sql.ref('email_id'), 'is not', null)
+    .execute();
 }
 
 export async function up(db: Kysely<any>): Promise<void> {
@@ -45,6 +55,10 @@ export async function up(db: Kysely<any>): Promise<void> {
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex('campaign_recipients_pending').execute();
   await db.schema.dropIndex('campaign_recipients_email').execute();
-  await db.schema.createIndex('campaign_recipients_pending').on('campaign_recipients').columns(['campaign_id', 'status', 'contact_id']).execute();
+  await db.schema
+    .createIndex('campaign_recipients_pending')
+    .on('campaign_recipients')
+    .columns(['campaign_id', 'status', 'contact_id'])
+    .execute();
   await db.schema.createIndex('campaign_recipients_email').on('campaign_recipients').column('email_id').execute();
 }

@@ -16,7 +16,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('event_definitions_workspace_name').on('event_definitions').columns(['workspace_id', 'name']).unique().execute();
+  await db.schema
+    .createIndex('event_definitions_workspace_name')
+    .on('event_definitions')
+    .columns(['workspace_id', 'name'])
+    .unique()
+    .execute();
 
   // A contact's activity: one row per product event tied to a contact. No foreign keys: the
   // event log is append-only and a contact deleted later keeps no activity to show.

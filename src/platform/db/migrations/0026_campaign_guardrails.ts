@@ -6,7 +6,10 @@ import type { Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('campaigns').addColumn('paused_reason', 'text').execute();
-  await db.schema.alterTable('campaigns').addColumn('guardrails_overridden', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('campaigns')
+    .addColumn('guardrails_overridden', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

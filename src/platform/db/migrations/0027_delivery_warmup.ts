@@ -27,7 +27,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('retry_at', 'bigint') // deferred: when it is tried again (epoch ms)
     .addPrimaryKeyConstraint('delivery_warmup_sends_pk', ['warmup_id', 'email_id'])
     .execute();
-  await db.schema.createIndex('delivery_warmup_sends_day').on('delivery_warmup_sends').columns(['warmup_id', 'destination', 'day', 'state']).execute();
+  await db.schema
+    .createIndex('delivery_warmup_sends_day')
+    .on('delivery_warmup_sends')
+    .columns(['warmup_id', 'destination', 'day', 'state'])
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

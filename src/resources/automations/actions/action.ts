@@ -91,4 +91,10 @@ export const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v.
 export const hasPlaceholder = (v: string) => v.includes('{{');
 
 /** The principal an automation sends and forwards as (the workspace, full scope). */
-export const automationPrincipal = (workspaceId: string): Principal => ({ keyId: '', keyHash: '', workspaceId, scope: 'full', sendingDomainId: null });
+export const automationPrincipal = (workspaceId: string): Principal => ({
+  keyId: '',
+  keyHash: '',
+  workspaceId,
+  scope: 'full',
+  sendingDomainId: null,
+});

@@ -9,10 +9,15 @@ export const SUPPRESSION_TYPES = ['recipient', 'bounce', 'complaint', 'unsubscri
 
 export const addToSuppressions: ActionDefinition = {
   title: 'Add to suppressions',
-  description: 'Suppresses an address: `email`, else the run\'s email recipient or contact.',
+  description: "Suppresses an address: `email`, else the run's email recipient or contact.",
   config: Type.Object({
     email: Type.Optional(Type.String({ description: 'The address; required in the event context; placeholders allowed' })),
-    type: Type.Optional(Type.Union(SUPPRESSION_TYPES.map((t) => Type.Literal(t)), { default: 'recipient', description: 'The suppression type' })),
+    type: Type.Optional(
+      Type.Union(
+        SUPPRESSION_TYPES.map((t) => Type.Literal(t)),
+        { default: 'recipient', description: 'The suppression type' },
+      ),
+    ),
     reason: Type.Optional(Type.String({ default: 'automation', description: 'Why' })),
   }),
   branching: 'default',
@@ -26,7 +31,11 @@ export const addToSuppressions: ActionDefinition = {
     const address = config.email || scope.email?.to || contact?.email;
     if (!address) throw new StepFailure('There is no address to suppress (email).');
     try {
-      await createSuppression(ctx.db, workspaceId, { email: String(address), type: config.type ?? 'recipient', reason: config.reason ?? 'automation' });
+      await createSuppression(ctx.db, workspaceId, {
+        email: String(address),
+        type: config.type ?? 'recipient',
+        reason: config.reason ?? 'automation',
+      });
     } catch (error) {
       if (!(error instanceof ApiError && error.status === 409)) throw error;
     }

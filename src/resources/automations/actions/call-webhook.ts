@@ -22,10 +22,16 @@ export function checkableWebhookUrl(url: string): string | null {
 
 export const callWebhook: ActionDefinition = {
   title: 'Call webhook',
-  description: 'Sends one HTTP request (10 s timeout) and records the status class, timeout or network_error; a non-2xx answer does not fail the step.',
+  description:
+    'Sends one HTTP request (10 s timeout) and records the status class, timeout or network_error; a non-2xx answer does not fail the step.',
   config: Type.Object({
     url: Type.String({ minLength: 1, description: 'An http or https URL on a public address; placeholders allowed' }),
-    method: Type.Optional(Type.Union(HTTP_METHODS.map((m) => Type.Literal(m)), { default: 'POST', description: 'The HTTP method' })),
+    method: Type.Optional(
+      Type.Union(
+        HTTP_METHODS.map((m) => Type.Literal(m)),
+        { default: 'POST', description: 'The HTTP method' },
+      ),
+    ),
     headers: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Request headers' })),
     body: Type.Optional(Type.Unknown({ description: 'Text (sent as text/plain) or JSON (application/json); not sent with GET' })),
   }),
@@ -42,8 +48,10 @@ export const callWebhook: ActionDefinition = {
   check(c, { add }) {
     if (!nonEmpty(c.url)) add('url', 'The url is required.');
     else if (!hasPlaceholder(c.url) && !/^https?:\/\/[^\s]+$/i.test(c.url)) add('url', 'The url must be an http or https URL.');
-    if (c.method !== undefined && !HTTP_METHODS.includes(String(c.method).toUpperCase())) add('method', `The method must be one of ${HTTP_METHODS.join(', ')}.`);
-    if (c.headers !== undefined && (!isObject(c.headers) || Object.values(c.headers).some((v) => typeof v !== 'string'))) add('headers', 'The headers must be an object of strings.');
+    if (c.method !== undefined && !HTTP_METHODS.includes(String(c.method).toUpperCase()))
+      add('method', `The method must be one of ${HTTP_METHODS.join(', ')}.`);
+    if (c.headers !== undefined && (!isObject(c.headers) || Object.values(c.headers).some((v) => typeof v !== 'string')))
+      add('headers', 'The headers must be an object of strings.');
   },
 
   async run({ ctx, config, finish }) {
@@ -52,7 +60,8 @@ export const callWebhook: ActionDefinition = {
     let body: string | undefined;
     if (config.body !== undefined && config.body !== null && method !== 'GET') {
       body = typeof config.body === 'string' ? config.body : JSON.stringify(config.body);
-      if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = typeof config.body === 'string' ? 'text/plain' : 'application/json';
+      if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type'))
+        headers['content-type'] = typeof config.body === 'string' ? 'text/plain' : 'application/json';
     }
     let outcome: string;
     let status: number | null = null;

@@ -19,7 +19,8 @@ export const createContact: ActionDefinition = {
 
   async check(c, { context, lookups, add }) {
     if (context === 'event' && !nonEmpty(c.email)) add('email', 'The email is required in the event context.');
-    if (c.audience_id !== undefined && (!nonEmpty(c.audience_id) || !(await lookups.audienceExists(c.audience_id)))) add('audience_id', 'The audience_id must be an audience of the workspace.');
+    if (c.audience_id !== undefined && (!nonEmpty(c.audience_id) || !(await lookups.audienceExists(c.audience_id))))
+      add('audience_id', 'The audience_id must be an audience of the workspace.');
   },
 
   async run({ ctx, workspaceId, automation, config, scope, finish }) {
@@ -27,9 +28,16 @@ export const createContact: ActionDefinition = {
     if (!address) throw new StepFailure('There is no address for the contact (email).');
     const audience = config.audience_id ? await findAudience(ctx.db, workspaceId, String(config.audience_id)) : undefined;
     return finish(async (tx) => {
-      const { contact: made, created } = await findOrCreateContact(tx, workspaceId, { email: String(address), ...(config.first_name ? { first_name: String(config.first_name) } : {}) });
+      const { contact: made, created } = await findOrCreateContact(tx, workspaceId, {
+        email: String(address),
+        ...(config.first_name ? { first_name: String(config.first_name) } : {}),
+      });
       if (audience) await subscribeContact(tx, workspaceId, audience, made);
-      return { status: 'completed', outcome: created ? 'created' : 'found', data: { result: created ? 'created' : 'found', contact_id: made.id } };
+      return {
+        status: 'completed',
+        outcome: created ? 'created' : 'found',
+        data: { result: created ? 'created' : 'found', contact_id: made.id },
+      };
     });
   },
 };

@@ -41,11 +41,14 @@ export const experiment: ActionDefinition = {
     }
     const keys = new Set<string>();
     c.variants.forEach((v: any, j: number) => {
-      if (!isObject(v) || !nonEmpty(v.key) || v.key === 'default' || keys.has(v.key)) add(`variants.${j}.key`, 'Each variant needs a unique key (not default).');
+      if (!isObject(v) || !nonEmpty(v.key) || v.key === 'default' || keys.has(v.key))
+        add(`variants.${j}.key`, 'Each variant needs a unique key (not default).');
       else keys.add(v.key);
-      if (!isObject(v) || typeof v.weight !== 'number' || !(v.weight >= 0)) add(`variants.${j}.weight`, 'The weight must be a number of at least 0.');
+      if (!isObject(v) || typeof v.weight !== 'number' || !(v.weight >= 0))
+        add(`variants.${j}.weight`, 'The weight must be a number of at least 0.');
     });
-    if (c.control !== undefined && c.control !== null && !keys.has(c.control)) add('control', 'The control must be one of the variant keys.');
+    if (c.control !== undefined && c.control !== null && !keys.has(c.control))
+      add('control', 'The control must be one of the variant keys.');
   },
 
   instant: { applies: () => true, readsScope: false, decide },

@@ -5,12 +5,12 @@ import { automationPrincipal, nonEmpty, StepFailure, type ActionDefinition } fro
 
 export const forwardEmail: ActionDefinition = {
   title: 'Forward email',
-  description: 'Forwards the run\'s email (or `email_id`) to `to`, with its headers. 1 credit per email.',
+  description: "Forwards the run's email (or `email_id`) to `to`, with its headers. 1 credit per email.",
   config: Type.Object({
     to: Type.String({ minLength: 1, description: 'The address to forward to' }),
     from: Type.Optional(Type.String({ description: 'Defaults to the original sender' })),
     subject: Type.Optional(Type.String({ description: 'Defaults to "Fwd: " and the original subject' })),
-    email_id: Type.Optional(Type.String({ description: 'em_ id; defaults to the run\'s email' })),
+    email_id: Type.Optional(Type.String({ description: "em_ id; defaults to the run's email" })),
   }),
   branching: 'default',
 
@@ -30,6 +30,11 @@ export const forwardEmail: ActionDefinition = {
     });
     const body = outcome.body as { id?: string; ids?: Record<string, string>; data?: Array<{ id: string }> };
     const sentId = body.id ?? body.data?.[0]?.id ?? null;
-    return finish({ status: 'completed', outcome: 'accepted', data: { result: 'sent', outcome: 'accepted', email_oid: sentId, to: config.to }, emailId: sentId });
+    return finish({
+      status: 'completed',
+      outcome: 'accepted',
+      data: { result: 'sent', outcome: 'accepted', email_oid: sentId, to: config.to },
+      emailId: sentId,
+    });
   },
 };

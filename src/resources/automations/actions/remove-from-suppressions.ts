@@ -7,7 +7,7 @@ import { nonEmpty, StepFailure, type ActionDefinition } from './action.ts';
 
 export const removeFromSuppressions: ActionDefinition = {
   title: 'Remove from suppressions',
-  description: 'Removes an address from the suppressions: `email`, else the run\'s email recipient or contact.',
+  description: "Removes an address from the suppressions: `email`, else the run's email recipient or contact.",
   config: Type.Object({
     email: Type.Optional(Type.String({ description: 'The address; required in the event context; placeholders allowed' })),
   }),
@@ -27,6 +27,10 @@ export const removeFromSuppressions: ActionDefinition = {
       if (!(error instanceof ApiError && error.status === 404)) throw error;
       removed = false;
     }
-    return finish({ status: 'completed', outcome: removed ? 'removed' : 'not_suppressed', data: { result: removed ? 'removed' : 'not_suppressed', email: String(address).toLowerCase() } });
+    return finish({
+      status: 'completed',
+      outcome: removed ? 'removed' : 'not_suppressed',
+      data: { result: removed ? 'removed' : 'not_suppressed', email: String(address).toLowerCase() },
+    });
   },
 };

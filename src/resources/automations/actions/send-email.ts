@@ -11,8 +11,16 @@ import { automationPrincipal, hasPlaceholder, nonEmpty, StepFailure, type Action
 
 /** What bulk mail carries (docs/deliverability.md): Feedback-ID, and for a contact's mail the
  *  RFC 8058 one-click List-Unsubscribe, whose POST unsubscribes the contact from all campaigns. */
-function bulkMailHeaders(ctx: AppContext, automationId: string, workspaceId: string, fromAddress: string, contact: ContactRow | null): Record<string, string> {
-  const headers: Record<string, string> = { 'Feedback-ID': feedbackId(automationId, workspaceId, 'automation', fromAddress.slice(fromAddress.lastIndexOf('@') + 1)) };
+function bulkMailHeaders(
+  ctx: AppContext,
+  automationId: string,
+  workspaceId: string,
+  fromAddress: string,
+  contact: ContactRow | null,
+): Record<string, string> {
+  const headers: Record<string, string> = {
+    'Feedback-ID': feedbackId(automationId, workspaceId, 'automation', fromAddress.slice(fromAddress.lastIndexOf('@') + 1)),
+  };
   if (!contact) return headers;
   const url = unsubscribeUrl(ctx, automationId, contact.id);
   headers['List-Unsubscribe'] = `<${url}>`;
@@ -22,14 +30,16 @@ function bulkMailHeaders(ctx: AppContext, automationId: string, workspaceId: str
 
 export const sendEmail: ActionDefinition = {
   title: 'Send email',
-  description: 'Sends a template to the run\'s contact (contact context) or to `to`. 1 credit per email.',
+  description: "Sends a template to the run's contact (contact context) or to `to`. 1 credit per email.",
   config: Type.Object({
     type: Type.Literal('template', { description: 'Always template' }),
     template_id: Type.String({ minLength: 1, description: 'tem_ id or the alias of a published template' }),
-    from: Type.Optional(Type.String({ description: 'Defaults to the template\'s from; on a verified sending domain of the workspace' })),
-    subject: Type.Optional(Type.String({ description: 'Defaults to the template\'s subject' })),
+    from: Type.Optional(Type.String({ description: "Defaults to the template's from; on a verified sending domain of the workspace" })),
+    subject: Type.Optional(Type.String({ description: "Defaults to the template's subject" })),
     reply_to: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], { description: 'An address or an array of addresses' })),
-    to: Type.Optional(Type.String({ description: 'The recipient: required outside the contact context (where the run\'s contact is the recipient)' })),
+    to: Type.Optional(
+      Type.String({ description: "The recipient: required outside the contact context (where the run's contact is the recipient)" }),
+    ),
   }),
   branching: 'default',
 
@@ -45,7 +55,8 @@ export const sendEmail: ActionDefinition = {
     if (!nonEmpty(c.template_id)) add('template_id', 'The template_id is required.');
     else if (!hasPlaceholder(c.template_id)) {
       const templateFrom = await lookups.templateFrom(c.template_id);
-      if (templateFrom === undefined) add('template_id', 'No template version with this id and no published template with this alias exists.');
+      if (templateFrom === undefined)
+        add('template_id', 'No template version with this id and no published template with this alias exists.');
       else if (!nonEmpty(c.from)) {
         // Without its own `from`, the step sends from the template's, which must be on a verified domain too.
         const problem = templateFrom ? await lookups.fromProblem(templateFrom) : 'The template has no from address; give the step a from.';
@@ -53,13 +64,22 @@ export const sendEmail: ActionDefinition = {
       }
     }
     if (context !== 'contact' && !nonEmpty(c.to)) add('to', 'The to is required outside the contact context.');
-    for (const field of ['subject', 'to'] as const) if (c[field] !== undefined && typeof c[field] !== 'string') add(field, `The ${field} must be a string.`);
-    if (c.reply_to !== undefined && typeof c.reply_to !== 'string' && !(Array.isArray(c.reply_to) && c.reply_to.every((v: unknown) => typeof v === 'string'))) add('reply_to', 'The reply_to must be an address or an array of addresses.');
+    for (const field of ['subject', 'to'] as const)
+      if (c[field] !== undefined && typeof c[field] !== 'string') add(field, `The ${field} must be a string.`);
+    if (
+      c.reply_to !== undefined &&
+      typeof c.reply_to !== 'string' &&
+      !(Array.isArray(c.reply_to) && c.reply_to.every((v: unknown) => typeof v === 'string'))
+    )
+      add('reply_to', 'The reply_to must be an address or an array of addresses.');
   },
 
   async run({ ctx, workspaceId, automation, visit, config, scope, contact, finishIn }) {
     const to = automation.context === 'contact' ? contact?.email : config.to;
-    if (!to) throw new StepFailure(automation.context === 'contact' ? 'The run\'s contact no longer exists.' : 'The send_email step has no recipient (to).');
+    if (!to)
+      throw new StepFailure(
+        automation.context === 'contact' ? "The run's contact no longer exists." : 'The send_email step has no recipient (to).',
+      );
     const variables: Record<string, unknown> = {
       ...(scope.contact ?? {}),
       cf: scope.contact?.custom_fields ?? {},
@@ -76,7 +96,10 @@ export const sendEmail: ActionDefinition = {
       to,
       variables,
     });
-    Object.assign(request.message.headers, bulkMailHeaders(ctx, automation.id, workspaceId, request.message.from.address, automation.context === 'contact' ? contact : null));
+    Object.assign(
+      request.message.headers,
+      bulkMailHeaders(ctx, automation.id, workspaceId, request.message.from.address, automation.context === 'contact' ? contact : null),
+    );
     await acceptMessage(ctx, automationPrincipal(workspaceId), {
       ...request,
       inTransaction: async (tx, rows) => {
@@ -85,7 +108,12 @@ export const sendEmail: ActionDefinition = {
         await finishIn(tx, {
           status: 'completed',
           outcome: suppressed ? 'failed' : 'accepted',
-          data: { result: suppressed ? 'suppressed' : 'sent', outcome: suppressed ? 'suppressed' : 'accepted', email_oid: email.id, to: email.to },
+          data: {
+            result: suppressed ? 'suppressed' : 'sent',
+            outcome: suppressed ? 'suppressed' : 'accepted',
+            email_oid: email.id,
+            to: email.to,
+          },
           emailId: email.id,
         });
       },

@@ -17,7 +17,8 @@ export const wait: ActionDefinition = {
   branching: 'default',
 
   check(c, { add }) {
-    if (!Number.isInteger(c.seconds) || c.seconds < 0 || c.seconds > MAX_WAIT_SECONDS) add('seconds', `The seconds is required: a whole number from 0 to ${MAX_WAIT_SECONDS}.`);
+    if (!Number.isInteger(c.seconds) || c.seconds < 0 || c.seconds > MAX_WAIT_SECONDS)
+      add('seconds', `The seconds is required: a whole number from 0 to ${MAX_WAIT_SECONDS}.`);
   },
 
   instant: {

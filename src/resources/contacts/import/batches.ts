@@ -30,7 +30,12 @@ export interface ParsedBatch {
   lastRow: number;
 }
 
-export async function* batchesOf(source: AsyncIterable<SourceRow>, format: ImportFormat, definitions: FieldDefinitions, batchRows: number): AsyncGenerator<ParsedBatch> {
+export async function* batchesOf(
+  source: AsyncIterable<SourceRow>,
+  format: ImportFormat,
+  definitions: FieldDefinitions,
+  batchRows: number,
+): AsyncGenerator<ParsedBatch> {
   const columns = new ColumnMap();
   let checkedHeader = format === 'json';
   let rows: ImportRow[] = [];
@@ -62,8 +67,13 @@ export async function* batchesOf(source: AsyncIterable<SourceRow>, format: Impor
       lastRow = item.row;
       continue;
     }
-    const size = read.value.email.length + (read.value.first_name?.length ?? 0) + (read.value.last_name?.length ?? 0) + read.value.custom_fields.length;
-    if (inBatch.has(read.value.email) || rows.length + skipped.length >= batchRows || (rows.length > 0 && chars + size > BATCH_CHARS)) yield cut();
+    const size =
+      read.value.email.length +
+      (read.value.first_name?.length ?? 0) +
+      (read.value.last_name?.length ?? 0) +
+      read.value.custom_fields.length;
+    if (inBatch.has(read.value.email) || rows.length + skipped.length >= batchRows || (rows.length > 0 && chars + size > BATCH_CHARS))
+      yield cut();
     chars += size;
     rowsSeen++;
     rows.push(read.value);

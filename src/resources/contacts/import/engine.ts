@@ -14,7 +14,14 @@
 import type { Db, Executor } from '../../../platform/db/database.ts';
 import { nowIso } from '../../../platform/clock.ts';
 import { plainError } from '../../../platform/http/errors.ts';
-import { findAudience, takeSubscriberPlaces, workspacePlan, SUBSCRIBER_LIMITS, type AudienceRow, type SubscriberRow } from '../../audiences/index.ts';
+import {
+  findAudience,
+  takeSubscriberPlaces,
+  workspacePlan,
+  SUBSCRIBER_LIMITS,
+  type AudienceRow,
+  type SubscriberRow,
+} from '../../audiences/index.ts';
 import type { Plan } from '../../workspaces/service.ts';
 import type { ContactRow } from '../records.ts';
 import { collectGarbage } from './memory.ts';
@@ -78,11 +85,22 @@ export async function prepareImport(db: Db, workspaceId: string, audience: strin
     row = (await findAudience(db, workspaceId, audience)) ?? null;
     if (!row) throw plainError(404, 'Audience not found');
   }
-  return { workspaceId, audience: row, plan: await workspacePlan(db, workspaceId), contactIds: new AscendingIds('con'), subscriberIds: new AscendingIds('sub') };
+  return {
+    workspaceId,
+    audience: row,
+    plan: await workspacePlan(db, workspaceId),
+    contactIds: new AscendingIds('con'),
+    subscriberIds: new AscendingIds('sub'),
+  };
 }
 
 /** Writes the batches of a file (parse-worker.ts), one transaction each. */
-export async function importContacts(db: Db, target: ImportTarget, batches: AsyncIterable<ParsedBatch>, options: ImportOptions): Promise<ImportSummary> {
+export async function importContacts(
+  db: Db,
+  target: ImportTarget,
+  batches: AsyncIterable<ParsedBatch>,
+  options: ImportOptions,
+): Promise<ImportSummary> {
   const summary: ImportSummary = {
     object: 'contact_import',
     status: 'completed',
@@ -140,7 +158,10 @@ export async function importContacts(db: Db, target: ImportTarget, batches: Asyn
     options.onFailure?.();
     void iterator.return?.(undefined).catch(() => {});
     summary.status = 'failed';
-    const detail = error instanceof ImportFileError ? error.message : `row ${writing[0]?.row ?? summary.committed_rows + 1} onwards could not be written: ${(error as Error).message}`;
+    const detail =
+      error instanceof ImportFileError
+        ? error.message
+        : `row ${writing[0]?.row ?? summary.committed_rows + 1} onwards could not be written: ${(error as Error).message}`;
     summary.error = `${detail}. Rows up to ${summary.committed_rows} are committed; nothing after them was written.`;
   }
   return summary;
@@ -148,19 +169,48 @@ export async function importContacts(db: Db, target: ImportTarget, batches: Asyn
 
 function customFieldsAfter(contact: ContactRow, row: ImportRow): string {
   if (row.custom_fields === '{}') return contact.custom_fields;
-  return JSON.stringify({ ...(JSON.parse(contact.custom_fields) as Record<string, unknown>), ...(JSON.parse(row.custom_fields) as Record<string, unknown>) });
+  return JSON.stringify({
+    ...(JSON.parse(contact.custom_fields) as Record<string, unknown>),
+    ...(JSON.parse(row.custom_fields) as Record<string, unknown>),
+  });
 }
 
 const COUNTS = ['created', 'updated', 'unchanged', 'subscribed', 'already_subscribed', 'kept_unsubscribed', 'suppressed'] as const;
 type Counts = Record<(typeof COUNTS)[number], number>;
 
-async function writeBatch(tx: Executor, target: ImportTarget, rows: ImportRow[]): Promise<{ counts: Counts; refused: Array<{ row: number; email: string; reason: string }> }> {
-  const summary: Counts = { created: 0, updated: 0, unchanged: 0, subscribed: 0, already_subscribed: 0, kept_unsubscribed: 0, suppressed: 0 };
+async function writeBatch(
+  tx: Executor,
+  target: ImportTarget,
+  rows: ImportRow[],
+): Promise<{ counts: Counts; refused: Array<{ row: number; email: string; reason: string }> }> {
+  const summary: Counts = {
+    created: 0,
+    updated: 0,
+    unchanged: 0,
+    subscribed: 0,
+    already_subscribed: 0,
+    kept_unsubscribed: 0,
+    suppressed: 0,
+  };
   const refusedRows: Array<{ row: number; email: string; reason: string }> = [];
   const { workspaceId, audience } = target;
   const now = nowIso();
-  const existing = new Map((await contactsByEmail(tx, workspaceId, rows.map((r) => r.email))).map((c) => [c.email, c]));
-  const members = audience ? await membershipsIn(tx, audience.id, [...existing.values()].map((c) => c.id)) : new Map<string, number>();
+  const existing = new Map(
+    (
+      await contactsByEmail(
+        tx,
+        workspaceId,
+        rows.map((r) => r.email),
+      )
+    ).map((c) => [c.email, c]),
+  );
+  const members = audience
+    ? await membershipsIn(
+        tx,
+        audience.id,
+        [...existing.values()].map((c) => c.id),
+      )
+    : new Map<string, number>();
 
   // Places for the new members, in file order; the rows beyond the cap are skipped whole.
   let admitted = rows;
@@ -170,7 +220,12 @@ async function writeBatch(tx: Executor, target: ImportTarget, rows: ImportRow[])
     if (taken < joining.length) {
       const refused = new Set(joining.slice(taken));
       const limit = SUBSCRIBER_LIMITS[target.plan];
-      for (const r of refused) refusedRows.push({ row: r.row, email: r.email, reason: `the audience "${audience.name}" is at its plan's limit of ${limit?.toLocaleString('en-US')} subscribers` });
+      for (const r of refused)
+        refusedRows.push({
+          row: r.row,
+          email: r.email,
+          reason: `the audience "${audience.name}" is at its plan's limit of ${limit?.toLocaleString('en-US')} subscribers`,
+        });
       admitted = rows.filter((r) => !refused.has(r));
     }
   }
@@ -192,7 +247,12 @@ async function writeBatch(tx: Executor, target: ImportTarget, rows: ImportRow[])
         custom_fields: customFieldsAfter(contact, row),
         unsubscribed: row.unsubscribe ? 1 : contact.unsubscribed,
       };
-      if (next.first_name !== contact.first_name || next.last_name !== contact.last_name || next.custom_fields !== contact.custom_fields || next.unsubscribed !== contact.unsubscribed) {
+      if (
+        next.first_name !== contact.first_name ||
+        next.last_name !== contact.last_name ||
+        next.custom_fields !== contact.custom_fields ||
+        next.unsubscribed !== contact.unsubscribed
+      ) {
         next.updated_at = now;
         changedContacts.push(next);
         summary.updated++;
@@ -240,6 +300,11 @@ async function writeBatch(tx: Executor, target: ImportTarget, rows: ImportRow[])
   await writeContactRows(tx, changedContacts, true);
   await writeContactRows(tx, newContacts);
   await insertSubscriberRows(tx, newMembers);
-  summary.suppressed += await countSuppressed(tx, workspaceId, admitted.map((r) => r.email), now);
+  summary.suppressed += await countSuppressed(
+    tx,
+    workspaceId,
+    admitted.map((r) => r.email),
+    now,
+  );
   return { counts: summary, refused: refusedRows };
 }

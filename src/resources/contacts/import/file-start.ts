@@ -4,7 +4,18 @@
 // client cannot make the server pay for a worker with a file that fails on its first bytes.
 // Only what the worker would refuse anyway is refused here, with the same messages.
 import { lazyModule } from '../../../platform/lazy-module.ts';
-import { CSV_OPTIONS, MAX_HEADER_BYTES, MAX_RECORD_BYTES, MAX_COLUMNS, checkHeader, headerTooLong, tooManyColumns, ImportFileError, NOT_AN_ARRAY, type ImportFormat } from './sources.ts';
+import {
+  CSV_OPTIONS,
+  MAX_HEADER_BYTES,
+  MAX_RECORD_BYTES,
+  MAX_COLUMNS,
+  checkHeader,
+  headerTooLong,
+  tooManyColumns,
+  ImportFileError,
+  NOT_AN_ARRAY,
+  type ImportFormat,
+} from './sources.ts';
 import { ColumnMap, hasEmailColumn } from './rows.ts';
 import { NO_EMAIL_COLUMN } from './batches.ts';
 
@@ -89,7 +100,11 @@ function decided(chunks: Buffer[], format: ImportFormat, scanner: HeaderScanner)
 /** `input` read until its start is known to be good (then all of it, from the first byte, is
  *  handed to `then`), or refused with an ImportFileError. A file that ends before that is
  *  handed on whole: the parser has the last word on it. */
-export async function* checkedFileStart<T>(input: AsyncIterable<Buffer | string>, format: ImportFormat, then: (input: AsyncIterable<Buffer | string>) => AsyncIterable<T>): AsyncGenerator<T> {
+export async function* checkedFileStart<T>(
+  input: AsyncIterable<Buffer | string>,
+  format: ImportFormat,
+  then: (input: AsyncIterable<Buffer | string>) => AsyncIterable<T>,
+): AsyncGenerator<T> {
   const iterator = input[Symbol.asyncIterator]();
   const chunks: Buffer[] = [];
   let ended = false;

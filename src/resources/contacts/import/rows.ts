@@ -23,7 +23,11 @@ export interface ImportRow {
 
 export type RowResult = { ok: true; value: ImportRow } | { ok: false; row: number; email: string | null; reason: string };
 
-const canonical = (name: string) => name.trim().toLowerCase().replace(/[\s-]+/g, '_');
+const canonical = (name: string) =>
+  name
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, '_');
 const ALIASES: Record<string, string> = {
   email: 'email',
   email_address: 'email',
@@ -65,7 +69,8 @@ function asText(value: unknown): string | undefined {
 // A skipped row's listing quotes at most this much of what it held: an import keeps up to a
 // thousand of them, and a cell may hold a megabyte.
 const QUOTED_CHARS = 320;
-const quoted = (text: string | undefined | null) => (text == null ? null : text.length > QUOTED_CHARS ? `${text.slice(0, QUOTED_CHARS)}…` : text);
+const quoted = (text: string | undefined | null) =>
+  text == null ? null : text.length > QUOTED_CHARS ? `${text.slice(0, QUOTED_CHARS)}…` : text;
 
 const TRUE = new Set(['true', '1', 'yes', 'y']);
 const FALSE = new Set(['false', '0', 'no', 'n', '']);
@@ -91,7 +96,13 @@ export function readRow(source: SourceRow, columns: ColumnMap, definitions: Fiel
       case 'unsubscribed': {
         const text = typeof value === 'boolean' ? String(value) : (asText(value) ?? '').toLowerCase();
         if (TRUE.has(text)) out.unsubscribe = true;
-        else if (!FALSE.has(text)) return { ok: false, row: source.row, email: quoted(rawEmail), reason: `unsubscribed must be true or false, got "${quoted(String(value))}"` };
+        else if (!FALSE.has(text))
+          return {
+            ok: false,
+            row: source.row,
+            email: quoted(rawEmail),
+            reason: `unsubscribed must be true or false, got "${quoted(String(value))}"`,
+          };
         break;
       }
       case 'custom_fields': {
@@ -104,7 +115,8 @@ export function readRow(source: SourceRow, columns: ColumnMap, definitions: Fiel
             return { ok: false, row: source.row, email: quoted(rawEmail), reason: 'custom_fields is not a JSON object' };
           }
         }
-        if (object === null || typeof object !== 'object' || Array.isArray(object)) return { ok: false, row: source.row, email: quoted(rawEmail), reason: 'custom_fields is not a JSON object' };
+        if (object === null || typeof object !== 'object' || Array.isArray(object))
+          return { ok: false, row: source.row, email: quoted(rawEmail), reason: 'custom_fields is not a JSON object' };
         fields.push(...Object.entries(object as Record<string, unknown>));
         break;
       }
@@ -118,7 +130,13 @@ export function readRow(source: SourceRow, columns: ColumnMap, definitions: Fiel
   if (email === null) return { ok: false, row: source.row, email: quoted(rawEmail), reason: 'invalid email address' };
   out.email = email;
   if (fields.length === 0) return { ok: true, value: out };
-  if (fields.length > MAX_COLUMNS) return { ok: false, row: source.row, email, reason: `${fields.length.toLocaleString('en-US')} custom fields; a contact takes at most ${MAX_COLUMNS.toLocaleString('en-US')} from one row` };
+  if (fields.length > MAX_COLUMNS)
+    return {
+      ok: false,
+      row: source.row,
+      email,
+      reason: `${fields.length.toLocaleString('en-US')} custom fields; a contact takes at most ${MAX_COLUMNS.toLocaleString('en-US')} from one row`,
+    };
   const customFields: Record<string, unknown> = {};
   for (const [key, value] of fields) {
     const checked = checkFieldValue(definitions.get(key), key, typeof value === 'string' ? value.trim() : value);

@@ -36,7 +36,12 @@ export interface RunImportOptions {
 
 /** Imports the file `input` carries. Thrown before a byte is read: 404 for an unknown
  *  audience, 429 when the workspace or the process runs as many imports as it may. */
-export async function runImport(db: Db, workspaceId: string, input: AsyncIterable<Buffer | string>, options: RunImportOptions = {}): Promise<ImportSummary> {
+export async function runImport(
+  db: Db,
+  workspaceId: string,
+  input: AsyncIterable<Buffer | string>,
+  options: RunImportOptions = {},
+): Promise<ImportSummary> {
   const target = await prepareImport(db, workspaceId, options.audience);
   const release = takeImportSlot(workspaceId);
   try {
@@ -55,7 +60,10 @@ async function* withIdleTimeout<T>(input: AsyncIterable<T>, ms: number): AsyncGe
   for (;;) {
     let timer: NodeJS.Timeout | undefined;
     const stalled = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new ImportFileError(`The file stopped arriving: nothing came for ${Math.round(ms / 1000)} s`, 0)), ms);
+      timer = setTimeout(
+        () => reject(new ImportFileError(`The file stopped arriving: nothing came for ${Math.round(ms / 1000)} s`, 0)),
+        ms,
+      );
     });
     try {
       const next = await Promise.race([iterator.next(), stalled]);
@@ -67,7 +75,12 @@ async function* withIdleTimeout<T>(input: AsyncIterable<T>, ms: number): AsyncGe
   }
 }
 
-async function importWithin(db: Db, target: ImportTarget, input: AsyncIterable<Buffer | string>, options: RunImportOptions): Promise<ImportSummary> {
+async function importWithin(
+  db: Db,
+  target: ImportTarget,
+  input: AsyncIterable<Buffer | string>,
+  options: RunImportOptions,
+): Promise<ImportSummary> {
   const iterator = input[Symbol.asyncIterator]();
   let first: IteratorResult<Buffer | string>;
   try {
@@ -75,9 +88,21 @@ async function importWithin(db: Db, target: ImportTarget, input: AsyncIterable<B
   } catch (error) {
     if (!(error instanceof ImportFileError)) throw error;
     // Reported as every file error is: in the summary of an import that failed.
-    return importContacts(db, target, (async function* () { throw error; })(), { format: options.format ?? 'csv' });
+    return importContacts(
+      db,
+      target,
+      (async function* () {
+        throw error;
+      })(),
+      { format: options.format ?? 'csv' },
+    );
   }
-  const format = options.format ?? formatOf(options.typeHint && !/octet-stream|text\/plain/.test(options.typeHint) ? options.typeHint : undefined, first.done ? '' : first.value);
+  const format =
+    options.format ??
+    formatOf(
+      options.typeHint && !/octet-stream|text\/plain/.test(options.typeHint) ? options.typeHint : undefined,
+      first.done ? '' : first.value,
+    );
   async function* rest() {
     if (!first.done) yield first.value;
     for (;;) {
@@ -91,6 +116,8 @@ async function importWithin(db: Db, target: ImportTarget, input: AsyncIterable<B
   const stop = new AbortController();
   const batches = options.parseInThread
     ? batchesOf(format === 'json' ? jsonRows(rest()) : csvRows(Readable.from(rest())), format, definitions, batchRows)
-    : checkedFileStart(rest(), format, (checked) => parsedBatches(checked, format, definitions, batchRows, { signal: stop.signal, heapMb: options.workerHeapMb }));
+    : checkedFileStart(rest(), format, (checked) =>
+        parsedBatches(checked, format, definitions, batchRows, { signal: stop.signal, heapMb: options.workerHeapMb }),
+      );
   return importContacts(db, target, batches, { format, onBatch: options.onBatch, onFailure: () => stop.abort() });
 }

@@ -14,7 +14,11 @@ const byWorkspace = new Map<string, number>();
 let running = 0;
 
 function refusal(message: string, limit: number, current: number): ApiError {
-  return new ApiError(429, { error: 'Too many imports', message, limit, current, retry_after: RETRY_AFTER_SECONDS }, { 'retry-after': String(RETRY_AFTER_SECONDS) });
+  return new ApiError(
+    429,
+    { error: 'Too many imports', message, limit, current, retry_after: RETRY_AFTER_SECONDS },
+    { 'retry-after': String(RETRY_AFTER_SECONDS) },
+  );
 }
 
 /** Takes a place for one import of `workspaceId`, or throws the 429; call the returned
@@ -22,7 +26,11 @@ function refusal(message: string, limit: number, current: number): ApiError {
 export function takeImportSlot(workspaceId: string): () => void {
   const own = byWorkspace.get(workspaceId) ?? 0;
   if (own >= IMPORTS_PER_WORKSPACE) {
-    throw refusal(`An import into this workspace is already running; a workspace runs ${IMPORTS_PER_WORKSPACE} at a time. Retry when it has finished.`, IMPORTS_PER_WORKSPACE, own);
+    throw refusal(
+      `An import into this workspace is already running; a workspace runs ${IMPORTS_PER_WORKSPACE} at a time. Retry when it has finished.`,
+      IMPORTS_PER_WORKSPACE,
+      own,
+    );
   }
   if (running >= IMPORTS_PER_PROCESS) {
     throw refusal(`The server is running ${running} imports, as many as it runs at once. Retry in a moment.`, IMPORTS_PER_PROCESS, running);

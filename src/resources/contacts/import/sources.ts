@@ -34,7 +34,12 @@ export function formatOf(contentTypeOrName: string | undefined, firstChunk?: Buf
   const hint = (contentTypeOrName ?? '').toLowerCase();
   if (/json/.test(hint)) return 'json';
   if (/csv|comma-separated/.test(hint)) return 'csv';
-  const start = firstChunk === undefined ? '' : String(firstChunk).replace(/^\uFEFF/, '').trimStart();
+  const start =
+    firstChunk === undefined
+      ? ''
+      : String(firstChunk)
+          .replace(/^\uFEFF/, '')
+          .trimStart();
   return start.startsWith('[') ? 'json' : 'csv';
 }
 
@@ -74,7 +79,10 @@ export async function* csvRows(input: Readable): AsyncGenerator<SourceRow> {
     // csv-parse says where it stopped: the record (from 1, the header included) and the line.
     const { records, lines } = error as { records?: number; lines?: number };
     const at = typeof records === 'number' ? records + 1 : row + 1;
-    throw new ImportFileError(`The CSV could not be read at row ${at}${typeof lines === 'number' ? ` (line ${lines})` : ''}: ${(error as Error).message}`, at);
+    throw new ImportFileError(
+      `The CSV could not be read at row ${at}${typeof lines === 'number' ? ` (line ${lines})` : ''}: ${(error as Error).message}`,
+      at,
+    );
   }
   if (!header) throw new ImportFileError('The file is empty: a CSV import needs a header row naming its columns (at least email)', 1);
 }
@@ -93,7 +101,11 @@ export const tooManyColumns = (columns?: number) =>
     1,
   );
 
-export const headerTooLong = () => new ImportFileError(`The CSV could not be read at row 1: its header row is longer than ${MAX_HEADER_BYTES.toLocaleString('en-US')} bytes`, 1);
+export const headerTooLong = () =>
+  new ImportFileError(
+    `The CSV could not be read at row 1: its header row is longer than ${MAX_HEADER_BYTES.toLocaleString('en-US')} bytes`,
+    1,
+  );
 
 const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
 
@@ -117,7 +129,12 @@ export async function* jsonRows(input: AsyncIterable<Buffer | string>): AsyncGen
     }
     if (value === null || typeof value !== 'object' || Array.isArray(value)) return { row, values: null, problem: 'not an object' };
     const fields = Object.keys(value).length;
-    if (fields > MAX_COLUMNS) return { row, values: null, problem: `has ${fields.toLocaleString('en-US')} fields; at most ${MAX_COLUMNS.toLocaleString('en-US')} are taken` };
+    if (fields > MAX_COLUMNS)
+      return {
+        row,
+        values: null,
+        problem: `has ${fields.toLocaleString('en-US')} fields; at most ${MAX_COLUMNS.toLocaleString('en-US')} are taken`,
+      };
     return { row, values: value as Record<string, unknown> };
   };
   // A character split between two chunks is joined before scanning.

@@ -22,7 +22,13 @@ export interface ParseThreadOptions {
   heapMb?: number;
 }
 
-export async function* parsedBatches(input: AsyncIterable<Buffer | string>, format: ImportFormat, definitions: FieldDefinitions, batchRows: number, options: ParseThreadOptions = {}): AsyncGenerator<ParsedBatch> {
+export async function* parsedBatches(
+  input: AsyncIterable<Buffer | string>,
+  format: ImportFormat,
+  definitions: FieldDefinitions,
+  batchRows: number,
+  options: ParseThreadOptions = {},
+): AsyncGenerator<ParsedBatch> {
   const { signal } = options;
   const heapMb = options.heapMb ?? WORKER_HEAP_MB;
   const worker = new Worker(WORKER, {
@@ -60,7 +66,10 @@ export async function* parsedBatches(input: AsyncIterable<Buffer | string>, form
   worker.on('error', (error: Error & { code?: string }) => {
     failure =
       error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-        ? new ImportFileError(`Reading the file took more than the ${heapMb} MB of memory an import may use; split it into smaller files or leave out columns it does not need`, 0)
+        ? new ImportFileError(
+            `Reading the file took more than the ${heapMb} MB of memory an import may use; split it into smaller files or leave out columns it does not need`,
+            0,
+          )
         : error;
     wake?.();
   });

@@ -15,11 +15,32 @@ import { dialectOf } from '../../../platform/db/database.ts';
 import type { ContactRow } from '../records.ts';
 import type { SubscriberRow } from '../../audiences/index.ts';
 
-const CONTACT_COLUMNS = ['id', 'workspace_id', 'email', 'first_name', 'last_name', 'custom_fields', 'unsubscribed', 'created_at', 'updated_at'] as const;
-const SUBSCRIBER_COLUMNS = ['id', 'workspace_id', 'audience_id', 'contact_id', 'subscribed', 'subscribed_at', 'unsubscribed_at', 'created_at', 'updated_at'] as const;
+const CONTACT_COLUMNS = [
+  'id',
+  'workspace_id',
+  'email',
+  'first_name',
+  'last_name',
+  'custom_fields',
+  'unsubscribed',
+  'created_at',
+  'updated_at',
+] as const;
+const SUBSCRIBER_COLUMNS = [
+  'id',
+  'workspace_id',
+  'audience_id',
+  'contact_id',
+  'subscribed',
+  'subscribed_at',
+  'unsubscribed_at',
+  'created_at',
+  'updated_at',
+] as const;
 // SQLite binds at most 32,766 parameters per statement.
 const SQLITE_ROWS_PER_STATEMENT = 500;
-const CONTACT_UPSERT = ' on conflict (id) do update set first_name = excluded.first_name, last_name = excluded.last_name, custom_fields = excluded.custom_fields, unsubscribed = excluded.unsubscribed, updated_at = excluded.updated_at';
+const CONTACT_UPSERT =
+  ' on conflict (id) do update set first_name = excluded.first_name, last_name = excluded.last_name, custom_fields = excluded.custom_fields, unsubscribed = excluded.unsubscribed, updated_at = excluded.updated_at';
 
 const statements = new Map<string, string>();
 function sqliteInsert(table: string, columns: readonly string[], rows: number, suffix: string): string {
@@ -33,7 +54,13 @@ function sqliteInsert(table: string, columns: readonly string[], rows: number, s
   return text;
 }
 
-async function sqliteInsertRows<R extends Record<string, unknown>>(tx: Executor, table: string, columns: readonly (keyof R & string)[], rows: readonly R[], suffix = ''): Promise<void> {
+async function sqliteInsertRows<R extends Record<string, unknown>>(
+  tx: Executor,
+  table: string,
+  columns: readonly (keyof R & string)[],
+  rows: readonly R[],
+  suffix = '',
+): Promise<void> {
   for (let i = 0; i < rows.length; i += SQLITE_ROWS_PER_STATEMENT) {
     const end = Math.min(rows.length, i + SQLITE_ROWS_PER_STATEMENT);
     const params: unknown[] = new Array((end - i) * columns.length);
@@ -55,7 +82,17 @@ export async function writeContactRows(tx: Executor, rows: readonly ContactRow[]
       `insert into contacts (${CONTACT_COLUMNS.join(',')})
        select u.id, $1, u.email, u.first_name, u.last_name, u.custom_fields, u.unsubscribed, u.created_at, u.updated_at
        from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[], $9::text[]) as u(id, email, first_name, last_name, custom_fields, unsubscribed, created_at, updated_at)${suffix}`,
-      [rows[0].workspace_id, column(rows, 'id'), column(rows, 'email'), column(rows, 'first_name'), column(rows, 'last_name'), column(rows, 'custom_fields'), column(rows, 'unsubscribed'), column(rows, 'created_at'), column(rows, 'updated_at')],
+      [
+        rows[0].workspace_id,
+        column(rows, 'id'),
+        column(rows, 'email'),
+        column(rows, 'first_name'),
+        column(rows, 'last_name'),
+        column(rows, 'custom_fields'),
+        column(rows, 'unsubscribed'),
+        column(rows, 'created_at'),
+        column(rows, 'updated_at'),
+      ],
     ),
   );
 }
@@ -88,7 +125,10 @@ export async function contactsByEmail(tx: Executor, workspaceId: string, emails:
   const query =
     dialectOf(tx) === 'postgres'
       ? CompiledQuery.raw('select * from contacts where workspace_id = $1 and email = any($2::text[])', [workspaceId, emails])
-      : CompiledQuery.raw('select c.* from json_each(?) as k cross join contacts as c where c.workspace_id = ? and c.email = k.value', [JSON.stringify(emails), workspaceId]);
+      : CompiledQuery.raw('select c.* from json_each(?) as k cross join contacts as c where c.workspace_id = ? and c.email = k.value', [
+          JSON.stringify(emails),
+          workspaceId,
+        ]);
   return (await tx.executeQuery<ContactRow>(query)).rows;
 }
 
@@ -98,9 +138,16 @@ export async function membershipsIn(tx: Executor, audienceId: string, contactIds
   if (contactIds.length === 0) return out;
   const query =
     dialectOf(tx) === 'postgres'
-      ? CompiledQuery.raw('select contact_id, subscribed from subscribers where audience_id = $1 and contact_id = any($2::text[])', [audienceId, contactIds])
-      : CompiledQuery.raw('select s.contact_id, s.subscribed from json_each(?) as k cross join subscribers as s where s.contact_id = k.value and s.audience_id = ?', [JSON.stringify(contactIds), audienceId]);
-  for (const row of (await tx.executeQuery<{ contact_id: string; subscribed: number }>(query)).rows) out.set(row.contact_id, Number(row.subscribed));
+      ? CompiledQuery.raw('select contact_id, subscribed from subscribers where audience_id = $1 and contact_id = any($2::text[])', [
+          audienceId,
+          contactIds,
+        ])
+      : CompiledQuery.raw(
+          'select s.contact_id, s.subscribed from json_each(?) as k cross join subscribers as s where s.contact_id = k.value and s.audience_id = ?',
+          [JSON.stringify(contactIds), audienceId],
+        );
+  for (const row of (await tx.executeQuery<{ contact_id: string; subscribed: number }>(query)).rows)
+    out.set(row.contact_id, Number(row.subscribed));
   return out;
 }
 
@@ -109,7 +156,10 @@ export async function countSuppressed(tx: Executor, workspaceId: string, emails:
   if (emails.length === 0) return 0;
   const query =
     dialectOf(tx) === 'postgres'
-      ? CompiledQuery.raw('select count(distinct email) as n from suppressions where workspace_id = $1 and email = any($2::text[]) and (keep_until is null or keep_until > $3)', [workspaceId, emails, now])
+      ? CompiledQuery.raw(
+          'select count(distinct email) as n from suppressions where workspace_id = $1 and email = any($2::text[]) and (keep_until is null or keep_until > $3)',
+          [workspaceId, emails, now],
+        )
       : CompiledQuery.raw(
           'select count(distinct s.email) as n from json_each(?) as k cross join suppressions as s where s.workspace_id = ? and s.email = k.value and (s.keep_until is null or s.keep_until > ?)',
           [JSON.stringify(emails), workspaceId, now],

@@ -35,7 +35,6 @@ export interface BuildSpan {
 
 export type BuiltMessage = OutgoingMessage & { span?: BuildSpan };
 
-
 export interface BuildResult {
   id: number;
   error?: string;
@@ -113,7 +112,14 @@ export class BuildPool {
   }
 
   /** Copies only what a build reads of the row to the thread (structured cloning costs per field). */
-  async build(email: EmailRow, storedJson: string, domain: SendingDomain, secrets: BuildSecrets, personal: Personalization | null = null, traceparent?: string): Promise<BuiltMessage> {
+  async build(
+    email: EmailRow,
+    storedJson: string,
+    domain: SendingDomain,
+    secrets: BuildSecrets,
+    personal: Personalization | null = null,
+    traceparent?: string,
+  ): Promise<BuiltMessage> {
     const source = await bundledWorker();
     if (this.closed) throw new Error('the build pool is closed');
     const slot = this.leastBusy(source);
@@ -130,7 +136,17 @@ export class BuildPool {
       slot.pending.set(id, { resolve, reject });
       slot.worker.ref();
       const { id: emailId, from, subject, message_id, created_at, scheduled_at, track_loads, track_clicks, content_id } = email;
-      const buildEmail: BuildEmail = { id: emailId, from, subject, message_id, created_at, scheduled_at, track_loads, track_clicks, content_id };
+      const buildEmail: BuildEmail = {
+        id: emailId,
+        from,
+        subject,
+        message_id,
+        created_at,
+        scheduled_at,
+        track_loads,
+        track_clicks,
+        content_id,
+      };
       const task: BuildTask = { id, email: buildEmail, storedJson, contextId, context, personal };
       if (traceparent) task.traceparent = traceparent;
       slot.outbox.push(task);
@@ -164,7 +180,13 @@ export class BuildPool {
         if (!pending) continue;
         slot.pending.delete(result.id);
         if (result.error !== undefined) pending.reject(result.retryable ? new Error(result.error) : new BuildError(result.error));
-        else pending.resolve({ envelopeFrom: result.envelopeFrom!, raw: Buffer.from(result.raw!), tracked: result.tracked ?? null, span: result.span });
+        else
+          pending.resolve({
+            envelopeFrom: result.envelopeFrom!,
+            raw: Buffer.from(result.raw!),
+            tracked: result.tracked ?? null,
+            span: result.span,
+          });
       }
       if (slot.pending.size === 0) worker.unref();
     });

@@ -14,7 +14,18 @@
 // What it cannot cover: a journal lives on its machine. When a machine dies (or its disk is
 // lost), the deliveries whose 250 was read but not committed run again on another worker once
 // their lease ends. On SQLite (synchronous=NORMAL) a power loss can also drop the last commits.
-import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { DeliveryOutcome } from '../../../mail/smtp-delivery.ts';

@@ -19,14 +19,23 @@ export interface OutgoingMessage {
 }
 
 /** The fields of an email a build reads (all a build thread is sent of the row). */
-export type BuildEmail = Pick<EmailRow, 'id' | 'from' | 'subject' | 'message_id' | 'created_at' | 'scheduled_at' | 'track_loads' | 'track_clicks' | 'content_id'>;
+export type BuildEmail = Pick<
+  EmailRow,
+  'id' | 'from' | 'subject' | 'message_id' | 'created_at' | 'scheduled_at' | 'track_loads' | 'track_clicks' | 'content_id'
+>;
 
 export interface BuildSecrets {
   verpSecret: Buffer;
   trackingSecret: Buffer;
 }
 
-export async function buildOutgoingMessage(email: BuildEmail, given: StoredMessage, domain: SendingDomain, secrets: BuildSecrets, personal: Personalization | null = null): Promise<OutgoingMessage> {
+export async function buildOutgoingMessage(
+  email: BuildEmail,
+  given: StoredMessage,
+  domain: SendingDomain,
+  secrets: BuildSecrets,
+  personal: Personalization | null = null,
+): Promise<OutgoingMessage> {
   const stored = personal ? personalizeMessage(email, given, personal) : given;
   let html = stored.html;
   let tracked: TrackedHtml | null = null;

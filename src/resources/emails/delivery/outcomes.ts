@@ -84,11 +84,23 @@ async function insertAttempts(tx: Executor, attempts: Array<{ emailId: string; a
 
 /** The documented reason of an attempt (the delivery client sets it; older callers may not). The
  *  command answered matters: "user unknown" after DATA is the recipient's filter, at MAIL FROM our sender. */
-export function reasonOf(attempt: Pick<HostAttempt, 'code' | 'enhancedCode' | 'response' | 'reason' | 'command'>): { reason: BounceReason; hard: boolean; aboutRecipient: boolean } {
-  const classified = classifyReason({ status: attempt.enhancedCode ?? (attempt.code !== null ? String(attempt.code) : null), diagnostic: attempt.response, command: attempt.command ?? null });
+export function reasonOf(attempt: Pick<HostAttempt, 'code' | 'enhancedCode' | 'response' | 'reason' | 'command'>): {
+  reason: BounceReason;
+  hard: boolean;
+  aboutRecipient: boolean;
+} {
+  const classified = classifyReason({
+    status: attempt.enhancedCode ?? (attempt.code !== null ? String(attempt.code) : null),
+    diagnostic: attempt.response,
+    command: attempt.command ?? null,
+  });
   if (!attempt.reason || attempt.reason === classified.reason) return classified;
   const entry = BOUNCE_REASONS[attempt.reason];
-  return { reason: attempt.reason, hard: entry.hard && Boolean(attempt.enhancedCode?.startsWith('5') || (attempt.code ?? 0) >= 500), aboutRecipient: entry.aboutRecipient };
+  return {
+    reason: attempt.reason,
+    hard: entry.hard && Boolean(attempt.enhancedCode?.startsWith('5') || (attempt.code ?? 0) >= 500),
+    aboutRecipient: entry.aboutRecipient,
+  };
 }
 
 const bounceType = (hard: boolean) => (hard ? 'hard' : 'soft');
@@ -96,7 +108,8 @@ const bounceType = (hard: boolean) => (hard ? 'hard' : 'soft');
 const attemptsOf = (emailId: string, outcome: DeliveryOutcome) => outcome.attempts.map((attempt) => ({ emailId, attempt }));
 
 function describe(outcome: Pick<HostAttempt, 'code' | 'response' | 'mxHost'>): string {
-  const text = outcome.code !== null && !outcome.response.startsWith(String(outcome.code)) ? `${outcome.code} ${outcome.response}` : outcome.response;
+  const text =
+    outcome.code !== null && !outcome.response.startsWith(String(outcome.code)) ? `${outcome.code} ${outcome.response}` : outcome.response;
   return (outcome.mxHost ? `${outcome.mxHost}: ${text}` : text).slice(0, 1000);
 }
 
@@ -166,7 +179,10 @@ async function flushDelivered(db: Db, queue: { items: DeliveredItem[]; flushing:
 
 /** The batch's attempts, status changes and events, and its jobs completed: whether each moved. */
 async function recordDeliveredBatch(tx: Executor, batch: DeliveredItem[]): Promise<boolean[]> {
-  await insertAttempts(tx, batch.flatMap((item) => attemptsOf(item.emailId, item.outcome)));
+  await insertAttempts(
+    tx,
+    batch.flatMap((item) => attemptsOf(item.emailId, item.outcome)),
+  );
   const results = batch.length === 1 ? [await markDelivered(tx, batch[0].emailId, batch[0].outcome)] : await markAllDelivered(tx, batch);
   await completeDeliverJobs(tx, batch);
   return results;
@@ -220,11 +236,18 @@ async function deliveredOneByOne(tx: Executor, batch: DeliveredItem[], at: strin
 
 // PostgreSQL: one UPDATE for the batch, one round trip.
 function deliveredInOneUpdate(tx: Executor, batch: DeliveredItem[], at: string): Promise<EmailEventRow[]> {
-  const detail = sql<string>`case ${sql.ref('id')} ${sql.join(batch.map((item) => sql`when ${item.emailId} then ${describe(item.outcome)}`), sql` `)} end`;
+  const detail = sql<string>`case ${sql.ref('id')} ${sql.join(
+    batch.map((item) => sql`when ${item.emailId} then ${describe(item.outcome)}`),
+    sql` `,
+  )} end`;
   return tx
     .updateTable('emails')
     .set({ status: 'delivered', delivered_at: at, status_detail: detail, bounce_reason: null, bounce_type: null, updated_at: at })
-    .where('id', 'in', batch.map((item) => item.emailId))
+    .where(
+      'id',
+      'in',
+      batch.map((item) => item.emailId),
+    )
     .where('type', '=', 'outbound')
     .where('status', 'in', DELIVERABLE)
     .returning(EMAIL_EVENT_COLUMNS)
@@ -242,7 +265,12 @@ export async function recordAttempted(db: Db, emailId: string, outcome: Delivery
   return db.transaction().execute(async (tx) => {
     await insertAttempts(tx, attemptsOf(emailId, outcome));
     const { reason } = reasonOf(outcome);
-    const row = await transition(tx, emailId, SENDABLE_STATUSES, { status: 'attempted', status_detail: describe(outcome), bounce_reason: reason, bounce_type: 'soft' });
+    const row = await transition(tx, emailId, SENDABLE_STATUSES, {
+      status: 'attempted',
+      status_detail: describe(outcome),
+      bounce_reason: reason,
+      bounce_type: 'soft',
+    });
     if (row) {
       await emitStatus(tx, row, {
         smtp_code: outcome.code,
@@ -279,7 +307,12 @@ export async function recordBouncedAtDelivery(db: Db, emailId: string, outcome: 
 async function bounceAtDelivery(tx: Executor, emailId: string, outcome: DeliveryOutcome): Promise<boolean> {
   const reason = describe(outcome);
   const classified = reasonOf(outcome);
-  const row = await transition(tx, emailId, SENDABLE_STATUSES, { status: 'bounced', status_detail: reason, bounce_reason: classified.reason, bounce_type: bounceType(classified.hard) });
+  const row = await transition(tx, emailId, SENDABLE_STATUSES, {
+    status: 'bounced',
+    status_detail: reason,
+    bounce_reason: classified.reason,
+    bounce_type: bounceType(classified.hard),
+  });
   if (!row) return false;
   // Only reasons about the recipient suppress it (a too-large or spam-rejected message does not).
   if (suppressesRecipient(classified)) await addAutomaticSuppression(tx, row.workspace_id, row.to, 'bounce', reason);
@@ -290,7 +323,13 @@ async function bounceAtDelivery(tx: Executor, emailId: string, outcome: Delivery
 /** An outcome read before a crash (journal.ts), recorded as the worker would have: the status,
  *  its event, its attempt rows and the job's completion, in one transaction. Applying it again
  *  changes nothing (the status moved already; attempts are written only with the move). */
-export async function applyJournaledOutcome(db: Db, emailId: string, outcome: DeliveryOutcome, answeredAt: string, job: JobToComplete | null): Promise<boolean> {
+export async function applyJournaledOutcome(
+  db: Db,
+  emailId: string,
+  outcome: DeliveryOutcome,
+  answeredAt: string,
+  job: JobToComplete | null,
+): Promise<boolean> {
   return db.transaction().execute(async (tx) => {
     let moved = false;
     if (outcome.kind === 'delivered') {
@@ -329,7 +368,12 @@ export async function applyBounce(db: Db, emailId: string, input: BounceInput): 
   const applied = await db.transaction().execute(async (tx) => {
     const reason = input.bounceReason ?? classifyReason({ status: input.status, diagnostic: input.diagnostic ?? input.reason }).reason;
     const hard = input.hard && BOUNCE_REASONS[reason].hard;
-    const row = await transition(tx, emailId, BOUNCEABLE, { status: 'bounced', status_detail: detail, bounce_reason: reason, bounce_type: bounceType(hard) });
+    const row = await transition(tx, emailId, BOUNCEABLE, {
+      status: 'bounced',
+      status_detail: detail,
+      bounce_reason: reason,
+      bounce_type: bounceType(hard),
+    });
     if (!row) return false;
     if (suppressesRecipient({ reason, hard, aboutRecipient: BOUNCE_REASONS[reason].aboutRecipient })) {
       await addAutomaticSuppression(tx, row.workspace_id, row.to, 'bounce', detail);
@@ -351,7 +395,12 @@ export interface ComplaintInput {
 export async function applyComplaint(db: Db, emailId: string, input: ComplaintInput): Promise<boolean> {
   const detail = (input.reason || `Complaint${input.feedbackType ? ` (${input.feedbackType})` : ''}`).slice(0, 1000);
   const applied = await db.transaction().execute(async (tx) => {
-    const row = await transition(tx, emailId, COMPLAINABLE, { status: 'complained', status_detail: detail, bounce_reason: 'complaint', bounce_type: 'soft' });
+    const row = await transition(tx, emailId, COMPLAINABLE, {
+      status: 'complained',
+      status_detail: detail,
+      bounce_reason: 'complaint',
+      bounce_type: 'soft',
+    });
     if (!row) return false;
     await addAutomaticSuppression(tx, row.workspace_id, row.to, 'complaint', detail);
     await emitStatus(tx, row);

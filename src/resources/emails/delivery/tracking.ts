@@ -120,5 +120,9 @@ export async function storeTrackingLinks(db: Executor, email: { id: string; work
     ...(tracked.pixelToken ? [{ kind: 'open', token: tracked.pixelToken, url: null }] : []),
   ].map((row) => ({ id: newId('link'), email_id: email.id, workspace_id: email.workspace_id, created_at: now, ...row }));
   if (rows.length === 0) return;
-  await db.insertInto('tracking_links').values(rows).onConflict((oc) => oc.column('token').doNothing()).execute();
+  await db
+    .insertInto('tracking_links')
+    .values(rows)
+    .onConflict((oc) => oc.column('token').doNothing())
+    .execute();
 }

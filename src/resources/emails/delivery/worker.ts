@@ -25,7 +25,14 @@ import { ByteBudget } from './byte-budget.ts';
 import { EmailReader, type EmailWithContent } from './email-reader.ts';
 import { deriveTrackingSecret, storeTrackingLinks } from './tracking.ts';
 import { personalizationFor } from './personalize.ts';
-import { applyJournaledOutcome, recordAttempted, recordBouncedAtDelivery, recordDelivered, recordFailed, SENDABLE_STATUSES } from './outcomes.ts';
+import {
+  applyJournaledOutcome,
+  recordAttempted,
+  recordBouncedAtDelivery,
+  recordDelivered,
+  recordFailed,
+  SENDABLE_STATUSES,
+} from './outcomes.ts';
 import { OutcomeJournal } from './journal.ts';
 import { destinationOf, feedbackOf, parseShapingOverrides, TrafficShaper, type Priority } from '../../../mail/shaping.ts';
 import { activeHolds, holdFor, HOLD_RECHECK_MS, saveDestinationStates } from '../../delivery-queue/service.ts';
@@ -154,7 +161,13 @@ export class DeliveryWorker {
     // Answered already in this process, its commit failed (the database was away): record it, never send again.
     const journaled = this.journal.pendingFor(email.id);
     if (journaled) {
-      await applyJournaledOutcome(this.db, email.id, journaled.outcome, journaled.at, job.lockedBy ? { id: job.id, lockedBy: job.lockedBy } : null);
+      await applyJournaledOutcome(
+        this.db,
+        email.id,
+        journaled.outcome,
+        journaled.at,
+        job.lockedBy ? { id: job.id, lockedBy: job.lockedBy } : null,
+      );
       this.journal.committed(email.id);
       return job.lockedBy ? JOB_COMPLETED : undefined;
     }
@@ -178,7 +191,13 @@ export class DeliveryWorker {
     }
 
     // Over today's warm-up cap: deferred to a later day (not an attempt).
-    const warm = await this.warmup.admit({ emailId: email.id, domain: domain.name, sources: [], priority: priorityOf(email.source), destination: () => this.delivery().destinationKeyOf(email.to) });
+    const warm = await this.warmup.admit({
+      emailId: email.id,
+      domain: domain.name,
+      sources: [],
+      priority: priorityOf(email.source),
+      destination: () => this.delivery().destinationKeyOf(email.to),
+    });
     if (warm && 'deferUntil' in warm) throw new RetryJobAt(warm.deferUntil, warm.reason);
     const release = await this.inFlight.acquire(message.length);
     const ticket = warm?.ticket ?? null;
@@ -191,11 +210,24 @@ export class DeliveryWorker {
     }
   }
 
-  private async send(job: Job<DeliverPayload>, email: Omit<EmailWithContent, 'content_message' | 'content_purged_at'>, message: string, domain: SendingDomain, warm: WarmupTicket | null): Promise<void | typeof JOB_COMPLETED> {
+  private async send(
+    job: Job<DeliverPayload>,
+    email: Omit<EmailWithContent, 'content_message' | 'content_purged_at'>,
+    message: string,
+    domain: SendingDomain,
+    warm: WarmupTicket | null,
+  ): Promise<void | typeof JOB_COMPLETED> {
     let outgoing;
     try {
       const personal = await personalizationFor(this.db, email);
-      outgoing = await this.builder.build(email, message, domain, { verpSecret: this.ctx.verpSecret, trackingSecret: this.trackingSecret }, personal, currentTraceparent());
+      outgoing = await this.builder.build(
+        email,
+        message,
+        domain,
+        { verpSecret: this.ctx.verpSecret, trackingSecret: this.trackingSecret },
+        personal,
+        currentTraceparent(),
+      );
     } catch (error) {
       if (!(error instanceof BuildError)) throw error; // the build worker died: try again later
       // A message that cannot be composed or signed will not get better by waiting.
@@ -204,7 +236,11 @@ export class DeliveryWorker {
       return;
     }
     if (outgoing.span) {
-      recordSpan('email.build', outgoing.span.traceparent, outgoing.span.startMs, outgoing.span.endMs, { [EMAIL_ID]: email.id, 'postlane.message_bytes': outgoing.raw.length, 'postlane.dkim_domain': domain.name });
+      recordSpan('email.build', outgoing.span.traceparent, outgoing.span.startMs, outgoing.span.endMs, {
+        [EMAIL_ID]: email.id,
+        'postlane.message_bytes': outgoing.raw.length,
+        'postlane.dkim_domain': domain.name,
+      });
     }
     if (outgoing.tracked) await storeTrackingLinks(this.db, email, outgoing.tracked);
 
@@ -218,8 +254,13 @@ export class DeliveryWorker {
     // No slot at the destination in time: not an attempt, just later (the queue waits its turn).
     if (outcome.deferredUntilMs !== undefined) throw new RetryJobAt(outcome.deferredUntilMs, outcome.response);
     if (metricsEnabled()) {
-      const destination = outcome.mxHost ? destinationOf(outcome.mxHost).provider ?? 'other' : 'other';
-      observeDelivery(outcome.kind === 'delivered' ? 'delivered' : outcome.kind === 'permanent' ? 'bounced' : 'deferred', destination, outcome.tls, feedbackOf(outcome));
+      const destination = outcome.mxHost ? (destinationOf(outcome.mxHost).provider ?? 'other') : 'other';
+      observeDelivery(
+        outcome.kind === 'delivered' ? 'delivered' : outcome.kind === 'permanent' ? 'bounced' : 'deferred',
+        destination,
+        outcome.tls,
+        feedbackOf(outcome),
+      );
     }
     const lockedBy = job.lockedBy;
     const held = lockedBy ? { id: job.id, lockedBy } : undefined;
@@ -266,12 +307,21 @@ export class DeliveryWorker {
     }
   }
 
-  private async temporaryFailure(job: Job, email: { id: string; created_at: string; scheduled_at: string | null }, outcome: DeliveryOutcome): Promise<void> {
+  private async temporaryFailure(
+    job: Job,
+    email: { id: string; created_at: string; scheduled_at: string | null },
+    outcome: DeliveryOutcome,
+  ): Promise<void> {
     const now = nowMs();
     const deadline = retryDeadlineMs(email, this.ctx.config.deliveryRetryWindowHours);
     if (now >= deadline) {
       const hours = this.ctx.config.deliveryRetryWindowHours;
-      await recordFailed(this.db, email.id, `Not delivered within ${hours} hours; last answer: ${outcome.mxHost ? `${outcome.mxHost}: ` : ''}${outcome.response}`, outcome);
+      await recordFailed(
+        this.db,
+        email.id,
+        `Not delivered within ${hours} hours; last answer: ${outcome.mxHost ? `${outcome.mxHost}: ` : ''}${outcome.response}`,
+        outcome,
+      );
       return;
     }
     // The last try happens at the end of the window, not after it. A throttled delivery comes

@@ -62,7 +62,15 @@ function renderInput(input: InputBlock): Field {
   const marker = () => (input.required ? [h('span', { 'aria-hidden': 'true' }, ' *')] : []);
   const options = (input.options ?? []).map(optionOf);
   const choices = (type: 'radio' | 'checkbox') => {
-    const controls = options.map((option) => h('input', { type, name: `${id}-${input.name}`, value: option.value, required: type === 'radio' ? required : undefined }) as HTMLInputElement);
+    const controls = options.map(
+      (option) =>
+        h('input', {
+          type,
+          name: `${id}-${input.name}`,
+          value: option.value,
+          required: type === 'radio' ? required : undefined,
+        }) as HTMLInputElement,
+    );
     const container = h(
       'fieldset',
       { class: 'fl', 'aria-describedby': errorId },
@@ -75,17 +83,45 @@ function renderInput(input: InputBlock): Field {
   if (input.type === 'radio' || (input.type === 'checkbox' && options.length > 0)) return choices(input.type);
   if (input.type === 'checkbox') {
     const control = h('input', { id, type: 'checkbox', name: input.name, required, 'aria-describedby': errorId }) as HTMLInputElement;
-    return { input, container: h('div', { class: 'fl ch' }, control, h('label', { for: id }, input.label, ...marker()), error), error, controls: [control] };
+    return {
+      input,
+      container: h('div', { class: 'fl ch' }, control, h('label', { for: id }, input.label, ...marker()), error),
+      error,
+      controls: [control],
+    };
   }
   let control: HTMLInputElement | HTMLSelectElement;
   if (input.type === 'dropdown') {
-    control = h('select', { id, name: input.name, required, 'aria-describedby': errorId }, h('option', { value: '' }, input.placeholder ?? 'Choose…'), ...options.map((o) => h('option', { value: o.value }, o.label))) as HTMLSelectElement;
+    control = h(
+      'select',
+      { id, name: input.name, required, 'aria-describedby': errorId },
+      h('option', { value: '' }, input.placeholder ?? 'Choose…'),
+      ...options.map((o) => h('option', { value: o.value }, o.label)),
+    ) as HTMLSelectElement;
   } else {
-    const kinds: Record<string, [string, string | undefined]> = { email: ['email', 'email'], phone: ['tel', 'tel'], date: ['date', undefined], text_input: ['text', undefined] };
+    const kinds: Record<string, [string, string | undefined]> = {
+      email: ['email', 'email'],
+      phone: ['tel', 'tel'],
+      date: ['date', undefined],
+      text_input: ['text', undefined],
+    };
     const [type, autocomplete] = kinds[input.type];
-    control = h('input', { id, type, name: input.name, required, autocomplete, placeholder: input.placeholder, 'aria-describedby': errorId }) as HTMLInputElement;
+    control = h('input', {
+      id,
+      type,
+      name: input.name,
+      required,
+      autocomplete,
+      placeholder: input.placeholder,
+      'aria-describedby': errorId,
+    }) as HTMLInputElement;
   }
-  return { input, container: h('div', { class: 'fl' }, h('label', { for: id }, input.label, ...marker()), control, error), error, controls: [control] };
+  return {
+    input,
+    container: h('div', { class: 'fl' }, h('label', { for: id }, input.label, ...marker()), control, error),
+    error,
+    controls: [control],
+  };
 }
 
 /** Renders the form steps into `body` and runs them; `live` announces errors and progress. */
@@ -144,7 +180,12 @@ export class StepsView {
         return block.href ? h('a', { href: block.href, target: '_blank', rel: 'noopener' }, image) : image;
       }
       default: {
-        if (block.action === 'go_to_url') return h('a', { class: 'btn', href: block.url, target: block.new_tab ? '_blank' : undefined, rel: block.new_tab ? 'noopener' : undefined }, block.label);
+        if (block.action === 'go_to_url')
+          return h(
+            'a',
+            { class: 'btn', href: block.url, target: block.new_tab ? '_blank' : undefined, rel: block.new_tab ? 'noopener' : undefined },
+            block.label,
+          );
         const type = block.action === 'submit' || block.action === 'next' ? 'submit' : 'button';
         const button = h('button', { class: 'btn', type, 'data-action': block.action }, block.label);
         if (block.action === 'close') button.addEventListener('click', () => this.actions.close());
@@ -171,7 +212,9 @@ export class StepsView {
     }
     if (!first) return false;
     const count = Object.keys(errors).length;
-    this.announce(`${count === 1 ? 'One field needs' : `${count} fields need`} attention: ${first.input.label}: ${errors[first.input.name][0]}`);
+    this.announce(
+      `${count === 1 ? 'One field needs' : `${count} fields need`} attention: ${first.input.label}: ${errors[first.input.name][0]}`,
+    );
     first.controls[0].focus();
     return true;
   }

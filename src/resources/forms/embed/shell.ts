@@ -7,7 +7,8 @@ import type { Styles } from '../definition.ts';
 import { h } from './form.ts';
 import { applyStyles, CSS } from './styles.ts';
 
-const FOCUSABLE = 'a[href],button:not([disabled]),input:not([disabled]):not([tabindex="-1"]),select:not([disabled]),[tabindex]:not([tabindex="-1"])';
+const FOCUSABLE =
+  'a[href],button:not([disabled]),input:not([disabled]):not([tabindex="-1"]),select:not([disabled]),[tabindex]:not([tabindex="-1"])';
 
 export class Shell {
   readonly host: HTMLElement;
@@ -35,7 +36,12 @@ export class Shell {
     // Errors and progress are announced from here (a polite region keeps focus where it is).
     this.live = h('div', { class: 'sr', role: 'status', 'aria-live': 'polite', 'aria-atomic': 'true' });
     const role = type === 'banner' || type === 'embed' ? 'region' : 'dialog';
-    this.panel = h('div', { class: 'p', role, 'aria-modal': role === 'dialog' ? String(this.modal) : undefined, 'aria-label': 'Sign-up form' }, this.body, this.live);
+    this.panel = h(
+      'div',
+      { class: 'p', role, 'aria-modal': role === 'dialog' ? String(this.modal) : undefined, 'aria-label': 'Sign-up form' },
+      this.body,
+      this.live,
+    );
     if (type !== 'embed') {
       const close = h('button', { class: 'x', type: 'button', 'aria-label': 'Close' }, '×');
       close.addEventListener('click', () => this.close());
@@ -95,7 +101,13 @@ export class Shell {
     if (list.length === 0) return;
     const active = this.host.shadowRoot!.activeElement;
     const index = list.indexOf(active as HTMLElement);
-    const target = event.shiftKey ? (index <= 0 ? list[list.length - 1] : null) : index === list.length - 1 || index === -1 ? list[0] : null;
+    const target = event.shiftKey
+      ? index <= 0
+        ? list[list.length - 1]
+        : null
+      : index === list.length - 1 || index === -1
+        ? list[0]
+        : null;
     if (target) {
       event.preventDefault();
       target.focus();

@@ -27,7 +27,8 @@ async function query(resolver: Resolver, name: string, list: string): Promise<Li
     const listed = answers.find((answer) => answer.startsWith('127.'));
     if (!listed) return null;
     // Spamhaus answers 127.255.255.x when it refuses the query (public resolvers, over quota).
-    if (listed.startsWith('127.255.255.')) return { list, error: `the list refused the query (${listed}); query it through a resolver of your own` };
+    if (listed.startsWith('127.255.255.'))
+      return { list, error: `the list refused the query (${listed}); query it through a resolver of your own` };
     return { list, answer: listed };
   } catch (error) {
     if (isNoRecords(error)) return null;
@@ -35,24 +36,48 @@ async function query(resolver: Resolver, name: string, list: string): Promise<Li
   }
 }
 
-async function checkListed(resolver: Resolver, id: string, subject: string, names: Array<[string, string]>, fix: string): Promise<DoctorCheck> {
+async function checkListed(
+  resolver: Resolver,
+  id: string,
+  subject: string,
+  names: Array<[string, string]>,
+  fix: string,
+): Promise<DoctorCheck> {
   const results = (await Promise.all(names.map(([name, list]) => query(resolver, name, list)))).filter((r) => r !== null);
   const listed = results.filter((r) => 'answer' in r);
   if (listed.length > 0) {
     return fail(id, `${subject} is listed on ${listed.map((r) => `${r.list} (${r.answer})`).join(', ')}`, fix);
   }
   const unknown = results.filter((r) => 'error' in r);
-  if (unknown.length === names.length) return warn(id, `${subject} could not be checked: ${unknown.map((r) => `${r.list}: ${r.error}`).join('; ')}`, 'Check DNS_SERVERS; blocklists refuse queries from large public resolvers');
-  return pass(id, `${subject} is on none of ${names.map(([, list]) => list).join(', ')}${unknown.length ? ` (not answered: ${unknown.map((r) => r.list).join(', ')})` : ''}`);
+  if (unknown.length === names.length)
+    return warn(
+      id,
+      `${subject} could not be checked: ${unknown.map((r) => `${r.list}: ${r.error}`).join('; ')}`,
+      'Check DNS_SERVERS; blocklists refuse queries from large public resolvers',
+    );
+  return pass(
+    id,
+    `${subject} is on none of ${names.map(([, list]) => list).join(', ')}${unknown.length ? ` (not answered: ${unknown.map((r) => r.list).join(', ')})` : ''}`,
+  );
 }
 
 export function checkAddressBlocklists(resolver: Resolver, address: string, lists = ADDRESS_BLOCKLISTS): Promise<DoctorCheck> {
   const reversed = reversedAddress(address);
-  return checkListed(resolver, `blocklist:${address}`, address, lists.map((list) => [`${reversed}.${list}`, list]),
-    `Find why at each list's lookup page (e.g. https://check.spamhaus.org/), stop the cause (an open relay, a compromised key, bought lists), then request removal there`);
+  return checkListed(
+    resolver,
+    `blocklist:${address}`,
+    address,
+    lists.map((list) => [`${reversed}.${list}`, list]),
+    `Find why at each list's lookup page (e.g. https://check.spamhaus.org/), stop the cause (an open relay, a compromised key, bought lists), then request removal there`,
+  );
 }
 
 export function checkDomainBlocklists(resolver: Resolver, domain: string, lists = DOMAIN_BLOCKLISTS): Promise<DoctorCheck> {
-  return checkListed(resolver, `domain_blocklist:${domain}`, domain, lists.map((list) => [`${domain}.${list}`, list]),
-    `Request removal of ${domain} at each list (https://check.spamhaus.org/, https://surbl.org/surbl-analysis) after finding what got it listed (links in the mail you send are checked too)`);
+  return checkListed(
+    resolver,
+    `domain_blocklist:${domain}`,
+    domain,
+    lists.map((list) => [`${domain}.${list}`, list]),
+    `Request removal of ${domain} at each list (https://check.spamhaus.org/, https://surbl.org/surbl-analysis) after finding what got it listed (links in the mail you send are checked too)`,
+  );
 }

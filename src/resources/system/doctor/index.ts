@@ -42,9 +42,22 @@ export async function runDoctor(deps: { db: Db; config: Config }, workspaceId?: 
   };
   const [addressListings, domainChecks] = await Promise.all([
     Promise.all(identity.sendingAddresses.map((address) => checkAddressBlocklists(resolver, address))),
-    Promise.all(domains.map(async (report) => [...(await checkDomain(context, report)), await checkDomainBlocklists(resolver, report.name)])),
+    Promise.all(
+      domains.map(async (report) => [...(await checkDomain(context, report)), await checkDomainBlocklists(resolver, report.name)]),
+    ),
   ]);
-  const checks: DoctorCheck[] = [hostname, publicUrl, ...identity.checks, outbound, certificate, ...addressListings, ...domainChecks.flat(), clock, disk, database];
+  const checks: DoctorCheck[] = [
+    hostname,
+    publicUrl,
+    ...identity.checks,
+    outbound,
+    certificate,
+    ...addressListings,
+    ...domainChecks.flat(),
+    clock,
+    disk,
+    database,
+  ];
   const status = checks.some((c) => c.status === 'fail') ? 'fail' : checks.some((c) => c.status === 'warn') ? 'warn' : 'pass';
   return { status, checked_at: nowIso(), checks };
 }

@@ -6,7 +6,11 @@ import { connect } from 'node:net';
 import { fail, pass, skip, warn, PROBE_TIMEOUT_MS, type DoctorCheck } from './types.ts';
 
 /** The greeting line of an SMTP server at address:port, or why there was none. */
-export function readGreeting(address: string, port: number, timeoutMs = PROBE_TIMEOUT_MS): Promise<{ greeting: string } | { error: string }> {
+export function readGreeting(
+  address: string,
+  port: number,
+  timeoutMs = PROBE_TIMEOUT_MS,
+): Promise<{ greeting: string } | { error: string }> {
   return new Promise((resolve) => {
     const socket = connect({ host: address, port });
     let buffer = '';
@@ -35,7 +39,10 @@ export async function checkOutboundPort(resolver: Resolver, probeDomain: string,
   try {
     exchanges = (await resolver.resolveMx(probeDomain)).sort((a, b) => a.priority - b.priority).map((mx) => mx.exchange);
   } catch (error) {
-    return skip(id, `Could not look up the MX of ${probeDomain} (${(error as { code?: string }).code ?? error}); outbound port ${mxPort} was not tested`);
+    return skip(
+      id,
+      `Could not look up the MX of ${probeDomain} (${(error as { code?: string }).code ?? error}); outbound port ${mxPort} was not tested`,
+    );
   }
   for (const exchange of exchanges.slice(0, 2)) {
     let addresses: string[];
@@ -47,8 +54,15 @@ export async function checkOutboundPort(resolver: Resolver, probeDomain: string,
     if (addresses.length === 0) continue;
     const outcome = await readGreeting(addresses[0], mxPort);
     if ('greeting' in outcome) return pass(id, `Connected to ${exchange} (${addresses[0]}) on port ${mxPort}: ${outcome.greeting}`);
-    return fail(id, `Could not reach ${exchange} (${addresses[0]}) on port ${mxPort}: ${outcome.error}`,
-      `Ask your hosting provider to open outbound TCP port ${mxPort} (many block it on new servers), or relay through a provider with SMARTHOST_URL`);
+    return fail(
+      id,
+      `Could not reach ${exchange} (${addresses[0]}) on port ${mxPort}: ${outcome.error}`,
+      `Ask your hosting provider to open outbound TCP port ${mxPort} (many block it on new servers), or relay through a provider with SMARTHOST_URL`,
+    );
   }
-  return warn(id, `${probeDomain} has no reachable MX host address; outbound port ${mxPort} was not tested`, 'Set DOCTOR_PROBE_DOMAIN to a domain whose mail servers accept connections');
+  return warn(
+    id,
+    `${probeDomain} has no reachable MX host address; outbound port ${mxPort} was not tested`,
+    'Set DOCTOR_PROBE_DOMAIN to a domain whose mail servers accept connections',
+  );
 }

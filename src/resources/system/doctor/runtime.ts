@@ -39,7 +39,11 @@ export async function checkDisk(dataDir: string): Promise<DoctorCheck> {
   try {
     stats = await statfs(dataDir);
   } catch (error) {
-    return fail(id, `DATA_DIR ${dataDir} cannot be read (${(error as NodeJS.ErrnoException).code})`, 'Create DATA_DIR and make it writable by the user Postlane runs as');
+    return fail(
+      id,
+      `DATA_DIR ${dataDir} cannot be read (${(error as NodeJS.ErrnoException).code})`,
+      'Create DATA_DIR and make it writable by the user Postlane runs as',
+    );
   }
   const free = stats.bavail * stats.bsize;
   const share = stats.blocks > 0 ? stats.bavail / stats.blocks : 1;
@@ -55,11 +59,20 @@ export async function checkDatabase(db: Db): Promise<DoctorCheck> {
   try {
     await sql`select 1`.execute(db);
   } catch (error) {
-    return fail(id, `The database cannot be reached: ${(error as Error).message}`, 'Check DATABASE_URL and that the database server is running');
+    return fail(
+      id,
+      `The database cannot be reached: ${(error as Error).message}`,
+      'Check DATABASE_URL and that the database server is running',
+    );
   }
   try {
     const pending = await pendingMigrations(db);
-    if (pending.length > 0) return fail(id, `The database is reachable; ${pending.length} migration(s) are not applied: ${pending.join(', ')}`, 'Run `postlane migrate` (or restart the server, which migrates at start)');
+    if (pending.length > 0)
+      return fail(
+        id,
+        `The database is reachable; ${pending.length} migration(s) are not applied: ${pending.join(', ')}`,
+        'Run `postlane migrate` (or restart the server, which migrates at start)',
+      );
   } catch (error) {
     return fail(id, `The migrations could not be read: ${(error as Error).message}`, 'Run `postlane migrate`');
   }
