@@ -24,6 +24,8 @@ export async function buildDashboard(options: { quiet?: boolean } = {}): Promise
     target: ['chrome110', 'firefox110', 'safari16'],
     jsx: 'automatic',
     jsxImportSource: 'preact',
+    // React libraries (the automation canvas, @xyflow/react) run on Preact's compatibility layer.
+    alias: { react: 'preact/compat', 'react-dom': 'preact/compat', 'react/jsx-runtime': 'preact/compat/jsx-runtime' },
     outdir: join(staging, 'assets'),
     entryNames: '[name]-[hash]',
     metafile: true,

@@ -95,6 +95,8 @@ test("an automation is created and its workflow edited: problems at their field 
   await settled(page);
   const id = new URL(page.url()).pathname.split('/').pop()!;
   assert.equal((await app.api.get(`/v2/automations/${id}`)).body.data.status, 'draft');
+  // The builder opens first; the JSON editor is the second tab.
+  await page.getByRole('tab', { name: 'JSON' }).click();
   const editor = page.getByLabel('Workflow (JSON)');
   await page.getByText(/The structure is valid/).waitFor();
   // The starter is drawn: trigger → wait → end.
@@ -158,7 +160,7 @@ test('started, run by hand, the run followed to completion and opened, its email
   await page.getByRole('heading', { name: 'Automation: Welcome' }).waitFor();
   await settled(page);
   const id = new URL(page.url()).pathname.split('/').pop()!;
-  await page.getByRole('button', { name: 'Start' }).click();
+  await page.getByRole('button', { name: 'Start', exact: true }).click();
   await until(async () => (await statusFact()) === 'running');
   assert.equal((await app.api.get(`/v2/automations/${id}`)).body.data.status, 'running');
 
@@ -219,8 +221,10 @@ test('started, run by hand, the run followed to completion and opened, its email
   // pattern): Right on the last tab goes round to the first and takes the focus along.
   await page.getByRole('tab', { name: 'Statistics' }).focus();
   await page.keyboard.press('ArrowRight');
-  await page.getByRole('tab', { name: 'Workflow', selected: true }).waitFor();
-  assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Workflow');
+  await page.getByRole('tab', { name: 'Builder', selected: true }).waitFor();
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Builder');
+  await until(async () => /1 visit · 1 completed/.test(await page.locator('[data-step="mail"]').innerText()));
+  await page.getByRole('tab', { name: 'JSON' }).click();
   await until(async () => /1 visit · 1 completed/.test(await page.locator('[data-step="mail"]').innerText()));
   assert.match((await page.locator('svg.picture [data-node="mail"]').textContent()) ?? '', /1 run$/);
   assert.doesNotMatch((await page.locator('svg.picture [data-node="start"]').textContent()) ?? '', /run/);

@@ -1,5 +1,6 @@
 // Automations: the list with a status filter; create (a starter graph for the chosen context).
-// One automation: its workflow edited as JSON (steps, connections, settings) with problems shown
+// One automation: its workflow built in the builder (components/automations/Builder.tsx, checked
+// live by the validate endpoint) or edited as JSON (steps, connections, settings) with problems shown
 // at their field paths while typing (the API's own structure checker) and, after saving, the
 // API's answer at the same paths; the graph drawn as a flow with each step's statistics; start,
 // pause, stop, run now; its runs with a status filter and each run's steps; the per-step funnel.
@@ -7,6 +8,8 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiFailure, api, ok, type Ok } from '../api/client';
 import { Bars, type Bar } from '../components/campaigns/Bars';
 import { Diagram, flowOrder } from '../components/automations/Diagram';
+import { Builder, type Catalog } from '../components/automations/Builder';
+import type { Graph } from '../components/automations/graph-edit';
 import { Picture } from '../components/automations/Picture';
 import { Tabs } from '../components/Tabs';
 import { DeleteButton } from '../components/DeleteButton';
@@ -72,6 +75,7 @@ export function Automations() {
   const [adding, setAdding] = useState(false);
   const [name, setName] = useState('');
   const [context, setContext] = useState<AutomationContext>('event');
+  const [start, setStart] = useState<'starter' | 'trigger'>('starter');
   const add = useAction();
   return (
     <>
@@ -115,7 +119,17 @@ export function Automations() {
         <form
           onSubmit={async (e) => {
             e.preventDefault();
-            const created = await add.run(() => ok(api.POST('/v2/automations', { body: { name, context, ...starter(context) } })));
+            const created = await add.run(() =>
+              ok(
+                api.POST('/v2/automations', {
+                  body: {
+                    name,
+                    context,
+                    ...(start === 'trigger' ? { steps: starter(context).steps.slice(0, 1), connections: [] } : starter(context)),
+                  },
+                }),
+              ),
+            );
             if (created) navigate(`/automations/${created.data.id}`);
           }}
         >
@@ -135,7 +149,16 @@ export function Automations() {
               }[c],
             ])}
           />
-          <p class="hint">The context cannot change later. You edit the steps next.</p>
+          <Select
+            label="Start with"
+            value={start}
+            onChange={(v) => setStart(v as 'starter' | 'trigger')}
+            options={[
+              ['starter', 'A trigger, a wait and an end'],
+              ['trigger', 'Only the trigger: build the rest step by step'],
+            ]}
+          />
+          <p class="hint">The context cannot change later. You edit the steps next, in the builder or as JSON.</p>
           <ErrorBox error={add.error} />
           <p>
             <Button type="submit" kind="primary" busy={add.busy}>
@@ -202,14 +225,50 @@ function ProblemList({ problems, title, tone }: { problems: Problems; title: str
   );
 }
 
+/** The save path's checks without saving, asked again a moment after each change (the builder's
+ *  live validation). */
+function useLiveValidation(
+  body: Record<string, unknown> | null,
+  active: boolean,
+): { problems: Problems; checking: boolean; checked: boolean } {
+  const [state, setState] = useState<{ problems: Problems; checking: boolean; checked: boolean }>({
+    problems: {},
+    checking: false,
+    checked: false,
+  });
+  const key = body && active ? JSON.stringify(body) : null;
+  useEffect(() => {
+    if (key === null) return;
+    let current = true;
+    setState((s) => ({ ...s, checking: true }));
+    const timer = setTimeout(async () => {
+      try {
+        const answer = await ok(api.POST('/v2/automations/validate', { body: JSON.parse(key) as never }));
+        if (current) setState({ problems: answer.data.errors as Problems, checking: false, checked: true });
+      } catch {
+        if (current) setState((s) => ({ ...s, checking: false }));
+      }
+    }, 400);
+    return () => {
+      current = false;
+      clearTimeout(timer);
+    };
+  }, [key]);
+  return state;
+}
+
 function WorkflowEditor({
   automation,
   stats,
   onSaved,
+  mode,
+  catalog,
 }: {
   automation: Automation;
   stats: Stats | undefined;
   onSaved: (a: Automation) => void;
+  mode: 'builder' | 'json';
+  catalog: Catalog | undefined;
 }) {
   const context = automation.context as AutomationContext;
   const [name, setName] = useState(automation.name);
@@ -226,6 +285,12 @@ function WorkflowEditor({
     value && Array.isArray(value.connections)
       ? (value.connections as Array<Record<string, any>>).filter((c) => c && typeof c === 'object')
       : [];
+  const live = useLiveValidation(value ? { name, context, ...value } : null, mode === 'builder');
+  const setGraph = (graph: Graph) => {
+    setText(JSON.stringify({ ...value, steps: graph.steps, connections: graph.connections }, null, 2));
+    setSaved(false);
+  };
+  const shownProblems = Object.keys(apiProblems).length ? apiProblems : live.problems;
   return (
     <form
       onSubmit={async (e) => {
@@ -253,49 +318,89 @@ function WorkflowEditor({
       <Field label="Name">
         <input name="name" required maxLength={191} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
       </Field>
-      <div class="editor-grid">
-        <div>
-          <Field
-            label="Workflow (JSON)"
-            hint="description, settings, steps (key, type, trigger or action, config) and connections (from, to, branch)"
-          >
-            <textarea
-              class="code"
-              spellcheck={false}
-              aria-describedby="workflow-check"
-              value={text}
-              onInput={(e) => {
-                setText((e.target as HTMLTextAreaElement).value);
-                setSaved(false);
-              }}
+      {mode === 'builder' ? (
+        <section aria-labelledby="builder-title">
+          <h2 id="builder-title">Steps</h2>
+          {!value ? (
+            <p class="warning">The workflow is not valid JSON: fix it in the JSON tab first.</p>
+          ) : !catalog ? (
+            <Loading label="Loading the catalogue…" />
+          ) : (
+            <Builder
+              context={context}
+              graph={{ steps: steps as never, connections: connections as never }}
+              onChange={setGraph}
+              catalog={catalog}
+              problems={shownProblems}
+              stats={stats}
             />
-          </Field>
-          <div id="workflow-check" aria-live="polite">
-            {checked.kind === 'json' ? <p class="error">Not valid JSON: {checked.message}</p> : null}
-            <ProblemList problems={local} title="Problems in the workflow:" tone="warning" />
-            {checked.kind === 'checked' && Object.keys(local).length === 0 ? (
-              <p class="ok-text">The structure is valid. Each action's settings are checked when saving.</p>
+          )}
+          <p id="builder-check" aria-live="polite" class="small-text">
+            {live.checking ? (
+              'Checking…'
+            ) : live.checked ? (
+              Object.keys(live.problems).length === 0 ? (
+                <span class="ok-text">Valid: ready to save.</span>
+              ) : (
+                `${Object.keys(live.problems).length === 1 ? 'One problem' : `${Object.keys(live.problems).length} problems`} to fix before it can start.`
+              )
             ) : null}
-          </div>
-          <ProblemList problems={apiProblems} title="The API refused the workflow:" tone="error" />
-          {Object.keys(apiProblems).length === 0 ? <ErrorBox error={save.error} /> : null}
-          <Button type="submit" kind="primary" busy={save.busy} disabled={checked.kind === 'json'}>
+          </p>
+          {Object.keys(apiProblems).length === 0 ? (
+            <ErrorBox error={save.error} />
+          ) : (
+            <ProblemList problems={apiProblems} title="The API refused the workflow:" tone="error" />
+          )}
+          <Button type="submit" kind="primary" busy={save.busy} disabled={!value}>
             Save workflow
           </Button>
           {saved ? <span role="status"> Saved.</span> : null}
-        </div>
-        <section aria-labelledby="diagram-title">
-          <h2 id="diagram-title">Diagram</h2>
-          {checked.kind === 'json' ? (
-            <p class="muted">The diagram returns once the JSON is valid.</p>
-          ) : (
-            <>
-              <Picture steps={steps as never} connections={connections as never} stats={stats} />
-              <Diagram steps={steps as never} connections={connections as never} problems={{ ...local, ...apiProblems }} stats={stats} />
-            </>
-          )}
         </section>
-      </div>
+      ) : (
+        <div class="editor-grid">
+          <div>
+            <Field
+              label="Workflow (JSON)"
+              hint="description, settings, steps (key, type, trigger or action, config) and connections (from, to, branch)"
+            >
+              <textarea
+                class="code"
+                spellcheck={false}
+                aria-describedby="workflow-check"
+                value={text}
+                onInput={(e) => {
+                  setText((e.target as HTMLTextAreaElement).value);
+                  setSaved(false);
+                }}
+              />
+            </Field>
+            <div id="workflow-check" aria-live="polite">
+              {checked.kind === 'json' ? <p class="error">Not valid JSON: {checked.message}</p> : null}
+              <ProblemList problems={local} title="Problems in the workflow:" tone="warning" />
+              {checked.kind === 'checked' && Object.keys(local).length === 0 ? (
+                <p class="ok-text">The structure is valid. Each action's settings are checked when saving.</p>
+              ) : null}
+            </div>
+            <ProblemList problems={apiProblems} title="The API refused the workflow:" tone="error" />
+            {Object.keys(apiProblems).length === 0 ? <ErrorBox error={save.error} /> : null}
+            <Button type="submit" kind="primary" busy={save.busy} disabled={checked.kind === 'json'}>
+              Save workflow
+            </Button>
+            {saved ? <span role="status"> Saved.</span> : null}
+          </div>
+          <section aria-labelledby="diagram-title">
+            <h2 id="diagram-title">Diagram</h2>
+            {checked.kind === 'json' ? (
+              <p class="muted">The diagram returns once the JSON is valid.</p>
+            ) : (
+              <>
+                <Picture steps={steps as never} connections={connections as never} stats={stats} />
+                <Diagram steps={steps as never} connections={connections as never} problems={{ ...local, ...apiProblems }} stats={stats} />
+              </>
+            )}
+          </section>
+        </div>
+      )}
     </form>
   );
 }
@@ -462,7 +567,8 @@ function StatsView({
 }
 
 const TABS = [
-  ['workflow', 'Workflow'],
+  ['builder', 'Builder'],
+  ['workflow', 'JSON'],
   ['runs', 'Runs'],
   ['stats', 'Statistics'],
 ] as const;
@@ -476,7 +582,9 @@ export function AutomationDetail({ params }: PageProps) {
     () => ok(api.GET('/v2/automations/{id}/stats', { params: { path: { id: params.id } } })).then((r) => r.data),
     [params.id],
   );
-  const [tab, setTab] = useState<Tab>('workflow');
+  const [tab, setTab] = useState<Tab>('builder');
+  // The catalogue the builder draws its forms from (the same for every automation).
+  const catalog = useLoad(() => ok(api.GET('/v2/automations/catalog')).then((r) => r.data as Catalog), []);
   const [running, setRunning] = useState(false);
   const [runsKey, setRunsKey] = useState(0);
   const action = useAction();
@@ -548,7 +656,16 @@ export function AutomationDetail({ params }: PageProps) {
             panelId="automation-panel"
             style="margin-top: 1rem"
           >
-            {tab === 'workflow' ? <WorkflowEditor key={a.id} automation={a} stats={stats.data} onSaved={setCurrent} /> : null}
+            {tab === 'builder' || tab === 'workflow' ? (
+              <WorkflowEditor
+                key={a.id}
+                automation={a}
+                stats={stats.data}
+                onSaved={setCurrent}
+                mode={tab === 'builder' ? 'builder' : 'json'}
+                catalog={catalog.data}
+              />
+            ) : null}
             {tab === 'runs' ? <Runs automation={a} refreshKey={runsKey} /> : null}
             {tab === 'stats' ? <StatsView automation={a} stats={stats} /> : null}
           </Tabs>
