@@ -73,17 +73,15 @@ const EMAIL_INSERT_CHUNK = 400;
 
 const insertContent = preparedQuery(
   (db, p: { id: string; workspaceId: string; message: string; raw: string | null; size: number; createdAt: string }) =>
-    db
-      .insertInto('email_contents')
-      .values({
-        id: p.id,
-        workspace_id: p.workspaceId,
-        message: p.message,
-        raw: p.raw,
-        size: p.size,
-        created_at: p.createdAt,
-        purged_at: null,
-      }),
+    db.insertInto('email_contents').values({
+      id: p.id,
+      workspace_id: p.workspaceId,
+      message: p.message,
+      raw: p.raw,
+      size: p.size,
+      created_at: p.createdAt,
+      purged_at: null,
+    }),
 );
 // Every column of a row bound by name: the single-email insert compiled once.
 const EMAIL_COLUMNS = [

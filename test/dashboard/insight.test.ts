@@ -133,14 +133,12 @@ test('every id of the event stream links to its page', async () => {
   await page.getByRole('button', { name: 'Live: on' }).click(); // still while it is read
   const rows = page.locator('table tbody tr');
   await rows.first().waitFor();
-  const cells = await page
-    .locator('table tbody tr td:nth-child(2)')
-    .evaluateAll((tds) =>
-      tds.map((td) => ({
-        links: [...td.querySelectorAll('a')].map((a) => a.getAttribute('href')),
-        plain: [...td.querySelectorAll('code')].map((c) => c.textContent),
-      })),
-    );
+  const cells = await page.locator('table tbody tr td:nth-child(2)').evaluateAll((tds) =>
+    tds.map((td) => ({
+      links: [...td.querySelectorAll('a')].map((a) => a.getAttribute('href')),
+      plain: [...td.querySelectorAll('code')].map((c) => c.textContent),
+    })),
+  );
   assert.ok(cells.length > 5);
   const knownPrefix = /^(em|con|cmp|aud|dom|wh|tem|aut|frm|evl)_/;
   for (const cell of cells)

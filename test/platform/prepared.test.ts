@@ -13,21 +13,19 @@ before(async () => {
 after(() => close());
 
 const insertWorkspace = preparedQuery((d, p: { id: string; name: string; credits: number }) =>
-  d
-    .insertInto('workspaces')
-    .values({
-      id: p.id,
-      name: p.name,
-      plan: 'pro',
-      credits: p.credits,
-      verified: 1,
-      members: '[]',
-      features: '[]',
-      send_rate: 2,
-      daily_limit: 10,
-      created_at: 'c',
-      updated_at: 'u',
-    }),
+  d.insertInto('workspaces').values({
+    id: p.id,
+    name: p.name,
+    plan: 'pro',
+    credits: p.credits,
+    verified: 1,
+    members: '[]',
+    features: '[]',
+    send_rate: 2,
+    daily_limit: 10,
+    created_at: 'c',
+    updated_at: 'u',
+  }),
 );
 const spend = preparedQuery((d, p: { id: string; n: number }) =>
   d

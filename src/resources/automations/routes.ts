@@ -190,11 +190,9 @@ export const resource: Resource = {
         },
       },
       async (request, reply) =>
-        reply
-          .code(201)
-          .send({
-            data: await triggerAutomation(ctx, ws(request), id(request), (request.body as Static<typeof S.TriggerBody>).payload ?? {}),
-          }),
+        reply.code(201).send({
+          data: await triggerAutomation(ctx, ws(request), id(request), (request.body as Static<typeof S.TriggerBody>).payload ?? {}),
+        }),
     );
     app.get(
       '/automations/:id/runs',
