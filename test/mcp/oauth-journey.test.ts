@@ -200,7 +200,7 @@ test('an MCP client signs in with OAuth, sends an email through a tool, refreshe
   // The dashboard lists the app; revoking the refresh token ends the authorization.
   await page.goto(`${app.url}/dashboard/api-keys`);
   await page.getByRole('button', { name: 'Revoke Test Assistant' }).waitFor();
-  assert.match(await page.locator('section[aria-labelledby="authorized-apps"]').innerText(), /Test Assistant\s+full \(MCP\)/);
+  assert.match(await page.getByRole('region', { name: 'Authorized apps' }).innerText(), /Test Assistant\s+full \(MCP\)/);
   const revoked = await fetch(`${app.url}/oauth/revoke`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },

@@ -48,6 +48,12 @@ for (const manifest of fixtureManifests()) {
   });
 }
 
+/** Tables a later migration drops on purpose: their work moved elsewhere. */
+const RETIRED_TABLES = new Set([
+  // 0029: the domain re-check is a recurring job; its chain's bookkeeping is no longer needed.
+  'domain_recheck_chain',
+]);
+
 async function upgradeAndCheck(manifest: FixtureManifest) {
   const fixture = manifest.dialects[databaseKind];
   const restored = await restoreFixture(manifest, process.env.TEST_DATABASE_URL);
@@ -60,6 +66,10 @@ async function upgradeAndCheck(manifest: FixtureManifest) {
       const applied = await migrateToLatest(handle.db);
       const tables = await tablesOf(handle.db);
       for (const [table, before] of Object.entries(fixture.counts)) {
+        if (RETIRED_TABLES.has(table)) {
+          assert.ok(!tables.includes(table), `table ${table} was retired by its migration`);
+          continue;
+        }
         assert.ok(tables.includes(table), `table ${table} still exists`);
         const after = await countOf(handle.db, table);
         if (table === 'kysely_migration') assert.equal(after, before + applied.length, 'one bookkeeping row per applied migration');

@@ -84,9 +84,6 @@ export const resource: Resource = {
             "Runs the checks of create with every action's config checked as update and start check it; nothing is saved. 200 with `valid` and `errors` keyed by field path.",
           response: { 200: S.Validation, ...errorResponses({ 400: 'fieldValidation' }) },
         },
-        preValidation: async (request) => {
-          request.body ??= {};
-        },
       },
       async (request) => ({ data: await validateAutomation(ctx, ws(request), request.body as never) }),
     );
