@@ -8,8 +8,7 @@ import { messageError } from '../../platform/http/errors.ts';
 import { nowIso, nowMs, isoFromDate } from '../../platform/clock.ts';
 import { enqueueDeliveries } from '../../delivery/intake.ts';
 import { cancelEmail as cancelQueuedEmail, CancelRefused } from '../../delivery/cancel.ts';
-import { DELIVER_JOB } from '../../delivery/jobs.ts';
-import { rescheduleByKey } from '../../platform/jobs.ts';
+import { rescheduleDelivery } from '../../delivery/jobs.ts';
 import type { EmailRow } from './objects.ts';
 import { emailMetadata, findEmail } from './retrieved.ts';
 import { parseScheduledAt } from './scheduling.ts';
@@ -56,7 +55,7 @@ export async function rescheduleEmail(ctx: AppContext, workspaceId: string, id: 
         .executeTakeFirst();
       if (!changed) throw new Changed();
       // The deliver job is keyed by the email's id (src/delivery/intake.ts).
-      const moved = await rescheduleByKey(tx, DELIVER_JOB, row.id, at.getTime());
+      const moved = await rescheduleDelivery(tx, row.id, at.getTime());
       if (moved === 'running') throw new Changed();
       // Should not happen (accept enqueues one); a scheduled email without a job would never go.
       if (moved === 'absent') await enqueueDeliveries(tx, [changed], undefined, at.getTime());

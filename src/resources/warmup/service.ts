@@ -7,8 +7,7 @@
 // over the day's cap is deferred, not failed: its job is moved to the next UTC day, transactional
 // mail to the start of the day and bulk mail later, and bulk mail waits while transactional mail
 // deferred earlier is being let through.
-import { DELIVER_JOBS } from '../../delivery/jobs.ts';
-import { rescheduleByKey } from '../../platform/jobs.ts';
+import { rescheduleDelivery } from '../../delivery/jobs.ts';
 import type { Selectable } from 'kysely';
 import { isIP } from 'node:net';
 import type { Db } from '../../platform/db/database.ts';
@@ -168,7 +167,7 @@ export async function stopWarmup(db: Db, idOrSubject: string): Promise<WarmupRow
       .execute();
     // Deferred mail is due at once; a delivery job is keyed by its email's id (src/delivery/intake.ts).
     for (const { email_id } of deferred) {
-      for (const type of DELIVER_JOBS) if ((await rescheduleByKey(tx, type, email_id, Math.floor(nowMs()))) !== 'absent') break;
+      await rescheduleDelivery(tx, email_id, Math.floor(nowMs()));
     }
     await tx.deleteFrom('delivery_warmup_sends').where('warmup_id', '=', found.id).execute();
     await tx.deleteFrom('delivery_warmups').where('id', '=', found.id).execute();
