@@ -133,3 +133,9 @@ export function isUniqueViolation(error: unknown): boolean {
   const e = error as { code?: string; errcode?: string; message?: string };
   return e?.code === '23505' || /UNIQUE constraint failed/.test(e?.message ?? '');
 }
+
+/** True when the error is a foreign-key violation on either engine (the row referred to is gone). */
+export function isForeignKeyViolation(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  return e?.code === '23503' || /FOREIGN KEY constraint failed/.test(e?.message ?? '');
+}

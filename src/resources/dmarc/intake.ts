@@ -4,7 +4,7 @@
 // transaction that accepts the message (the 250 is sent after it commits). By upload: the
 // same, read at once, so the response shows the outcome.
 import type { AppContext } from '../../platform/context.ts';
-import type { Db, Executor } from '../../platform/db/database.ts';
+import { type Db, type Executor, isForeignKeyViolation } from '../../platform/db/database.ts';
 import { nowIso, nowMs } from '../../platform/clock.ts';
 import { newId } from '../../platform/ids.ts';
 import { enqueueJob } from '../../platform/jobs.ts';
@@ -13,6 +13,7 @@ import { MAX_REPORT_FILE_BYTES } from '../../mail/dmarc/files.ts';
 import { looksLikeMessage, reportsInMessage, type FoundReport } from '../../mail/dmarc/message.ts';
 import { PROCESS_JOB, processReport } from './processing.ts';
 import { collectingDomain } from './access.ts';
+import { NOT_FOUND as DOMAIN_NOT_FOUND } from '../domains/service.ts';
 import { findReport, reportObject } from './service.ts';
 import type { ReportSource } from './tables.ts';
 import { transact } from '../../platform/db/transact.ts';
@@ -136,7 +137,18 @@ export async function uploadReport(ctx: AppContext, workspaceId: string, idOrNam
   }
   const report = await uploadedReport(bytes, input.filename?.trim().slice(0, 255) || null);
   const mailbox = { domainId: domain.id, workspaceId };
-  const [id] = await transact(ctx.db, (tx) => insertReports(tx, mailbox, 'upload', [report], UPLOAD_SAFETY_NET_MS));
+  let id: string;
+  try {
+    // Checked again in the transaction: the domain may have been deleted or switched off while the file was read.
+    [id] = await transact(ctx.db, async (tx) => {
+      await collectingDomain(tx, workspaceId, domain.id);
+      return insertReports(tx, mailbox, 'upload', [report], UPLOAD_SAFETY_NET_MS);
+    });
+  } catch (error) {
+    // Deleted between that check and the insert (PostgreSQL): the same answer as a domain never there.
+    if (isForeignKeyViolation(error)) throw plainError(404, DOMAIN_NOT_FOUND);
+    throw error;
+  }
   await processReport(ctx.db, id);
   return reportObject(ctx.db, domain, await findReport(ctx.db, workspaceId, domain, id));
 }
