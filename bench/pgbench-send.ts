@@ -9,7 +9,8 @@ import pg from 'pg';
 import { percentile } from './lib.ts';
 
 const SERIAL_COLUMNS: Record<string, string[]> = { events: ['seq'], jobs: ['id'] };
-const UNIQUE_TEXT_COLUMNS = new Set(['id', 'token', 'message_id']);
+// A delivery job's key is its email's id: unique among live jobs, so it is fresh too.
+const UNIQUE_TEXT_COLUMNS = new Set(['id', 'token', 'message_id', 'key']);
 
 function literal(value: unknown): string {
   if (value === null || value === undefined) return 'null';

@@ -22,6 +22,8 @@ export const formatPercent = (rate: number) => `${(rate * 100).toFixed(rate !== 
 
 let loader: Promise<typeof import('./chart/uplot-chart')> | null = null;
 const loadDrawing = () => (loader ??= import('./chart/uplot-chart'));
+/** Starts fetching the charts while a page's data is still on its way (it is drawn once both are here). */
+export const preloadCharts = () => void loadDrawing().catch(() => undefined);
 
 export interface TimeChartProps {
   id: string;

@@ -4,7 +4,7 @@
 // sending limits; and the complaint and hard-bounce rates per sending domain (docs/dashboard.md).
 import { useMemo, useState } from 'preact/hooks';
 import { api, ok, type Ok } from '../api/client';
-import { formatPercent, TimeChart, type ChartSeries } from '../components/Chart';
+import { formatPercent, preloadCharts, TimeChart, type ChartSeries } from '../components/Chart';
 import { ErrorBox, Facts, Loading, PageHeader, Select } from '../components/ui';
 import { useLoad } from '../lib/hooks';
 import { Deliverability, Gauge } from '../components/Deliverability';
@@ -145,6 +145,7 @@ function Activity({ stats, periodText }: { stats: Stats; periodText: string }) {
 }
 
 export function Overview() {
+  preloadCharts();
   const [period, setPeriod] = useState<Period>('30d');
   const stats = useLoad(() => ok(api.GET('/v2/stats/emails', { params: { query: { period } } })), [period]);
   const workspace = useLoad(() => ok(api.GET('/v2/workspace')), []);
