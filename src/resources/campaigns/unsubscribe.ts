@@ -19,6 +19,7 @@ import { findContactById } from '../contacts/service.ts';
 import { answerErrorsAsPages, messagePage, PAGE_BODY_LIMIT, sendPage } from '../audiences/service.ts';
 import { returnPathDomain, verpAddress } from '../../mail/verp.ts';
 import { recipientsOf } from './records.ts';
+import { transact } from '../../platform/db/transact.ts';
 
 /** The VERP id of a mailto unsubscribe: `u-<email id>` (a bounce's is the email id itself). */
 export const UNSUBSCRIBE_MAILBOX_PREFIX = 'u-';
@@ -68,7 +69,8 @@ export function verifyUnsubscribeToken(ctx: AppContext, token: string): { campai
 /** Unsubscribes the contact a verified token names from all campaigns (contact.updated,
  *  subscriber.updated for the campaign's audiences) and counts it for the campaign. Idempotent. */
 export async function unsubscribeByToken(ctx: AppContext, campaignId: string, contactId: string): Promise<boolean> {
-  return ctx.db.transaction().execute(async (tx) => {
+  // Run again when PostgreSQL ends it in a deadlock: a one-click POST racing another write to the contact.
+  return transact(ctx.db, async (tx) => {
     const campaign = await tx
       .selectFrom('campaigns')
       .select(['id', 'workspace_id', 'recipients'])
